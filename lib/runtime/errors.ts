@@ -1,0 +1,24 @@
+/** Errors of the local runtime: each says in one line what the person running it should do. */
+export class LocalRuntimeError extends Error {
+  override name = 'LocalRuntimeError';
+}
+
+export class JavaMissingError extends LocalRuntimeError {
+  override name = 'JavaMissingError';
+  constructor(detail: string) {
+    super(
+      `DynamoDB Local needs Java 17 or newer (${detail}): install a JRE (apt-get install openjdk-17-jre-headless) or set AWS_ENDPOINT_URL_DYNAMODB to a running DynamoDB endpoint`,
+    );
+  }
+}
+
+export class PortInUseError extends LocalRuntimeError {
+  override name = 'PortInUseError';
+  constructor(port: number, variable: string) {
+    super(`port ${port} is already in use: stop what holds it, or choose another port with ${variable}`);
+  }
+}
+
+export class EmulatorStartError extends LocalRuntimeError {
+  override name = 'EmulatorStartError';
+}

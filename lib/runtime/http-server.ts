@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { maxBodyBytes } from '../api/http.ts';
+import { routes as defaultRoutes, matchRoute, type Route } from '../api/routes.ts';
+import { localLambdaContext } from './lambda-context.ts';
+
+export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+export type LocalApiOptions = {
+  readonly port: number;
+  readonly host?: string;
+  readonly routes?: readonly Route[];
+  /** Loads the handler a route names; by default the module in functions/. */
+  readonly loadHandler?: (name: string) => Promise<ApiHandler>;
+};
+
+export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
+
+export async function loadFunctionHandler(name: string): Promise<ApiHandler> {
+  const module = (await import(new URL(`../../functions/${name}.ts`, import.meta.url).href)) as {
+    handler: ApiHandler;
+  };
+  return module.handler;
+}
+
+/**
+ * Serves the route table the way API Gateway's Lambda proxy integration would: the same
+ * handlers, called in-process with the same event shape.
+ */
+export async function startLocalApi(options: LocalApiOptions): Promise<RunningApi> {
+  const table = options.routes ?? defaultRoutes;
+  const load = options.loadHandler ?? loadFunctionHandler;
+  const host = options.host ?? '127.0.0.1';
+  const server = createServer((request, response) => {
+    serve(request, response, table, load).catch((error: unknown) => {
+      process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
+      if (!response.headersSent)
+        send(response, 500, { error: { code: 'internal', message: 'internal error' } });
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolve());
+  });
+  const address = server.address();
+  const port = address && typeof address === 'object' ? address.port : options.port;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function serve(
+  request: IncomingMessage,
+  response: ServerResponse,
+  table: readonly Route[],
+  load: (name: string) => Promise<ApiHandler>,
+) {
+  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
+  const method = request.method ?? 'GET';
+  const match = matchRoute(table, method, url.pathname);
+  if (!match) {
+    send(response, 404, {
+      error: { code: 'route_not_found', message: `no route ${method} ${url.pathname}` },
+    });
+    return;
+  }
+  if ('allowed' in match) {
+    send(
+      response,
+      405,
+      { error: { code: 'method_not_allowed', message: `${method} is not allowed on ${url.pathname}` } },
+      { allow: match.allowed.join(', ') },
+    );
+    return;
+  }
+  const body = await readBody(request);
+  if (body === undefined) {
+    send(response, 413, {
+      error: { code: 'body_too_large', message: `the request body is larger than ${maxBodyBytes} bytes` },
+    });
+    return;
+  }
+  const handler = await load(match.route.handler);
+  const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
+  const result = await handler(event, localLambdaContext(match.route.handler));
+  response.writeHead(result.statusCode, flattenHeaders(result));
+  response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+function toProxyEvent(
+  request: IncomingMessage,
+  url: URL,
+  route: Route,
+  pathParameters: Record<string, string>,
+  body: string,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    const values = Array.isArray(value) ? value : [value];
+    headers[name] = values.join(', ');
+    multiValueHeaders[name] = values;
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [name, value] of url.searchParams) {
+    query[name] = value;
+    multiQuery[name] = [...(multiQuery[name] ?? []), value];
+  }
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    httpMethod: route.method,
+    path: url.pathname,
+    resource: route.path,
+    headers,
+    multiValueHeaders,
+    pathParameters: Object.keys(pathParameters).length > 0 ? pathParameters : null,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    stageVariables: null,
+    body: body === '' ? null : body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${request.httpVersion}`,
+      httpMethod: route.method,
+      identity: {
+        sourceIp: request.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: request.headers['user-agent'] ?? null,
+      } as APIGatewayProxyEvent['requestContext']['identity'],
+      domainName: request.headers.host ?? '127.0.0.1',
+      path: url.pathname,
+      stage: 'local',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: route.path,
+    },
+  };
+}
+
+async function readBody(request: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > maxBodyBytes) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function flattenHeaders(result: APIGatewayProxyResult): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {}))
+    headers[name] = values.join(', ');
+  return headers;
+}
+
+function send(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}

@@ -1,0 +1,142 @@
+import {
+  CreateTableCommand,
+  type CreateTableCommandInput,
+  DescribeTableCommand,
+  type DynamoDBClient,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  waitUntilTableExists,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { MeshConfig } from '../config.ts';
+import {
+  controlQueue,
+  deadLetterQueue,
+  identityTable,
+  inventoryTable,
+  type QueueDescription,
+  type ResourceNames,
+  type TableDescription,
+} from '../resources.ts';
+
+/** Creates what lib/resources.ts describes, leaving whatever already exists as it is. */
+export async function provisionResources(
+  clients: { readonly dynamodb: DynamoDBClient; readonly sqs: SQSClient },
+  names: ResourceNames,
+  region: string,
+): Promise<MeshConfig> {
+  await Promise.all([
+    ensureTable(clients.dynamodb, inventoryTable, names.inventoryTable),
+    ensureTable(clients.dynamodb, identityTable, names.identityTable),
+  ]);
+  const deadLetterQueueUrl = await ensureQueue(clients.sqs, deadLetterQueue, names.deadLetterQueue);
+  const deadLetterArn = await queueArn(clients.sqs, deadLetterQueueUrl);
+  const controlQueueUrl = await ensureQueue(clients.sqs, controlQueue, names.controlQueue, deadLetterArn);
+  return {
+    region,
+    inventoryTable: names.inventoryTable,
+    identityTable: names.identityTable,
+    controlQueueUrl,
+    deadLetterQueueUrl,
+  };
+}
+
+export function createTableInput(table: TableDescription, tableName: string): CreateTableCommandInput {
+  const keys = [table.partitionKey, ...(table.sortKey ? [table.sortKey] : [])];
+  const indexKeys = table.globalSecondaryIndexes.flatMap((index) => [
+    index.partitionKey,
+    ...(index.sortKey ? [index.sortKey] : []),
+  ]);
+  const attributes = new Map([...keys, ...indexKeys].map((key) => [key.name, key.type]));
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+      AttributeName,
+      AttributeType,
+    })),
+    KeySchema: [
+      { AttributeName: table.partitionKey.name, KeyType: 'HASH' },
+      ...(table.sortKey ? [{ AttributeName: table.sortKey.name, KeyType: 'RANGE' as const }] : []),
+    ],
+    ...(table.globalSecondaryIndexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: table.globalSecondaryIndexes.map((index) => ({
+            IndexName: index.indexName,
+            KeySchema: [
+              { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
+              ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
+            ],
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+}
+
+async function ensureTable(client: DynamoDBClient, table: TableDescription, tableName: string) {
+  try {
+    await client.send(new CreateTableCommand(createTableInput(table, tableName)));
+  } catch (error) {
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
+  await waitUntilTableExists(
+    { client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 },
+    { TableName: tableName },
+  );
+  if (table.timeToLiveAttribute) {
+    const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    if (described.Table?.TableStatus === 'ACTIVE') {
+      try {
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: tableName,
+            TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+          }),
+        );
+      } catch (error) {
+        // Enabling TTL twice is refused with a ValidationException; the first one stands.
+        if ((error as Error).name !== 'ValidationException') throw error;
+      }
+    }
+  }
+}
+
+export function queueAttributes(queue: QueueDescription, deadLetterArn?: string): Record<string, string> {
+  return {
+    FifoQueue: 'true',
+    ContentBasedDeduplication: String(queue.contentBasedDeduplication),
+    VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
+    MessageRetentionPeriod: String(queue.messageRetentionSeconds),
+    ...(queue.deadLetter && deadLetterArn
+      ? {
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: deadLetterArn,
+            maxReceiveCount: queue.deadLetter.maxReceiveCount,
+          }),
+        }
+      : {}),
+  };
+}
+
+async function ensureQueue(
+  client: SQSClient,
+  queue: QueueDescription,
+  queueName: string,
+  deadLetterArn?: string,
+) {
+  const created = await client.send(
+    new CreateQueueCommand({ QueueName: queueName, Attributes: queueAttributes(queue, deadLetterArn) }),
+  );
+  if (!created.QueueUrl) throw new Error(`no URL came back for queue ${queueName}`);
+  return created.QueueUrl;
+}
+
+async function queueArn(client: SQSClient, queueUrl: string): Promise<string> {
+  const attributes = await client.send(
+    new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }),
+  );
+  const arn = attributes.Attributes?.QueueArn;
+  if (!arn) throw new Error(`no ARN came back for queue ${queueUrl}`);
+  return arn;
+}

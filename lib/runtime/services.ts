@@ -1,0 +1,13 @@
+import type { MeshConfig } from '../config.ts';
+
+/**
+ * Background work the local runtime runs beside the HTTP API, standing in for what AWS runs
+ * for us (the SQS event source mapping, for one). Each starts with the provisioned config and
+ * stops when the runtime stops, before the emulators do.
+ */
+export type LocalService = {
+  readonly name: string;
+  start(config: MeshConfig): Promise<{ stop(): Promise<void> }>;
+};
+
+export const localServices: LocalService[] = [];

@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { freePort } from '../../lib/runtime/ports.ts';
+import { isAlive, watch } from '../support/processes.ts';
+
+const withoutEndpoints = () => {
+  const env = { ...process.env };
+  delete env.AWS_ENDPOINT_URL;
+  delete env.AWS_ENDPOINT_URL_DYNAMODB;
+  delete env.AWS_ENDPOINT_URL_SQS;
+  return env;
+};
+
+function dynamodbLocalPids(): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', 'DynamoDBLocal.jar'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+describe('npm start: the local runtime as a real process', () => {
+  it('serves /health, stops every child on SIGINT, and a second start finds the data of the first', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mesh-data-'));
+    const port = await freePort();
+    const env = { ...withoutEndpoints(), MESH_PORT: String(port), MESH_DATA: dataDir };
+    const before = new Set(dynamodbLocalPids());
+
+    const first = watch(process.execPath, ['bin/local.ts'], { env });
+    const [, dynamodbEndpoint] = (await first.waitFor(
+      /DynamoDB Local at (\S+),/,
+      30_000,
+    )) as RegExpMatchArray;
+    await first.waitFor(/ready in/);
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', service: 'mesh' });
+
+    const store = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: dynamodbEndpoint });
+    await store.send(
+      new PutItemCommand({ TableName: 'mesh-inventory', Item: { pk: { S: 'kept' }, sk: { S: 'kept' } } }),
+    );
+    store.destroy();
+    const ours = dynamodbLocalPids().filter((pid) => !before.has(pid));
+    expect(ours.length).toBe(1);
+
+    first.child.kill('SIGINT');
+    expect((await first.exited()).code).toBe(0);
+    expect(ours.filter(isAlive)).toEqual([]);
+
+    const second = watch(process.execPath, ['bin/local.ts'], { env });
+    const [, secondEndpoint] = (await second.waitFor(/DynamoDB Local at (\S+),/, 30_000)) as RegExpMatchArray;
+    const again = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: secondEndpoint });
+    const kept = await again.send(
+      new GetItemCommand({ TableName: 'mesh-inventory', Key: { pk: { S: 'kept' }, sk: { S: 'kept' } } }),
+    );
+    again.destroy();
+    second.child.kill('SIGTERM');
+    expect((await second.exited()).code).toBe(0);
+    expect(kept.Item?.pk?.S).toBe('kept');
+  });
+
+  it('says in one line that the port is taken, with no stack trace', async () => {
+    const port = await freePort();
+    const holder = (await import('node:net')).createServer();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      const run = watch(process.execPath, ['bin/local.ts'], {
+        env: { ...withoutEndpoints(), MESH_PORT: String(port) },
+      });
+      const { code } = await run.exited();
+      expect(code).toBe(1);
+      expect(run.output().trim()).toBe(
+        `mesh: port ${port} is already in use: stop what holds it, or choose another port with MESH_PORT`,
+      );
+    } finally {
+      holder.close();
+    }
+  });
+});

@@ -1,0 +1,5 @@
+import { inject } from 'vitest';
+import { useEndpoints } from '../../lib/runtime/emulators.ts';
+
+// Before any test module builds an SDK client, point the SDK at the run's emulators.
+useEndpoints(inject('endpoints'));
