@@ -1,3 +1,7 @@
+import { controlRoutes } from './routes/control.ts';
+import { enrolmentRoutes } from './routes/enrolment.ts';
+import { meshRoutes } from './routes/mesh.ts';
+
 /**
  * Every HTTP route of Mesh, in one table read by both the local HTTP server and the CDK API
  * construct, so the two cannot serve different APIs. `handler` names a file in functions/.
@@ -19,7 +23,12 @@ export type Route = {
   readonly auth: RouteAuth;
 };
 
-export const routes: readonly Route[] = [{ method: 'GET', path: '/health', handler: 'health', auth: 'none' }];
+export const routes: readonly Route[] = [
+  { method: 'GET', path: '/health', handler: 'health', auth: 'none' },
+  ...meshRoutes,
+  ...enrolmentRoutes,
+  ...controlRoutes,
+];
 
 export type RouteMatch = { readonly route: Route; readonly pathParameters: Record<string, string> };
 

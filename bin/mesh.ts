@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { addGlobalOptions } from '../lib/cli/command-context.ts';
+import { registerControlCommands } from '../lib/cli/commands/control.ts';
+import { registerEnrolmentCommands } from '../lib/cli/commands/enrolment.ts';
+import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
+import { ExitCode } from '../lib/cli/exit-codes.ts';
+
+const program = addGlobalOptions(
+  new Command('mesh').description(
+    'Operate a Mesh control plane: nodes, modules, relations, push, tokens, queue',
+  ),
+);
+program.exitOverride((error) => {
+  process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
+});
+registerMeshCommands(program);
+registerEnrolmentCommands(program);
+registerControlCommands(program);
+await program.parseAsync(process.argv);

@@ -1,0 +1,4 @@
+import type { Route } from '../routes.ts';
+
+/** The mesh area's routes. */
+export const meshRoutes: readonly Route[] = [];

@@ -1,0 +1,99 @@
+import type { ProblemBody } from '../api/problem.ts';
+
+/** Signs a request before it is sent; the SigV4 signer for a deployed stack is one. */
+export type RequestSigner = (request: Request) => Promise<Request>;
+
+export type ApiAnswer = {
+  readonly status: number;
+  readonly headers: Headers;
+  /** Parsed JSON, or undefined for an empty body. */
+  readonly body: unknown;
+};
+
+/** The control plane could not be reached at all (refused, reset, timed out). */
+export class ApiUnreachableError extends Error {
+  override name = 'ApiUnreachableError';
+}
+
+/** A 4xx/5xx from the control plane, with the code and message the API gave. */
+export class ApiProblemError extends Error {
+  override name = 'ApiProblemError';
+  readonly status: number;
+  readonly code: string;
+  readonly headers: Headers;
+  constructor(status: number, code: string, message: string, headers: Headers) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.headers = headers;
+  }
+}
+
+export type MeshApiOptions = {
+  readonly signer?: RequestSigner;
+  readonly fetch?: typeof fetch;
+  readonly timeoutMs?: number;
+};
+
+/** The one way the CLIs talk to the control plane: JSON in, JSON out, problems as errors. */
+export class MeshApi {
+  readonly baseUrl: string;
+  private readonly options: MeshApiOptions;
+
+  constructor(baseUrl: string, options: MeshApiOptions = {}) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.options = options;
+  }
+
+  /** Sends a request and returns whatever came back, problems included. */
+  async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiAnswer> {
+    let request = new Request(`${this.baseUrl}${path}`, {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000),
+    });
+    if (this.options.signer) request = await this.options.signer(request);
+    let response: Response;
+    try {
+      response = await (this.options.fetch ?? fetch)(request);
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+      throw new ApiUnreachableError(`the control plane at ${this.baseUrl} could not be reached (${cause})`);
+    }
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = { error: { code: 'not_json', message: text.slice(0, 200) } };
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  /** Sends a request and throws ApiProblemError unless it succeeded. */
+  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const answer = await this.send(method, path, body);
+    if (answer.status >= 400) throw problemError(answer);
+    return answer.body as T;
+  }
+}
+
+export function problemError(answer: ApiAnswer): ApiProblemError {
+  const problem = (answer.body as Partial<ProblemBody> | undefined)?.error;
+  return new ApiProblemError(
+    answer.status,
+    problem?.code ?? `http_${answer.status}`,
+    problem?.message ?? `the control plane answered ${answer.status}`,
+    answer.headers,
+  );
+}

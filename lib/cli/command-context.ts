@@ -1,0 +1,72 @@
+import { type Command, Option } from 'commander';
+import { type ApiProblemError, ApiUnreachableError, MeshApi, type RequestSigner } from './api-client.ts';
+import { ExitCode, exitCodeForStatus } from './exit-codes.ts';
+import { makeOutput, type Output } from './output.ts';
+
+/** What every `mesh` command gets: the API, the output, and one way to finish. */
+export type CommandContext = {
+  readonly api: MeshApi;
+  readonly output: Output;
+};
+
+export const defaultApiUrl = 'http://127.0.0.1:4600';
+
+/** Chooses the signer for an API URL; set by the SigV4 module for execute-api URLs. */
+export let signerFor: (url: string) => RequestSigner | undefined = () => undefined;
+export function setSignerFactory(factory: (url: string) => RequestSigner | undefined) {
+  signerFor = factory;
+}
+
+export function addGlobalOptions(program: Command): Command {
+  return program
+    .addOption(
+      new Option('--api <url>', 'the control plane: the local runtime, or a deployed stack URL')
+        .env('MESH_API')
+        .default(defaultApiUrl),
+    )
+    .option('--json', 'print one JSON document for scripts instead of lines for people', false);
+}
+
+export function contextFrom(command: Command): CommandContext {
+  const options = command.optsWithGlobals<{ api: string; json: boolean }>();
+  const signer = signerFor(options.api);
+  return {
+    api: new MeshApi(options.api, signer ? { signer } : {}),
+    output: makeOutput(Boolean(options.json)),
+  };
+}
+
+/**
+ * Runs a command's body and turns its failure into a message and an exit code, here and
+ * nowhere else.
+ */
+export function action<Args extends unknown[]>(
+  body: (context: CommandContext, ...args: Args) => Promise<ExitCode | undefined>,
+) {
+  return async (...args: unknown[]) => {
+    const command = args[args.length - 1] as Command;
+    const context = contextFrom(command);
+    try {
+      process.exitCode = (await body(context, ...(args.slice(0, -1) as Args))) ?? ExitCode.ok;
+    } catch (error) {
+      process.exitCode = reportFailure(context.output, error);
+    }
+  };
+}
+
+export function reportFailure(output: Output, error: unknown): ExitCode {
+  if (error instanceof ApiUnreachableError) {
+    output.error(`mesh: ${error.message}; is it running? (npm start, or --api URL)`);
+    if (output.json) output.result({ error: { code: 'unreachable', message: error.message } });
+    return ExitCode.unavailable;
+  }
+  if ((error as ApiProblemError).name === 'ApiProblemError') {
+    const problem = error as ApiProblemError;
+    output.error(`mesh: ${problem.message}`);
+    if (output.json)
+      output.result({ error: { code: problem.code, message: problem.message, status: problem.status } });
+    return exitCodeForStatus(problem.status);
+  }
+  output.error(`mesh: ${(error as Error).message ?? String(error)}`);
+  return ExitCode.failed;
+}

@@ -1,0 +1,33 @@
+/**
+ * Exit codes of `mesh` and `mesh-host`, part of the product (documented in the README).
+ * HTTP answers become exit codes here and nowhere else.
+ */
+export const ExitCode = {
+  ok: 0,
+  /** Something unexpected; the message says what. */
+  failed: 1,
+  /** The command line or its input is invalid (HTTP 400/413/422). */
+  usage: 2,
+  /** A named node, module or token does not exist (HTTP 404). */
+  notFound: 3,
+  /** The control plane refused: a conflict, a duplicate, a rule broken (other 4xx). */
+  refused: 4,
+  /** `mesh push`: the round bound was reached and some nodes are still behind. */
+  stillBehind: 5,
+  /** The control plane could not be reached, or answered "try again" / 5xx. */
+  unavailable: 6,
+  /** `mesh-host enrol`: patience ran out while the token was held; wait, then run enrol again. */
+  waitThenRetry: 7,
+  /** `mesh-host enrol`: the token was refused (unknown, expired, revoked, spent by another key). */
+  enrolRefused: 8,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export function exitCodeForStatus(status: number): ExitCode {
+  if (status < 400) return ExitCode.ok;
+  if (status === 400 || status === 413 || status === 422) return ExitCode.usage;
+  if (status === 404) return ExitCode.notFound;
+  if (status === 429 || status >= 500) return ExitCode.unavailable;
+  return ExitCode.refused;
+}

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+
+/** The naming rules of the brief, one schema each, so every boundary says the same thing. */
+export const dnsLabelRule =
+  'a DNS label: a lowercase letter, then up to 62 lowercase letters, digits or hyphens';
+
+export const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, `a node name must be ${dnsLabelRule}`);
+export const moduleName = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, `a module name must be ${dnsLabelRule}`);
+export const moduleVersion = z
+  .string()
+  .regex(
+    /^[0-9A-Za-z][0-9A-Za-z.+_-]{0,63}$/,
+    'a version is 1 to 64 letters, digits, dots, pluses, underscores or hyphens',
+  );
+export const buildId = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/,
+    'a build id is 1 to 64 letters, digits, dots, underscores or hyphens',
+  );
+
+export type NodeName = z.infer<typeof nodeName>;
+export type ModuleName = z.infer<typeof moduleName>;
