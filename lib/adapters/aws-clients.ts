@@ -6,7 +6,7 @@ import type { MeshConfig } from '../config.ts';
  * Short timeouts, because a store that cannot be reached must become a hold or a "try again"
  * quickly rather than keep a host waiting past its patience.
  */
-const requestHandler = { connectionTimeout: 1_000, requestTimeout: 3_000 };
+const requestHandler = { connectionTimeout: 1_000, requestTimeout: 3_000, throwOnRequestTimeout: true };
 
 export type ClientOptions = {
   readonly maxAttempts?: number;

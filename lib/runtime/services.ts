@@ -1,4 +1,5 @@
 import type { MeshConfig } from '../config.ts';
+import { controlEventSource } from './event-source-control.ts';
 
 /**
  * Background work the local runtime runs beside the HTTP API, standing in for what AWS runs
@@ -10,4 +11,4 @@ export type LocalService = {
   start(config: MeshConfig): Promise<{ stop(): Promise<void> }>;
 };
 
-export const localServices: LocalService[] = [];
+export const localServices: LocalService[] = [controlEventSource];

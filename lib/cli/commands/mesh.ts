@@ -1,4 +1,200 @@
 import type { Command } from 'commander';
+import { z } from 'zod';
+import type { NodeStatus } from '../../core/mesh/store.ts';
+import { moduleName, nodeName } from '../../core/names.ts';
+import type { Delivery, PushOutcome } from '../../core/ports.ts';
+import { action } from '../command-context.ts';
+import { ExitCode } from '../exit-codes.ts';
+import type { Output } from '../output.ts';
+
+const nodeModule = z
+  .string()
+  .transform((value) => value.split('/'))
+  .pipe(z.tuple([nodeName, moduleName], { message: 'write it as NODE/MODULE' }))
+  .transform(([node, module]) => ({ node, module }));
+
+const maxRounds = z.coerce
+  .number()
+  .int()
+  .min(1, 'max rounds is at least 1')
+  .max(50, 'max rounds is at most 50');
 
 /** Registers the mesh area's `mesh` commands. */
-export function registerMeshCommands(_program: Command): void {}
+export function registerMeshCommands(program: Command): void {
+  const node = program.command('node').description('the nodes of the mesh');
+  node
+    .command('add')
+    .description('add NODE to the mesh')
+    .argument('<node>', 'the node, a DNS label')
+    .action(
+      action(async ({ api, output }, raw: string) => {
+        const parsed = nodeName.safeParse(raw);
+        if (!parsed.success) return usage(output, parsed.error);
+        const added = await api.call<{ node: string }>('POST', '/nodes', { node: parsed.data });
+        output.result(added);
+        output.line(`added node ${added.node}; assign modules to it, then push it`);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('assign')
+    .description(
+      'assign MODULE to NODE; --provides KIND declares the module a provider (fixed by its first assignment)',
+    )
+    .argument('<node>', 'the node')
+    .argument('<module>', 'the module')
+    .option('--provides <kind>', 'the kind of resource the module provides to consumers, e.g. amqp')
+    .action(
+      action(async ({ api, output }, rawNode: string, rawModule: string, options: { provides?: string }) => {
+        const parsed = z
+          .object({ node: nodeName, module: moduleName })
+          .safeParse({ node: rawNode, module: rawModule });
+        if (!parsed.success) return usage(output, parsed.error);
+        const { node: n, module: m } = parsed.data;
+        const body = options.provides ? { provides: options.provides } : {};
+        const assigned = await api.call<{ provides: string | null }>('PUT', `/nodes/${n}/modules/${m}`, body);
+        output.result(assigned);
+        output.line(
+          `assigned ${m}${assigned.provides ? ` (provides ${assigned.provides})` : ''} to ${n}; ${n} is now behind: mesh push ${n}`,
+        );
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('consume')
+    .description('make NODE/MODULE a consumer of the provider PROVIDER-NODE/MODULE (same or another node)')
+    .argument('<consumer>', 'NODE/MODULE')
+    .argument('<provider>', 'PROVIDER-NODE/MODULE')
+    .action(
+      action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
+        const parsed = z.object({ consumer: nodeModule, provider: nodeModule }).safeParse({
+          consumer: rawConsumer,
+          provider: rawProvider,
+        });
+        if (!parsed.success) return usage(output, parsed.error);
+        const { consumer, provider } = parsed.data;
+        const related = await api.call(
+          'POST',
+          `/nodes/${consumer.node}/modules/${consumer.module}/consumes`,
+          {
+            provider,
+          },
+        );
+        output.result(related);
+        output.line(
+          `${consumer.node}/${consumer.module} consumes ${provider.node}/${provider.module}; ` +
+            `mesh push ${consumer.node} mints its provision and delivers the grant to ${provider.node}`,
+        );
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('push')
+    .description(
+      'send NODE, then flush every other node that is behind, in bounded rounds; or --behind without a node',
+    )
+    .argument('[node]', 'the node to compose and send')
+    .option('--behind', 'push every node that is behind', false)
+    .option('--full', 'with --behind: recompose every node (the audit), not only the marked ones', false)
+    .option('--max-rounds <n>', 'the bound on flush rounds', '5')
+    .action(
+      action(
+        async (
+          { api, output },
+          rawNode: string | undefined,
+          options: { behind: boolean; full: boolean; maxRounds: string },
+        ) => {
+          const parsed = z
+            .object({ node: nodeName.optional(), maxRounds })
+            .refine((v) => v.node !== undefined || options.behind, 'name a node, or use --behind')
+            .refine(() => !options.full || options.behind, '--full is an audit of --behind: use both')
+            .safeParse({ node: rawNode, maxRounds: options.maxRounds });
+          if (!parsed.success) return usage(output, parsed.error);
+          const { node: n, maxRounds: rounds } = parsed.data;
+          output.progress(
+            n ? `pushing ${n}…` : `pushing every node that is behind${options.full ? ' (full audit)' : ''}…`,
+          );
+          const outcome = await api.call<PushOutcome>('POST', '/push', {
+            ...(n ? { node: n } : {}),
+            ...(options.behind ? { behind: true } : {}),
+            ...(options.full ? { full: true } : {}),
+            maxRounds: rounds,
+          });
+          output.result(outcome);
+          printOutcome(output, outcome);
+          return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
+        },
+      ),
+    );
+
+  program
+    .command('status')
+    .description('every node: enrolled, sent revision, applied revision, behind, last heard')
+    .action(
+      action(async ({ api, output }) => {
+        const { nodes } = await api.call<{ nodes: NodeStatus[] }>('GET', '/status');
+        output.result({ nodes });
+        if (nodes.length === 0) output.line('no nodes yet: mesh node add NODE');
+        for (const s of nodes) {
+          output.line(
+            [
+              s.node,
+              s.enrolled ? 'enrolled' : 'not enrolled',
+              `sent ${s.sentRevision ?? '-'}`,
+              `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
+              s.behind ? 'BEHIND' : 'up to date',
+              `last heard ${s.lastHeard ?? 'never'}`,
+            ].join('  '),
+          );
+        }
+        const behind = nodes.filter((s) => s.behind).map((s) => s.node);
+        if (behind.length > 0)
+          output.line(`${behind.length} behind: ${behind.join(', ')}; mesh push --behind`);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('declaration')
+    .description('print what NODE was last sent')
+    .argument('<node>', 'the node')
+    .action(
+      action(async ({ api, output }, raw: string) => {
+        const parsed = nodeName.safeParse(raw);
+        if (!parsed.success) return usage(output, parsed.error);
+        const delivery = await api.call<Delivery>('GET', `/nodes/${parsed.data}/declaration`);
+        output.result(delivery);
+        output.progress(
+          `${delivery.node}: revision ${delivery.revision}, sent ${delivery.sentAt}, digest ${delivery.digest}`,
+        );
+        output.line(JSON.stringify(delivery.declaration, null, 2));
+        return ExitCode.ok;
+      }),
+    );
+}
+
+function printOutcome(output: Output, outcome: PushOutcome) {
+  if (outcome.pushed) output.line(`pushed ${outcome.pushed.node} at revision ${outcome.pushed.revision}`);
+  for (const f of outcome.flushed)
+    output.line(`flushed ${f.node} at revision ${f.revision} (round ${f.round})`);
+  if (outcome.behind.length > 0) {
+    output.line(
+      `the mesh is NOT consistent: ${outcome.behind.join(', ')} still behind after ${outcome.rounds} rounds; ` +
+        'run mesh push --behind again, or raise --max-rounds',
+    );
+  } else {
+    output.line(
+      `the mesh is consistent (${outcome.flushed.length} flushed in ${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'})`,
+    );
+  }
+}
+
+function usage(output: Output, error: z.ZodError) {
+  const message = error.issues.map((issue) => issue.message).join('; ');
+  output.error(`mesh: ${message}`);
+  if (output.json) output.result({ error: { code: 'usage', message } });
+  return ExitCode.usage;
+}

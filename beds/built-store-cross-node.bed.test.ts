@@ -1,0 +1,62 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { addAndEnrol, eventually, expectOk, inBed, status } from './support/bed.ts';
+
+/**
+ * ADR 83: one push leaves the mesh consistent. A broker node provides amqp; an app node's web
+ * module consumes it. Only the app node is pushed, once: the broker must be flushed by that
+ * same push and mint the app's vhost, with no second push.
+ */
+it('a push of only the consumer’s node mints the provision on the provider’s node', () =>
+  inBed('built-store-cross-node', async (bed) => {
+    await bed.startControlPlane();
+    await addAndEnrol(bed, 'broker');
+    await addAndEnrol(bed, 'app');
+    await expectOk(bed.mesh('assign', 'broker', 'rabbitmq', '--provides', 'amqp'), 'assign broker');
+    await expectOk(bed.mesh('assign', 'app', 'web'), 'assign app');
+    await expectOk(bed.mesh('consume', 'app/web', 'broker/rabbitmq'), 'consume');
+    bed.startHost('broker');
+    bed.startHost('app');
+
+    const push = await expectOk(bed.mesh('push', 'app'), 'mesh push app');
+
+    const outcome = push.json as {
+      pushed: { node: string; revision: number };
+      flushed: Array<{ node: string; revision: number; round: number }>;
+      behind: string[];
+    };
+    expect(outcome.pushed.node).toBe('app');
+    expect(outcome.flushed.map((entry) => entry.node)).toContain('broker');
+    expect(outcome.behind).toEqual([]);
+
+    const vhost = join(bed.recordDir('broker'), 'vhosts', 'app-web');
+    await eventually('the broker’s hook to mint the app’s vhost', () =>
+      existsSync(vhost) ? true : undefined,
+    );
+    expect(readFileSync(vhost, 'utf8')).toContain('for app');
+
+    const applied = await eventually(
+      'both nodes to report applied at the revision they were sent',
+      async () => {
+        const nodes = await status(bed);
+        const both = ['broker', 'app'].map((name) => nodes.get(name));
+        return both.every(
+          (entry) => entry?.appliedRevision !== null && entry?.appliedRevision === entry?.sentRevision,
+        )
+          ? both
+          : undefined;
+      },
+    );
+    expect(applied.map((entry) => entry?.behind)).toEqual([false, false]);
+    const app = JSON.parse(
+      readFileSync(join(bed.recordDir('app'), `applied-${outcome.pushed.revision}.json`), 'utf8'),
+    );
+    expect(app.provisions).toEqual([
+      expect.objectContaining({
+        module: 'web',
+        resource: 'app-web',
+        provider: expect.objectContaining({ node: 'broker' }),
+      }),
+    ]);
+  }));

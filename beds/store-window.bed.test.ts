@@ -1,0 +1,90 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
+import { addAndEnrol, eventually, expectOk, inBed, issueToken, status } from './support/bed.ts';
+
+const root = join(import.meta.dirname, '..');
+
+/**
+ * Diagnosis 082: the store goes away while control-node's report is on the way and a second
+ * machine enrols into the gap. The report is held (not lost, not blocking), the enrolment is
+ * answered "try again" (not refused, not half-done); when the store is back both complete on
+ * their own, the mesh holds exactly the keys the second machine generated, and that machine
+ * then applies what it is pushed and is heard from.
+ */
+it('a report held and an enrolment told to try again while the store is away both complete when it is back', () =>
+  inBed('store-window', async (bed) => {
+    await bed.startStore();
+    await bed.startControlPlane();
+    const controlPlane = bed.process('control-plane');
+    await addAndEnrol(bed, 'control-node');
+    await expectOk(bed.mesh('assign', 'control-node', 'slow-step'), 'assign control-node');
+    await expectOk(bed.mesh('node', 'add', 'second'), 'mesh node add second');
+    const token = await issueToken(bed, 'second');
+    bed.startHost('control-node', { applyDelayMs: 6_000 });
+
+    const push = await expectOk(bed.mesh('push', 'control-node'), 'mesh push control-node');
+    const revision = (push.json as { pushed: { revision: number } }).pushed.revision;
+    await eventually('control-node to report that it is applying', async () =>
+      (await status(bed)).get('control-node')?.reportState === 'applying' ? true : undefined,
+    );
+
+    await bed.stopStore();
+    const enrol = bed.spawn('mesh-host enrol second', [
+      join(root, 'bin/mesh-host.ts'),
+      'enrol',
+      '--api',
+      bed.apiUrl,
+      '--node',
+      'second',
+      '--token',
+      token,
+      '--dir',
+      bed.hostDir('second'),
+    ]);
+    await enrol.waitFor(/told to try again/, 20_000);
+    await controlPlane.waitFor(/held report report:control-node/, 30_000);
+    expect(enrol.child.exitCode).toBeNull();
+
+    await bed.startStore();
+
+    expect((await enrol.exited()).code).toBe(0);
+    await eventually(
+      'control-node’s held report to be recorded',
+      async () => {
+        const node = (await status(bed)).get('control-node');
+        return node?.reportState === 'applied' && node.appliedRevision === revision ? true : undefined;
+      },
+      60_000,
+    );
+    expect(controlPlane.output()).toMatch(/recorded report \d+ \(applied, revision \d+\)/);
+    expect(controlPlane.output()).not.toMatch(/lost report/);
+
+    const generated = JSON.parse(readFileSync(join(bed.hostDir('second'), 'signing.jwk'), 'utf8')) as {
+      x: string;
+    };
+    const store = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: bed.storeEndpoint });
+    const keys = await store.send(
+      new QueryCommand({
+        TableName: 'mesh-identity',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: 'node#second' } },
+      }),
+    );
+    store.destroy();
+    const signingKeys = (keys.Items ?? []).map((item) => item.signingKey?.M?.x?.S);
+    expect(signingKeys).toEqual([generated.x]);
+
+    await expectOk(bed.mesh('assign', 'second', 'worker'), 'assign second');
+    bed.startHost('second');
+    const secondPush = await expectOk(bed.mesh('push', 'second'), 'mesh push second');
+    const secondRevision = (secondPush.json as { pushed: { revision: number } }).pushed.revision;
+    const heard = await eventually('the second machine to apply what it was pushed', async () => {
+      const node = (await status(bed)).get('second');
+      return node?.enrolled && node.appliedRevision === secondRevision ? node : undefined;
+    });
+    expect(heard.lastHeard).not.toBeNull();
+    expect(existsSync(join(bed.recordDir('second'), `applied-${secondRevision}.json`))).toBe(true);
+  }));

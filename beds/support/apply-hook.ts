@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * The apply hook the beds give `mesh-host run --apply`: it writes down what it applied, and a
+ * provider "mints" each granted resource (a broker vhost, say) by writing a file named after it.
+ * BED_APPLY_DELAY_MS makes the step slow, so a bed can act while a host is mid-apply.
+ */
+type Declaration = {
+  node: string;
+  grants: Array<{ module: string; kind: string; resource: string; user: string; consumer: { node: string } }>;
+  provisions: Array<{ module: string; resource: string; provider: { node: string } }>;
+};
+
+const record = process.env.BED_RECORD_DIR;
+const path = process.env.MESH_DECLARATION;
+const revision = process.env.MESH_REVISION;
+if (!record || !path || !revision) {
+  process.stderr.write('apply-hook: BED_RECORD_DIR, MESH_DECLARATION and MESH_REVISION must be set\n');
+  process.exit(2);
+}
+
+const declaration = JSON.parse(readFileSync(path, 'utf8')) as Declaration;
+appendFileSync(join(record, 'started.log'), `${revision}\n`);
+await sleep(Number(process.env.BED_APPLY_DELAY_MS ?? 0));
+
+mkdirSync(join(record, 'vhosts'), { recursive: true });
+for (const grant of declaration.grants) {
+  writeFileSync(join(record, 'vhosts', grant.resource), `${grant.user} for ${grant.consumer.node}\n`);
+}
+writeFileSync(join(record, `applied-${revision}.json`), JSON.stringify(declaration, null, 2));
+appendFileSync(join(record, 'applied.log'), `${revision}\n`);
+process.stdout.write(
+  `apply-hook: applied revision ${revision} on ${declaration.node} (${declaration.grants.length} grants)\n`,
+);

@@ -1,0 +1,244 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
+import { freePort } from '../../lib/runtime/ports.ts';
+import { type Watched, watch } from '../../test/support/processes.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const node = process.execPath;
+
+export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
+
+/**
+ * A bed: real processes (the local control plane, `mesh-host` agents, the store) in a folder
+ * of their own. Every process's output is kept; when the scenario fails, all of it is shown.
+ */
+export class Bed {
+  readonly dir: string;
+  readonly name: string;
+  private readonly processes: Array<{ label: string; watched: Watched }> = [];
+  private readonly commands: string[] = [];
+  private store: RunningDynamoDBLocal | undefined;
+  private storePort = 0;
+  apiUrl = '';
+
+  constructor(name: string) {
+    this.name = name;
+    this.dir = mkdtempSync(join(tmpdir(), `mesh-bed-${name}-`));
+  }
+
+  /** DynamoDB Local as its own process, on disk, so the bed can stop and restart it. */
+  async startStore(): Promise<string> {
+    this.storePort ||= await freePort();
+    this.store = await startDynamoDBLocal({ port: this.storePort, dataDir: join(this.dir, 'store') });
+    this.commands.push(`store started on :${this.storePort} (pid ${this.store.pid})`);
+    return this.store.endpoint;
+  }
+
+  async stopStore(): Promise<void> {
+    await this.store?.stop();
+    this.commands.push(`store stopped (pid ${this.store?.pid})`);
+    this.store = undefined;
+  }
+
+  get storeEndpoint(): string {
+    return `http://127.0.0.1:${this.storePort}`;
+  }
+
+  /** The local control plane (`npm start`), talking to the bed's store when there is one. */
+  async startControlPlane(env: Record<string, string> = {}): Promise<string> {
+    const port = await freePort();
+    const processEnv: NodeJS.ProcessEnv = {
+      ...process.env,
+      MESH_PORT: String(port),
+      MESH_DATA: join(this.dir, 'control'),
+      ...env,
+    };
+    delete processEnv.AWS_ENDPOINT_URL;
+    delete processEnv.AWS_ENDPOINT_URL_SQS;
+    if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
+    else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
+    const watched = this.spawn('control-plane', [join(root, 'bin/local.ts')], processEnv);
+    await watched.waitFor(/ready in/, 60_000);
+    this.apiUrl = `http://127.0.0.1:${port}`;
+    return this.apiUrl;
+  }
+
+  /** Runs `mesh ARGS --json` against the bed's control plane. */
+  async mesh(...args: string[]): Promise<CommandResult> {
+    return this.run('mesh', [join(root, 'bin/mesh.ts'), '--api', this.apiUrl, '--json', ...args]);
+  }
+
+  /** Runs `mesh-host ARGS` to completion. */
+  async meshHost(...args: string[]): Promise<CommandResult> {
+    return this.run('mesh-host', [join(root, 'bin/mesh-host.ts'), ...args]);
+  }
+
+  hostDir(nodeName: string): string {
+    const dir = join(this.dir, 'hosts', nodeName);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  /** Where a host's apply hook writes down what it applied. */
+  recordDir(nodeName: string): string {
+    const dir = join(this.dir, 'records', nodeName);
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  }
+
+  /** A long-running process the bed watches (a `mesh-host run`, an enrol left to finish on its own). */
+  spawn(label: string, args: string[], env: NodeJS.ProcessEnv = process.env): Watched {
+    const watched = watch(node, args, { env, cwd: root });
+    this.processes.push({ label, watched });
+    this.commands.push(`${label}: ${args.map((arg) => arg.replace(root, '.')).join(' ')}`);
+    return watched;
+  }
+
+  /** A process the bed started, by its label. */
+  process(label: string): Watched {
+    const found = this.processes.find((entry) => entry.label === label);
+    if (!found) throw new Error(`the bed started no process labelled ${label}`);
+    return found.watched;
+  }
+
+  /** Starts `mesh-host run` for an enrolled node with the recording apply hook. */
+  startHost(nodeName: string, options: { applyDelayMs?: number; label?: string } = {}): Watched {
+    return this.spawn(
+      options.label ?? `host ${nodeName}`,
+      [
+        join(root, 'bin/mesh-host.ts'),
+        'run',
+        '--dir',
+        this.hostDir(nodeName),
+        '--interval',
+        '1',
+        '--apply',
+        `${node} ${join(root, 'beds/support/apply-hook.ts')}`,
+      ],
+      {
+        ...process.env,
+        BED_RECORD_DIR: this.recordDir(nodeName),
+        BED_APPLY_DELAY_MS: String(options.applyDelayMs ?? 0),
+      },
+    );
+  }
+
+  private async run(label: string, args: string[]): Promise<CommandResult> {
+    const watched = watch(node, args, { cwd: root });
+    this.commands.push(
+      `${label}: ${args
+        .slice(1)
+        .map((arg) => arg.replace(root, '.'))
+        .join(' ')}`,
+    );
+    const { code } = await watched.exited();
+    const output = watched.output();
+    this.commands.push(`  -> exit ${code}: ${output.trim().split('\n').join('\n     ')}`);
+    let json: unknown;
+    try {
+      json = JSON.parse(output.slice(output.indexOf('{')));
+    } catch {
+      json = undefined;
+    }
+    return { code, output, json };
+  }
+
+  /** Everything every process said, labelled, for a failing bed's message. */
+  dump(): string {
+    const sections = this.processes.map(
+      ({ label, watched }) => `----- ${label} -----\n${watched.output().trimEnd() || '(no output)'}`,
+    );
+    return [
+      `===== bed ${this.name} in ${this.dir} =====`,
+      '----- commands -----',
+      ...this.commands,
+      ...sections,
+    ].join('\n');
+  }
+
+  async stop(): Promise<void> {
+    for (const { watched } of [...this.processes].reverse()) {
+      if (watched.child.exitCode === null && watched.child.signalCode === null) {
+        watched.child.kill('SIGTERM');
+        const timer = setTimeout(() => watched.child.kill('SIGKILL'), 10_000);
+        await watched.exited();
+        clearTimeout(timer);
+      }
+    }
+    await this.store?.stop();
+  }
+}
+
+/** Runs a scenario in a fresh bed; on failure the error carries every process's output. */
+export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>): Promise<void> {
+  const bed = new Bed(name);
+  try {
+    await scenario(bed);
+  } catch (error) {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    failure.message = `${failure.message}\n\n${bed.dump()}`;
+    throw failure;
+  } finally {
+    await bed.stop();
+  }
+}
+
+/** Polls until `check` returns a value (not undefined), or fails naming what it waited for. */
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+) {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolveSleep) => setTimeout(resolveSleep, 250));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+  );
+}
+
+export type NodeStatus = {
+  node: string;
+  enrolled: boolean;
+  sentRevision: number | null;
+  appliedRevision: number | null;
+  reportState?: string | null;
+  behind: boolean;
+  lastHeard: string | null;
+};
+
+/** `mesh node add` + `mesh token issue` + `mesh-host enrol`, each asserted to succeed. */
+export async function addAndEnrol(bed: Bed, node: string): Promise<void> {
+  await expectOk(bed.mesh('node', 'add', node), `mesh node add ${node}`);
+  const token = await issueToken(bed, node);
+  await expectOk(
+    bed.meshHost('enrol', '--api', bed.apiUrl, '--node', node, '--token', token, '--dir', bed.hostDir(node)),
+    `mesh-host enrol ${node}`,
+  );
+}
+
+export async function issueToken(bed: Bed, node: string): Promise<string> {
+  const issued = await expectOk(bed.mesh('token', 'issue', node), `mesh token issue ${node}`);
+  return (issued.json as { token: string }).token;
+}
+
+export async function status(bed: Bed): Promise<Map<string, NodeStatus>> {
+  const answer = await expectOk(bed.mesh('status'), 'mesh status');
+  return new Map((answer.json as { nodes: NodeStatus[] }).nodes.map((entry) => [entry.node, entry]));
+}
+
+export async function expectOk(result: Promise<CommandResult>, what: string): Promise<CommandResult> {
+  const done = await result;
+  if (done.code !== 0) throw new Error(`${what} exited ${done.code}:\n${done.output}`);
+  return done;
+}

@@ -1,0 +1,16 @@
+/**
+ * Identity table items (pk/sk), owned by enrolment:
+ *
+ * | pk            | sk                 | what it holds |
+ * |---------------|--------------------|---------------|
+ * | `node#<name>` | `key#<thumbprint>` | one presenter's public keys: `signingKey` (Ed25519 JWK, the host's proof key), `sealingKey` (X25519 JWK, for secrets sealed to the node), `thumbprint`, `presenter`, `storedAt` |
+ *
+ * A key item is written (overwritten) by the claimant before the spend; it is a credential only
+ * while the inventory's enrolment item (written by the spend) names its thumbprint. After the
+ * spend the other key items of the node are pruned, so the table holds the winner's keys only.
+ * Access: GetItem by (node, thumbprint) on every host request (batched with the enrolment item);
+ * Query by pk on enrolment to prune.
+ */
+export const identityPartition = (node: string) => `node#${node}`;
+export const identityKeyItemKey = (node: string, thumbprint: string) =>
+  ({ pk: identityPartition(node), sk: `key#${thumbprint}` }) as const;

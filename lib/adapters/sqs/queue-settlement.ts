@@ -1,0 +1,57 @@
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { DeadLetterKind, QueueSettlement } from '../../core/control/ports.ts';
+
+/**
+ * Holds a message (shortens its visibility so it comes back after its wait) and copies a
+ * message to the dead-letter queue with its reason in message attributes:
+ *
+ * | attribute            | value |
+ * |----------------------|-------|
+ * | `mesh.deadLetter`    | `malformed` \| `lost` \| `rejected` |
+ * | `mesh.reason`        | why, in words (≤ 1000 characters) |
+ * | `mesh.type`          | the message type, when it could be read |
+ * | `mesh.subject`       | the subject, when it could be read; also the dead letter's group |
+ * | `mesh.messageId`     | the control queue's message id |
+ * | `mesh.receiveCount`  | how often it had been received |
+ *
+ * The dead letter's deduplication id is the original message id, so a copy sent twice (the
+ * ack lost after the send) is kept once.
+ */
+export function createQueueSettlement(
+  client: SQSClient,
+  queues: { readonly controlQueueUrl: string; readonly deadLetterQueueUrl: string },
+): QueueSettlement {
+  const text = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1000) || '-' });
+  return {
+    async hold(record, visibilitySeconds) {
+      await client.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queues.controlQueueUrl,
+          ReceiptHandle: record.receiptHandle,
+          VisibilityTimeout: visibilitySeconds,
+        }),
+      );
+    },
+    async deadLetter(
+      record,
+      letter: { kind: DeadLetterKind; reason: string; type?: string; subject?: string },
+    ) {
+      await client.send(
+        new SendMessageCommand({
+          QueueUrl: queues.deadLetterQueueUrl,
+          MessageBody: record.body === '' ? '(empty)' : record.body,
+          MessageGroupId: (letter.subject ?? record.groupId ?? 'malformed').slice(0, 128) || 'malformed',
+          MessageDeduplicationId: `dead-${record.messageId}`.slice(0, 128),
+          MessageAttributes: {
+            'mesh.deadLetter': text(letter.kind),
+            'mesh.reason': text(letter.reason),
+            ...(letter.type ? { 'mesh.type': text(letter.type) } : {}),
+            ...(letter.subject ? { 'mesh.subject': text(letter.subject) } : {}),
+            'mesh.messageId': text(record.messageId),
+            'mesh.receiveCount': { DataType: 'Number', StringValue: String(record.receiveCount) },
+          },
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import {
+  EnrolmentStoreUnavailableError,
+  NodeUnknownError,
+  NoTokenError,
+  TokenAlreadySpentError,
+  TokenHeldError,
+  TokenIssueConflictError,
+  TokenRefusedError,
+} from '../../core/enrolment/errors.ts';
+import { Problem } from '../problem.ts';
+
+/** Seconds a host is told to wait when the store could not be asked. */
+export const storeRetryAfterSeconds = 2;
+
+/**
+ * The one mapping of enrolment errors to HTTP answers (see the README's enrolment section):
+ * - "try again", with Retry-After: `token_held` 409 (lease left; a normal race, not a fault, so
+ *   not logged as one), `try_again` 503 (store unreachable)
+ * - refusals: `token_unknown` 404, `token_expired` 410, `token_revoked` 410, `token_spent` 403
+ * - operator: `node_unknown` 404, `no_token` 404, `token_spent` 409, `token_conflict` 409
+ */
+export function enrolmentProblem(error: unknown): Problem | undefined {
+  if (error instanceof TokenHeldError) {
+    return new Problem(409, 'token_held', error.message, {
+      cause: error,
+      headers: { 'retry-after': String(error.retryAfterSeconds) },
+      details: { retryAfterSeconds: error.retryAfterSeconds },
+    });
+  }
+  if (error instanceof EnrolmentStoreUnavailableError) return storeUnavailable(error);
+  if (error instanceof TokenRefusedError) {
+    const status = { unknown: 404, expired: 410, revoked: 410, spent: 403 }[error.reason];
+    return new Problem(status, `token_${error.reason}`, error.message, { cause: error });
+  }
+  if (error instanceof NodeUnknownError)
+    return new Problem(404, 'node_unknown', error.message, { cause: error });
+  if (error instanceof NoTokenError) return new Problem(404, 'no_token', error.message, { cause: error });
+  if (error instanceof TokenAlreadySpentError)
+    return new Problem(409, 'token_spent', error.message, { cause: error });
+  if (error instanceof TokenIssueConflictError)
+    return new Problem(409, 'token_conflict', error.message, { cause: error });
+  return undefined;
+}
+
+export function storeUnavailable(cause: unknown): Problem {
+  return new Problem(503, 'try_again', 'the control plane cannot reach its store now; try again', {
+    cause,
+    headers: { 'retry-after': String(storeRetryAfterSeconds) },
+    details: { retryAfterSeconds: storeRetryAfterSeconds },
+  });
+}

@@ -1,0 +1,179 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
+import { DynamoDBNodeCredentialReader } from '../adapters/dynamodb/identity-credentials.ts';
+import { DynamoDBProofReplayGuard } from '../adapters/dynamodb/identity-proof-replay.ts';
+import { readConfig } from '../config.ts';
+import {
+  HostIdentityError,
+  IdentityStoreUnavailableError,
+  WrongNodeError,
+} from '../core/host-identity/errors.ts';
+import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identity/ports.ts';
+import { proofScheme, requestTarget } from '../core/host-identity/proof.ts';
+import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
+import { verifyHostProof } from '../core/host-identity/verify.ts';
+import { header } from './http.ts';
+import { Problem } from './problem.ts';
+
+export type HostAuthenticationOptions = {
+  /** @default read from the identity and inventory tables named by readConfig(), built on first use */
+  readonly credentials?: NodeCredentialReader;
+  /** @default conditional puts in the inventory table named by readConfig() */
+  readonly replayGuard?: ProofReplayGuard;
+  readonly now?: () => Date;
+  /** @default 60 */
+  readonly maxSkewSeconds?: number;
+  /** The path parameter naming the node a route is about. @default 'node' */
+  readonly nodeParameter?: string;
+  /**
+   * `proof-id`: every proof id is remembered in the store and used once, and a store that
+   * cannot be asked is a "try again". `proof-id-while-store-answers`: the same while the store
+   * answers; while it is away the route's body protects itself instead — a report's sequence
+   * only grows and the older report loses, so a replay changes nothing — and the request goes
+   * on, so a host's report reaches the queue (which holds it) rather than being turned away.
+   * @default 'proof-id'
+   */
+  readonly replay?: 'proof-id' | 'proof-id-while-store-answers';
+};
+
+const authenticated = new WeakMap<object, string>();
+
+/**
+ * middy middleware for every host route: verifies the request's proof-of-possession (see
+ * lib/core/host-identity/proof.ts) against the node's enrolled key and refuses with 401 (no,
+ * malformed, invalid, stale, replayed proof, or a node not enrolled with that key), 403 (a
+ * valid proof for node A on a route about node B) or 503 + Retry-After (the store could not be
+ * asked). Use it after `httpEdge()`, so its refusals become responses there.
+ *
+ * The URL bound is the path the host requested, `event.requestContext.path` (API Gateway
+ * includes the stage prefix there, as the host sent it), else `event.path`, plus the query.
+ */
+export function hostAuthentication(
+  options: HostAuthenticationOptions = {},
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  let defaults: { credentials: NodeCredentialReader; replayGuard: ProofReplayGuard } | undefined;
+  const production = () => {
+    defaults ??= productionDefaults();
+    return defaults;
+  };
+  return {
+    before: async function verifyHostRequest(request) {
+      const event = request.event;
+      const verified = await verifyHostProof(
+        {
+          authorization: header(event, 'authorization'),
+          method: event.httpMethod,
+          target: requestTarget(requestedPath(event), queryPairs(event)),
+          body: rawBody(event),
+          ...routeNode(event, options.nodeParameter ?? 'node'),
+        },
+        {
+          credentials: options.credentials ?? production().credentials,
+          replayGuard: replayGuardFor(options, () => production().replayGuard),
+          ...(options.now ? { now: options.now } : {}),
+          ...(options.maxSkewSeconds !== undefined ? { maxSkewSeconds: options.maxSkewSeconds } : {}),
+        },
+      ).catch((error: unknown) => {
+        throw hostIdentityProblem(error);
+      });
+      authenticated.set(event, verified.node);
+    },
+  };
+}
+
+/** The node that signed this request; only valid behind hostAuthentication(). */
+export function authenticatedNode(event: APIGatewayProxyEvent): string {
+  const node = authenticated.get(event);
+  if (node === undefined)
+    throw new Error('authenticatedNode() called on a request hostAuthentication() did not verify');
+  return node;
+}
+
+/** The one mapping of host identity errors to HTTP answers. */
+export function hostIdentityProblem(error: unknown): unknown {
+  if (error instanceof WrongNodeError) return new Problem(403, error.code, error.message, { cause: error });
+  if (error instanceof HostIdentityError) {
+    return new Problem(401, error.code, error.message, {
+      cause: error,
+      headers: { 'www-authenticate': `${proofScheme} error="${error.code}"` },
+    });
+  }
+  if (error instanceof IdentityStoreUnavailableError) {
+    return new Problem(503, 'try_again', 'the control plane cannot reach its store; try again', {
+      cause: error,
+      headers: { 'retry-after': '2' },
+    });
+  }
+  return error;
+}
+
+function replayGuardFor(
+  options: HostAuthenticationOptions,
+  production: () => ProofReplayGuard,
+): ProofReplayGuard {
+  const guard = options.replayGuard ?? production();
+  if (options.replay !== 'proof-id-while-store-answers') return guard;
+  return {
+    rememberOnce: async (node, jti, forgetAfter) => {
+      try {
+        return await guard.rememberOnce(node, jti, forgetAfter);
+      } catch (error) {
+        if (error instanceof IdentityStoreUnavailableError) return true;
+        throw error;
+      }
+    },
+  };
+}
+
+let remembered: RememberedCredentials | undefined;
+
+/** One memory of credentials per process (per Lambda container), shared by every host route. */
+function sharedCredentials(make: () => NodeCredentialReader): NodeCredentialReader {
+  remembered ??= new RememberedCredentials(make());
+  return remembered;
+}
+
+function productionDefaults() {
+  const config = readConfig();
+  const client = makeDynamoDBClient(config);
+  return {
+    credentials: sharedCredentials(
+      () =>
+        new DynamoDBNodeCredentialReader({
+          client,
+          identityTable: config.identityTable,
+          inventoryTable: config.inventoryTable,
+        }),
+    ),
+    replayGuard: new DynamoDBProofReplayGuard({ client, tableName: config.inventoryTable }),
+  };
+}
+
+export function requestedPath(event: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string {
+  return event.requestContext?.path || event.path;
+}
+
+export function queryPairs(
+  event: Pick<APIGatewayProxyEvent, 'multiValueQueryStringParameters' | 'queryStringParameters'>,
+): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  if (event.multiValueQueryStringParameters) {
+    for (const [name, values] of Object.entries(event.multiValueQueryStringParameters))
+      for (const value of values ?? []) pairs.push([name, value]);
+  } else if (event.queryStringParameters) {
+    for (const [name, value] of Object.entries(event.queryStringParameters))
+      if (value !== undefined) pairs.push([name, value]);
+  }
+  return pairs;
+}
+
+function rawBody(event: APIGatewayProxyEvent): Uint8Array | string {
+  if (event.body === null || event.body === undefined) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+}
+
+function routeNode(event: APIGatewayProxyEvent, parameter: string): { routeNode?: string } {
+  const value = event.pathParameters?.[parameter];
+  return value === undefined ? {} : { routeNode: value };
+}

@@ -1,0 +1,131 @@
+import type { ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
+import { StaleReportError, StoreUnavailableError } from './errors.ts';
+import type { BuildBody, ReportBody } from './messages.ts';
+import type {
+  BuildStore,
+  ControlLog,
+  ControlSender,
+  DeadLetterKind,
+  Outgoing,
+  QueueRecord,
+  QueueSettlement,
+  RecordedBuild,
+  RecordedReport,
+} from './ports.ts';
+
+/**
+ * Typed in-memory implementations of the control ports, for tests about the control logic.
+ * `down` makes a store answer as an unreachable one would.
+ */
+export class InMemoryControlStore {
+  down = false;
+  readonly reports = new Map<string, RecordedReport>();
+  readonly builds = new Map<string, RecordedBuild>();
+  writes = 0;
+
+  private check(what: string) {
+    if (this.down)
+      throw new StoreUnavailableError(what, {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      });
+  }
+
+  readonly reportStore = {
+    recordReport: async (report: ReportBody, heardAt: string) => {
+      this.check('recording a report');
+      const kept = this.reports.get(report.node);
+      if (kept && kept.sequence >= report.sequence)
+        throw new StaleReportError(report.node, report.sequence, kept.sequence);
+      this.writes += 1;
+      this.reports.set(report.node, { ...report, heardAt });
+    },
+  };
+
+  readonly buildStore: BuildStore = {
+    recordBuild: async (build: BuildBody, recordedAt: string) => {
+      this.check('recording a build');
+      if (this.builds.has(build.id)) return 'repeat';
+      this.writes += 1;
+      this.builds.set(build.id, { ...build, recordedAt });
+      return 'recorded';
+    },
+    latestSuccessfulBuilds: async () => {
+      this.check('reading builds');
+      const latest = new Map<string, RecordedBuild>();
+      const ordered = [...this.builds.values()]
+        .filter((build) => build.result === 'succeeded')
+        .sort((a, b) => (a.finishedAt + a.id).localeCompare(b.finishedAt + b.id));
+      for (const build of ordered) latest.set(build.module, build);
+      return [...latest.values()];
+    },
+  };
+}
+
+export class InMemoryMesh implements ModuleVersions, PushFlow {
+  down = false;
+  /** What push does: answer, throw, or never answer (a push that times out). */
+  pushBehaviour: 'ok' | 'fail' | 'hang' = 'ok';
+  readonly versions = new Map<string, string>();
+  pushes = 0;
+
+  async setModuleVersion(module: string, version: string) {
+    if (this.down)
+      throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $retryable: {} });
+    this.versions.set(module, version);
+    return { carriers: ['n1'] };
+  }
+
+  async push(_request: PushRequest): Promise<PushOutcome> {
+    this.pushes += 1;
+    if (this.pushBehaviour === 'fail')
+      throw Object.assign(new Error('execution failed'), { name: 'ExecutionFailed' });
+    if (this.pushBehaviour === 'hang') return new Promise<never>(() => {});
+    return { pushed: null, flushed: [], rounds: 0, behind: [] };
+  }
+}
+
+export class RecordingSender implements ControlSender {
+  readonly sent: Outgoing[] = [];
+  private readonly seen = new Set<string>();
+  async send(messages: readonly Outgoing[]) {
+    return messages.map((outgoing, index) => {
+      const dedupe = outgoing.deduplicationId;
+      if (!dedupe || !this.seen.has(dedupe)) this.sent.push(outgoing);
+      if (dedupe) this.seen.add(dedupe);
+      return { subject: outgoing.message.subject, messageId: `sent-${this.sent.length}-${index}` };
+    });
+  }
+}
+
+export type DeadLetter = {
+  readonly messageId: string;
+  readonly body: string;
+  readonly kind: DeadLetterKind;
+  readonly reason: string;
+  readonly type?: string;
+  readonly subject?: string;
+};
+
+export class RecordingSettlement implements QueueSettlement {
+  readonly holds: Array<{ messageId: string; visibilitySeconds: number }> = [];
+  readonly deadLetters: DeadLetter[] = [];
+  async hold(record: QueueRecord, visibilitySeconds: number) {
+    this.holds.push({ messageId: record.messageId, visibilitySeconds });
+  }
+  async deadLetter(record: QueueRecord, letter: Omit<DeadLetter, 'messageId' | 'body'>) {
+    this.deadLetters.push({ messageId: record.messageId, body: record.body, ...letter });
+  }
+}
+
+export class RecordingLog implements ControlLog {
+  readonly lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }> = [];
+  info(message: string) {
+    this.lines.push({ level: 'info', message });
+  }
+  warn(message: string) {
+    this.lines.push({ level: 'warn', message });
+  }
+  error(message: string) {
+    this.lines.push({ level: 'error', message });
+  }
+}

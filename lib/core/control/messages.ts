@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
+
+/**
+ * What travels on the control queue: one envelope {type, subject, sentAt, body}. The subject is
+ * the FIFO MessageGroupId, so everything about one node's reports, one build, one module's
+ * upgrades or the catch-up is taken in order and held under its own subject.
+ */
+
+/** Larger bodies are malformed: no control message needs more, and SQS itself stops at 256 KiB. */
+export const maxMessageBytes = 64 * 1024;
+
+export const reportStates = ['applying', 'applied', 'failed', 'heartbeat'] as const;
+export const buildResults = ['succeeded', 'failed'] as const;
+
+const isoTime = z.iso.datetime({ offset: true });
+
+export const reportBody = z.strictObject({
+  node: nodeName,
+  /** The host's own per-node counter; it only grows, so the highest one is what the node is doing now. */
+  sequence: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  state: z.enum(reportStates),
+  revision: z.number().int().nonnegative(),
+  step: z.string().min(1).max(200).optional(),
+  sentAt: isoTime,
+});
+
+export const buildBody = z.strictObject({
+  id: buildId,
+  module: moduleName,
+  version: moduleVersion,
+  result: z.enum(buildResults),
+  finishedAt: isoTime,
+});
+
+export const upgradeBody = z.strictObject({ module: moduleName, version: moduleVersion });
+
+export const catchUpBody = z.strictObject({});
+
+export type ReportBody = z.infer<typeof reportBody>;
+export type BuildBody = z.infer<typeof buildBody>;
+export type UpgradeBody = z.infer<typeof upgradeBody>;
+export type CatchUpBody = z.infer<typeof catchUpBody>;
+
+export const subjectOf = {
+  report: (body: Pick<ReportBody, 'node'>) => `report:${body.node}`,
+  build: (body: Pick<BuildBody, 'id'>) => `build:${body.id}`,
+  upgrade: (body: Pick<UpgradeBody, 'module'>) => `upgrade:${body.module}`,
+  'catch-up': (_body: CatchUpBody) => 'catch-up',
+} as const;
+
+const envelopeOf = <Type extends string, Body extends z.ZodType>(type: Type, body: Body) =>
+  z.strictObject({ type: z.literal(type), subject: z.string().min(1).max(128), sentAt: isoTime, body });
+
+export const controlMessage = z.discriminatedUnion('type', [
+  envelopeOf('report', reportBody),
+  envelopeOf('build', buildBody),
+  envelopeOf('upgrade', upgradeBody),
+  envelopeOf('catch-up', catchUpBody),
+]);
+
+export type ControlMessage = z.infer<typeof controlMessage>;
+export type MessageType = ControlMessage['type'];
+export const messageTypes: readonly MessageType[] = ['report', 'build', 'upgrade', 'catch-up'];
+
+export type ReportMessage = Extract<ControlMessage, { type: 'report' }>;
+export type BuildMessage = Extract<ControlMessage, { type: 'build' }>;
+export type UpgradeMessage = Extract<ControlMessage, { type: 'upgrade' }>;
+export type CatchUpMessage = Extract<ControlMessage, { type: 'catch-up' }>;
+
+/** Wraps a body in its envelope with the subject it belongs under. */
+export function envelope<Type extends MessageType>(
+  type: Type,
+  body: Extract<ControlMessage, { type: Type }>['body'],
+  sentAt: Date = new Date(),
+): Extract<ControlMessage, { type: Type }> {
+  const subject = (subjectOf[type] as (value: typeof body) => string)(body);
+  return { type, subject, sentAt: sentAt.toISOString(), body } as Extract<ControlMessage, { type: Type }>;
+}
+
+export type Parsed =
+  | { readonly ok: true; readonly message: ControlMessage }
+  | { readonly ok: false; readonly reason: string; readonly type?: string; readonly subject?: string };
+
+/**
+ * Reads a queue body. Every way it can be wrong has a reason a person can act on, since that
+ * reason is all the dead-letter queue keeps besides the body.
+ */
+export function parseControlMessage(raw: string): Parsed {
+  if (Buffer.byteLength(raw) > maxMessageBytes) {
+    return { ok: false, reason: `oversize: the body is larger than ${maxMessageBytes} bytes` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return { ok: false, reason: 'bad JSON: the body is not valid JSON' };
+  }
+  const loose = value as { type?: unknown; subject?: unknown } | null;
+  const type = typeof loose?.type === 'string' ? loose.type : undefined;
+  const subject = typeof loose?.subject === 'string' ? loose.subject : undefined;
+  const known = { ...(type ? { type } : {}), ...(subject ? { subject } : {}) };
+  if (!type || !(messageTypes as readonly string[]).includes(type)) {
+    return { ok: false, reason: `unknown type: ${JSON.stringify(type ?? null).slice(0, 60)}`, ...known };
+  }
+  const parsed = controlMessage.safeParse(value);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || 'message'}: ${issue.message}`,
+    );
+    return { ok: false, reason: `schema: ${problems.join('; ')}`.slice(0, 900), ...known };
+  }
+  const message = parsed.data;
+  const expected = (subjectOf[message.type] as (body: unknown) => string)(message.body);
+  if (message.subject !== expected) {
+    return {
+      ok: false,
+      reason: `schema: subject ${message.subject} does not match its body (${expected})`,
+      ...known,
+    };
+  }
+  return { ok: true, message };
+}

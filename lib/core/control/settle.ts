@@ -1,0 +1,122 @@
+import { MeshRaceError, MeshStoreUnavailableError } from '../mesh/errors.ts';
+import type { ModuleVersions, PushFlow } from '../ports.ts';
+import { MessageRejectedError, PushFailedError, PushTimeoutError, StoreUnavailableError } from './errors.ts';
+import {
+  type BuildMessage,
+  type CatchUpMessage,
+  type ControlMessage,
+  envelope,
+  type ReportMessage,
+  type UpgradeMessage,
+} from './messages.ts';
+import type { BuildStore, ControlLog, ControlSender, ReportStore } from './ports.ts';
+import { isTransientFault } from './transient.ts';
+
+export type SettleDeps = {
+  readonly reports: ReportStore;
+  readonly builds: BuildStore;
+  readonly moduleVersions: ModuleVersions;
+  readonly pushFlow: PushFlow;
+  readonly sender: ControlSender;
+  readonly log: ControlLog;
+  readonly now: () => Date;
+  /** A push that has not answered by then is treated as timed out: logged, not held. */
+  readonly pushTimeoutMs: number;
+};
+
+/**
+ * Does what one well-formed message asks. Returns a note on success; throws a ControlError
+ * (or a store's own error) otherwise, which lib/core/control/outcome.ts turns into a queue outcome.
+ * Every branch can be asked again and leaves the same state: reports are "newer wins", builds
+ * are kept once, upgrades set a version and push (which converges), catch-up re-announces.
+ */
+export async function settleMessage(
+  message: ControlMessage,
+  messageId: string,
+  deps: SettleDeps,
+): Promise<string> {
+  switch (message.type) {
+    case 'report':
+      return settleReport(message, deps);
+    case 'build':
+      return settleBuild(message, deps);
+    case 'upgrade':
+      return settleUpgrade(message, deps);
+    case 'catch-up':
+      return settleCatchUp(message, messageId, deps);
+  }
+}
+
+async function settleReport(message: ReportMessage, deps: SettleDeps) {
+  await deps.reports.recordReport(message.body, deps.now().toISOString());
+  return `recorded report ${message.body.sequence} (${message.body.state}, revision ${message.body.revision})`;
+}
+
+async function settleBuild(message: BuildMessage, deps: SettleDeps) {
+  const result = await deps.builds.recordBuild(message.body, deps.now().toISOString());
+  return result === 'recorded'
+    ? `recorded build ${message.body.id} (${message.body.module} ${message.body.version}, ${message.body.result})`
+    : `build ${message.body.id} was already recorded; the repeat is ignored`;
+}
+
+async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
+  const { module, version } = message.body;
+  let carriers: readonly string[];
+  try {
+    ({ carriers } = await deps.moduleVersions.setModuleVersion(module, version));
+  } catch (error) {
+    if (storeCouldNotTakeIt(error))
+      throw new StoreUnavailableError(`setting ${module} to ${version}`, { cause: error });
+    throw new MessageRejectedError(`setting ${module} to ${version}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  // The version is in the store: from here on nothing holds the upgrade. A push that fails or
+  // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.
+  try {
+    const outcome = await withTimeout(deps.pushFlow.push({ behind: true }), deps.pushTimeoutMs);
+    const still = outcome.behind.length > 0 ? `; still behind: ${outcome.behind.join(', ')}` : '';
+    return `set ${module} to ${version} (carried by ${carriers.length} nodes), pushed ${outcome.flushed.length} in ${outcome.rounds} rounds${still}`;
+  } catch (error) {
+    const failed = new PushFailedError(module, { cause: error });
+    deps.log.warn(failed.message, { module, version, carriers });
+    throw failed;
+  }
+}
+
+/** The mesh's own "not now" errors count as the store failing: a race lost is tried again too. */
+function storeCouldNotTakeIt(error: unknown): boolean {
+  return (
+    error instanceof StoreUnavailableError ||
+    error instanceof MeshStoreUnavailableError ||
+    error instanceof MeshRaceError ||
+    isTransientFault(error)
+  );
+}
+
+async function settleCatchUp(_message: CatchUpMessage, messageId: string, deps: SettleDeps) {
+  const latest = await deps.builds.latestSuccessfulBuilds();
+  const announcements = latest.map((build) => ({
+    message: envelope('upgrade', { module: build.module, version: build.version }, deps.now()),
+    // The same catch-up tried again within SQS's five-minute window announces nothing twice.
+    deduplicationId: `catch-up-${messageId}-${build.module}`.slice(0, 128),
+  }));
+  if (announcements.length > 0) await deps.sender.send(announcements);
+  return `re-announced ${announcements.length} modules' latest successful builds${
+    announcements.length > 0
+      ? `: ${latest.map((build) => `${build.module} ${build.version} (${build.id})`).join(', ')}`
+      : ''
+  }`;
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new PushTimeoutError(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

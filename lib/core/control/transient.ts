@@ -1,0 +1,61 @@
+/**
+ * Whether an AWS SDK error (or a socket error under it) means "not now" rather than "never".
+ * Read from the error's shape, not its class, so the core needs no SDK import and an error
+ * from any client classifies the same way.
+ */
+const transientNames = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'Throttling',
+  'RequestLimitExceeded',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'TooManyRequestsException',
+  'LimitExceededException',
+  'InternalServerError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'TransactionInProgressException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'AbortError',
+  'KMS.ThrottlingException',
+]);
+
+const transientCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+type ErrorShape = {
+  name?: unknown;
+  code?: unknown;
+  $fault?: unknown;
+  $retryable?: unknown;
+  $metadata?: { httpStatusCode?: unknown };
+  cause?: unknown;
+};
+
+export function isTransientFault(error: unknown, depth = 0): boolean {
+  if (typeof error !== 'object' || error === null || depth > 4) return false;
+  const shape = error as ErrorShape;
+  if (shape.$retryable) return true;
+  if (shape.$fault === 'server') return true;
+  const status = shape.$metadata?.httpStatusCode;
+  if (typeof status === 'number' && (status >= 500 || status === 429)) return true;
+  if (typeof shape.name === 'string' && transientNames.has(shape.name)) return true;
+  if (typeof shape.code === 'string' && transientCodes.has(shape.code)) return true;
+  if (error instanceof AggregateError && error.errors.some((inner) => isTransientFault(inner, depth + 1)))
+    return true;
+  return isTransientFault(shape.cause, depth + 1);
+}

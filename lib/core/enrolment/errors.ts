@@ -1,0 +1,84 @@
+import type { TokenRecord } from './ports.ts';
+
+/** The enrolment area's errors; the HTTP edge (lib/api/handlers/enrol-problems.ts) maps them. */
+export class EnrolmentError extends Error {
+  override name = 'EnrolmentError';
+}
+
+/** A token refused, saying which way: the host exits with this reason and does not retry. */
+export class TokenRefusedError extends EnrolmentError {
+  override name = 'TokenRefusedError';
+  readonly reason: 'unknown' | 'expired' | 'revoked' | 'spent';
+  constructor(reason: TokenRefusedError['reason'], message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** Another presenter holds a live claim on the token; ask again after `retryAfterSeconds`. */
+export class TokenHeldError extends EnrolmentError {
+  override name = 'TokenHeldError';
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(`the token is claimed by another presenter; try again in ${retryAfterSeconds} s`);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/**
+ * A conditional write on the token item failed; carries the item as it was (ALL_OLD), from
+ * which the core decides what the presenter is told. Never shown as it is.
+ */
+export class TokenConditionFailedError extends EnrolmentError {
+  override name = 'TokenConditionFailedError';
+  readonly old: TokenRecord | undefined;
+  constructor(step: string, old: TokenRecord | undefined, options: { cause?: unknown } = {}) {
+    super(`the token's ${step} condition did not hold`, options);
+    this.old = old;
+  }
+}
+
+/** A token was asked for a node the mesh does not hold. */
+export class NodeUnknownError extends EnrolmentError {
+  override name = 'NodeUnknownError';
+  readonly node: string;
+  constructor(node: string, options: { cause?: unknown } = {}) {
+    super(`there is no node ${node}; add it with mesh node add ${node}`, options);
+    this.node = node;
+  }
+}
+
+/** The node has no token to revoke. */
+export class NoTokenError extends EnrolmentError {
+  override name = 'NoTokenError';
+  constructor(node: string) {
+    super(`node ${node} has no token`);
+  }
+}
+
+/** The token was already spent: revoking it would change nothing. */
+export class TokenAlreadySpentError extends EnrolmentError {
+  override name = 'TokenAlreadySpentError';
+  constructor(node: string) {
+    super(`node ${node}'s token is already spent; issue a new token to enrol the node again`);
+  }
+}
+
+/** Two tokens were issued for one node at the same moment; the other one won. */
+export class TokenIssueConflictError extends EnrolmentError {
+  override name = 'TokenIssueConflictError';
+  constructor(node: string, options: { cause?: unknown } = {}) {
+    super(
+      `another token for ${node} was issued at the same time; issue again if you need a new one`,
+      options,
+    );
+  }
+}
+
+/** The inventory or identity table could not be asked; nothing was lost, try again. */
+export class EnrolmentStoreUnavailableError extends EnrolmentError {
+  override name = 'EnrolmentStoreUnavailableError';
+  constructor(options: { cause?: unknown } = {}) {
+    super('the enrolment store could not be asked', options);
+  }
+}

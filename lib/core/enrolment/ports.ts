@@ -1,0 +1,69 @@
+import type { JWK } from 'jose';
+import type { NodeKeyRecord } from '../host-identity/ports.ts';
+
+/**
+ * The node's one live token as the inventory keeps it (pk `node#<name>`, sk `token`). The
+ * secret itself is never stored: only its SHA-256 (the secret is 256 random bits, so a plain
+ * hash cannot be searched back).
+ */
+export type TokenRecord = {
+  readonly node: string;
+  readonly tokenId: string;
+  readonly secretHash: string;
+  readonly issuedAt: string;
+  /** Expiry, epoch milliseconds (not the table's TTL attribute: an expired token must still say "expired"). */
+  readonly validUntilMs: number;
+  /** Ids of the tokens this one replaced, newest first, so those are refused as "revoked", not "unknown". */
+  readonly replacedIds: readonly string[];
+  readonly claimedBy?: string;
+  readonly claimedAt?: string;
+  readonly leaseUntilMs?: number;
+  readonly spentBy?: string;
+  readonly spentAt?: string;
+  readonly thumbprint?: string;
+  readonly revokedAt?: string;
+};
+
+export type ClaimRequest = {
+  readonly node: string;
+  readonly tokenId: string;
+  readonly secretHash: string;
+  readonly presenter: string;
+  readonly nowMs: number;
+  readonly leaseUntilMs: number;
+};
+
+export type SpendRequest = {
+  readonly node: string;
+  readonly tokenId: string;
+  readonly presenter: string;
+  readonly thumbprint: string;
+  readonly enrolledAt: string;
+};
+
+/** The inventory's tokens and enrolments, as the enrolment core needs them. */
+export interface TokenStore {
+  /** Replaces the node's token (the old one is revoked by being replaced); the node must exist. */
+  issue(token: TokenRecord, previous: TokenRecord | undefined): Promise<void>;
+  read(node: string): Promise<TokenRecord | undefined>;
+  /** Marks the token revoked unless spent; throws TokenConditionFailedError with the old item. */
+  revoke(node: string, revokedAt: string): Promise<TokenRecord>;
+  /**
+   * Claims the token for `presenter` until `leaseUntilMs`, if it is this token, unspent,
+   * unrevoked, unexpired, and unclaimed / lapsed / already this presenter's. Throws
+   * TokenConditionFailedError with the old item otherwise.
+   */
+  claim(request: ClaimRequest): Promise<void>;
+  /** Spends the token if `presenter` is still its claimant, and records the enrolment, atomically. */
+  spend(request: SpendRequest): Promise<void>;
+}
+
+export type PublicKeys = { readonly signing: JWK; readonly sealing: JWK };
+
+/** The identity table's node keys, as enrolment writes them. */
+export interface NodeKeyStore {
+  /** Writes (overwrites) one presenter's keys. */
+  putKeys(record: NodeKeyRecord & { readonly presenter: string; readonly storedAt: string }): Promise<void>;
+  /** Deletes the node's key items other than `keep` (left by attempts that lost the claim). */
+  pruneOtherKeys(node: string, keep: string): Promise<void>;
+}

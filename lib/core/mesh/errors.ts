@@ -1,0 +1,97 @@
+/** The mesh area's errors; the handlers' mapError turns them into HTTP answers in one place. */
+export class MeshError extends Error {
+  override name = 'MeshError';
+}
+
+export class NodeNotFoundError extends MeshError {
+  override name = 'NodeNotFoundError';
+  readonly node: string;
+  constructor(node: string, options?: ErrorOptions) {
+    super(`no node named ${node}`, options);
+    this.node = node;
+  }
+}
+
+export class ModuleNotAssignedError extends MeshError {
+  override name = 'ModuleNotAssignedError';
+  readonly node: string;
+  readonly module: string;
+  constructor(node: string, module: string, options?: ErrorOptions) {
+    super(`module ${module} is not assigned to node ${node}`, options);
+    this.node = node;
+    this.module = module;
+  }
+}
+
+export class NodeExistsError extends MeshError {
+  override name = 'NodeExistsError';
+  constructor(node: string, options?: ErrorOptions) {
+    super(`node ${node} already exists`, options);
+  }
+}
+
+export class AlreadyAssignedError extends MeshError {
+  override name = 'AlreadyAssignedError';
+  constructor(node: string, module: string, options?: ErrorOptions) {
+    super(`module ${module} is already assigned to node ${node}`, options);
+  }
+}
+
+/** The module exists with another provider kind (or none); a module's kind is mesh-wide and set once. */
+export class ProviderKindConflictError extends MeshError {
+  override name = 'ProviderKindConflictError';
+  constructor(module: string, existing: string | null, wanted: string | null, options?: ErrorOptions) {
+    super(
+      `module ${module} ${existing ? `provides ${existing}` : 'is not a provider'}; it cannot be assigned as ${
+        wanted ? `a provider of ${wanted}` : 'a non-provider'
+      }`,
+      options,
+    );
+  }
+}
+
+export class NotAProviderError extends MeshError {
+  override name = 'NotAProviderError';
+  constructor(node: string, module: string, options?: ErrorOptions) {
+    super(`module ${module} on node ${node} is not a provider (assign it with --provides KIND)`, options);
+  }
+}
+
+export class DuplicateRelationError extends MeshError {
+  override name = 'DuplicateRelationError';
+  constructor(consumer: string, provider: string, options?: ErrorOptions) {
+    super(`${consumer} already consumes ${provider}`, options);
+  }
+}
+
+export class SelfConsumptionError extends MeshError {
+  override name = 'SelfConsumptionError';
+  constructor(module: string, options?: ErrorOptions) {
+    super(`${module} cannot consume itself`, options);
+  }
+}
+
+/** A write raced with another and lost; the caller reads again and retries. */
+export class MeshRaceError extends MeshError {
+  override name = 'MeshRaceError';
+  readonly race: 'revision' | 'mint' | 'mark' | 'model';
+  readonly old: unknown;
+  constructor(race: MeshRaceError['race'], old?: unknown, options?: ErrorOptions) {
+    super(`a concurrent write won (${race})`, options);
+    this.race = race;
+    this.old = old;
+  }
+}
+
+/** Kept losing races; nothing half-done, the push can be run again. */
+export class PushContentionError extends MeshError {
+  override name = 'PushContentionError';
+  constructor(node: string, options?: ErrorOptions) {
+    super(`node ${node} kept changing while it was being sent; push again`, options);
+  }
+}
+
+/** The store could not be reached; a "try again", never a lost write. */
+export class MeshStoreUnavailableError extends MeshError {
+  override name = 'MeshStoreUnavailableError';
+}

@@ -1,0 +1,194 @@
+import {
+  AlreadyAssignedError,
+  DuplicateRelationError,
+  MeshRaceError,
+  ModuleNotAssignedError,
+  NodeExistsError,
+  NodeNotFoundError,
+  NotAProviderError,
+} from './errors.ts';
+import { type Assignment, type NodeSnapshot, type Provision, type Relation, relationKey } from './model.ts';
+import type { MeshStore, ModuleRecord, NodeStatus, SendWrite } from './store.ts';
+
+type NodeState = {
+  assignments: Map<string, Assignment>;
+  relations: Map<string, Relation>;
+  provisions: Map<string, Provision>;
+  grants: Map<string, Provision>;
+  sent: NodeSnapshot['sent'];
+  mark: number | undefined;
+};
+
+/**
+ * The mesh store in memory, with the same conditions as the DynamoDB one: for unit and
+ * property tests of the core, and nothing else. Each method checks every condition before it
+ * changes anything, as a transaction would.
+ */
+export class MemoryMeshStore implements MeshStore {
+  readonly nodes = new Map<string, NodeState>();
+  readonly modules = new Map<string, ModuleRecord>();
+  /** Requests a DynamoDB store would make, for tests that reason about cost. */
+  requests = 0;
+
+  async addNode(node: string): Promise<void> {
+    this.requests += 1;
+    if (this.nodes.has(node)) throw new NodeExistsError(node);
+    this.nodes.set(node, {
+      assignments: new Map(),
+      relations: new Map(),
+      provisions: new Map(),
+      grants: new Map(),
+      sent: undefined,
+      mark: 1,
+    });
+  }
+
+  async readModule(module: string): Promise<ModuleRecord | undefined> {
+    this.requests += 1;
+    return this.modules.get(module);
+  }
+
+  async assign(node: string, assignment: Assignment, module: ModuleRecord | undefined): Promise<void> {
+    this.requests += 1;
+    const state = this.nodes.get(node);
+    if (!state) throw new NodeNotFoundError(node);
+    const current = this.modules.get(assignment.module);
+    if (
+      (module === undefined) !== (current === undefined) ||
+      (module && current && (module.version !== current.version || module.provides !== current.provides))
+    ) {
+      throw new MeshRaceError('model');
+    }
+    if (state.assignments.has(assignment.module)) throw new AlreadyAssignedError(node, assignment.module);
+    if (!current) {
+      this.modules.set(assignment.module, {
+        module: assignment.module,
+        version: null,
+        provides: assignment.provides,
+      });
+    }
+    state.assignments.set(assignment.module, { ...assignment });
+    this.#mark(node);
+  }
+
+  async consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void> {
+    this.requests += 2;
+    const consumer = this.nodes.get(node);
+    if (!consumer) throw new NodeNotFoundError(node);
+    if (!consumer.assignments.has(relation.consumerModule))
+      throw new ModuleNotAssignedError(node, relation.consumerModule);
+    const provider = this.nodes.get(relation.providerNode);
+    if (!provider) throw new NodeNotFoundError(relation.providerNode);
+    const offered = provider.assignments.get(relation.providerModule);
+    if (!offered) throw new ModuleNotAssignedError(relation.providerNode, relation.providerModule);
+    if (!offered.provides) throw new NotAProviderError(relation.providerNode, relation.providerModule);
+    const key = relationKey(relation);
+    if (consumer.relations.has(key)) {
+      throw new DuplicateRelationError(
+        `${node}/${relation.consumerModule}`,
+        `${relation.providerNode}/${relation.providerModule}`,
+      );
+    }
+    consumer.relations.set(key, { ...relation, kind: offered.provides });
+    this.#mark(node);
+  }
+
+  async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
+    this.requests += 2;
+    const record = this.modules.get(module);
+    this.modules.set(module, { module, version, provides: record?.provides ?? null });
+    const carriers: string[] = [];
+    for (const [node, state] of this.nodes) {
+      const assignment = state.assignments.get(module);
+      if (!assignment) continue;
+      carriers.push(node);
+      if (assignment.version === version) continue;
+      this.requests += 1;
+      state.assignments.set(module, { ...assignment, version });
+      this.#mark(node);
+    }
+    return { carriers };
+  }
+
+  async readNode(node: string): Promise<NodeSnapshot | undefined> {
+    this.requests += 1;
+    const state = this.nodes.get(node);
+    if (!state) return undefined;
+    return structuredClone({
+      node,
+      assignments: [...state.assignments.values()],
+      relations: [...state.relations.values()],
+      provisions: [...state.provisions.values()],
+      grants: [...state.grants.values()],
+      sent: state.sent,
+      mark: state.mark,
+    });
+  }
+
+  async send(write: SendWrite): Promise<void> {
+    this.requests += 1;
+    const state = this.nodes.get(write.node);
+    if (!state) throw new NodeNotFoundError(write.node);
+    if (state.sent?.revision !== write.previousRevision) throw new MeshRaceError('revision', state.sent);
+    for (const mint of write.mints) {
+      const provider = this.nodes.get(mint.providerNode);
+      if (state.provisions.has(relationKey(mint)) || !provider || provider.grants.has(grantKey(mint))) {
+        throw new MeshRaceError('mint');
+      }
+    }
+    if (write.mark !== undefined && state.mark !== write.mark) throw new MeshRaceError('mark');
+    state.sent = { revision: write.revision, digest: write.digest, sentAt: write.sentAt };
+    this.deliveries.set(write.node, write.canonical);
+    for (const mint of write.mints) {
+      state.provisions.set(relationKey(mint), mint);
+      this.nodes.get(mint.providerNode)?.grants.set(grantKey(mint), mint);
+    }
+    for (const provider of new Set(write.mints.map((m) => m.providerNode))) {
+      if (provider !== write.node) this.#mark(provider);
+    }
+    if (write.mark !== undefined) state.mark = undefined;
+  }
+
+  /** What each node was last sent, as canonical JSON. */
+  readonly deliveries = new Map<string, string>();
+
+  async clearMark(node: string, mark: number): Promise<void> {
+    this.requests += 1;
+    const state = this.nodes.get(node);
+    if (state && state.mark === mark) state.mark = undefined;
+  }
+
+  async listMarked(): Promise<string[]> {
+    this.requests += 1;
+    return [...this.nodes].filter(([, state]) => state.mark !== undefined).map(([node]) => node);
+  }
+
+  async listNodes(): Promise<string[]> {
+    this.requests += 1;
+    return [...this.nodes.keys()];
+  }
+
+  async readStatus(node: string): Promise<NodeStatus | undefined> {
+    this.requests += 1;
+    const state = this.nodes.get(node);
+    if (!state) return undefined;
+    return {
+      node,
+      enrolled: false,
+      enrolledAt: null,
+      sentRevision: state.sent?.revision ?? null,
+      sentAt: state.sent?.sentAt ?? null,
+      appliedRevision: null,
+      reportState: null,
+      behind: state.mark !== undefined,
+      lastHeard: null,
+    };
+  }
+
+  #mark(node: string) {
+    const state = this.nodes.get(node);
+    if (state) state.mark = (state.mark ?? 0) + 1;
+  }
+}
+
+const grantKey = (p: Provision) => `${p.providerModule}<${p.consumerNode}/${p.consumerModule}`;

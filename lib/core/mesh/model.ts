@@ -1,0 +1,57 @@
+/**
+ * The mesh as the core sees one node of it: everything under the node's partition, read whole.
+ * A provision lives twice: on the consumer's side (how to reach the resource) and on the
+ * provider's side as a grant (what to create), written together when minted.
+ */
+export type Assignment = {
+  readonly module: string;
+  /** The module's current version; null until an upgrade sets one. */
+  readonly version: string | null;
+  /** The kind of resource the module provides (e.g. `amqp`), or null when it is not a provider. */
+  readonly provides: string | null;
+};
+
+export type Relation = {
+  readonly consumerModule: string;
+  readonly providerNode: string;
+  readonly providerModule: string;
+  /** The provider's kind, read when the relation was made (a module's kind never changes). */
+  readonly kind: string;
+};
+
+export type Provision = {
+  readonly consumerNode: string;
+  readonly consumerModule: string;
+  readonly providerNode: string;
+  readonly providerModule: string;
+  readonly kind: string;
+  /** The resource and user the provider creates, named after the consumer so they never collide. */
+  readonly resource: string;
+  readonly user: string;
+  readonly secret: string;
+  readonly mintedAt: string;
+};
+
+export type Sent = {
+  readonly revision: number;
+  readonly digest: string;
+  readonly sentAt: string;
+};
+
+export type NodeSnapshot = {
+  readonly node: string;
+  readonly assignments: readonly Assignment[];
+  readonly relations: readonly Relation[];
+  /** Provisions this node consumes, keyed on the consumer's side. */
+  readonly provisions: readonly Provision[];
+  /** Provisions issued from this node's providers. */
+  readonly grants: readonly Provision[];
+  readonly sent: Sent | undefined;
+  /** The stale mark's counter when the node is marked possibly behind. */
+  readonly mark: number | undefined;
+};
+
+export const relationKey = (relation: Pick<Relation, 'consumerModule' | 'providerNode' | 'providerModule'>) =>
+  `${relation.consumerModule}>${relation.providerNode}/${relation.providerModule}`;
+
+export const provisionKey = relationKey;

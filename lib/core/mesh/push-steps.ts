@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { nodeName } from '../names.ts';
+import type { PushOutcome } from '../ports.ts';
+import type { Pusher } from './push.ts';
+import { mapLimit } from './service.ts';
+
+/**
+ * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
+ * in-process alike). The flow state is plain JSON passed from step to step.
+ */
+export const defaultMaxRounds = 5;
+/** Nodes per Map item: small enough to keep one send task short, large enough to keep the state small. */
+export const batchSize = 25;
+
+export const pushRequestSchema = z
+  .object({
+    node: nodeName.optional(),
+    behind: z.boolean().optional(),
+    full: z.boolean().optional(),
+    maxRounds: z.number().int().min(1).max(50).optional(),
+  })
+  .strict()
+  .refine((request) => request.node !== undefined || request.behind === true, {
+    message: 'name a node, or ask for behind: true',
+  })
+  .refine((request) => !request.full || request.behind === true, {
+    message: 'full is an audit of push --behind: it needs behind: true',
+  });
+
+const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
+const batchResultSchema = z.object({ sent: z.array(flushedSchema), marked: z.array(z.string()) });
+
+export const flowStateSchema = z.object({
+  request: z.object({ node: z.string().nullable(), full: z.boolean(), maxRounds: z.number() }),
+  pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
+  flushed: z.array(flushedSchema),
+  round: z.number(),
+  hints: z.array(z.string()),
+  batches: z.array(z.array(z.string())),
+  done: z.boolean(),
+  behind: z.array(z.string()),
+  results: z.array(batchResultSchema).optional(),
+});
+export type FlowState = z.infer<typeof flowStateSchema>;
+
+export const sendInputSchema = z.object({
+  nodes: z.array(nodeName).max(100),
+  round: z.number().int().min(1),
+});
+export type BatchResult = z.infer<typeof batchResultSchema>;
+
+/** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
+export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
+  const request = pushRequestSchema.parse(input);
+  const named = request.node ? await pusher.sendNode(request.node) : undefined;
+  return {
+    request: {
+      node: request.node ?? null,
+      full: request.full ?? false,
+      maxRounds: request.maxRounds ?? defaultMaxRounds,
+    },
+    pushed: named ? { node: named.node, revision: named.revision } : null,
+    flushed: [],
+    round: 0,
+    hints: named ? [...named.marked] : [],
+    batches: [],
+    done: false,
+    behind: [],
+  };
+}
+
+/**
+ * FindBehind: folds the last round's sends in, then finds what is behind now. Marks are read
+ * (durable, so a change made before this push is seen), joined with what this push's own
+ * mints marked (so an index that lags cannot hide them). At the bound, what is left is checked
+ * by composing, so `behind` names exactly the nodes that are behind.
+ */
+export async function findBehind(pusher: Pusher, input: unknown): Promise<FlowState> {
+  const state = flowStateSchema.parse(input);
+  const results = state.results ?? [];
+  const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
+  const hints = results.flatMap((result) => result.marked);
+  const audit = state.request.full && state.round === 0;
+  const found = await pusher.candidates(audit);
+  const candidates = [...new Set([...found, ...state.hints, ...hints])].sort();
+  const { results: _folded, ...rest } = state;
+  if (candidates.length === 0) return { ...rest, flushed, hints: [], batches: [], done: true, behind: [] };
+  if (state.round >= state.request.maxRounds) {
+    const behind = await pusher.behindOf(candidates);
+    return { ...rest, flushed, hints: [], batches: [], done: true, behind };
+  }
+  const batches: string[][] = [];
+  for (let index = 0; index < candidates.length; index += batchSize) {
+    batches.push(candidates.slice(index, index + batchSize));
+  }
+  return { ...rest, flushed, round: state.round + 1, hints: [], batches, done: false, behind: [] };
+}
+
+/** Send: one Map item, a batch of nodes composed and sent if behind. */
+export async function sendBatch(pusher: Pusher, input: unknown): Promise<BatchResult> {
+  const { nodes, round } = sendInputSchema.parse(input);
+  const sends = await mapLimit(nodes, 4, (node) => pusher.sendNode(node));
+  return {
+    sent: sends.filter((s) => s.sent).map((s) => ({ node: s.node, revision: s.revision, round })),
+    marked: [...new Set(sends.flatMap((s) => s.marked))],
+  };
+}
+
+/** The brief's contract, from the flow's last state (what the ASL's final Pass selects). */
+export const pushOutcomeSchema = z.object({
+  pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
+  flushed: z.array(flushedSchema),
+  rounds: z.number(),
+  behind: z.array(z.string()),
+});
+
+export const outcomeOf = (output: unknown): PushOutcome => pushOutcomeSchema.parse(output);

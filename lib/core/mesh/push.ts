@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { compose, isBehind, type MintDetails } from './declaration.ts';
+import { MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
+import { mapLimit } from './service.ts';
+import type { MeshStore } from './store.ts';
+
+/** One node's send: its revision now, whether this call sent it, and the other nodes its mints marked. */
+export type NodeSend = {
+  readonly node: string;
+  readonly revision: number;
+  readonly sent: boolean;
+  readonly marked: readonly string[];
+};
+
+const attempts = 5;
+
+/**
+ * Compose-and-send, node by node. Reads only the node's own partition and writes at most once,
+ * so the cost of a push follows the nodes it touches, never the size of the mesh.
+ */
+export class Pusher {
+  readonly #store: MeshStore;
+  readonly #mint: MintDetails;
+
+  constructor(options: { readonly store: MeshStore; readonly mint?: Partial<MintDetails> }) {
+    this.#store = options.store;
+    this.#mint = {
+      secret: options.mint?.secret ?? (() => randomBytes(24).toString('base64url')),
+      now: options.mint?.now ?? (() => new Date().toISOString()),
+    };
+  }
+
+  /**
+   * Composes the node and sends it when it is behind; clears its mark when it is not. A lost
+   * race (another push sent it, or minted the same provision) is read again and retried.
+   */
+  async sendNode(node: string): Promise<NodeSend> {
+    for (let attempt = 0; attempt < attempts; attempt += 1) {
+      const snapshot = await this.#store.readNode(node);
+      if (!snapshot) throw new NodeNotFoundError(node);
+      const composed = compose(snapshot, this.#mint);
+      if (!isBehind(snapshot, composed)) {
+        if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
+        return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [] };
+      }
+      const revision = (snapshot.sent?.revision ?? 0) + 1;
+      try {
+        await this.#store.send({
+          node,
+          revision,
+          previousRevision: snapshot.sent?.revision,
+          digest: composed.digest,
+          canonical: composed.canonical,
+          sentAt: this.#mint.now(),
+          mints: composed.mints,
+          mark: snapshot.mark,
+        });
+      } catch (error) {
+        if (error instanceof MeshRaceError) continue;
+        throw error;
+      }
+      const marked = [...new Set(composed.mints.map((m) => m.providerNode).filter((n) => n !== node))];
+      return { node, revision, sent: true, marked };
+    }
+    throw new PushContentionError(node);
+  }
+
+  /** Of these nodes, the ones whose declaration differs from what they were last sent (reads only). */
+  async behindOf(nodes: readonly string[]): Promise<string[]> {
+    const checks = await mapLimit(nodes, 8, async (node) => {
+      const snapshot = await this.#store.readNode(node);
+      return snapshot !== undefined && isBehind(snapshot, compose(snapshot, this.#mint));
+    });
+    return nodes.filter((_, index) => checks[index]);
+  }
+
+  /** The nodes to look at in a round: every node for the audit, else the marked ones. */
+  candidates(full: boolean): Promise<string[]> {
+    return full ? this.#store.listNodes() : this.#store.listMarked();
+  }
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+
+/** The push flow's one definition, read by the local runner and by the CDK alike. */
+export const pushDefinitionPath = new URL('./push.asl.json', import.meta.url);
+
+export function readPushDefinition(): string {
+  return readFileSync(pushDefinitionPath, 'utf8');
+}
+
+/** Task state name → the handler file in functions/ its Resource substitution names. */
+export const pushTasks = {
+  Begin: 'push-begin',
+  FindBehind: 'push-find-behind',
+  Send: 'push-send',
+} as const;
+
+/** `${PushSendFunctionArn}` for `push-send`: the substitution the CDK fills with the function's ARN. */
+export const substitutionFor = (handler: string) =>
+  `${handler
+    .split('-')
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')}FunctionArn`;
+
+/**
+ * Fills the `${…FunctionArn}` substitutions the way Step Functions' definitionSubstitutions
+ * does. Locally each Task is overridden by state name, so the ARNs only have to be well formed.
+ */
+export function substitutePushDefinition(definition: string, arnFor: (handler: string) => string): string {
+  let filled = definition;
+  for (const handler of Object.values(pushTasks)) {
+    filled = filled.replaceAll(`\${${substitutionFor(handler)}}`, arnFor(handler));
+  }
+  return filled;
+}
+
+export const localFunctionArn = (handler: string) =>
+  `arn:aws:lambda:us-east-1:000000000000:function:${handler}`;

@@ -1,0 +1,19 @@
+/** Errors of the host agent's run loop. */
+export class HostAgentError extends Error {
+  override name = 'HostAgentError';
+}
+
+/** The control plane could not be reached or asked us to come back later: wait and retry. */
+export class ControlPlaneUnavailableError extends HostAgentError {
+  override name = 'ControlPlaneUnavailableError';
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, retryAfterSeconds?: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The control plane refused this node's credential (not enrolled, or a different key). */
+export class CredentialRefusedError extends HostAgentError {
+  override name = 'CredentialRefusedError';
+}

@@ -1,0 +1,74 @@
+import { type ApiAnswer, ApiUnreachableError, type MeshApi, problemError } from '../../cli/api-client.ts';
+import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
+import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
+
+/** The control plane over HTTPS, every request signed by the node's key (the MeshApi's signer). */
+export class HttpControlPlane implements ControlPlane {
+  private readonly api: MeshApi;
+  private readonly node: string;
+
+  constructor(api: MeshApi, node: string) {
+    this.api = api;
+    this.node = node;
+  }
+
+  async fetchDeclaration(etag: string | undefined): Promise<FetchedDeclaration> {
+    const answer = await this.ask(() =>
+      this.api.send(
+        'GET',
+        `/hosts/${this.node}/declaration`,
+        undefined,
+        etag ? { 'if-none-match': etag } : {},
+      ),
+    );
+    if (answer.status === 304) return { status: 'unchanged' };
+    if (answer.status === 404 && errorCode(answer) === 'not_sent') return { status: 'not-sent' };
+    refuse(answer);
+    const sent = answer.body as { revision?: unknown; declaration?: unknown } | undefined;
+    const tag = answer.headers.get('etag');
+    if (!tag || typeof sent?.revision !== 'number' || typeof sent.declaration !== 'object') {
+      throw new HostAgentError('the declaration came back without an ETag, a revision or a declaration');
+    }
+    return {
+      status: 'changed',
+      etag: tag,
+      revision: sent.revision,
+      body: `${JSON.stringify(sent.declaration, null, 2)}\n`,
+    };
+  }
+
+  async sendReport(report: HostReport): Promise<void> {
+    const answer = await this.ask(() => this.api.send('POST', `/hosts/${this.node}/reports`, report));
+    refuse(answer);
+  }
+
+  private async ask(call: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof ApiUnreachableError)
+        throw new ControlPlaneUnavailableError(error.message, undefined, { cause: error });
+      throw error;
+    }
+  }
+}
+
+function errorCode(answer: ApiAnswer): string | undefined {
+  return (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
+}
+
+function refuse(answer: ApiAnswer): void {
+  if (answer.status < 400) return;
+  const problem = problemError(answer);
+  if (answer.status === 401 || answer.status === 403) throw new CredentialRefusedError(problem.message);
+  if (answer.status === 429 || answer.status >= 500) {
+    const retryAfter = Number(answer.headers.get('retry-after'));
+    throw new ControlPlaneUnavailableError(
+      `the control plane said try again (${answer.status} ${problem.code})`,
+      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+    );
+  }
+  throw new HostAgentError(
+    `the control plane refused: ${problem.status} ${problem.code}: ${problem.message}`,
+  );
+}

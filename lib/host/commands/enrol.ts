@@ -1,0 +1,99 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Command, Option } from 'commander';
+import { z } from 'zod';
+import { ExitCode } from '../../cli/exit-codes.ts';
+import { tokenString } from '../../core/enrolment/token.ts';
+import { nodeName } from '../../core/names.ts';
+import { defaultPatienceMs, enrolRequestBody, presentEnrolment, sendEnrolment } from '../enrol.ts';
+import { defaultHostDir, loadOrCreateNodeKeys } from '../keys.ts';
+import { writeHostEnrolment } from '../state.ts';
+
+const enrolOptions = z.object({
+  api: z.url({ message: '--api must be the control plane URL' }),
+  node: nodeName,
+  token: tokenString,
+  dir: z.string().min(1),
+  patience: z.coerce.number().int().min(0).max(3600),
+});
+
+/**
+ * `mesh-host enrol --api URL --node NODE --token TOKEN [--dir DIR]`. Exit codes: 0 enrolled,
+ * 2 usage, 6 unreachable, 7 wait then run again, 8 refused (unknown, expired, revoked, spent).
+ */
+export function registerEnrolCommand(program: Command): void {
+  program
+    .command('enrol')
+    .description('enrol this machine as NODE with a one-time token; keys stay in DIR')
+    .requiredOption('--api <url>', 'the control plane URL')
+    .requiredOption('--node <node>', 'the node this machine is')
+    .addOption(
+      new Option('--token <token>', 'the one-time token from `mesh token issue`')
+        .env('MESH_TOKEN')
+        .makeOptionMandatory(),
+    )
+    .option('--dir <dir>', 'where the node keys are kept (owner-only)', defaultHostDir)
+    .option(
+      '--patience <seconds>',
+      'how long to keep asking while told "try again"',
+      String(defaultPatienceMs / 1000),
+    )
+    .action(async (raw: Record<string, unknown>) => {
+      process.exitCode = await runEnrol(raw);
+    });
+}
+
+export async function runEnrol(
+  raw: Record<string, unknown>,
+  streams: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = {
+    out: process.stdout,
+    err: process.stderr,
+  },
+): Promise<ExitCode> {
+  const parsed = enrolOptions.safeParse(raw);
+  if (!parsed.success) {
+    // Never echo the input: it may hold the token.
+    const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`);
+    streams.err.write(`mesh-host: ${problems.join('; ')}\n`);
+    return ExitCode.usage;
+  }
+  const options = parsed.data;
+  const { keys, created } = await loadOrCreateNodeKeys(options.dir);
+  streams.err.write(
+    `${created ? 'generated new node keys' : 'presenting the node keys already'} in ${options.dir} (key ${keys.thumbprint})\n`,
+  );
+  const body = enrolRequestBody(options.node, options.token, keys);
+  const outcome = await presentEnrolment({
+    send: () => sendEnrolment(options.api, body),
+    sleep: (ms) => sleep(ms),
+    now: () => Date.now(),
+    random: Math.random,
+    patienceMs: options.patience * 1000,
+    onRetry: (waitMs, reason) =>
+      streams.err.write(`told to try again (${reason}); asking again in ${(waitMs / 1000).toFixed(1)} s\n`),
+  });
+  switch (outcome.kind) {
+    case 'enrolled':
+      await writeHostEnrolment(options.dir, {
+        api: options.api,
+        node: outcome.node,
+        thumbprint: outcome.thumbprint,
+        enrolledAt: outcome.enrolledAt,
+      });
+      streams.out.write(
+        `enrolled ${outcome.node} at ${outcome.enrolledAt} (key ${outcome.thumbprint}); keys kept in ${options.dir}\n`,
+      );
+      return ExitCode.ok;
+    case 'wait':
+      streams.err.write(`mesh-host: the token is still held or the store is away\n`);
+      streams.out.write(`wait ${outcome.waitSeconds} s before running enrol again\n`);
+      return ExitCode.waitThenRetry;
+    case 'refused':
+      streams.err.write(`mesh-host: enrolment refused (${outcome.code}): ${outcome.message}\n`);
+      return outcome.status === 400 || outcome.status === 413 ? ExitCode.usage : ExitCode.enrolRefused;
+    case 'unreachable':
+      streams.err.write(
+        `mesh-host: the control plane at ${options.api} could not be reached (${outcome.message})\n`,
+      );
+      return ExitCode.unavailable;
+  }
+}

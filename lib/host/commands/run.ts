@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { MeshApi } from '../../cli/api-client.ts';
+import { ExitCode } from '../../cli/exit-codes.ts';
+import { FileAgentState } from '../agent/file-state.ts';
+import { HttpControlPlane } from '../agent/http-control-plane.ts';
+import { runHostAgent } from '../agent/run-loop.ts';
+import { ShellApplier } from '../agent/shell-applier.ts';
+import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
+import { hostRequestSigner } from '../proof.ts';
+import { readHostEnrolment } from '../state.ts';
+
+const runOptions = z.object({
+  dir: z.string().min(1),
+  apply: z.string().min(1, { message: '--apply needs the command that applies a declaration' }),
+  interval: z.coerce.number().min(0.2).max(3600),
+  heartbeat: z.coerce.number().min(1).max(86_400),
+  api: z.url({ message: '--api must be the control plane URL' }).optional(),
+});
+
+/**
+ * `mesh-host run [--dir DIR] --apply CMD [--interval S]`: the enrolled node's loop. Exit codes:
+ * 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR.
+ */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description('fetch this node’s declaration when it changes, apply it with CMD, and report back')
+    .option('--dir <dir>', 'the folder `mesh-host enrol` kept the node keys in', defaultHostDir)
+    .requiredOption(
+      '--apply <cmd>',
+      'run with MESH_DECLARATION (a file path), MESH_REVISION and MESH_NODE set',
+    )
+    .option('--interval <seconds>', 'how often to ask for a changed declaration', '30')
+    .option('--heartbeat <seconds>', 'how often to say "still here" when nothing changes', '180')
+    .option('--api <url>', 'the control plane URL (default: the one this node enrolled with)')
+    .action(async (raw: Record<string, unknown>) => {
+      process.exitCode = await runAgent(raw);
+    });
+}
+
+async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
+  const parsed = runOptions.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`);
+    process.stderr.write(`mesh-host: ${problems.join('; ')}\n`);
+    return ExitCode.usage;
+  }
+  const options = parsed.data;
+  const enrolment = await readHostEnrolment(options.dir);
+  const keys = await loadNodeKeys(options.dir);
+  if (!enrolment || !keys) {
+    process.stderr.write(`mesh-host: ${options.dir} holds no enrolment; run mesh-host enrol first\n`);
+    return ExitCode.usage;
+  }
+  const node = enrolment.node;
+  const apiUrl = options.api ?? enrolment.api;
+  const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
+  const api = new MeshApi(apiUrl, { signer: hostRequestSigner(signingKeyOf(node, keys)), timeoutMs: 15_000 });
+
+  const controller = new AbortController();
+  const stop = (signal: string) => {
+    if (controller.signal.aborted) return;
+    log(`${signal} received; stopping after the current step`);
+    controller.abort();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+
+  log(`running against ${apiUrl}, asking every ${options.interval} s, applying with: ${options.apply}`);
+  await runHostAgent({
+    controlPlane: new HttpControlPlane(api, node),
+    applier: new ShellApplier(options.apply, node),
+    state: new FileAgentState(options.dir),
+    intervalMs: options.interval * 1000,
+    heartbeatMs: options.heartbeat * 1000,
+    log,
+    signal: controller.signal,
+  });
+  return ExitCode.ok;
+}

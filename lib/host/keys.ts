@@ -1,0 +1,98 @@
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  type CryptoKey,
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  type JWK,
+} from 'jose';
+import type { HostSigningKey } from './proof.ts';
+
+/**
+ * The node's keys, generated on the host and never sent anywhere but their public halves:
+ * - signing: Ed25519, proves every host request (and is the node's identity, by thumbprint)
+ * - sealing: X25519, so secrets meant for this node (e.g. provisions) can be sealed to it
+ *
+ * Kept in DIR (mode 0700) as `signing.jwk` and `sealing.jwk` (mode 0600, private JWKs).
+ */
+export type NodeKeys = {
+  readonly signing: { readonly privateKey: CryptoKey; readonly publicJwk: JWK };
+  readonly sealing: { readonly privateKey: CryptoKey; readonly publicJwk: JWK };
+  readonly thumbprint: string;
+};
+
+export const defaultHostDir = '/var/lib/mesh-host';
+const signingFile = 'signing.jwk';
+const sealingFile = 'sealing.jwk';
+
+export async function generateNodeKeys(): Promise<{
+  keys: NodeKeys;
+  privateJwks: { signing: JWK; sealing: JWK };
+}> {
+  const signing = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+  const sealing = await generateKeyPair('ECDH-ES', { crv: 'X25519', extractable: true });
+  const privateJwks = {
+    signing: await exportJWK(signing.privateKey),
+    sealing: await exportJWK(sealing.privateKey),
+  };
+  return { keys: await keysFrom(privateJwks.signing, privateJwks.sealing), privateJwks };
+}
+
+/** Loads the keys kept in DIR, or undefined when there are none yet. */
+export async function loadNodeKeys(dir: string): Promise<NodeKeys | undefined> {
+  let signing: JWK;
+  let sealing: JWK;
+  try {
+    signing = JSON.parse(await readFile(join(dir, signingFile), 'utf8')) as JWK;
+    sealing = JSON.parse(await readFile(join(dir, sealingFile), 'utf8')) as JWK;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return keysFrom(signing, sealing);
+}
+
+/**
+ * The keys of this enrolment: those already in DIR (an earlier run whose answer was lost, or
+ * that was told to wait, presents the same keys and so can still be the token's presenter),
+ * else new ones written there first, owner-only, before anything is sent.
+ */
+export async function loadOrCreateNodeKeys(dir: string): Promise<{ keys: NodeKeys; created: boolean }> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  const existing = await loadNodeKeys(dir);
+  if (existing) return { keys: existing, created: false };
+  const { keys, privateJwks } = await generateNodeKeys();
+  await writePrivate(join(dir, signingFile), privateJwks.signing);
+  await writePrivate(join(dir, sealingFile), privateJwks.sealing);
+  return { keys, created: true };
+}
+
+export function signingKeyOf(node: string, keys: NodeKeys): HostSigningKey {
+  return { node, privateKey: keys.signing.privateKey, thumbprint: keys.thumbprint };
+}
+
+export async function fileMode(path: string): Promise<number> {
+  return (await stat(path)).mode & 0o777;
+}
+
+async function writePrivate(path: string, jwk: JWK) {
+  // Written under a temporary name with the final mode, then renamed: never readable by others.
+  const temporary = `${path}.tmp-${process.pid}`;
+  await writeFile(temporary, `${JSON.stringify(jwk)}\n`, { mode: 0o600, flag: 'w' });
+  await chmod(temporary, 0o600);
+  await rename(temporary, path);
+}
+
+async function keysFrom(signingJwk: JWK, sealingJwk: JWK): Promise<NodeKeys> {
+  const publicOf = (jwk: JWK): JWK => ({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }) as JWK;
+  const signingPublic = publicOf(signingJwk);
+  const sealingPublic = publicOf(sealingJwk);
+  return {
+    signing: { privateKey: (await importJWK(signingJwk, 'EdDSA')) as CryptoKey, publicJwk: signingPublic },
+    sealing: { privateKey: (await importJWK(sealingJwk, 'ECDH-ES')) as CryptoKey, publicJwk: sealingPublic },
+    thumbprint: await calculateJwkThumbprint(signingPublic, 'sha256'),
+  };
+}

@@ -1,0 +1,342 @@
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
+import { createBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
+import { createReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
+import { createControlSender } from '../../lib/adapters/sqs/control-sender.ts';
+import { createQueueSettlement } from '../../lib/adapters/sqs/queue-settlement.ts';
+import { createControlBuildHandler } from '../../lib/api/handlers/control-build.ts';
+import { createControlCatchUpHandler } from '../../lib/api/handlers/control-catch-up.ts';
+import { createControlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
+import { createControlUpgradeHandler } from '../../lib/api/handlers/control-upgrade.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
+import { StaleReportError } from '../../lib/core/control/errors.ts';
+import { InMemoryMesh, RecordingLog } from '../../lib/core/control/in-memory.ts';
+import { envelope } from '../../lib/core/control/messages.ts';
+import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
+import { freePort } from '../../lib/runtime/ports.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+const region = 'us-east-1';
+const sqs = makeSQSClient({ region });
+const dynamodb = makeDynamoDBClient({ region });
+let config: MeshConfig;
+
+beforeAll(async () => {
+  config = await provisionTestResources('ctl');
+});
+afterAll(() => {
+  sqs.destroy();
+  dynamodb.destroy();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await sleep(100);
+  }
+  throw new Error(`not settled within ${timeoutMs} ms`);
+}
+
+async function receiveAll(queueUrl: string, visibility = 30) {
+  const answer = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+      VisibilityTimeout: visibility,
+      MessageAttributeNames: ['All'],
+      MessageSystemAttributeNames: ['All'],
+    }),
+  );
+  return answer.Messages ?? [];
+}
+
+function consumerDeps(overrides: Partial<ConsumerDeps> = {}) {
+  const mesh = new InMemoryMesh();
+  const log = new RecordingLog();
+  const lost: string[] = [];
+  const deps: ConsumerDeps = {
+    reports: createReportStore(dynamodb, config.inventoryTable),
+    builds: createBuildStore(dynamodb, config.inventoryTable),
+    sender: createControlSender(sqs, config.controlQueueUrl),
+    settlement: createQueueSettlement(sqs, config),
+    moduleVersions: mesh,
+    pushFlow: mesh,
+    log,
+    now: () => new Date(),
+    clock: () => Date.now(),
+    holdPolicy: { backoffSeconds: [1, 1, 2], boundSeconds: 120 },
+    pushTimeoutMs: 2_000,
+    countLost: (type) => lost.push(type),
+    ...overrides,
+  };
+  return { deps, mesh, log, lost };
+}
+
+function running(deps: ConsumerDeps): RunningEventSource {
+  return startEventSource({
+    queueUrl: config.controlQueueUrl,
+    sqs,
+    handler: createControlConsumerHandler(deps),
+    pollers: 2,
+    waitTimeSeconds: 1,
+  });
+}
+
+describe('report store over the wire', () => {
+  it('keeps the newer report; an older one recorded late is refused with the kept sequence', async () => {
+    const reports = createReportStore(dynamodb, config.inventoryTable);
+    const sentAt = new Date().toISOString();
+    await reports.recordReport({ node: 'wire', sequence: 5, state: 'applied', revision: 3, sentAt }, sentAt);
+    const late = reports.recordReport(
+      { node: 'wire', sequence: 4, state: 'applying', revision: 4, sentAt },
+      sentAt,
+    );
+    await expect(late).rejects.toBeInstanceOf(StaleReportError);
+    await expect(late).rejects.toMatchObject({ recordedSequence: 5 });
+    await reports.recordReport(
+      { node: 'wire', sequence: 6, state: 'heartbeat', revision: 0, sentAt },
+      sentAt,
+    );
+    const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const item = await dynamodb.send(
+      new GetItemCommand({
+        TableName: config.inventoryTable,
+        Key: { pk: { S: 'node#wire' }, sk: { S: 'report' } },
+      }),
+    );
+    expect(item.Item).toMatchObject({
+      sequence: { N: '6' },
+      state: { S: 'applied' },
+      revision: { N: '3' },
+      appliedRevision: { N: '3' },
+    });
+  });
+});
+
+describe('build store over the wire', () => {
+  it("keeps a build once and finds each module's latest successful build", async () => {
+    const builds = createBuildStore(dynamodb, config.inventoryTable);
+    const at = (minute: number) => `2026-09-22T10:0${minute}:00Z`;
+    const now = new Date().toISOString();
+    expect(
+      await builds.recordBuild(
+        { id: 'w1', module: 'web', version: '1', result: 'succeeded', finishedAt: at(1) },
+        now,
+      ),
+    ).toBe('recorded');
+    expect(
+      await builds.recordBuild(
+        { id: 'w1', module: 'web', version: '9', result: 'failed', finishedAt: at(9) },
+        now,
+      ),
+    ).toBe('repeat');
+    await builds.recordBuild(
+      { id: 'w2', module: 'web', version: '2', result: 'succeeded', finishedAt: at(2) },
+      now,
+    );
+    await builds.recordBuild(
+      { id: 'w3', module: 'web', version: '3', result: 'failed', finishedAt: at(3) },
+      now,
+    );
+    await builds.recordBuild(
+      { id: 'x1', module: 'web-x', version: '7', result: 'succeeded', finishedAt: at(0) },
+      now,
+    );
+    const latest = await builds.latestSuccessfulBuilds();
+    expect(latest.map((build) => [build.module, build.version, build.id]).sort()).toEqual([
+      ['web', '2', 'w2'],
+      ['web-x', '7', 'x1'],
+    ]);
+  });
+});
+
+describe('the consumer on the local event source, against fauxqs and DynamoDB Local', () => {
+  it('puts a malformed message in the dead-letter queue with its reason while the next of its group is processed', async () => {
+    const { deps } = consumerDeps();
+    const source = running(deps);
+    try {
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: config.controlQueueUrl,
+          MessageGroupId: 'report:mal',
+          MessageBody: '{"type":',
+        }),
+      );
+      const next = envelope('report', {
+        node: 'mal',
+        sequence: 1,
+        state: 'applied',
+        revision: 1,
+        sentAt: new Date().toISOString(),
+      });
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: config.controlQueueUrl,
+          MessageGroupId: next.subject,
+          MessageBody: JSON.stringify(next),
+        }),
+      );
+      const reports = createReportStore(dynamodb, config.inventoryTable);
+      await until(async () => {
+        try {
+          await reports.recordReport({ ...next.body, sequence: 1 }, new Date().toISOString());
+          return undefined;
+        } catch (error) {
+          return error instanceof StaleReportError ? true : undefined;
+        }
+      });
+      const [dead] = await until(async () => {
+        const messages = await receiveAll(config.deadLetterQueueUrl);
+        return messages.length > 0 ? messages : undefined;
+      });
+      expect(dead?.Body).toBe('{"type":');
+      expect(dead?.MessageAttributes?.['mesh.deadLetter']?.StringValue).toBe('malformed');
+      expect(dead?.MessageAttributes?.['mesh.reason']?.StringValue).toMatch(/^bad JSON/);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('takes builds, upgrades and catch-up from the operator routes through the queue', async () => {
+    const { deps, mesh } = consumerDeps();
+    const sender = createControlSender(sqs, config.controlQueueUrl);
+    const call = (
+      handler: (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>,
+      body: unknown,
+    ) =>
+      handler(
+        { body: JSON.stringify(body), isBase64Encoded: false, headers: {} } as APIGatewayProxyEvent,
+        {} as Context,
+      ) as Promise<{
+        statusCode: number;
+        body: string;
+      }>;
+    const source = running(deps);
+    try {
+      const built = await call(createControlBuildHandler({ sender }), {
+        module: 'queue-mod',
+        version: '4.2',
+        id: 'qm-1',
+      });
+      expect(built.statusCode).toBe(202);
+      expect(JSON.parse(built.body).queued).toMatchObject({
+        subject: 'build:qm-1',
+        messageId: expect.any(String),
+      });
+      const bad = await call(createControlUpgradeHandler({ sender }), { module: 'Bad Name', version: '1' });
+      expect(bad.statusCode).toBe(400);
+
+      const builds = createBuildStore(dynamodb, config.inventoryTable);
+      await until(async () =>
+        (await builds.latestSuccessfulBuilds()).some((build) => build.id === 'qm-1') ? true : undefined,
+      );
+      const caught = await call(createControlCatchUpHandler({ sender }), {});
+      expect(caught.statusCode).toBe(202);
+      await until(async () => (mesh.versions.get('queue-mod') === '4.2' ? true : undefined));
+      expect(mesh.pushes).toBeGreaterThanOrEqual(1);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('holds a report while the store is away and, past a short bound, really lets it go to the dead-letter queue', async () => {
+    // Prepare: a store nobody listens on, and a bound of three seconds.
+    const closedPort = await freePort();
+    const unreachable = makeDynamoDBClient(
+      { region },
+      { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
+    );
+    const { deps, log, lost } = consumerDeps({
+      reports: createReportStore(unreachable, config.inventoryTable),
+      holdPolicy: { backoffSeconds: [1], boundSeconds: 3 },
+    });
+    const source = running(deps);
+    const message = envelope('report', {
+      node: 'gone',
+      sequence: 1,
+      state: 'applied',
+      revision: 1,
+      sentAt: new Date().toISOString(),
+    });
+    try {
+      // Act
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: config.controlQueueUrl,
+          MessageGroupId: message.subject,
+          MessageBody: JSON.stringify(message),
+        }),
+      );
+      const dead = await until(async () => {
+        const messages = await receiveAll(config.deadLetterQueueUrl);
+        return messages.find(
+          (candidate) => candidate.MessageAttributes?.['mesh.subject']?.StringValue === 'report:gone',
+        );
+      }, 30_000);
+      // Assess
+      expect(dead.MessageAttributes?.['mesh.deadLetter']?.StringValue).toBe('lost');
+      expect(dead.MessageAttributes?.['mesh.reason']?.StringValue).toMatch(/^recording a report/);
+      expect(
+        log.lines.filter((line) => line.message.startsWith('held report report:gone')).length,
+      ).toBeGreaterThanOrEqual(2);
+      expect(log.lines.map((line) => line.message)).toContainEqual(
+        expect.stringMatching(/^lost report report:gone after [3-9] s: recording a report/),
+      );
+      expect(lost).toEqual(['report']);
+    } finally {
+      await source.stop();
+      unreachable.destroy();
+    }
+    await sleep(1_200);
+    expect(
+      (await receiveAll(config.controlQueueUrl, 1)).filter(
+        (m) => m.Attributes?.MessageGroupId === 'report:gone',
+      ),
+    ).toEqual([]);
+  });
+
+  it('leaves what it held on the queue when it stops', async () => {
+    const closedPort = await freePort();
+    const unreachable = makeDynamoDBClient(
+      { region },
+      { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
+    );
+    const { deps, log } = consumerDeps({
+      builds: createBuildStore(unreachable, config.inventoryTable),
+      holdPolicy: { backoffSeconds: [1], boundSeconds: 120 },
+    });
+    const source = running(deps);
+    const message = envelope('build', {
+      id: 'kept-1',
+      module: 'kept',
+      version: '1',
+      result: 'succeeded',
+      finishedAt: new Date().toISOString(),
+    });
+    await sqs.send(
+      new SendMessageCommand({
+        QueueUrl: config.controlQueueUrl,
+        MessageGroupId: message.subject,
+        MessageBody: JSON.stringify(message),
+      }),
+    );
+    await until(async () =>
+      log.lines.some((line) => line.message.startsWith('held build build:kept-1')) ? true : undefined,
+    );
+    await source.stop();
+    unreachable.destroy();
+    const back = await until(async () => {
+      const messages = await receiveAll(config.controlQueueUrl);
+      return messages.find((candidate) => candidate.Attributes?.MessageGroupId === 'build:kept-1');
+    }, 10_000);
+    expect(JSON.parse(back.Body ?? '{}')).toMatchObject({ subject: 'build:kept-1' });
+  });
+});

@@ -1,0 +1,52 @@
+import { type DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { fromItem } from '../../lib/adapters/dynamodb/identity-codec.ts';
+import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/identity-node-keys.ts';
+import { nodeItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { PresentedKeys } from '../../lib/core/enrolment/keys.ts';
+import { generateNodeKeys } from '../../lib/host/keys.ts';
+
+/** Shared by the enrolment integration tests: a store, a settable clock, nodes and keys. */
+export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = makeDynamoDBClient(config)) {
+  const clock = { ms: Date.parse('2026-10-01T12:00:00Z') };
+  const now = () => new Date(clock.ms);
+  const tokens = new DynamoDBTokenStore({ client, tableName: config.inventoryTable });
+  const keys = new DynamoDBNodeKeyStore({ client, tableName: config.identityTable });
+  return {
+    client,
+    clock,
+    now,
+    tokens,
+    keys,
+    async addNode(node: string) {
+      await client.send(
+        new PutItemCommand({
+          TableName: config.inventoryTable,
+          Item: { pk: { S: nodeItemKey(node).pk }, sk: { S: 'node' }, name: { S: node } },
+        }),
+      );
+    },
+    scan: (table: 'inventory' | 'identity') =>
+      scanAll(client, table === 'inventory' ? config.inventoryTable : config.identityTable),
+  };
+}
+
+export async function presenterKeys(): Promise<PresentedKeys> {
+  const { keys } = await generateNodeKeys();
+  return { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk } as PresentedKeys;
+}
+
+export async function scanAll(client: DynamoDBClient, table: string) {
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []).map((item) => fromItem(item)));
+    start = page.LastEvaluatedKey as typeof start;
+  } while (start);
+  return items;
+}

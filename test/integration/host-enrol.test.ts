@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import { configEnvironment, type MeshConfig } from '../../lib/config.ts';
+import { parseToken } from '../../lib/core/enrolment/token.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { freePort } from '../../lib/runtime/ports.ts';
+import { watch } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+import { enrolmentFixture } from './enrol-fixtures.ts';
+
+let config: MeshConfig;
+let api: RunningApi;
+let fixture: ReturnType<typeof enrolmentFixture>;
+let root: string;
+
+beforeAll(async () => {
+  config = await provisionTestResources('hostenrol');
+  Object.assign(process.env, configEnvironment(config));
+  fixture = enrolmentFixture(config);
+  api = await startLocalApi({ port: 0 });
+  root = mkdtempSync(join(tmpdir(), 'mesh-host-enrol-'));
+});
+
+afterAll(async () => {
+  await api?.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function tokenFor(node: string) {
+  await fixture.addNode(node);
+  const answer = await fetch(`${api.url}/nodes/${node}/token`, { method: 'POST', body: '{}' });
+  return ((await answer.json()) as { token: string }).token;
+}
+
+async function meshHost(args: string[]) {
+  const child = watch(process.execPath, ['bin/mesh-host.ts', 'enrol', ...args]);
+  const { code } = await child.exited();
+  return { code, output: child.output() };
+}
+
+describe('mesh-host enrol', () => {
+  it('enrols, keeps the keys owner-only, and on a second run with the same DIR gets the same success', async () => {
+    const token = await tokenFor('web-1');
+    const dir = join(root, 'web-1');
+
+    const first = await meshHost(['--api', api.url, '--node', 'web-1', '--token', token, '--dir', dir]);
+    const again = await meshHost(['--api', api.url, '--node', 'web-1', '--token', token, '--dir', dir]);
+
+    expect(first.code).toBe(ExitCode.ok);
+    expect(first.output).toMatch(/enrolled web-1 at /);
+    expect(again.code).toBe(ExitCode.ok);
+    expect(statSync(join(dir, 'signing.jwk')).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(first.output).not.toContain(token.split('_')[2]);
+  });
+
+  it('is refused, with the reason, for a token spent by other keys', async () => {
+    const token = await tokenFor('web-2');
+    await meshHost(['--api', api.url, '--node', 'web-2', '--token', token, '--dir', join(root, 'web-2a')]);
+
+    const other = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-2',
+      '--token',
+      token,
+      '--dir',
+      join(root, 'web-2b'),
+    ]);
+
+    expect(other.code).toBe(ExitCode.enrolRefused);
+    expect(other.output).toContain('token_spent');
+  });
+
+  it('says how long to wait when its patience runs out on a held token', async () => {
+    const token = await tokenFor('web-3');
+    const { tokenId, secretHash } = parseToken(token);
+    await fixture.tokens.claim({
+      node: 'web-3',
+      tokenId,
+      secretHash,
+      presenter: 'someone-else',
+      nowMs: Date.now(),
+      leaseUntilMs: Date.now() + 30_000,
+    });
+
+    const held = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-3',
+      '--token',
+      token,
+      '--dir',
+      join(root, 'web-3'),
+      '--patience',
+      '1',
+    ]);
+
+    expect(held.code).toBe(ExitCode.waitThenRetry);
+    expect(held.output).toMatch(/wait (29|30) s before running enrol again/);
+  });
+
+  it('exits 6 when nothing listens at --api, and 2 on a malformed token', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const token = await tokenFor('web-4');
+
+    const unreachable = await meshHost([
+      '--api',
+      nobody,
+      '--node',
+      'web-4',
+      '--token',
+      token,
+      '--dir',
+      join(root, 'web-4'),
+    ]);
+    const malformed = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-4',
+      '--token',
+      'mesh_nope',
+      '--dir',
+      join(root, 'web-4'),
+    ]);
+
+    expect(unreachable.code).toBe(ExitCode.unavailable);
+    expect(malformed.code).toBe(ExitCode.usage);
+  });
+});

@@ -1,0 +1,222 @@
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBDeliveryReader } from '../../lib/adapters/dynamodb/delivery-reader.ts';
+import { DynamoDBModuleVersions } from '../../lib/adapters/dynamodb/mesh-module-versions.ts';
+import { DynamoDBMeshStore } from '../../lib/adapters/dynamodb/mesh-store.ts';
+import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
+import type { MeshDeps } from '../../lib/api/handlers/mesh-deps.ts';
+import {
+  createMeshAssignHandler,
+  createMeshConsumeHandler,
+  createMeshDeclarationHandler,
+  createMeshNodeAddHandler,
+  createMeshPushHandler,
+} from '../../lib/api/handlers/mesh-handlers.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+let config: MeshConfig;
+let deps: MeshDeps;
+let store: DynamoDBMeshStore;
+const client = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
+
+beforeAll(async () => {
+  config = await provisionTestResources('mesh');
+  store = new DynamoDBMeshStore({ client, tableName: config.inventoryTable });
+  deps = {
+    store,
+    service: new MeshService({ store }),
+    pushFlow: new LocalPushFlow({ tasks: pushTaskFunctions(store) }),
+    deliveries: new DynamoDBDeliveryReader({ client, tableName: config.inventoryTable }),
+  };
+});
+
+const call = (
+  handler: (e: APIGatewayProxyEvent, c: never) => Promise<unknown>,
+  event: Partial<APIGatewayProxyEvent>,
+) =>
+  handler(
+    { headers: {}, pathParameters: null, body: null, ...event } as APIGatewayProxyEvent,
+    {} as never,
+  ) as Promise<{
+    statusCode: number;
+    body: string;
+    headers?: Record<string, string>;
+  }>;
+const body = (answer: { body: string }) => JSON.parse(answer.body);
+const partition = async (node: string) =>
+  (
+    await client.send(
+      new QueryCommand({
+        TableName: config.inventoryTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `node#${node}` } },
+      }),
+    )
+  ).Items ?? [];
+
+describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
+  it('one push of the consumer delivers the grant to the provider and names it flushed', async () => {
+    // Prepare
+    const add = createMeshNodeAddHandler(deps);
+    const assign = createMeshAssignHandler(deps);
+    const consume = createMeshConsumeHandler(deps);
+    const push = createMeshPushHandler(deps);
+    await call(add, { body: JSON.stringify({ node: 'broker' }) });
+    await call(add, { body: JSON.stringify({ node: 'shop' }) });
+    await call(assign, { pathParameters: { node: 'broker', module: 'rabbit' }, body: '{"provides":"amqp"}' });
+    await call(assign, { pathParameters: { node: 'shop', module: 'web' } });
+    expect((await call(push, { body: '{"behind":true}' })).statusCode).toBe(200);
+    const consumed = await call(consume, {
+      pathParameters: { node: 'shop', module: 'web' },
+      body: JSON.stringify({ provider: { node: 'broker', module: 'rabbit' } }),
+    });
+
+    // Act
+    const pushed = await call(push, { body: '{"node":"shop"}' });
+
+    // Assess
+    expect(consumed.statusCode).toBe(201);
+    expect(body(pushed)).toEqual({
+      pushed: { node: 'shop', revision: 2 },
+      flushed: [{ node: 'broker', revision: 2, round: 1 }],
+      rounds: 1,
+      behind: [],
+    });
+    const declaration = await call(createMeshDeclarationHandler(deps), {
+      pathParameters: { node: 'broker' },
+    });
+    const delivery = body(declaration) as { declaration: Declaration; etag: string; revision: number };
+    expect(delivery.revision).toBe(2);
+    expect(declaration.headers?.etag).toBe(delivery.etag);
+    expect(delivery.declaration.grants.map((g) => g.consumer)).toEqual([{ node: 'shop', module: 'web' }]);
+  });
+
+  it('an upgrade marks its carriers, and push --behind sends exactly them', async () => {
+    await deps.service.addNode('up-a');
+    await deps.service.addNode('up-b');
+    await deps.service.assign('up-a', 'cache', null);
+    await deps.service.assign('up-b', 'other', null);
+    await deps.pushFlow.push({ behind: true });
+
+    const { carriers } = await new DynamoDBModuleVersions({
+      client,
+      tableName: config.inventoryTable,
+    }).setModuleVersion('cache', '7.2');
+    const outcome = await deps.pushFlow.push({ behind: true });
+
+    expect(carriers).toEqual(['up-a']);
+    expect(outcome.flushed.map((f) => f.node)).toEqual(['up-a']);
+    const sent = (await deps.deliveries.readDelivery('up-a'))?.declaration as Declaration;
+    expect(sent.modules).toEqual([{ name: 'cache', version: '7.2', provides: null }]);
+  });
+});
+
+describe('bad input changes nothing', () => {
+  it('answers 404 for an unknown node or module, 400 for a bad name, 409/422 for bad relations', async () => {
+    const add = createMeshNodeAddHandler(deps);
+    const assign = createMeshAssignHandler(deps);
+    const consume = createMeshConsumeHandler(deps);
+    await deps.service.addNode('bi-p');
+    await deps.service.addNode('bi-c');
+    await deps.service.assign('bi-p', 'plain', null);
+    await deps.service.assign('bi-p', 'pg', 'sql');
+    await deps.service.assign('bi-c', 'app', null);
+    await deps.service.consume({ node: 'bi-c', module: 'app' }, { node: 'bi-p', module: 'pg' });
+    const before = await partition('bi-c');
+    const relate = (node: string, module: string, provider: object) =>
+      call(consume, { pathParameters: { node, module }, body: JSON.stringify({ provider }) });
+
+    const answers = {
+      badName: await call(add, { body: '{"node":"Bad_Name"}' }),
+      duplicateNode: await call(add, { body: '{"node":"bi-c"}' }),
+      unknownNode: await call(assign, { pathParameters: { node: 'ghost', module: 'x' } }),
+      unknownModule: await relate('bi-c', 'nope', { node: 'bi-p', module: 'pg' }),
+      unknownProvider: await relate('bi-c', 'app', { node: 'ghost', module: 'pg' }),
+      notProvider: await relate('bi-c', 'app', { node: 'bi-p', module: 'plain' }),
+      duplicate: await relate('bi-c', 'app', { node: 'bi-p', module: 'pg' }),
+      unknownPush: await call(createMeshPushHandler(deps), { body: '{"node":"ghost"}' }),
+    };
+
+    expect(
+      Object.fromEntries(Object.entries(answers).map(([k, a]) => [k, [a.statusCode, body(a).error.code]])),
+    ).toEqual({
+      badName: [400, 'invalid_request'],
+      duplicateNode: [409, 'node_exists'],
+      unknownNode: [404, 'node_not_found'],
+      unknownModule: [404, 'module_not_assigned'],
+      unknownProvider: [404, 'node_not_found'],
+      notProvider: [422, 'not_a_provider'],
+      duplicate: [409, 'duplicate_relation'],
+      unknownPush: [404, 'node_not_found'],
+    });
+    expect(body(answers.unknownModule).error.message).toContain('nope');
+    expect(await partition('bi-c')).toEqual(before);
+    expect(await partition('ghost')).toEqual([]);
+  });
+});
+
+describe('sent revision', () => {
+  it('two sends racing on one node cannot both write the same revision', async () => {
+    await deps.service.addNode('race');
+    const write = (digest: string) =>
+      store.send({
+        node: 'race',
+        revision: 1,
+        previousRevision: undefined,
+        digest,
+        canonical: '{}',
+        sentAt: new Date().toISOString(),
+        mints: [],
+        mark: undefined,
+      });
+
+    const results = await Promise.allSettled([write('a'), write('b')]);
+
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(lost.reason).toBeInstanceOf(MeshRaceError);
+    expect((lost.reason as MeshRaceError).race).toBe('revision');
+  });
+});
+
+describe('the mesh model on DynamoDB (property, fewer runs)', () => {
+  it('after a push --behind, an audit finds nothing behind', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 2 }), fc.boolean()), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        async (pairs) => {
+          run += 1;
+          const name = (i: number) => `pr${run}-${i}`;
+          for (let i = 0; i < 3; i += 1) {
+            await deps.service.addNode(name(i));
+            await deps.service.assign(name(i), 'svc', 'kv');
+            await deps.service.assign(name(i), 'use', null);
+          }
+          for (const [c, p, pushNow] of pairs) {
+            await deps.service
+              .consume({ node: name(c), module: 'use' }, { node: name(p), module: 'svc' })
+              .catch(() => undefined);
+            if (pushNow) await deps.pushFlow.push({ node: name(c) });
+          }
+          const outcome = await deps.pushFlow.push({ behind: true });
+          const audit = await deps.pushFlow.push({ behind: true, full: true });
+          expect(outcome.behind).toEqual([]);
+          expect(audit.flushed).toEqual([]);
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+});

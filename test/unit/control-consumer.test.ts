@@ -1,0 +1,413 @@
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { createControlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
+import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
+import { StoreUnavailableError } from '../../lib/core/control/errors.ts';
+import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
+import {
+  InMemoryControlStore,
+  InMemoryMesh,
+  RecordingLog,
+  RecordingSender,
+  RecordingSettlement,
+} from '../../lib/core/control/in-memory.ts';
+import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
+import type { BuildStore } from '../../lib/core/control/ports.ts';
+import { MeshStoreUnavailableError } from '../../lib/core/mesh/errors.ts';
+
+const t0 = Date.parse('2026-09-22T10:00:00Z');
+const context = {} as Context;
+
+function world(overrides: Partial<ConsumerDeps> = {}) {
+  const store = new InMemoryControlStore();
+  const mesh = new InMemoryMesh();
+  const sender = new RecordingSender();
+  const settlement = new RecordingSettlement();
+  const log = new RecordingLog();
+  const lost: string[] = [];
+  let now = t0;
+  const deps: ConsumerDeps = {
+    reports: store.reportStore,
+    builds: store.buildStore,
+    moduleVersions: mesh,
+    pushFlow: mesh,
+    sender,
+    settlement,
+    log,
+    now: () => new Date(now),
+    clock: () => now,
+    holdPolicy: defaultHoldPolicy,
+    pushTimeoutMs: 50,
+    countLost: (type) => lost.push(type),
+    ...overrides,
+  };
+  const handler = createControlConsumerHandler(deps);
+  return {
+    store,
+    mesh,
+    sender,
+    settlement,
+    log,
+    lost,
+    setNow: (ms: number) => {
+      now = ms;
+    },
+    deliver: async (records: SQSRecord[]) =>
+      (await handler({ Records: records } as SQSEvent, context)).batchItemFailures.map(
+        (failure) => failure.itemIdentifier,
+      ),
+  };
+}
+
+type RecordOptions = { id: string; receiveCount?: number; firstReceivedAt?: number; group?: string };
+
+function record(message: ControlMessage | string, options: RecordOptions): SQSRecord {
+  const body = typeof message === 'string' ? message : JSON.stringify(message);
+  const group = options.group ?? (typeof message === 'string' ? 'report:n1' : message.subject);
+  return {
+    messageId: options.id,
+    receiptHandle: `receipt-${options.id}`,
+    body,
+    attributes: {
+      ApproximateReceiveCount: String(options.receiveCount ?? 1),
+      SentTimestamp: String(t0),
+      SenderId: 'test',
+      ApproximateFirstReceiveTimestamp: String(options.firstReceivedAt ?? t0),
+      MessageGroupId: group,
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:control.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
+
+const report = (node: string, sequence: number, state: 'applying' | 'applied' = 'applied') =>
+  envelope('report', { node, sequence, state, revision: sequence, sentAt: new Date(t0).toISOString() });
+const build = (
+  id: string,
+  module = 'broker',
+  version = '1.0.0',
+  result: 'succeeded' | 'failed' = 'succeeded',
+) => envelope('build', { id, module, version, result, finishedAt: new Date(t0).toISOString() });
+const upgrade = (module: string, version: string) => envelope('upgrade', { module, version });
+const catchUp = () => envelope('catch-up', {});
+
+describe('reports', () => {
+  it('are held while the store is away and recorded when it is back', async () => {
+    // Prepare
+    const w = world();
+    w.store.down = true;
+    // Act
+    const held = await w.deliver([record(report('n1', 1), { id: 'm1' })]);
+    w.store.down = false;
+    w.setNow(t0 + 6_000);
+    const again = await w.deliver([record(report('n1', 1), { id: 'm1', receiveCount: 2 })]);
+    // Assess
+    expect(held).toEqual(['m1']);
+    expect(w.settlement.holds).toEqual([{ messageId: 'm1', visibilitySeconds: 5 }]);
+    expect(again).toEqual([]);
+    expect(w.store.reports.get('n1')?.sequence).toBe(1);
+  });
+
+  it('back off 5, 10, 20, 30 s by receive count', async () => {
+    const w = world();
+    w.store.down = true;
+    for (const receiveCount of [1, 2, 3, 4, 5]) {
+      await w.deliver([record(report('n1', 1), { id: `m${receiveCount}`, receiveCount })]);
+    }
+    expect(w.settlement.holds.map((hold) => hold.visibilitySeconds)).toEqual([5, 10, 20, 30, 30]);
+  });
+
+  it('are set aside by a newer report of the same node in the batch, even while held', async () => {
+    const w = world();
+    w.store.down = true;
+    const failures = await w.deliver([
+      record(report('n1', 1), { id: 'old' }),
+      record(report('n2', 7), { id: 'other' }),
+      record(report('n1', 2), { id: 'new' }),
+    ]);
+    expect(failures).toEqual(['other', 'new']);
+
+    w.store.down = false;
+    const later = await w.deliver([record(report('n1', 2), { id: 'new', receiveCount: 2 })]);
+    expect(later).toEqual([]);
+    expect(w.store.reports.get('n1')?.sequence).toBe(2);
+  });
+
+  it('recorded late never overwrite a newer one', async () => {
+    const w = world();
+    await w.deliver([record(report('n1', 5), { id: 'new' })]);
+    const failures = await w.deliver([record(report('n1', 3, 'applying'), { id: 'old' })]);
+    expect(failures).toEqual([]);
+    expect(w.store.reports.get('n1')).toMatchObject({ sequence: 5, state: 'applied' });
+  });
+
+  it('are let go past the bound: dead-lettered, a lost line, a metric, acknowledged', async () => {
+    const w = world();
+    w.store.down = true;
+    w.setNow(t0 + 121_000);
+    const failures = await w.deliver([
+      record(report('n1', 4), { id: 'm1', receiveCount: 9, firstReceivedAt: t0 }),
+      record(report('n9', 5), { id: 'm2', firstReceivedAt: t0 + 120_000 }),
+    ]);
+    expect(failures).toEqual(['m2']);
+    expect(w.settlement.deadLetters).toEqual([
+      expect.objectContaining({ messageId: 'm1', kind: 'lost', type: 'report', subject: 'report:n1' }),
+    ]);
+    expect(w.log.lines).toContainEqual({
+      level: 'error',
+      message: 'lost report report:n1 after 121 s: recording a report: Error (connect ECONNREFUSED)',
+    });
+    expect(w.lost).toEqual(['report']);
+  });
+
+  it('near the bound wait no longer than the time left', async () => {
+    const w = world();
+    w.store.down = true;
+    w.setNow(t0 + 117_500);
+    await w.deliver([record(report('n1', 1), { id: 'm1', receiveCount: 6 })]);
+    expect(w.settlement.holds).toEqual([{ messageId: 'm1', visibilitySeconds: 3 }]);
+  });
+});
+
+describe('a batch with several messages of one subject failing part-way', () => {
+  it('returns exactly the failed message and the rest of its subject, in order; other subjects go on', async () => {
+    // Prepare: the store fails on the second attempt at build x only.
+    const store = new InMemoryControlStore();
+    let attemptsOnX = 0;
+    const builds: BuildStore = {
+      ...store.buildStore,
+      recordBuild: async (body, recordedAt) => {
+        if (body.id === 'x' && ++attemptsOnX === 2) throw new StoreUnavailableError('recording a build');
+        return store.buildStore.recordBuild(body, recordedAt);
+      },
+    };
+    const w = world({ builds });
+    // Act
+    const failures = await w.deliver([
+      record(build('x'), { id: 'x1' }),
+      record(build('y'), { id: 'y1' }),
+      record(build('x'), { id: 'x2' }),
+      record(report('n1', 1), { id: 'r1' }),
+      record(build('x'), { id: 'x3' }),
+      record(build('y'), { id: 'y2' }),
+      record(build('x'), { id: 'x4' }),
+    ]);
+    // Assess
+    expect(failures).toEqual(['x2', 'x3', 'x4']);
+    expect(attemptsOnX).toBe(2);
+    expect(w.settlement.holds).toEqual([
+      { messageId: 'x2', visibilitySeconds: 5 },
+      { messageId: 'x3', visibilitySeconds: 5 },
+      { messageId: 'x4', visibilitySeconds: 5 },
+    ]);
+    expect([...store.builds.keys()].sort()).toEqual(['x', 'y']);
+    expect(w.store.reports.get('n1')?.sequence).toBe(1);
+  });
+
+  it('returns the whole batch when every subject is held, without throwing', async () => {
+    const w = world();
+    w.store.down = true;
+    const failures = await w.deliver([
+      record(report('a', 1), { id: 'a' }),
+      record(build('b'), { id: 'b' }),
+      record(catchUp(), { id: 'c' }),
+    ]);
+    expect(failures).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('malformed messages', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['bad JSON', '{"type":', /^bad JSON/],
+    [
+      'unknown type',
+      JSON.stringify({ type: 'reboot', subject: 'report:n1', sentAt: new Date(t0).toISOString(), body: {} }),
+      /^unknown type/,
+    ],
+    [
+      'schema failure',
+      JSON.stringify({ ...report('n1', 1), body: { ...report('n1', 1).body, sequence: -1 } }),
+      /^schema: body\.sequence/,
+    ],
+    ['oversize', JSON.stringify({ ...report('n1', 1), pad: 'x'.repeat(maxMessageBytes) }), /^oversize/],
+    [
+      'subject not its group',
+      JSON.stringify(report('n2', 1)),
+      /^schema: subject report:n2 is not the message group report:n1/,
+    ],
+  ];
+
+  for (const [name, body, reason] of cases) {
+    it(`(${name}) goes to the dead-letter queue with its reason while the next of its group is processed`, async () => {
+      const w = world();
+      const failures = await w.deliver([
+        record(body, { id: 'bad', group: 'report:n1' }),
+        record(report('n1', 2), { id: 'next' }),
+      ]);
+      expect(failures).toEqual([]);
+      expect(w.settlement.deadLetters).toEqual([
+        expect.objectContaining({
+          messageId: 'bad',
+          kind: 'malformed',
+          reason: expect.stringMatching(reason),
+        }),
+      ]);
+      expect(w.store.reports.get('n1')?.sequence).toBe(2);
+    });
+  }
+
+  it('is held, not dropped, when the dead-letter queue cannot take it; its group goes on', async () => {
+    const settlement = new RecordingSettlement();
+    const w = world({
+      settlement: {
+        hold: (record, seconds) => settlement.hold(record, seconds),
+        deadLetter: async () => {
+          throw new Error('dead-letter queue unreachable');
+        },
+      },
+    });
+    const failures = await w.deliver([
+      record('nope', { id: 'bad', group: 'report:n1' }),
+      record(report('n1', 2), { id: 'next' }),
+    ]);
+    expect(failures).toEqual(['bad']);
+    expect(w.store.reports.get('n1')?.sequence).toBe(2);
+  });
+});
+
+describe('build results', () => {
+  it('are held on a store failure and recorded once otherwise; a repeat is ignored', async () => {
+    const w = world();
+    w.store.down = true;
+    expect(await w.deliver([record(build('b1'), { id: 'm1' })])).toEqual(['m1']);
+    w.store.down = false;
+    expect(await w.deliver([record(build('b1'), { id: 'm1', receiveCount: 2 })])).toEqual([]);
+    expect(await w.deliver([record(build('b1', 'broker', '9.9.9', 'failed'), { id: 'm2' })])).toEqual([]);
+    expect(w.store.builds.get('b1')).toMatchObject({ version: '1.0.0', result: 'succeeded' });
+  });
+});
+
+describe('catch-up', () => {
+  it('is held on a store failure and acknowledged only after re-announcing each module’s latest successful build', async () => {
+    const w = world();
+    await w.deliver([
+      record(build('b1', 'broker', '1.0.0'), { id: 'b1' }),
+      record(build('b2', 'broker', '1.1.0'), { id: 'b2' }),
+      record(build('b3', 'broker', '2.0.0', 'failed'), { id: 'b3' }),
+      record(build('d1', 'db', '5'), { id: 'd1' }),
+    ]);
+    const b2 = w.store.builds.get('b2');
+    if (b2) w.store.builds.set('b2', { ...b2, finishedAt: new Date(t0 + 1000).toISOString() });
+    w.store.down = true;
+    expect(await w.deliver([record(catchUp(), { id: 'c1' })])).toEqual(['c1']);
+    expect(w.sender.sent).toEqual([]);
+
+    w.store.down = false;
+    expect(await w.deliver([record(catchUp(), { id: 'c1', receiveCount: 2 })])).toEqual([]);
+    expect(w.sender.sent.map((outgoing) => [outgoing.message.subject, outgoing.message.body])).toEqual([
+      ['upgrade:broker', { module: 'broker', version: '1.1.0' }],
+      ['upgrade:db', { module: 'db', version: '5' }],
+    ]);
+  });
+
+  it('is held when the control queue cannot take the announcements', async () => {
+    const w = world({
+      sender: {
+        send: async () => {
+          throw new StoreUnavailableError('putting messages on the control queue');
+        },
+      },
+    });
+    await w.deliver([record(build('b1'), { id: 'b1' })]);
+    expect(await w.deliver([record(catchUp(), { id: 'c1' })])).toEqual(['c1']);
+  });
+});
+
+describe('upgrades', () => {
+  it('are held when setting the version fails, and the push is not tried', async () => {
+    const w = world();
+    w.mesh.down = true;
+    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
+    expect(w.mesh.pushes).toBe(0);
+  });
+
+  it("are held on the mesh store's own unavailable error", async () => {
+    const w = world({
+      moduleVersions: {
+        setModuleVersion: async () => {
+          throw new MeshStoreUnavailableError('the inventory table could not be reached');
+        },
+      },
+    });
+    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
+  });
+
+  it('are dead-lettered, not held, when the mesh refuses them for good', async () => {
+    const w = world({
+      moduleVersions: {
+        setModuleVersion: async () => {
+          throw new Error('no such module');
+        },
+      },
+    });
+    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual([]);
+    expect(w.settlement.deadLetters).toEqual([
+      expect.objectContaining({ messageId: 'u1', kind: 'rejected' }),
+    ]);
+  });
+
+  it('set the version and push the nodes behind', async () => {
+    const w = world();
+    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual([]);
+    expect(w.mesh.versions.get('broker')).toBe('2.0.0');
+    expect(w.mesh.pushes).toBe(1);
+  });
+
+  it('are not held on a push that timed out or failed: logged and acknowledged', async () => {
+    for (const behaviour of ['hang', 'fail'] as const) {
+      const w = world();
+      w.mesh.pushBehaviour = behaviour;
+      expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual([]);
+      expect(w.mesh.versions.get('broker')).toBe('2.0.0');
+      expect(w.settlement.holds).toEqual([]);
+      expect(
+        w.log.lines.some(
+          (line) => line.level === 'warn' && /push after upgrading broker failed/.test(line.message),
+        ),
+      ).toBe(true);
+    }
+  });
+
+  it('an older upgrade of a module is set aside by a newer one in the batch', async () => {
+    const w = world();
+    await w.deliver([
+      record(upgrade('broker', '2.0.0'), { id: 'u1' }),
+      record(upgrade('broker', '3.0.0'), { id: 'u2' }),
+    ]);
+    expect(w.mesh.versions.get('broker')).toBe('3.0.0');
+    expect(w.mesh.pushes).toBe(1);
+  });
+});
+
+describe('every message type delivered three times', () => {
+  it('leaves the same state as once', async () => {
+    const messages = [
+      record(report('n1', 3), { id: 'r' }),
+      record(build('b1', 'broker', '1.2.0'), { id: 'b' }),
+      record(upgrade('broker', '1.2.0'), { id: 'u' }),
+      record(catchUp(), { id: 'c' }),
+    ];
+    const once = world();
+    const thrice = world();
+    for (const message of messages) await once.deliver([message]);
+    for (const message of messages) for (let n = 0; n < 3; n += 1) await thrice.deliver([message]);
+
+    expect([...thrice.store.reports]).toEqual([...once.store.reports]);
+    expect([...thrice.store.builds]).toEqual([...once.store.builds]);
+    expect([...thrice.mesh.versions]).toEqual([...once.mesh.versions]);
+    expect(thrice.sender.sent).toEqual(once.sender.sent);
+  });
+});

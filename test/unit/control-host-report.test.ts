@@ -1,0 +1,134 @@
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { createHostReportHandler } from '../../lib/api/handlers/host-report.ts';
+import { hostAuthentication } from '../../lib/api/host-auth.ts';
+import { StoreUnavailableError } from '../../lib/core/control/errors.ts';
+import { RecordingSender } from '../../lib/core/control/in-memory.ts';
+import type { ControlSender } from '../../lib/core/control/ports.ts';
+import type {
+  NodeCredential,
+  NodeCredentialReader,
+  ProofReplayGuard,
+} from '../../lib/core/host-identity/ports.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { hostProof } from '../../lib/host/proof.ts';
+
+const now = new Date('2026-10-01T12:00:00Z');
+const base = 'https://api.example.test';
+
+class Credentials implements NodeCredentialReader {
+  readonly keys = new Map<string, NodeKeys>();
+  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
+    const keys = this.keys.get(node);
+    return {
+      key:
+        keys && keys.thumbprint === thumbprint
+          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
+          : undefined,
+      enrolledThumbprint: keys?.thumbprint,
+    };
+  }
+}
+
+const replayGuard: ProofReplayGuard = { rememberOnce: async () => true };
+
+async function setup(sender: ControlSender = new RecordingSender()) {
+  const credentials = new Credentials();
+  const { keys } = await generateNodeKeys();
+  credentials.keys.set('alpha', keys);
+  const handler = createHostReportHandler({
+    sender,
+    authentication: hostAuthentication({ credentials, replayGuard, now: () => now }),
+    now: () => now,
+  });
+  const post = async (node: string, body: unknown, signed = true): Promise<APIGatewayProxyResult> => {
+    const text = JSON.stringify(body);
+    const path = `/hosts/${node}/reports`;
+    const authorization = signed
+      ? await hostProof(
+          signingKeyOf('alpha', keys),
+          { method: 'POST', url: `${base}${path}`, body: text },
+          { now: () => now },
+        )
+      : undefined;
+    const event = {
+      httpMethod: 'POST',
+      path,
+      resource: '/hosts/{node}/reports',
+      headers: authorization ? { Authorization: authorization } : {},
+      multiValueHeaders: {},
+      pathParameters: { node },
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      body: text,
+      isBase64Encoded: false,
+      requestContext: { path },
+    } as unknown as APIGatewayProxyEvent;
+    return handler(event, {} as Context);
+  };
+  return { post };
+}
+
+const report = { sequence: 7, state: 'applied', revision: 3, sentAt: now.toISOString() };
+const code = (result: APIGatewayProxyResult) =>
+  (JSON.parse(result.body) as { error: { code: string } }).error.code;
+
+describe('POST /hosts/{node}/reports', () => {
+  it('queues the signed report under report:<node>, deduplicated on node and sequence', async () => {
+    const sender = new RecordingSender();
+    const { post } = await setup(sender);
+
+    const result = await post('alpha', report);
+
+    expect(result.statusCode).toBe(202);
+    expect(JSON.parse(result.body)).toEqual({
+      queued: { subject: 'report:alpha', messageId: expect.any(String) },
+    });
+    expect(sender.sent).toEqual([
+      {
+        message: {
+          type: 'report',
+          subject: 'report:alpha',
+          sentAt: now.toISOString(),
+          body: { node: 'alpha', ...report },
+        },
+        deduplicationId: 'report-alpha-7',
+      },
+    ]);
+  });
+
+  it('refuses an unsigned report (401) and another node’s (403), queueing nothing', async () => {
+    const sender = new RecordingSender();
+    const { post } = await setup(sender);
+
+    expect((await post('alpha', report, false)).statusCode).toBe(401);
+    expect((await post('beta', report)).statusCode).toBe(403);
+    expect(sender.sent).toEqual([]);
+  });
+
+  it('answers 400 naming what is wrong with the body, queueing nothing', async () => {
+    const sender = new RecordingSender();
+    const { post } = await setup(sender);
+
+    const result = await post('alpha', { ...report, state: 'dancing' });
+
+    expect(result.statusCode).toBe(400);
+    expect(code(result)).toBe('invalid_request');
+    expect(result.body).toContain('state');
+    expect(sender.sent).toEqual([]);
+  });
+
+  it('answers 503 try again with Retry-After when the queue cannot take it', async () => {
+    const { post } = await setup({
+      send: async () => {
+        throw new StoreUnavailableError('putting messages on the control queue');
+      },
+    });
+
+    const result = await post('alpha', report);
+
+    expect(result.statusCode).toBe(503);
+    expect(code(result)).toBe('try_again');
+    expect(result.headers?.['retry-after']).toBe('2');
+  });
+});

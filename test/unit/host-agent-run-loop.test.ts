@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import { ControlPlaneUnavailableError } from '../../lib/host/agent/errors.ts';
+import type {
+  AgentState,
+  AgentStateStore,
+  Applier,
+  ApplyResult,
+  ControlPlane,
+  FetchedDeclaration,
+  HostReport,
+} from '../../lib/host/agent/ports.ts';
+import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
+
+/** A control plane scripted answer by answer; each fetch takes the next, then repeats the last. */
+class ScriptedControlPlane implements ControlPlane {
+  readonly reports: HostReport[] = [];
+  readonly etagsAsked: Array<string | undefined> = [];
+  private readonly answers: Array<FetchedDeclaration | Error>;
+  reportsFailWith: Error | undefined;
+
+  constructor(answers: Array<FetchedDeclaration | Error>) {
+    this.answers = answers;
+  }
+
+  async fetchDeclaration(etag: string | undefined): Promise<FetchedDeclaration> {
+    this.etagsAsked.push(etag);
+    const answer = this.answers.length > 1 ? this.answers.shift() : this.answers[0];
+    if (answer instanceof Error) throw answer;
+    return answer as FetchedDeclaration;
+  }
+
+  async sendReport(report: HostReport): Promise<void> {
+    if (this.reportsFailWith) throw this.reportsFailWith;
+    this.reports.push(report);
+  }
+}
+
+class RecordingApplier implements Applier {
+  readonly applied: number[] = [];
+  private readonly results: ApplyResult[];
+  constructor(results: ApplyResult[] = [{ ok: true }]) {
+    this.results = results;
+  }
+  async apply(_path: string, revision: number): Promise<ApplyResult> {
+    this.applied.push(revision);
+    return (this.results.length > 1 ? this.results.shift() : this.results[0]) as ApplyResult;
+  }
+}
+
+class MemoryState implements AgentStateStore {
+  state: AgentState;
+  written: string[] = [];
+  constructor(state: AgentState = { lastSequence: 0 }) {
+    this.state = state;
+  }
+  async load() {
+    return this.state;
+  }
+  async save(state: AgentState) {
+    this.state = state;
+  }
+  async writeDeclaration(body: string) {
+    this.written.push(body);
+    return '/dir/declaration.json';
+  }
+}
+
+const changed = (revision: number): FetchedDeclaration => ({
+  status: 'changed',
+  etag: `"r${revision}"`,
+  revision,
+  body: `{"revision":${revision}}`,
+});
+
+/** Runs the loop on a fake clock until `sleeps` waits have happened. */
+async function runFor(
+  sleeps: number,
+  parts: { controlPlane: ControlPlane; applier?: Applier; state?: MemoryState; heartbeatMs?: number },
+) {
+  let clock = 1_000_000;
+  const waits: number[] = [];
+  const lines: string[] = [];
+  const controller = new AbortController();
+  const state = parts.state ?? new MemoryState();
+  await runHostAgent({
+    controlPlane: parts.controlPlane,
+    applier: parts.applier ?? new RecordingApplier(),
+    state,
+    intervalMs: 1_000,
+    heartbeatMs: parts.heartbeatMs ?? 10_000_000,
+    maxBackoffMs: 30_000,
+    log: (line) => lines.push(line),
+    signal: controller.signal,
+    now: () => clock,
+    random: () => 0.5,
+    sleep: async (ms) => {
+      waits.push(ms);
+      clock += ms;
+      if (waits.length >= sleeps) controller.abort();
+    },
+  });
+  return { waits, lines, state };
+}
+
+describe('runHostAgent', () => {
+  it('applies a changed declaration and reports applying then applied with a growing sequence', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(3), { status: 'unchanged' }]);
+    const applier = new RecordingApplier();
+
+    const { state, lines } = await runFor(3, { controlPlane, applier });
+
+    expect(applier.applied).toEqual([3]);
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([
+      ['applying', 3],
+      ['applied', 3],
+    ]);
+    const [first, second] = controlPlane.reports;
+    expect((second as HostReport).sequence).toBeGreaterThan((first as HostReport).sequence);
+    expect(state.state).toMatchObject({ appliedEtag: '"r3"', appliedRevision: 3 });
+    expect(controlPlane.etagsAsked.slice(1)).toEqual(['"r3"', '"r3"']);
+    expect(lines).toContain('applied revision 3');
+    expect(lines.some((line) => line.startsWith('up to date at revision 3'))).toBe(true);
+  });
+
+  it('keeps its sequence growing across restarts, even when the clock is behind it', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(1)]);
+    const state = new MemoryState({ lastSequence: 5_000_000 });
+
+    await runFor(1, { controlPlane, state });
+
+    expect(controlPlane.reports[0]?.sequence).toBe(5_000_001);
+  });
+
+  it('rides out a control plane that is away, backing off with jitter, then resumes', async () => {
+    const away = new ControlPlaneUnavailableError('connection refused');
+    const controlPlane = new ScriptedControlPlane([away, away, away, changed(2), { status: 'unchanged' }]);
+
+    const { waits, lines } = await runFor(5, { controlPlane });
+
+    expect(waits.slice(0, 3)).toEqual([1_500, 3_000, 6_000]);
+    expect(controlPlane.reports.map((report) => report.state)).toEqual(['applying', 'applied']);
+    expect(lines.some((line) => line.includes('control plane is back after 3 failed attempts'))).toBe(true);
+  });
+
+  it('honours Retry-After when the control plane says try again', async () => {
+    const controlPlane = new ScriptedControlPlane([
+      new ControlPlaneUnavailableError('try again', 8),
+      { status: 'unchanged' },
+    ]);
+
+    const { waits } = await runFor(1, { controlPlane });
+
+    expect(waits[0]).toBe(6_000);
+  });
+
+  it('reports a failed apply, leaves it unapplied and tries it again later', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(4)]);
+    const applier = new RecordingApplier([{ ok: false, reason: 'the apply command exited 3' }, { ok: true }]);
+
+    const { state } = await runFor(2, { controlPlane, applier });
+
+    expect(applier.applied).toEqual([4, 4]);
+    expect(controlPlane.reports.map((report) => report.state)).toEqual([
+      'applying',
+      'failed',
+      'applying',
+      'applied',
+    ]);
+    expect(controlPlane.reports[1]?.step).toBe('apply: the apply command exited 3');
+    expect(state.state.appliedRevision).toBe(4);
+  });
+
+  it('keeps a report it could not send and sends it when the control plane is back', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(6), { status: 'unchanged' }]);
+    controlPlane.reportsFailWith = new ControlPlaneUnavailableError('connection refused');
+    const applier = new RecordingApplier();
+    let clock = 0;
+    const controller = new AbortController();
+    let sleeps = 0;
+
+    await runHostAgent({
+      controlPlane,
+      applier,
+      state: new MemoryState(),
+      intervalMs: 1_000,
+      log: () => undefined,
+      signal: controller.signal,
+      now: () => clock,
+      random: () => 0.5,
+      sleep: async (ms) => {
+        clock += ms;
+        sleeps += 1;
+        if (sleeps === 2) controlPlane.reportsFailWith = undefined;
+        if (sleeps === 4) controller.abort();
+      },
+    });
+
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([['applied', 6]]);
+  });
+
+  it('says it is still here when nothing changes for a heartbeat interval', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(2), { status: 'unchanged' }]);
+
+    await runFor(6, { controlPlane, heartbeatMs: 3_000 });
+
+    expect(controlPlane.reports.map((report) => report.state)).toEqual(['applying', 'applied', 'heartbeat']);
+    expect(controlPlane.reports[2]?.revision).toBe(2);
+  });
+});

@@ -1,0 +1,163 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import {
+  authenticatedNode,
+  type HostAuthenticationOptions,
+  hostAuthentication,
+} from '../../lib/api/host-auth.ts';
+import { json } from '../../lib/api/http.ts';
+import { httpEdge } from '../../lib/api/http-edge.ts';
+import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
+import type {
+  NodeCredential,
+  NodeCredentialReader,
+  ProofReplayGuard,
+} from '../../lib/core/host-identity/ports.ts';
+import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { hostProof } from '../../lib/host/proof.ts';
+
+const now = new Date('2026-10-01T12:00:00Z');
+
+/** A store of node credentials that can be taken away, counting what it was asked. */
+class SwitchableCredentials implements NodeCredentialReader {
+  away = false;
+  reads = 0;
+  enrolled: string | undefined;
+  private readonly keys: NodeKeys;
+  constructor(keys: NodeKeys, enrolled = true) {
+    this.keys = keys;
+    this.enrolled = enrolled ? keys.thumbprint : undefined;
+  }
+  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
+    this.reads += 1;
+    if (this.away) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    const { keys } = this;
+    return {
+      key:
+        thumbprint === keys.thumbprint
+          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
+          : undefined,
+      enrolledThumbprint: this.enrolled,
+    };
+  }
+}
+
+class SwitchableReplayGuard implements ProofReplayGuard {
+  away = false;
+  readonly seen = new Set<string>();
+  async rememberOnce(node: string, jti: string) {
+    if (this.away) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    if (this.seen.has(`${node}/${jti}`)) return false;
+    this.seen.add(`${node}/${jti}`);
+    return true;
+  }
+}
+
+async function route(options: HostAuthenticationOptions, keys: NodeKeys) {
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge())
+    .use(hostAuthentication({ ...options, now: () => now }))
+    .handler(async (event) => json(202, { node: authenticatedNode(event) }));
+  const proof = () =>
+    hostProof(
+      signingKeyOf('alpha', keys),
+      { method: 'POST', url: 'https://api.test/hosts/alpha/reports', body: '{}' },
+      {
+        now: () => now,
+      },
+    );
+  const send = async (authorization: string) => {
+    const event = {
+      httpMethod: 'POST',
+      path: '/hosts/alpha/reports',
+      headers: { authorization },
+      pathParameters: { node: 'alpha' },
+      queryStringParameters: null,
+      multiValueQueryStringParameters: null,
+      body: '{}',
+      isBase64Encoded: false,
+      requestContext: { path: '/hosts/alpha/reports' },
+    } as unknown as APIGatewayProxyEvent;
+    const result = await handler(event, {} as Context);
+    return {
+      status: result.statusCode,
+      code: (JSON.parse(result.body) as { error?: { code: string } }).error?.code,
+    };
+  };
+  return { proof, send };
+}
+
+describe('host authentication while the store is away', () => {
+  it('refuses a replayed proof while the store answers, on either setting', async () => {
+    const { keys } = await generateNodeKeys();
+    for (const replay of ['proof-id', 'proof-id-while-store-answers'] as const) {
+      const { proof, send } = await route(
+        { credentials: new SwitchableCredentials(keys), replayGuard: new SwitchableReplayGuard(), replay },
+        keys,
+      );
+      const once = await proof();
+
+      expect((await send(once)).status).toBe(202);
+      expect(await send(once)).toEqual({ status: 401, code: 'proof_replayed' });
+    }
+  });
+
+  it('answers "try again" when proof ids cannot be remembered, by default', async () => {
+    const { keys } = await generateNodeKeys();
+    const replayGuard = new SwitchableReplayGuard();
+    const { proof, send } = await route({ credentials: new SwitchableCredentials(keys), replayGuard }, keys);
+    replayGuard.away = true;
+
+    expect(await send(await proof())).toEqual({ status: 503, code: 'try_again' });
+  });
+
+  it('lets a route whose body protects itself go on with a remembered credential', async () => {
+    const { keys } = await generateNodeKeys();
+    const store = new SwitchableCredentials(keys);
+    const replayGuard = new SwitchableReplayGuard();
+    const credentials = new RememberedCredentials(store);
+    const { proof, send } = await route(
+      { credentials, replayGuard, replay: 'proof-id-while-store-answers' },
+      keys,
+    );
+    expect((await send(await proof())).status).toBe(202);
+
+    store.away = true;
+    replayGuard.away = true;
+
+    expect(await send(await proof())).toEqual({ status: 202, code: undefined });
+    expect(store.reads).toBe(1);
+  });
+});
+
+describe('RememberedCredentials', () => {
+  it('remembers a completed enrolment’s key until its time is up, then asks the store again', async () => {
+    const { keys } = await generateNodeKeys();
+    const store = new SwitchableCredentials(keys);
+    let clock = 0;
+    const remembered = new RememberedCredentials(store, { ttlMs: 1_000, now: () => clock });
+
+    await remembered.readCredential('alpha', keys.thumbprint);
+    clock = 999;
+    await remembered.readCredential('alpha', keys.thumbprint);
+    clock = 1_000;
+    await remembered.readCredential('alpha', keys.thumbprint);
+
+    expect(store.reads).toBe(2);
+  });
+
+  it('never remembers a key whose enrolment is not complete', async () => {
+    const { keys } = await generateNodeKeys();
+    const store = new SwitchableCredentials(keys, false);
+    const remembered = new RememberedCredentials(store);
+
+    await remembered.readCredential('alpha', keys.thumbprint);
+    store.enrolled = keys.thumbprint;
+    const credential = await remembered.readCredential('alpha', keys.thumbprint);
+
+    expect(store.reads).toBe(2);
+    expect(credential.enrolledThumbprint).toBe(keys.thumbprint);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { type EnrolAttempt, presentEnrolment } from '../../lib/host/enrol.ts';
+
+/** A control plane that answers from a script, and a clock that only moves when the host sleeps. */
+function scripted(answers: EnrolAttempt[], patienceMs = 35_000) {
+  const clock = { ms: 0 };
+  const sent: number[] = [];
+  const sleeps: number[] = [];
+  const run = () =>
+    presentEnrolment({
+      send: async () => {
+        sent.push(clock.ms);
+        return answers[Math.min(sent.length - 1, answers.length - 1)] as EnrolAttempt;
+      },
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        clock.ms += ms;
+      },
+      now: () => clock.ms,
+      random: () => 0.5,
+      patienceMs,
+    });
+  return { run, sent, sleeps };
+}
+
+const held = (seconds: number): EnrolAttempt => ({
+  kind: 'answer',
+  status: 409,
+  retryAfter: String(seconds),
+  body: { error: { code: 'token_held', message: 'held' } },
+});
+const storeAway: EnrolAttempt = {
+  kind: 'answer',
+  status: 503,
+  retryAfter: '2',
+  body: { error: { code: 'try_again', message: 'away' } },
+};
+const enrolled: EnrolAttempt = {
+  kind: 'answer',
+  status: 200,
+  retryAfter: null,
+  body: { node: 'alpha', thumbprint: 't', enrolledAt: '2026-10-01T12:00:00.000Z' },
+};
+
+describe('presentEnrolment', () => {
+  it('asks again while told to try again, honouring Retry-After with jitter, until enrolled', async () => {
+    const host = scripted([storeAway, held(10), enrolled]);
+
+    const outcome = await host.run();
+
+    expect(outcome).toMatchObject({ kind: 'enrolled', node: 'alpha' });
+    expect(host.sent).toHaveLength(3);
+    expect(host.sleeps).toEqual([2_500, 10_500]);
+  });
+
+  it('stops when its patience runs out and says how long to wait', async () => {
+    const host = scripted([held(12)], 35_000);
+
+    const outcome = await host.run();
+
+    expect(outcome).toEqual({ kind: 'wait', waitSeconds: 12, attempts: 3 });
+    expect(host.sent).toEqual([0, 12_500, 25_000]);
+  });
+
+  it('keeps asking through a lost answer (timeout) but not through a refused connection', async () => {
+    const lost: EnrolAttempt = { kind: 'unreachable', reason: 'TimeoutError', refused: false };
+    const refused: EnrolAttempt = { kind: 'unreachable', reason: 'ECONNREFUSED', refused: true };
+
+    const recovered = await scripted([lost, enrolled]).run();
+    const down = scripted([refused]);
+    const gone = await down.run();
+
+    expect(recovered.kind).toBe('enrolled');
+    expect(gone).toEqual({ kind: 'unreachable', message: 'ECONNREFUSED' });
+    expect(down.sent).toHaveLength(1);
+  });
+
+  it('ends at once on a refusal, with its reason', async () => {
+    const host = scripted([
+      {
+        kind: 'answer',
+        status: 403,
+        retryAfter: null,
+        body: { error: { code: 'token_spent', message: 'spent' } },
+      },
+    ]);
+
+    const outcome = await host.run();
+
+    expect(outcome).toEqual({ kind: 'refused', code: 'token_spent', message: 'spent', status: 403 });
+    expect(host.sent).toHaveLength(1);
+  });
+});

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
+import { canonicalJson } from '../../lib/core/mesh/canonical.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
+
+function mesh() {
+  const store = new MemoryMeshStore();
+  const service = new MeshService({ store });
+  const flow = new LocalPushFlow({ tasks: pushTaskFunctions(store) });
+  const sent = (node: string) => JSON.parse(store.deliveries.get(node) ?? 'null') as Declaration | null;
+  return { store, service, flow, sent };
+}
+
+describe('push (ADR 83), through the real ASL', () => {
+  it('one push of a cross-node consumer delivers the grant to the provider, named as flushed', async () => {
+    // Prepare
+    const { service, flow, sent } = mesh();
+    await service.addNode('broker-host');
+    await service.addNode('app-host');
+    await service.assign('broker-host', 'rabbit', 'amqp');
+    await service.assign('app-host', 'shop', null);
+    await flow.push({ behind: true });
+    await service.consume({ node: 'app-host', module: 'shop' }, { node: 'broker-host', module: 'rabbit' });
+
+    // Act
+    const outcome = await flow.push({ node: 'app-host' });
+
+    // Assess
+    expect(outcome.pushed).toEqual({ node: 'app-host', revision: 2 });
+    expect(outcome.flushed).toEqual([{ node: 'broker-host', revision: 2, round: 1 }]);
+    expect(outcome.behind).toEqual([]);
+    expect(outcome.rounds).toBe(1);
+    const provider = sent('broker-host');
+    const consumer = sent('app-host');
+    expect(provider?.grants).toHaveLength(1);
+    expect(provider?.grants[0]?.consumer).toEqual({ node: 'app-host', module: 'shop' });
+    expect(consumer?.provisions[0]?.provider).toEqual({
+      node: 'broker-host',
+      module: 'rabbit',
+      kind: 'amqp',
+    });
+    expect(consumer?.provisions[0]?.secret).toBe(provider?.grants[0]?.secret);
+  });
+
+  it('a same-node consumer gets its provision and the grant in one declaration', async () => {
+    const { service, flow, sent } = mesh();
+    await service.addNode('solo');
+    await service.assign('solo', 'db', 'postgres');
+    await service.assign('solo', 'api', null);
+    await service.consume({ node: 'solo', module: 'api' }, { node: 'solo', module: 'db' });
+
+    const outcome = await flow.push({ node: 'solo' });
+
+    expect(outcome).toEqual({ pushed: { node: 'solo', revision: 1 }, flushed: [], rounds: 0, behind: [] });
+    expect(sent('solo')?.grants).toHaveLength(1);
+    expect(sent('solo')?.provisions).toHaveLength(1);
+  });
+
+  it('composing again reuses the provision: a second push sends nothing new', async () => {
+    const { service, flow, sent } = mesh();
+    await service.addNode('p');
+    await service.addNode('c');
+    await service.assign('p', 'mq', 'amqp');
+    await service.assign('c', 'app', null);
+    await service.consume({ node: 'c', module: 'app' }, { node: 'p', module: 'mq' });
+    await flow.push({ node: 'c' });
+    const first = sent('c');
+
+    const again = await flow.push({ behind: true, full: true });
+
+    expect(again).toEqual({ pushed: null, flushed: [], rounds: 1, behind: [] });
+    expect(sent('c')).toEqual(first);
+  });
+
+  it('an upgrade makes its carriers behind, and push --behind flushes exactly them', async () => {
+    const { service, flow } = mesh();
+    for (const node of ['a', 'b', 'c']) await service.addNode(node);
+    await service.assign('a', 'web', null);
+    await service.assign('b', 'web', null);
+    await service.assign('c', 'cron', null);
+    await flow.push({ behind: true });
+
+    const { carriers } = await service.setModuleVersion('web', '2.0');
+    const outcome = await flow.push({ behind: true });
+
+    expect([...carriers].sort()).toEqual(['a', 'b']);
+    expect(outcome.flushed.map((f) => f.node).sort()).toEqual(['a', 'b']);
+    expect(outcome.flushed.every((f) => f.revision === 2 && f.round === 1)).toBe(true);
+  });
+
+  it('names exactly what is still behind when the bound is reached', async () => {
+    // Prepare: a chain whose flush mints again (n1 -> n2/mq, n2 -> n3/db)
+    const { service, flow } = mesh();
+    for (const node of ['n1', 'n2', 'n3']) await service.addNode(node);
+    await service.assign('n3', 'db', 'postgres');
+    await service.assign('n2', 'mq', 'amqp');
+    await service.assign('n2', 'app', null);
+    await service.assign('n1', 'web', null);
+    await flow.push({ behind: true });
+    await service.consume({ node: 'n2', module: 'app' }, { node: 'n3', module: 'db' });
+    await service.consume({ node: 'n1', module: 'web' }, { node: 'n2', module: 'mq' });
+
+    // Act
+    const bounded = await flow.push({ node: 'n1', maxRounds: 1 });
+    const rest = await flow.push({ behind: true });
+
+    // Assess
+    expect(bounded.rounds).toBe(1);
+    expect(bounded.flushed).toEqual([{ node: 'n2', revision: 2, round: 1 }]);
+    expect(bounded.behind).toEqual(['n3']);
+    expect(rest).toEqual({
+      pushed: null,
+      flushed: [{ node: 'n3', revision: 2, round: 1 }],
+      rounds: 1,
+      behind: [],
+    });
+  });
+});
+
+describe('canonical JSON', () => {
+  it('does not depend on key order or undefined fields', () => {
+    expect(canonicalJson({ b: 1, a: { d: undefined, c: [2, { z: 1, y: 2 }] } })).toBe(
+      canonicalJson({ a: { c: [2, { y: 2, z: 1 }] }, b: 1 }),
+    );
+  });
+});
