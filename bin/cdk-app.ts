@@ -1,9 +1,18 @@
 #!/usr/bin/env node
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { MeshStack } from '../lib/constructs/mesh-stack.ts';
+import { AwsSolutionsChecks } from '../lib/constructs/nag.ts';
 
+/**
+ * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
+ * with the stack, for trials). Region and account come from the CLI's environment.
+ */
 const app = new App();
 new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
   retainData: app.node.tryGetContext('retainData') !== 'false',
+  env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
+Validations.of(app).addPlugins(
+  new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true }),
+);
 app.synth();

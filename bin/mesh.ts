@@ -5,6 +5,7 @@ import { registerControlCommands } from '../lib/cli/commands/control.ts';
 import { registerEnrolmentCommands } from '../lib/cli/commands/enrolment.ts';
 import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
+import { registerSigV4Signer } from '../lib/cli/sigv4.ts';
 
 const program = addGlobalOptions(
   new Command('mesh').description(
@@ -17,4 +18,5 @@ program.exitOverride((error) => {
 registerMeshCommands(program);
 registerEnrolmentCommands(program);
 registerControlCommands(program);
+registerSigV4Signer();
 await program.parseAsync(process.argv);

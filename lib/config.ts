@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Configuration read once, at a process's or Lambda's start, and passed in from there.

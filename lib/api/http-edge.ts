@@ -19,7 +19,10 @@ export function httpEdge(
   return {
     onError: async function answerWithProblem(request) {
       const problem = toProblem(request.error, options.mapError);
-      if (problem.status >= 500) logger.error('request failed', { error: request.error as Error });
+      // "Try again" is an answer, not a failure: a store outage should not flood the error log.
+      if (problem.status === 503)
+        logger.warn(`answered try again: ${problem.message}`, { code: problem.code });
+      else if (problem.status >= 500) logger.error('request failed', { error: request.error as Error });
       const body: ProblemBody = {
         error: {
           code: problem.code,

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { Problem } from './problem.ts';
 
 /** Larger bodies are refused before parsing; no Mesh request needs more. */

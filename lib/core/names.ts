@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** The naming rules of the brief, one schema each, so every boundary says the same thing. */
 export const dnsLabelRule =

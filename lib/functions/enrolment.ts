@@ -27,4 +27,10 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     access: ['inventory:read', 'inventory:write', 'identity:read'],
     trigger: 'api',
   },
+  {
+    name: 'host-authorizer',
+    purpose: 'REQUEST authorizer for host routes: checks the proof of possession before a handler runs',
+    access: ['identity:read', 'inventory:read'],
+    trigger: 'api',
+  },
 ];

@@ -1,13 +1,13 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
 import { controlQueue, deadLetterQueue, identityTable, inventoryTable } from '../../lib/resources.ts';
 import { createTableInput, queueAttributes } from '../../lib/runtime/provision.ts';
+import { unbundledApp } from './support.ts';
 
 /** The deployed resources and the local ones come from one description; this holds them together. */
 describe('the synthesized template follows lib/resources.ts', () => {
-  const template = Template.fromStack(new MeshStack(new App(), 'Mesh'));
+  const template = Template.fromStack(new MeshStack(unbundledApp(), 'Mesh'));
 
   it.each([inventoryTable, identityTable])(
     'table $logicalName has the described keys and indexes',

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-d
 import { StoreUnavailableError } from '../../core/control/errors.ts';
 import type { BuildBody } from '../../core/control/messages.ts';
 import type { BuildStore, RecordedBuild } from '../../core/control/ports.ts';
-import { isTransientFault } from '../../core/control/transient.ts';
+import { isTransientFault } from '../../core/faults.ts';
 
 /**
  * Build results, in the inventory table, one item per build id, kept once:

@@ -10,6 +10,7 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
+import { isTransientFault } from '../../core/faults.ts';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -458,27 +459,9 @@ export class DynamoDBMeshStore implements MeshStore {
     try {
       return await request();
     } catch (error) {
-      if (isUnreachable(error))
+      if (isTransientFault(error))
         throw new MeshStoreUnavailableError('the inventory table could not be reached', { cause: error });
       throw error;
     }
   }
-}
-
-const unavailableNames = new Set([
-  'TimeoutError',
-  'RequestTimeout',
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-]);
-
-function isUnreachable(error: unknown): boolean {
-  const e = error as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  if (e.name && unavailableNames.has(e.name)) return true;
-  if (e.code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(e.code))
-    return true;
-  return (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }

@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StaleReportError, StoreUnavailableError } from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
 import type { ReportStore } from '../../core/control/ports.ts';
-import { isTransientFault } from '../../core/control/transient.ts';
+import { isTransientFault } from '../../core/faults.ts';
 import { reportItemKey } from './keys.ts';
 
 /**

@@ -5,7 +5,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { StoreUnavailableError } from '../../core/control/errors.ts';
 import type { ControlSender, Outgoing, Queued } from '../../core/control/ports.ts';
-import { isTransientFault } from '../../core/control/transient.ts';
+import { isTransientFault } from '../../core/faults.ts';
 
 /**
  * Puts control messages on the FIFO control queue: the subject is the MessageGroupId; the

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { buildResults, envelope } from '../../core/control/messages.ts';
 import type { ControlSender } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion } from '../../core/names.ts';

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { envelope } from '../../core/control/messages.ts';
 import type { ControlSender } from '../../core/control/ports.ts';
 import { json, parseBody } from '../http.ts';

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type EnrolDeps, enrol } from '../../core/enrolment/enrol.ts';
 import { publicKeys } from '../../core/enrolment/keys.ts';
 import { tokenString } from '../../core/enrolment/token.ts';

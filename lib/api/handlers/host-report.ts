@@ -1,6 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { envelope, reportBody } from '../../core/control/messages.ts';
 import type { ControlSender } from '../../core/control/ports.ts';
 import { nodeName } from '../../core/names.ts';

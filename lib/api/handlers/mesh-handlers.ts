@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { PushFlowFailedError } from '../../adapters/stepfunctions/local-push-flow.ts';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
 import { pushRequestSchema } from '../../core/mesh/push-steps.ts';

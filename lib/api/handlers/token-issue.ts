@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { TokenStore } from '../../core/enrolment/ports.ts';
 import { defaultTokenTtl, tokenTtl } from '../../core/enrolment/token.ts';
 import { issueToken } from '../../core/enrolment/tokens.ts';

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Queued } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion } from '../../core/names.ts';
 import { action, type CommandContext } from '../command-context.ts';

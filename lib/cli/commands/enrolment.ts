@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { defaultTokenTtl, tokenTtl } from '../../core/enrolment/token.ts';
 import type { IssuedToken, RevokedToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';

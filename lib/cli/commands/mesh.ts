@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { NodeStatus } from '../../core/mesh/store.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, PushOutcome } from '../../core/ports.ts';

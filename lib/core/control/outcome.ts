@@ -1,3 +1,4 @@
+import { isTransientFault } from '../faults.ts';
 import {
   MalformedMessageError,
   MessageRejectedError,
@@ -5,7 +6,6 @@ import {
   StaleReportError,
   StoreUnavailableError,
 } from './errors.ts';
-import { isTransientFault } from './transient.ts';
 
 /**
  * The one place where what happened to a message becomes what happens to it on the queue.

@@ -1,3 +1,4 @@
+import { isTransientFault } from '../faults.ts';
 import { MeshRaceError, MeshStoreUnavailableError } from '../mesh/errors.ts';
 import type { ModuleVersions, PushFlow } from '../ports.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError, StoreUnavailableError } from './errors.ts';
@@ -10,7 +11,6 @@ import {
   type UpgradeMessage,
 } from './messages.ts';
 import type { BuildStore, ControlLog, ControlSender, ReportStore } from './ports.ts';
-import { isTransientFault } from './transient.ts';
 
 export type SettleDeps = {
   readonly reports: ReportStore;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The public keys a host presents to enrol:

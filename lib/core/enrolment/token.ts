@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Token form `mesh_<id>_<secret>`: a 12-character id and a 43-character secret, both

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { nodeName } from '../names.ts';
 import type { PushOutcome } from '../ports.ts';
 import type { Pusher } from './push.ts';

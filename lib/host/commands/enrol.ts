@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, Option } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { tokenString } from '../../core/enrolment/token.ts';
 import { nodeName } from '../../core/names.ts';

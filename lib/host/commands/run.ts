@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
+import * as z from 'zod';
 import { MeshApi } from '../../cli/api-client.ts';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { FileAgentState } from '../agent/file-state.ts';

@@ -1,7 +1,9 @@
 /**
- * Whether an AWS SDK error (or a socket error under it) means "not now" rather than "never".
- * Read from the error's shape, not its class, so the core needs no SDK import and an error
- * from any client classifies the same way.
+ * Whether an AWS SDK error (or a socket error under it) means "not now" rather than "never":
+ * the store could not be asked (refused, reset, timed out, throttled, failing on its side), as
+ * opposed to a request it understood and rejected, which is our defect and never reclassified.
+ * Read from the error's shape, not its class, so the core needs no SDK import and an error from
+ * any client classifies the same way. Every area turns this into its own "try again" or hold.
  */
 const transientNames = new Set([
   'ProvisionedThroughputExceededException',
@@ -17,6 +19,7 @@ const transientNames = new Set([
   'ServiceUnavailable',
   'ServiceUnavailableException',
   'TransactionInProgressException',
+  'TransactionConflictException',
   'TimeoutError',
   'RequestTimeout',
   'RequestTimeoutException',

@@ -1,0 +1,96 @@
+import { Duration } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { metricsNamespace, powertoolsServiceName } from './functions.ts';
+import { pascalCase } from './names.ts';
+
+/**
+ * The metric the control consumer emits when it lets a held message go. Powertools adds the
+ * `service` dimension to every metric, so the alarm must name it to match.
+ */
+export const lostMessagesMetric = {
+  namespace: metricsNamespace,
+  metricName: 'LostMessages',
+  dimensionsMap: { service: powertoolsServiceName },
+} as const;
+
+export type MeshAlarmsProps = {
+  readonly deadLetterQueue: IQueue;
+  /** Every function, by manifest name: each gets an errors and a throttles alarm. */
+  readonly functions: ReadonlyMap<string, IFunction>;
+  /**
+   * Where the alarms go (an SNS topic, say).
+   * @default no action: the alarms show in the console only
+   */
+  readonly alarmAction?: IAlarmAction;
+};
+
+/**
+ * What someone must look at: anything in the dead-letter queue, any lost message, any
+ * function error or throttle. Every alarm fires on the first occurrence, because each of
+ * these means a message or request did not do what it should.
+ */
+export class MeshAlarms extends Construct {
+  public readonly deadLetters: Alarm;
+  public readonly lostMessages: Alarm;
+  public readonly functionErrors: ReadonlyMap<string, Alarm>;
+  public readonly functionThrottles: ReadonlyMap<string, Alarm>;
+
+  constructor(scope: Construct, id: string, props: MeshAlarmsProps) {
+    super(scope, id);
+    const period = Duration.minutes(1);
+    this.deadLetters = this.anyAbove(
+      'DeadLetters',
+      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period, statistic: 'Maximum' }),
+      'messages are waiting in the mesh dead-letter queue (lost or malformed, each with its reason)',
+      props.alarmAction,
+    );
+    this.lostMessages = this.anyAbove(
+      'LostMessages',
+      new Metric({ ...lostMessagesMetric, period, statistic: 'Sum' }),
+      'the control consumer let a held message go after two minutes (a "lost" line)',
+      props.alarmAction,
+    );
+    const errors = new Map<string, Alarm>();
+    const throttles = new Map<string, Alarm>();
+    for (const [name, fn] of props.functions) {
+      const id = pascalCase(name);
+      errors.set(
+        name,
+        this.anyAbove(`${id}Errors`, fn.metricErrors({ period }), `mesh ${name} failed`, props.alarmAction),
+      );
+      throttles.set(
+        name,
+        this.anyAbove(
+          `${id}Throttles`,
+          fn.metricThrottles({ period }),
+          `mesh ${name} was throttled`,
+          props.alarmAction,
+        ),
+      );
+    }
+    this.functionErrors = errors;
+    this.functionThrottles = throttles;
+  }
+
+  private anyAbove(id: string, metric: Metric, description: string, action: IAlarmAction | undefined): Alarm {
+    const alarm = new Alarm(this, id, {
+      metric,
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    });
+    if (action) alarm.addAlarmAction(action);
+    return alarm;
+  }
+}

@@ -1,0 +1,261 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  type Method,
+  MethodLoggingLevel,
+  type MethodOptions,
+  RequestAuthorizer,
+  RequestValidator,
+  ResponseType,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Route } from '../api/routes.ts';
+import type { FunctionSpec } from '../functions.ts';
+import { acknowledge } from './nag.ts';
+import { throwIfProblems } from './names.ts';
+
+export type Throttle = { readonly rateLimit: number; readonly burstLimit: number };
+
+export type MeshApiProps = {
+  readonly routes: readonly Route[];
+  /** The manifest, to check each route's handler is an 'api' function. */
+  readonly specs: readonly FunctionSpec[];
+  /** The built function for a manifest name. */
+  readonly functionNamed: (name: string) => IFunction;
+  /**
+   * The host authorizer's manifest name; required when any route has auth 'host'.
+   * @default none
+   */
+  readonly hostAuthorizer?: string;
+  /**
+   * Headers the host authorizer needs; API Gateway answers 401 without calling it when one is missing.
+   * @default ['Authorization']
+   */
+  readonly hostIdentityHeaders?: readonly string[];
+  /** @default { rateLimit: 50, burstLimit: 100 } */
+  readonly stageThrottle?: Throttle;
+  /**
+   * Throttling on every 'token' route (`POST /enrol`): a token is guessed or replayed here.
+   * @default { rateLimit: 1, burstLimit: 5 }
+   */
+  readonly tokenThrottle?: Throttle;
+  /** @default 'v1' */
+  readonly stageName?: string;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+};
+
+const defaultStageThrottle: Throttle = { rateLimit: 50, burstLimit: 100 };
+const defaultTokenThrottle: Throttle = { rateLimit: 1, burstLimit: 5 };
+
+const throttleProblems = (name: string, throttle: Throttle) =>
+  throttle.rateLimit > 0 && throttle.burstLimit >= 1 && Number.isInteger(throttle.burstLimit)
+    ? []
+    : [`${name} needs a positive rateLimit and a whole burstLimit of at least 1`];
+
+/** Everything wrong with the route table against the manifest, in one list. */
+export function routeProblems(
+  routes: readonly Route[],
+  specs: readonly FunctionSpec[],
+  hostAuthorizer: string | undefined,
+): string[] {
+  const problems: string[] = [];
+  const byName = new Map(specs.map((spec) => [spec.name, spec]));
+  const seen = new Set<string>();
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`;
+    if (seen.has(key)) problems.push(`route ${key} is listed twice`);
+    seen.add(key);
+    if (!/^\/([\w.-]+|\{\w+\})(\/([\w.-]+|\{\w+\}))*$/.test(route.path))
+      problems.push(`route ${key} is not an API Gateway resource path`);
+    const spec = byName.get(route.handler);
+    if (!spec) problems.push(`route ${key} names handler ${route.handler}, which is not in the manifest`);
+    else if (spec.trigger !== 'api')
+      problems.push(`route ${key} names ${route.handler}, whose trigger is '${spec.trigger}', not 'api'`);
+  }
+  if (hostAuthorizer !== undefined) {
+    const spec = byName.get(hostAuthorizer);
+    if (!spec) problems.push(`host authorizer ${hostAuthorizer} is not in the manifest`);
+    else if (routes.some((route) => route.handler === hostAuthorizer))
+      problems.push(`host authorizer ${hostAuthorizer} also serves a route`);
+  } else {
+    const hostRoutes = routes.filter((route) => route.auth === 'host');
+    if (hostRoutes.length > 0)
+      problems.push(
+        `routes ${hostRoutes.map((route) => `${route.method} ${route.path}`).join(', ')} need the host authorizer, and none is given`,
+      );
+  }
+  const served = new Set([
+    ...routes.map((route) => route.handler),
+    ...(hostAuthorizer ? [hostAuthorizer] : []),
+  ]);
+  for (const spec of specs) {
+    if (spec.trigger === 'api' && !served.has(spec.name))
+      problems.push(`api function ${spec.name} serves no route`);
+  }
+  return problems;
+}
+
+/**
+ * The REST API, built from the route table. Policy fixed here: IAM (SigV4) on operator
+ * routes, the host authorizer on host routes, throttling on the token route, request
+ * validation on every method, access logs and execution logs, tracing, and problem-shaped
+ * gateway errors so `mesh` reads API Gateway's own refusals like the handlers' ones.
+ */
+export class MeshApi extends Construct {
+  public readonly api: RestApi;
+  public readonly accessLogs: LogGroup;
+  public readonly authorizer: RequestAuthorizer | undefined;
+  public readonly methods: ReadonlyMap<string, Method>;
+
+  constructor(scope: Construct, id: string, props: MeshApiProps) {
+    super(scope, id);
+    const stageThrottle = props.stageThrottle ?? defaultStageThrottle;
+    const tokenThrottle = props.tokenThrottle ?? defaultTokenThrottle;
+    throwIfProblems('MeshApi', [
+      ...routeProblems(props.routes, props.specs, props.hostAuthorizer),
+      ...throttleProblems('stageThrottle', stageThrottle),
+      ...throttleProblems('tokenThrottle', tokenThrottle),
+      ...(props.hostIdentityHeaders?.length === 0 ? ['hostIdentityHeaders may not be empty'] : []),
+    ]);
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const methodOptions = Object.fromEntries(
+      props.routes
+        .filter((route) => route.auth === 'token')
+        .map((route) => [
+          `${route.path}/${route.method}`,
+          { throttlingRateLimit: tokenThrottle.rateLimit, throttlingBurstLimit: tokenThrottle.burstLimit },
+        ]),
+    );
+    this.api = new RestApi(this, 'Api', {
+      restApiName: 'mesh',
+      description: 'Mesh control plane',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      deployOptions: {
+        stageName: props.stageName ?? 'v1',
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        tracingEnabled: true,
+        throttlingRateLimit: stageThrottle.rateLimit,
+        throttlingBurstLimit: stageThrottle.burstLimit,
+        methodOptions,
+      },
+    });
+    // the stack outputs the URL under one stable name (ApiUrl); RestApi's own output would repeat it
+    this.api.node.tryRemoveChild('Endpoint');
+    for (const type of [ResponseType.DEFAULT_4XX, ResponseType.DEFAULT_5XX]) {
+      this.api.addGatewayResponse(type === ResponseType.DEFAULT_4XX ? 'Problem4xx' : 'Problem5xx', {
+        type,
+        templates: {
+          'application/json':
+            '{"error":{"code":"$context.error.responseType","message":$context.error.messageString}}',
+        },
+      });
+    }
+    // the host authorizer rethrows only when the identity store cannot be read: "try again"
+    this.api.addGatewayResponse('AuthorizerUnavailable', {
+      type: ResponseType.AUTHORIZER_FAILURE,
+      statusCode: '503',
+      responseHeaders: { 'Retry-After': "'2'" },
+      templates: {
+        'application/json':
+          '{"error":{"code":"try_again","message":"the control plane cannot reach its store; try again"}}',
+      },
+    });
+    const validator = new RequestValidator(this, 'Validator', {
+      restApi: this.api,
+      validateRequestBody: true,
+      validateRequestParameters: true,
+    });
+
+    this.authorizer = props.hostAuthorizer
+      ? new RequestAuthorizer(this, 'HostAuthorizer', {
+          handler: props.functionNamed(props.hostAuthorizer),
+          identitySources: (props.hostIdentityHeaders ?? ['Authorization']).map((header) =>
+            IdentitySource.header(header),
+          ),
+          // every proof signs its own request and time: a cached answer would serve another request
+          resultsCacheTtl: Duration.seconds(0),
+        })
+      : undefined;
+
+    const methods = new Map<string, Method>();
+    for (const route of props.routes) {
+      const resource = this.api.root.resourceForPath(route.path);
+      const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
+      const method = resource.addMethod(
+        route.method,
+        new LambdaIntegration(props.functionNamed(route.handler), { allowTestInvoke: false }),
+        {
+          ...this.authorization(route),
+          requestValidator: validator,
+          requestParameters: Object.fromEntries(
+            pathParameters.map((name) => [`method.request.path.${name}`, true]),
+          ),
+        },
+      );
+      this.suppressAuthorizationFindings(method, route);
+      methods.set(`${route.method} ${route.path}`, method);
+    }
+    this.methods = methods;
+
+    acknowledge(this.api.deploymentStage, {
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'no WAF by default: every route is authenticated (SigV4, proof of possession, one-time token) and throttled at the stage and on /enrol; attach a web ACL to the stage where a WAF is policy',
+    });
+    acknowledge(this.api, {
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      reason:
+        "API Gateway's account-level CloudWatch role: AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS provides for exactly this",
+    });
+  }
+
+  private authorization(route: Route): MethodOptions {
+    switch (route.auth) {
+      case 'operator':
+        return { authorizationType: AuthorizationType.IAM };
+      case 'host':
+        return this.authorizer
+          ? { authorizationType: AuthorizationType.CUSTOM, authorizer: this.authorizer }
+          : { authorizationType: AuthorizationType.NONE };
+      case 'token':
+      case 'none':
+        return { authorizationType: AuthorizationType.NONE };
+    }
+  }
+
+  private suppressAuthorizationFindings(method: Method, route: Route): void {
+    const why: Record<Route['auth'], string> = {
+      operator: 'operators sign with SigV4 (IAM authorization), not Cognito',
+      host: 'hosts prove possession of their enrolled key through the host authorizer; they have no Cognito identity',
+      token:
+        'the one-time enrolment token in the body is the authentication, checked by the handler; the method is throttled',
+      none: 'an open health check that reads nothing',
+    };
+    acknowledge(
+      method,
+      { id: 'AwsSolutions-COG4', reason: why[route.auth] },
+      ...(route.auth === 'token' || route.auth === 'none'
+        ? [{ id: 'AwsSolutions-APIG4', reason: why[route.auth] }]
+        : []),
+    );
+  }
+}

@@ -1,0 +1,44 @@
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { throwIfProblems } from './names.ts';
+
+export type ControlConsumerProps = {
+  readonly queue: IQueue;
+  readonly consumer: IFunction;
+  /**
+   * How many consumer instances may run at once; FIFO order still holds within each subject.
+   * @default 5
+   */
+  readonly maxConcurrency?: number;
+};
+
+/** Lambda's own bounds for an SQS event source's maximum concurrency. */
+const concurrencyBounds = [2, 1000] as const;
+
+/**
+ * The control queue's event source. Policy fixed here: batches of 10 (the FIFO maximum),
+ * partial batch responses so one held message never redelivers its batch, and a maximum
+ * concurrency so a burst of subjects cannot take the account's concurrency.
+ */
+export class ControlConsumer extends Construct {
+  public readonly eventSource: SqsEventSource;
+
+  constructor(scope: Construct, id: string, props: ControlConsumerProps) {
+    super(scope, id);
+    const maxConcurrency = props.maxConcurrency ?? 5;
+    const [low, high] = concurrencyBounds;
+    throwIfProblems('ControlConsumer', [
+      ...(Number.isInteger(maxConcurrency) && maxConcurrency >= low && maxConcurrency <= high
+        ? []
+        : [`maxConcurrency ${maxConcurrency} is outside ${low}–${high}`]),
+    ]);
+    this.eventSource = new SqsEventSource(props.queue, {
+      batchSize: 10,
+      reportBatchItemFailures: true,
+      maxConcurrency,
+    });
+    props.consumer.addEventSource(this.eventSource);
+  }
+}

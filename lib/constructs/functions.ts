@@ -1,0 +1,228 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { configEnvironment } from '../config.ts';
+import type { Access, FunctionSpec } from '../functions.ts';
+import { consumerTimeoutSeconds, identityTable, inventoryTable } from '../resources.ts';
+import { assertLocalEsbuild, functionsDir, meshBundling, projectRoot } from './bundling.ts';
+import { acknowledge, arnInFinding } from './nag.ts';
+import { pascalCase, throwIfProblems } from './names.ts';
+
+/** Powertools reads these; they match lib/observability.ts so local and deployed metrics agree. */
+export const powertoolsServiceName = 'mesh';
+export const metricsNamespace = 'Mesh';
+
+export type MeshFunctionsProps = {
+  /** One function and one role per entry. */
+  readonly specs: readonly FunctionSpec[];
+  readonly inventoryTable: ITableV2;
+  readonly identityTable: ITableV2;
+  readonly controlQueue: IQueue;
+  readonly deadLetterQueue: IQueue;
+  /**
+   * Where the handler files are.
+   * @default functions/ at the project root
+   */
+  readonly functionsDir?: string;
+  /** @default 'INFO' */
+  readonly logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+};
+
+const lambdaLimits = { timeoutSeconds: [1, 900], memoryMb: [128, 10_240] } as const;
+
+/** The timeout a spec runs with: its own, else the queue consumer's or ten seconds. */
+export function timeoutOf(spec: FunctionSpec): number {
+  return spec.timeoutSeconds ?? (spec.trigger === 'queue' ? consumerTimeoutSeconds : 10);
+}
+
+/** Everything wrong with a manifest, in one list. */
+export function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const spec of specs) {
+    if (seen.has(spec.name)) problems.push(`function ${spec.name} is listed twice`);
+    seen.add(spec.name);
+    if (!/^[a-z][a-z0-9-]*$/.test(spec.name)) problems.push(`function name ${spec.name} is not kebab-case`);
+    else if (!existsSync(join(dir, `${spec.name}.ts`)))
+      problems.push(`function ${spec.name} has no handler file functions/${spec.name}.ts`);
+    const timeout = timeoutOf(spec);
+    const [minTimeout, maxTimeout] = lambdaLimits.timeoutSeconds;
+    if (timeout < minTimeout || timeout > maxTimeout)
+      problems.push(`function ${spec.name} timeout ${timeout}s is outside ${minTimeout}–${maxTimeout}s`);
+    const memory = spec.memoryMb ?? 256;
+    const [minMemory, maxMemory] = lambdaLimits.memoryMb;
+    if (memory < minMemory || memory > maxMemory)
+      problems.push(`function ${spec.name} memory ${memory} MB is outside ${minMemory}–${maxMemory} MB`);
+    if (spec.trigger === 'flow' && spec.access.includes('pushFlow:start'))
+      problems.push(`flow function ${spec.name} may not start the push flow it runs in`);
+    if (spec.trigger === 'queue' && !spec.access.includes('control:consume'))
+      problems.push(`queue function ${spec.name} lacks control:consume`);
+    if (new Set(spec.access).size !== spec.access.length)
+      problems.push(`function ${spec.name} lists an access twice`);
+  }
+  const consumers = specs.filter((spec) => spec.trigger === 'queue').map((spec) => spec.name);
+  if (consumers.length > 1)
+    problems.push(`the control queue has one consumer, but ${consumers.join(', ')} are all trigger 'queue'`);
+  return problems;
+}
+
+/**
+ * Every function of the manifest as a NodejsFunction (nodejs24.x, arm64, minified ESM with
+ * source maps, tracing on), each with its own role granting exactly the access its spec lists.
+ */
+export class MeshFunctions extends Construct {
+  public readonly functions: ReadonlyMap<string, NodejsFunction>;
+  public readonly roles: ReadonlyMap<string, IRole>;
+  private readonly specs: readonly FunctionSpec[];
+
+  constructor(scope: Construct, id: string, props: MeshFunctionsProps) {
+    super(scope, id);
+    const dir = props.functionsDir ?? functionsDir;
+    throwIfProblems('MeshFunctions', manifestProblems(props.specs, dir));
+    assertLocalEsbuild();
+    this.specs = props.specs;
+
+    const { AWS_REGION: _reservedInLambda, ...environment } = configEnvironment({
+      region: Stack.of(this).region,
+      inventoryTable: props.inventoryTable.tableName,
+      identityTable: props.identityTable.tableName,
+      controlQueueUrl: props.controlQueue.queueUrl,
+      deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
+    });
+    const logLevel = props.logLevel ?? 'INFO';
+    const functions = new Map<string, NodejsFunction>();
+    const roles = new Map<string, IRole>();
+    for (const spec of props.specs) {
+      const id = pascalCase(spec.name);
+      const role = new Role(this, `${id}Role`, {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `mesh ${spec.name}: ${spec.purpose}`.slice(0, 1000),
+      });
+      const logGroup = new LogGroup(this, `${id}Logs`, {
+        retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      logGroup.grantWrite(role);
+      const fn = new NodejsFunction(this, id, {
+        entry: join(dir, `${spec.name}.ts`),
+        handler: 'handler',
+        projectRoot,
+        depsLockFilePath: join(projectRoot, 'package-lock.json'),
+        runtime: Runtime.NODEJS_24_X,
+        architecture: Architecture.ARM_64,
+        timeout: Duration.seconds(timeoutOf(spec)),
+        memorySize: spec.memoryMb ?? 256,
+        role,
+        logGroup,
+        tracing: Tracing.ACTIVE,
+        description: `mesh ${spec.name}: ${spec.purpose}`.slice(0, 256),
+        environment: {
+          ...environment,
+          POWERTOOLS_SERVICE_NAME: powertoolsServiceName,
+          POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
+          POWERTOOLS_LOG_LEVEL: logLevel,
+          MESH_LOG_LEVEL: logLevel,
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+        bundling: meshBundling,
+      });
+      for (const access of spec.access) this.grant(access, role, props);
+      this.suppressGrantWildcards(role, spec, props);
+      functions.set(spec.name, fn);
+      roles.set(spec.name, role);
+    }
+    this.functions = functions;
+    this.roles = roles;
+  }
+
+  /** The function built for a manifest entry; throws when there is none. */
+  get(name: string): NodejsFunction {
+    const fn = this.functions.get(name);
+    if (!fn) throw new Error(`MeshFunctions: no function named ${name} in the manifest`);
+    return fn;
+  }
+
+  /** The specs with the given trigger, in manifest order. */
+  withTrigger(trigger: FunctionSpec['trigger']): readonly FunctionSpec[] {
+    return this.specs.filter((spec) => spec.trigger === trigger);
+  }
+
+  /** Grants `pushFlow:start` to the functions that list it, and tells them where the flow is. */
+  connectPushFlow(stateMachine: IStateMachine): void {
+    for (const spec of this.specs) {
+      if (!spec.access.includes('pushFlow:start')) continue;
+      const fn = this.get(spec.name);
+      stateMachine.grantStartSyncExecution(fn);
+      fn.addEnvironment('MESH_PUSH_FLOW_ARN', stateMachine.stateMachineArn);
+    }
+  }
+
+  private grant(access: Access, role: IRole, props: MeshFunctionsProps): void {
+    switch (access) {
+      case 'inventory:read':
+        props.inventoryTable.grantReadData(role);
+        return;
+      case 'inventory:write':
+        props.inventoryTable.grantWriteData(role);
+        return;
+      case 'identity:read':
+        props.identityTable.grantReadData(role);
+        return;
+      case 'identity:write':
+        props.identityTable.grantWriteData(role);
+        return;
+      case 'control:send':
+        props.controlQueue.grantSendMessages(role);
+        return;
+      case 'control:consume':
+        props.controlQueue.grantConsumeMessages(role);
+        return;
+      case 'deadLetter:send':
+        props.deadLetterQueue.grantSendMessages(role);
+        return;
+      case 'pushFlow:start':
+        // granted by connectPushFlow once the state machine exists
+        return;
+    }
+  }
+
+  private suppressGrantWildcards(role: IRole, spec: FunctionSpec, props: MeshFunctionsProps): void {
+    // CDK adds <table>/index/* to a grant only on a table that has indexes
+    const tables = [
+      {
+        area: 'inventory',
+        table: props.inventoryTable,
+        indexed: inventoryTable.globalSecondaryIndexes.length > 0,
+      },
+      {
+        area: 'identity',
+        table: props.identityTable,
+        indexed: identityTable.globalSecondaryIndexes.length > 0,
+      },
+    ] as const;
+    acknowledge(
+      role,
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; tracing is on for every function',
+      },
+      ...tables
+        .filter(({ area, indexed }) => indexed && spec.access.some((access) => access.startsWith(`${area}:`)))
+        .map(({ area, table }) => ({
+          id: `AwsSolutions-IAM5[Resource::${arnInFinding(table)}/index/*]`,
+          reason: `${spec.name} has ${area} access; CDK grants it on the table's indexes too, whose ARNs are only known as <table>/index/*`,
+        })),
+    );
+  }
+}

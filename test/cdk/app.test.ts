@@ -1,0 +1,188 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { routes } from '../../lib/api/routes.ts';
+import { projectRoot } from '../../lib/constructs/bundling.ts';
+import { withHostAuthorizer } from '../../lib/constructs/mesh-stack.ts';
+import { aslPlaceholders, PushFlow } from '../../lib/constructs/push-flow.ts';
+import {
+  localFunctionArn,
+  pushTasks,
+  readPushDefinition,
+  substitutePushDefinition,
+  substitutionFor,
+} from '../../lib/flow/push-definition.ts';
+import { functionSpecs } from '../../lib/functions.ts';
+
+type Resource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+};
+type CfnTemplate = { Resources: Record<string, Resource>; Outputs?: Record<string, unknown> };
+
+/**
+ * The real app, synthesized the way `npm run synth` does it: the cdk CLI, cdk.json, bin/cdk-app.ts,
+ * every function bundled with the local esbuild, cdk-nag AwsSolutions as a validation plugin
+ * (an unacknowledged finding fails the synthesis). Offline: no credentials, no lookups.
+ */
+const outdir = mkdtempSync(join(tmpdir(), 'mesh-cdk-'));
+let template: CfnTemplate;
+let synthOutput = '';
+const specs = withHostAuthorizer(functionSpecs, routes);
+
+beforeAll(async () => {
+  const run = promisify(execFile);
+  const result = await run('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      AWS_EC2_METADATA_DISABLED: 'true',
+      CDK_DISABLE_VERSION_CHECK: 'true',
+      CDK_DISABLE_CLI_TELEMETRY: 'true',
+    },
+    maxBuffer: 64 * 1024 * 1024,
+  }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
+    throw new Error(`cdk synth failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
+  });
+  synthOutput = `${result.stdout}\n${result.stderr}`;
+  template = JSON.parse(readFileSync(join(outdir, 'Mesh.template.json'), 'utf8')) as CfnTemplate;
+}, 600_000);
+
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const resourcesOf = (type: string) =>
+  Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
+
+/** The manifest name of a synthesized function, from the description MeshFunctions gives it. */
+const functionNameOf = (resource: Resource) =>
+  /^mesh ([a-z0-9-]+):/.exec(String(resource.Properties.Description))?.[1];
+
+describe('cdk synth of the real app', () => {
+  it('passes cdk-nag AwsSolutions with no unacknowledged finding', () => {
+    expect(synthOutput).not.toMatch(/\bERROR\b/);
+    const reportPath = join(outdir, 'validation-report.json');
+    const report = existsSync(reportPath)
+      ? (JSON.parse(readFileSync(reportPath, 'utf8')) as { pluginReports: Array<{ violations?: unknown[] }> })
+      : { pluginReports: [] };
+    expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
+  });
+
+  it('gives every acknowledged finding its reason', () => {
+    const acknowledged = Object.values(template.Resources).flatMap(
+      (resource) =>
+        (
+          resource.Metadata?.cdk_nag as
+            | { rules_to_suppress?: Array<{ id: string; reason: string }> }
+            | undefined
+        )?.rules_to_suppress ?? [],
+    );
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const rule of acknowledged) expect(rule.reason.length, rule.id).toBeGreaterThan(20);
+  });
+
+  it('bundles one function per manifest entry, minified ESM with a source map', () => {
+    const functions = resourcesOf('AWS::Lambda::Function');
+    expect(functions.map(([, fn]) => functionNameOf(fn)).sort()).toEqual(
+      specs.map((spec) => spec.name).sort(),
+    );
+    const assets = JSON.parse(readFileSync(join(outdir, 'Mesh.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string } }>;
+    };
+    for (const [, fn] of functions) {
+      const key = String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '');
+      const source = assets.files[key]?.source.path as string;
+      expect(existsSync(join(outdir, source, 'index.mjs')), functionNameOf(fn)).toBe(true);
+      expect(existsSync(join(outdir, source, 'index.mjs.map')), functionNameOf(fn)).toBe(true);
+    }
+  });
+
+  it('grants each role exactly what its manifest entry lists', () => {
+    const tableId = (logical: string) =>
+      resourcesOf('AWS::DynamoDB::GlobalTable').find(([id]) => id.includes(logical))?.[0] as string;
+    const queueId = (logical: string) =>
+      resourcesOf('AWS::SQS::Queue').find(([id]) => id.includes(logical))?.[0] as string;
+    const inventory = tableId('TablesInventory');
+    const identity = tableId('TablesIdentity');
+    const control = queueId('ControlQueueControl');
+    const dead = queueId('ControlQueueDeadLetter');
+    for (const [, fn] of resourcesOf('AWS::Lambda::Function')) {
+      const spec = specs.find((s) => s.name === functionNameOf(fn)) as (typeof specs)[number];
+      const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const actions = new Map<string, string>();
+      for (const [, policy] of resourcesOf('AWS::IAM::Policy')) {
+        if (!JSON.stringify(policy.Properties.Roles).includes(`"${role}"`)) continue;
+        const statements = (
+          policy.Properties.PolicyDocument as { Statement: Array<{ Action: unknown; Resource: unknown }> }
+        ).Statement;
+        for (const statement of statements) {
+          for (const action of [statement.Action].flat() as string[]) {
+            actions.set(action, `${actions.get(action) ?? ''}${JSON.stringify(statement.Resource)}`);
+          }
+        }
+      }
+      const on = (action: string, resource: string) => (actions.get(action) ?? '').includes(`"${resource}"`);
+      const has = (access: string) => spec.access.includes(access as never);
+      const held = {
+        'inventory:read': on('dynamodb:GetItem', inventory),
+        'inventory:write': on('dynamodb:PutItem', inventory),
+        'identity:read': on('dynamodb:GetItem', identity),
+        'identity:write': on('dynamodb:PutItem', identity),
+        'control:send': on('sqs:SendMessage', control),
+        'control:consume': on('sqs:ReceiveMessage', control),
+        'deadLetter:send': on('sqs:SendMessage', dead),
+        'pushFlow:start': actions.has('states:StartSyncExecution'),
+      };
+      const expected = Object.fromEntries(Object.keys(held).map((access) => [access, has(access)]));
+      expect(held, spec.name).toEqual(expected);
+    }
+  });
+
+  it('serves one method per route of the route table', () => {
+    const methods = resourcesOf('AWS::ApiGateway::Method').filter(
+      ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',
+    );
+    expect(methods).toHaveLength(routes.length);
+  });
+
+  it('outputs the API URL', () => {
+    expect(Object.keys(template.Outputs ?? {})).toContain('ApiUrl');
+  });
+});
+
+describe('the push flow deployed by CDK', () => {
+  it('is the ASL the local runtime executes, the function ARNs aside', () => {
+    const machines = resourcesOf('AWS::StepFunctions::StateMachine');
+    if (!PushFlow.definitionExists()) {
+      // No definition yet: the stack must say so by building no state machine.
+      expect(machines).toHaveLength(0);
+      return;
+    }
+    expect(machines).toHaveLength(1);
+    const [, machine] = machines[0] as [string, Resource];
+    const location = machine.Properties.DefinitionS3Location as { Key: string };
+    const deployedText = readFileSync(join(outdir, `asset.${location.Key}`), 'utf8');
+    expect(deployedText).toBe(readPushDefinition());
+
+    const nameByLogicalId = new Map(
+      resourcesOf('AWS::Lambda::Function').map(([id, fn]) => [id, functionNameOf(fn) as string]),
+    );
+    const substitutions = machine.Properties.DefinitionSubstitutions as Record<
+      string,
+      { 'Fn::GetAtt': [string, string] }
+    >;
+    expect(Object.keys(substitutions).sort()).toEqual(aslPlaceholders(deployedText).sort());
+    let deployed = deployedText;
+    for (const [placeholder, arn] of Object.entries(substitutions)) {
+      const name = nameByLogicalId.get(arn['Fn::GetAtt'][0]) as string;
+      expect(substitutionFor(name)).toBe(placeholder);
+      deployed = deployed.replaceAll(`\${${placeholder}}`, localFunctionArn(name));
+    }
+    const local = substitutePushDefinition(readPushDefinition(), localFunctionArn);
+    expect(JSON.parse(deployed)).toEqual(JSON.parse(local));
+    expect(Object.values(pushTasks).map(substitutionFor).sort()).toEqual(Object.keys(substitutions).sort());
+  });
+});

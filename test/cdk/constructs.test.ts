@@ -1,0 +1,449 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { describe, expect, it } from 'vitest';
+import { lostMessagesMetric } from '../../lib/constructs/alarms.ts';
+import { MeshApi } from '../../lib/constructs/api.ts';
+import { ControlConsumer } from '../../lib/constructs/control-consumer.ts';
+import { ControlQueue } from '../../lib/constructs/control-queue.ts';
+import { MeshFunctions } from '../../lib/constructs/functions.ts';
+import { hostAuthorizerName, withHostAuthorizer } from '../../lib/constructs/mesh-stack.ts';
+import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
+import { PushFlow } from '../../lib/constructs/push-flow.ts';
+import { MeshTables } from '../../lib/constructs/tables.ts';
+import type { FunctionSpec } from '../../lib/functions.ts';
+import { consumerTimeoutSeconds } from '../../lib/resources.ts';
+import { fixtureAslPath, fixtureFunctionsDir, fixtureRoutes, fixtureSpecs } from './fixtures/manifest.ts';
+import { allowed, fixtureStack, logicalId, unbundledApp } from './support.ts';
+
+const { stack, template } = fixtureStack();
+const roleOf = (name: string) => logicalId(stack, stack.functions.roles.get(name) as never);
+const functionId = (name: string) => logicalId(stack, stack.functions.get(name));
+const inventoryArn = () =>
+  JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.inventory), 'Arn'] });
+const identityArn = () => JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.identity), 'Arn'] });
+
+function problemsOf(build: () => unknown): readonly string[] {
+  try {
+    build();
+  } catch (error) {
+    if (error instanceof MeshConstructPropsError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the construct to refuse its props');
+}
+
+describe('MeshTables', () => {
+  it('keeps data by default: deletion protection, retained, point-in-time recovery, on demand', () => {
+    template.hasResource('AWS::DynamoDB::GlobalTable', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        Replicas: [
+          Match.objectLike({
+            DeletionProtectionEnabled: true,
+            PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          }),
+        ],
+      }),
+    });
+  });
+
+  it('lets the tables go with the stack when told to', () => {
+    const scope = new Stack(unbundledApp(), 'Trial');
+    new MeshTables(scope, 'Tables', { retain: false });
+    const trial = Template.fromStack(scope);
+    trial.allResources('AWS::DynamoDB::GlobalTable', { DeletionPolicy: 'Delete' });
+    trial.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ DeletionProtectionEnabled: false })],
+    });
+  });
+});
+
+describe('ControlQueue', () => {
+  it('holds visibility at six times a long consumer timeout, with SSE and TLS enforced', () => {
+    const scope = new Stack(unbundledApp(), 'Queue');
+    new ControlQueue(scope, 'Control', { consumerTimeout: Duration.seconds(100) });
+    const queue = Template.fromStack(scope);
+    queue.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      VisibilityTimeout: 600,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }),
+    });
+    queue.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('keeps the stack consumer timeout six times under the visibility', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      RedrivePolicy: Match.anyValue(),
+      VisibilityTimeout: 6 * consumerTimeoutSeconds,
+    });
+  });
+});
+
+describe('MeshFunctions', () => {
+  it('builds one nodejs24.x arm64 function, traced, per manifest entry', () => {
+    template.resourceCountIs('AWS::Lambda::Function', fixtureSpecs.length);
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Runtime: 'nodejs24.x',
+      Architectures: ['arm64'],
+      TracingConfig: { Mode: 'Active' },
+      Handler: 'index.handler',
+    });
+  });
+
+  it('passes configuration and Powertools settings by environment, never AWS_REGION', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          MESH_INVENTORY_TABLE: { Ref: logicalId(stack, stack.tables.inventory) },
+          MESH_IDENTITY_TABLE: { Ref: logicalId(stack, stack.tables.identity) },
+          MESH_CONTROL_QUEUE_URL: Match.anyValue(),
+          MESH_DEAD_LETTER_QUEUE_URL: Match.anyValue(),
+          POWERTOOLS_SERVICE_NAME: 'mesh',
+          POWERTOOLS_METRICS_NAMESPACE: 'Mesh',
+          POWERTOOLS_LOG_LEVEL: 'INFO',
+          NODE_OPTIONS: '--enable-source-maps',
+        }),
+      },
+    });
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+      expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('AWS_REGION');
+    }
+  });
+
+  it('tells only the functions that start the push flow where it is', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^mesh operator-read'),
+      Environment: { Variables: Match.objectLike({ MESH_PUSH_FLOW_ARN: Match.anyValue() }) },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^mesh host-read'),
+      Environment: { Variables: Match.objectLike({ MESH_PUSH_FLOW_ARN: Match.absent() }) },
+    });
+  });
+
+  it('gives every function its own role', () => {
+    const roles = fixtureSpecs.map((spec) => roleOf(spec.name));
+    expect(new Set(roles).size).toBe(fixtureSpecs.length);
+    for (const spec of fixtureSpecs) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        Role: { 'Fn::GetAtt': [roleOf(spec.name), 'Arn'] },
+        Description: Match.stringLikeRegexp(`^mesh ${spec.name}:`),
+      });
+    }
+  });
+
+  it('grants a reader of the inventory reads there and nothing on identity, queues or the flow', () => {
+    const actions = allowed(template, roleOf('host-authorizer'));
+    expect(actions.get('dynamodb:GetItem')).toContain(inventoryArn());
+    expect(actions.get('dynamodb:GetItem')).toContain(identityArn());
+    expect(actions.has('dynamodb:PutItem')).toBe(false);
+    expect([...actions.keys()].filter((action) => /^(sqs|states):/.test(action))).toEqual([]);
+  });
+
+  it('grants writes without reads to a writer', () => {
+    const actions = allowed(template, roleOf('enrol-claim'));
+    expect(actions.get('dynamodb:PutItem')).toEqual(expect.arrayContaining([inventoryArn(), identityArn()]));
+    expect(actions.has('dynamodb:GetItem')).toBe(false);
+    expect(actions.has('dynamodb:Query')).toBe(false);
+  });
+
+  it('grants the consumer its queue and the dead-letter queue, and nothing on identity', () => {
+    const actions = allowed(template, roleOf('control-consume'));
+    const control = JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.control.queue), 'Arn'] });
+    const dead = JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.control.deadLetterQueue), 'Arn'] });
+    expect(actions.get('sqs:ReceiveMessage')).toEqual([control]);
+    expect(actions.get('sqs:ChangeMessageVisibility')).toEqual([control]);
+    expect(actions.get('sqs:SendMessage')).toEqual([dead]);
+    expect(JSON.stringify([...actions.values()])).not.toContain(logicalId(stack, stack.tables.identity));
+  });
+
+  it('grants StartSyncExecution only to functions that list pushFlow:start', () => {
+    const machine = JSON.stringify({ Ref: logicalId(stack, stack.pushFlow?.stateMachine as never) });
+    expect(allowed(template, roleOf('operator-read')).get('states:StartSyncExecution')).toEqual([machine]);
+    for (const spec of fixtureSpecs.filter((s) => !s.access.includes('pushFlow:start'))) {
+      expect(allowed(template, roleOf(spec.name)).has('states:StartSyncExecution')).toBe(false);
+    }
+  });
+
+  it('reports every problem with a manifest together, before building anything', () => {
+    const scope = new Stack(unbundledApp(), 'Bad');
+    const tables = new MeshTables(scope, 'Tables');
+    const queues = new ControlQueue(scope, 'Queue');
+    const bad: FunctionSpec[] = [
+      { name: 'missing-file', purpose: 'x', access: [], trigger: 'api' },
+      { name: 'push-step', purpose: 'x', access: ['pushFlow:start'], trigger: 'flow' },
+      { name: 'control-consume', purpose: 'x', access: [], trigger: 'queue', timeoutSeconds: 901 },
+      { name: 'host-read', purpose: 'x', access: ['control:consume'], trigger: 'queue', memoryMb: 64 },
+      { name: 'host-read', purpose: 'x', access: [], trigger: 'api' },
+    ];
+    const problems = problemsOf(
+      () =>
+        new MeshFunctions(scope, 'Functions', {
+          specs: bad,
+          functionsDir: fixtureFunctionsDir,
+          inventoryTable: tables.inventory,
+          identityTable: tables.identity,
+          controlQueue: queues.queue,
+          deadLetterQueue: queues.deadLetterQueue,
+        }),
+    );
+    expect(problems).toEqual([
+      'function missing-file has no handler file functions/missing-file.ts',
+      'flow function push-step may not start the push flow it runs in',
+      'function control-consume timeout 901s is outside 1–900s',
+      'queue function control-consume lacks control:consume',
+      'function host-read memory 64 MB is outside 128–10240 MB',
+      'function host-read is listed twice',
+      "the control queue has one consumer, but control-consume, host-read are all trigger 'queue'",
+    ]);
+    expect(scope.node.findAll().some((c) => c instanceof LambdaFunction)).toBe(false);
+  });
+});
+
+describe('ControlConsumer', () => {
+  it('reads batches of 10 with partial batch responses and a maximum concurrency', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: functionId('control-consume') },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+    template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  });
+
+  it('refuses a maximum concurrency Lambda does not allow', () => {
+    const scope = new Stack(unbundledApp(), 'Consumer');
+    const queue = new Queue(scope, 'Queue');
+    const consumer = LambdaFunction.fromFunctionName(scope, 'Fn', 'consumer');
+    expect(() => new ControlConsumer(scope, 'C', { queue, consumer, maxConcurrency: 1 })).toThrow(
+      /maxConcurrency 1 is outside 2–1000/,
+    );
+  });
+});
+
+describe('PushFlow', () => {
+  it('is an Express state machine logging every event with its data, traced', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'EXPRESS',
+      LoggingConfiguration: Match.objectLike({ Level: 'ALL', IncludeExecutionData: true }),
+      TracingConfiguration: { Enabled: true },
+    });
+  });
+
+  it('fills each <Pascal>FunctionArn placeholder with the ARN of the kebab-case function', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      DefinitionSubstitutions: { PushStepFunctionArn: { 'Fn::GetAtt': [functionId('push-step'), 'Arn'] } },
+    });
+  });
+
+  it('lets the state machine invoke only the functions the definition names', () => {
+    const role = logicalId(stack, stack.pushFlow?.stateMachine.role as never);
+    const invoke = allowed(template, role).get('lambda:InvokeFunction') ?? [];
+    expect(invoke.length).toBeGreaterThan(0);
+    expect(invoke.every((resource) => resource.includes(functionId('push-step')))).toBe(true);
+  });
+
+  it('reports every placeholder and flow function that does not fit, together', () => {
+    const scope = new Stack(unbundledApp(), 'Flow');
+    const specs: FunctionSpec[] = [
+      { name: 'push-step', purpose: 'x', access: [], trigger: 'api' },
+      { name: 'push-idle', purpose: 'x', access: [], trigger: 'flow' },
+    ];
+    const problems = problemsOf(
+      () =>
+        new PushFlow(scope, 'Flow', {
+          aslPath: fixtureAslPath,
+          specs,
+          functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
+        }),
+    );
+    expect(problems).toEqual([
+      `\${PushStepFunctionArn} names push-step, whose trigger is 'api', not 'flow'`,
+      `flow function push-idle is not used by the push flow (no \${PushIdleFunctionArn})`,
+    ]);
+  });
+
+  it('is left out of a stack whose definition does not exist yet', () => {
+    const { stack: withoutFlow, template: noFlow } = fixtureStack({
+      pushFlowAslPath: `${fixtureFunctionsDir}/no-such.asl.json`,
+      specs: fixtureSpecs.filter((spec) => spec.trigger !== 'flow'),
+    });
+    expect(withoutFlow.pushFlow).toBeUndefined();
+    noFlow.resourceCountIs('AWS::StepFunctions::StateMachine', 0);
+  });
+});
+
+describe('MeshApi', () => {
+  const method = (httpMethod: string, pathPart: string) => ({ HttpMethod: httpMethod, pathPart });
+  const hasMethod = (m: ReturnType<typeof method>, properties: Record<string, unknown>) => {
+    const resources = template.findResources('AWS::ApiGateway::Resource', {
+      Properties: { PathPart: m.pathPart },
+    });
+    const [resourceId] = Object.keys(resources);
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: m.HttpMethod,
+      ResourceId: { Ref: resourceId },
+      RequestValidatorId: Match.anyValue(),
+      ...properties,
+    });
+  };
+
+  it('signs operator routes with IAM', () => {
+    hasMethod(method('GET', '{node}'), {
+      AuthorizationType: 'AWS_IAM',
+      RequestParameters: { 'method.request.path.node': true },
+    });
+  });
+
+  it('puts the host authorizer, uncached, in front of host routes', () => {
+    hasMethod(method('GET', 'declaration'), {
+      AuthorizationType: 'CUSTOM',
+      AuthorizerId: { Ref: logicalId(stack, stack.api.authorizer as never) },
+    });
+    template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+      Type: 'REQUEST',
+      IdentitySource: 'method.request.header.Authorization',
+      AuthorizerResultTtlInSeconds: 0,
+    });
+    const [authorizer] = Object.values(template.findResources('AWS::ApiGateway::Authorizer'));
+    expect(JSON.stringify(authorizer?.Properties.AuthorizerUri)).toContain(functionId(hostAuthorizerName));
+  });
+
+  it('leaves /enrol to its token, throttled harder than the stage', () => {
+    hasMethod(method('POST', 'enrol'), { AuthorizationType: 'NONE' });
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      TracingEnabled: true,
+      AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({
+          HttpMethod: '*',
+          LoggingLevel: 'ERROR',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+        }),
+        Match.objectLike({
+          HttpMethod: 'POST',
+          ResourcePath: '/~1enrol',
+          ThrottlingRateLimit: 1,
+          ThrottlingBurstLimit: 5,
+        }),
+      ]),
+    });
+  });
+
+  it('validates request parameters and bodies', () => {
+    template.hasResourceProperties('AWS::ApiGateway::RequestValidator', {
+      ValidateRequestBody: true,
+      ValidateRequestParameters: true,
+    });
+  });
+
+  it('answers its own refusals in the problem shape, and an unreadable store with 503', () => {
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'DEFAULT_4XX',
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"error":\\{"code"') },
+    });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'AUTHORIZER_FAILURE',
+      StatusCode: '503',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'2'" },
+    });
+  });
+
+  it('outputs the API URL', () => {
+    template.hasOutput('ApiUrl', { Value: Match.anyValue() });
+  });
+
+  it('reports every route that does not fit the manifest, together', () => {
+    const scope = new Stack(unbundledApp(), 'Routes');
+    const problems = problemsOf(
+      () =>
+        new MeshApi(scope, 'Api', {
+          routes: [
+            ...fixtureRoutes,
+            { method: 'GET', path: '/nodes/{node}', handler: 'operator-read', auth: 'operator' },
+            { method: 'GET', path: '/elsewhere', handler: 'nowhere', auth: 'none' },
+            { method: 'GET', path: '/queue', handler: 'control-consume', auth: 'operator' },
+            { method: 'GET', path: 'relative', handler: 'host-read', auth: 'host' },
+          ],
+          specs: fixtureSpecs,
+          functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
+          hostAuthorizer: hostAuthorizerName,
+          stageThrottle: { rateLimit: 0, burstLimit: 1 },
+        }),
+    );
+    expect(problems).toEqual([
+      'route GET /nodes/{node} is listed twice',
+      'route GET /elsewhere names handler nowhere, which is not in the manifest',
+      "route GET /queue names control-consume, whose trigger is 'queue', not 'api'",
+      'route GET relative is not an API Gateway resource path',
+      'stageThrottle needs a positive rateLimit and a whole burstLimit of at least 1',
+    ]);
+  });
+
+  it('refuses an api function that serves no route', () => {
+    const problems = problemsOf(() =>
+      fixtureStack({ routes: fixtureRoutes.filter((route) => route.handler !== 'enrol-claim') }),
+    );
+    expect(problems).toEqual(['api function enrol-claim serves no route']);
+  });
+});
+
+describe('the host authorizer', () => {
+  it('joins the manifest when host routes need it and the manifest lacks it', () => {
+    const withoutAuthorizer = fixtureSpecs.filter((spec) => spec.name !== hostAuthorizerName);
+    const specs = withHostAuthorizer(withoutAuthorizer, fixtureRoutes);
+    expect(specs.map((spec) => spec.name)).toContain(hostAuthorizerName);
+    expect(withHostAuthorizer(withoutAuthorizer, [])).toBe(withoutAuthorizer);
+    expect(withHostAuthorizer(fixtureSpecs, fixtureRoutes)).toBe(fixtureSpecs);
+  });
+});
+
+describe('MeshAlarms', () => {
+  it('alarms on anything in the dead-letter queue', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(stack, stack.control.deadLetterQueue), 'QueueName'] },
+        },
+      ],
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('alarms on any lost message, with the dimension Powertools adds', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: lostMessagesMetric.namespace,
+      MetricName: 'LostMessages',
+      Dimensions: [{ Name: 'service', Value: 'mesh' }],
+      Threshold: 0,
+    });
+  });
+
+  it('alarms on errors and throttles of every function', () => {
+    for (const spec of fixtureSpecs) {
+      for (const metric of ['Errors', 'Throttles']) {
+        template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/Lambda',
+          MetricName: metric,
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(spec.name) } }],
+          Threshold: 0,
+        });
+      }
+    }
+  });
+});

@@ -1,0 +1,107 @@
+import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { createHostAuthorizer } from '../../functions/host-authorizer.ts';
+import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
+import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { hostProof } from '../../lib/host/proof.ts';
+
+class InMemoryCredentials implements NodeCredentialReader {
+  readonly keys = new Map<string, NodeKeys>();
+  unavailable = false;
+  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
+    if (this.unavailable) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    const keys = this.keys.get(node);
+    return {
+      key:
+        keys && keys.thumbprint === thumbprint
+          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
+          : undefined,
+      enrolledThumbprint: keys?.thumbprint,
+    };
+  }
+}
+
+const now = new Date('2026-10-01T12:00:00Z');
+const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/GET/hosts/alpha/declaration';
+const api = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com';
+
+/** A REQUEST authorizer event as API Gateway sends it for GET /v1/hosts/{node}/declaration. */
+function authorizerEvent(node: string, authorization: string | undefined): APIGatewayRequestAuthorizerEvent {
+  return {
+    type: 'REQUEST',
+    methodArn,
+    resource: '/hosts/{node}/declaration',
+    path: `/hosts/${node}/declaration`,
+    httpMethod: 'GET',
+    headers: authorization ? { Authorization: authorization } : {},
+    multiValueHeaders: null,
+    pathParameters: { node },
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: { path: `/v1/hosts/${node}/declaration` },
+  } as unknown as APIGatewayRequestAuthorizerEvent;
+}
+
+async function setup() {
+  const credentials = new InMemoryCredentials();
+  const { keys } = await generateNodeKeys();
+  credentials.keys.set('alpha', keys);
+  const key = signingKeyOf('alpha', keys);
+  const authorize = createHostAuthorizer(() => ({ credentials, now: () => now }));
+  const proofFor = (node: string) =>
+    hostProof(key, { method: 'GET', url: `${api}/v1/hosts/${node}/declaration` }, { now: () => now });
+  return { credentials, authorize, proofFor };
+}
+
+describe('createHostAuthorizer', () => {
+  it('allows a node on its own route, scoped to the method, and names the node', async () => {
+    const { authorize, proofFor } = await setup();
+
+    const result = await authorize(authorizerEvent('alpha', await proofFor('alpha')));
+
+    expect(result).toEqual({
+      principalId: 'alpha',
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: methodArn }],
+      },
+      context: { node: 'alpha' },
+    });
+  });
+
+  it('answers Unauthorized (401) without a proof, or with one made for another path', async () => {
+    const { authorize, proofFor } = await setup();
+
+    await expect(authorize(authorizerEvent('alpha', undefined))).rejects.toThrow(/^Unauthorized$/);
+    await expect(authorize(authorizerEvent('alpha', await proofFor('beta')))).rejects.toThrow(
+      /^Unauthorized$/,
+    );
+  });
+
+  it('denies (403) a valid proof on another node route', async () => {
+    const { authorize, credentials } = await setup();
+    const { keys } = await generateNodeKeys();
+    credentials.keys.set('beta', keys);
+    const beta = signingKeyOf('beta', keys);
+    const proof = await hostProof(
+      beta,
+      { method: 'GET', url: `${api}/v1/hosts/alpha/declaration` },
+      { now: () => now },
+    );
+
+    const result = await authorize(authorizerEvent('alpha', proof));
+
+    expect(result.policyDocument.Statement[0]).toMatchObject({ Effect: 'Deny' });
+  });
+
+  it('rethrows a store that cannot be read, for the gateway to answer 503', async () => {
+    const { authorize, proofFor, credentials } = await setup();
+    credentials.unavailable = true;
+
+    await expect(authorize(authorizerEvent('alpha', await proofFor('alpha')))).rejects.toBeInstanceOf(
+      IdentityStoreUnavailableError,
+    );
+  });
+});
