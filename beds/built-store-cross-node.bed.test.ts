@@ -30,7 +30,7 @@ it('a push of only the consumer’s node mints the provision on the provider’s
     expect(outcome.flushed.map((entry) => entry.node)).toContain('broker');
     expect(outcome.behind).toEqual([]);
 
-    const vhost = join(bed.recordDir('broker'), 'vhosts', 'app-web');
+    const vhost = join(bed.recordDir('broker'), 'vhosts', 'app_web');
     await eventually('the broker’s hook to mint the app’s vhost', () =>
       existsSync(vhost) ? true : undefined,
     );
@@ -55,7 +55,7 @@ it('a push of only the consumer’s node mints the provision on the provider’s
     expect(app.provisions).toEqual([
       expect.objectContaining({
         module: 'web',
-        resource: 'app-web',
+        resource: 'app_web',
         provider: expect.objectContaining({ node: 'broker' }),
       }),
     ]);

@@ -13,6 +13,8 @@ const configSchema = z.object({
   deadLetterQueueUrl: z.url(),
   /** When set, push runs on the Step Functions Express state machine; otherwise in-process from the same ASL. */
   pushFlowArn: z.string().startsWith('arn:').optional(),
+  /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
+  holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
 });
 
 export type MeshConfig = z.infer<typeof configSchema>;
@@ -29,6 +31,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     controlQueueUrl: env.MESH_CONTROL_QUEUE_URL,
     deadLetterQueueUrl: env.MESH_DEAD_LETTER_QUEUE_URL,
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
+    holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
   });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
@@ -46,5 +49,6 @@ export function configEnvironment(config: MeshConfig): Record<string, string> {
     MESH_CONTROL_QUEUE_URL: config.controlQueueUrl,
     MESH_DEAD_LETTER_QUEUE_URL: config.deadLetterQueueUrl,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
+    ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
   };
 }

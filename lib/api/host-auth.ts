@@ -14,7 +14,7 @@ import { proofScheme, requestTarget } from '../core/host-identity/proof.ts';
 import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
 import { verifyHostProof } from '../core/host-identity/verify.ts';
 import { header } from './http.ts';
-import { Problem } from './problem.ts';
+import { Problem, tryAgainProblem } from './problem.ts';
 
 export type HostAuthenticationOptions = {
   /** @default read from the identity and inventory tables named by readConfig(), built on first use */
@@ -100,10 +100,7 @@ export function hostIdentityProblem(error: unknown): unknown {
     });
   }
   if (error instanceof IdentityStoreUnavailableError) {
-    return new Problem(503, 'try_again', 'the control plane cannot reach its store; try again', {
-      cause: error,
-      headers: { 'retry-after': '2' },
-    });
+    return tryAgainProblem('the control plane cannot reach its store', { cause: error });
   }
   return error;
 }

@@ -30,3 +30,16 @@ export type ProblemBody = {
 
 export const internalProblem = () =>
   new Problem(500, 'internal', 'internal error; the control plane logged it');
+
+/**
+ * "Try again" is an answer, not a failure: a store or queue that cannot be asked now. Every
+ * area answers it the same way, with how long to wait.
+ */
+export const tryAgainProblem = (
+  what: string,
+  options: { retryAfterSeconds?: number; cause?: unknown } = {},
+) =>
+  new Problem(503, 'try_again', `${what}; try again`, {
+    headers: { 'retry-after': String(options.retryAfterSeconds ?? 2) },
+    cause: options.cause,
+  });

@@ -169,16 +169,23 @@ export class MeshApi extends Construct {
         },
       });
     }
-    // the host authorizer rethrows only when the identity store cannot be read: "try again"
-    this.api.addGatewayResponse('AuthorizerUnavailable', {
-      type: ResponseType.AUTHORIZER_FAILURE,
-      statusCode: '503',
-      responseHeaders: { 'Retry-After': "'2'" },
-      templates: {
-        'application/json':
-          '{"error":{"code":"try_again","message":"the control plane cannot reach its store; try again"}}',
-      },
-    });
+    // The host authorizer throws only when the identity store cannot be read: "try again".
+    // API Gateway answers an authorizer Lambda that throws with AUTHORIZER_CONFIGURATION_ERROR,
+    // and one it cannot get an answer from with AUTHORIZER_FAILURE: both are the same 503.
+    for (const [id, type] of [
+      ['AuthorizerUnavailable', ResponseType.AUTHORIZER_FAILURE],
+      ['AuthorizerThrew', ResponseType.AUTHORIZER_CONFIGURATION_ERROR],
+    ] as const) {
+      this.api.addGatewayResponse(id, {
+        type,
+        statusCode: '503',
+        responseHeaders: { 'Retry-After': "'2'" },
+        templates: {
+          'application/json':
+            '{"error":{"code":"try_again","message":"the control plane cannot reach its store; try again"}}',
+        },
+      });
+    }
     const validator = new RequestValidator(this, 'Validator', {
       restApi: this.api,
       validateRequestBody: true,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -37,6 +37,9 @@ export type MeshFunctionsProps = {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
 };
+
+/** The partition keys `proofs:write` may put: the proof replay guard's items (lib/adapters/dynamodb/identity-proof-replay.ts). */
+export const proofItemsLeadingKey = 'proof#*';
 
 const lambdaLimits = { timeoutSeconds: [1, 900], memoryMb: [128, 10_240] } as const;
 
@@ -174,6 +177,15 @@ export class MeshFunctions extends Construct {
         return;
       case 'inventory:write':
         props.inventoryTable.grantWriteData(role);
+        return;
+      case 'proofs:write':
+        role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:PutItem'],
+            resources: [props.inventoryTable.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [proofItemsLeadingKey] } },
+          }),
+        );
         return;
       case 'identity:read':
         props.identityTable.grantReadData(role);

@@ -47,11 +47,33 @@ type ErrorShape = {
   $retryable?: unknown;
   $metadata?: { httpStatusCode?: unknown };
   cause?: unknown;
+  CancellationReasons?: Array<{ Code?: unknown } | undefined>;
 };
+
+/**
+ * A cancelled transaction is "not now" when it lost a race or was throttled, and none of its
+ * conditions failed: a failed condition is an answer, never a fault.
+ */
+const transientCancellations = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
+function isTransientCancellation(shape: ErrorShape): boolean {
+  if (shape.name !== 'TransactionCanceledException' || !Array.isArray(shape.CancellationReasons))
+    return false;
+  const codes = shape.CancellationReasons.map((reason) => reason?.Code);
+  return (
+    codes.some((code) => typeof code === 'string' && transientCancellations.has(code)) &&
+    !codes.includes('ConditionalCheckFailed')
+  );
+}
 
 export function isTransientFault(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 4) return false;
   const shape = error as ErrorShape;
+  if (isTransientCancellation(shape)) return true;
   if (shape.$retryable) return true;
   if (shape.$fault === 'server') return true;
   const status = shape.$metadata?.httpStatusCode;

@@ -14,6 +14,20 @@ export const pushTasks = {
   Send: 'push-send',
 } as const;
 
+/**
+ * The errors every Task's Retry waits out: Lambda's own "not now" faults, and our store being
+ * away (a Task's error name is its error's `name`, locally and on Lambda alike). When the
+ * retries run out, the push handler answers these as "try again".
+ */
+export const lambdaTransientErrors: readonly string[] = [
+  'Lambda.TooManyRequestsException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+];
+export const storeUnavailableError = 'MeshStoreUnavailableError';
+export const transientTaskErrors: readonly string[] = [...lambdaTransientErrors, storeUnavailableError];
+
 /** `${PushSendFunctionArn}` for `push-send`: the substitution the CDK fills with the function's ARN. */
 export const substitutionFor = (handler: string) =>
   `${handler

@@ -5,8 +5,8 @@ export const controlFunctions: readonly FunctionSpec[] = [
   {
     name: 'host-report',
     purpose: 'POST /hosts/{node}/reports: verifies the host, queues its report',
-    // identity:read and inventory:write for host authentication (node keys; proof replay guard).
-    access: ['identity:read', 'inventory:read', 'inventory:write', 'control:send'],
+    // identity:read and proofs:write for host authentication (node keys; proof replay guard).
+    access: ['identity:read', 'inventory:read', 'proofs:write', 'control:send'],
     trigger: 'api',
   },
   {

@@ -23,8 +23,8 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
   {
     name: 'host-declaration',
     purpose: 'answers GET /hosts/{node}/declaration: what the signed-in node was last sent',
-    // inventory:write for the proof replay guard (a conditional put of each proof id).
-    access: ['inventory:read', 'inventory:write', 'identity:read'],
+    // proofs:write for the proof replay guard (a conditional put of each proof id).
+    access: ['inventory:read', 'proofs:write', 'identity:read'],
     trigger: 'api',
   },
   {

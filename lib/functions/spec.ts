@@ -1,10 +1,13 @@
 /**
  * What a function may touch; the CDK grants exactly these to its role and nothing else.
- * `pushFlow:start` is StartSyncExecution on the push state machine.
+ * `pushFlow:start` is StartSyncExecution on the push state machine. `proofs:write` is PutItem
+ * on the inventory for items whose partition key starts `proof#` only (the host proof replay
+ * guard), so a host route can remember proof ids without being able to write the inventory.
  */
 export type Access =
   | 'inventory:read'
   | 'inventory:write'
+  | 'proofs:write'
   | 'identity:read'
   | 'identity:write'
   | 'control:send'

@@ -8,7 +8,12 @@ export type EnrolAttempt =
       readonly retryAfter: string | null;
       readonly body: unknown;
     }
-  | { readonly kind: 'unreachable'; readonly reason: string; readonly refused: boolean };
+  | {
+      readonly kind: 'unreachable';
+      readonly reason: string;
+      /** Nothing answers at that address (connection refused, name not found): asking again will not help. */
+      readonly nothingAnswers: boolean;
+    };
 
 export type EnrolOutcome =
   | {
@@ -17,8 +22,13 @@ export type EnrolOutcome =
       readonly thumbprint: string;
       readonly enrolledAt: string;
     }
-  /** Patience ran out while told "try again": run enrol again after `waitSeconds`. */
-  | { readonly kind: 'wait'; readonly waitSeconds: number; readonly attempts: number }
+  /** Patience ran out while told "try again" (`reason`: the last code): run enrol again after `waitSeconds`. */
+  | {
+      readonly kind: 'wait';
+      readonly waitSeconds: number;
+      readonly attempts: number;
+      readonly reason: string;
+    }
   | { readonly kind: 'refused'; readonly code: string; readonly message: string; readonly status: number }
   | { readonly kind: 'unreachable'; readonly message: string };
 
@@ -40,11 +50,12 @@ const fallbackRetryMs = 2_000;
 const maxJitterMs = 1_000;
 
 /**
- * Presents the enrolment until it is answered for good. "Try again" answers (503, 429, or no
- * answer after the request may have arrived) are asked again with the very same request,
- * after Retry-After plus jitter, for as long as the patience lasts; then the host is told how
- * long to wait (the last Retry-After) before running enrol again. A connection refused means
- * no control plane is listening: asking again will not help, so it ends at once.
+ * Presents the enrolment until it is answered for good. "Try again" answers (409 token_held,
+ * 429, any 5xx, or no answer after the request may have arrived) are asked again with the very
+ * same request, after Retry-After plus jitter, for as long as the patience lasts; then the host
+ * is told how long to wait (the last Retry-After) before running enrol again. A connection
+ * refused, or a name that does not resolve, means nothing answers there: asking again will not
+ * help, so it ends at once.
  */
 export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutcome> {
   const patienceMs = deps.patienceMs ?? defaultPatienceMs;
@@ -56,7 +67,7 @@ export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutc
     const attempt = await deps.send();
     let reason: string;
     if (attempt.kind === 'unreachable') {
-      if (attempt.refused) return { kind: 'unreachable', message: attempt.reason };
+      if (attempt.nothingAnswers) return { kind: 'unreachable', message: attempt.reason };
       reason = attempt.reason;
       lastWaitMs = fallbackRetryMs;
     } else if (attempt.status === 200) {
@@ -71,17 +82,21 @@ export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutc
     }
     const waitMs = lastWaitMs + Math.floor(deps.random() * maxJitterMs);
     if (deps.now() + waitMs > giveUpAt) {
-      return { kind: 'wait', waitSeconds: Math.max(1, Math.ceil(lastWaitMs / 1000)), attempts };
+      return { kind: 'wait', waitSeconds: Math.max(1, Math.ceil(lastWaitMs / 1000)), attempts, reason };
     }
     deps.onRetry?.(waitMs, reason);
     await deps.sleep(waitMs);
   }
 }
 
-/** "Try again": the token is held (409 token_held), throttled (429) or the control plane is away (502-504). */
+/**
+ * "Try again": the token is held (409 token_held), throttled (429), or the control plane failed
+ * or is away (any 5xx). A 500 is the control plane's own fault, never a refusal of the token:
+ * the same request may well succeed a moment later.
+ */
 function isTryAgain(attempt: { status: number; body: unknown }): boolean {
   if (attempt.status === 409) return problemOf(attempt.body, attempt.status).code === 'token_held';
-  return attempt.status === 429 || attempt.status === 502 || attempt.status === 503 || attempt.status === 504;
+  return attempt.status === 429 || attempt.status >= 500;
 }
 
 function retryAfterMs(value: string | null): number | undefined {
@@ -103,6 +118,9 @@ function problemOf(body: unknown, status: number): { code: string; message: stri
 export function enrolRequestBody(node: string, token: string, keys: NodeKeys) {
   return { node, token, keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk } };
 }
+
+/** Nobody listens at the address, or the name has no address: a mistyped --api, not a passing fault. */
+const nothingAnswers = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** One attempt over HTTP. */
 export async function sendEnrolment(
@@ -132,6 +150,6 @@ export async function sendEnrolment(
     };
   } catch (error) {
     const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    return { kind: 'unreachable', reason: code, refused: code === 'ECONNREFUSED' };
+    return { kind: 'unreachable', reason: code, nothingAnswers: nothingAnswers.has(code) };
   }
 }

@@ -8,12 +8,14 @@ import {
   importJWK,
   type JWK,
 } from 'jose';
+import * as z from 'zod';
 import type { HostSigningKey } from './proof.ts';
 
 /**
  * The node's keys, generated on the host and never sent anywhere but their public halves:
  * - signing: Ed25519, proves every host request (and is the node's identity, by thumbprint)
- * - sealing: X25519, so secrets meant for this node (e.g. provisions) can be sealed to it
+ * - sealing: X25519, enrolled so secrets meant for this node (e.g. provisions) can be sealed to
+ *   it; nothing is sealed to it yet
  *
  * Kept in DIR (mode 0700) as `signing.jwk` and `sealing.jwk` (mode 0600, private JWKs).
  */
@@ -40,29 +42,63 @@ export async function generateNodeKeys(): Promise<{
   return { keys: await keysFrom(privateJwks.signing, privateJwks.sealing), privateJwks };
 }
 
-/** Loads the keys kept in DIR, or undefined when there are none yet. */
+/** The key files in DIR are there but are not keys (cut short, edited): they are never overwritten. */
+export class NodeKeysUnreadableError extends Error {
+  override name = 'NodeKeysUnreadableError';
+  readonly dir: string;
+  constructor(dir: string, options: { cause?: unknown } = {}) {
+    super(
+      `the node keys in ${dir} cannot be read; move ${signingFile} and ${sealingFile} away to enrol with new keys`,
+      options,
+    );
+    this.dir = dir;
+  }
+}
+
+/** A private key file as writePrivate() leaves it. */
+const privateOkp = (crv: 'Ed25519' | 'X25519') =>
+  z.object({ kty: z.literal('OKP'), crv: z.literal(crv), x: z.string().min(1), d: z.string().min(1) });
+
+/** Loads the keys kept in DIR, or undefined when there are none yet, or none that can be read. */
 export async function loadNodeKeys(dir: string): Promise<NodeKeys | undefined> {
-  let signing: JWK;
-  let sealing: JWK;
   try {
-    signing = JSON.parse(await readFile(join(dir, signingFile), 'utf8')) as JWK;
-    sealing = JSON.parse(await readFile(join(dir, sealingFile), 'utf8')) as JWK;
+    return await readNodeKeys(dir);
+  } catch (error) {
+    if (error instanceof NodeKeysUnreadableError) return undefined;
+    throw error;
+  }
+}
+
+/** The keys in DIR; undefined when a file is missing; NodeKeysUnreadableError when they are not keys. */
+async function readNodeKeys(dir: string): Promise<NodeKeys | undefined> {
+  let signingText: string;
+  let sealingText: string;
+  try {
+    signingText = await readFile(join(dir, signingFile), 'utf8');
+    sealingText = await readFile(join(dir, sealingFile), 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  return keysFrom(signing, sealing);
+  try {
+    const signing = privateOkp('Ed25519').parse(JSON.parse(signingText));
+    const sealing = privateOkp('X25519').parse(JSON.parse(sealingText));
+    return await keysFrom(signing as JWK, sealing as JWK);
+  } catch (cause) {
+    throw new NodeKeysUnreadableError(dir, { cause });
+  }
 }
 
 /**
  * The keys of this enrolment: those already in DIR (an earlier run whose answer was lost, or
  * that was told to wait, presents the same keys and so can still be the token's presenter),
- * else new ones written there first, owner-only, before anything is sent.
+ * else new ones written there first, owner-only, before anything is sent. Key files that
+ * cannot be read throw NodeKeysUnreadableError rather than being replaced.
  */
 export async function loadOrCreateNodeKeys(dir: string): Promise<{ keys: NodeKeys; created: boolean }> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await chmod(dir, 0o700);
-  const existing = await loadNodeKeys(dir);
+  const existing = await readNodeKeys(dir);
   if (existing) return { keys: existing, created: false };
   const { keys, privateJwks } = await generateNodeKeys();
   await writePrivate(join(dir, signingFile), privateJwks.signing);

@@ -65,7 +65,16 @@ async function serve(
 ) {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
   const method = request.method ?? 'GET';
-  const match = matchRoute(table, method, url.pathname);
+  let match: ReturnType<typeof matchRoute>;
+  try {
+    match = matchRoute(table, method, url.pathname);
+  } catch (error) {
+    if (!(error instanceof URIError)) throw error;
+    send(response, 400, {
+      error: { code: 'invalid_request', message: 'the path is not valid percent-encoding' },
+    });
+    return;
+  }
   if (!match) {
     send(response, 404, {
       error: { code: 'route_not_found', message: `no route ${method} ${url.pathname}` },

@@ -128,7 +128,9 @@ describe('cdk synth of the real app', () => {
       const has = (access: string) => spec.access.includes(access as never);
       const held = {
         'inventory:read': on('dynamodb:GetItem', inventory),
-        'inventory:write': on('dynamodb:PutItem', inventory),
+        // grantWriteData gives DeleteItem; proofs:write is PutItem alone, on proof items only.
+        'inventory:write': on('dynamodb:DeleteItem', inventory),
+        'proofs:write': on('dynamodb:PutItem', inventory) && !on('dynamodb:DeleteItem', inventory),
         'identity:read': on('dynamodb:GetItem', identity),
         'identity:write': on('dynamodb:PutItem', identity),
         'control:send': on('sqs:SendMessage', control),

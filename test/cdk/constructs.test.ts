@@ -157,6 +157,43 @@ describe('MeshFunctions', () => {
     expect(actions.has('dynamodb:Query')).toBe(false);
   });
 
+  it('grants proofs:write PutItem on the inventory for proof# partition keys only, and nothing else there', () => {
+    const scope = new Stack(unbundledApp(), 'Proofs');
+    const tables = new MeshTables(scope, 'Tables');
+    const queues = new ControlQueue(scope, 'Queue');
+    const functions = new MeshFunctions(scope, 'Functions', {
+      specs: [{ name: 'host-read', purpose: 'a host route', access: ['proofs:write'], trigger: 'api' }],
+      functionsDir: fixtureFunctionsDir,
+      inventoryTable: tables.inventory,
+      identityTable: tables.identity,
+      controlQueue: queues.queue,
+      deadLetterQueue: queues.deadLetterQueue,
+    });
+    const proofs = Template.fromStack(scope);
+    const idOf = (construct: { node: { defaultChild?: unknown } }) =>
+      scope.resolve((construct.node.defaultChild as { logicalId: string }).logicalId) as string;
+    const inventory = { 'Fn::GetAtt': [idOf(tables.inventory), 'Arn'] };
+
+    const actions = allowed(proofs, idOf(functions.roles.get('host-read') as never));
+
+    expect([...actions.keys()].filter((action) => action.startsWith('dynamodb:'))).toEqual([
+      'dynamodb:PutItem',
+    ]);
+    expect(actions.get('dynamodb:PutItem')).toEqual([JSON.stringify(inventory)]);
+    proofs.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'dynamodb:PutItem',
+            Resource: inventory,
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['proof#*'] } },
+          }),
+        ]),
+      },
+    });
+  });
+
   it('grants the consumer its queue and the dead-letter queue, and nothing on identity', () => {
     const actions = allowed(template, roleOf('control-consume'));
     const control = JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.control.queue), 'Arn'] });
@@ -353,11 +390,15 @@ describe('MeshApi', () => {
       ResponseType: 'DEFAULT_4XX',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"error":\\{"code"') },
     });
-    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
-      ResponseType: 'AUTHORIZER_FAILURE',
-      StatusCode: '503',
-      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'2'" },
-    });
+    // a throwing authorizer Lambda is AUTHORIZER_CONFIGURATION_ERROR to API Gateway: same 503
+    for (const responseType of ['AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR']) {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: responseType,
+        StatusCode: '503',
+        ResponseParameters: { 'gatewayresponse.header.Retry-After': "'2'" },
+        ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"code":"try_again"') },
+      });
+    }
   });
 
   it('outputs the API URL', () => {

@@ -1,5 +1,6 @@
-import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { createHash } from 'node:crypto';
+import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEvent, Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
 import { createBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
@@ -121,6 +122,55 @@ describe('report store over the wire', () => {
   });
 });
 
+describe('reports of one node in one batch, over the wire', () => {
+  it('an applied report followed by a heartbeat leaves the node applied, with its applied revision', async () => {
+    // Prepare
+    const { deps } = consumerDeps();
+    const handler = createControlConsumerHandler(deps);
+    const sentAt = new Date().toISOString();
+    const reportOf = (sequence: number, state: 'applied' | 'heartbeat', revision: number) =>
+      envelope('report', { node: 'batched', sequence, state, revision, sentAt });
+    const recordOf = (message: ReturnType<typeof reportOf>): SQSRecord => ({
+      messageId: `m-${message.body.sequence}`,
+      receiptHandle: `receipt-${message.body.sequence}`,
+      body: JSON.stringify(message),
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(Date.now()),
+        SenderId: 'test',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+        MessageGroupId: message.subject,
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:control.fifo',
+      awsRegion: 'us-east-1',
+    });
+    // Act
+    const answer = await handler(
+      { Records: [recordOf(reportOf(5, 'applied', 9)), recordOf(reportOf(6, 'heartbeat', 0))] },
+      {} as Context,
+    );
+    // Assess
+    expect(answer.batchItemFailures).toEqual([]);
+    const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
+    const item = await dynamodb.send(
+      new GetItemCommand({
+        TableName: config.inventoryTable,
+        Key: { pk: { S: 'node#batched' }, sk: { S: 'report' } },
+      }),
+    );
+    expect(item.Item).toMatchObject({
+      sequence: { N: '6' },
+      state: { S: 'applied' },
+      revision: { N: '9' },
+      appliedRevision: { N: '9' },
+      appliedAt: { S: expect.any(String) },
+    });
+  });
+});
+
 describe('build store over the wire', () => {
   it("keeps a build once and finds each module's latest successful build", async () => {
     const builds = createBuildStore(dynamodb, config.inventoryTable);
@@ -155,6 +205,49 @@ describe('build store over the wire', () => {
       ['web', '2', 'w2'],
       ['web-x', '7', 'x1'],
     ]);
+  });
+});
+
+describe('the dead-letter copy of a message near the SQS limit', () => {
+  it('is cut to fit, with the original size and digest, instead of being refused on every receive', async () => {
+    // Prepare: a dead-letter queue that keeps to SQS's classic 256 KiB.
+    const name = `${config.deadLetterQueueUrl.split('/').pop()?.replace('.fifo', '')}-256k.fifo`;
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true', MaximumMessageSize: '262144' },
+      }),
+    );
+    const deadLetterQueueUrl = created.QueueUrl ?? '';
+    const settlement = createQueueSettlement(sqs, {
+      controlQueueUrl: config.controlQueueUrl,
+      deadLetterQueueUrl,
+    });
+    const body = `{"type":"report","pad":"${'p'.repeat(262_144 - 200)}"}`;
+    // Act
+    await settlement.deadLetter(
+      {
+        messageId: 'big-1',
+        receiptHandle: 'unused',
+        body,
+        groupId: 'report:big',
+        receiveCount: 1,
+        firstReceivedAtMs: Date.now(),
+      },
+      { kind: 'malformed', reason: 'oversize: the body is larger than 65536 bytes' },
+    );
+    // Assess
+    const [copy] = await until(async () => {
+      const messages = await receiveAll(deadLetterQueueUrl);
+      return messages.length > 0 ? messages : undefined;
+    });
+    expect(body.startsWith(copy?.Body ?? 'missing')).toBe(true);
+    expect(copy?.Body?.length).toBeLessThan(body.length);
+    expect(copy?.MessageAttributes?.['mesh.bodyBytes']?.StringValue).toBe(String(Buffer.byteLength(body)));
+    expect(copy?.MessageAttributes?.['mesh.bodySha256']?.StringValue).toBe(
+      createHash('sha256').update(body).digest('hex'),
+    );
+    expect(copy?.MessageAttributes?.['mesh.deadLetter']?.StringValue).toBe('malformed');
   });
 });
 

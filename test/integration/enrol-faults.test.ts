@@ -38,15 +38,15 @@ class KeysThenFault implements NodeKeyStore {
     this.inner = inner;
     this.afterWrite = afterWrite;
   }
-  async putKeys(record: NodeKeyRecord & { presenter: string; storedAt: string }) {
+  async putKeys(record: NodeKeyRecord & { presenter: string; storedAt: string; tokenId: string }) {
     await this.inner.putKeys(record);
     if (this.armed) {
       this.armed = false;
       await this.afterWrite();
     }
   }
-  pruneOtherKeys(node: string, keep: string) {
-    return this.inner.pruneOtherKeys(node, keep);
+  pruneOtherKeys(node: string, keep: string, tokenIds: readonly string[]) {
+    return this.inner.pruneOtherKeys(node, keep, tokenIds);
   }
 }
 

@@ -135,6 +135,7 @@ describe('a node whose enrolment was interrupted before the spend', () => {
       sealingKey: keys.sealing.publicJwk,
       presenter,
       storedAt: new Date().toISOString(),
+      tokenId,
     });
     const path = '/hosts/gamma/declaration';
 

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,11 +36,13 @@ async function tokenFor(node: string) {
   return ((await answer.json()) as { token: string }).token;
 }
 
-async function meshHost(args: string[]) {
-  const child = watch(process.execPath, ['bin/mesh-host.ts', 'enrol', ...args]);
+async function hostCommand(args: string[]) {
+  const child = watch(process.execPath, ['bin/mesh-host.ts', ...args]);
   const { code } = await child.exited();
   return { code, output: child.output() };
 }
+
+const meshHost = (args: string[]) => hostCommand(['enrol', ...args]);
 
 describe('mesh-host enrol', () => {
   it('enrols, keeps the keys owner-only, and on a second run with the same DIR gets the same success', async () => {
@@ -132,5 +135,89 @@ describe('mesh-host enrol', () => {
 
     expect(unreachable.code).toBe(ExitCode.unavailable);
     expect(malformed.code).toBe(ExitCode.usage);
+  });
+
+  it('asks again after a 500 and, its patience spent, says to wait (7) — a failure is not a refusal', async () => {
+    const failing = createServer((_request, response) => {
+      response.writeHead(500, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: { code: 'internal', message: 'internal error' } }));
+    });
+    await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
+    const { port } = failing.address() as { port: number };
+    const token = await tokenFor('web-5');
+
+    const failed = await meshHost([
+      '--api',
+      `http://127.0.0.1:${port}`,
+      '--node',
+      'web-5',
+      '--token',
+      token,
+      '--dir',
+      join(root, 'web-5'),
+      '--patience',
+      '1',
+    ]).finally(() => new Promise((resolve) => failing.close(resolve)));
+
+    expect(failed.code).toBe(ExitCode.waitThenRetry);
+    expect(failed.output).toMatch(/wait 2 s before running enrol again/);
+    expect(failed.output).not.toContain('refused');
+  });
+
+  it('exits 6 when the --api name does not resolve', async () => {
+    const token = await tokenFor('web-6');
+
+    const unresolved = await meshHost([
+      '--api',
+      'http://mesh-control-plane.invalid',
+      '--node',
+      'web-6',
+      '--token',
+      token,
+      '--dir',
+      join(root, 'web-6'),
+    ]);
+
+    expect(unresolved.code).toBe(ExitCode.unavailable);
+    expect(unresolved.output).toMatch(/ENOTFOUND|EAI_AGAIN/);
+  });
+});
+
+describe('a host directory whose files are damaged', () => {
+  it('makes mesh-host run say it holds no enrolment (2), for a cut-short enrolment.json or key file', async () => {
+    const token = await tokenFor('web-7');
+    const dir = join(root, 'web-7');
+    await meshHost(['--api', api.url, '--node', 'web-7', '--token', token, '--dir', dir]);
+    const enrolment = readFileSync(join(dir, 'enrolment.json'), 'utf8');
+    const signing = readFileSync(join(dir, 'signing.jwk'), 'utf8');
+    const run = () => hostCommand(['run', '--dir', dir, '--apply', 'true']);
+
+    writeFileSync(join(dir, 'enrolment.json'), enrolment.slice(0, 20));
+    const cutEnrolment = await run();
+    writeFileSync(join(dir, 'enrolment.json'), JSON.stringify({ node: 'web-7' }));
+    const partialEnrolment = await run();
+    writeFileSync(join(dir, 'enrolment.json'), enrolment);
+    writeFileSync(join(dir, 'signing.jwk'), signing.slice(0, 10));
+    const cutKey = await run();
+
+    for (const outcome of [cutEnrolment, partialEnrolment, cutKey]) {
+      expect(outcome.code).toBe(ExitCode.usage);
+      expect(outcome.output).toContain('holds no enrolment');
+      expect(outcome.output).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('makes mesh-host enrol refuse (2) rather than replace key files it cannot read', async () => {
+    const token = await tokenFor('web-8');
+    const dir = join(root, 'web-8');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'signing.jwk'), '{"kty":"OKP"');
+    writeFileSync(join(dir, 'sealing.jwk'), '{}');
+
+    const refused = await meshHost(['--api', api.url, '--node', 'web-8', '--token', token, '--dir', dir]);
+
+    expect(refused.code).toBe(ExitCode.usage);
+    expect(refused.output).toContain('cannot be read');
+    expect(readFileSync(join(dir, 'signing.jwk'), 'utf8')).toBe('{"kty":"OKP"');
   });
 });

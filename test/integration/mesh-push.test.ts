@@ -6,6 +6,7 @@ import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBDeliveryReader } from '../../lib/adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBModuleVersions } from '../../lib/adapters/dynamodb/mesh-module-versions.ts';
 import { DynamoDBMeshStore } from '../../lib/adapters/dynamodb/mesh-store.ts';
+import { createReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
 import type { MeshDeps } from '../../lib/api/handlers/mesh-deps.ts';
@@ -15,10 +16,11 @@ import {
   createMeshDeclarationHandler,
   createMeshNodeAddHandler,
   createMeshPushHandler,
+  createMeshStatusHandler,
 } from '../../lib/api/handlers/mesh-handlers.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
+import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -116,6 +118,81 @@ describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
     expect(outcome.flushed.map((f) => f.node)).toEqual(['up-a']);
     const sent = (await deps.deliveries.readDelivery('up-a'))?.declaration as Declaration;
     expect(sent.modules).toEqual([{ name: 'cache', version: '7.2', provides: null }]);
+  });
+});
+
+describe('upgrades of unknown modules', () => {
+  it('refuses an upgrade of a module no node was assigned, so its first assign --provides holds', async () => {
+    // Prepare
+    await deps.service.addNode('uk-p');
+    const versions = new DynamoDBModuleVersions({ client, tableName: config.inventoryTable });
+
+    // Act
+    const upgrade = versions.setModuleVersion('uk-mq', '3.12');
+    const refused = await upgrade.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const assigned = await call(createMeshAssignHandler(deps), {
+      pathParameters: { node: 'uk-p', module: 'uk-mq' },
+      body: '{"provides":"amqp"}',
+    });
+
+    // Assess
+    expect(refused).toBeInstanceOf(ModuleNotFoundError);
+    expect((refused as ModuleNotFoundError).module).toBe('uk-mq');
+    expect(assigned.statusCode).toBe(201);
+    expect(await deps.store.readModule('uk-mq')).toEqual({
+      module: 'uk-mq',
+      version: null,
+      provides: 'amqp',
+    });
+  });
+});
+
+describe('status', () => {
+  it('keeps the applied revision while a newer one is applying, then failed', async () => {
+    // Prepare: revision 1 applied, then revision 2 sent
+    await deps.service.addNode('st-a');
+    await deps.service.assign('st-a', 'web', null);
+    await deps.pushFlow.push({ node: 'st-a' });
+    await deps.service.assign('st-a', 'cron', null);
+    await deps.pushFlow.push({ node: 'st-a' });
+    const reports = createReportStore(client, config.inventoryTable);
+    const report = (sequence: number, state: 'applied' | 'applying' | 'failed', revision: number) =>
+      reports.recordReport(
+        { node: 'st-a', sequence, state, revision, sentAt: '2026-01-01T00:00:00.000Z' },
+        `2026-01-01T00:00:0${sequence}.000Z`,
+      );
+    const status = async () => {
+      const answer = await call(createMeshStatusHandler(deps), {});
+      const { nodes } = body(answer) as { nodes: Array<Record<string, unknown>> };
+      return nodes.find((n) => n.node === 'st-a');
+    };
+
+    // Act
+    await report(1, 'applied', 1);
+    const afterApplied = await status();
+    await report(2, 'applying', 2);
+    const whileApplying = await status();
+    await report(3, 'failed', 2);
+    const afterFailed = await status();
+
+    // Assess
+    expect(afterApplied).toMatchObject({ sentRevision: 2, appliedRevision: 1, reportState: 'applied' });
+    expect(whileApplying).toMatchObject({ appliedRevision: 1, reportState: 'applying' });
+    expect(afterFailed).toEqual({
+      node: 'st-a',
+      enrolled: false,
+      enrolledAt: null,
+      sentRevision: 2,
+      sentAt: expect.any(String),
+      appliedRevision: 1,
+      appliedAt: '2026-01-01T00:00:01.000Z',
+      reportState: 'failed',
+      behind: false,
+      lastHeard: '2026-01-01T00:00:03.000Z',
+    });
   });
 });
 

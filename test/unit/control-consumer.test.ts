@@ -13,7 +13,7 @@ import {
 } from '../../lib/core/control/in-memory.ts';
 import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
 import type { BuildStore } from '../../lib/core/control/ports.ts';
-import { MeshStoreUnavailableError } from '../../lib/core/mesh/errors.ts';
+import { MeshStoreUnavailableError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
 
 const t0 = Date.parse('2026-09-22T10:00:00Z');
 const context = {} as Context;
@@ -83,8 +83,12 @@ function record(message: ControlMessage | string, options: RecordOptions): SQSRe
   };
 }
 
-const report = (node: string, sequence: number, state: 'applying' | 'applied' = 'applied') =>
-  envelope('report', { node, sequence, state, revision: sequence, sentAt: new Date(t0).toISOString() });
+const report = (
+  node: string,
+  sequence: number,
+  state: 'applying' | 'applied' | 'failed' | 'heartbeat' = 'applied',
+  revision = sequence,
+) => envelope('report', { node, sequence, state, revision, sentAt: new Date(t0).toISOString() });
 const build = (
   id: string,
   module = 'broker',
@@ -134,6 +138,73 @@ describe('reports', () => {
     const later = await w.deliver([record(report('n1', 2), { id: 'new', receiveCount: 2 })]);
     expect(later).toEqual([]);
     expect(w.store.reports.get('n1')?.sequence).toBe(2);
+  });
+
+  it('applied, then a heartbeat of the same node in one batch: the applied one is recorded, not set aside', async () => {
+    // Prepare
+    const w = world();
+    // Act
+    const failures = await w.deliver([
+      record(report('n1', 4, 'applying', 7), { id: 'applying' }),
+      record(report('n1', 5, 'applied', 7), { id: 'applied' }),
+      record(report('n1', 6, 'heartbeat', 0), { id: 'heartbeat' }),
+    ]);
+    // Assess
+    expect(failures).toEqual([]);
+    expect(w.store.reports.get('n1')).toMatchObject({
+      sequence: 6,
+      state: 'applied',
+      revision: 7,
+      appliedRevision: 7,
+    });
+    expect(w.store.writes).toBe(2);
+  });
+
+  it('a heartbeat is set aside by a newer heartbeat or state report; a state report only by a newer one that writes all it does', async () => {
+    const cases: Array<{
+      batch: Array<ReturnType<typeof report>>;
+      setAside: number[];
+      kept: Record<string, unknown>;
+    }> = [
+      {
+        batch: [report('n1', 1, 'heartbeat', 0), report('n1', 2, 'heartbeat', 0)],
+        setAside: [1],
+        kept: { sequence: 2 },
+      },
+      {
+        batch: [report('n1', 1, 'heartbeat', 0), report('n1', 2, 'applying', 3)],
+        setAside: [1],
+        kept: { sequence: 2, state: 'applying' },
+      },
+      {
+        batch: [report('n1', 1, 'applying', 3), report('n1', 2, 'failed', 3)],
+        setAside: [1],
+        kept: { sequence: 2, state: 'failed' },
+      },
+      {
+        batch: [report('n1', 1, 'applying', 3), report('n1', 2, 'applied', 3)],
+        setAside: [1],
+        kept: { sequence: 2, state: 'applied', appliedRevision: 3 },
+      },
+      {
+        // An applying report does not move the applied revision, so it cannot stand in for an applied one.
+        batch: [report('n1', 1, 'applied', 3), report('n1', 2, 'applying', 4)],
+        setAside: [],
+        kept: { sequence: 2, state: 'applying', revision: 4, appliedRevision: 3 },
+      },
+      {
+        batch: [report('n1', 1, 'failed', 3), report('n1', 2, 'heartbeat', 0)],
+        setAside: [],
+        kept: { sequence: 2, state: 'failed', revision: 3 },
+      },
+    ];
+    for (const { batch, setAside, kept } of cases) {
+      const w = world();
+      await w.deliver(batch.map((message, index) => record(message, { id: `r${index + 1}` })));
+      const label = batch.map((message) => `${message.body.sequence} ${message.body.state}`).join(', ');
+      expect(w.store.writes, label).toBe(batch.length - setAside.length);
+      expect(w.store.reports.get('n1'), label).toMatchObject(kept);
+    }
   });
 
   it('recorded late never overwrite a newer one', async () => {
@@ -278,6 +349,85 @@ describe('malformed messages', () => {
   });
 });
 
+describe('a dead-letter queue that will not take a copy', () => {
+  const refusing = (holds = new RecordingSettlement()) => ({
+    hold: (record: Parameters<RecordingSettlement['hold']>[0], seconds: number) =>
+      holds.hold(record, seconds),
+    deadLetter: async () => {
+      throw Object.assign(new Error('not authorized to send'), { name: 'AccessDenied' });
+    },
+  });
+
+  it('holds a malformed message under the bound, by its receive count, without holding its group', async () => {
+    const holds = new RecordingSettlement();
+    const w = world({ settlement: refusing(holds) });
+    w.setNow(t0 + 40_000);
+    const failures = await w.deliver([
+      record('nope', { id: 'bad', group: 'report:n1', receiveCount: 3 }),
+      record(report('n1', 2), { id: 'next' }),
+    ]);
+    expect(failures).toEqual(['bad']);
+    expect(holds.holds).toEqual([{ messageId: 'bad', visibilitySeconds: 20 }]);
+    expect(w.store.reports.get('n1')?.sequence).toBe(2);
+    expect(w.lost).toEqual([]);
+  });
+
+  it('lets a malformed message go past the bound, with a lost line and the metric', async () => {
+    const w = world({ settlement: refusing() });
+    w.setNow(t0 + 121_000);
+    const failures = await w.deliver([record('nope', { id: 'bad', group: 'report:n1', receiveCount: 7 })]);
+    expect(failures).toEqual([]);
+    expect(w.log.lines).toContainEqual({
+      level: 'error',
+      message: expect.stringMatching(
+        /^lost message report:n1 after 121 s: could not dead-letter it \(malformed: bad JSON.*\): AccessDenied/,
+      ),
+    });
+    expect(w.lost).toEqual(['unknown']);
+  });
+
+  it('holds a rejected upgrade under the bound, and lets it go past the bound', async () => {
+    const moduleVersions = {
+      setModuleVersion: async (module: string) => {
+        throw new ModuleNotFoundError(module);
+      },
+    };
+    const holds = new RecordingSettlement();
+    const w = world({ settlement: refusing(holds), moduleVersions });
+    const held = await w.deliver([record(upgrade('ghost', '2'), { id: 'u2' })]);
+    expect(held).toEqual(['u2']);
+    expect(holds.holds).toEqual([{ messageId: 'u2', visibilitySeconds: 5 }]);
+    expect(w.lost).toEqual([]);
+
+    w.setNow(t0 + 125_000);
+    const later = await w.deliver([record(upgrade('ghost', '2'), { id: 'u2', receiveCount: 8 })]);
+    expect(later).toEqual([]);
+    expect(w.log.lines).toContainEqual({
+      level: 'error',
+      message: expect.stringMatching(
+        /^lost upgrade upgrade:ghost after 125 s: could not dead-letter it \(rejected: setting ghost to 2: no module named ghost[^)]*\): AccessDenied/,
+      ),
+    });
+    expect(w.lost).toEqual(['upgrade']);
+  });
+
+  it('lets a message the store could not take go past the bound even without its copy, counted once', async () => {
+    const w = world({ settlement: refusing() });
+    w.store.down = true;
+    w.setNow(t0 + 121_000);
+    const failures = await w.deliver([record(report('n1', 4), { id: 'm1', receiveCount: 9 })]);
+    expect(failures).toEqual([]);
+    expect(w.log.lines.filter((line) => line.message.startsWith('lost '))).toEqual([
+      {
+        level: 'error',
+        message:
+          'lost report report:n1 after 121 s: recording a report: Error (connect ECONNREFUSED); could not dead-letter it: AccessDenied (not authorized to send)',
+      },
+    ]);
+    expect(w.lost).toEqual(['report']);
+  });
+});
+
 describe('build results', () => {
   it('are held on a store failure and recorded once otherwise; a repeat is ignored', async () => {
     const w = world();
@@ -345,18 +495,39 @@ describe('upgrades', () => {
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
   });
 
-  it('are dead-lettered, not held, when the mesh refuses them for good', async () => {
+  it('of an unknown module are dead-lettered as rejected at once, not held, and nothing is pushed', async () => {
     const w = world({
       moduleVersions: {
-        setModuleVersion: async () => {
-          throw new Error('no such module');
+        setModuleVersion: async (module) => {
+          throw new ModuleNotFoundError(module);
         },
       },
     });
-    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual([]);
+    expect(await w.deliver([record(upgrade('ghost', '2.0.0'), { id: 'u1' })])).toEqual([]);
+    expect(w.settlement.holds).toEqual([]);
     expect(w.settlement.deadLetters).toEqual([
-      expect.objectContaining({ messageId: 'u1', kind: 'rejected' }),
+      expect.objectContaining({
+        messageId: 'u1',
+        kind: 'rejected',
+        type: 'upgrade',
+        subject: 'upgrade:ghost',
+        reason: expect.stringMatching(/^rejected: setting ghost to 2\.0\.0: no module named ghost/),
+      }),
     ]);
+    expect(w.mesh.pushes).toBe(0);
+  });
+
+  it('are held, not dead-lettered, on an error nobody foresaw', async () => {
+    const w = world({
+      moduleVersions: {
+        setModuleVersion: async () => {
+          throw new TypeError('cannot read properties of undefined');
+        },
+      },
+    });
+    expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
+    expect(w.settlement.deadLetters).toEqual([]);
+    expect(w.settlement.holds).toEqual([{ messageId: 'u1', visibilitySeconds: 5 }]);
   });
 
   it('set the version and push the nodes behind', async () => {

@@ -39,7 +39,7 @@ describe('refusal', () => {
     secretHash: 'h',
     issuedAt: '2026-10-01T00:00:00Z',
     validUntilMs: 10_000,
-    replacedIds: ['BBBBBBBBBBBB'],
+    replaced: [{ tokenId: 'BBBBBBBBBBBB', secretHash: 'old' }],
   };
   const reason = (old: TokenRecord | undefined, p = presented, now = 1_000) => {
     const error = refusal(old, p, now);
@@ -48,12 +48,16 @@ describe('refusal', () => {
 
   it('says which: unknown, revoked by replacement, wrong secret, spent, revoked, expired, held', () => {
     expect(reason(undefined)).toBe('unknown');
-    expect(reason(token, { ...presented, tokenId: 'BBBBBBBBBBBB' })).toBe('revoked');
+    expect(reason(token, { ...presented, tokenId: 'BBBBBBBBBBBB', secretHash: 'old' })).toBe('revoked');
     expect(reason(token, { ...presented, tokenId: 'CCCCCCCCCCCC' })).toBe('unknown');
     expect(reason(token, { ...presented, secretHash: 'x' })).toBe('unknown');
     expect(reason({ ...token, spentBy: 'other' })).toBe('spent');
     expect(reason({ ...token, revokedAt: '2026-10-01T00:00:01Z' })).toBe('revoked');
     expect(reason(token, presented, 10_000)).toBe('expired');
     expect(reason({ ...token, claimedBy: 'other', leaseUntilMs: 8_001 })).toBe('held 8');
+  });
+
+  it('tells a replaced token\'s id alone nothing: without its secret it is "unknown"', () => {
+    expect(reason(token, { ...presented, tokenId: 'BBBBBBBBBBBB', secretHash: 'guessed' })).toBe('unknown');
   });
 });

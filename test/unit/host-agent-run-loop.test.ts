@@ -207,3 +207,41 @@ describe('runHostAgent', () => {
     expect(controlPlane.reports[2]?.revision).toBe(2);
   });
 });
+
+describe('runHostAgent heartbeats', () => {
+  it('sends no heartbeat before one interval has passed since it started', async () => {
+    const controlPlane = new ScriptedControlPlane([{ status: 'unchanged' }]);
+
+    await runFor(2, { controlPlane, heartbeatMs: 3_000 });
+
+    expect(controlPlane.reports).toEqual([]);
+  });
+
+  it('never lets a heartbeat replace an applied report that is waiting to be sent', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(8), { status: 'unchanged' }]);
+    controlPlane.reportsFailWith = new ControlPlaneUnavailableError('the queue is away');
+    let clock = 0;
+    let sleeps = 0;
+    const controller = new AbortController();
+
+    await runHostAgent({
+      controlPlane,
+      applier: new RecordingApplier(),
+      state: new MemoryState(),
+      intervalMs: 1_000,
+      heartbeatMs: 1_000,
+      log: () => undefined,
+      signal: controller.signal,
+      now: () => clock,
+      random: () => 0.5,
+      sleep: async (ms) => {
+        clock += ms;
+        sleeps += 1;
+        if (sleeps === 4) controlPlane.reportsFailWith = undefined;
+        if (sleeps === 5) controller.abort();
+      },
+    });
+
+    expect(controlPlane.reports[0]).toMatchObject({ state: 'applied', revision: 8 });
+  });
+});

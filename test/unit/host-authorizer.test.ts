@@ -1,6 +1,6 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createHostAuthorizer } from '../../functions/host-authorizer.ts';
+import { createHostAuthorizer } from '../../lib/api/handlers/host-authorizer.ts';
 import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
 import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
@@ -9,7 +9,9 @@ import { hostProof } from '../../lib/host/proof.ts';
 class InMemoryCredentials implements NodeCredentialReader {
   readonly keys = new Map<string, NodeKeys>();
   unavailable = false;
+  reads = 0;
   async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
+    this.reads += 1;
     if (this.unavailable) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
     const keys = this.keys.get(node);
     return {
@@ -22,7 +24,9 @@ class InMemoryCredentials implements NodeCredentialReader {
   }
 }
 
-const now = new Date('2026-10-01T12:00:00Z');
+const start = Date.parse('2026-10-01T12:00:00Z');
+const clock = { ms: start };
+const now = () => new Date(clock.ms);
 const methodArn = 'arn:aws:execute-api:eu-west-1:123456789012:a1b2c3d4e5/v1/GET/hosts/alpha/declaration';
 const api = 'https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com';
 
@@ -45,13 +49,14 @@ function authorizerEvent(node: string, authorization: string | undefined): APIGa
 }
 
 async function setup() {
+  clock.ms = start;
   const credentials = new InMemoryCredentials();
   const { keys } = await generateNodeKeys();
   credentials.keys.set('alpha', keys);
   const key = signingKeyOf('alpha', keys);
-  const authorize = createHostAuthorizer(() => ({ credentials, now: () => now }));
+  const authorize = createHostAuthorizer({ credentials, now });
   const proofFor = (node: string) =>
-    hostProof(key, { method: 'GET', url: `${api}/v1/hosts/${node}/declaration` }, { now: () => now });
+    hostProof(key, { method: 'GET', url: `${api}/v1/hosts/${node}/declaration` }, { now });
   return { credentials, authorize, proofFor };
 }
 
@@ -85,11 +90,7 @@ describe('createHostAuthorizer', () => {
     const { keys } = await generateNodeKeys();
     credentials.keys.set('beta', keys);
     const beta = signingKeyOf('beta', keys);
-    const proof = await hostProof(
-      beta,
-      { method: 'GET', url: `${api}/v1/hosts/alpha/declaration` },
-      { now: () => now },
-    );
+    const proof = await hostProof(beta, { method: 'GET', url: `${api}/v1/hosts/alpha/declaration` }, { now });
 
     const result = await authorize(authorizerEvent('alpha', proof));
 
@@ -103,5 +104,20 @@ describe('createHostAuthorizer', () => {
     await expect(authorize(authorizerEvent('alpha', await proofFor('alpha')))).rejects.toBeInstanceOf(
       IdentityStoreUnavailableError,
     );
+  });
+
+  it('lets a node whose key it read lately through while the store is away, for five minutes', async () => {
+    const { authorize, proofFor, credentials } = await setup();
+    await authorize(authorizerEvent('alpha', await proofFor('alpha')));
+    credentials.unavailable = true;
+    clock.ms += 60_000;
+
+    const whileAway = await authorize(authorizerEvent('alpha', await proofFor('alpha')));
+    clock.ms += 300_000;
+    const later = authorize(authorizerEvent('alpha', await proofFor('alpha')));
+
+    expect(whileAway.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
+    expect(credentials.reads).toBe(2);
+    await expect(later).rejects.toBeInstanceOf(IdentityStoreUnavailableError);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type EnrolAttempt, presentEnrolment } from '../../lib/host/enrol.ts';
+import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/host/enrol.ts';
 
 /** A control plane that answers from a script, and a clock that only moves when the host sleeps. */
 function scripted(answers: EnrolAttempt[], patienceMs = 35_000) {
@@ -58,13 +58,13 @@ describe('presentEnrolment', () => {
 
     const outcome = await host.run();
 
-    expect(outcome).toEqual({ kind: 'wait', waitSeconds: 12, attempts: 3 });
+    expect(outcome).toEqual({ kind: 'wait', waitSeconds: 12, attempts: 3, reason: 'token_held' });
     expect(host.sent).toEqual([0, 12_500, 25_000]);
   });
 
   it('keeps asking through a lost answer (timeout) but not through a refused connection', async () => {
-    const lost: EnrolAttempt = { kind: 'unreachable', reason: 'TimeoutError', refused: false };
-    const refused: EnrolAttempt = { kind: 'unreachable', reason: 'ECONNREFUSED', refused: true };
+    const lost: EnrolAttempt = { kind: 'unreachable', reason: 'TimeoutError', nothingAnswers: false };
+    const refused: EnrolAttempt = { kind: 'unreachable', reason: 'ECONNREFUSED', nothingAnswers: true };
 
     const recovered = await scripted([lost, enrolled]).run();
     const down = scripted([refused]);
@@ -89,5 +89,42 @@ describe('presentEnrolment', () => {
 
     expect(outcome).toEqual({ kind: 'refused', code: 'token_spent', message: 'spent', status: 403 });
     expect(host.sent).toHaveLength(1);
+  });
+
+  it('asks again after a 500, which is a failure of the control plane and no refusal, then says to wait', async () => {
+    const failed: EnrolAttempt = {
+      kind: 'answer',
+      status: 500,
+      retryAfter: null,
+      body: { error: { code: 'internal', message: 'internal error' } },
+    };
+
+    const recovered = await scripted([failed, enrolled]).run();
+    const stillFailing = await scripted([failed], 5_000).run();
+
+    expect(recovered.kind).toBe('enrolled');
+    expect(stillFailing).toEqual({ kind: 'wait', waitSeconds: 2, attempts: 3, reason: 'internal' });
+  });
+});
+
+describe('sendEnrolment', () => {
+  const failingWith = (code: string) =>
+    (async () => {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
+    }) as unknown as typeof fetch;
+
+  it('says nothing answers for a refused connection or a name that does not resolve, not for a timeout', async () => {
+    const answers = await Promise.all(
+      ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'].map((code) =>
+        sendEnrolment('https://mesh.example', {}, { fetch: failingWith(code) }),
+      ),
+    );
+
+    expect(answers.map((answer) => answer.kind === 'unreachable' && answer.nothingAnswers)).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
   });
 });

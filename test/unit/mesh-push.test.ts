@@ -3,6 +3,7 @@ import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.
 import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
 import { canonicalJson } from '../../lib/core/mesh/canonical.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
 import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 
@@ -117,6 +118,43 @@ describe('push (ADR 83), through the real ASL', () => {
       rounds: 1,
       behind: [],
     });
+  });
+});
+
+describe('provisions', () => {
+  it('two consumers whose names join alike still get distinct provision names', async () => {
+    // Prepare: with `-` as the joint, a-b/c and a/b-c would both be a-b-c
+    const { service, flow, sent } = mesh();
+    for (const node of ['p', 'a-b', 'a']) await service.addNode(node);
+    await service.assign('p', 'mq', 'amqp');
+    await service.assign('a-b', 'c', null);
+    await service.assign('a', 'b-c', null);
+    await service.consume({ node: 'a-b', module: 'c' }, { node: 'p', module: 'mq' });
+    await service.consume({ node: 'a', module: 'b-c' }, { node: 'p', module: 'mq' });
+
+    // Act
+    await flow.push({ behind: true });
+
+    // Assess
+    const grants = sent('p')?.grants ?? [];
+    expect(grants.map((g) => [g.resource, g.user]).sort()).toEqual([
+      ['a-b_c', 'a-b_c'],
+      ['a_b-c', 'a_b-c'],
+    ]);
+  });
+});
+
+describe('upgrades', () => {
+  it('refuses an upgrade of a module no node carries, and records nothing', async () => {
+    const { service, store } = mesh();
+    await service.addNode('n');
+
+    const upgrade = service.setModuleVersion('ghost', '1.0');
+
+    await expect(upgrade).rejects.toBeInstanceOf(ModuleNotFoundError);
+    expect(store.modules.has('ghost')).toBe(false);
+    await service.assign('n', 'ghost', 'amqp');
+    expect(store.modules.get('ghost')).toEqual({ module: 'ghost', version: null, provides: 'amqp' });
   });
 });
 

@@ -5,6 +5,7 @@ import { DynamoDBMeshStore } from './mesh-store.ts';
 /**
  * Sets a module's current version for the queue's upgrade handling: the module item, then each
  * carrier's assignment with its stale mark in one transaction, so `push --behind` finds them.
+ * A module no node was ever assigned is refused with ModuleNotFoundError, nothing written.
  */
 export class DynamoDBModuleVersions implements ModuleVersions {
   readonly #store: DynamoDBMeshStore;

@@ -17,6 +17,7 @@ import {
   MeshRaceError,
   MeshStoreUnavailableError,
   ModuleNotAssignedError,
+  ModuleNotFoundError,
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
@@ -53,6 +54,7 @@ const nodeExists = itemPresent;
 const nodeIsNew = itemAbsent;
 const notYetAssigned = itemAbsent;
 const moduleUnrecorded = itemAbsent;
+const moduleKnown = itemPresent;
 const versionUnset = 'attribute_not_exists(version)';
 const versionIs = 'version = :version';
 const providesUnset = 'attribute_not_exists(provides)';
@@ -217,18 +219,27 @@ export class DynamoDBMeshStore implements MeshStore {
   }
 
   async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
-    await this.#call(() =>
-      this.#client.send(
-        new UpdateItemCommand({
-          TableName: this.#table,
-          Key: moduleKey(module),
-          UpdateExpression: 'SET #module = :module, version = :version',
-          ExpressionAttributeNames: { '#module': 'module' },
-          ExpressionAttributeValues: { ':module': S(module), ':version': S(version) },
-          ...capacity,
-        }),
-      ),
-    );
+    try {
+      await this.#call(() =>
+        this.#client.send(
+          new UpdateItemCommand({
+            TableName: this.#table,
+            Key: moduleKey(module),
+            UpdateExpression: 'SET version = :version',
+            // An unknown module is refused, not invented: a record with no kind would block its
+            // first `assign --provides` for good.
+            ConditionExpression: moduleKnown,
+            ExpressionAttributeValues: { ':version': S(version) },
+            ...allOld,
+            ...capacity,
+          }),
+        ),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException)
+        throw new ModuleNotFoundError(module, { cause: error });
+      throw error;
+    }
     const carriers = await this.#queryIndex(carriersIndex(module));
     for (const carrier of carriers) {
       if (carrier.version?.S === version) continue;
@@ -360,14 +371,23 @@ export class DynamoDBMeshStore implements MeshStore {
     const delivery = bySk.get('delivery');
     const enrolment = bySk.get('enrolment');
     const report = bySk.get('report');
+    const reportedRevision = report?.revision?.N !== undefined ? Number(report.revision.N) : null;
+    const reportedApplied = report?.state?.S === 'applied';
     return {
       node,
       enrolled: enrolment !== undefined,
       enrolledAt: enrolment?.enrolledAt?.S ?? null,
       sentRevision: delivery?.revision?.N !== undefined ? Number(delivery.revision.N) : null,
       sentAt: delivery?.sentAt?.S ?? null,
+      // The report keeps the last applied revision apart from its state, so a newer revision
+      // applying or failed does not hide what the host runs; older reports only had `revision`.
       appliedRevision:
-        report?.state?.S === 'applied' && report.revision?.N !== undefined ? Number(report.revision.N) : null,
+        report?.appliedRevision?.N !== undefined
+          ? Number(report.appliedRevision.N)
+          : reportedApplied
+            ? reportedRevision
+            : null,
+      appliedAt: report?.appliedAt?.S ?? (reportedApplied ? (report?.heardAt?.S ?? null) : null),
       reportState: report?.state?.S ?? null,
       behind: bySk.has('mark'),
       lastHeard: report?.heardAt?.S ?? null,

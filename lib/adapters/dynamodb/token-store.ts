@@ -23,13 +23,15 @@ import { enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
  *
  * | pk            | sk          | attributes |
  * |---------------|-------------|------------|
- * | `node#<name>` | `token`     | node, tokenId, secretHash (SHA-256 of the secret, never the secret), issuedAt, validUntilMs, replacedIds, claimedBy, claimedAt, leaseUntilMs, spentBy, spentAt, thumbprint, revokedAt |
+ * | `node#<name>` | `token`     | node, tokenId, secretHash (SHA-256 of the secret, never the secret), issuedAt, validUntilMs, replaced (list of {tokenId, secretHash}, newest first), claimedBy, claimedAt, leaseUntilMs, spentBy, spentAt, thumbprint, revokedAt |
  * | `node#<name>` | `enrolment` | node, enrolledAt, thumbprint (the node's signing key), presenter, tokenId: written only by the spend |
  *
  * Access patterns: issue = TransactWrite(ConditionCheck node exists, Put token if unchanged
- * since read); claim = conditional UpdateItem; spend = TransactWrite(conditional Update token,
+ * since read); claim = conditional UpdateItem answering ALL_NEW; spend = TransactWrite(conditional Update token,
  * Put enrolment); revoke = conditional UpdateItem. Every condition is built from the named
- * parts below; a failed one becomes TokenConditionFailedError carrying the item as it was.
+ * parts below; a failed one becomes TokenConditionFailedError carrying the item as it was. A
+ * transaction cancelled for a race or a throttle (no condition failed) is the store not
+ * answering now: EnrolmentStoreUnavailableError, like any other transient fault.
  */
 const nodeExists = 'attribute_exists(pk)';
 const tokenExists = 'attribute_exists(pk)';
@@ -42,9 +44,16 @@ const notRevoked = 'attribute_not_exists(revokedAt)';
 const notExpired = 'validUntilMs > :now';
 const tokenUnclaimed = 'attribute_not_exists(claimedBy)';
 const leaseLapsed = 'leaseUntilMs <= :now';
+const leaseLive = 'leaseUntilMs > :now';
 const claimedByPresenter = 'claimedBy = :presenter';
+/**
+ * Expiry ends new claims, not a live one: the claimant whose spend the store did not answer
+ * just before the token expired may ask again while its lease lasts. Its claim is renewed, but
+ * only ever by the claimant, and the token still cannot go to anyone else.
+ */
+const stillItsClaim = `(${claimedByPresenter} AND ${leaseLive})`;
 
-export const claimCondition = `${sameToken} AND ${notSpent} AND ${notRevoked} AND ${notExpired} AND (${tokenUnclaimed} OR ${leaseLapsed} OR ${claimedByPresenter})`;
+export const claimCondition = `${sameToken} AND ${notSpent} AND ${notRevoked} AND (${notExpired} OR ${stillItsClaim}) AND (${tokenUnclaimed} OR ${leaseLapsed} OR ${claimedByPresenter})`;
 export const spendCondition = `${sameTokenId} AND ${claimedByPresenter} AND ${notSpent} AND ${notRevoked}`;
 const revokeCondition = `${tokenExists} AND ${notSpent}`;
 
@@ -127,9 +136,9 @@ export class DynamoDBTokenStore implements TokenStore {
     }
   }
 
-  async claim(request: ClaimRequest): Promise<void> {
+  async claim(request: ClaimRequest): Promise<TokenRecord> {
     try {
-      await this.client.send(
+      const answer = await this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
           Key: keyOf(tokenItemKey(request.node)),
@@ -143,9 +152,11 @@ export class DynamoDBTokenStore implements TokenStore {
             ':leaseUntil': { N: String(request.leaseUntilMs) },
             ':claimedAt': { S: new Date(request.nowMs).toISOString() },
           },
+          ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
+      return tokenFrom(answer.Attributes ?? {});
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) {
         throw new TokenConditionFailedError('claim', error.Item ? tokenFrom(error.Item) : undefined, {
@@ -232,7 +243,7 @@ function tokenFrom(item: Record<string, AttributeValue>): TokenRecord {
     secretHash: plain.secretHash as string,
     issuedAt: plain.issuedAt as string,
     validUntilMs: plain.validUntilMs as number,
-    replacedIds: (plain.replacedIds as string[] | undefined) ?? [],
+    replaced: (plain.replaced as Array<{ tokenId: string; secretHash: string }> | undefined) ?? [],
     ...optional('claimedBy'),
     ...optional('claimedAt'),
     ...optional('leaseUntilMs'),

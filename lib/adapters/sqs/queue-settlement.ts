@@ -1,5 +1,6 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeadLetterKind, QueueSettlement } from '../../core/control/ports.ts';
+import { fitDeadLetterBody } from './dead-letter-body.ts';
 
 /**
  * Holds a message (shortens its visibility so it comes back after its wait) and copies a
@@ -13,6 +14,12 @@ import type { DeadLetterKind, QueueSettlement } from '../../core/control/ports.t
  * | `mesh.subject`       | the subject, when it could be read; also the dead letter's group |
  * | `mesh.messageId`     | the control queue's message id |
  * | `mesh.receiveCount`  | how often it had been received |
+ * | `mesh.bodyBytes`     | only on a cut copy: the original body's size in bytes |
+ * | `mesh.bodySha256`    | only on a cut copy: the original body's SHA-256, hex |
+ *
+ * A body that would not fit beside these attributes under SQS's 256 KiB (a control message
+ * near the limit, which the consumer finds malformed) is cut to fit rather than refused on
+ * every receive; see dead-letter-body.ts.
  *
  * The dead letter's deduplication id is the original message id, so a copy sent twice (the
  * ack lost after the send) is kept once.
@@ -20,6 +27,7 @@ import type { DeadLetterKind, QueueSettlement } from '../../core/control/ports.t
 export function createQueueSettlement(
   client: SQSClient,
   queues: { readonly controlQueueUrl: string; readonly deadLetterQueueUrl: string },
+  options: { readonly maxMessageBytes?: number } = {},
 ): QueueSettlement {
   const text = (value: string) => ({ DataType: 'String', StringValue: value.slice(0, 1000) || '-' });
   return {
@@ -36,20 +44,26 @@ export function createQueueSettlement(
       record,
       letter: { kind: DeadLetterKind; reason: string; type?: string; subject?: string },
     ) {
+      const attributes = {
+        'mesh.deadLetter': text(letter.kind),
+        'mesh.reason': text(letter.reason),
+        ...(letter.type ? { 'mesh.type': text(letter.type) } : {}),
+        ...(letter.subject ? { 'mesh.subject': text(letter.subject) } : {}),
+        'mesh.messageId': text(record.messageId),
+        'mesh.receiveCount': { DataType: 'Number', StringValue: String(record.receiveCount) },
+      };
+      const fitted = fitDeadLetterBody(
+        record.body === '' ? '(empty)' : record.body,
+        attributes,
+        options.maxMessageBytes,
+      );
       await client.send(
         new SendMessageCommand({
           QueueUrl: queues.deadLetterQueueUrl,
-          MessageBody: record.body === '' ? '(empty)' : record.body,
+          MessageBody: fitted.body,
           MessageGroupId: (letter.subject ?? record.groupId ?? 'malformed').slice(0, 128) || 'malformed',
           MessageDeduplicationId: `dead-${record.messageId}`.slice(0, 128),
-          MessageAttributes: {
-            'mesh.deadLetter': text(letter.kind),
-            'mesh.reason': text(letter.reason),
-            ...(letter.type ? { 'mesh.type': text(letter.type) } : {}),
-            ...(letter.subject ? { 'mesh.subject': text(letter.subject) } : {}),
-            'mesh.messageId': text(record.messageId),
-            'mesh.receiveCount': { DataType: 'Number', StringValue: String(record.receiveCount) },
-          },
+          MessageAttributes: { ...attributes, ...fitted.attributes },
         }),
       );
     },

@@ -1,34 +1,32 @@
+import { PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { outcomeOf } from '../../core/mesh/push-steps.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
 import {
   localFunctionArn,
+  pushTasks,
   readPushDefinition,
   substitutePushDefinition,
 } from '../../flow/push-definition.ts';
 import type { PushTaskFunctions } from './push-steps-runner.ts';
 
-/** A flow that failed; `error` is the name of what a Task threw, its cause kept. */
-export class PushFlowFailedError extends Error {
-  override name = 'PushFlowFailedError';
-  readonly error: string;
-  constructor(error: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.error = error;
-  }
-}
+export { PushFlowFailedError } from '../../core/mesh/errors.ts';
 
 // Not a literal, so Lambda bundles leave the local interpreter out.
 const interpreter = 'aws-local-stepfunctions';
 
 /**
  * Runs lib/flow/push.asl.json in-process with aws-local-stepfunctions, each Task mapped to the
- * same function its Lambda handler calls, so local and deployed pushes take the same path.
+ * same function its Lambda handler calls, so local and deployed pushes take the same path,
+ * Retry included (the interpreter matches a Retry's ErrorEquals on the thrown error's name).
  */
 export class LocalPushFlow implements PushFlow {
   readonly #tasks: PushTaskFunctions;
+  readonly #retryIntervalMs: number | undefined;
 
-  constructor(options: { readonly tasks: PushTaskFunctions }) {
+  /** `retryIntervalMs` replaces every Retry's wait (tests); by default the ASL's own waits hold. */
+  constructor(options: { readonly tasks: PushTaskFunctions; readonly retryIntervalMs?: number }) {
     this.#tasks = options.tasks;
+    this.#retryIntervalMs = options.retryIntervalMs;
   }
 
   async push(request: PushRequest): Promise<PushOutcome> {
@@ -41,6 +39,7 @@ export class LocalPushFlow implements PushFlow {
     );
     const tasks = this.#tasks;
     const json = <T>(value: T) => JSON.parse(JSON.stringify(value));
+    const wait = this.#retryIntervalMs;
     const execution = machine.run(json(request), {
       overrides: {
         taskResourceLocalHandlers: {
@@ -48,6 +47,9 @@ export class LocalPushFlow implements PushFlow {
           FindBehind: async (input) => json(await tasks.FindBehind(input)),
           Send: async (input) => json(await tasks.Send(input)),
         },
+        ...(wait !== undefined
+          ? { retryIntervalOverrides: Object.fromEntries(Object.keys(pushTasks).map((s) => [s, wait])) }
+          : {}),
       },
     });
     try {

@@ -34,7 +34,7 @@ export function productionConsumerDeps(config: MeshConfig, wiring: ConsumerWirin
     log: controlLog,
     now: () => new Date(),
     clock: () => Date.now(),
-    holdPolicy: wiring.holdPolicy ?? holdPolicyFromEnv(),
+    holdPolicy: wiring.holdPolicy ?? holdPolicyOf(config),
     pushTimeoutMs: wiring.pushTimeoutMs ?? 20_000,
     countLost: () => {
       lostSinceFlush += 1;
@@ -61,10 +61,9 @@ export const controlLog: ControlLog = {
   error: (message, extra) => logger.error(message, extra ?? {}),
 };
 
-/** MESH_HOLD_BOUND_SECONDS shortens the two-minute bound (beds and the real-time test use it). */
-export function holdPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): HoldPolicy {
-  const bound = Number(env.MESH_HOLD_BOUND_SECONDS);
-  return Number.isFinite(bound) && bound > 0
-    ? { ...defaultHoldPolicy, boundSeconds: bound }
+/** The two-minute bound unless the configuration shortens it (beds and the real-time test do). */
+export function holdPolicyOf(config: Pick<MeshConfig, 'holdBoundSeconds'>): HoldPolicy {
+  return config.holdBoundSeconds
+    ? { ...defaultHoldPolicy, boundSeconds: config.holdBoundSeconds }
     : defaultHoldPolicy;
 }

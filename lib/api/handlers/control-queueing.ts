@@ -1,13 +1,13 @@
 import { StoreUnavailableError } from '../../core/control/errors.ts';
 import type { ControlSender, Outgoing, Queued } from '../../core/control/ports.ts';
-import { Problem } from '../problem.ts';
+import { type Problem, tryAgainProblem } from '../problem.ts';
 
 /** The HTTP edge for the control routes: a queue that cannot take the message is "try again". */
 export function mapControlError(error: unknown): Problem | undefined {
   if (error instanceof StoreUnavailableError) {
-    return new Problem(503, 'try_again', 'the control queue cannot take messages just now; try again', {
+    return tryAgainProblem('the control queue cannot take messages just now', {
+      retryAfterSeconds: 2,
       cause: error,
-      headers: { 'retry-after': '2' },
     });
   }
   return undefined;

@@ -7,7 +7,7 @@ import {
   TokenIssueConflictError,
   TokenRefusedError,
 } from '../../core/enrolment/errors.ts';
-import { Problem } from '../problem.ts';
+import { Problem, tryAgainProblem } from '../problem.ts';
 
 /** Seconds a host is told to wait when the store could not be asked. */
 export const storeRetryAfterSeconds = 2;
@@ -43,9 +43,8 @@ export function enrolmentProblem(error: unknown): Problem | undefined {
 }
 
 export function storeUnavailable(cause: unknown): Problem {
-  return new Problem(503, 'try_again', 'the control plane cannot reach its store now; try again', {
+  return tryAgainProblem('the control plane cannot reach its store now', {
     cause,
-    headers: { 'retry-after': String(storeRetryAfterSeconds) },
-    details: { retryAfterSeconds: storeRetryAfterSeconds },
+    retryAfterSeconds: storeRetryAfterSeconds,
   });
 }

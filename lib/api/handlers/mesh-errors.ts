@@ -9,14 +9,18 @@ import {
   NotAProviderError,
   ProviderKindConflictError,
   PushContentionError,
+  PushFlowFailedError,
+  PushFlowUnavailableError,
   SelfConsumptionError,
 } from '../../core/mesh/errors.ts';
-import { Problem } from '../problem.ts';
+import { transientTaskErrors } from '../../flow/push-definition.ts';
+import { Problem, tryAgainProblem } from '../problem.ts';
 
 /** The mesh area's one mapping from domain errors to HTTP answers. */
 export function mapMeshError(error: unknown): Problem | undefined {
-  const problem = (status: number, code: string, headers?: Record<string, string>) =>
-    new Problem(status, code, (error as Error).message, { cause: error, ...(headers ? { headers } : {}) });
+  if (error instanceof PushFlowFailedError) return mapFlowFailure(error);
+  const problem = (status: number, code: string) =>
+    new Problem(status, code, (error as Error).message, { cause: error });
   if (error instanceof NodeNotFoundError) return problem(404, 'node_not_found');
   if (error instanceof ModuleNotAssignedError) return problem(404, 'module_not_assigned');
   if (error instanceof NodeExistsError) return problem(409, 'node_exists');
@@ -25,14 +29,34 @@ export function mapMeshError(error: unknown): Problem | undefined {
   if (error instanceof ProviderKindConflictError) return problem(409, 'provider_kind_conflict');
   if (error instanceof NotAProviderError) return problem(422, 'not_a_provider');
   if (error instanceof SelfConsumptionError) return problem(422, 'self_consumption');
-  if (error instanceof MeshRaceError || error instanceof PushContentionError) {
-    return problem(409, 'contention', { 'retry-after': '1' });
-  }
-  if (error instanceof MeshStoreUnavailableError) {
-    return new Problem(503, 'try_again', 'the mesh store could not be reached; try again', {
-      headers: { 'retry-after': '2' },
-      cause: error,
-    });
+  // Contention is "not now", not "no": nothing was half-done and the same request can succeed.
+  if (error instanceof MeshRaceError || error instanceof PushContentionError) return contention(error);
+  if (error instanceof MeshStoreUnavailableError) return storeAway(error);
+  if (error instanceof PushFlowUnavailableError) {
+    return tryAgainProblem('the push flow could not be started', { cause: error });
   }
   return undefined;
+}
+
+const contention = (error: Error) => tryAgainProblem(error.message, { retryAfterSeconds: 1, cause: error });
+const storeAway = (error: Error) => tryAgainProblem('the mesh store could not be reached', { cause: error });
+
+/**
+ * A flow's failure arrives as the name of what a Task threw (its class does not cross Step
+ * Functions), so the same errors are mapped by name; anything else stays a 500.
+ */
+function mapFlowFailure(error: PushFlowFailedError): Problem | undefined {
+  switch (error.error) {
+    case 'NodeNotFoundError':
+      return new Problem(404, 'node_not_found', error.message, { cause: error });
+    case 'PushContentionError':
+    case 'MeshRaceError':
+      return contention(error);
+    case 'MeshStoreUnavailableError':
+      return storeAway(error);
+    default:
+      return transientTaskErrors.includes(error.error)
+        ? tryAgainProblem('the push flow could not run its steps', { cause: error })
+        : undefined;
+  }
 }

@@ -1,7 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
-import { PushFlowFailedError } from '../../adapters/stepfunctions/local-push-flow.ts';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
 import { pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
@@ -62,14 +61,8 @@ export const createMeshPushHandler = (deps: Pick<MeshDeps, 'store' | 'pushFlow'>
     const request = parseBody(event, pushRequestSchema);
     // Checked here so an unknown node is a 404 before any flow starts.
     if (request.node && !(await deps.store.readNode(request.node))) throw new NodeNotFoundError(request.node);
-    try {
-      return json(200, await deps.pushFlow.push(request));
-    } catch (error) {
-      if (error instanceof PushFlowFailedError && error.error === 'NodeNotFoundError') {
-        throw new Problem(404, 'node_not_found', error.message, { cause: error });
-      }
-      throw error;
-    }
+    // A failed flow is a PushFlowFailedError naming what failed; mapMeshError maps it by name.
+    return json(200, await deps.pushFlow.push(request));
   });
 
 export const createMeshStatusHandler = (deps: Pick<MeshDeps, 'service'>) =>

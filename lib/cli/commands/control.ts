@@ -12,17 +12,37 @@ type BuildAnswer = {
 type UpgradeAnswer = { queued: Queued; upgrade: { module: string; version: string } };
 type CatchUpAnswer = { queued: Queued };
 
-/** Checks a command-line argument with the same schema the API uses; a usage error names it. */
-function argument<T>(
+type Check = { readonly what: string; readonly schema: z.ZodType; readonly value: unknown };
+
+/**
+ * Checks every command-line argument with the schema the API uses before anything is printed,
+ * so two bad arguments make one usage error (one line each for people, one JSON document
+ * under --json) naming both.
+ */
+function checkArguments<Values extends Record<string, unknown>>(
   context: CommandContext,
-  schema: z.ZodType<T>,
-  value: unknown,
-  what: string,
-): T | undefined {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  context.output.error(`mesh: ${what}: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  if (context.output.json) context.output.result({ error: { code: 'usage', message: `invalid ${what}` } });
+  checks: { readonly [Key in keyof Values]: Check & { readonly schema: z.ZodType<Values[Key]> } },
+): Values | undefined {
+  const values: Record<string, unknown> = {};
+  const problems: Array<{ argument: string; message: string }> = [];
+  for (const [key, check] of Object.entries(checks) as Array<[string, Check]>) {
+    const parsed = check.schema.safeParse(check.value);
+    if (parsed.success) values[key] = parsed.data;
+    else
+      problems.push({
+        argument: check.what,
+        message: parsed.error.issues.map((issue) => issue.message).join('; '),
+      });
+  }
+  if (problems.length === 0) return values as Values;
+  for (const problem of problems) context.output.error(`mesh: ${problem.argument}: ${problem.message}`);
+  context.output.result({
+    error: {
+      code: 'usage',
+      message: `invalid ${problems.map((problem) => problem.argument).join(', ')}`,
+      problems,
+    },
+  });
   return undefined;
 }
 
@@ -39,13 +59,18 @@ export function registerControlCommands(program: Command): void {
     .option('--failed', 'the build failed (default: it succeeded)', false)
     .action(
       action(async (context, module: string, version: string, options: { id?: string; failed: boolean }) => {
+        const checked = checkArguments(context, {
+          module: { what: 'MODULE', schema: moduleName, value: module },
+          version: { what: 'VERSION', schema: moduleVersion, value: version },
+          id: { what: '--id', schema: buildId.optional(), value: options.id },
+        });
+        if (!checked) return ExitCode.usage;
         const body = {
-          module: argument(context, moduleName, module, 'MODULE'),
-          version: argument(context, moduleVersion, version, 'VERSION'),
-          ...(options.id !== undefined ? { id: argument(context, buildId, options.id, '--id') } : {}),
+          module: checked.module,
+          version: checked.version,
+          ...(checked.id !== undefined ? { id: checked.id } : {}),
           result: options.failed ? 'failed' : 'succeeded',
         };
-        if (!body.module || !body.version || ('id' in body && !body.id)) return ExitCode.usage;
         const answer = await context.api.call<BuildAnswer>('POST', '/builds', body);
         context.output.line(
           `build ${answer.build.id}: ${answer.build.module} ${answer.build.version} ${answer.build.result}, ${queuedLine(answer.queued)}`,
@@ -62,11 +87,11 @@ export function registerControlCommands(program: Command): void {
     .argument('<version>', 'its new version')
     .action(
       action(async (context, module: string, version: string) => {
-        const body = {
-          module: argument(context, moduleName, module, 'MODULE'),
-          version: argument(context, moduleVersion, version, 'VERSION'),
-        };
-        if (!body.module || !body.version) return ExitCode.usage;
+        const body = checkArguments(context, {
+          module: { what: 'MODULE', schema: moduleName, value: module },
+          version: { what: 'VERSION', schema: moduleVersion, value: version },
+        });
+        if (!body) return ExitCode.usage;
         const answer = await context.api.call<UpgradeAnswer>('POST', '/upgrades', body);
         context.output.line(
           `upgrade ${answer.upgrade.module} to ${answer.upgrade.version}: ${queuedLine(answer.queued)}; the nodes carrying it are pushed when it is taken`,

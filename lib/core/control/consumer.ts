@@ -1,6 +1,6 @@
 import { HeldBehindError, MessageHeldError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
-import { type ControlMessage, parseControlMessage } from './messages.ts';
+import { type ControlMessage, parseControlMessage, type ReportBody } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import type { DeadLetterKind, QueueRecord, QueueSettlement } from './ports.ts';
 import { type SettleDeps, settleMessage } from './settle.ts';
@@ -17,6 +17,13 @@ export type ConsumerDeps = SettleDeps & {
 type Plan =
   | { readonly ok: true; readonly message: ControlMessage; readonly setAsideBy?: string }
   | { readonly ok: false; readonly reason: string; readonly type?: string; readonly subject?: string };
+
+type Letter = {
+  readonly kind: DeadLetterKind;
+  readonly reason: string;
+  readonly type?: string | undefined;
+  readonly subject?: string | undefined;
+};
 
 type GroupState = {
   tail: Promise<void>;
@@ -57,19 +64,15 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     }
     const plan = plans.get(record.messageId) ?? { ok: false, reason: 'not planned' };
     if (!plan.ok) {
+      deps.log.warn(`malformed ${record.groupId}: ${plan.reason}`, { messageId: record.messageId });
+      // A malformed message does not hold its group: nothing after it depends on it.
       const letter = {
         kind: 'malformed' as const,
         reason: plan.reason,
         type: plan.type,
         subject: plan.subject,
       };
-      if (!(await deadLetter(record, letter))) {
-        // Not acknowledged without its copy in the dead-letter queue; it does not hold its group.
-        await holdQuietly(record, deps.holdPolicy.backoffSeconds[0] ?? 5);
-        throw new MessageHeldError(`malformed message ${record.messageId} could not be dead-lettered`);
-      }
-      deps.log.warn(`malformed ${record.groupId}: ${plan.reason}`, { messageId: record.messageId });
-      return `dead-lettered: ${plan.reason}`;
+      return settleDead(record, undefined, letter);
     }
     const { message } = plan;
     if (plan.setAsideBy) {
@@ -85,12 +88,13 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       if (outcome.kind !== 'ack')
         deps.log.warn(`${message.type} ${message.subject}: ${outcome.reason}`, { error });
     }
+    const about = { type: message.type, subject: message.subject };
     switch (outcome.kind) {
       case 'ack':
         deps.log.info(`${message.type} ${message.subject}: ${outcome.note}`, { messageId: record.messageId });
         return outcome.note;
       case 'deadLetter':
-        return settleDead(record, state, message, outcome.dead, outcome.reason);
+        return settleDead(record, state, { kind: outcome.dead, reason: outcome.reason, ...about });
       case 'hold':
         return settleHold(record, state, message, outcome.reason);
     }
@@ -99,11 +103,19 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   async function settleHold(record: QueueRecord, state: GroupState, message: ControlMessage, reason: string) {
     const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
     if (decision.kind === 'lost') {
-      deps.log.error(`lost ${message.type} ${message.subject} after ${decision.heldSeconds} s: ${reason}`, {
-        messageId: record.messageId,
+      const failure = await deadLetter(record, {
+        kind: 'lost',
+        reason,
+        type: message.type,
+        subject: message.subject,
       });
+      const notCopied = failure ? `; could not dead-letter it: ${describe(failure)}` : '';
+      deps.log.error(
+        `lost ${message.type} ${message.subject} after ${decision.heldSeconds} s: ${reason}${notCopied}`,
+        { messageId: record.messageId },
+      );
       deps.countLost(message.type);
-      return settleDead(record, state, message, 'lost', reason);
+      return failure ? `lost: ${reason}${notCopied}` : `dead-lettered (lost): ${reason}`;
     }
     state.held = { messageId: record.messageId, visibilitySeconds: decision.visibilitySeconds };
     await holdQuietly(record, decision.visibilitySeconds);
@@ -114,27 +126,40 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     throw new MessageHeldError(`held ${message.subject}: ${reason}`);
   }
 
-  async function settleDead(
-    record: QueueRecord,
-    state: GroupState,
-    message: ControlMessage,
-    kind: DeadLetterKind,
-    reason: string,
-  ) {
-    if (await deadLetter(record, { kind, reason, type: message.type, subject: message.subject })) {
-      return `dead-lettered (${kind}): ${reason}`;
+  /**
+   * Copies the message to the dead-letter queue, then acknowledges it. A copy the dead-letter
+   * queue will not take (unreachable, no permission) is held like a store failure, under the
+   * same bound: past it the message is let go without its copy, with a `lost` line and the
+   * metric. (Should even the delete fail, the queue's own redrive takes it at maxReceiveCount.)
+   * `state` is the group to hold behind it, if any.
+   */
+  async function settleDead(record: QueueRecord, state: GroupState | undefined, letter: Letter) {
+    const failure = await deadLetter(record, letter);
+    if (!failure) return `dead-lettered (${letter.kind}): ${letter.reason}`;
+    const what = `${letter.type ?? 'message'} ${letter.subject ?? record.groupId}`;
+    const why = letter.reason.startsWith(`${letter.kind}:`)
+      ? letter.reason
+      : `${letter.kind}: ${letter.reason}`;
+    const notCopied = `could not dead-letter it (${why}): ${describe(failure)}`;
+    const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
+    if (decision.kind === 'lost') {
+      deps.log.error(`lost ${what} after ${decision.heldSeconds} s: ${notCopied}`, {
+        messageId: record.messageId,
+      });
+      deps.countLost(letter.type ?? 'unknown');
+      return `lost: ${notCopied}`;
     }
-    // Without its copy in the dead-letter queue the message is not let go: it stays held.
-    const wait = deps.holdPolicy.backoffSeconds[0] ?? 5;
-    state.held = { messageId: record.messageId, visibilitySeconds: wait };
-    await holdQuietly(record, wait);
-    throw new MessageHeldError(`${message.subject}: the dead-letter queue did not take it`);
+    if (state) state.held = { messageId: record.messageId, visibilitySeconds: decision.visibilitySeconds };
+    await holdQuietly(record, decision.visibilitySeconds);
+    deps.log.warn(`held ${what} for ${decision.visibilitySeconds} s: ${notCopied}`, {
+      messageId: record.messageId,
+      receiveCount: record.receiveCount,
+    });
+    throw new MessageHeldError(`${what}: the dead-letter queue did not take it`);
   }
 
-  async function deadLetter(
-    record: QueueRecord,
-    letter: { kind: DeadLetterKind; reason: string; type?: string | undefined; subject?: string | undefined },
-  ): Promise<boolean> {
+  /** Resolves to undefined once the copy is on the dead-letter queue, or to why it is not. */
+  async function deadLetter(record: QueueRecord, letter: Letter): Promise<unknown> {
     try {
       await deps.settlement.deadLetter(record, {
         kind: letter.kind,
@@ -142,10 +167,10 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
         ...(letter.type ? { type: letter.type } : {}),
         ...(letter.subject ? { subject: letter.subject } : {}),
       });
-      return true;
+      return undefined;
     } catch (error) {
       deps.log.error(`could not dead-letter ${record.messageId}`, { error });
-      return false;
+      return error ?? new Error('unknown');
     }
   }
 
@@ -161,14 +186,21 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   return { handle };
 }
 
+function describe(error: unknown): string {
+  if (error instanceof Error)
+    return `${error.name}${error.message ? ` (${error.message.slice(0, 200)})` : ''}`;
+  return String(error);
+}
+
 /**
  * Reads every record once and marks what a newer message of the same subject in this batch
- * sets aside: a report with a lower (or repeated) sequence than another of its node, and an
- * upgrade or catch-up followed by another of its subject. Builds are each kept once anyway.
+ * sets aside: an upgrade or catch-up followed by another of its subject, and a report that a
+ * newer report of its node makes moot (see `coversReport`). Builds are each kept once anyway.
  */
 export function planBatch(records: readonly QueueRecord[]): Map<string, Plan> {
   const plans = new Map<string, Plan>();
-  const newest = new Map<string, { messageId: string; rank: number }>();
+  const newest = new Map<string, { messageId: string; index: number }>();
+  const reports: Array<{ messageId: string; index: number; body: ReportBody }> = [];
   records.forEach((record, index) => {
     const parsed = parseControlMessage(record.body);
     if (!parsed.ok) {
@@ -187,17 +219,48 @@ export function planBatch(records: readonly QueueRecord[]): Map<string, Plan> {
     }
     plans.set(record.messageId, { ok: true, message });
     if (message.type === 'build') return;
-    const rank = message.type === 'report' ? message.body.sequence : index;
-    const best = newest.get(message.subject);
-    if (!best || rank > best.rank) newest.set(message.subject, { messageId: record.messageId, rank });
+    if (message.type === 'report') {
+      reports.push({ messageId: record.messageId, index, body: message.body });
+      return;
+    }
+    newest.set(message.subject, { messageId: record.messageId, index });
   });
   for (const [messageId, plan] of plans) {
     if (!plan.ok || plan.message.type === 'build') continue;
-    const best = newest.get(plan.message.subject);
-    if (best && best.messageId !== messageId) {
-      const what = plan.message.type === 'report' ? `report ${best.rank}` : `message ${best.messageId}`;
-      plans.set(messageId, { ...plan, setAsideBy: what });
+    if (plan.message.type === 'report') {
+      const self = reports.find((report) => report.messageId === messageId);
+      const by = self && reports.find((other) => other !== self && coversReport(other, self));
+      if (by) plans.set(messageId, { ...plan, setAsideBy: `report ${by.body.sequence} (${by.body.state})` });
+      continue;
+    }
+    const last = newest.get(plan.message.subject);
+    if (last && last.messageId !== messageId) {
+      plans.set(messageId, { ...plan, setAsideBy: `message ${last.messageId}` });
     }
   }
   return plans;
+}
+
+/**
+ * What a report writes besides sequence and times: a heartbeat nothing (it keeps the state),
+ * applying and failed the state and revision, applied those and the applied revision too.
+ */
+const reportWeight = { heartbeat: 0, applying: 1, failed: 1, applied: 2 } as const;
+
+type BatchReport = { readonly index: number; readonly body: ReportBody };
+
+/**
+ * Whether `newer` makes `older` moot: it is of the same node, later in the host's sequence (or
+ * the same sequence, and first in the batch or weightier), and it writes everything `older`
+ * would. So a heartbeat never sets aside an applied report (the store keeps the state a
+ * heartbeat does not carry), and an applying report never sets aside an applied one (only an
+ * applied report moves the applied revision).
+ */
+export function coversReport(newer: BatchReport, older: BatchReport): boolean {
+  if (newer.body.node !== older.body.node) return false;
+  const newerWeight = reportWeight[newer.body.state];
+  const olderWeight = reportWeight[older.body.state];
+  if (newerWeight < olderWeight) return false;
+  if (newer.body.sequence !== older.body.sequence) return newer.body.sequence > older.body.sequence;
+  return newerWeight > olderWeight || newer.index < older.index;
 }

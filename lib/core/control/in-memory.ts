@@ -37,7 +37,7 @@ export class InMemoryControlStore {
       if (kept && kept.sequence >= report.sequence)
         throw new StaleReportError(report.node, report.sequence, kept.sequence);
       this.writes += 1;
-      this.reports.set(report.node, { ...report, heardAt });
+      this.reports.set(report.node, keptReport(kept, report, heardAt));
     },
   };
 
@@ -59,6 +59,28 @@ export class InMemoryControlStore {
       return [...latest.values()];
     },
   };
+}
+
+/** The report store's write (lib/adapters/dynamodb/report-store.ts) on a kept report. */
+function keptReport(kept: RecordedReport | undefined, report: ReportBody, heardAt: string): RecordedReport {
+  const applied = kept?.appliedRevision !== undefined ? { appliedRevision: kept.appliedRevision } : {};
+  const appliedAt = kept?.appliedAt !== undefined ? { appliedAt: kept.appliedAt } : {};
+  if (report.state === 'heartbeat') {
+    const { step: _step, ...heartbeat } = report;
+    const keptStep = kept?.step !== undefined ? { step: kept.step } : {};
+    return {
+      ...heartbeat,
+      ...keptStep,
+      state: kept?.state ?? report.state,
+      revision: kept?.revision ?? report.revision,
+      heardAt,
+      ...applied,
+      ...appliedAt,
+    };
+  }
+  if (report.state === 'applied')
+    return { ...report, heardAt, appliedRevision: report.revision, appliedAt: heardAt };
+  return { ...report, heardAt, ...applied, ...appliedAt };
 }
 
 export class InMemoryMesh implements ModuleVersions, PushFlow {

@@ -6,7 +6,12 @@ import type { BuildBody, ControlMessage, ReportBody } from './messages.ts';
  * The mesh's ModuleVersions and PushFlow come from lib/core/ports.ts.
  */
 
-export type RecordedReport = ReportBody & { readonly heardAt: string };
+/** A node's kept report: a heartbeat moves only sequence and times; the applied revision is the last `applied`. */
+export type RecordedReport = ReportBody & {
+  readonly heardAt: string;
+  readonly appliedRevision?: number;
+  readonly appliedAt?: string;
+};
 
 export interface ReportStore {
   /**

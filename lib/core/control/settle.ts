@@ -1,5 +1,5 @@
 import { isTransientFault } from '../faults.ts';
-import { MeshRaceError, MeshStoreUnavailableError } from '../mesh/errors.ts';
+import { MeshError, MeshRaceError, MeshStoreUnavailableError, ModuleNotFoundError } from '../mesh/errors.ts';
 import type { ModuleVersions, PushFlow } from '../ports.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError, StoreUnavailableError } from './errors.ts';
 import {
@@ -67,9 +67,11 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
   } catch (error) {
     if (storeCouldNotTakeIt(error))
       throw new StoreUnavailableError(`setting ${module} to ${version}`, { cause: error });
-    throw new MessageRejectedError(`setting ${module} to ${version}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    // An unknown module (or another refusal of the mesh's own) is refused the same way every
+    // time: to the dead-letter queue at once. What nobody foresaw is held, under the bound.
+    if (error instanceof ModuleNotFoundError || error instanceof MeshError)
+      throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
+    throw error;
   }
   // The version is in the store: from here on nothing holds the upgrade. A push that fails or
   // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.

@@ -25,28 +25,34 @@ export type EnrolDeps = {
  * Enrols a node with a one-time token (diagnosis 082, point 4).
  *
  * 1. The presenting keys claim the token for a lease (conditional write).
- * 2. The node's keys are written to the identity table; the write overwrites, so the same
- *    presenter can make an interrupted attempt again.
+ * 2. The node's keys are written to the identity table, marked with the token; the write
+ *    overwrites, so the same presenter can make an interrupted attempt again.
  * 3. The token is spent, conditional on this presenter still being its claimant, in the same
  *    transaction that records the enrolment (`enrolledAt`, key thumbprint). Only from here is
  *    the node's key its credential: the host verifier requires the thumbprint this wrote.
- * 4. Key items left by presenters that lost the claim are pruned.
+ * 4. Key items left by presenters that lost this token's claim, or put for the tokens it
+ *    replaced, are pruned; a key put for a newer token is never touched (each delete is
+ *    conditional on the key's token mark), so a late or repeated prune cannot remove the key
+ *    of a node enrolled again since.
  *
  * A presenter that already spent the token (its answer was lost) goes through 2 and 4 again
- * and gets the same success. Every other outcome is a typed error: held (try again after the
- * lease left), refused (unknown, expired, revoked, spent by other keys), or the store could
- * not be asked (try again).
+ * and gets the same success, unless the node has been given a newer token since: then it is
+ * told "revoked" and nothing is written. Every other outcome is a typed error: held (try again
+ * after the lease left), refused (unknown, expired, revoked, spent by other keys), or the store
+ * could not be asked (try again).
  */
 export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enrolled> {
   const now = deps.now ?? (() => new Date());
   const { tokenId, secretHash } = parseToken(request.token);
   const { thumbprint, presenter } = await presenterOf(request.keys);
+  const presented = { tokenId, secretHash, presenter };
   const node = request.node;
   const started = now();
 
-  let spentEarlier: TokenRecord | undefined;
+  let token: TokenRecord;
+  let spentEarlier = false;
   try {
-    await deps.tokens.claim({
+    token = await deps.tokens.claim({
       node,
       tokenId,
       secretHash,
@@ -56,8 +62,10 @@ export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enr
     });
   } catch (error) {
     if (!(error instanceof TokenConditionFailedError)) throw error;
-    spentEarlier = spentByPresenter(error.old, tokenId, secretHash, presenter);
-    if (!spentEarlier) throw refusal(error.old, { tokenId, secretHash, presenter }, started.getTime(), error);
+    const spent = spentByPresenter(error.old, presented);
+    if (!spent) throw refusal(error.old, presented, started.getTime(), error);
+    token = await stillTheNodesToken(node, presented, deps.tokens, now);
+    spentEarlier = true;
   }
 
   await deps.keys.putKeys({
@@ -67,33 +75,51 @@ export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enr
     sealingKey: request.keys.sealing,
     presenter,
     storedAt: started.toISOString(),
+    tokenId,
   });
 
-  let enrolledAt = spentEarlier?.spentAt ?? now().toISOString();
+  let enrolledAt = (spentEarlier ? token.spentAt : undefined) ?? now().toISOString();
   if (!spentEarlier) {
     try {
       await deps.tokens.spend({ node, tokenId, presenter, thumbprint, enrolledAt });
     } catch (error) {
       if (!(error instanceof TokenConditionFailedError)) throw error;
       // The spend answered "no" yet this presenter is the spender: an earlier spend's answer was lost.
-      const spent = spentByPresenter(error.old, tokenId, secretHash, presenter);
-      if (!spent) throw refusal(error.old, { tokenId, secretHash, presenter }, now().getTime(), error);
+      const spent = spentByPresenter(error.old, presented);
+      if (!spent) throw refusal(error.old, presented, now().getTime(), error);
       enrolledAt = spent.spentAt ?? enrolledAt;
-      spentEarlier = spent;
+      spentEarlier = true;
     }
   }
 
-  await deps.keys.pruneOtherKeys(node, thumbprint);
-  return { node, thumbprint, enrolledAt, again: spentEarlier !== undefined };
+  await deps.keys.pruneOtherKeys(node, thumbprint, [tokenId, ...token.replaced.map((old) => old.tokenId)]);
+  return { node, thumbprint, enrolledAt, again: spentEarlier };
 }
 
-function spentByPresenter(
-  old: TokenRecord | undefined,
-  tokenId: string,
-  secretHash: string,
-  presenter: string,
-): TokenRecord | undefined {
-  return old && old.tokenId === tokenId && old.secretHash === secretHash && old.spentBy === presenter
+type Presented = { readonly tokenId: string; readonly secretHash: string; readonly presenter: string };
+
+/**
+ * The token this presenter spent earlier, read again before its keys are touched: the claim's
+ * answer may be from before the operator issued a newer token and another presenter enrolled
+ * with it, and re-putting or pruning keys then would work against that newer enrolment.
+ */
+async function stillTheNodesToken(
+  node: string,
+  presented: Presented,
+  tokens: TokenStore,
+  now: () => Date,
+): Promise<TokenRecord> {
+  const current = await tokens.read(node);
+  const spent = spentByPresenter(current, presented);
+  if (!spent) throw refusal(current, presented, now().getTime());
+  return spent;
+}
+
+function spentByPresenter(old: TokenRecord | undefined, presented: Presented): TokenRecord | undefined {
+  return old &&
+    old.tokenId === presented.tokenId &&
+    old.secretHash === presented.secretHash &&
+    old.spentBy === presented.presenter
     ? old
     : undefined;
 }
@@ -101,7 +127,7 @@ function spentByPresenter(
 /** What a presenter is told when a conditional write on the token did not hold, from the item as it was. */
 export function refusal(
   old: TokenRecord | undefined,
-  presented: { tokenId: string; secretHash: string; presenter: string },
+  presented: Presented,
   nowMs: number,
   cause?: unknown,
 ): TokenRefusedError | TokenHeldError {
@@ -112,7 +138,11 @@ export function refusal(
   };
   if (!old) return refused('unknown', 'no such token for this node');
   if (old.tokenId !== presented.tokenId) {
-    return old.replacedIds.includes(presented.tokenId)
+    // Only the whole token (id and secret) learns it was replaced: an id alone answers "unknown".
+    const replaced = old.replaced.some(
+      (earlier) => earlier.tokenId === presented.tokenId && earlier.secretHash === presented.secretHash,
+    );
+    return replaced
       ? refused('revoked', 'this token was replaced by a newer one')
       : refused('unknown', 'no such token for this node');
   }

@@ -13,8 +13,11 @@ export type TokenRecord = {
   readonly issuedAt: string;
   /** Expiry, epoch milliseconds (not the table's TTL attribute: an expired token must still say "expired"). */
   readonly validUntilMs: number;
-  /** Ids of the tokens this one replaced, newest first, so those are refused as "revoked", not "unknown". */
-  readonly replacedIds: readonly string[];
+  /**
+   * The tokens this one replaced, newest first: a presenter holding one (id and secret both) is
+   * told "revoked", not "unknown". The secret's hash is kept so the id alone learns nothing.
+   */
+  readonly replaced: readonly ReplacedToken[];
   readonly claimedBy?: string;
   readonly claimedAt?: string;
   readonly leaseUntilMs?: number;
@@ -23,6 +26,8 @@ export type TokenRecord = {
   readonly thumbprint?: string;
   readonly revokedAt?: string;
 };
+
+export type ReplacedToken = { readonly tokenId: string; readonly secretHash: string };
 
 export type ClaimRequest = {
   readonly node: string;
@@ -50,10 +55,11 @@ export interface TokenStore {
   revoke(node: string, revokedAt: string): Promise<TokenRecord>;
   /**
    * Claims the token for `presenter` until `leaseUntilMs`, if it is this token, unspent,
-   * unrevoked, unexpired, and unclaimed / lapsed / already this presenter's. Throws
+   * unrevoked, unexpired (or expired while this presenter's lease is live), and unclaimed /
+   * lapsed / already this presenter's; answers the token as claimed. Throws
    * TokenConditionFailedError with the old item otherwise.
    */
-  claim(request: ClaimRequest): Promise<void>;
+  claim(request: ClaimRequest): Promise<TokenRecord>;
   /** Spends the token if `presenter` is still its claimant, and records the enrolment, atomically. */
   spend(request: SpendRequest): Promise<void>;
 }
@@ -62,8 +68,18 @@ export type PublicKeys = { readonly signing: JWK; readonly sealing: JWK };
 
 /** The identity table's node keys, as enrolment writes them. */
 export interface NodeKeyStore {
-  /** Writes (overwrites) one presenter's keys. */
-  putKeys(record: NodeKeyRecord & { readonly presenter: string; readonly storedAt: string }): Promise<void>;
-  /** Deletes the node's key items other than `keep` (left by attempts that lost the claim). */
-  pruneOtherKeys(node: string, keep: string): Promise<void>;
+  /** Writes (overwrites) one presenter's keys, marked with the token it presents them for. */
+  putKeys(
+    record: NodeKeyRecord & {
+      readonly presenter: string;
+      readonly storedAt: string;
+      readonly tokenId: string;
+    },
+  ): Promise<void>;
+  /**
+   * Deletes the node's key items other than `keep` that were put for one of `tokenIds` (the
+   * spent token and the ones it replaced) or for no recorded token. A key put for any other
+   * token — a newer one, issued since — is left alone, each delete conditional on that mark.
+   */
+  pruneOtherKeys(node: string, keep: string, tokenIds: readonly string[]): Promise<void>;
 }

@@ -2,7 +2,7 @@ import { NoTokenError, TokenAlreadySpentError, TokenConditionFailedError } from 
 import type { TokenRecord, TokenStore } from './ports.ts';
 import { newToken } from './token.ts';
 
-/** How many replaced token ids are kept, so an old token is refused as "revoked" rather than "unknown". */
+/** How many replaced tokens are kept, so an old token is refused as "revoked" rather than "unknown". */
 const replacedKept = 10;
 
 export type IssuedToken = {
@@ -32,7 +32,12 @@ export async function issueToken(
     secretHash,
     issuedAt: now.toISOString(),
     validUntilMs,
-    replacedIds: previous ? [previous.tokenId, ...previous.replacedIds].slice(0, replacedKept) : [],
+    replaced: previous
+      ? [{ tokenId: previous.tokenId, secretHash: previous.secretHash }, ...previous.replaced].slice(
+          0,
+          replacedKept,
+        )
+      : [],
   };
   await deps.tokens.issue(record, previous);
   return {

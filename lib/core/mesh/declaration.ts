@@ -41,9 +41,13 @@ export type Composed = {
 
 export type MintDetails = { readonly secret: () => string; readonly now: () => string };
 
-/** The resource and user name a provider creates for one consumer module. */
+/**
+ * The resource and user name a provider creates for one consumer module. Joined by `_`, which
+ * node and module names (DNS labels) cannot contain, so no two consumers share a name: with `-`,
+ * `a-b/c` and `a/b-c` would both be `a-b-c`.
+ */
 export const provisionName = (consumerNode: string, consumerModule: string) =>
-  `${consumerNode}-${consumerModule}`;
+  `${consumerNode}_${consumerModule}`;
 
 /**
  * Composes a node's declaration from its snapshot. Provisions the node's relations need and that

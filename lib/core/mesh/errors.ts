@@ -86,12 +86,46 @@ export class MeshRaceError extends MeshError {
 /** Kept losing races; nothing half-done, the push can be run again. */
 export class PushContentionError extends MeshError {
   override name = 'PushContentionError';
+  readonly node: string;
   constructor(node: string, options?: ErrorOptions) {
-    super(`node ${node} kept changing while it was being sent; push again`, options);
+    super(`another push holds node ${node}: it kept changing while this push was sending it`, options);
+    this.node = node;
+  }
+}
+
+/**
+ * An upgrade named a module no node was ever assigned: recording it would invent the module
+ * with no kind, and its first `assign --provides` would then be refused for good.
+ */
+export class ModuleNotFoundError extends MeshError {
+  override name = 'ModuleNotFoundError';
+  readonly module: string;
+  constructor(module: string, options?: ErrorOptions) {
+    super(`no module named ${module}: assign it to a node before upgrading it`, options);
+    this.module = module;
   }
 }
 
 /** The store could not be reached; a "try again", never a lost write. */
 export class MeshStoreUnavailableError extends MeshError {
   override name = 'MeshStoreUnavailableError';
+}
+
+/**
+ * The push flow ended without an answer. `error` is the name of what failed (a Task's error
+ * name, e.g. `NodeNotFoundError`, or a Step Functions one such as `States.Timeout`): the flow
+ * carries names across its boundary, not classes, so the handler maps the name.
+ */
+export class PushFlowFailedError extends MeshError {
+  override name = 'PushFlowFailedError';
+  readonly error: string;
+  constructor(error: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.error = error;
+  }
+}
+
+/** The push flow could not be started now (Step Functions throttled, failing or unreachable). */
+export class PushFlowUnavailableError extends MeshError {
+  override name = 'PushFlowUnavailableError';
 }

@@ -3,6 +3,7 @@ import {
   DuplicateRelationError,
   MeshRaceError,
   ModuleNotAssignedError,
+  ModuleNotFoundError,
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
@@ -96,7 +97,8 @@ export class MemoryMeshStore implements MeshStore {
   async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
     this.requests += 2;
     const record = this.modules.get(module);
-    this.modules.set(module, { module, version, provides: record?.provides ?? null });
+    if (!record) throw new ModuleNotFoundError(module);
+    this.modules.set(module, { ...record, version });
     const carriers: string[] = [];
     for (const [node, state] of this.nodes) {
       const assignment = state.assignments.get(module);
@@ -179,6 +181,7 @@ export class MemoryMeshStore implements MeshStore {
       sentRevision: state.sent?.revision ?? null,
       sentAt: state.sent?.sentAt ?? null,
       appliedRevision: null,
+      appliedAt: null,
       reportState: null,
       behind: state.mark !== undefined,
       lastHeard: null,

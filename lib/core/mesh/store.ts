@@ -9,7 +9,7 @@ export interface MeshStore {
   /** Creates the node, marked (it was never sent); NodeExistsError when it exists. */
   addNode(node: string, createdAt: string): Promise<void>;
 
-  /** The module's mesh-wide record, or undefined when no node ever carried it and no upgrade set it. */
+  /** The module's mesh-wide record, or undefined when no node was ever assigned it. */
   readModule(module: string): Promise<ModuleRecord | undefined>;
 
   /**
@@ -28,8 +28,9 @@ export interface MeshStore {
   consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void>;
 
   /**
-   * Sets a module's version, then the version on every carrier's assignment with its stale mark
-   * (one transaction per carrier). Returns the carriers.
+   * Sets a known module's version (`moduleKnown`: some node was assigned it, else
+   * ModuleNotFoundError and nothing written), then the version on every carrier's assignment
+   * with its stale mark (one transaction per carrier). Returns the carriers.
    */
   setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }>;
 
@@ -82,7 +83,10 @@ export type NodeStatus = {
   readonly enrolledAt: string | null;
   readonly sentRevision: number | null;
   readonly sentAt: string | null;
+  /** The last revision the host reported applied, kept while a newer one is applying or failed. */
   readonly appliedRevision: number | null;
+  readonly appliedAt: string | null;
+  /** The host's last reported state (`applied`, `applying`, `failed`, …), as reported. */
   readonly reportState: string | null;
   /** Marked possibly behind: something that feeds its declaration changed since it was last sent. */
   readonly behind: boolean;

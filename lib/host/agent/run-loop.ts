@@ -34,7 +34,8 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
 
   let state: AgentState = await options.state.load();
   let pending: HostReport | undefined;
-  let lastHeard = 0;
+  // Starting counts as being heard: the first heartbeat is due one interval after the start.
+  let lastHeard = now();
   let failures = 0;
   let waitingFor = '';
 
@@ -103,7 +104,8 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
           continue;
         }
       }
-      if (now() - lastHeard >= heartbeatMs) {
+      // A heartbeat never replaces a state report still waiting to be sent: that report says more.
+      if (now() - lastHeard >= heartbeatMs && (pending === undefined || pending.state === 'heartbeat')) {
         await report({ state: 'heartbeat', revision: state.appliedRevision ?? 0 });
       }
       await sleep(options.intervalMs, signal);

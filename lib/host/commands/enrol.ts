@@ -5,7 +5,7 @@ import { ExitCode } from '../../cli/exit-codes.ts';
 import { tokenString } from '../../core/enrolment/token.ts';
 import { nodeName } from '../../core/names.ts';
 import { defaultPatienceMs, enrolRequestBody, presentEnrolment, sendEnrolment } from '../enrol.ts';
-import { defaultHostDir, loadOrCreateNodeKeys } from '../keys.ts';
+import { defaultHostDir, loadOrCreateNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
 import { writeHostEnrolment } from '../state.ts';
 
 const enrolOptions = z.object({
@@ -18,7 +18,9 @@ const enrolOptions = z.object({
 
 /**
  * `mesh-host enrol --api URL --node NODE --token TOKEN [--dir DIR]`. Exit codes: 0 enrolled,
- * 2 usage, 6 unreachable, 7 wait then run again, 8 refused (unknown, expired, revoked, spent).
+ * 2 usage (or keys in DIR that cannot be read), 6 nothing answers at --api, 7 wait then run
+ * again (held, store away, or the control plane failed), 8 refused (unknown, expired, revoked,
+ * spent).
  */
 export function registerEnrolCommand(program: Command): void {
   program
@@ -57,7 +59,15 @@ export async function runEnrol(
     return ExitCode.usage;
   }
   const options = parsed.data;
-  const { keys, created } = await loadOrCreateNodeKeys(options.dir);
+  let nodeKeys: Awaited<ReturnType<typeof loadOrCreateNodeKeys>>;
+  try {
+    nodeKeys = await loadOrCreateNodeKeys(options.dir);
+  } catch (error) {
+    if (!(error instanceof NodeKeysUnreadableError)) throw error;
+    streams.err.write(`mesh-host: ${error.message}\n`);
+    return ExitCode.usage;
+  }
+  const { keys, created } = nodeKeys;
   streams.err.write(
     `${created ? 'generated new node keys' : 'presenting the node keys already'} in ${options.dir} (key ${keys.thumbprint})\n`,
   );
@@ -84,7 +94,7 @@ export async function runEnrol(
       );
       return ExitCode.ok;
     case 'wait':
-      streams.err.write(`mesh-host: the token is still held or the store is away\n`);
+      streams.err.write(`mesh-host: ${waitReason(outcome.reason)} (${outcome.reason})\n`);
       streams.out.write(`wait ${outcome.waitSeconds} s before running enrol again\n`);
       return ExitCode.waitThenRetry;
     case 'refused':
@@ -96,4 +106,10 @@ export async function runEnrol(
       );
       return ExitCode.unavailable;
   }
+}
+
+function waitReason(code: string): string {
+  if (code === 'token_held') return 'the token is still held by another attempt';
+  if (code === 'try_again') return 'the control plane cannot reach its store';
+  return 'the control plane did not answer or failed';
 }

@@ -1,0 +1,77 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
+import { createTokenIssueHandler } from '../../lib/api/handlers/token-issue.ts';
+import { EnrolmentStoreUnavailableError, NodeUnknownError } from '../../lib/core/enrolment/errors.ts';
+import type { TokenRecord } from '../../lib/core/enrolment/ports.ts';
+
+/**
+ * A real client whose transactions are cancelled with the given reasons before anything is
+ * sent (unit tests open no connections); a GetItem finds nothing.
+ */
+function cancellingStore(...codes: string[]) {
+  const client = makeDynamoDBClient({ region: 'us-east-1' });
+  client.middlewareStack.add(
+    (_next, context) => async () => {
+      if (context.commandName === 'GetItemCommand') return { output: { $metadata: {} }, response: {} };
+      throw new TransactionCanceledException({
+        message: `Transaction cancelled [${codes.join(', ')}]`,
+        $metadata: { httpStatusCode: 400 },
+        CancellationReasons: codes.map((Code) => ({ Code })),
+      });
+    },
+    { step: 'initialize', name: 'cancelTransactions' },
+  );
+  return new DynamoDBTokenStore({ client, tableName: 'inventory' });
+}
+
+const token: TokenRecord = {
+  node: 'alpha',
+  tokenId: 'AAAAAAAAAAAA',
+  secretHash: 'h',
+  issuedAt: '2026-10-01T12:00:00.000Z',
+  validUntilMs: Date.parse('2026-10-02T12:00:00Z'),
+  replaced: [],
+};
+const spend = { node: 'alpha', tokenId: 'AAAAAAAAAAAA', presenter: 'p', thumbprint: 't', enrolledAt: 'now' };
+
+describe('the token store when a transaction is cancelled', () => {
+  it('makes a lost race or a throttle "the store could not be asked", for issue and spend', async () => {
+    await expect(
+      cancellingStore('None', 'TransactionConflict').issue(token, undefined),
+    ).rejects.toBeInstanceOf(EnrolmentStoreUnavailableError);
+    await expect(cancellingStore('TransactionConflict', 'None').spend(spend)).rejects.toBeInstanceOf(
+      EnrolmentStoreUnavailableError,
+    );
+    await expect(cancellingStore('ThrottlingError', 'None').spend(spend)).rejects.toBeInstanceOf(
+      EnrolmentStoreUnavailableError,
+    );
+  });
+
+  it('still answers a failed condition as what it means, even beside a conflict', async () => {
+    await expect(
+      cancellingStore('ConditionalCheckFailed', 'TransactionConflict').issue(token, undefined),
+    ).rejects.toBeInstanceOf(NodeUnknownError);
+  });
+
+  it('answers the operator 503 try_again with Retry-After, not 500', async () => {
+    const handler = createTokenIssueHandler({ tokens: cancellingStore('None', 'TransactionConflict') });
+
+    const answer = await handler(
+      {
+        httpMethod: 'POST',
+        path: '/nodes/alpha/token',
+        pathParameters: { node: 'alpha' },
+        headers: {},
+        body: '{}',
+      } as unknown as APIGatewayProxyEvent,
+      {} as Context,
+    );
+
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers?.['retry-after']).toBe('2');
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'try_again' } });
+  });
+});

@@ -1,0 +1,212 @@
+import { SFNClient } from '@aws-sdk/client-sfn';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/push-flow.ts';
+import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
+import { createMeshPushHandler } from '../../lib/api/handlers/mesh-handlers.ts';
+import { MeshRaceError, MeshStoreUnavailableError } from '../../lib/core/mesh/errors.ts';
+import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
+import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
+import type { SendWrite } from '../../lib/core/mesh/store.ts';
+import type { PushFlow } from '../../lib/core/ports.ts';
+import {
+  lambdaTransientErrors,
+  pushTasks,
+  readPushDefinition,
+  storeUnavailableError,
+} from '../../lib/flow/push-definition.ts';
+
+/** A memory store whose reads, listings or sends fail with what a real one would throw. */
+class FailingStore extends MemoryMeshStore {
+  readFailures = 0;
+  listFailures = 0;
+  sendsLose = false;
+
+  override async readNode(node: string): Promise<NodeSnapshot | undefined> {
+    if (this.readFailures > 0) {
+      this.readFailures -= 1;
+      throw new MeshStoreUnavailableError('the inventory table could not be reached');
+    }
+    return super.readNode(node);
+  }
+
+  override async listMarked(): Promise<string[]> {
+    if (this.listFailures > 0) {
+      this.listFailures -= 1;
+      throw new MeshStoreUnavailableError('the inventory table could not be reached');
+    }
+    return super.listMarked();
+  }
+
+  override async send(write: SendWrite): Promise<void> {
+    if (this.sendsLose) throw new MeshRaceError('revision');
+    return super.send(write);
+  }
+}
+
+async function mesh(nodes: readonly string[]) {
+  const store = new FailingStore();
+  const service = new MeshService({ store });
+  for (const node of nodes) {
+    await service.addNode(node);
+    await service.assign(node, 'web', null);
+  }
+  const flow = new LocalPushFlow({ tasks: pushTaskFunctions(store), retryIntervalMs: 0 });
+  return { store, flow };
+}
+
+type Answer = { statusCode: number; body: string; headers?: Record<string, string> };
+
+const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object) => {
+  const handler = createMeshPushHandler({ store, pushFlow });
+  const answer = (await handler(
+    { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,
+    {} as never,
+  )) as Answer;
+  const { error } = JSON.parse(answer.body) as { error?: { code: string; message: string } };
+  return {
+    status: answer.statusCode,
+    code: error?.code,
+    message: error?.message ?? '',
+    retryAfter: answer.headers?.['retry-after'],
+  };
+};
+
+describe('the push flow retries a store that is away for a moment', () => {
+  it('retries the Begin Task when the store could not be reached', async () => {
+    // Prepare
+    const { store, flow } = await mesh(['a']);
+    store.readFailures = 1;
+
+    // Act
+    const outcome = await flow.push({ node: 'a' });
+
+    // Assess
+    expect(outcome.pushed).toEqual({ node: 'a', revision: 1 });
+    expect(store.readFailures).toBe(0);
+  });
+
+  it('retries a Send Task inside the Map', async () => {
+    const { store, flow } = await mesh(['a', 'b']);
+    store.readFailures = 2;
+
+    const outcome = await flow.push({ behind: true });
+
+    expect(outcome.behind).toEqual([]);
+    expect(store.deliveries.has('a') && store.deliveries.has('b')).toBe(true);
+  });
+
+  it('every Task retries Lambda’s own faults and the store being away', () => {
+    const states = JSON.parse(readPushDefinition()) as {
+      States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }>;
+    };
+    const all = { ...states.States, ...states.States.SendBehind?.ItemProcessor?.States } as Record<
+      string,
+      { Retry?: Array<{ ErrorEquals: string[] }> }
+    >;
+
+    const retried = Object.keys(pushTasks).map((task) => [
+      task,
+      (all[task]?.Retry ?? []).flatMap((retrier) => retrier.ErrorEquals).sort(),
+    ]);
+
+    const expected = [...lambdaTransientErrors, storeUnavailableError].sort();
+    expect(retried).toEqual(Object.keys(pushTasks).map((task) => [task, expected]));
+    expect(new MeshStoreUnavailableError('x').name).toBe(storeUnavailableError);
+  });
+});
+
+describe('POST /push answers a failed flow by what failed', () => {
+  it('answers 503 try_again when the store stays away past the retries', async () => {
+    const { store, flow } = await mesh(['a']);
+    store.listFailures = 10;
+
+    const answer = await post(store, flow, { behind: true });
+
+    expect(answer).toMatchObject({ status: 503, code: 'try_again', retryAfter: '2' });
+  });
+
+  it('answers 503 try_again when a Send inside the Map keeps failing', async () => {
+    const { store, flow } = await mesh(['a']);
+    store.readFailures = 10;
+
+    const answer = await post(store, flow, { behind: true });
+
+    expect(answer).toMatchObject({ status: 503, code: 'try_again', retryAfter: '2' });
+  });
+
+  it('answers contention as 503 try_again naming the node another push holds', async () => {
+    const { store, flow } = await mesh(['a']);
+    store.sendsLose = true;
+
+    const answer = await post(store, flow, { node: 'a' });
+
+    expect(answer).toMatchObject({ status: 503, code: 'try_again', retryAfter: '1' });
+    expect(answer.message).toContain('another push holds node a');
+  });
+});
+
+/** An SFN client answering from a fixed HTTP response, as the service would (no network). */
+function sfnAnswering(status: number, body: object, errorType?: string) {
+  return new SFNClient({
+    region: 'us-east-1',
+    maxAttempts: 1,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    requestHandler: {
+      handle: async () => ({
+        response: {
+          statusCode: status,
+          reason: '',
+          headers: {
+            'content-type': 'application/x-amz-json-1.0',
+            ...(errorType ? { 'x-amzn-errortype': errorType } : {}),
+          },
+          body: new TextEncoder().encode(JSON.stringify(body)),
+        },
+      }),
+    } as never,
+  });
+}
+
+describe('POST /push on the deployed flow (StartSyncExecution)', () => {
+  const arn = 'arn:aws:states:us-east-1:000000000000:stateMachine:push';
+  const failed = (error: string, errorMessage: string) => ({
+    status: 'FAILED',
+    error,
+    cause: JSON.stringify({ errorType: error, errorMessage, trace: ['at secret (/var/task/x.js:1:1)'] }),
+  });
+  const answerTo = async (client: SFNClient) => {
+    const store = new MemoryMeshStore();
+    return post(store, new StepFunctionsPushFlow({ client, stateMachineArn: arn }), { behind: true });
+  };
+
+  it('answers 503 try_again when Step Functions throttles the start', async () => {
+    const client = sfnAnswering(400, { __type: 'ThrottlingException', message: 'Rate exceeded' });
+
+    expect(await answerTo(client)).toMatchObject({ status: 503, code: 'try_again' });
+  });
+
+  it('maps a Task’s error by its name, keeping only its message', async () => {
+    const answers = {
+      store: await answerTo(sfnAnswering(200, failed('MeshStoreUnavailableError', 'away'))),
+      lambda: await answerTo(sfnAnswering(200, failed('Lambda.TooManyRequestsException', 'busy'))),
+      contention: await answerTo(
+        sfnAnswering(200, failed('PushContentionError', 'another push holds node a')),
+      ),
+      unknown: await answerTo(sfnAnswering(200, failed('NodeNotFoundError', 'no node named ghost'))),
+      defect: await answerTo(sfnAnswering(200, failed('TypeError', 'x is undefined'))),
+    };
+
+    expect(Object.fromEntries(Object.entries(answers).map(([k, a]) => [k, [a.status, a.code]]))).toEqual({
+      store: [503, 'try_again'],
+      lambda: [503, 'try_again'],
+      contention: [503, 'try_again'],
+      unknown: [404, 'node_not_found'],
+      defect: [500, 'internal'],
+    });
+    expect(answers.unknown.message).toBe('no node named ghost');
+    expect(answers.defect.message).not.toContain('undefined');
+  });
+});
