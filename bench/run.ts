@@ -19,7 +19,11 @@ for (const name of names) {
     process.exit(2);
   }
 }
+// Benches point the SDK at the emulators they start; each starts from the environment it was given.
+const environment = { ...process.env };
 for (const name of names) {
+  for (const key of Object.keys(process.env)) if (!(key in environment)) delete process.env[key];
+  Object.assign(process.env, environment);
   process.stdout.write(`bench ${name}: running…\n`);
   const module = (await import(`./${name}.bench.ts`)) as { run(): Promise<BenchTable[]> };
   const started = performance.now();
