@@ -5,37 +5,20 @@ import { hostAuthentication } from '../../lib/api/host-auth.ts';
 import { StoreUnavailableError } from '../../lib/core/control/errors.ts';
 import { RecordingSender } from '../../lib/core/control/in-memory.ts';
 import type { ControlSender } from '../../lib/core/control/ports.ts';
-import type {
-  NodeCredential,
-  NodeCredentialReader,
-  ProofReplayGuard,
-} from '../../lib/core/host-identity/ports.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
+import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
 const base = 'https://api.example.test';
 
-class Credentials implements NodeCredentialReader {
-  readonly keys = new Map<string, NodeKeys>();
-  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
-    const keys = this.keys.get(node);
-    return {
-      key:
-        keys && keys.thumbprint === thumbprint
-          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
-          : undefined,
-      enrolledThumbprint: keys?.thumbprint,
-    };
-  }
-}
-
 const replayGuard: ProofReplayGuard = { rememberOnce: async () => true };
 
 async function setup(sender: ControlSender = new RecordingSender()) {
-  const credentials = new Credentials();
+  const credentials = new InMemoryNodeCredentials();
   const { keys } = await generateNodeKeys();
-  credentials.keys.set('alpha', keys);
+  credentials.enrol('alpha', keys);
   const handler = createHostReportHandler({
     sender,
     authentication: hostAuthentication({ credentials, replayGuard, now: () => now }),

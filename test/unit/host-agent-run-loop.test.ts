@@ -72,10 +72,16 @@ const changed = (revision: number): FetchedDeclaration => ({
   body: `{"revision":${revision}}`,
 });
 
-/** Runs the loop on a fake clock until `sleeps` waits have happened. */
+/** Runs the loop on a fake clock until `sleeps` waits have happened; `onSleep` acts between them. */
 async function runFor(
   sleeps: number,
-  parts: { controlPlane: ControlPlane; applier?: Applier; state?: MemoryState; heartbeatMs?: number },
+  parts: {
+    controlPlane: ControlPlane;
+    applier?: Applier;
+    state?: MemoryState;
+    heartbeatMs?: number;
+    onSleep?: (count: number) => void;
+  },
 ) {
   let clock = 1_000_000;
   const waits: number[] = [];
@@ -96,6 +102,7 @@ async function runFor(
     sleep: async (ms) => {
       waits.push(ms);
       clock += ms;
+      parts.onSleep?.(waits.length);
       if (waits.length >= sleeps) controller.abort();
     },
   });
@@ -173,25 +180,10 @@ describe('runHostAgent', () => {
   it('keeps a report it could not send and sends it when the control plane is back', async () => {
     const controlPlane = new ScriptedControlPlane([changed(6), { status: 'unchanged' }]);
     controlPlane.reportsFailWith = new ControlPlaneUnavailableError('connection refused');
-    const applier = new RecordingApplier();
-    let clock = 0;
-    const controller = new AbortController();
-    let sleeps = 0;
-
-    await runHostAgent({
+    await runFor(4, {
       controlPlane,
-      applier,
-      state: new MemoryState(),
-      intervalMs: 1_000,
-      log: () => undefined,
-      signal: controller.signal,
-      now: () => clock,
-      random: () => 0.5,
-      sleep: async (ms) => {
-        clock += ms;
-        sleeps += 1;
-        if (sleeps === 2) controlPlane.reportsFailWith = undefined;
-        if (sleeps === 4) controller.abort();
+      onSleep: (count) => {
+        if (count === 2) controlPlane.reportsFailWith = undefined;
       },
     });
 
@@ -220,25 +212,11 @@ describe('runHostAgent heartbeats', () => {
   it('never lets a heartbeat replace an applied report that is waiting to be sent', async () => {
     const controlPlane = new ScriptedControlPlane([changed(8), { status: 'unchanged' }]);
     controlPlane.reportsFailWith = new ControlPlaneUnavailableError('the queue is away');
-    let clock = 0;
-    let sleeps = 0;
-    const controller = new AbortController();
-
-    await runHostAgent({
+    await runFor(5, {
       controlPlane,
-      applier: new RecordingApplier(),
-      state: new MemoryState(),
-      intervalMs: 1_000,
       heartbeatMs: 1_000,
-      log: () => undefined,
-      signal: controller.signal,
-      now: () => clock,
-      random: () => 0.5,
-      sleep: async (ms) => {
-        clock += ms;
-        sleeps += 1;
-        if (sleeps === 4) controlPlane.reportsFailWith = undefined;
-        if (sleeps === 5) controller.abort();
+      onSleep: (count) => {
+        if (count === 4) controlPlane.reportsFailWith = undefined;
       },
     });
 

@@ -9,40 +9,13 @@ import {
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
 import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
-import type {
-  NodeCredential,
-  NodeCredentialReader,
-  ProofReplayGuard,
-} from '../../lib/core/host-identity/ports.ts';
+import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
 import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
+import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
-
-/** A store of node credentials that can be taken away, counting what it was asked. */
-class SwitchableCredentials implements NodeCredentialReader {
-  away = false;
-  reads = 0;
-  enrolled: string | undefined;
-  private readonly keys: NodeKeys;
-  constructor(keys: NodeKeys, enrolled = true) {
-    this.keys = keys;
-    this.enrolled = enrolled ? keys.thumbprint : undefined;
-  }
-  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
-    this.reads += 1;
-    if (this.away) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
-    const { keys } = this;
-    return {
-      key:
-        thumbprint === keys.thumbprint
-          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
-          : undefined,
-      enrolledThumbprint: this.enrolled,
-    };
-  }
-}
 
 class SwitchableReplayGuard implements ProofReplayGuard {
   away = false;
@@ -94,7 +67,11 @@ describe('host authentication while the store is away', () => {
     const { keys } = await generateNodeKeys();
     for (const replay of ['proof-id', 'proof-id-while-store-answers'] as const) {
       const { proof, send } = await route(
-        { credentials: new SwitchableCredentials(keys), replayGuard: new SwitchableReplayGuard(), replay },
+        {
+          credentials: new InMemoryNodeCredentials().enrol('alpha', keys),
+          replayGuard: new SwitchableReplayGuard(),
+          replay,
+        },
         keys,
       );
       const once = await proof();
@@ -107,7 +84,10 @@ describe('host authentication while the store is away', () => {
   it('answers "try again" when proof ids cannot be remembered, by default', async () => {
     const { keys } = await generateNodeKeys();
     const replayGuard = new SwitchableReplayGuard();
-    const { proof, send } = await route({ credentials: new SwitchableCredentials(keys), replayGuard }, keys);
+    const { proof, send } = await route(
+      { credentials: new InMemoryNodeCredentials().enrol('alpha', keys), replayGuard },
+      keys,
+    );
     replayGuard.away = true;
 
     expect(await send(await proof())).toEqual({ status: 503, code: 'try_again' });
@@ -115,7 +95,7 @@ describe('host authentication while the store is away', () => {
 
   it('lets a route whose body protects itself go on with a remembered credential', async () => {
     const { keys } = await generateNodeKeys();
-    const store = new SwitchableCredentials(keys);
+    const store = new InMemoryNodeCredentials().enrol('alpha', keys);
     const replayGuard = new SwitchableReplayGuard();
     const credentials = new RememberedCredentials(store);
     const { proof, send } = await route(
@@ -124,7 +104,7 @@ describe('host authentication while the store is away', () => {
     );
     expect((await send(await proof())).status).toBe(202);
 
-    store.away = true;
+    store.unavailable = true;
     replayGuard.away = true;
 
     expect(await send(await proof())).toEqual({ status: 202, code: undefined });
@@ -135,7 +115,7 @@ describe('host authentication while the store is away', () => {
 describe('RememberedCredentials', () => {
   it('remembers a completed enrolment’s key until its time is up, then asks the store again', async () => {
     const { keys } = await generateNodeKeys();
-    const store = new SwitchableCredentials(keys);
+    const store = new InMemoryNodeCredentials().enrol('alpha', keys);
     let clock = 0;
     const remembered = new RememberedCredentials(store, { ttlMs: 1_000, now: () => clock });
 
@@ -150,11 +130,11 @@ describe('RememberedCredentials', () => {
 
   it('never remembers a key whose enrolment is not complete', async () => {
     const { keys } = await generateNodeKeys();
-    const store = new SwitchableCredentials(keys, false);
+    const store = new InMemoryNodeCredentials().enrol('alpha', keys, { spent: false });
     const remembered = new RememberedCredentials(store);
 
     await remembered.readCredential('alpha', keys.thumbprint);
-    store.enrolled = keys.thumbprint;
+    store.enrolled.set('alpha', keys.thumbprint);
     const credential = await remembered.readCredential('alpha', keys.thumbprint);
 
     expect(store.reads).toBe(2);

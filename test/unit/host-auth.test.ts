@@ -4,28 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { authenticatedNode, hostAuthentication } from '../../lib/api/host-auth.ts';
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
-import type {
-  NodeCredential,
-  NodeCredentialReader,
-  ProofReplayGuard,
-} from '../../lib/core/host-identity/ports.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
-
-class InMemoryCredentials implements NodeCredentialReader {
-  readonly keys = new Map<string, NodeKeys>();
-  readonly enrolled = new Map<string, string>();
-  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
-    const keys = this.keys.get(node);
-    return {
-      key:
-        keys && keys.thumbprint === thumbprint
-          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
-          : undefined,
-      enrolledThumbprint: this.enrolled.get(node),
-    };
-  }
-}
+import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 class InMemoryReplayGuard implements ProofReplayGuard {
   readonly seen = new Set<string>();
@@ -67,12 +49,11 @@ function event(
 }
 
 async function setup() {
-  const credentials = new InMemoryCredentials();
+  const credentials = new InMemoryNodeCredentials();
   const replayGuard = new InMemoryReplayGuard();
   const enrol = async (node: string) => {
     const { keys } = await generateNodeKeys();
-    credentials.keys.set(node, keys);
-    credentials.enrolled.set(node, keys.thumbprint);
+    credentials.enrol(node, keys);
     return signingKeyOf(node, keys);
   };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()

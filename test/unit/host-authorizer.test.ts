@@ -2,27 +2,9 @@ import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { createHostAuthorizer } from '../../lib/api/handlers/host-authorizer.ts';
 import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
-import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
-
-class InMemoryCredentials implements NodeCredentialReader {
-  readonly keys = new Map<string, NodeKeys>();
-  unavailable = false;
-  reads = 0;
-  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
-    this.reads += 1;
-    if (this.unavailable) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
-    const keys = this.keys.get(node);
-    return {
-      key:
-        keys && keys.thumbprint === thumbprint
-          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
-          : undefined,
-      enrolledThumbprint: keys?.thumbprint,
-    };
-  }
-}
+import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 const start = Date.parse('2026-10-01T12:00:00Z');
 const clock = { ms: start };
@@ -50,9 +32,9 @@ function authorizerEvent(node: string, authorization: string | undefined): APIGa
 
 async function setup() {
   clock.ms = start;
-  const credentials = new InMemoryCredentials();
+  const credentials = new InMemoryNodeCredentials();
   const { keys } = await generateNodeKeys();
-  credentials.keys.set('alpha', keys);
+  credentials.enrol('alpha', keys);
   const key = signingKeyOf('alpha', keys);
   const authorize = createHostAuthorizer({ credentials, now });
   const proofFor = (node: string) =>
@@ -88,7 +70,7 @@ describe('createHostAuthorizer', () => {
   it('denies (403) a valid proof on another node route', async () => {
     const { authorize, credentials } = await setup();
     const { keys } = await generateNodeKeys();
-    credentials.keys.set('beta', keys);
+    credentials.enrol('beta', keys);
     const beta = signingKeyOf('beta', keys);
     const proof = await hostProof(beta, { method: 'GET', url: `${api}/v1/hosts/alpha/declaration` }, { now });
 

@@ -1,0 +1,34 @@
+import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
+import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
+import type { NodeKeys } from '../../lib/host/keys.ts';
+
+/**
+ * The identity store as host authentication reads it, in memory: the keys each node presented
+ * and the thumbprint its spent enrolment names. It can be taken away, and counts its reads.
+ */
+export class InMemoryNodeCredentials implements NodeCredentialReader {
+  readonly keys = new Map<string, NodeKeys>();
+  readonly enrolled = new Map<string, string>();
+  unavailable = false;
+  reads = 0;
+
+  /** Stores the node's keys; `spent: false` leaves them as an attempt that never spent its token. */
+  enrol(node: string, keys: NodeKeys, options: { spent?: boolean } = {}): this {
+    this.keys.set(node, keys);
+    if (options.spent ?? true) this.enrolled.set(node, keys.thumbprint);
+    return this;
+  }
+
+  async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
+    this.reads += 1;
+    if (this.unavailable) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    const keys = this.keys.get(node);
+    return {
+      key:
+        keys && keys.thumbprint === thumbprint
+          ? { node, thumbprint, signingKey: keys.signing.publicJwk, sealingKey: keys.sealing.publicJwk }
+          : undefined,
+      enrolledThumbprint: this.enrolled.get(node),
+    };
+  }
+}
