@@ -1,5 +1,4 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
 
 const logLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 type LogLevel = (typeof logLevels)[number];
@@ -11,8 +10,7 @@ export function logLevelOf(value: string | undefined): LogLevel {
 }
 
 /**
- * One logger and one metrics namespace for the whole control plane, made once per process;
+ * One logger for the whole control plane, made once per process;
  * MESH_LOG_LEVEL (set by the CDK beside POWERTOOLS_LOG_LEVEL) is read here and only here.
  */
 export const logger = new Logger({ serviceName: 'mesh', logLevel: logLevelOf(process.env.MESH_LOG_LEVEL) });
-export const metrics = new Metrics({ namespace: 'Mesh', serviceName: 'mesh' });

@@ -9,7 +9,8 @@ import type { ConsumerDeps } from '../../core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from '../../core/control/hold.ts';
 import type { ControlLog } from '../../core/control/ports.ts';
 import type { ModuleVersions, PushFlow } from '../../core/ports.ts';
-import { logger, metrics } from '../../observability.ts';
+import { metrics } from '../../metrics.ts';
+import { logger } from '../../observability.ts';
 import type { ControlConsumerOptions } from './control-consumer.ts';
 
 export type ConsumerWiring = {
