@@ -29,6 +29,11 @@ export type QueueDescription = {
   readonly contentBasedDeduplication: boolean;
   readonly visibilityTimeoutSeconds: number;
   readonly messageRetentionSeconds: number;
+  /**
+   * The largest message, body and attributes together. Held at SQS's classic 256 KiB rather than
+   * the 1 MiB new queues allow, so a dead-letter copy cut to fit (lib/adapters/sqs) always fits.
+   */
+  readonly maximumMessageBytes: number;
   /** The queue whose let-go and malformed messages land here, with the receive count that is a last resort. */
   readonly deadLetter?: { readonly queue: 'deadLetter'; readonly maxReceiveCount: number };
 };
@@ -66,6 +71,7 @@ export const deadLetterQueue: QueueDescription = {
   contentBasedDeduplication: true,
   visibilityTimeoutSeconds: 30,
   messageRetentionSeconds: 14 * 24 * 3600,
+  maximumMessageBytes: 256 * 1024,
 };
 
 export const controlQueue: QueueDescription = {
@@ -75,6 +81,7 @@ export const controlQueue: QueueDescription = {
   contentBasedDeduplication: true,
   visibilityTimeoutSeconds: 6 * consumerTimeoutSeconds,
   messageRetentionSeconds: 4 * 24 * 3600,
+  maximumMessageBytes: 256 * 1024,
   // The consumer itself moves a message to the dead-letter queue after two minutes held; this
   // count only catches a consumer that keeps crashing on one message.
   deadLetter: { queue: 'deadLetter', maxReceiveCount: 50 },

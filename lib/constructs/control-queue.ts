@@ -38,6 +38,7 @@ export class ControlQueue extends Construct {
       contentBasedDeduplication: description.contentBasedDeduplication,
       visibilityTimeout: Duration.seconds(visibilitySeconds),
       retentionPeriod: Duration.seconds(description.messageRetentionSeconds),
+      maxMessageSizeBytes: description.maximumMessageBytes,
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       ...(description.deadLetter

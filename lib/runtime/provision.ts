@@ -7,7 +7,13 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  GetQueueUrlCommand,
+  SetQueueAttributesCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../config.ts';
 import {
   controlQueue,
@@ -108,6 +114,7 @@ export function queueAttributes(queue: QueueDescription, deadLetterArn?: string)
     ContentBasedDeduplication: String(queue.contentBasedDeduplication),
     VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
     MessageRetentionPeriod: String(queue.messageRetentionSeconds),
+    MaximumMessageSize: String(queue.maximumMessageBytes),
     ...(queue.deadLetter && deadLetterArn
       ? {
           RedrivePolicy: JSON.stringify({
@@ -125,11 +132,23 @@ async function ensureQueue(
   queueName: string,
   deadLetterArn?: string,
 ) {
-  const created = await client.send(
-    new CreateQueueCommand({ QueueName: queueName, Attributes: queueAttributes(queue, deadLetterArn) }),
-  );
-  if (!created.QueueUrl) throw new Error(`no URL came back for queue ${queueName}`);
-  return created.QueueUrl;
+  const attributes = queueAttributes(queue, deadLetterArn);
+  try {
+    const created = await client.send(
+      new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }),
+    );
+    if (!created.QueueUrl) throw new Error(`no URL came back for queue ${queueName}`);
+    return created.QueueUrl;
+  } catch (error) {
+    // A queue kept from an earlier run with other attributes: bring it to the description.
+    // Named `QueueNameExists` by some endpoints, `AWS.SimpleQueueService.QueueNameExists` by others.
+    if (!/QueueNameExists|QueueAlreadyExists/.test((error as Error).name)) throw error;
+    const { QueueUrl } = await client.send(new GetQueueUrlCommand({ QueueName: queueName }));
+    if (!QueueUrl) throw new Error(`no URL came back for queue ${queueName}`, { cause: error });
+    const { FifoQueue: _fixedAtCreation, ...settable } = attributes;
+    await client.send(new SetQueueAttributesCommand({ QueueUrl, Attributes: settable }));
+    return QueueUrl;
+  }
 }
 
 async function queueArn(client: SQSClient, queueUrl: string): Promise<string> {

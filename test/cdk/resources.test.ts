@@ -39,6 +39,7 @@ describe('the synthesized template follows lib/resources.ts', () => {
       ContentBasedDeduplication: local.ContentBasedDeduplication === 'true',
       VisibilityTimeout: Number(local.VisibilityTimeout),
       MessageRetentionPeriod: Number(local.MessageRetentionPeriod),
+      MaximumMessageSize: Number(local.MaximumMessageSize),
     };
     if (local.RedrivePolicy) {
       properties.RedrivePolicy = {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { deadLetterQueue } from '../../resources.ts';
 
-/** SQS's classic limit on one message, body and attributes together. */
-export const sqsMessageLimitBytes = 256 * 1024;
+/** The dead-letter queue's limit on one message, body and attributes together. */
+export const sqsMessageLimitBytes = deadLetterQueue.maximumMessageBytes;
 
 /**
  * Room kept free below the limit: SQS counts an attribute's name, type and value, and we count
