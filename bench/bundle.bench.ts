@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { routes } from '../lib/api/routes.ts';
 import { devOnlyModules, esbuildOptions, functionsDir, projectRoot } from '../lib/constructs/bundling.ts';
-import { withHostAuthorizer } from '../lib/constructs/mesh-stack.ts';
 import { functionSpecs } from '../lib/functions.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -133,7 +131,7 @@ const kb = (bytes: number) => bytes / 1024;
 export async function run(): Promise<BenchTable[]> {
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
-  const specs = withHostAuthorizer(functionSpecs, routes);
+  const specs = functionSpecs;
   const rows: Array<Array<string | number>> = [];
   const externalRows: Array<Array<string | number>> = [];
   const problems: string[] = [];

@@ -1,6 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { routes } from '../lib/api/routes.ts';
-import { withHostAuthorizer } from '../lib/constructs/mesh-stack.ts';
 import { functionSpecs } from '../lib/functions.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -179,7 +177,7 @@ const fleets = [1_000, 10_000] as const;
 /** Dollars per node per month at 1,000 and 10,000 nodes, from request counts and bench/prices.json. */
 export async function run(): Promise<BenchTable[]> {
   const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
-  const functionCount = withHostAuthorizer(functionSpecs, routes).length;
+  const functionCount = functionSpecs.length;
   const table = (model: typeof activity, title: string): BenchTable => {
     const lines = costLines(prices, model, functionCount);
     const perNode = (line: Line, nodes: number) => line.fleet(nodes) / nodes;

@@ -1,20 +1,17 @@
 import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { localResourceNames } from '../lib/resources.ts';
-import { startEmulators, useEndpoints } from '../lib/runtime/emulators.ts';
-import { provisionResources } from '../lib/runtime/provision.ts';
+import { benchEnvironment } from './support/environment.ts';
 import { median, percentile, sample } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
 /** The floor under everything else: what one round trip to each emulator costs here. */
 export async function run(): Promise<BenchTable[]> {
-  const emulators = await startEmulators();
+  const environment = await benchEnvironment();
   try {
-    useEndpoints(emulators.endpoints);
-    const dynamodb = makeDynamoDBClient({ region: 'us-east-1' });
-    const sqs = makeSQSClient({ region: 'us-east-1' });
-    const config = await provisionResources({ dynamodb, sqs }, localResourceNames('bench'), 'us-east-1');
+    const config = await environment.provision('bench');
+    const dynamodb = makeDynamoDBClient(config);
+    const sqs = makeSQSClient(config);
     const count = 200;
 
     const put = (index: number) =>
@@ -73,6 +70,6 @@ export async function run(): Promise<BenchTable[]> {
       },
     ];
   } finally {
-    await emulators.stop();
+    await environment.stop();
   }
 }

@@ -6,19 +6,17 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { DynamoDBNodeKeyStore } from '../lib/adapters/dynamodb/identity-node-keys.ts';
+import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { nodeItemKey } from '../lib/adapters/dynamodb/keys.ts';
-import { claimCondition, DynamoDBTokenStore, spendCondition } from '../lib/adapters/dynamodb/token-store.ts';
-import { createEnrolHandler } from '../lib/api/handlers/enrol.ts';
-import { configEnvironment, type MeshConfig } from '../lib/config.ts';
+import { claimCondition, spendCondition } from '../lib/adapters/dynamodb/token-store.ts';
+import { enrolHandler } from '../lib/api/handlers/enrolment.ts';
+import type { MeshConfig } from '../lib/config.ts';
 import { parseToken } from '../lib/core/enrolment/token.ts';
 import { issueToken } from '../lib/core/enrolment/tokens.ts';
 import { generateNodeKeys } from '../lib/host/keys.ts';
-import { localResourceNames } from '../lib/resources.ts';
-import { startEmulators, useEndpoints } from '../lib/runtime/emulators.ts';
 import { startLocalApi } from '../lib/runtime/http-server.ts';
-import { provisionResources } from '../lib/runtime/provision.ts';
+import { partsFor } from '../lib/wiring.ts';
+import { benchEnvironment } from './support/environment.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -31,20 +29,12 @@ type Prepared = { node: string; token: string; body: string };
  * prune query, sent raw with the SDK); then enrolments per second with 20 hosts at once.
  */
 export async function run(): Promise<BenchTable[]> {
-  const emulators = await startEmulators();
+  const environment = await benchEnvironment();
   try {
-    useEndpoints(emulators.endpoints);
-    const dynamodb = makeDynamoDBClient({ region: 'us-east-1' });
-    const sqs = makeSQSClient({ region: 'us-east-1' });
-    const config = await provisionResources(
-      { dynamodb, sqs },
-      localResourceNames('bench-enrol'),
-      'us-east-1',
-    );
-    sqs.destroy();
-    Object.assign(process.env, configEnvironment(config), { MESH_LOG_LEVEL: 'ERROR' });
-    const tokens = new DynamoDBTokenStore({ client: dynamodb, tableName: config.inventoryTable });
-    const keys = new DynamoDBNodeKeyStore({ client: dynamodb, tableName: config.identityTable });
+    const config = await environment.provision('bench-enrol');
+    const dynamodb = makeDynamoDBClient(config);
+    const parts = partsFor(config);
+    const { tokens } = parts;
     let serial = 0;
     const prepare = async (count: number): Promise<Prepared[]> =>
       Promise.all(
@@ -69,8 +59,8 @@ export async function run(): Promise<BenchTable[]> {
       );
 
     const count = 100;
-    const api = await startLocalApi({ port: 0 });
-    const handler = createEnrolHandler({ tokens, keys });
+    const api = await startLocalApi({ port: 0, parts });
+    const handler = enrolHandler(parts);
     const overHttp = async (item: Prepared) => {
       const answer = await fetch(`${api.url}/enrol`, { method: 'POST', body: item.body });
       await answer.text();
@@ -147,7 +137,7 @@ export async function run(): Promise<BenchTable[]> {
       },
     ];
   } finally {
-    await emulators.stop();
+    await environment.stop();
   }
 }
 

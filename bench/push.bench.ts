@@ -1,25 +1,22 @@
-import { BatchWriteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { deliveryItem } from '../lib/adapters/dynamodb/mesh-delivery-item.ts';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import {
   assignmentItem,
+  deliveryItem,
   grantItem,
-  type Item,
   moduleKey,
   nodeItem,
   provisionItem,
   relationItem,
-  S,
 } from '../lib/adapters/dynamodb/mesh-items.ts';
-import { DynamoDBMeshStore } from '../lib/adapters/dynamodb/mesh-store.ts';
-import { LocalPushFlow } from '../lib/adapters/stepfunctions/local-push-flow.ts';
-import { pushTaskFunctions } from '../lib/adapters/stepfunctions/push-steps-runner.ts';
+import { DynamoDBPushStore } from '../lib/adapters/dynamodb/push-store.ts';
+import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
+import { mapLimit } from '../lib/core/map-limit.ts';
 import { compose, provisionName } from '../lib/core/mesh/declaration.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/core/mesh/model.ts';
-import { MeshService, mapLimit } from '../lib/core/mesh/service.ts';
-import { localResourceNames } from '../lib/resources.ts';
-import { startEmulators, useEndpoints } from '../lib/runtime/emulators.ts';
-import { provisionResources } from '../lib/runtime/provision.ts';
+import { partsFor } from '../lib/wiring.ts';
+import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -93,9 +90,8 @@ function seedItems(size: number): Item[] {
     provisionsOf.set(node, provision);
     grantsOf.set(provider, [...(grantsOf.get(provider) ?? []), provision]);
   }
-  items.push({ ...moduleKey('broker'), module: S('broker'), provides: S('amqp') });
-  for (const module of moduleNames)
-    items.push({ ...moduleKey(module), module: S(module), version: S('1.0') });
+  items.push({ ...moduleKey('broker'), module: 'broker', provides: 'amqp' });
+  for (const module of moduleNames) items.push({ ...moduleKey(module), module, version: '1.0' });
   for (let i = 0; i < size; i += 1) {
     const node = nodeName(i);
     const assignments: Assignment[] = moduleNames.map((module) => ({
@@ -133,13 +129,13 @@ function seedItems(size: number): Item[] {
   return items;
 }
 
-async function seed(client: DynamoDBClient, table: string, items: Item[]) {
+async function seed(client: DynamoDBDocumentClient, table: string, items: Item[]) {
   const batches: Item[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   await mapLimit(batches, 8, async (batch) => {
     let pending = batch.map((Item) => ({ PutRequest: { Item } }));
     while (pending.length > 0) {
-      const answer = await client.send(new BatchWriteItemCommand({ RequestItems: { [table]: pending } }));
+      const answer = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
       pending = (answer.UnprocessedItems?.[table] ?? []) as typeof pending;
     }
   });
@@ -147,34 +143,31 @@ async function seed(client: DynamoDBClient, table: string, items: Item[]) {
 
 export async function run(): Promise<BenchTable[]> {
   const sizes = (process.env.MESH_BENCH_SIZES ?? '100,1000,10000').split(',').map(Number);
-  const emulators = await startEmulators();
+  const environment = await benchEnvironment();
   const rows: Array<Array<string | number>> = [];
   const notes: string[] = [];
   try {
-    useEndpoints(emulators.endpoints);
     for (const size of sizes) {
-      const region = 'us-east-1';
-      const setup = makeDynamoDBClient({ region });
-      const sqs = makeSQSClient({ region });
-      const config = await provisionResources(
-        { dynamodb: setup, sqs },
-        localResourceNames(`bench-push-${size}`),
-        region,
-      );
-      sqs.destroy();
+      const config = await environment.provision(`bench-push-${size}`);
+      const setup = makeDynamoDBClient(config);
       const items = seedItems(size);
       const seeded = performance.now();
-      await seed(setup, config.inventoryTable, items);
+      await seed(documentClient(setup), config.inventoryTable, items);
       process.stderr.write(
         `bench push: seeded ${size} nodes (${items.length} items) in ${((performance.now() - seeded) / 1000).toFixed(1)} s\n`,
       );
       setup.destroy();
 
-      const client = makeDynamoDBClient({ region });
+      const client = makeDynamoDBClient(config);
       const { measure } = meter(client);
-      const store = new DynamoDBMeshStore({ client, tableName: config.inventoryTable });
-      const service = new MeshService({ store });
-      const flow = new LocalPushFlow({ tasks: pushTaskFunctions(store) });
+      // One part replaced: the push store reads and writes through the metered client.
+      const pushStore = new DynamoDBPushStore({
+        client: documentClient(client),
+        tableName: config.inventoryTable,
+      });
+      const parts = partsFor(config, { overrides: { pushStore } });
+      const service = parts.meshService;
+      const flow = parts.pushFlow;
       await flow.push({ behind: true }); // warm the interpreter; nothing is behind
 
       const named = [];
@@ -211,7 +204,7 @@ export async function run(): Promise<BenchTable[]> {
       client.destroy();
     }
   } finally {
-    await emulators.stop();
+    await environment.stop();
   }
   return [
     {

@@ -1,18 +1,13 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { createBuildStore } from '../lib/adapters/dynamodb/build-store.ts';
-import { createReportStore } from '../lib/adapters/dynamodb/report-store.ts';
-import { createControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { createQueueSettlement } from '../lib/adapters/sqs/queue-settlement.ts';
-import { createControlConsumerHandler } from '../lib/api/handlers/control-consumer.ts';
+import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
+import { SqsControlSender } from '../lib/adapters/sqs/control-sender.ts';
+import { SqsQueueSettlement } from '../lib/adapters/sqs/queue-settlement.ts';
+import { controlConsumerHandler } from '../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../lib/config.ts';
-import { defaultHoldPolicy } from '../lib/core/control/hold.ts';
-import { InMemoryMesh } from '../lib/core/control/in-memory.ts';
 import { envelope, parseControlMessage } from '../lib/core/control/messages.ts';
-import { localResourceNames } from '../lib/resources.ts';
-import { startEmulators, useEndpoints } from '../lib/runtime/emulators.ts';
 import { startEventSource } from '../lib/runtime/event-source.ts';
-import { provisionResources } from '../lib/runtime/provision.ts';
+import { partsFor } from '../lib/wiring.ts';
+import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -39,7 +34,7 @@ function countCalls(client: SQSClient) {
 }
 
 async function fill(sqs: SQSClient, config: MeshConfig, label: string) {
-  const sender = createControlSender(sqs, config.controlQueueUrl);
+  const sender = new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl });
   const sentAt = new Date().toISOString();
   const messages = Array.from({ length: messagesPerRound }, (_, index) => ({
     message: envelope('report', {
@@ -55,22 +50,24 @@ async function fill(sqs: SQSClient, config: MeshConfig, label: string) {
 
 /** Queue-draining throughput: reports through the consumer on the local loop vs a raw loop. */
 export async function run(): Promise<BenchTable[]> {
-  const emulators = await startEmulators();
+  const environment = await benchEnvironment();
   try {
-    useEndpoints(emulators.endpoints);
-    const dynamodb = makeDynamoDBClient({ region: 'us-east-1' });
-    const setup = makeSQSClient({ region: 'us-east-1' });
-    const config = await provisionResources(
-      { dynamodb, sqs: setup },
-      localResourceNames('bench-queue'),
-      'us-east-1',
-    );
-    const reports = createReportStore(dynamodb, config.inventoryTable);
-
-    const rawSqs = makeSQSClient({ region: 'us-east-1' });
+    const config = await environment.provision('bench-queue');
+    const setup = makeSQSClient(config);
+    const rawSqs = makeSQSClient(config);
     const rawCalls = countCalls(rawSqs);
-    const loopSqs = makeSQSClient({ region: 'us-east-1' });
+    const loopSqs = makeSQSClient(config);
     const loopCalls = countCalls(loopSqs);
+    // The consumer's parts, its queue calls through the counted client.
+    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+    const parts = partsFor(config, {
+      overrides: {
+        log: quiet,
+        sender: new SqsControlSender({ client: loopSqs, queueUrl: config.controlQueueUrl }),
+        settlement: new SqsQueueSettlement({ client: loopSqs, ...config }),
+      },
+    });
+    const reports = parts.reports;
 
     /** The floor: receive ten, the same conditional write per report, one batch delete. */
     async function rawLoop() {
@@ -106,22 +103,7 @@ export async function run(): Promise<BenchTable[]> {
       }
     }
 
-    const mesh = new InMemoryMesh();
-    const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const handler = createControlConsumerHandler({
-      reports,
-      builds: createBuildStore(dynamodb, config.inventoryTable),
-      sender: createControlSender(loopSqs, config.controlQueueUrl),
-      settlement: createQueueSettlement(loopSqs, config),
-      moduleVersions: mesh,
-      pushFlow: mesh,
-      log: quiet,
-      now: () => new Date(),
-      clock: () => Date.now(),
-      holdPolicy: defaultHoldPolicy,
-      pushTimeoutMs: 20_000,
-      countLost: () => {},
-    });
+    const handler = controlConsumerHandler(parts);
 
     async function consumerLoop() {
       let done = 0;
@@ -169,7 +151,7 @@ export async function run(): Promise<BenchTable[]> {
       consumerCallsPerMessage.push(loopCalls.total() / messagesPerRound);
       detail.consumer = loopCalls.detail();
     }
-    for (const client of [dynamodb, setup, rawSqs, loopSqs]) client.destroy();
+    for (const client of [setup, rawSqs, loopSqs]) client.destroy();
 
     const ratio = median(consumer) / median(raw);
     return [
@@ -198,6 +180,6 @@ export async function run(): Promise<BenchTable[]> {
       },
     ];
   } finally {
-    await emulators.stop();
+    await environment.stop();
   }
 }

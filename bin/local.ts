@@ -1,23 +1,44 @@
 #!/usr/bin/env node
+import * as z from 'zod';
+import { logLevelOf } from '../lib/config.ts';
+import { givenEndpoints } from '../lib/runtime/emulators.ts';
 import { LocalRuntimeError } from '../lib/runtime/errors.ts';
 import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 
-/** `npm start`: the whole control plane on this machine, data kept in MESH_DATA (default .mesh/). */
-const port = Number(process.env.MESH_PORT ?? 4600);
-const dataDir = process.env.MESH_DATA ?? '.mesh';
-
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  process.stderr.write(
-    `mesh: MESH_PORT must be a port number, not ${JSON.stringify(process.env.MESH_PORT)}\n`,
-  );
+/**
+ * `npm start`: the whole control plane on this machine, data kept in MESH_DATA (default .mesh/).
+ * The environment is read here, once: MESH_PORT, MESH_DATA, MESH_HOLD_BOUND_SECONDS,
+ * MESH_LOG_LEVEL, AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for services already running.
+ */
+const settings = z
+  .object({
+    port: z.coerce.number().int().min(0).max(65535),
+    dataDir: z.string().min(1),
+    holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
+  })
+  .safeParse({
+    port: process.env.MESH_PORT ?? 4600,
+    dataDir: process.env.MESH_DATA ?? '.mesh',
+    holdBoundSeconds: process.env.MESH_HOLD_BOUND_SECONDS || undefined,
+  });
+if (!settings.success) {
+  const variables: Record<string, string> = {
+    port: 'MESH_PORT must be a port number',
+    dataDir: 'MESH_DATA must name a folder',
+    holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
+  };
+  for (const issue of settings.error.issues)
+    process.stderr.write(`mesh: ${variables[String(issue.path[0])] ?? issue.message}\n`);
   process.exit(2);
 }
 
 const started = Date.now();
 try {
   const runtime = await startLocalRuntime({
-    port,
-    dataDir,
+    ...settings.data,
+    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
+    given: givenEndpoints(process.env),
+    logLevel: logLevelOf(process.env.MESH_LOG_LEVEL),
     onProgress: (line) => process.stdout.write(`mesh: ${line}\n`),
   });
   const { emulators } = runtime;

@@ -1,9 +1,5 @@
-import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { createControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { createControlBuildHandler } from '../lib/api/handlers/control-build.ts';
+import { controlBuildHandler } from '../lib/api/handlers/control.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-const config = readConfig();
-export const handler = createControlBuildHandler({
-  sender: createControlSender(makeSQSClient(config), config.controlQueueUrl),
-});
+export const handler = controlBuildHandler(partsFor(readConfig()));

@@ -1,9 +1,5 @@
-import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { createControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { createControlCatchUpHandler } from '../lib/api/handlers/control-catch-up.ts';
+import { controlCatchUpHandler } from '../lib/api/handlers/control.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-const config = readConfig();
-export const handler = createControlCatchUpHandler({
-  sender: createControlSender(makeSQSClient(config), config.controlQueueUrl),
-});
+export const handler = controlCatchUpHandler(partsFor(readConfig()));

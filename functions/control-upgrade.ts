@@ -1,9 +1,5 @@
-import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { createControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { createControlUpgradeHandler } from '../lib/api/handlers/control-upgrade.ts';
+import { controlUpgradeHandler } from '../lib/api/handlers/control.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-const config = readConfig();
-export const handler = createControlUpgradeHandler({
-  sender: createControlSender(makeSQSClient(config), config.controlQueueUrl),
-});
+export const handler = controlUpgradeHandler(partsFor(readConfig()));

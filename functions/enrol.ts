@@ -1,5 +1,5 @@
-import { createEnrolHandler } from '../lib/api/handlers/enrol.ts';
-import { enrolmentStores } from '../lib/api/handlers/enrol-deps.ts';
+import { enrolHandler } from '../lib/api/handlers/enrolment.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createEnrolHandler(enrolmentStores(readConfig()));
+export const handler = enrolHandler(partsFor(readConfig()));

@@ -1,7 +1,3 @@
-import middy from '@middy/core';
-import { json } from '../lib/api/http.ts';
-import { httpEdge } from '../lib/api/http-edge.ts';
+import { healthHandler } from '../lib/api/handlers/health.ts';
 
-export const handler = middy()
-  .use(httpEdge())
-  .handler(async () => json(200, { status: 'ok', service: 'mesh' }));
+export const handler = healthHandler();

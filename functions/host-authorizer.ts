@@ -1,4 +1,5 @@
-import { createHostAuthorizer, hostAuthorizerDeps } from '../lib/api/handlers/host-authorizer.ts';
+import { hostAuthorizerHandler } from '../lib/api/handlers/host-authorizer.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createHostAuthorizer(hostAuthorizerDeps(readConfig()));
+export const handler = hostAuthorizerHandler(partsFor(readConfig()));

@@ -1,13 +1,5 @@
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { DynamoDBDeliveryReader } from '../lib/adapters/dynamodb/delivery-reader.ts';
-import { createHostDeclarationHandler } from '../lib/api/handlers/host-declaration.ts';
+import { hostDeclarationHandler } from '../lib/api/handlers/host.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-const config = readConfig();
-
-export const handler = createHostDeclarationHandler({
-  deliveries: new DynamoDBDeliveryReader({
-    client: makeDynamoDBClient(config),
-    tableName: config.inventoryTable,
-  }),
-});
+export const handler = hostDeclarationHandler(partsFor(readConfig()));

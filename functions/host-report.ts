@@ -1,9 +1,5 @@
-import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { createControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { createHostReportHandler } from '../lib/api/handlers/host-report.ts';
+import { hostReportHandler } from '../lib/api/handlers/host.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-const config = readConfig();
-export const handler = createHostReportHandler({
-  sender: createControlSender(makeSQSClient(config), config.controlQueueUrl),
-});
+export const handler = hostReportHandler(partsFor(readConfig()));

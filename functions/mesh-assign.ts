@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshAssignHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshAssignHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshAssignHandler(productionMeshDeps(readConfig()));
+export const handler = meshAssignHandler(partsFor(readConfig()));

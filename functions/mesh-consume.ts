@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshConsumeHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshConsumeHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshConsumeHandler(productionMeshDeps(readConfig()));
+export const handler = meshConsumeHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshDeclarationHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshDeclarationHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshDeclarationHandler(productionMeshDeps(readConfig()));
+export const handler = meshDeclarationHandler(partsFor(readConfig()));

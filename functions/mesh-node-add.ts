@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshNodeAddHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshNodeAddHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshNodeAddHandler(productionMeshDeps(readConfig()));
+export const handler = meshNodeAddHandler(partsFor(readConfig()));

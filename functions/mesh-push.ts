@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshPushHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshPushHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshPushHandler(productionMeshDeps(readConfig()));
+export const handler = meshPushHandler(partsFor(readConfig()));

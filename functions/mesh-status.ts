@@ -1,5 +1,5 @@
-import { productionMeshDeps } from '../lib/api/handlers/mesh-deps.ts';
-import { createMeshStatusHandler } from '../lib/api/handlers/mesh-handlers.ts';
+import { meshStatusHandler } from '../lib/api/handlers/mesh.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createMeshStatusHandler(productionMeshDeps(readConfig()));
+export const handler = meshStatusHandler(partsFor(readConfig()));

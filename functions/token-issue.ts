@@ -1,5 +1,5 @@
-import { enrolmentStores } from '../lib/api/handlers/enrol-deps.ts';
-import { createTokenIssueHandler } from '../lib/api/handlers/token-issue.ts';
+import { tokenIssueHandler } from '../lib/api/handlers/enrolment.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createTokenIssueHandler(enrolmentStores(readConfig()));
+export const handler = tokenIssueHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { enrolmentStores } from '../lib/api/handlers/enrol-deps.ts';
-import { createTokenRevokeHandler } from '../lib/api/handlers/token-revoke.ts';
+import { tokenRevokeHandler } from '../lib/api/handlers/enrolment.ts';
 import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
 
-export const handler = createTokenRevokeHandler(enrolmentStores(readConfig()));
+export const handler = tokenRevokeHandler(partsFor(readConfig()));

@@ -1,9 +1,12 @@
 import * as z from 'zod';
 
+const logLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevel = (typeof logLevels)[number];
+
 /**
  * Configuration read once, at a process's or Lambda's start, and passed in from there.
- * Endpoints are not here: the AWS SDK reads AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE>
- * itself, which is what lets the same code talk to AWS, LocalStack or the embedded emulators.
+ * `endpoints` is set only by the local runtime, which knows where its emulators listen; on AWS
+ * and against LocalStack the SDK reads AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> itself.
  */
 const configSchema = z.object({
   region: z.string().min(1),
@@ -15,6 +18,8 @@ const configSchema = z.object({
   pushFlowArn: z.string().startsWith('arn:').optional(),
   /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
   holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
+  logLevel: z.enum(logLevels),
+  endpoints: z.object({ dynamodb: z.url().optional(), sqs: z.url().optional() }).optional(),
 });
 
 export type MeshConfig = z.infer<typeof configSchema>;
@@ -23,8 +28,14 @@ export class ConfigurationError extends Error {
   override name = 'ConfigurationError';
 }
 
+/** An unknown level falls back to INFO: a typo in a variable must not stop every handler. */
+export function logLevelOf(value: string | undefined): LogLevel {
+  const wanted = value?.toUpperCase();
+  return logLevels.find((level) => level === wanted) ?? 'INFO';
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
-  const parsed = configSchema.safeParse({
+  return checkConfig({
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
     inventoryTable: env.MESH_INVENTORY_TABLE,
     identityTable: env.MESH_IDENTITY_TABLE,
@@ -32,7 +43,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     deadLetterQueueUrl: env.MESH_DEAD_LETTER_QUEUE_URL,
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
+    logLevel: logLevelOf(env.MESH_LOG_LEVEL),
   });
+}
+
+/** Validates a configuration assembled in code (the local runtime, tests), with the same rules. */
+export function checkConfig(values: Record<string, unknown>): MeshConfig {
+  const parsed = configSchema.safeParse({ logLevel: 'INFO', ...values });
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigurationError(`Mesh configuration is incomplete (${problems.join('; ')})`);
@@ -40,7 +57,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
   return parsed.data;
 }
 
-/** The environment variables that carry a MeshConfig, for the local runtime and the CDK functions. */
+/** The environment variables that carry a MeshConfig, for the CDK functions. */
 export function configEnvironment(config: MeshConfig): Record<string, string> {
   return {
     AWS_REGION: config.region,
@@ -48,6 +65,7 @@ export function configEnvironment(config: MeshConfig): Record<string, string> {
     MESH_IDENTITY_TABLE: config.identityTable,
     MESH_CONTROL_QUEUE_URL: config.controlQueueUrl,
     MESH_DEAD_LETTER_QUEUE_URL: config.deadLetterQueueUrl,
+    MESH_LOG_LEVEL: config.logLevel,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
   };

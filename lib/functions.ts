@@ -1,14 +1,44 @@
+import { healthHandler } from './api/handlers/health.ts';
 import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
-import type { FunctionSpec } from './functions/spec.ts';
+import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 
-export type { Access, FunctionSpec } from './functions/spec.ts';
+export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 
-/** Every Lambda function of Mesh: the CDK builds one function and one role per entry. */
+/**
+ * Every Lambda function of Mesh, one row each (lib/functions/<area>.ts): the CDK builds one
+ * function and one role per row, the API from the rows' routes, and the local runtime serves
+ * the same rows in-process.
+ */
 export const functionSpecs: readonly FunctionSpec[] = [
-  { name: 'health', purpose: 'answers GET /health', access: [], trigger: 'api' },
+  {
+    name: 'health',
+    purpose: 'answers that the API is up',
+    trigger: 'api',
+    route: { method: 'GET', path: '/health', auth: 'none' },
+    access: [],
+    handler: healthHandler,
+  },
   ...meshFunctions,
   ...enrolmentFunctions,
   ...controlFunctions,
 ];
+
+/** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */
+export type Route = {
+  readonly method: HttpMethod;
+  /** API Gateway resource path; `{name}` segments become path parameters. */
+  readonly path: string;
+  readonly auth: RouteAuth;
+  /** The function (functions/<handler>.ts) that serves it. */
+  readonly handler: string;
+};
+
+export const routesOf = (specs: readonly FunctionSpec[]): Route[] =>
+  specs
+    .filter((spec): spec is ApiFunctionSpec => spec.trigger === 'api')
+    .map((spec) => ({ ...spec.route, handler: spec.name }));
+
+/** Every HTTP route, read by the local HTTP server and the CDK API construct alike. */
+export const routes: readonly Route[] = routesOf(functionSpecs);

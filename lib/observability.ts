@@ -1,16 +1,13 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { LogLevel } from './config.ts';
+import type { Log } from './core/ports.ts';
 
-const logLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
-type LogLevel = (typeof logLevels)[number];
-
-/** An unknown level falls back to INFO: a typo in a variable must not stop every handler. */
-export function logLevelOf(value: string | undefined): LogLevel {
-  const wanted = value?.toUpperCase();
-  return logLevels.find((level) => level === wanted) ?? 'INFO';
+/** Powertools' logger behind the core's small Log port; one per process, made by the wiring. */
+export function powertoolsLog(level: LogLevel): Log {
+  const logger = new Logger({ serviceName: 'mesh', logLevel: level });
+  return {
+    info: (message, extra) => logger.info(message, extra ?? {}),
+    warn: (message, extra) => logger.warn(message, extra ?? {}),
+    error: (message, extra) => logger.error(message, extra ?? {}),
+  };
 }
-
-/**
- * One logger for the whole control plane, made once per process;
- * MESH_LOG_LEVEL (set by the CDK beside POWERTOOLS_LOG_LEVEL) is read here and only here.
- */
-export const logger = new Logger({ serviceName: 'mesh', logLevel: logLevelOf(process.env.MESH_LOG_LEVEL) });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { freePort } from '../../lib/runtime/ports.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { type Watched, watch } from '../../test/support/processes.ts';
 
 const root = resolve(import.meta.dirname, '../..');

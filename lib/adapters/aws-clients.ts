@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../config.ts';
 
@@ -10,27 +11,38 @@ const requestHandler = { connectionTimeout: 1_000, requestTimeout: 3_000, throwO
 
 export type ClientOptions = {
   readonly maxAttempts?: number;
-  /** Only for talking to one emulator explicitly; otherwise the SDK reads AWS_ENDPOINT_URL(_<SERVICE>). */
-  readonly endpoint?: string;
+  /** An emulator to talk to; otherwise the SDK reads AWS_ENDPOINT_URL(_<SERVICE>) or talks to AWS. */
+  readonly endpoint?: string | undefined;
 };
 
+/** The emulators accept any credentials; these keep the SDK from looking for real ones. */
 const emulatorCredentials = { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' };
 
-function common(config: Pick<MeshConfig, 'region'>, options: ClientOptions) {
+function common(region: string, options: ClientOptions) {
   return {
-    region: config.region,
+    region,
     maxAttempts: options.maxAttempts ?? 3,
     requestHandler,
     ...(options.endpoint ? { endpoint: options.endpoint, credentials: emulatorCredentials } : {}),
   };
 }
 
-export function makeDynamoDBClient(config: Pick<MeshConfig, 'region'>, options: ClientOptions = {}) {
-  return new DynamoDBClient(common(config, options));
+export function makeDynamoDBClient(
+  config: Pick<MeshConfig, 'region' | 'endpoints'>,
+  options: ClientOptions = {},
+) {
+  return new DynamoDBClient(common(config.region, { endpoint: config.endpoints?.dynamodb, ...options }));
 }
 
-export function makeSQSClient(config: Pick<MeshConfig, 'region'>, options: ClientOptions = {}) {
+export function makeSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>, options: ClientOptions = {}) {
   // Emulators hand out queue URLs on hosts that do not resolve (sqs.<region>.localhost); the
   // configured endpoint is the one to call, and on AWS the two are the same.
-  return new SQSClient({ ...common(config, options), useQueueUrlAsEndpoint: false });
+  return new SQSClient({
+    ...common(config.region, { endpoint: config.endpoints?.sqs, ...options }),
+    useQueueUrlAsEndpoint: false,
+  });
+}
+
+export function makeSFNClient(config: Pick<MeshConfig, 'region'>) {
+  return new SFNClient({ region: config.region });
 }

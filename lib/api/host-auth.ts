@@ -1,26 +1,16 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
-import { DynamoDBNodeCredentialReader } from '../adapters/dynamodb/identity-credentials.ts';
-import { DynamoDBProofReplayGuard } from '../adapters/dynamodb/identity-proof-replay.ts';
-import { readConfig } from '../config.ts';
-import {
-  HostIdentityError,
-  IdentityStoreUnavailableError,
-  WrongNodeError,
-} from '../core/host-identity/errors.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identity/ports.ts';
-import { proofScheme, requestTarget } from '../core/host-identity/proof.ts';
-import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
+import { requestTarget } from '../core/host-identity/proof.ts';
 import { verifyHostProof } from '../core/host-identity/verify.ts';
+import { StoreUnavailableError } from '../core/unavailable.ts';
 import { header } from './http.ts';
-import { Problem, tryAgainProblem } from './problem.ts';
+import { hostIdentityProblem } from './problems/host-identity.ts';
 
 export type HostAuthenticationOptions = {
-  /** @default read from the identity and inventory tables named by readConfig(), built on first use */
-  readonly credentials?: NodeCredentialReader;
-  /** @default conditional puts in the inventory table named by readConfig() */
-  readonly replayGuard?: ProofReplayGuard;
+  /** The node keys and completed enrolments; the wiring's remembers them (RememberedCredentials). */
+  readonly credentials: NodeCredentialReader;
+  readonly replayGuard: ProofReplayGuard;
   readonly now?: () => Date;
   /** @default 60 */
   readonly maxSkewSeconds?: number;
@@ -41,22 +31,17 @@ const authenticated = new WeakMap<object, string>();
 
 /**
  * middy middleware for every host route: verifies the request's proof-of-possession (see
- * lib/core/host-identity/proof.ts) against the node's enrolled key and refuses with 401 (no,
- * malformed, invalid, stale, replayed proof, or a node not enrolled with that key), 403 (a
- * valid proof for node A on a route about node B) or 503 + Retry-After (the store could not be
- * asked). Use it after `httpEdge()`, so its refusals become responses there.
+ * lib/core/host-identity/proof.ts) against the node's enrolled key and refuses with the answers
+ * of lib/api/problems/host-identity.ts; a store that cannot be asked goes on to the edge as
+ * "try again". Use it after `httpEdge()`, so its refusals become responses there.
  *
  * The URL bound is the path the host requested, `event.requestContext.path` (API Gateway
  * includes the stage prefix there, as the host sent it), else `event.path`, plus the query.
  */
 export function hostAuthentication(
-  options: HostAuthenticationOptions = {},
+  options: HostAuthenticationOptions,
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  let defaults: { credentials: NodeCredentialReader; replayGuard: ProofReplayGuard } | undefined;
-  const production = () => {
-    defaults ??= productionDefaults();
-    return defaults;
-  };
+  const replayGuard = replayGuardFor(options);
   return {
     before: async function verifyHostRequest(request) {
       const event = request.event;
@@ -69,13 +54,13 @@ export function hostAuthentication(
           ...routeNode(event, options.nodeParameter ?? 'node'),
         },
         {
-          credentials: options.credentials ?? production().credentials,
-          replayGuard: replayGuardFor(options, () => production().replayGuard),
+          credentials: options.credentials,
+          replayGuard,
           ...(options.now ? { now: options.now } : {}),
           ...(options.maxSkewSeconds !== undefined ? { maxSkewSeconds: options.maxSkewSeconds } : {}),
         },
       ).catch((error: unknown) => {
-        throw hostIdentityProblem(error);
+        throw hostIdentityProblem(error) ?? error;
       });
       authenticated.set(event, verified.node);
     },
@@ -90,60 +75,18 @@ export function authenticatedNode(event: APIGatewayProxyEvent): string {
   return node;
 }
 
-/** The one mapping of host identity errors to HTTP answers. */
-export function hostIdentityProblem(error: unknown): unknown {
-  if (error instanceof WrongNodeError) return new Problem(403, error.code, error.message, { cause: error });
-  if (error instanceof HostIdentityError) {
-    return new Problem(401, error.code, error.message, {
-      cause: error,
-      headers: { 'www-authenticate': `${proofScheme} error="${error.code}"` },
-    });
-  }
-  if (error instanceof IdentityStoreUnavailableError) {
-    return tryAgainProblem('the control plane cannot reach its store', { cause: error });
-  }
-  return error;
-}
-
-function replayGuardFor(
-  options: HostAuthenticationOptions,
-  production: () => ProofReplayGuard,
-): ProofReplayGuard {
-  const guard = options.replayGuard ?? production();
+function replayGuardFor(options: HostAuthenticationOptions): ProofReplayGuard {
+  const guard = options.replayGuard;
   if (options.replay !== 'proof-id-while-store-answers') return guard;
   return {
     rememberOnce: async (node, jti, forgetAfter) => {
       try {
         return await guard.rememberOnce(node, jti, forgetAfter);
       } catch (error) {
-        if (error instanceof IdentityStoreUnavailableError) return true;
+        if (error instanceof StoreUnavailableError) return true;
         throw error;
       }
     },
-  };
-}
-
-let remembered: RememberedCredentials | undefined;
-
-/** One memory of credentials per process (per Lambda container), shared by every host route. */
-function sharedCredentials(make: () => NodeCredentialReader): NodeCredentialReader {
-  remembered ??= new RememberedCredentials(make());
-  return remembered;
-}
-
-function productionDefaults() {
-  const config = readConfig();
-  const client = makeDynamoDBClient(config);
-  return {
-    credentials: sharedCredentials(
-      () =>
-        new DynamoDBNodeCredentialReader({
-          client,
-          identityTable: config.identityTable,
-          inventoryTable: config.inventoryTable,
-        }),
-    ),
-    replayGuard: new DynamoDBProofReplayGuard({ client, tableName: config.inventoryTable }),
   };
 }
 

@@ -1,17 +1,28 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { logger } from '../observability.ts';
+import type { Log } from '../core/ports.ts';
+import { StoreUnavailableError } from '../core/unavailable.ts';
+import { powertoolsLog } from '../observability.ts';
 import { json } from './http.ts';
-import { internalProblem, Problem, type ProblemBody } from './problem.ts';
+import { internalProblem, Problem, type ProblemBody, tryAgainProblem } from './problem.ts';
 
 export type HttpEdgeOptions = {
-  /** Turns this handler's domain errors into Problems; whatever it leaves undefined is a 500. */
+  /** Turns this area's domain errors into Problems (lib/api/problems/); what it leaves undefined is a 500. */
   readonly mapError?: (error: unknown) => Problem | undefined;
+  /** @default a Powertools logger at INFO; the wiring passes the configured one */
+  readonly log?: Log | undefined;
+};
+
+let fallbackLog: Log | undefined;
+const defaultLog = (): Log => {
+  fallbackLog ??= powertoolsLog('INFO');
+  return fallbackLog;
 };
 
 /**
- * The one edge where errors become HTTP responses: a Problem is shown as it is, a mapped domain
- * error likewise, and anything else is logged and answered with a message that leaks nothing.
+ * The one edge where errors become HTTP responses: a Problem is shown as it is, a store that
+ * cannot be asked now is "try again", a mapped domain error is its Problem, and anything else is
+ * logged and answered with a message that leaks nothing.
  */
 export function httpEdge(
   options: HttpEdgeOptions = {},
@@ -19,10 +30,10 @@ export function httpEdge(
   return {
     onError: async function answerWithProblem(request) {
       const problem = toProblem(request.error, options.mapError);
+      const log = options.log ?? defaultLog();
       // "Try again" is an answer, not a failure: a store outage should not flood the error log.
-      if (problem.status === 503)
-        logger.warn(`answered try again: ${problem.message}`, { code: problem.code });
-      else if (problem.status >= 500) logger.error('request failed', { error: request.error as Error });
+      if (problem.status === 503) log.warn(`answered try again: ${problem.message}`, { code: problem.code });
+      else if (problem.status >= 500) log.error('request failed', { error: request.error as Error });
       const body: ProblemBody = {
         error: {
           code: problem.code,
@@ -37,6 +48,7 @@ export function httpEdge(
 
 function toProblem(error: unknown, mapError: HttpEdgeOptions['mapError']): Problem {
   if (error instanceof Problem) return error;
-  const mapped = mapError?.(error);
-  return mapped ?? internalProblem();
+  if (error instanceof StoreUnavailableError)
+    return tryAgainProblem('the control plane cannot reach its store now', { cause: error });
+  return mapError?.(error) ?? internalProblem();
 }

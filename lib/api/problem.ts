@@ -1,7 +1,8 @@
 /**
  * What a client is told when a request does not succeed. Domain errors are turned into a
- * Problem at exactly one edge (the handler's error mapping); anything that is not a Problem
- * becomes a generic 500 whose message never reaches the client.
+ * Problem at exactly one edge (lib/api/http-edge.ts, with each area's mapping in
+ * lib/api/problems/); anything that is not a Problem becomes a generic 500 whose message never
+ * reaches the client.
  */
 export class Problem extends Error {
   override name = 'Problem';
@@ -31,15 +32,18 @@ export type ProblemBody = {
 export const internalProblem = () =>
   new Problem(500, 'internal', 'internal error; the control plane logged it');
 
+/** How long a client is told to wait when a store cannot be asked now; the gateway's own 503 says the same. */
+export const storeRetryAfterSeconds = 2;
+
 /**
- * "Try again" is an answer, not a failure: a store or queue that cannot be asked now. Every
- * area answers it the same way, with how long to wait.
+ * "Try again" is an answer, not a failure: a store, queue or flow that cannot be asked now, or a
+ * race lost. Every area answers it the same way, with how long to wait.
  */
 export const tryAgainProblem = (
   what: string,
   options: { retryAfterSeconds?: number; cause?: unknown } = {},
 ) =>
   new Problem(503, 'try_again', `${what}; try again`, {
-    headers: { 'retry-after': String(options.retryAfterSeconds ?? 2) },
+    headers: { 'retry-after': String(options.retryAfterSeconds ?? storeRetryAfterSeconds) },
     cause: options.cause,
   });

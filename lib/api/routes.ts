@@ -1,34 +1,4 @@
-import { controlRoutes } from './routes/control.ts';
-import { enrolmentRoutes } from './routes/enrolment.ts';
-import { meshRoutes } from './routes/mesh.ts';
-
-/**
- * Every HTTP route of Mesh, in one table read by both the local HTTP server and the CDK API
- * construct, so the two cannot serve different APIs. `handler` names a file in functions/.
- *
- * auth:
- * - operator: SigV4 (IAM) on API Gateway; open on the local runtime, which only listens on loopback
- * - host: a proof-of-possession signature by the node's enrolled key, checked in the handler
- * - token: the one-time enrolment token in the body, throttled on API Gateway
- * - none: no authentication (health)
- */
-export type RouteAuth = 'operator' | 'host' | 'token' | 'none';
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
-
-export type Route = {
-  readonly method: HttpMethod;
-  /** API Gateway resource path; `{name}` segments become path parameters. */
-  readonly path: string;
-  readonly handler: string;
-  readonly auth: RouteAuth;
-};
-
-export const routes: readonly Route[] = [
-  { method: 'GET', path: '/health', handler: 'health', auth: 'none' },
-  ...meshRoutes,
-  ...enrolmentRoutes,
-  ...controlRoutes,
-];
+import type { HttpMethod, Route } from '../functions.ts';
 
 export type RouteMatch = { readonly route: Route; readonly pathParameters: Record<string, string> };
 

@@ -29,18 +29,18 @@ export class ApiProblemError extends Error {
   }
 }
 
-export type MeshApiOptions = {
+export type ApiClientOptions = {
   readonly signer?: RequestSigner;
   readonly fetch?: typeof fetch;
   readonly timeoutMs?: number;
 };
 
 /** The one way the CLIs talk to the control plane: JSON in, JSON out, problems as errors. */
-export class MeshApi {
+export class ApiClient {
   readonly baseUrl: string;
-  private readonly options: MeshApiOptions;
+  private readonly options: ApiClientOptions;
 
-  constructor(baseUrl: string, options: MeshApiOptions = {}) {
+  constructor(baseUrl: string, options: ApiClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.options = options;
   }

@@ -1,11 +1,11 @@
 import { type Command, Option } from 'commander';
-import { type ApiProblemError, ApiUnreachableError, MeshApi, type RequestSigner } from './api-client.ts';
+import { ApiClient, type ApiProblemError, ApiUnreachableError, type RequestSigner } from './api-client.ts';
 import { ExitCode, exitCodeForStatus } from './exit-codes.ts';
 import { makeOutput, type Output } from './output.ts';
 
 /** What every `mesh` command gets: the API, the output, and one way to finish. */
 export type CommandContext = {
-  readonly api: MeshApi;
+  readonly api: ApiClient;
   readonly output: Output;
 };
 
@@ -31,7 +31,7 @@ export function contextFrom(command: Command): CommandContext {
   const options = command.optsWithGlobals<{ api: string; json: boolean }>();
   const signer = signerFor(options.api);
   return {
-    api: new MeshApi(options.api, signer ? { signer } : {}),
+    api: new ApiClient(options.api, signer ? { signer } : {}),
     output: makeOutput(Boolean(options.json)),
   };
 }

@@ -17,24 +17,18 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { Route } from '../api/routes.ts';
-import type { FunctionSpec } from '../functions.ts';
+import { storeRetryAfterSeconds } from '../api/problem.ts';
+import { type FunctionSpec, type Route, routesOf } from '../functions.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 
 export type Throttle = { readonly rateLimit: number; readonly burstLimit: number };
 
-export type MeshApiProps = {
-  readonly routes: readonly Route[];
-  /** The manifest, to check each route's handler is an 'api' function. */
+export type ControlPlaneApiProps = {
+  /** The functions (lib/functions.ts): one method per 'api' row's route, the 'authorizer' row in front of host routes. */
   readonly specs: readonly FunctionSpec[];
   /** The built function for a manifest name. */
   readonly functionNamed: (name: string) => IFunction;
-  /**
-   * The host authorizer's manifest name; required when any route has auth 'host'.
-   * @default none
-   */
-  readonly hostAuthorizer?: string;
   /**
    * Headers the host authorizer needs; API Gateway answers 401 without calling it when one is missing.
    * @default ['Authorization']
@@ -61,46 +55,28 @@ const throttleProblems = (name: string, throttle: Throttle) =>
     ? []
     : [`${name} needs a positive rateLimit and a whole burstLimit of at least 1`];
 
-/** Everything wrong with the route table against the manifest, in one list. */
-export function routeProblems(
-  routes: readonly Route[],
-  specs: readonly FunctionSpec[],
-  hostAuthorizer: string | undefined,
-): string[] {
+/** Everything wrong with the functions' routes and authorizer, in one list. */
+export function routeProblems(specs: readonly FunctionSpec[]): string[] {
   const problems: string[] = [];
-  const byName = new Map(specs.map((spec) => [spec.name, spec]));
   const seen = new Set<string>();
+  const routes = routesOf(specs);
   for (const route of routes) {
     const key = `${route.method} ${route.path}`;
     if (seen.has(key)) problems.push(`route ${key} is listed twice`);
     seen.add(key);
     if (!/^\/([\w.-]+|\{\w+\})(\/([\w.-]+|\{\w+\}))*$/.test(route.path))
       problems.push(`route ${key} is not an API Gateway resource path`);
-    const spec = byName.get(route.handler);
-    if (!spec) problems.push(`route ${key} names handler ${route.handler}, which is not in the manifest`);
-    else if (spec.trigger !== 'api')
-      problems.push(`route ${key} names ${route.handler}, whose trigger is '${spec.trigger}', not 'api'`);
   }
-  if (hostAuthorizer !== undefined) {
-    const spec = byName.get(hostAuthorizer);
-    if (!spec) problems.push(`host authorizer ${hostAuthorizer} is not in the manifest`);
-    else if (routes.some((route) => route.handler === hostAuthorizer))
-      problems.push(`host authorizer ${hostAuthorizer} also serves a route`);
-  } else {
-    const hostRoutes = routes.filter((route) => route.auth === 'host');
-    if (hostRoutes.length > 0)
-      problems.push(
-        `routes ${hostRoutes.map((route) => `${route.method} ${route.path}`).join(', ')} need the host authorizer, and none is given`,
-      );
-  }
-  const served = new Set([
-    ...routes.map((route) => route.handler),
-    ...(hostAuthorizer ? [hostAuthorizer] : []),
-  ]);
-  for (const spec of specs) {
-    if (spec.trigger === 'api' && !served.has(spec.name))
-      problems.push(`api function ${spec.name} serves no route`);
-  }
+  const authorizers = specs.filter((spec) => spec.trigger === 'authorizer').map((spec) => spec.name);
+  if (authorizers.length > 1)
+    problems.push(
+      `host routes have one authorizer, but ${authorizers.join(', ')} are all trigger 'authorizer'`,
+    );
+  const hostRoutes = routes.filter((route) => route.auth === 'host');
+  if (hostRoutes.length > 0 && authorizers.length === 0)
+    problems.push(
+      `routes ${hostRoutes.map((route) => `${route.method} ${route.path}`).join(', ')} need the host authorizer, and none is given`,
+    );
   return problems;
 }
 
@@ -110,18 +86,20 @@ export function routeProblems(
  * validation on every method, access logs and execution logs, tracing, and problem-shaped
  * gateway errors so `mesh` reads API Gateway's own refusals like the handlers' ones.
  */
-export class MeshApi extends Construct {
+export class ControlPlaneApi extends Construct {
   public readonly api: RestApi;
   public readonly accessLogs: LogGroup;
   public readonly authorizer: RequestAuthorizer | undefined;
   public readonly methods: ReadonlyMap<string, Method>;
 
-  constructor(scope: Construct, id: string, props: MeshApiProps) {
+  constructor(scope: Construct, id: string, props: ControlPlaneApiProps) {
     super(scope, id);
     const stageThrottle = props.stageThrottle ?? defaultStageThrottle;
     const tokenThrottle = props.tokenThrottle ?? defaultTokenThrottle;
-    throwIfProblems('MeshApi', [
-      ...routeProblems(props.routes, props.specs, props.hostAuthorizer),
+    const routes = routesOf(props.specs);
+    const hostAuthorizer = props.specs.find((spec) => spec.trigger === 'authorizer')?.name;
+    throwIfProblems('ControlPlaneApi', [
+      ...routeProblems(props.specs),
       ...throttleProblems('stageThrottle', stageThrottle),
       ...throttleProblems('tokenThrottle', tokenThrottle),
       ...(props.hostIdentityHeaders?.length === 0 ? ['hostIdentityHeaders may not be empty'] : []),
@@ -132,7 +110,7 @@ export class MeshApi extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
     const methodOptions = Object.fromEntries(
-      props.routes
+      routes
         .filter((route) => route.auth === 'token')
         .map((route) => [
           `${route.path}/${route.method}`,
@@ -179,7 +157,7 @@ export class MeshApi extends Construct {
       this.api.addGatewayResponse(id, {
         type,
         statusCode: '503',
-        responseHeaders: { 'Retry-After': "'2'" },
+        responseHeaders: { 'Retry-After': `'${storeRetryAfterSeconds}'` },
         templates: {
           'application/json':
             '{"error":{"code":"try_again","message":"the control plane cannot reach its store; try again"}}',
@@ -192,9 +170,9 @@ export class MeshApi extends Construct {
       validateRequestParameters: true,
     });
 
-    this.authorizer = props.hostAuthorizer
+    this.authorizer = hostAuthorizer
       ? new RequestAuthorizer(this, 'HostAuthorizer', {
-          handler: props.functionNamed(props.hostAuthorizer),
+          handler: props.functionNamed(hostAuthorizer),
           identitySources: (props.hostIdentityHeaders ?? ['Authorization']).map((header) =>
             IdentitySource.header(header),
           ),
@@ -204,7 +182,7 @@ export class MeshApi extends Construct {
       : undefined;
 
     const methods = new Map<string, Method>();
-    for (const route of props.routes) {
+    for (const route of routes) {
       const resource = this.api.root.resourceForPath(route.path);
       const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] as string);
       const method = resource.addMethod(

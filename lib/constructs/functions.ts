@@ -9,6 +9,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
 import { configEnvironment } from '../config.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
 import { consumerTimeoutSeconds, identityTable, inventoryTable } from '../resources.ts';
@@ -37,9 +38,6 @@ export type MeshFunctionsProps = {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
 };
-
-/** The partition keys `proofs:write` may put: the proof replay guard's items (lib/adapters/dynamodb/identity-proof-replay.ts). */
-export const proofItemsLeadingKey = 'proof#*';
 
 const lambdaLimits = { timeoutSeconds: [1, 900], memoryMb: [128, 10_240] } as const;
 
@@ -95,14 +93,15 @@ export class MeshFunctions extends Construct {
     assertLocalEsbuild();
     this.specs = props.specs;
 
+    const logLevel = props.logLevel ?? 'INFO';
     const { AWS_REGION: _reservedInLambda, ...environment } = configEnvironment({
       region: Stack.of(this).region,
       inventoryTable: props.inventoryTable.tableName,
       identityTable: props.identityTable.tableName,
       controlQueueUrl: props.controlQueue.queueUrl,
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
+      logLevel,
     });
-    const logLevel = props.logLevel ?? 'INFO';
     const functions = new Map<string, NodejsFunction>();
     const roles = new Map<string, IRole>();
     for (const spec of props.specs) {
@@ -134,7 +133,6 @@ export class MeshFunctions extends Construct {
           POWERTOOLS_SERVICE_NAME: powertoolsServiceName,
           POWERTOOLS_METRICS_NAMESPACE: metricsNamespace,
           POWERTOOLS_LOG_LEVEL: logLevel,
-          MESH_LOG_LEVEL: logLevel,
           NODE_OPTIONS: '--enable-source-maps',
         },
         bundling: meshBundling,

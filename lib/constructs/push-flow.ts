@@ -60,16 +60,11 @@ export type PushFlowProps = {
  * Policy fixed here: every event logged with its data, tracing on, invoke rights only on the
  * functions the definition names.
  */
-export class PushFlow extends Construct {
+export class PushStateMachine extends Construct {
   public readonly stateMachine: StateMachine;
   public readonly logGroup: LogGroup;
   /** Placeholder → function name, as substituted. */
   public readonly substitutions: ReadonlyMap<string, string>;
-
-  /** Whether the definition exists yet; the stack builds the flow only when it does. */
-  static definitionExists(aslPath = pushFlowAslPath): boolean {
-    return existsSync(aslPath);
-  }
 
   constructor(scope: Construct, id: string, props: PushFlowProps) {
     super(scope, id);
@@ -86,7 +81,7 @@ export class PushFlow extends Construct {
       }
     }
     const plan = planSubstitutions(text, props.specs);
-    throwIfProblems('PushFlow', [...problems, ...plan.problems]);
+    throwIfProblems('PushStateMachine', [...problems, ...plan.problems]);
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,

@@ -28,7 +28,11 @@ export interface PushFlow {
   push(request: PushRequest): Promise<PushOutcome>;
 }
 
-/** Sets a module's current version, marking every node that carries it as possibly behind. */
+/**
+ * Sets a known module's version (some node was assigned it, else ModuleNotFoundError and nothing
+ * written), then the version on every carrier's assignment with its stale mark, one transaction
+ * per carrier. Returns the carriers.
+ */
 export interface ModuleVersions {
   setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }>;
 }
@@ -47,3 +51,32 @@ export type Delivery = {
 export interface DeliveryReader {
   readDelivery(node: string): Promise<Delivery | undefined>;
 }
+
+/** What `mesh status` shows of one node: a read model over the items every area keeps in its partition. */
+export type NodeStatus = {
+  readonly node: string;
+  readonly enrolled: boolean;
+  readonly enrolledAt: string | null;
+  readonly sentRevision: number | null;
+  readonly sentAt: string | null;
+  /** The last revision the host reported applied, kept while a newer one is applying or failed. */
+  readonly appliedRevision: number | null;
+  readonly appliedAt: string | null;
+  /** The host's last reported state (`applied`, `applying`, `failed`, …), as reported. */
+  readonly reportState: string | null;
+  /** Marked possibly behind: something that feeds its declaration changed since it was last sent. */
+  readonly behind: boolean;
+  readonly lastHeard: string | null;
+};
+
+export interface StatusReader {
+  /** Every node of the mesh, as status shows it. */
+  status(): Promise<NodeStatus[]>;
+}
+
+/** Where the control plane's lines go: Powertools' logger on AWS and locally, a recording one in tests. */
+export type Log = {
+  info(message: string, extra?: Record<string, unknown>): void;
+  warn(message: string, extra?: Record<string, unknown>): void;
+  error(message: string, extra?: Record<string, unknown>): void;
+};

@@ -25,7 +25,7 @@ export const lambdaTransientErrors: readonly string[] = [
   'Lambda.AWSLambdaException',
   'Lambda.SdkClientException',
 ];
-export const storeUnavailableError = 'MeshStoreUnavailableError';
+export const storeUnavailableError = 'StoreUnavailableError';
 export const transientTaskErrors: readonly string[] = [...lambdaTransientErrors, storeUnavailableError];
 
 /** `${PushSendFunctionArn}` for `push-send`: the substitution the CDK fills with the function's ARN. */

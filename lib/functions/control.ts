@@ -1,35 +1,51 @@
+import {
+  controlBuildHandler,
+  controlCatchUpHandler,
+  controlUpgradeHandler,
+} from '../api/handlers/control.ts';
+import { controlConsumerHandler } from '../api/handlers/control-consumer.ts';
+import { hostReportHandler } from '../api/handlers/host.ts';
 import type { FunctionSpec } from './spec.ts';
 
-/** The control area's functions. */
+/** The control area's functions: what puts messages on the control queue, and its consumer. */
 export const controlFunctions: readonly FunctionSpec[] = [
   {
     name: 'host-report',
-    purpose: 'POST /hosts/{node}/reports: verifies the host, queues its report',
+    purpose: 'verifies the host, queues its report',
+    trigger: 'api',
+    route: { method: 'POST', path: '/hosts/{node}/reports', auth: 'host' },
     // identity:read and proofs:write for host authentication (node keys; proof replay guard).
     access: ['identity:read', 'inventory:read', 'proofs:write', 'control:send'],
-    trigger: 'api',
+    handler: hostReportHandler,
   },
   {
     name: 'control-build',
-    purpose: 'POST /builds: queues a build result',
-    access: ['control:send'],
+    purpose: 'queues a build result',
     trigger: 'api',
+    route: { method: 'POST', path: '/builds', auth: 'operator' },
+    access: ['control:send'],
+    handler: controlBuildHandler,
   },
   {
     name: 'control-upgrade',
-    purpose: 'POST /upgrades: queues an upgrade',
-    access: ['control:send'],
+    purpose: 'queues an upgrade',
     trigger: 'api',
+    route: { method: 'POST', path: '/upgrades', auth: 'operator' },
+    access: ['control:send'],
+    handler: controlUpgradeHandler,
   },
   {
     name: 'control-catch-up',
-    purpose: 'POST /catch-up: queues a catch-up',
-    access: ['control:send'],
+    purpose: 'queues a catch-up',
     trigger: 'api',
+    route: { method: 'POST', path: '/catch-up', auth: 'operator' },
+    access: ['control:send'],
+    handler: controlCatchUpHandler,
   },
   {
     name: 'control-consumer',
     purpose: 'consumes the control queue: reports, builds, upgrades, catch-up; holds and dead-letters',
+    trigger: 'queue',
     // control:send for catch-up's re-announced upgrades; pushFlow:start and inventory:write for upgrades.
     access: [
       'inventory:read',
@@ -39,6 +55,6 @@ export const controlFunctions: readonly FunctionSpec[] = [
       'deadLetter:send',
       'pushFlow:start',
     ],
-    trigger: 'queue',
+    handler: controlConsumerHandler,
   },
 ];

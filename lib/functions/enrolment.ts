@@ -1,36 +1,48 @@
+import { enrolHandler, tokenIssueHandler, tokenRevokeHandler } from '../api/handlers/enrolment.ts';
+import { hostDeclarationHandler } from '../api/handlers/host.ts';
+import { hostAuthorizerHandler } from '../api/handlers/host-authorizer.ts';
 import type { FunctionSpec } from './spec.ts';
 
-/** The enrolment area's functions. */
+/** The enrolment area's functions: tokens, enrolment, and what a host fetches with its key. */
 export const enrolmentFunctions: readonly FunctionSpec[] = [
   {
     name: 'enrol',
-    purpose: 'answers POST /enrol: claims the token, stores the node keys, spends the token',
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    purpose: 'claims the token, stores the node keys, spends the token',
     trigger: 'api',
+    route: { method: 'POST', path: '/enrol', auth: 'token' },
+    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    handler: enrolHandler,
   },
   {
     name: 'token-issue',
-    purpose: "answers POST /nodes/{node}/token: issues the node's one live token",
-    access: ['inventory:read', 'inventory:write'],
+    purpose: "issues the node's one live token",
     trigger: 'api',
+    route: { method: 'POST', path: '/nodes/{node}/token', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write'],
+    handler: tokenIssueHandler,
   },
   {
     name: 'token-revoke',
-    purpose: "answers DELETE /nodes/{node}/token: revokes the node's token",
-    access: ['inventory:write'],
+    purpose: "revokes the node's token",
     trigger: 'api',
+    route: { method: 'DELETE', path: '/nodes/{node}/token', auth: 'operator' },
+    access: ['inventory:write'],
+    handler: tokenRevokeHandler,
   },
   {
     name: 'host-declaration',
-    purpose: 'answers GET /hosts/{node}/declaration: what the signed-in node was last sent',
+    purpose: 'what the signed-in node was last sent',
+    trigger: 'api',
+    route: { method: 'GET', path: '/hosts/{node}/declaration', auth: 'host' },
     // proofs:write for the proof replay guard (a conditional put of each proof id).
     access: ['inventory:read', 'proofs:write', 'identity:read'],
-    trigger: 'api',
+    handler: hostDeclarationHandler,
   },
   {
     name: 'host-authorizer',
     purpose: 'REQUEST authorizer for host routes: checks the proof of possession before a handler runs',
+    trigger: 'authorizer',
     access: ['identity:read', 'inventory:read'],
-    trigger: 'api',
+    handler: hostAuthorizerHandler,
   },
 ];

@@ -1,3 +1,14 @@
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+  SQSBatchResponse,
+  SQSEvent,
+} from 'aws-lambda';
+import type { Parts } from '../wiring.ts';
+
 /**
  * What a function may touch; the CDK grants exactly these to its role and nothing else.
  * `pushFlow:start` is StartSyncExecution on the push state machine. `proofs:write` is PutItem
@@ -15,15 +26,50 @@ export type Access =
   | 'deadLetter:send'
   | 'pushFlow:start';
 
-export type FunctionSpec = {
+/**
+ * How a route is authenticated:
+ * - operator: SigV4 (IAM) on API Gateway; open on the local runtime, which only listens on loopback
+ * - host: a proof-of-possession signature by the node's enrolled key: the host authorizer on
+ *   API Gateway, then the handler's own hostAuthentication(), which also checks the body and
+ *   spends the proof id
+ * - token: the one-time enrolment token in the body, throttled on API Gateway
+ * - none: no authentication (health)
+ */
+export type RouteAuth = 'operator' | 'host' | 'token' | 'none';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type AuthorizerHandler = (
+  event: APIGatewayRequestAuthorizerEvent,
+) => Promise<APIGatewayAuthorizerResult>;
+export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
+
+type Common = {
   /** The handler's file in functions/, without extension. */
   readonly name: string;
   readonly purpose: string;
   readonly access: readonly Access[];
-  /** api: behind a route of lib/api/routes.ts; queue: the control queue's consumer; flow: a push flow task. */
-  readonly trigger: 'api' | 'queue' | 'flow';
-  /** @default 10 (api, flow) or consumerTimeoutSeconds (queue) */
+  /** @default 10 (api, authorizer, flow) or consumerTimeoutSeconds (queue) */
   readonly timeoutSeconds?: number;
   /** @default 256 */
   readonly memoryMb?: number;
 };
+
+/**
+ * One row says everything about a function: its file, what it does, what it may touch, how it
+ * is reached (a route, the host authorizer, the control queue, a push flow task) and the
+ * factory that builds its handler from the wiring's parts. functions/<name>.ts calls the same
+ * factory; the local runtime, the CDK and the tests read the rows.
+ */
+export type FunctionSpec =
+  | (Common & {
+      readonly trigger: 'api';
+      readonly route: { readonly method: HttpMethod; readonly path: string; readonly auth: RouteAuth };
+      readonly handler: (parts: Parts) => ApiHandler;
+    })
+  | (Common & { readonly trigger: 'authorizer'; readonly handler: (parts: Parts) => AuthorizerHandler })
+  | (Common & { readonly trigger: 'queue'; readonly handler: (parts: Parts) => QueueHandler })
+  | (Common & { readonly trigger: 'flow'; readonly handler: (parts: Parts) => FlowTaskHandler });
+
+export type ApiFunctionSpec = Extract<FunctionSpec, { trigger: 'api' }>;

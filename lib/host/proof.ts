@@ -45,7 +45,7 @@ export async function hostProof(
   return `${proofScheme} ${jws}`;
 }
 
-/** Signs a fetch Request in place of nothing: usable as MeshApi's `signer`. */
+/** Signs a fetch Request in place of nothing: usable as ApiClient's `signer`. */
 export function hostRequestSigner(key: HostSigningKey, options: ProofOptions = {}) {
   return async (request: Request): Promise<Request> => {
     const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : '';

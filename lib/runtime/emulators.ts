@@ -10,7 +10,8 @@ import { type RunningDynamoDBLocal, startDynamoDBLocal } from './dynamodb-local.
 export type EmulatorOptions = {
   /** Keep data in this folder across restarts; in memory when absent. */
   readonly dataDir?: string;
-  readonly env?: NodeJS.ProcessEnv;
+  /** Services already running elsewhere (read from the environment by the caller); these are not emulated. */
+  readonly given?: Partial<Endpoints>;
 };
 
 export type Endpoints = { readonly dynamodb: string; readonly sqs: string };
@@ -30,7 +31,7 @@ export function givenEndpoints(env: NodeJS.ProcessEnv = process.env): Partial<En
 }
 
 export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
-  const given = givenEndpoints(options.env);
+  const given = options.given ?? {};
   const dynamodbLocal = given.dynamodb
     ? undefined
     : await startDynamoDBLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {});
@@ -59,18 +60,4 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Run
       await Promise.allSettled([dynamodbLocal?.stop(), fauxqs?.stop()]);
     },
   };
-}
-
-/**
- * Points every AWS SDK client made from here on at the emulators, with stand-in credentials
- * when none are configured (the emulators accept any).
- */
-export function useEndpoints(endpoints: Endpoints, env: NodeJS.ProcessEnv = process.env): void {
-  env.AWS_ENDPOINT_URL_DYNAMODB = endpoints.dynamodb;
-  env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
-  env.AWS_REGION ??= 'us-east-1';
-  if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {
-    env.AWS_ACCESS_KEY_ID = 'meshlocal';
-    env.AWS_SECRET_ACCESS_KEY = 'meshlocal';
-  }
 }

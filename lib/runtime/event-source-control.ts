@@ -1,20 +1,21 @@
 import { makeSQSClient } from '../adapters/aws-clients.ts';
-import type { MeshConfig } from '../config.ts';
-import { type SqsBatchHandler, startEventSource } from './event-source.ts';
+import { functionSpecs } from '../functions.ts';
+import { startEventSource } from './event-source.ts';
 import type { LocalService } from './services.ts';
 
-/**
- * The control queue's consumer on the local runtime: the handler in functions/ (loaded after
- * the runtime has set the environment it reads), fed by the Lambda-like event source.
- */
+/** The control queue's consumer on the local runtime: the manifest's queue function, fed by the Lambda-like event source. */
 export const controlEventSource: LocalService = {
   name: 'the control queue consumer',
-  async start(config: MeshConfig) {
-    const module = (await import(new URL('../../functions/control-consumer.ts', import.meta.url).href)) as {
-      handler: SqsBatchHandler;
-    };
-    const sqs = makeSQSClient(config);
-    const running = startEventSource({ queueUrl: config.controlQueueUrl, sqs, handler: module.handler });
+  async start(parts) {
+    const consumer = functionSpecs.find((spec) => spec.trigger === 'queue');
+    if (consumer?.trigger !== 'queue') throw new Error('lib/functions.ts has no queue function');
+    const sqs = makeSQSClient(parts.config);
+    const running = startEventSource({
+      queueUrl: parts.config.controlQueueUrl,
+      sqs,
+      handler: consumer.handler(parts),
+      functionName: consumer.name,
+    });
     return {
       async stop() {
         await running.stop();

@@ -1,36 +1,50 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { maxBodyBytes } from '../api/http.ts';
-import { routes as defaultRoutes, matchRoute, type Route } from '../api/routes.ts';
+import { matchRoute } from '../api/routes.ts';
+import type { ApiHandler } from '../functions/spec.ts';
+import {
+  type ApiFunctionSpec,
+  type FunctionSpec,
+  functionSpecs,
+  type Route,
+  routesOf,
+} from '../functions.ts';
+import type { Parts } from '../wiring.ts';
 import { localLambdaContext } from './lambda-context.ts';
-
-export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
 export type LocalApiOptions = {
   readonly port: number;
   readonly host?: string;
-  readonly routes?: readonly Route[];
-  /** Loads the handler a route names; by default the module in functions/. */
-  readonly loadHandler?: (name: string) => Promise<ApiHandler>;
+  /** What every handler is built from. */
+  readonly parts: Parts;
+  /** @default every function of lib/functions.ts */
+  readonly specs?: readonly FunctionSpec[];
 };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
-
-export async function loadFunctionHandler(name: string): Promise<ApiHandler> {
-  const module = (await import(new URL(`../../functions/${name}.ts`, import.meta.url).href)) as {
-    handler: ApiHandler;
-  };
-  return module.handler;
-}
 
 /**
  * Serves the route table the way API Gateway's Lambda proxy integration would: the same
  * handlers, called in-process with the same event shape.
  */
 export async function startLocalApi(options: LocalApiOptions): Promise<RunningApi> {
-  const table = options.routes ?? defaultRoutes;
-  const load = options.loadHandler ?? loadFunctionHandler;
+  const specs = options.specs ?? functionSpecs;
+  const table = routesOf(specs);
+  const handlers = new Map<string, ApiHandler>();
+  const load = (name: string): ApiHandler => {
+    let handler = handlers.get(name);
+    if (!handler) {
+      const spec = specs.find(
+        (entry): entry is ApiFunctionSpec => entry.name === name && entry.trigger === 'api',
+      );
+      if (!spec) throw new Error(`no api function named ${name}`);
+      handler = spec.handler(options.parts);
+      handlers.set(name, handler);
+    }
+    return handler;
+  };
   const host = options.host ?? '127.0.0.1';
   const server = createServer((request, response) => {
     serve(request, response, table, load).catch((error: unknown) => {
@@ -61,7 +75,7 @@ async function serve(
   request: IncomingMessage,
   response: ServerResponse,
   table: readonly Route[],
-  load: (name: string) => Promise<ApiHandler>,
+  load: (name: string) => ApiHandler,
 ) {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
   const method = request.method ?? 'GET';
@@ -97,7 +111,7 @@ async function serve(
     });
     return;
   }
-  const handler = await load(match.route.handler);
+  const handler = load(match.route.handler);
   const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
   const result = await handler(event, localLambdaContext(match.route.handler));
   response.writeHead(result.statusCode, flattenHeaders(result));

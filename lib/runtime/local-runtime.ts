@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
 import { makeDynamoDBClient, makeSQSClient } from '../adapters/aws-clients.ts';
-import { configEnvironment, type MeshConfig } from '../config.ts';
+import { checkConfig, type LogLevel, type MeshConfig } from '../config.ts';
 import { localResourceNames } from '../resources.ts';
-import { type RunningEmulators, startEmulators, useEndpoints } from './emulators.ts';
+import { type Parts, partsFor } from '../wiring.ts';
+import { type Endpoints, type RunningEmulators, startEmulators } from './emulators.ts';
 import { type RunningApi, startLocalApi } from './http-server.ts';
-import { assertPortFree } from './ports.ts';
 import { provisionResources } from './provision.ts';
 import { type LocalService, localServices } from './services.ts';
+import { assertPortFree } from './tcp-ports.ts';
 
 export type LocalRuntimeOptions = {
   readonly port: number;
@@ -14,8 +15,14 @@ export type LocalRuntimeOptions = {
   /** Where DynamoDB Local and fauxqs keep their data; in memory when absent. */
   readonly dataDir?: string;
   readonly resourcePrefix?: string;
+  /** @default 'us-east-1' */
+  readonly region?: string;
+  /** Services already running (AWS_ENDPOINT_URL*, LocalStack say); those are not emulated. */
+  readonly given?: Partial<Endpoints>;
+  /** Shortens the two-minute hold bound (beds). */
+  readonly holdBoundSeconds?: number;
+  readonly logLevel?: LogLevel;
   readonly services?: readonly LocalService[];
-  readonly env?: NodeJS.ProcessEnv;
   readonly onProgress?: (line: string) => void;
 };
 
@@ -23,52 +30,62 @@ export type RunningLocalRuntime = {
   readonly url: string;
   readonly dataDir: string | undefined;
   readonly config: MeshConfig;
+  readonly parts: Parts;
   readonly emulators: RunningEmulators;
   stop(): Promise<void>;
 };
 
 /**
  * The whole control plane in one process: emulators (unless endpoints are given), resources
- * created idempotently, the API served from the route table and the background services.
+ * created idempotently, then the wiring's parts handed to the HTTP API and the background
+ * services, the same handlers Lambda runs.
  */
 export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<RunningLocalRuntime> {
-  const env = options.env ?? process.env;
   const progress = options.onProgress ?? (() => undefined);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
+  const region = options.region ?? 'us-east-1';
   if (options.port !== 0) await assertPortFree(options.port, 'MESH_PORT', options.host);
 
   progress('starting the emulators');
-  const emulators = await startEmulators({ env, ...(dataDir ? { dataDir } : {}) });
+  const emulators = await startEmulators({
+    ...(dataDir ? { dataDir } : {}),
+    ...(options.given ? { given: options.given } : {}),
+  });
   const stack: Array<() => Promise<void>> = [() => emulators.stop()];
   const stopAll = async () => {
     while (stack.length > 0) await stack.pop()?.();
   };
   try {
-    useEndpoints(emulators.endpoints, env);
-    const region = env.AWS_REGION ?? 'us-east-1';
-    const dynamodb = makeDynamoDBClient({ region });
-    const sqs = makeSQSClient({ region });
+    const located = { region, endpoints: emulators.endpoints };
+    const dynamodb = makeDynamoDBClient(located);
+    const sqs = makeSQSClient(located);
     progress('creating tables and queues');
-    const config = await provisionResources(
+    const resources = await provisionResources(
       { dynamodb, sqs },
       localResourceNames(options.resourcePrefix ?? 'mesh'),
-      region,
     );
     dynamodb.destroy();
     sqs.destroy();
-    Object.assign(env, configEnvironment(config));
+    const config = checkConfig({
+      ...located,
+      ...resources,
+      ...(options.holdBoundSeconds ? { holdBoundSeconds: options.holdBoundSeconds } : {}),
+      ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+    });
+    const parts = partsFor(config);
 
     for (const service of options.services ?? localServices) {
       progress(`starting ${service.name}`);
-      const running = await service.start(config);
+      const running = await service.start(parts);
       stack.push(() => running.stop());
     }
     const api: RunningApi = await startLocalApi({
       port: options.port,
+      parts,
       ...(options.host ? { host: options.host } : {}),
     });
     stack.push(() => api.stop());
-    return { url: api.url, dataDir, config, emulators, stop: stopAll };
+    return { url: api.url, dataDir, config, parts, emulators, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

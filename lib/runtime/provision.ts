@@ -14,7 +14,6 @@ import {
   SetQueueAttributesCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { MeshConfig } from '../config.ts';
 import {
   controlQueue,
   deadLetterQueue,
@@ -25,12 +24,19 @@ import {
   type TableDescription,
 } from '../resources.ts';
 
+/** Where the provisioned resources are: what a MeshConfig needs besides region and settings. */
+export type ProvisionedResources = {
+  readonly inventoryTable: string;
+  readonly identityTable: string;
+  readonly controlQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+};
+
 /** Creates what lib/resources.ts describes, leaving whatever already exists as it is. */
 export async function provisionResources(
   clients: { readonly dynamodb: DynamoDBClient; readonly sqs: SQSClient },
   names: ResourceNames,
-  region: string,
-): Promise<MeshConfig> {
+): Promise<ProvisionedResources> {
   await Promise.all([
     ensureTable(clients.dynamodb, inventoryTable, names.inventoryTable),
     ensureTable(clients.dynamodb, identityTable, names.identityTable),
@@ -39,7 +45,6 @@ export async function provisionResources(
   const deadLetterArn = await queueArn(clients.sqs, deadLetterQueueUrl);
   const controlQueueUrl = await ensureQueue(clients.sqs, controlQueue, names.controlQueue, deadLetterArn);
   return {
-    region,
     inventoryTable: names.inventoryTable,
     identityTable: names.identityTable,
     controlQueueUrl,

@@ -1,14 +1,14 @@
-import type { MeshConfig } from '../config.ts';
+import type { Parts } from '../wiring.ts';
 import { controlEventSource } from './event-source-control.ts';
 
 /**
  * Background work the local runtime runs beside the HTTP API, standing in for what AWS runs
- * for us (the SQS event source mapping, for one). Each starts with the provisioned config and
+ * for us (the SQS event source mapping, for one). Each starts with the wiring's parts and
  * stops when the runtime stops, before the emulators do.
  */
 export type LocalService = {
   readonly name: string;
-  start(config: MeshConfig): Promise<{ stop(): Promise<void> }>;
+  start(parts: Parts): Promise<{ stop(): Promise<void> }>;
 };
 
 export const localServices: LocalService[] = [controlEventSource];

@@ -4,17 +4,20 @@ import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
 import { lostMessagesMetric } from '../../lib/constructs/alarms.ts';
-import { MeshApi } from '../../lib/constructs/api.ts';
+import { ControlPlaneApi } from '../../lib/constructs/api.ts';
 import { ControlConsumer } from '../../lib/constructs/control-consumer.ts';
 import { ControlQueue } from '../../lib/constructs/control-queue.ts';
 import { MeshFunctions } from '../../lib/constructs/functions.ts';
-import { hostAuthorizerName, withHostAuthorizer } from '../../lib/constructs/mesh-stack.ts';
 import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
-import { PushFlow } from '../../lib/constructs/push-flow.ts';
+import { PushStateMachine } from '../../lib/constructs/push-flow.ts';
 import { MeshTables } from '../../lib/constructs/tables.ts';
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { consumerTimeoutSeconds } from '../../lib/resources.ts';
-import { fixtureAslPath, fixtureFunctionsDir, fixtureRoutes, fixtureSpecs } from './fixtures/manifest.ts';
+import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
+
+const hostAuthorizerName = 'host-authorizer';
+const route = (path: string) => ({ method: 'GET' as const, path, auth: 'operator' as const });
+
 import { allowed, fixtureStack, logicalId, unbundledApp } from './support.ts';
 
 const { stack, template } = fixtureStack();
@@ -162,7 +165,16 @@ describe('MeshFunctions', () => {
     const tables = new MeshTables(scope, 'Tables');
     const queues = new ControlQueue(scope, 'Queue');
     const functions = new MeshFunctions(scope, 'Functions', {
-      specs: [{ name: 'host-read', purpose: 'a host route', access: ['proofs:write'], trigger: 'api' }],
+      specs: [
+        {
+          name: 'host-read',
+          purpose: 'a host route',
+          access: ['proofs:write'],
+          trigger: 'api',
+          route: route('/x'),
+          handler: unused,
+        },
+      ],
       functionsDir: fixtureFunctionsDir,
       inventoryTable: tables.inventory,
       identityTable: tables.identity,
@@ -217,11 +229,25 @@ describe('MeshFunctions', () => {
     const tables = new MeshTables(scope, 'Tables');
     const queues = new ControlQueue(scope, 'Queue');
     const bad: FunctionSpec[] = [
-      { name: 'missing-file', purpose: 'x', access: [], trigger: 'api' },
-      { name: 'push-step', purpose: 'x', access: ['pushFlow:start'], trigger: 'flow' },
-      { name: 'control-consume', purpose: 'x', access: [], trigger: 'queue', timeoutSeconds: 901 },
-      { name: 'host-read', purpose: 'x', access: ['control:consume'], trigger: 'queue', memoryMb: 64 },
-      { name: 'host-read', purpose: 'x', access: [], trigger: 'api' },
+      { name: 'missing-file', purpose: 'x', access: [], trigger: 'api', route: route('/a'), handler: unused },
+      { name: 'push-step', purpose: 'x', access: ['pushFlow:start'], trigger: 'flow', handler: unused },
+      {
+        name: 'control-consume',
+        purpose: 'x',
+        access: [],
+        trigger: 'queue',
+        timeoutSeconds: 901,
+        handler: unused,
+      },
+      {
+        name: 'host-read',
+        purpose: 'x',
+        access: ['control:consume'],
+        trigger: 'queue',
+        memoryMb: 64,
+        handler: unused,
+      },
+      { name: 'host-read', purpose: 'x', access: [], trigger: 'api', route: route('/b'), handler: unused },
     ];
     const problems = problemsOf(
       () =>
@@ -268,7 +294,7 @@ describe('ControlConsumer', () => {
   });
 });
 
-describe('PushFlow', () => {
+describe('PushStateMachine', () => {
   it('is an Express state machine logging every event with its data, traced', () => {
     template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
       StateMachineType: 'EXPRESS',
@@ -293,12 +319,12 @@ describe('PushFlow', () => {
   it('reports every placeholder and flow function that does not fit, together', () => {
     const scope = new Stack(unbundledApp(), 'Flow');
     const specs: FunctionSpec[] = [
-      { name: 'push-step', purpose: 'x', access: [], trigger: 'api' },
-      { name: 'push-idle', purpose: 'x', access: [], trigger: 'flow' },
+      { name: 'push-step', purpose: 'x', access: [], trigger: 'api', route: route('/c'), handler: unused },
+      { name: 'push-idle', purpose: 'x', access: [], trigger: 'flow', handler: unused },
     ];
     const problems = problemsOf(
       () =>
-        new PushFlow(scope, 'Flow', {
+        new PushStateMachine(scope, 'Flow', {
           aslPath: fixtureAslPath,
           specs,
           functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
@@ -310,17 +336,17 @@ describe('PushFlow', () => {
     ]);
   });
 
-  it('is left out of a stack whose definition does not exist yet', () => {
-    const { stack: withoutFlow, template: noFlow } = fixtureStack({
-      pushFlowAslPath: `${fixtureFunctionsDir}/no-such.asl.json`,
-      specs: fixtureSpecs.filter((spec) => spec.trigger !== 'flow'),
-    });
-    expect(withoutFlow.pushFlow).toBeUndefined();
-    noFlow.resourceCountIs('AWS::StepFunctions::StateMachine', 0);
+  it('refuses a stack whose definition does not exist, saying where it looked', () => {
+    const missing = `${fixtureFunctionsDir}no-such.asl.json`;
+    const problems = problemsOf(() => fixtureStack({ pushFlowAslPath: missing }));
+    expect(problems).toEqual([
+      `the push flow definition ${missing} does not exist`,
+      `flow function push-step is not used by the push flow (no \${PushStepFunctionArn})`,
+    ]);
   });
 });
 
-describe('MeshApi', () => {
+describe('ControlPlaneApi', () => {
   const method = (httpMethod: string, pathPart: string) => ({ HttpMethod: httpMethod, pathPart });
   const hasMethod = (m: ReturnType<typeof method>, properties: Record<string, unknown>) => {
     const resources = template.findResources('AWS::ApiGateway::Resource', {
@@ -405,48 +431,47 @@ describe('MeshApi', () => {
     template.hasOutput('ApiUrl', { Value: Match.anyValue() });
   });
 
-  it('reports every route that does not fit the manifest, together', () => {
+  it('reports every route that does not fit, together', () => {
     const scope = new Stack(unbundledApp(), 'Routes');
+    const api = (name: string, path: string, auth: 'operator' | 'host') => ({
+      name,
+      purpose: 'x',
+      access: [],
+      trigger: 'api' as const,
+      route: { method: 'GET' as const, path, auth },
+      handler: unused,
+    });
     const problems = problemsOf(
       () =>
-        new MeshApi(scope, 'Api', {
-          routes: [
-            ...fixtureRoutes,
-            { method: 'GET', path: '/nodes/{node}', handler: 'operator-read', auth: 'operator' },
-            { method: 'GET', path: '/elsewhere', handler: 'nowhere', auth: 'none' },
-            { method: 'GET', path: '/queue', handler: 'control-consume', auth: 'operator' },
-            { method: 'GET', path: 'relative', handler: 'host-read', auth: 'host' },
+        new ControlPlaneApi(scope, 'Api', {
+          specs: [
+            ...fixtureSpecs,
+            api('operator-again', '/nodes/{node}', 'operator'),
+            api('host-relative', 'relative', 'host'),
+            {
+              ...(fixtureSpecs.find((spec) => spec.trigger === 'authorizer') as FunctionSpec),
+              name: 'second',
+            },
           ],
-          specs: fixtureSpecs,
           functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
-          hostAuthorizer: hostAuthorizerName,
           stageThrottle: { rateLimit: 0, burstLimit: 1 },
         }),
     );
     expect(problems).toEqual([
       'route GET /nodes/{node} is listed twice',
-      'route GET /elsewhere names handler nowhere, which is not in the manifest',
-      "route GET /queue names control-consume, whose trigger is 'queue', not 'api'",
       'route GET relative is not an API Gateway resource path',
+      "host routes have one authorizer, but host-authorizer, second are all trigger 'authorizer'",
       'stageThrottle needs a positive rateLimit and a whole burstLimit of at least 1',
     ]);
   });
 
-  it('refuses an api function that serves no route', () => {
+  it('refuses host routes without the host authorizer', () => {
     const problems = problemsOf(() =>
-      fixtureStack({ routes: fixtureRoutes.filter((route) => route.handler !== 'enrol-claim') }),
+      fixtureStack({ specs: fixtureSpecs.filter((spec) => spec.trigger !== 'authorizer') }),
     );
-    expect(problems).toEqual(['api function enrol-claim serves no route']);
-  });
-});
-
-describe('the host authorizer', () => {
-  it('joins the manifest when host routes need it and the manifest lacks it', () => {
-    const withoutAuthorizer = fixtureSpecs.filter((spec) => spec.name !== hostAuthorizerName);
-    const specs = withHostAuthorizer(withoutAuthorizer, fixtureRoutes);
-    expect(specs.map((spec) => spec.name)).toContain(hostAuthorizerName);
-    expect(withHostAuthorizer(withoutAuthorizer, [])).toBe(withoutAuthorizer);
-    expect(withHostAuthorizer(fixtureSpecs, fixtureRoutes)).toBe(fixtureSpecs);
+    expect(problems).toEqual([
+      'routes GET /hosts/{node}/declaration need the host authorizer, and none is given',
+    ]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MeshStack, type MeshStackProps } from '../../lib/constructs/mesh-stack.ts';
-import { fixtureAslPath, fixtureFunctionsDir, fixtureRoutes, fixtureSpecs } from './fixtures/manifest.ts';
+import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs } from './fixtures/manifest.ts';
 
 /** An app that skips bundling: construct tests read the template, not the code. */
 export const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -10,7 +10,6 @@ export const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks'
 export function fixtureStack(props: Partial<MeshStackProps> = {}) {
   const stack = new MeshStack(unbundledApp(), 'Mesh', {
     specs: fixtureSpecs,
-    routes: fixtureRoutes,
     functionsDir: fixtureFunctionsDir,
     pushFlowAslPath: fixtureAslPath,
     ...props,

@@ -3,21 +3,24 @@ import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@
 import type { APIGatewayProxyEvent, Context, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { createBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
-import { createReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
-import { createControlSender } from '../../lib/adapters/sqs/control-sender.ts';
-import { createQueueSettlement } from '../../lib/adapters/sqs/queue-settlement.ts';
-import { createControlBuildHandler } from '../../lib/api/handlers/control-build.ts';
-import { createControlCatchUpHandler } from '../../lib/api/handlers/control-catch-up.ts';
-import { createControlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import { createControlUpgradeHandler } from '../../lib/api/handlers/control-upgrade.ts';
+import { DynamoDBBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
+import { DynamoDBReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import { SqsControlSender } from '../../lib/adapters/sqs/control-sender.ts';
+import { SqsQueueSettlement } from '../../lib/adapters/sqs/queue-settlement.ts';
+import {
+  controlBuildHandler,
+  controlCatchUpHandler,
+  controlUpgradeHandler,
+} from '../../lib/api/handlers/control.ts';
+import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
-import { InMemoryMesh, RecordingLog } from '../../lib/core/control/in-memory.ts';
 import { envelope } from '../../lib/core/control/messages.ts';
 import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
-import { freePort } from '../../lib/runtime/ports.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 const region = 'us-east-1';
@@ -64,10 +67,10 @@ function consumerDeps(overrides: Partial<ConsumerDeps> = {}) {
   const log = new RecordingLog();
   const lost: string[] = [];
   const deps: ConsumerDeps = {
-    reports: createReportStore(dynamodb, config.inventoryTable),
-    builds: createBuildStore(dynamodb, config.inventoryTable),
-    sender: createControlSender(sqs, config.controlQueueUrl),
-    settlement: createQueueSettlement(sqs, config),
+    reports: new DynamoDBReportStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
+    builds: new DynamoDBBuildStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
+    sender: new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl }),
+    settlement: new SqsQueueSettlement({ client: sqs, ...config }),
     moduleVersions: mesh,
     pushFlow: mesh,
     log,
@@ -85,7 +88,7 @@ function running(deps: ConsumerDeps): RunningEventSource {
   return startEventSource({
     queueUrl: config.controlQueueUrl,
     sqs,
-    handler: createControlConsumerHandler(deps),
+    handler: controlConsumerHandler({ consumer: deps }),
     pollers: 2,
     waitTimeSeconds: 1,
   });
@@ -93,7 +96,10 @@ function running(deps: ConsumerDeps): RunningEventSource {
 
 describe('report store over the wire', () => {
   it('keeps the newer report; an older one recorded late is refused with the kept sequence', async () => {
-    const reports = createReportStore(dynamodb, config.inventoryTable);
+    const reports = new DynamoDBReportStore({
+      client: documentClient(dynamodb),
+      tableName: config.inventoryTable,
+    });
     const sentAt = new Date().toISOString();
     await reports.recordReport({ node: 'wire', sequence: 5, state: 'applied', revision: 3, sentAt }, sentAt);
     const late = reports.recordReport(
@@ -126,7 +132,7 @@ describe('reports of one node in one batch, over the wire', () => {
   it('an applied report followed by a heartbeat leaves the node applied, with its applied revision', async () => {
     // Prepare
     const { deps } = consumerDeps();
-    const handler = createControlConsumerHandler(deps);
+    const handler = controlConsumerHandler({ consumer: deps });
     const sentAt = new Date().toISOString();
     const reportOf = (sequence: number, state: 'applied' | 'heartbeat', revision: number) =>
       envelope('report', { node: 'batched', sequence, state, revision, sentAt });
@@ -173,7 +179,10 @@ describe('reports of one node in one batch, over the wire', () => {
 
 describe('build store over the wire', () => {
   it("keeps a build once and finds each module's latest successful build", async () => {
-    const builds = createBuildStore(dynamodb, config.inventoryTable);
+    const builds = new DynamoDBBuildStore({
+      client: documentClient(dynamodb),
+      tableName: config.inventoryTable,
+    });
     const at = (minute: number) => `2026-09-22T10:0${minute}:00Z`;
     const now = new Date().toISOString();
     expect(
@@ -219,7 +228,8 @@ describe('the dead-letter copy of a message near the SQS limit', () => {
       }),
     );
     const deadLetterQueueUrl = created.QueueUrl ?? '';
-    const settlement = createQueueSettlement(sqs, {
+    const settlement = new SqsQueueSettlement({
+      client: sqs,
       controlQueueUrl: config.controlQueueUrl,
       deadLetterQueueUrl,
     });
@@ -277,7 +287,10 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
           MessageBody: JSON.stringify(next),
         }),
       );
-      const reports = createReportStore(dynamodb, config.inventoryTable);
+      const reports = new DynamoDBReportStore({
+        client: documentClient(dynamodb),
+        tableName: config.inventoryTable,
+      });
       await until(async () => {
         try {
           await reports.recordReport({ ...next.body, sequence: 1 }, new Date().toISOString());
@@ -300,7 +313,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
 
   it('takes builds, upgrades and catch-up from the operator routes through the queue', async () => {
     const { deps, mesh } = consumerDeps();
-    const sender = createControlSender(sqs, config.controlQueueUrl);
+    const sender = new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl });
     const call = (
       handler: (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>,
       body: unknown,
@@ -314,7 +327,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       }>;
     const source = running(deps);
     try {
-      const built = await call(createControlBuildHandler({ sender }), {
+      const built = await call(controlBuildHandler({ sender }), {
         module: 'queue-mod',
         version: '4.2',
         id: 'qm-1',
@@ -324,14 +337,17 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
         subject: 'build:qm-1',
         messageId: expect.any(String),
       });
-      const bad = await call(createControlUpgradeHandler({ sender }), { module: 'Bad Name', version: '1' });
+      const bad = await call(controlUpgradeHandler({ sender }), { module: 'Bad Name', version: '1' });
       expect(bad.statusCode).toBe(400);
 
-      const builds = createBuildStore(dynamodb, config.inventoryTable);
+      const builds = new DynamoDBBuildStore({
+        client: documentClient(dynamodb),
+        tableName: config.inventoryTable,
+      });
       await until(async () =>
         (await builds.latestSuccessfulBuilds()).some((build) => build.id === 'qm-1') ? true : undefined,
       );
-      const caught = await call(createControlCatchUpHandler({ sender }), {});
+      const caught = await call(controlCatchUpHandler({ sender }), {});
       expect(caught.statusCode).toBe(202);
       await until(async () => (mesh.versions.get('queue-mod') === '4.2' ? true : undefined));
       expect(mesh.pushes).toBeGreaterThanOrEqual(1);
@@ -348,7 +364,10 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log, lost } = consumerDeps({
-      reports: createReportStore(unreachable, config.inventoryTable),
+      reports: new DynamoDBReportStore({
+        client: documentClient(unreachable),
+        tableName: config.inventoryTable,
+      }),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 3 },
     });
     const source = running(deps);
@@ -403,7 +422,10 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log } = consumerDeps({
-      builds: createBuildStore(unreachable, config.inventoryTable),
+      builds: new DynamoDBBuildStore({
+        client: documentClient(unreachable),
+        tableName: config.inventoryTable,
+      }),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 120 },
     });
     const source = running(deps);

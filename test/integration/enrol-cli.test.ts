@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { configEnvironment, type MeshConfig } from '../../lib/config.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { tokenPattern } from '../../lib/core/enrolment/token.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
 import { watch } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
@@ -13,9 +14,8 @@ let fixture: ReturnType<typeof enrolmentFixture>;
 
 beforeAll(async () => {
   config = await provisionTestResources('enrolcli');
-  Object.assign(process.env, configEnvironment(config));
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0 });
+  api = await startLocalApi({ port: 0, parts: partsFor(config) });
   await fixture.addNode('db-1');
 });
 

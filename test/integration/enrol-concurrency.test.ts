@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createEnrolHandler } from '../../lib/api/handlers/enrol.ts';
+import { enrolHandler } from '../../lib/api/handlers/enrolment.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { presenterOf } from '../../lib/core/enrolment/keys.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
@@ -9,12 +9,12 @@ import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 
 let config: MeshConfig;
 let fixture: ReturnType<typeof enrolmentFixture>;
-let handler: ReturnType<typeof createEnrolHandler>;
+let handler: ReturnType<typeof enrolHandler>;
 
 beforeAll(async () => {
   config = await provisionTestResources('enrolrace');
   fixture = enrolmentFixture(config);
-  handler = createEnrolHandler({ tokens: fixture.tokens, keys: fixture.keys });
+  handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: fixture.keys });
 });
 
 const post = (body: unknown) =>

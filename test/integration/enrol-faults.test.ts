@@ -5,21 +5,21 @@ import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamo
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { createEnrolHandler } from '../../lib/api/handlers/enrol.ts';
+import { enrolHandler } from '../../lib/api/handlers/enrolment.ts';
 import type { MeshConfig } from '../../lib/config.ts';
-import { EnrolmentStoreUnavailableError } from '../../lib/core/enrolment/errors.ts';
 import { presenterOf } from '../../lib/core/enrolment/keys.ts';
 import type { NodeKeyStore, TokenStore } from '../../lib/core/enrolment/ports.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
 import type { NodeKeyRecord } from '../../lib/core/host-identity/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { freePort } from '../../lib/runtime/ports.ts';
 import { createTableInput } from '../../lib/runtime/provision.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 
-const call = (handler: ReturnType<typeof createEnrolHandler>, body: unknown) =>
+const call = (handler: ReturnType<typeof enrolHandler>, body: unknown) =>
   handler(
     { httpMethod: 'POST', path: '/enrol', headers: {}, body: JSON.stringify(body) } as APIGatewayProxyEvent,
     {} as Context,
@@ -80,14 +80,17 @@ describe('enrolment when the store goes away between the writes and the spend', 
       revoke: (node, at) => fixture.tokens.revoke(node, at),
       claim: (request) => fixture.tokens.claim(request),
       spend: async (request) => {
-        if (storeAway) throw new EnrolmentStoreUnavailableError({ cause: new Error('connect ECONNREFUSED') });
+        if (storeAway)
+          throw new StoreUnavailableError('the inventory table', {
+            cause: new Error('connect ECONNREFUSED'),
+          });
         return fixture.tokens.spend(request);
       },
     };
     const keyStore = new KeysThenFault(fixture.keys, async () => {
       storeAway = true;
     });
-    const handler = createEnrolHandler({ tokens, keys: keyStore });
+    const handler = enrolHandler({ tokens, nodeKeys: keyStore });
     const keys = await presenterKeys();
 
     const first = await call(handler, { node: 'faulty', token, keys });
@@ -135,7 +138,7 @@ describe('enrolment when DynamoDB Local is really stopped between the writes and
     await fixture.addNode('stopped');
     const { token } = await issueToken('stopped', 3600, { tokens: fixture.tokens });
     const keyStore = new KeysThenFault(fixture.keys, () => store.stop());
-    const handler = createEnrolHandler({ tokens: fixture.tokens, keys: keyStore });
+    const handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: keyStore });
     const keys = await presenterKeys();
 
     const whileDown = await call(handler, { node: 'stopped', token, keys });

@@ -1,8 +1,9 @@
 import { type DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { fromItem } from '../../lib/adapters/dynamodb/identity-codec.ts';
-import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/identity-node-keys.ts';
 import { nodeItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/node-key-store.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { PresentedKeys } from '../../lib/core/enrolment/keys.ts';
@@ -12,8 +13,9 @@ import { generateNodeKeys } from '../../lib/host/keys.ts';
 export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = makeDynamoDBClient(config)) {
   const clock = { ms: Date.parse('2026-10-01T12:00:00Z') };
   const now = () => new Date(clock.ms);
-  const tokens = new DynamoDBTokenStore({ client, tableName: config.inventoryTable });
-  const keys = new DynamoDBNodeKeyStore({ client, tableName: config.identityTable });
+  const documents = documentClient(client);
+  const tokens = new DynamoDBTokenStore({ client: documents, tableName: config.inventoryTable });
+  const keys = new DynamoDBNodeKeyStore({ client: documents, tableName: config.identityTable });
   return {
     client,
     clock,
@@ -45,7 +47,7 @@ export async function scanAll(client: DynamoDBClient, table: string) {
     const page = await client.send(
       new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
     );
-    items.push(...(page.Items ?? []).map((item) => fromItem(item)));
+    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
     start = page.LastEvaluatedKey as typeof start;
   } while (start);
   return items;

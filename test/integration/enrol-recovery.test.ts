@@ -1,14 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
-import {
-  EnrolmentStoreUnavailableError,
-  TokenConditionFailedError,
-} from '../../lib/core/enrolment/errors.ts';
+import { TokenConditionFailedError } from '../../lib/core/enrolment/errors.ts';
 import { type PresentedKeys, presenterOf } from '../../lib/core/enrolment/keys.ts';
 import type { TokenStore } from '../../lib/core/enrolment/ports.ts';
 import { parseToken } from '../../lib/core/enrolment/token.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 
@@ -148,7 +146,9 @@ describe('a token that expires while its claimant waits for the store', () => {
       claim: (request) => fixture.tokens.claim(request),
       spend: async (request) => {
         if (spendFails)
-          throw new EnrolmentStoreUnavailableError({ cause: new Error('connect ECONNREFUSED') });
+          throw new StoreUnavailableError('the inventory table', {
+            cause: new Error('connect ECONNREFUSED'),
+          });
         return fixture.tokens.spend(request);
       },
     };
@@ -156,7 +156,7 @@ describe('a token that expires while its claimant waits for the store', () => {
     fixture.clock.ms += 59_500;
 
     const first = enrol({ node, token, keys }, deps(flaky));
-    await expect(first).rejects.toBeInstanceOf(EnrolmentStoreUnavailableError);
+    await expect(first).rejects.toBeInstanceOf(StoreUnavailableError);
     spendFails = false;
     fixture.clock.ms += 2_000;
     const other = await enrol({ node, token, keys: await presenterKeys() }, deps()).catch((error) => error);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configEnvironment, type MeshConfig } from '../../lib/config.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { generateNodeKeys } from '../../lib/host/keys.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -32,9 +33,8 @@ async function capturingLogs(body: () => Promise<void>): Promise<string> {
 
 beforeAll(async () => {
   config = await provisionTestResources('enrolsecret');
-  Object.assign(process.env, configEnvironment(config), { MESH_LOG_LEVEL: 'DEBUG' });
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0 });
+  api = await startLocalApi({ port: 0, parts: partsFor({ ...config, logLevel: 'DEBUG' }) });
 });
 
 afterAll(async () => {

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { routes } from '../../lib/api/routes.ts';
-import { configEnvironment, type MeshConfig } from '../../lib/config.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { presenterOf } from '../../lib/core/enrolment/keys.ts';
 import { parseToken } from '../../lib/core/enrolment/token.ts';
+import { routes } from '../../lib/functions.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -36,9 +37,8 @@ async function enrolOverHttp(node: string): Promise<NodeKeys> {
 
 beforeAll(async () => {
   config = await provisionTestResources('hostauth');
-  Object.assign(process.env, configEnvironment(config));
   fixture = enrolmentFixture(config, makeDynamoDBClient(config));
-  api = await startLocalApi({ port: 0 });
+  api = await startLocalApi({ port: 0, parts: partsFor(config) });
   enrolled.set('alpha', await enrolOverHttp('alpha'));
   enrolled.set('beta', await enrolOverHttp('beta'));
 });

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { configEnvironment, type MeshConfig } from '../../lib/config.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { parseToken } from '../../lib/core/enrolment/token.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { freePort } from '../../lib/runtime/ports.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { partsFor } from '../../lib/wiring.ts';
 import { watch } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
@@ -19,9 +20,8 @@ let root: string;
 
 beforeAll(async () => {
   config = await provisionTestResources('hostenrol');
-  Object.assign(process.env, configEnvironment(config));
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0 });
+  api = await startLocalApi({ port: 0, parts: partsFor(config) });
   root = mkdtempSync(join(tmpdir(), 'mesh-host-enrol-'));
 });
 

@@ -1,11 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../lib/config.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
+
+// Nothing here reaches a store: the parts are built on first use, and no handler uses one.
+const parts = partsFor(
+  checkConfig({
+    region: 'us-east-1',
+    inventoryTable: 'unused-inventory',
+    identityTable: 'unused-identity',
+    controlQueueUrl: 'http://127.0.0.1:1/queue/control.fifo',
+    deadLetterQueueUrl: 'http://127.0.0.1:1/queue/dead.fifo',
+  }),
+);
 
 /** The local HTTP server's own answers, before any handler runs. */
 describe('the local API server', () => {
   let api: RunningApi;
   beforeAll(async () => {
-    api = await startLocalApi({ port: 0 });
+    api = await startLocalApi({ port: 0, parts });
   });
   afterAll(() => api.stop());
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { freePort } from '../../lib/runtime/ports.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { isAlive, watch } from '../support/processes.ts';
 
 const withoutEndpoints = () => {

@@ -3,41 +3,27 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBDeliveryReader } from '../../lib/adapters/dynamodb/delivery-reader.ts';
-import { DynamoDBModuleVersions } from '../../lib/adapters/dynamodb/mesh-module-versions.ts';
-import { DynamoDBMeshStore } from '../../lib/adapters/dynamodb/mesh-store.ts';
-import { createReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
-import type { MeshDeps } from '../../lib/api/handlers/mesh-deps.ts';
 import {
-  createMeshAssignHandler,
-  createMeshConsumeHandler,
-  createMeshDeclarationHandler,
-  createMeshNodeAddHandler,
-  createMeshPushHandler,
-  createMeshStatusHandler,
-} from '../../lib/api/handlers/mesh-handlers.ts';
+  meshAssignHandler,
+  meshConsumeHandler,
+  meshDeclarationHandler,
+  meshNodeAddHandler,
+  meshPushHandler,
+  meshStatusHandler,
+} from '../../lib/api/handlers/mesh.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;
-let deps: MeshDeps;
-let store: DynamoDBMeshStore;
+let deps: Parts;
 const client = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
 
 beforeAll(async () => {
   config = await provisionTestResources('mesh');
-  store = new DynamoDBMeshStore({ client, tableName: config.inventoryTable });
-  deps = {
-    store,
-    service: new MeshService({ store }),
-    pushFlow: new LocalPushFlow({ tasks: pushTaskFunctions(store) }),
-    deliveries: new DynamoDBDeliveryReader({ client, tableName: config.inventoryTable }),
-  };
+  deps = partsFor(config);
 });
 
 const call = (
@@ -67,10 +53,10 @@ const partition = async (node: string) =>
 describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
   it('one push of the consumer delivers the grant to the provider and names it flushed', async () => {
     // Prepare
-    const add = createMeshNodeAddHandler(deps);
-    const assign = createMeshAssignHandler(deps);
-    const consume = createMeshConsumeHandler(deps);
-    const push = createMeshPushHandler(deps);
+    const add = meshNodeAddHandler(deps);
+    const assign = meshAssignHandler(deps);
+    const consume = meshConsumeHandler(deps);
+    const push = meshPushHandler(deps);
     await call(add, { body: JSON.stringify({ node: 'broker' }) });
     await call(add, { body: JSON.stringify({ node: 'shop' }) });
     await call(assign, { pathParameters: { node: 'broker', module: 'rabbit' }, body: '{"provides":"amqp"}' });
@@ -92,7 +78,7 @@ describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
       rounds: 1,
       behind: [],
     });
-    const declaration = await call(createMeshDeclarationHandler(deps), {
+    const declaration = await call(meshDeclarationHandler(deps), {
       pathParameters: { node: 'broker' },
     });
     const delivery = body(declaration) as { declaration: Declaration; etag: string; revision: number };
@@ -102,16 +88,13 @@ describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
   });
 
   it('an upgrade marks its carriers, and push --behind sends exactly them', async () => {
-    await deps.service.addNode('up-a');
-    await deps.service.addNode('up-b');
-    await deps.service.assign('up-a', 'cache', null);
-    await deps.service.assign('up-b', 'other', null);
+    await deps.meshService.addNode('up-a');
+    await deps.meshService.addNode('up-b');
+    await deps.meshService.assign('up-a', 'cache', null);
+    await deps.meshService.assign('up-b', 'other', null);
     await deps.pushFlow.push({ behind: true });
 
-    const { carriers } = await new DynamoDBModuleVersions({
-      client,
-      tableName: config.inventoryTable,
-    }).setModuleVersion('cache', '7.2');
+    const { carriers } = await deps.moduleVersions.setModuleVersion('cache', '7.2');
     const outcome = await deps.pushFlow.push({ behind: true });
 
     expect(carriers).toEqual(['up-a']);
@@ -124,8 +107,8 @@ describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
 describe('upgrades of unknown modules', () => {
   it('refuses an upgrade of a module no node was assigned, so its first assign --provides holds', async () => {
     // Prepare
-    await deps.service.addNode('uk-p');
-    const versions = new DynamoDBModuleVersions({ client, tableName: config.inventoryTable });
+    await deps.meshService.addNode('uk-p');
+    const versions = deps.moduleVersions;
 
     // Act
     const upgrade = versions.setModuleVersion('uk-mq', '3.12');
@@ -133,7 +116,7 @@ describe('upgrades of unknown modules', () => {
       () => undefined,
       (error: unknown) => error,
     );
-    const assigned = await call(createMeshAssignHandler(deps), {
+    const assigned = await call(meshAssignHandler(deps), {
       pathParameters: { node: 'uk-p', module: 'uk-mq' },
       body: '{"provides":"amqp"}',
     });
@@ -142,7 +125,7 @@ describe('upgrades of unknown modules', () => {
     expect(refused).toBeInstanceOf(ModuleNotFoundError);
     expect((refused as ModuleNotFoundError).module).toBe('uk-mq');
     expect(assigned.statusCode).toBe(201);
-    expect(await deps.store.readModule('uk-mq')).toEqual({
+    expect(await deps.meshChanges.readModule('uk-mq')).toEqual({
       module: 'uk-mq',
       version: null,
       provides: 'amqp',
@@ -153,19 +136,19 @@ describe('upgrades of unknown modules', () => {
 describe('status', () => {
   it('keeps the applied revision while a newer one is applying, then failed', async () => {
     // Prepare: revision 1 applied, then revision 2 sent
-    await deps.service.addNode('st-a');
-    await deps.service.assign('st-a', 'web', null);
+    await deps.meshService.addNode('st-a');
+    await deps.meshService.assign('st-a', 'web', null);
     await deps.pushFlow.push({ node: 'st-a' });
-    await deps.service.assign('st-a', 'cron', null);
+    await deps.meshService.assign('st-a', 'cron', null);
     await deps.pushFlow.push({ node: 'st-a' });
-    const reports = createReportStore(client, config.inventoryTable);
+    const reports = deps.reports;
     const report = (sequence: number, state: 'applied' | 'applying' | 'failed', revision: number) =>
       reports.recordReport(
         { node: 'st-a', sequence, state, revision, sentAt: '2026-01-01T00:00:00.000Z' },
         `2026-01-01T00:00:0${sequence}.000Z`,
       );
     const status = async () => {
-      const answer = await call(createMeshStatusHandler(deps), {});
+      const answer = await call(meshStatusHandler(deps), {});
       const { nodes } = body(answer) as { nodes: Array<Record<string, unknown>> };
       return nodes.find((n) => n.node === 'st-a');
     };
@@ -198,15 +181,15 @@ describe('status', () => {
 
 describe('bad input changes nothing', () => {
   it('answers 404 for an unknown node or module, 400 for a bad name, 409/422 for bad relations', async () => {
-    const add = createMeshNodeAddHandler(deps);
-    const assign = createMeshAssignHandler(deps);
-    const consume = createMeshConsumeHandler(deps);
-    await deps.service.addNode('bi-p');
-    await deps.service.addNode('bi-c');
-    await deps.service.assign('bi-p', 'plain', null);
-    await deps.service.assign('bi-p', 'pg', 'sql');
-    await deps.service.assign('bi-c', 'app', null);
-    await deps.service.consume({ node: 'bi-c', module: 'app' }, { node: 'bi-p', module: 'pg' });
+    const add = meshNodeAddHandler(deps);
+    const assign = meshAssignHandler(deps);
+    const consume = meshConsumeHandler(deps);
+    await deps.meshService.addNode('bi-p');
+    await deps.meshService.addNode('bi-c');
+    await deps.meshService.assign('bi-p', 'plain', null);
+    await deps.meshService.assign('bi-p', 'pg', 'sql');
+    await deps.meshService.assign('bi-c', 'app', null);
+    await deps.meshService.consume({ node: 'bi-c', module: 'app' }, { node: 'bi-p', module: 'pg' });
     const before = await partition('bi-c');
     const relate = (node: string, module: string, provider: object) =>
       call(consume, { pathParameters: { node, module }, body: JSON.stringify({ provider }) });
@@ -219,7 +202,7 @@ describe('bad input changes nothing', () => {
       unknownProvider: await relate('bi-c', 'app', { node: 'ghost', module: 'pg' }),
       notProvider: await relate('bi-c', 'app', { node: 'bi-p', module: 'plain' }),
       duplicate: await relate('bi-c', 'app', { node: 'bi-p', module: 'pg' }),
-      unknownPush: await call(createMeshPushHandler(deps), { body: '{"node":"ghost"}' }),
+      unknownPush: await call(meshPushHandler(deps), { body: '{"node":"ghost"}' }),
     };
 
     expect(
@@ -242,9 +225,9 @@ describe('bad input changes nothing', () => {
 
 describe('sent revision', () => {
   it('two sends racing on one node cannot both write the same revision', async () => {
-    await deps.service.addNode('race');
+    await deps.meshService.addNode('race');
     const write = (digest: string) =>
-      store.send({
+      deps.pushStore.send({
         node: 'race',
         revision: 1,
         previousRevision: undefined,
@@ -277,12 +260,12 @@ describe('the mesh model on DynamoDB (property, fewer runs)', () => {
           run += 1;
           const name = (i: number) => `pr${run}-${i}`;
           for (let i = 0; i < 3; i += 1) {
-            await deps.service.addNode(name(i));
-            await deps.service.assign(name(i), 'svc', 'kv');
-            await deps.service.assign(name(i), 'use', null);
+            await deps.meshService.addNode(name(i));
+            await deps.meshService.assign(name(i), 'svc', 'kv');
+            await deps.meshService.assign(name(i), 'use', null);
           }
           for (const [c, p, pushNow] of pairs) {
-            await deps.service
+            await deps.meshService
               .consume({ node: name(c), module: 'use' }, { node: name(p), module: 'svc' })
               .catch(() => undefined);
             if (pushNow) await deps.pushFlow.push({ node: name(c) });

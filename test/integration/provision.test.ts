@@ -22,8 +22,8 @@ describe('provisionResources', () => {
       }),
     );
 
-    const first = await provisionResources({ dynamodb, sqs }, names, 'us-east-1');
-    const second = await provisionResources({ dynamodb, sqs }, names, 'us-east-1');
+    const first = await provisionResources({ dynamodb, sqs }, names);
+    const second = await provisionResources({ dynamodb, sqs }, names);
 
     expect(second).toEqual(first);
     const { Attributes } = await sqs.send(

@@ -1,5 +1,5 @@
 import { inject } from 'vitest';
-import { useEndpoints } from '../../lib/runtime/emulators.ts';
+import { useEndpoints } from './endpoints.ts';
 
 // Before any test module builds an SDK client, point the SDK at the run's emulators.
 useEndpoints(inject('endpoints'));

@@ -1,5 +1,5 @@
-import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
 import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import type { NodeKeys } from '../../lib/host/keys.ts';
 
 /**
@@ -21,7 +21,8 @@ export class InMemoryNodeCredentials implements NodeCredentialReader {
 
   async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
     this.reads += 1;
-    if (this.unavailable) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    if (this.unavailable)
+      throw new StoreUnavailableError('reading node keys', { cause: new Error('connection refused') });
     const keys = this.keys.get(node);
     return {
       key:

@@ -1,20 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
+import { checkConfig, type MeshConfig } from '../../lib/config.ts';
 import { localResourceNames } from '../../lib/resources.ts';
 import { provisionResources } from '../../lib/runtime/provision.ts';
 
-/** Fresh tables and queues under a random prefix, so test files never see each other's items. */
-export async function provisionTestResources(label = 't'): Promise<MeshConfig> {
+/**
+ * Fresh tables and queues under a random prefix, so test files never see each other's items.
+ * The SDK finds the run's emulators through AWS_ENDPOINT_URL_* (test/support/integration.setup.ts).
+ */
+export async function provisionTestResources(
+  label = 't',
+  settings: Partial<Pick<MeshConfig, 'holdBoundSeconds'>> = {},
+): Promise<MeshConfig> {
   const region = process.env.AWS_REGION ?? 'us-east-1';
   const dynamodb = makeDynamoDBClient({ region });
   const sqs = makeSQSClient({ region });
   try {
-    return await provisionResources(
+    const resources = await provisionResources(
       { dynamodb, sqs },
       localResourceNames(`${label}-${randomBytes(4).toString('hex')}`),
-      region,
     );
+    return checkConfig({ region, ...resources, ...settings });
   } finally {
     dynamodb.destroy();
     sqs.destroy();

@@ -1,19 +1,19 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createControlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
+import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
-import { StoreUnavailableError } from '../../lib/core/control/errors.ts';
 import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
+import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
+import type { BuildStore } from '../../lib/core/control/ports.ts';
+import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import {
   InMemoryControlStore,
   InMemoryMesh,
   RecordingLog,
   RecordingSender,
   RecordingSettlement,
-} from '../../lib/core/control/in-memory.ts';
-import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
-import type { BuildStore } from '../../lib/core/control/ports.ts';
-import { MeshStoreUnavailableError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
+} from '../support/control-fakes.ts';
 
 const t0 = Date.parse('2026-09-22T10:00:00Z');
 const context = {} as Context;
@@ -41,7 +41,7 @@ function world(overrides: Partial<ConsumerDeps> = {}) {
     countLost: (type) => lost.push(type),
     ...overrides,
   };
-  const handler = createControlConsumerHandler(deps);
+  const handler = controlConsumerHandler({ consumer: deps });
   return {
     store,
     mesh,
@@ -488,7 +488,7 @@ describe('upgrades', () => {
     const w = world({
       moduleVersions: {
         setModuleVersion: async () => {
-          throw new MeshStoreUnavailableError('the inventory table could not be reached');
+          throw new StoreUnavailableError('the inventory table');
         },
       },
     });

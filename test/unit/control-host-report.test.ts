@@ -1,13 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createHostReportHandler } from '../../lib/api/handlers/host-report.ts';
-import { hostAuthentication } from '../../lib/api/host-auth.ts';
-import { StoreUnavailableError } from '../../lib/core/control/errors.ts';
-import { RecordingSender } from '../../lib/core/control/in-memory.ts';
+import { hostReportHandler } from '../../lib/api/handlers/host.ts';
 import type { ControlSender } from '../../lib/core/control/ports.ts';
 import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
+import { RecordingSender } from '../support/control-fakes.ts';
 import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
@@ -19,11 +18,7 @@ async function setup(sender: ControlSender = new RecordingSender()) {
   const credentials = new InMemoryNodeCredentials();
   const { keys } = await generateNodeKeys();
   credentials.enrol('alpha', keys);
-  const handler = createHostReportHandler({
-    sender,
-    authentication: hostAuthentication({ credentials, replayGuard, now: () => now }),
-    now: () => now,
-  });
+  const handler = hostReportHandler({ sender, credentials, replayGuard, now: () => now });
   const post = async (node: string, body: unknown, signed = true): Promise<APIGatewayProxyResult> => {
     const text = JSON.stringify(body);
     const path = `/hosts/${node}/reports`;

@@ -2,10 +2,12 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
-import { createTokenIssueHandler } from '../../lib/api/handlers/token-issue.ts';
-import { EnrolmentStoreUnavailableError, NodeUnknownError } from '../../lib/core/enrolment/errors.ts';
+import { tokenIssueHandler } from '../../lib/api/handlers/enrolment.ts';
+import { NodeUnknownError } from '../../lib/core/enrolment/errors.ts';
 import type { TokenRecord } from '../../lib/core/enrolment/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 
 /**
  * A real client whose transactions are cancelled with the given reasons before anything is
@@ -24,7 +26,7 @@ function cancellingStore(...codes: string[]) {
     },
     { step: 'initialize', name: 'cancelTransactions' },
   );
-  return new DynamoDBTokenStore({ client, tableName: 'inventory' });
+  return new DynamoDBTokenStore({ client: documentClient(client), tableName: 'inventory' });
 }
 
 const token: TokenRecord = {
@@ -41,12 +43,12 @@ describe('the token store when a transaction is cancelled', () => {
   it('makes a lost race or a throttle "the store could not be asked", for issue and spend', async () => {
     await expect(
       cancellingStore('None', 'TransactionConflict').issue(token, undefined),
-    ).rejects.toBeInstanceOf(EnrolmentStoreUnavailableError);
+    ).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(cancellingStore('TransactionConflict', 'None').spend(spend)).rejects.toBeInstanceOf(
-      EnrolmentStoreUnavailableError,
+      StoreUnavailableError,
     );
     await expect(cancellingStore('ThrottlingError', 'None').spend(spend)).rejects.toBeInstanceOf(
-      EnrolmentStoreUnavailableError,
+      StoreUnavailableError,
     );
   });
 
@@ -57,7 +59,7 @@ describe('the token store when a transaction is cancelled', () => {
   });
 
   it('answers the operator 503 try_again with Retry-After, not 500', async () => {
-    const handler = createTokenIssueHandler({ tokens: cancellingStore('None', 'TransactionConflict') });
+    const handler = tokenIssueHandler({ tokens: cancellingStore('None', 'TransactionConflict') });
 
     const answer = await handler(
       {

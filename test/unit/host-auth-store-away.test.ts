@@ -8,9 +8,9 @@ import {
 } from '../../lib/api/host-auth.ts';
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
-import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
 import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
 import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
 import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
@@ -21,7 +21,8 @@ class SwitchableReplayGuard implements ProofReplayGuard {
   away = false;
   readonly seen = new Set<string>();
   async rememberOnce(node: string, jti: string) {
-    if (this.away) throw new IdentityStoreUnavailableError({ cause: new Error('connection refused') });
+    if (this.away)
+      throw new StoreUnavailableError('the inventory table', { cause: new Error('connection refused') });
     if (this.seen.has(`${node}/${jti}`)) return false;
     this.seen.add(`${node}/${jti}`);
     return true;

@@ -1,7 +1,8 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createHostAuthorizer } from '../../lib/api/handlers/host-authorizer.ts';
-import { IdentityStoreUnavailableError } from '../../lib/core/host-identity/errors.ts';
+import { hostAuthorizerHandler } from '../../lib/api/handlers/host-authorizer.ts';
+import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
 import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
@@ -36,13 +37,15 @@ async function setup() {
   const { keys } = await generateNodeKeys();
   credentials.enrol('alpha', keys);
   const key = signingKeyOf('alpha', keys);
-  const authorize = createHostAuthorizer({ credentials, now });
+  // The wiring's credentials remember completed enrolments; so do these.
+  const remembered = new RememberedCredentials(credentials, { now: () => clock.ms });
+  const authorize = hostAuthorizerHandler({ credentials: remembered, now });
   const proofFor = (node: string) =>
     hostProof(key, { method: 'GET', url: `${api}/v1/hosts/${node}/declaration` }, { now });
   return { credentials, authorize, proofFor };
 }
 
-describe('createHostAuthorizer', () => {
+describe('hostAuthorizerHandler', () => {
   it('allows a node on its own route, scoped to the method, and names the node', async () => {
     const { authorize, proofFor } = await setup();
 
@@ -84,7 +87,7 @@ describe('createHostAuthorizer', () => {
     credentials.unavailable = true;
 
     await expect(authorize(authorizerEvent('alpha', await proofFor('alpha')))).rejects.toBeInstanceOf(
-      IdentityStoreUnavailableError,
+      StoreUnavailableError,
     );
   });
 
@@ -100,6 +103,6 @@ describe('createHostAuthorizer', () => {
 
     expect(whileAway.policyDocument.Statement[0]).toMatchObject({ Effect: 'Allow' });
     expect(credentials.reads).toBe(2);
-    await expect(later).rejects.toBeInstanceOf(IdentityStoreUnavailableError);
+    await expect(later).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 });

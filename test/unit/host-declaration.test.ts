@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { createHostDeclarationHandler } from '../../lib/api/handlers/host-declaration.ts';
+import { hostDeclarationHandler } from '../../lib/api/handlers/host.ts';
 import type { NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
 import type { Delivery, DeliveryReader } from '../../lib/core/ports.ts';
 import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
@@ -25,9 +25,10 @@ async function setup() {
     }),
   };
   const deliveries = new InMemoryDeliveries();
-  const handler = createHostDeclarationHandler({
+  const handler = hostDeclarationHandler({
     deliveries,
-    hostAuthentication: { credentials, replayGuard: { rememberOnce: async () => true } },
+    credentials,
+    replayGuard: { rememberOnce: async () => true },
   });
   const get = async (headers: Record<string, string> = {}): Promise<APIGatewayProxyResult> => {
     const path = '/hosts/alpha/declaration';

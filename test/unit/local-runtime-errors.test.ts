@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readConfig } from '../../lib/config.ts';
 import { assertJavaAvailable } from '../../lib/runtime/dynamodb-local.ts';
 import { JavaMissingError, PortInUseError } from '../../lib/runtime/errors.ts';
-import { assertPortFree } from '../../lib/runtime/ports.ts';
+import { assertPortFree } from '../../lib/runtime/tcp-ports.ts';
 
 describe('local runtime errors say what to do in one line', () => {
   const path = process.env.PATH;

@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compose, isBehind } from '../../lib/core/mesh/declaration.ts';
 import { MeshError } from '../../lib/core/mesh/errors.ts';
-import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 /**
  * Drives the flow's own steps the way push.asl.json sequences them (Begin, then FindBehind and
@@ -73,7 +73,7 @@ describe('the mesh model (property)', () => {
                 { node: s.node, module: s.module },
                 { node: s.providerNode, module: s.providerModule },
               );
-            } else if (s.kind === 'upgrade') await service.setModuleVersion(s.module, s.version);
+            } else if (s.kind === 'upgrade') await store.setModuleVersion(s.module, s.version);
           } catch (error) {
             // Refused input is part of the model; anything else is a defect.
             if (!(error instanceof MeshError)) throw error;

@@ -2,21 +2,23 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/push-flow.ts';
-import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
-import { createMeshPushHandler } from '../../lib/api/handlers/mesh-handlers.ts';
-import { MeshRaceError, MeshStoreUnavailableError } from '../../lib/core/mesh/errors.ts';
-import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
+import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
+import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
+import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
+import { Pusher } from '../../lib/core/mesh/push.ts';
+import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { SendWrite } from '../../lib/core/mesh/store.ts';
 import type { PushFlow } from '../../lib/core/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import {
   lambdaTransientErrors,
   pushTasks,
   readPushDefinition,
   storeUnavailableError,
 } from '../../lib/flow/push-definition.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 /** A memory store whose reads, listings or sends fail with what a real one would throw. */
 class FailingStore extends MemoryMeshStore {
@@ -27,7 +29,7 @@ class FailingStore extends MemoryMeshStore {
   override async readNode(node: string): Promise<NodeSnapshot | undefined> {
     if (this.readFailures > 0) {
       this.readFailures -= 1;
-      throw new MeshStoreUnavailableError('the inventory table could not be reached');
+      throw new StoreUnavailableError('the inventory table');
     }
     return super.readNode(node);
   }
@@ -35,7 +37,7 @@ class FailingStore extends MemoryMeshStore {
   override async listMarked(): Promise<string[]> {
     if (this.listFailures > 0) {
       this.listFailures -= 1;
-      throw new MeshStoreUnavailableError('the inventory table could not be reached');
+      throw new StoreUnavailableError('the inventory table');
     }
     return super.listMarked();
   }
@@ -53,14 +55,17 @@ async function mesh(nodes: readonly string[]) {
     await service.addNode(node);
     await service.assign(node, 'web', null);
   }
-  const flow = new LocalPushFlow({ tasks: pushTaskFunctions(store), retryIntervalMs: 0 });
+  const flow = new LocalPushFlow({
+    tasks: pushTaskFunctions(new Pusher({ store: store })),
+    retryIntervalMs: 0,
+  });
   return { store, flow };
 }
 
 type Answer = { statusCode: number; body: string; headers?: Record<string, string> };
 
 const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object) => {
-  const handler = createMeshPushHandler({ store, pushFlow });
+  const handler = meshPushHandler({ pushStore: store, pushFlow });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,
     {} as never,
@@ -114,7 +119,7 @@ describe('the push flow retries a store that is away for a moment', () => {
 
     const expected = [...lambdaTransientErrors, storeUnavailableError].sort();
     expect(retried).toEqual(Object.keys(pushTasks).map((task) => [task, expected]));
-    expect(new MeshStoreUnavailableError('x').name).toBe(storeUnavailableError);
+    expect(new StoreUnavailableError('x').name).toBe(storeUnavailableError);
   });
 });
 
@@ -190,7 +195,7 @@ describe('POST /push on the deployed flow (StartSyncExecution)', () => {
 
   it('maps a Task’s error by its name, keeping only its message', async () => {
     const answers = {
-      store: await answerTo(sfnAnswering(200, failed('MeshStoreUnavailableError', 'away'))),
+      store: await answerTo(sfnAnswering(200, failed('StoreUnavailableError', 'away'))),
       lambda: await answerTo(sfnAnswering(200, failed('Lambda.TooManyRequestsException', 'busy'))),
       contention: await answerTo(
         sfnAnswering(200, failed('PushContentionError', 'another push holds node a')),

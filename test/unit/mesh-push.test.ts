@@ -1,16 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { pushTaskFunctions } from '../../lib/adapters/stepfunctions/push-steps-runner.ts';
 import { canonicalJson } from '../../lib/core/mesh/canonical.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import { MemoryMeshStore } from '../../lib/core/mesh/memory-store.ts';
+import { Pusher } from '../../lib/core/mesh/push.ts';
+import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 function mesh() {
   const store = new MemoryMeshStore();
   const service = new MeshService({ store });
-  const flow = new LocalPushFlow({ tasks: pushTaskFunctions(store) });
+  const flow = new LocalPushFlow({ tasks: pushTaskFunctions(new Pusher({ store: store })) });
   const sent = (node: string) => JSON.parse(store.deliveries.get(node) ?? 'null') as Declaration | null;
   return { store, service, flow, sent };
 }
@@ -77,14 +78,14 @@ describe('push (ADR 83), through the real ASL', () => {
   });
 
   it('an upgrade makes its carriers behind, and push --behind flushes exactly them', async () => {
-    const { service, flow } = mesh();
+    const { service, flow, store } = mesh();
     for (const node of ['a', 'b', 'c']) await service.addNode(node);
     await service.assign('a', 'web', null);
     await service.assign('b', 'web', null);
     await service.assign('c', 'cron', null);
     await flow.push({ behind: true });
 
-    const { carriers } = await service.setModuleVersion('web', '2.0');
+    const { carriers } = await store.setModuleVersion('web', '2.0');
     const outcome = await flow.push({ behind: true });
 
     expect([...carriers].sort()).toEqual(['a', 'b']);
@@ -149,7 +150,7 @@ describe('upgrades', () => {
     const { service, store } = mesh();
     await service.addNode('n');
 
-    const upgrade = service.setModuleVersion('ghost', '1.0');
+    const upgrade = store.setModuleVersion('ghost', '1.0');
 
     await expect(upgrade).rejects.toBeInstanceOf(ModuleNotFoundError);
     expect(store.modules.has('ghost')).toBe(false);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute, type Route } from '../../lib/api/routes.ts';
+import { matchRoute } from '../../lib/api/routes.ts';
+import type { Route } from '../../lib/functions.ts';
 
 const table: Route[] = [
   { method: 'GET', path: '/nodes/{node}', handler: 'a', auth: 'operator' },

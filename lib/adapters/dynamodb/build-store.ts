@@ -1,9 +1,8 @@
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { StoreUnavailableError } from '../../core/control/errors.ts';
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BuildBody } from '../../core/control/messages.ts';
 import type { BuildStore, RecordedBuild } from '../../core/control/ports.ts';
-import { isTransientFault } from '../../core/faults.ts';
+import { askStore } from '../../core/unavailable.ts';
+import { allOld, conditionFailed, itemAbsent, queryAll } from './requests.ts';
 
 /**
  * Build results, in the inventory table, one item per build id, kept once:
@@ -17,18 +16,25 @@ import { isTransientFault } from '../../core/faults.ts';
  * which is the latest successful one (module names cannot hold `#`, ISO times sort).
  */
 export const succeededBuildsPartition = 'builds#succeeded';
-export const buildItemKey = (id: string) => ({ pk: `build#${id}`, sk: 'build' }) as const;
+export const buildItemKey = (id: string) => ({ pk: `build#${id}`, sk: 'build' });
 
-const buildNotKept = 'attribute_not_exists(pk)';
+const buildNotKept = itemAbsent;
 
-export function createBuildStore(client: DynamoDBClient, tableName: string): BuildStore {
-  const documents = DynamoDBDocumentClient.from(client);
-  return {
-    async recordBuild(build: BuildBody, recordedAt: string) {
-      try {
-        await documents.send(
+export class DynamoDBBuildStore implements BuildStore {
+  readonly #client: DynamoDBDocumentClient;
+  readonly #table: string;
+
+  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+  }
+
+  async recordBuild(build: BuildBody, recordedAt: string): Promise<'recorded' | 'repeat'> {
+    try {
+      await askStore('recording a build', () =>
+        this.#client.send(
           new PutCommand({
-            TableName: tableName,
+            TableName: this.#table,
             Item: {
               ...buildItemKey(build.id),
               ...build,
@@ -41,50 +47,37 @@ export function createBuildStore(client: DynamoDBClient, tableName: string): Bui
                 : {}),
             },
             ConditionExpression: buildNotKept,
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            ...allOld,
           }),
-        );
-        return 'recorded';
-      } catch (error) {
-        // The first result for a build id is the one kept; asking again is not a conflict.
-        if (error instanceof ConditionalCheckFailedException) return 'repeat';
-        if (isTransientFault(error)) throw new StoreUnavailableError('recording a build', { cause: error });
-        throw error;
-      }
-    },
+        ),
+      );
+      return 'recorded';
+    } catch (error) {
+      // The first result for a build id is the one kept; asking again is not a conflict.
+      if (conditionFailed(error)) return 'repeat';
+      throw error;
+    }
+  }
 
-    async latestSuccessfulBuilds() {
-      const latest = new Map<string, RecordedBuild>();
-      let startKey: Record<string, unknown> | undefined;
-      try {
-        do {
-          const page = await documents.send(
-            new QueryCommand({
-              TableName: tableName,
-              IndexName: 'gsi1',
-              KeyConditionExpression: 'gsi1pk = :succeeded',
-              ExpressionAttributeValues: { ':succeeded': succeededBuildsPartition },
-              ExclusiveStartKey: startKey,
-            }),
-          );
-          for (const item of page.Items ?? []) {
-            const build = item as RecordedBuild;
-            latest.set(build.module, {
-              id: build.id,
-              module: build.module,
-              version: build.version,
-              result: build.result,
-              finishedAt: build.finishedAt,
-              recordedAt: build.recordedAt,
-            });
-          }
-          startKey = page.LastEvaluatedKey;
-        } while (startKey);
-      } catch (error) {
-        if (isTransientFault(error)) throw new StoreUnavailableError('reading builds', { cause: error });
-        throw error;
-      }
-      return [...latest.values()];
-    },
-  };
+  async latestSuccessfulBuilds(): Promise<readonly RecordedBuild[]> {
+    const items = await queryAll(this.#client, 'reading builds', {
+      TableName: this.#table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :succeeded',
+      ExpressionAttributeValues: { ':succeeded': succeededBuildsPartition },
+    });
+    const latest = new Map<string, RecordedBuild>();
+    for (const item of items) {
+      const build = item as RecordedBuild;
+      latest.set(build.module, {
+        id: build.id,
+        module: build.module,
+        version: build.version,
+        result: build.result,
+        finishedAt: build.finishedAt,
+        recordedAt: build.recordedAt,
+      });
+    }
+    return [...latest.values()];
+  }
 }

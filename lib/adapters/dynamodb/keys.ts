@@ -1,19 +1,26 @@
 /**
- * Keys shared across areas in the inventory table. Every item about one node lives under the
+ * Keys shared across areas. In the inventory table every item about one node lives under the
  * partition `node#<name>`, so `mesh status` reads a node whole with one Query; each area owns
  * its own sort keys and documents them beside its adapter.
  *
  * | sort key     | owner      | what it holds |
  * |--------------|------------|---------------|
  * | `node`       | mesh       | the node exists: name, createdAt |
- * | `token`      | enrolment  | the node's one live token: id, secret hash, expiry, claim, spend |
- * | `enrolment`  | enrolment  | enrolledAt, key thumbprint (the node's keys are in the identity table) |
- * | `report`     | queue      | the latest report: sequence, state, revision, step, sentAt, heardAt |
- * | others       | mesh       | assignments, relations, provisions, sent, delivery (see the mesh store) |
+ * | `token`      | enrolment  | the node's one live token: id, secret hash, expiry, claim, spend (token-store.ts) |
+ * | `enrolment`  | enrolment  | enrolledAt, key thumbprint (token-store.ts; the keys are in the identity table) |
+ * | `report`     | control    | the latest report (report-store.ts) |
+ * | others       | mesh       | assignments, relations, provisions, marks, delivery (mesh-items.ts) |
+ *
+ * The identity table keeps one item per presented key under the same partition name, sort key
+ * `key#<thumbprint>` (node-key-store.ts).
  */
 export const nodePartition = (node: string) => `node#${node}`;
 
-export const nodeItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'node' }) as const;
-export const tokenItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'token' }) as const;
-export const enrolmentItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'enrolment' }) as const;
-export const reportItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'report' }) as const;
+export const nodeItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'node' });
+export const tokenItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'token' });
+export const enrolmentItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'enrolment' });
+export const reportItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'report' });
+export const identityKeyItemKey = (node: string, thumbprint: string) => ({
+  pk: nodePartition(node),
+  sk: `key#${thumbprint}`,
+});

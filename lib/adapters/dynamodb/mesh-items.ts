@@ -1,6 +1,7 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import type { Assignment, Provision, Relation } from '../../core/mesh/model.ts';
-import { nodePartition } from './keys.ts';
+import type { Assignment, Provision, Relation, Sent } from '../../core/mesh/model.ts';
+import type { Delivery } from '../../core/ports.ts';
+import { nodeItemKey, nodePartition } from './keys.ts';
+import type { Item, TransactItem } from './requests.ts';
 
 /**
  * The mesh's items in the inventory table, and how each is read.
@@ -13,7 +14,7 @@ import { nodePartition } from './keys.ts';
  * | `node#<n>`       | `consumes#<cm>#<pn>#<pm>`     | relation: consumerModule, providerNode, providerModule, kind | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create) | — |
- * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (see mesh-delivery-item.ts) | — |
+ * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of) | — |
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
  *
  * Access patterns: compose reads one node's partition whole (one strongly consistent Query);
@@ -21,108 +22,124 @@ import { nodePartition } from './keys.ts';
  * `carriers#<m>`. Marks are written in the same transaction as the change that causes them
  * and cleared by the send that answers them, only if no newer mark came in between.
  */
-export type Item = Record<string, AttributeValue>;
-
-export const S = (value: string): AttributeValue => ({ S: value });
-export const N = (value: number): AttributeValue => ({ N: String(value) });
-
-export const nodeKey = (node: string): Item => ({ pk: S(nodePartition(node)), sk: S('node') });
-export const markKey = (node: string): Item => ({ pk: S(nodePartition(node)), sk: S('mark') });
-export const assignmentKey = (node: string, module: string): Item => ({
-  pk: S(nodePartition(node)),
-  sk: S(`module#${module}`),
+export const nodeKey = nodeItemKey;
+export const markKey = (node: string) => ({ pk: nodePartition(node), sk: 'mark' });
+export const deliveryKey = (node: string) => ({ pk: nodePartition(node), sk: 'delivery' });
+export const assignmentKey = (node: string, module: string) => ({
+  pk: nodePartition(node),
+  sk: `module#${module}`,
 });
-export const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>): Item => ({
-  pk: S(nodePartition(node)),
-  sk: S(`consumes#${r.consumerModule}#${r.providerNode}#${r.providerModule}`),
+export const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
+  pk: nodePartition(node),
+  sk: `consumes#${r.consumerModule}#${r.providerNode}#${r.providerModule}`,
 });
-export const provisionKeyOf = (p: Provision): Item => ({
-  pk: S(nodePartition(p.consumerNode)),
-  sk: S(`provision#${p.consumerModule}#${p.providerNode}#${p.providerModule}`),
+export const provisionKeyOf = (p: Provision) => ({
+  pk: nodePartition(p.consumerNode),
+  sk: `provision#${p.consumerModule}#${p.providerNode}#${p.providerModule}`,
 });
-export const grantKeyOf = (p: Provision): Item => ({
-  pk: S(nodePartition(p.providerNode)),
-  sk: S(`grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`),
+export const grantKeyOf = (p: Provision) => ({
+  pk: nodePartition(p.providerNode),
+  sk: `grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`,
 });
-export const moduleKey = (module: string): Item => ({ pk: S(`module#${module}`), sk: S('module') });
+export const moduleKey = (module: string) => ({ pk: `module#${module}`, sk: 'module' });
 
 export const allNodesIndex = 'mesh#node';
 export const markedIndex = 'mesh#marked';
 export const carriersIndex = (module: string) => `carriers#${module}`;
 
-export function nodeItem(node: string, createdAt: string): Item {
-  return {
-    ...nodeKey(node),
-    node: S(node),
-    createdAt: S(createdAt),
-    gsi1pk: S(allNodesIndex),
-    gsi1sk: S(node),
-  };
-}
+export const nodeItem = (node: string, createdAt: string): Item => ({
+  ...nodeKey(node),
+  node,
+  createdAt,
+  gsi1pk: allNodesIndex,
+  gsi1sk: node,
+});
 
-export function assignmentItem(node: string, a: Assignment): Item {
-  return {
-    ...assignmentKey(node, a.module),
-    node: S(node),
-    module: S(a.module),
-    ...(a.version !== null ? { version: S(a.version) } : {}),
-    ...(a.provides !== null ? { provides: S(a.provides) } : {}),
-    gsi1pk: S(carriersIndex(a.module)),
-    gsi1sk: S(node),
-  };
-}
+export const assignmentItem = (node: string, a: Assignment): Item => ({
+  ...assignmentKey(node, a.module),
+  node,
+  module: a.module,
+  version: a.version ?? undefined,
+  provides: a.provides ?? undefined,
+  gsi1pk: carriersIndex(a.module),
+  gsi1sk: node,
+});
 
-export function relationItem(node: string, r: Relation): Item {
-  return {
-    ...relationKeyOf(node, r),
-    consumerModule: S(r.consumerModule),
-    providerNode: S(r.providerNode),
-    providerModule: S(r.providerModule),
-    kind: S(r.kind),
-  };
-}
+export const relationItem = (node: string, r: Relation): Item => ({ ...relationKeyOf(node, r), ...r });
 
-function provisionAttributes(p: Provision): Item {
-  return {
-    consumerNode: S(p.consumerNode),
-    consumerModule: S(p.consumerModule),
-    providerNode: S(p.providerNode),
-    providerModule: S(p.providerModule),
-    kind: S(p.kind),
-    resource: S(p.resource),
-    user: S(p.user),
-    secret: S(p.secret),
-    mintedAt: S(p.mintedAt),
-  };
-}
+const provisionAttributes = (p: Provision): Provision => ({
+  consumerNode: p.consumerNode,
+  consumerModule: p.consumerModule,
+  providerNode: p.providerNode,
+  providerModule: p.providerModule,
+  kind: p.kind,
+  resource: p.resource,
+  user: p.user,
+  secret: p.secret,
+  mintedAt: p.mintedAt,
+});
 
 export const provisionItem = (p: Provision): Item => ({ ...provisionKeyOf(p), ...provisionAttributes(p) });
 export const grantItem = (p: Provision): Item => ({ ...grantKeyOf(p), ...provisionAttributes(p) });
 
-const str = (item: Item, name: string) => item[name]?.S ?? '';
-const optional = (item: Item, name: string) => item[name]?.S ?? null;
+/** The stale mark as one transaction item: a counter, so a send clears only the mark it answered. */
+export function markUpdate(tableName: string, node: string, markedAt: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName,
+      Key: markKey(node),
+      UpdateExpression: 'ADD marks :one SET #node = :node, markedAt = :now, gsi1pk = :index, gsi1sk = :node',
+      ExpressionAttributeNames: { '#node': 'node' },
+      ExpressionAttributeValues: { ':one': 1, ':node': node, ':now': markedAt, ':index': markedIndex },
+    },
+  };
+}
+
+const text = (item: Item, name: string) => (typeof item[name] === 'string' ? (item[name] as string) : '');
+const optional = (item: Item, name: string) =>
+  typeof item[name] === 'string' ? (item[name] as string) : null;
 
 export const assignmentFrom = (item: Item): Assignment => ({
-  module: str(item, 'module'),
+  module: text(item, 'module'),
   version: optional(item, 'version'),
   provides: optional(item, 'provides'),
 });
 
 export const relationFrom = (item: Item): Relation => ({
-  consumerModule: str(item, 'consumerModule'),
-  providerNode: str(item, 'providerNode'),
-  providerModule: str(item, 'providerModule'),
-  kind: str(item, 'kind'),
+  consumerModule: text(item, 'consumerModule'),
+  providerNode: text(item, 'providerNode'),
+  providerModule: text(item, 'providerModule'),
+  kind: text(item, 'kind'),
 });
 
-export const provisionFrom = (item: Item): Provision => ({
-  consumerNode: str(item, 'consumerNode'),
-  consumerModule: str(item, 'consumerModule'),
-  providerNode: str(item, 'providerNode'),
-  providerModule: str(item, 'providerModule'),
-  kind: str(item, 'kind'),
-  resource: str(item, 'resource'),
-  user: str(item, 'user'),
-  secret: str(item, 'secret'),
-  mintedAt: str(item, 'mintedAt'),
+export const provisionFrom = (item: Item): Provision => provisionAttributes(item as Provision);
+
+/** A strong ETag that changes whenever the revision or the content does. */
+export const deliveryEtag = (digest: string, revision: number) => `"${revision}-${digest}"`;
+
+export const deliveryItem = (
+  delivery: Sent & { readonly node: string; readonly canonical: string },
+): Item => ({
+  ...deliveryKey(delivery.node),
+  node: delivery.node,
+  revision: delivery.revision,
+  digest: delivery.digest,
+  sentAt: delivery.sentAt,
+  declaration: delivery.canonical,
 });
+
+export const sentFrom = (item: Item): Sent => ({
+  revision: Number(item.revision ?? 0),
+  digest: text(item, 'digest'),
+  sentAt: text(item, 'sentAt'),
+});
+
+export function deliveryFrom(item: Item): Delivery {
+  const sent = sentFrom(item);
+  return {
+    node: text(item, 'node'),
+    ...sent,
+    etag: deliveryEtag(sent.digest, sent.revision),
+    declaration: JSON.parse(text(item, 'declaration') || 'null'),
+  };
+}

@@ -1,10 +1,10 @@
-import { ConditionalCheckFailedException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { StaleReportError, StoreUnavailableError } from '../../core/control/errors.ts';
+import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { StaleReportError } from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
 import type { ReportStore } from '../../core/control/ports.ts';
-import { isTransientFault } from '../../core/faults.ts';
+import { askStore } from '../../core/unavailable.ts';
 import { reportItemKey } from './keys.ts';
+import { allOld, conditionFailed, itemAbsent } from './requests.ts';
 
 /**
  * A node's latest report, in the inventory table:
@@ -18,29 +18,36 @@ import { reportItemKey } from './keys.ts';
  * but keeps the state and revision of the last real report, so status still shows what was
  * applied. appliedRevision/appliedAt are the last report whose state was `applied`.
  */
-const noReportYet = 'attribute_not_exists(pk)';
+const noReportYet = itemAbsent;
 const olderSequenceKept = '#sequence < :sequence';
 const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 
-export function createReportStore(client: DynamoDBClient, tableName: string): ReportStore {
-  const documents = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-  return {
-    async recordReport(report: ReportBody, heardAt: string) {
-      const heartbeat = report.state === 'heartbeat';
-      const sets = ['#sequence = :sequence', 'sentAt = :sentAt', 'heardAt = :heardAt'];
-      const removes: string[] = [];
-      if (heartbeat) {
-        sets.push('#state = if_not_exists(#state, :state)', 'revision = if_not_exists(revision, :revision)');
-      } else {
-        sets.push('#state = :state', 'revision = :revision');
-        if (report.step !== undefined) sets.push('step = :step');
-        else removes.push('step');
-        if (report.state === 'applied') sets.push('appliedRevision = :revision', 'appliedAt = :heardAt');
-      }
-      try {
-        await documents.send(
+export class DynamoDBReportStore implements ReportStore {
+  readonly #client: DynamoDBDocumentClient;
+  readonly #table: string;
+
+  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+  }
+
+  async recordReport(report: ReportBody, heardAt: string): Promise<void> {
+    const heartbeat = report.state === 'heartbeat';
+    const sets = ['#sequence = :sequence', 'sentAt = :sentAt', 'heardAt = :heardAt'];
+    const removes: string[] = [];
+    if (heartbeat) {
+      sets.push('#state = if_not_exists(#state, :state)', 'revision = if_not_exists(revision, :revision)');
+    } else {
+      sets.push('#state = :state', 'revision = :revision');
+      if (report.step !== undefined) sets.push('step = :step');
+      else removes.push('step');
+      if (report.state === 'applied') sets.push('appliedRevision = :revision', 'appliedAt = :heardAt');
+    }
+    try {
+      await askStore('recording a report', () =>
+        this.#client.send(
           new UpdateCommand({
-            TableName: tableName,
+            TableName: this.#table,
             Key: reportItemKey(report.node),
             UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
             ConditionExpression: newerWins,
@@ -53,17 +60,14 @@ export function createReportStore(client: DynamoDBClient, tableName: string): Re
               ':revision': report.revision,
               ...(!heartbeat && report.step !== undefined ? { ':step': report.step } : {}),
             },
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            ...allOld,
           }),
-        );
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) {
-          const recorded = Number(error.Item?.sequence?.N ?? Number.NaN);
-          throw new StaleReportError(report.node, report.sequence, recorded);
-        }
-        if (isTransientFault(error)) throw new StoreUnavailableError('recording a report', { cause: error });
-        throw error;
-      }
-    },
-  };
+        ),
+      );
+    } catch (error) {
+      const failed = conditionFailed(error);
+      if (!failed) throw error;
+      throw new StaleReportError(report.node, report.sequence, Number(failed.old?.sequence ?? Number.NaN));
+    }
+  }
 }

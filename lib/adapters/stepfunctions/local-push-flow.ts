@@ -1,5 +1,5 @@
 import { PushFlowFailedError } from '../../core/mesh/errors.ts';
-import { outcomeOf } from '../../core/mesh/push-steps.ts';
+import { outcomeOf, type PushTaskFunctions } from '../../core/mesh/push-steps.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
 import {
   localFunctionArn,
@@ -7,9 +7,6 @@ import {
   readPushDefinition,
   substitutePushDefinition,
 } from '../../flow/push-definition.ts';
-import type { PushTaskFunctions } from './push-steps-runner.ts';
-
-export { PushFlowFailedError } from '../../core/mesh/errors.ts';
 
 // Not a literal, so Lambda bundles leave the local interpreter out.
 const interpreter = 'aws-local-stepfunctions';

@@ -3,11 +3,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ConsumerDeps, startBatch } from '../../core/control/consumer.ts';
 import type { QueueRecord } from '../../core/control/ports.ts';
-
-export type ControlConsumerOptions = {
-  /** Called after each batch, e.g. to publish the Powertools metrics a lost message added. */
-  readonly afterBatch?: () => void;
-};
+import type { Parts } from '../../wiring.ts';
 
 /**
  * The control queue's consumer: Powertools' BatchProcessor with partial batch responses, and
@@ -16,7 +12,10 @@ export type ControlConsumerOptions = {
  * without letting us hide them as long as the held one, nor set a held one aside for a newer.
  * Subjects run side by side; records of one subject take turns in batch order.
  */
-export function createControlConsumerHandler(deps: ConsumerDeps, options: ControlConsumerOptions = {}) {
+export function controlConsumerHandler(
+  parts: { readonly consumer: ConsumerDeps } & Partial<Pick<Parts, 'lostMessages'>>,
+) {
+  const deps = parts.consumer;
   return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event, context) => {
     const records = new Map(event.Records.map((record) => [record.messageId, toQueueRecord(record)]));
     const batch = startBatch([...records.values()], deps);
@@ -30,7 +29,8 @@ export function createControlConsumerHandler(deps: ConsumerDeps, options: Contro
         { context, processInParallel: true, throwOnFullBatchFailure: false },
       );
     } finally {
-      options.afterBatch?.();
+      // What this batch let go is published once, after it.
+      await parts.lostMessages?.publish();
     }
   });
 }

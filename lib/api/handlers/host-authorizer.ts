@@ -1,19 +1,9 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { makeDynamoDBClient } from '../../adapters/aws-clients.ts';
-import { DynamoDBNodeCredentialReader } from '../../adapters/dynamodb/identity-credentials.ts';
-import type { MeshConfig } from '../../config.ts';
 import { HostIdentityError, WrongNodeError } from '../../core/host-identity/errors.ts';
-import type { NodeCredentialReader } from '../../core/host-identity/ports.ts';
 import { requestTarget } from '../../core/host-identity/proof.ts';
-import { RememberedCredentials } from '../../core/host-identity/remembered-credentials.ts';
 import { verifyHostProof } from '../../core/host-identity/verify.ts';
+import type { Parts } from '../../wiring.ts';
 import { queryPairs } from '../host-auth.ts';
-
-export type HostAuthorizerDeps = {
-  /** Where node keys and enrolments are read; the authorizer remembers what it read (below). */
-  readonly credentials: NodeCredentialReader;
-  readonly now?: () => Date;
-};
 
 /**
  * API Gateway's REQUEST authorizer for host routes: it turns away requests whose proof of
@@ -21,18 +11,19 @@ export type HostAuthorizerDeps = {
  * and the replay guard, which need the body and must be spent once: the handler's
  * hostAuthentication() middleware checks the whole proof again.
  *
- * It remembers completed enrolments' keys as the handlers do (RememberedCredentials, same
- * time), so a host whose key was read lately still gets through to its route while the store
- * is away; there its report reaches the queue, which holds it (see lib/api/host-auth.ts).
+ * Its credentials are the wiring's, which remember completed enrolments' keys as the handlers'
+ * do (RememberedCredentials), so a host whose key was read lately still gets through to its
+ * route while the store is away; there its report reaches the queue, which holds it (see
+ * lib/api/host-auth.ts).
  *
  * Answers: Allow (with the node in the context); "Unauthorized" (401) for a missing, bad or
  * stale proof; Deny (403) for a valid proof on another node's route. A store that cannot be
  * read for a key not remembered is rethrown; API Gateway answers a throwing authorizer with
  * AUTHORIZER_CONFIGURATION_ERROR, which lib/constructs/api.ts maps to 503 `try_again`.
  */
-export function createHostAuthorizer(deps: HostAuthorizerDeps) {
+export function hostAuthorizerHandler(deps: Pick<Parts, 'credentials'> & Partial<Pick<Parts, 'now'>>) {
   const now = deps.now ?? (() => new Date());
-  const credentials = new RememberedCredentials(deps.credentials, { now: () => now().getTime() });
+  const credentials = deps.credentials;
   return async function authorizeHost(
     event: APIGatewayRequestAuthorizerEvent,
   ): Promise<APIGatewayAuthorizerResult> {
@@ -52,17 +43,6 @@ export function createHostAuthorizer(deps: HostAuthorizerDeps) {
       if (error instanceof HostIdentityError) throw new Error('Unauthorized');
       throw error;
     }
-  };
-}
-
-/** The production reader: the identity and inventory tables named by the config. */
-export function hostAuthorizerDeps(config: MeshConfig): HostAuthorizerDeps {
-  return {
-    credentials: new DynamoDBNodeCredentialReader({
-      client: makeDynamoDBClient(config),
-      identityTable: config.identityTable,
-      inventoryTable: config.inventoryTable,
-    }),
   };
 }
 

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { NodeStatus } from '../../core/mesh/store.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
-import type { Delivery, PushOutcome } from '../../core/ports.ts';
+import type { Delivery, NodeStatus, PushOutcome } from '../../core/ports.ts';
 import { action } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Output } from '../output.ts';

@@ -1,7 +1,9 @@
+import { describeCause } from '../unavailable.ts';
 import { HeldBehindError, MessageHeldError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
-import { type ControlMessage, parseControlMessage, type ReportBody } from './messages.ts';
+import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
+import { planBatch } from './plan.ts';
 import type { DeadLetterKind, QueueRecord, QueueSettlement } from './ports.ts';
 import { type SettleDeps, settleMessage } from './settle.ts';
 
@@ -13,10 +15,6 @@ export type ConsumerDeps = SettleDeps & {
   /** Counts a message let go past the bound (a Powertools metric on AWS). */
   readonly countLost: (type: string) => void;
 };
-
-type Plan =
-  | { readonly ok: true; readonly message: ControlMessage; readonly setAsideBy?: string }
-  | { readonly ok: false; readonly reason: string; readonly type?: string; readonly subject?: string };
 
 type Letter = {
   readonly kind: DeadLetterKind;
@@ -66,13 +64,12 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     if (!plan.ok) {
       deps.log.warn(`malformed ${record.groupId}: ${plan.reason}`, { messageId: record.messageId });
       // A malformed message does not hold its group: nothing after it depends on it.
-      const letter = {
-        kind: 'malformed' as const,
+      return settleDead(record, undefined, {
+        kind: 'malformed',
         reason: plan.reason,
         type: plan.type,
         subject: plan.subject,
-      };
-      return settleDead(record, undefined, letter);
+      });
     }
     const { message } = plan;
     if (plan.setAsideBy) {
@@ -96,34 +93,22 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       case 'deadLetter':
         return settleDead(record, state, { kind: outcome.dead, reason: outcome.reason, ...about });
       case 'hold':
-        return settleHold(record, state, message, outcome.reason);
+        return settleUntaken(record, state, message, outcome.reason);
     }
   }
 
-  async function settleHold(record: QueueRecord, state: GroupState, message: ControlMessage, reason: string) {
-    const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
-    if (decision.kind === 'lost') {
-      const failure = await deadLetter(record, {
-        kind: 'lost',
-        reason,
-        type: message.type,
-        subject: message.subject,
+  /** The store could not take the message: held, or past the bound let go with a copy and a lost line. */
+  function settleUntaken(record: QueueRecord, state: GroupState, message: ControlMessage, reason: string) {
+    const what = `${message.type} ${message.subject}`;
+    return holdOrLetGo(record, state, { what, reason, level: 'info' }, async (heldSeconds) => {
+      const failure = await deadLetter(record, { kind: 'lost', reason, ...messageAbout(message) });
+      const notCopied = failure ? `; could not dead-letter it: ${describeCause(failure)}` : '';
+      deps.log.error(`lost ${what} after ${heldSeconds} s: ${reason}${notCopied}`, {
+        messageId: record.messageId,
       });
-      const notCopied = failure ? `; could not dead-letter it: ${describe(failure)}` : '';
-      deps.log.error(
-        `lost ${message.type} ${message.subject} after ${decision.heldSeconds} s: ${reason}${notCopied}`,
-        { messageId: record.messageId },
-      );
       deps.countLost(message.type);
       return failure ? `lost: ${reason}${notCopied}` : `dead-lettered (lost): ${reason}`;
-    }
-    state.held = { messageId: record.messageId, visibilitySeconds: decision.visibilitySeconds };
-    await holdQuietly(record, decision.visibilitySeconds);
-    deps.log.info(`held ${message.type} ${message.subject} for ${decision.visibilitySeconds} s: ${reason}`, {
-      messageId: record.messageId,
-      receiveCount: record.receiveCount,
     });
-    throw new MessageHeldError(`held ${message.subject}: ${reason}`);
   }
 
   /**
@@ -140,22 +125,34 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     const why = letter.reason.startsWith(`${letter.kind}:`)
       ? letter.reason
       : `${letter.kind}: ${letter.reason}`;
-    const notCopied = `could not dead-letter it (${why}): ${describe(failure)}`;
-    const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
-    if (decision.kind === 'lost') {
-      deps.log.error(`lost ${what} after ${decision.heldSeconds} s: ${notCopied}`, {
-        messageId: record.messageId,
-      });
+    const notCopied = `could not dead-letter it (${why}): ${describeCause(failure)}`;
+    return holdOrLetGo(record, state, { what, reason: notCopied, level: 'warn' }, async (heldSeconds) => {
+      deps.log.error(`lost ${what} after ${heldSeconds} s: ${notCopied}`, { messageId: record.messageId });
       deps.countLost(letter.type ?? 'unknown');
       return `lost: ${notCopied}`;
-    }
+    });
+  }
+
+  /**
+   * The one hold-or-let-go decision (lib/core/control/hold.ts): within the bound the message is
+   * hidden for its wait and goes back, its group behind it; past the bound `letGo` says what
+   * became of it and it is acknowledged.
+   */
+  async function holdOrLetGo(
+    record: QueueRecord,
+    state: GroupState | undefined,
+    held: { readonly what: string; readonly reason: string; readonly level: 'info' | 'warn' },
+    letGo: (heldSeconds: number) => Promise<string>,
+  ): Promise<string> {
+    const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
+    if (decision.kind === 'lost') return letGo(decision.heldSeconds);
     if (state) state.held = { messageId: record.messageId, visibilitySeconds: decision.visibilitySeconds };
     await holdQuietly(record, decision.visibilitySeconds);
-    deps.log.warn(`held ${what} for ${decision.visibilitySeconds} s: ${notCopied}`, {
+    deps.log[held.level](`held ${held.what} for ${decision.visibilitySeconds} s: ${held.reason}`, {
       messageId: record.messageId,
       receiveCount: record.receiveCount,
     });
-    throw new MessageHeldError(`${what}: the dead-letter queue did not take it`);
+    throw new MessageHeldError(`held ${held.what}: ${held.reason}`);
   }
 
   /** Resolves to undefined once the copy is on the dead-letter queue, or to why it is not. */
@@ -186,81 +183,4 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   return { handle };
 }
 
-function describe(error: unknown): string {
-  if (error instanceof Error)
-    return `${error.name}${error.message ? ` (${error.message.slice(0, 200)})` : ''}`;
-  return String(error);
-}
-
-/**
- * Reads every record once and marks what a newer message of the same subject in this batch
- * sets aside: an upgrade or catch-up followed by another of its subject, and a report that a
- * newer report of its node makes moot (see `coversReport`). Builds are each kept once anyway.
- */
-export function planBatch(records: readonly QueueRecord[]): Map<string, Plan> {
-  const plans = new Map<string, Plan>();
-  const newest = new Map<string, { messageId: string; index: number }>();
-  const reports: Array<{ messageId: string; index: number; body: ReportBody }> = [];
-  records.forEach((record, index) => {
-    const parsed = parseControlMessage(record.body);
-    if (!parsed.ok) {
-      plans.set(record.messageId, parsed);
-      return;
-    }
-    const { message } = parsed;
-    if (message.subject !== record.groupId) {
-      plans.set(record.messageId, {
-        ok: false,
-        reason: `schema: subject ${message.subject} is not the message group ${record.groupId}`,
-        type: message.type,
-        subject: message.subject,
-      });
-      return;
-    }
-    plans.set(record.messageId, { ok: true, message });
-    if (message.type === 'build') return;
-    if (message.type === 'report') {
-      reports.push({ messageId: record.messageId, index, body: message.body });
-      return;
-    }
-    newest.set(message.subject, { messageId: record.messageId, index });
-  });
-  for (const [messageId, plan] of plans) {
-    if (!plan.ok || plan.message.type === 'build') continue;
-    if (plan.message.type === 'report') {
-      const self = reports.find((report) => report.messageId === messageId);
-      const by = self && reports.find((other) => other !== self && coversReport(other, self));
-      if (by) plans.set(messageId, { ...plan, setAsideBy: `report ${by.body.sequence} (${by.body.state})` });
-      continue;
-    }
-    const last = newest.get(plan.message.subject);
-    if (last && last.messageId !== messageId) {
-      plans.set(messageId, { ...plan, setAsideBy: `message ${last.messageId}` });
-    }
-  }
-  return plans;
-}
-
-/**
- * What a report writes besides sequence and times: a heartbeat nothing (it keeps the state),
- * applying and failed the state and revision, applied those and the applied revision too.
- */
-const reportWeight = { heartbeat: 0, applying: 1, failed: 1, applied: 2 } as const;
-
-type BatchReport = { readonly index: number; readonly body: ReportBody };
-
-/**
- * Whether `newer` makes `older` moot: it is of the same node, later in the host's sequence (or
- * the same sequence, and first in the batch or weightier), and it writes everything `older`
- * would. So a heartbeat never sets aside an applied report (the store keeps the state a
- * heartbeat does not carry), and an applying report never sets aside an applied one (only an
- * applied report moves the applied revision).
- */
-export function coversReport(newer: BatchReport, older: BatchReport): boolean {
-  if (newer.body.node !== older.body.node) return false;
-  const newerWeight = reportWeight[newer.body.state];
-  const olderWeight = reportWeight[older.body.state];
-  if (newerWeight < olderWeight) return false;
-  if (newer.body.sequence !== older.body.sequence) return newer.body.sequence > older.body.sequence;
-  return newerWeight > olderWeight || newer.index < older.index;
-}
+const messageAbout = (message: ControlMessage) => ({ type: message.type, subject: message.subject });

@@ -1,28 +1,12 @@
+import { describeCause } from '../unavailable.ts';
+
 /**
  * The control area's one error tree. Whatever goes wrong while a message is settled ends up as
- * one of these, and lib/core/control/outcome.ts turns each into a queue outcome (acknowledge,
- * hold, dead-letter) in one place.
+ * one of these (or the core's StoreUnavailableError), and lib/core/control/outcome.ts turns each
+ * into a queue outcome (acknowledge, hold, dead-letter) in one place.
  */
 export class ControlError extends Error {
   override name = 'ControlError';
-}
-
-/** The body cannot be a control message; it goes to the dead-letter queue at once. */
-export class MalformedMessageError extends ControlError {
-  override name = 'MalformedMessageError';
-  readonly reason: string;
-  constructor(reason: string) {
-    super(`malformed: ${reason}`);
-    this.reason = reason;
-  }
-}
-
-/** The store (or the queue we write to) could not take the work just now: the message is held. */
-export class StoreUnavailableError extends ControlError {
-  override name = 'StoreUnavailableError';
-  constructor(what: string, options: { cause?: unknown } = {}) {
-    super(`${what}: ${describeCause(options.cause)}`, options);
-  }
 }
 
 /** A report older than (or the same as) the one recorded: the node has moved on. */
@@ -49,12 +33,6 @@ export class PushFailedError extends ControlError {
   constructor(module: string, options: { cause?: unknown } = {}) {
     super(`push after upgrading ${module} failed: ${describeCause(options.cause)}`, options);
   }
-}
-
-function describeCause(cause: unknown): string {
-  if (cause instanceof Error)
-    return `${cause.name}${cause.message ? ` (${cause.message.slice(0, 200)})` : ''}`;
-  return String(cause ?? 'unknown');
 }
 
 /** The push flow did not answer in time. */

@@ -3,7 +3,7 @@ import type { BuildBody, ControlMessage, ReportBody } from './messages.ts';
 /**
  * What the control core needs from the world. Adapters (lib/adapters/dynamodb/report-store.ts,
  * build-store.ts, lib/adapters/sqs/*) implement these; tests use typed in-memory ones.
- * The mesh's ModuleVersions and PushFlow come from lib/core/ports.ts.
+ * The mesh's ModuleVersions and PushFlow, and the Log, come from lib/core/ports.ts.
  */
 
 /** A node's kept report: a heartbeat moves only sequence and times; the applied revision is the last `applied`. */
@@ -71,9 +71,3 @@ export interface QueueSettlement {
     },
   ): Promise<void>;
 }
-
-export type ControlLog = {
-  info(message: string, extra?: Record<string, unknown>): void;
-  warn(message: string, extra?: Record<string, unknown>): void;
-  error(message: string, extra?: Record<string, unknown>): void;
-};

@@ -1,7 +1,8 @@
 import { isTransientFault } from '../faults.ts';
-import { MeshError, MeshRaceError, MeshStoreUnavailableError, ModuleNotFoundError } from '../mesh/errors.ts';
-import type { ModuleVersions, PushFlow } from '../ports.ts';
-import { MessageRejectedError, PushFailedError, PushTimeoutError, StoreUnavailableError } from './errors.ts';
+import { MeshError, MeshRaceError } from '../mesh/errors.ts';
+import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
+import { MessageRejectedError, PushFailedError, PushTimeoutError } from './errors.ts';
 import {
   type BuildMessage,
   type CatchUpMessage,
@@ -10,7 +11,7 @@ import {
   type ReportMessage,
   type UpgradeMessage,
 } from './messages.ts';
-import type { BuildStore, ControlLog, ControlSender, ReportStore } from './ports.ts';
+import type { BuildStore, ControlSender, ReportStore } from './ports.ts';
 
 export type SettleDeps = {
   readonly reports: ReportStore;
@@ -18,7 +19,7 @@ export type SettleDeps = {
   readonly moduleVersions: ModuleVersions;
   readonly pushFlow: PushFlow;
   readonly sender: ControlSender;
-  readonly log: ControlLog;
+  readonly log: Log;
   readonly now: () => Date;
   /** A push that has not answered by then is treated as timed out: logged, not held. */
   readonly pushTimeoutMs: number;
@@ -69,7 +70,7 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
       throw new StoreUnavailableError(`setting ${module} to ${version}`, { cause: error });
     // An unknown module (or another refusal of the mesh's own) is refused the same way every
     // time: to the dead-letter queue at once. What nobody foresaw is held, under the bound.
-    if (error instanceof ModuleNotFoundError || error instanceof MeshError)
+    if (error instanceof MeshError)
       throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
     throw error;
   }
@@ -86,14 +87,9 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
   }
 }
 
-/** The mesh's own "not now" errors count as the store failing: a race lost is tried again too. */
+/** A race lost counts as the store failing: it is tried again too. */
 function storeCouldNotTakeIt(error: unknown): boolean {
-  return (
-    error instanceof StoreUnavailableError ||
-    error instanceof MeshStoreUnavailableError ||
-    error instanceof MeshRaceError ||
-    isTransientFault(error)
-  );
+  return error instanceof StoreUnavailableError || error instanceof MeshRaceError || isTransientFault(error);
 }
 
 async function settleCatchUp(_message: CatchUpMessage, messageId: string, deps: SettleDeps) {

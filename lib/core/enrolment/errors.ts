@@ -1,6 +1,6 @@
 import type { TokenRecord } from './ports.ts';
 
-/** The enrolment area's errors; the HTTP edge (lib/api/handlers/enrol-problems.ts) maps them. */
+/** The enrolment area's errors; lib/api/problems/enrolment.ts maps them to HTTP answers. */
 export class EnrolmentError extends Error {
   override name = 'EnrolmentError';
 }
@@ -72,13 +72,5 @@ export class TokenIssueConflictError extends EnrolmentError {
       `another token for ${node} was issued at the same time; issue again if you need a new one`,
       options,
     );
-  }
-}
-
-/** The inventory or identity table could not be asked; nothing was lost, try again. */
-export class EnrolmentStoreUnavailableError extends EnrolmentError {
-  override name = 'EnrolmentStoreUnavailableError';
-  constructor(options: { cause?: unknown } = {}) {
-    super('the enrolment store could not be asked', options);
   }
 }

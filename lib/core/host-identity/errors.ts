@@ -54,11 +54,3 @@ export class WrongNodeError extends HostIdentityError {
     this.target = target;
   }
 }
-
-/** The identity or inventory table could not be asked: the host should try again shortly. */
-export class IdentityStoreUnavailableError extends Error {
-  override name = 'IdentityStoreUnavailableError';
-  constructor(options: { cause?: unknown }) {
-    super('the identity store could not be asked', options);
-  }
-}

@@ -106,11 +106,6 @@ export class ModuleNotFoundError extends MeshError {
   }
 }
 
-/** The store could not be reached; a "try again", never a lost write. */
-export class MeshStoreUnavailableError extends MeshError {
-  override name = 'MeshStoreUnavailableError';
-}
-
 /**
  * The push flow ended without an answer. `error` is the name of what failed (a Task's error
  * name, e.g. `NodeNotFoundError`, or a Step Functions one such as `States.Timeout`): the flow

@@ -1,8 +1,8 @@
 import * as z from 'zod';
+import { mapLimit } from '../map-limit.ts';
 import { nodeName } from '../names.ts';
 import type { PushOutcome } from '../ports.ts';
 import type { Pusher } from './push.ts';
-import { mapLimit } from './service.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
@@ -115,3 +115,14 @@ export const pushOutcomeSchema = z.object({
 });
 
 export const outcomeOf = (output: unknown): PushOutcome => pushOutcomeSchema.parse(output);
+
+/** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
+export function pushTaskFunctions(pusher: Pusher) {
+  return {
+    Begin: (input: unknown) => beginPush(pusher, input),
+    FindBehind: (input: unknown) => findBehind(pusher, input),
+    Send: (input: unknown) => sendBatch(pusher, input),
+  } as const;
+}
+
+export type PushTaskFunctions = ReturnType<typeof pushTaskFunctions>;

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { mapLimit } from '../map-limit.ts';
 import { compose, isBehind, type MintDetails } from './declaration.ts';
 import { MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
-import { mapLimit } from './service.ts';
-import type { MeshStore } from './store.ts';
+import type { PushStore } from './store.ts';
 
 /** One node's send: its revision now, whether this call sent it, and the other nodes its mints marked. */
 export type NodeSend = {
@@ -19,10 +19,10 @@ const attempts = 5;
  * so the cost of a push follows the nodes it touches, never the size of the mesh.
  */
 export class Pusher {
-  readonly #store: MeshStore;
+  readonly #store: PushStore;
   readonly #mint: MintDetails;
 
-  constructor(options: { readonly store: MeshStore; readonly mint?: Partial<MintDetails> }) {
+  constructor(options: { readonly store: PushStore; readonly mint?: Partial<MintDetails> }) {
     this.#store = options.store;
     this.#mint = {
       secret: options.mint?.secret ?? (() => randomBytes(24).toString('base64url')),

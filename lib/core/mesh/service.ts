@@ -1,16 +1,16 @@
 import { ProviderKindConflictError, SelfConsumptionError } from './errors.ts';
 import type { Relation } from './model.ts';
-import type { MeshStore, NodeStatus } from './store.ts';
+import type { MeshChangeStore } from './store.ts';
 
 export type Clock = () => string;
 const isoNow: Clock = () => new Date().toISOString();
 
 /** The operator's changes to the mesh. Each marks the nodes whose declarations it changes. */
 export class MeshService {
-  readonly #store: MeshStore;
+  readonly #store: MeshChangeStore;
   readonly #now: Clock;
 
-  constructor(options: { readonly store: MeshStore; readonly now?: Clock }) {
+  constructor(options: { readonly store: MeshChangeStore; readonly now?: Clock }) {
     this.#store = options.store;
     this.#now = options.now ?? isoNow;
   }
@@ -49,33 +49,4 @@ export class MeshService {
     };
     await this.#store.consume(consumer.node, relation);
   }
-
-  setModuleVersion(module: string, version: string) {
-    return this.#store.setModuleVersion(module, version);
-  }
-
-  async status(): Promise<NodeStatus[]> {
-    const nodes = await this.#store.listNodes();
-    const statuses = await mapLimit(nodes, 16, (node) => this.#store.readStatus(node));
-    return statuses.filter((status): status is NodeStatus => status !== undefined);
-  }
-}
-
-/** Runs `fn` over items with at most `limit` in flight, keeping order. */
-export async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next;
-      next += 1;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -1,11 +1,12 @@
 import type { Assignment, NodeSnapshot, Provision, Relation } from './model.ts';
 
 /**
- * What the mesh core needs from its store. Every write that can change some node's declaration
- * marks that node possibly behind in the same atomic write, and every write that can race is
- * conditional: a lost race is a MeshRaceError (or a named domain error), never a silent overwrite.
+ * What the operator's changes need from the store (lib/core/mesh/service.ts). Every write that
+ * can change some node's declaration marks that node possibly behind in the same atomic write,
+ * and every write that can race is conditional: a lost race is a MeshRaceError (or a named
+ * domain error), never a silent overwrite.
  */
-export interface MeshStore {
+export interface MeshChangeStore {
   /** Creates the node, marked (it was never sent); NodeExistsError when it exists. */
   addNode(node: string, createdAt: string): Promise<void>;
 
@@ -26,14 +27,10 @@ export interface MeshStore {
    * ModuleNotAssignedError, NotAProviderError, DuplicateRelationError.
    */
   consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void>;
+}
 
-  /**
-   * Sets a known module's version (`moduleKnown`: some node was assigned it, else
-   * ModuleNotFoundError and nothing written), then the version on every carrier's assignment
-   * with its stale mark (one transaction per carrier). Returns the carriers.
-   */
-  setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }>;
-
+/** What compose-and-send needs from the store (lib/core/mesh/push.ts). */
+export interface PushStore {
   /** The node's partition, read whole; undefined when the node does not exist. */
   readNode(node: string): Promise<NodeSnapshot | undefined>;
 
@@ -51,11 +48,8 @@ export interface MeshStore {
   /** Every node currently marked possibly behind. */
   listMarked(): Promise<string[]>;
 
-  /** Every node of the mesh, for the full audit and status. */
+  /** Every node of the mesh, for the full audit. */
   listNodes(): Promise<string[]>;
-
-  /** What status shows of one node (its partition, read whole). */
-  readStatus(node: string): Promise<NodeStatus | undefined>;
 }
 
 export type ModuleRecord = {
@@ -75,20 +69,4 @@ export type SendWrite = {
   readonly mints: readonly Provision[];
   /** The node's own mark as read; cleared with the send only if unchanged. */
   readonly mark: number | undefined;
-};
-
-export type NodeStatus = {
-  readonly node: string;
-  readonly enrolled: boolean;
-  readonly enrolledAt: string | null;
-  readonly sentRevision: number | null;
-  readonly sentAt: string | null;
-  /** The last revision the host reported applied, kept while a newer one is applying or failed. */
-  readonly appliedRevision: number | null;
-  readonly appliedAt: string | null;
-  /** The host's last reported state (`applied`, `applying`, `failed`, …), as reported. */
-  readonly reportState: string | null;
-  /** Marked possibly behind: something that feeds its declaration changed since it was last sent. */
-  readonly behind: boolean;
-  readonly lastHeard: string | null;
 };

@@ -1,13 +1,13 @@
-import { type ApiAnswer, ApiUnreachableError, type MeshApi, problemError } from '../../cli/api-client.ts';
+import { type ApiAnswer, type ApiClient, ApiUnreachableError, problemError } from '../../cli/api-client.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
-/** The control plane over HTTPS, every request signed by the node's key (the MeshApi's signer). */
+/** The control plane over HTTPS, every request signed by the node's key (the ApiClient's signer). */
 export class HttpControlPlane implements ControlPlane {
-  private readonly api: MeshApi;
+  private readonly api: ApiClient;
   private readonly node: string;
 
-  constructor(api: MeshApi, node: string) {
+  constructor(api: ApiClient, node: string) {
     this.api = api;
     this.node = node;
   }

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import { MeshApi } from '../../cli/api-client.ts';
+import { ApiClient } from '../../cli/api-client.ts';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
@@ -56,7 +56,10 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const node = enrolment.node;
   const apiUrl = options.api ?? enrolment.api;
   const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
-  const api = new MeshApi(apiUrl, { signer: hostRequestSigner(signingKeyOf(node, keys)), timeoutMs: 15_000 });
+  const api = new ApiClient(apiUrl, {
+    signer: hostRequestSigner(signingKeyOf(node, keys)),
+    timeoutMs: 15_000,
+  });
 
   const controller = new AbortController();
   const stop = (signal: string) => {

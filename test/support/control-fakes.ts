@@ -1,9 +1,7 @@
-import type { ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
-import { StaleReportError, StoreUnavailableError } from './errors.ts';
-import type { BuildBody, ReportBody } from './messages.ts';
+import { StaleReportError } from '../../lib/core/control/errors.ts';
+import type { BuildBody, ReportBody } from '../../lib/core/control/messages.ts';
 import type {
   BuildStore,
-  ControlLog,
   ControlSender,
   DeadLetterKind,
   Outgoing,
@@ -11,7 +9,9 @@ import type {
   QueueSettlement,
   RecordedBuild,
   RecordedReport,
-} from './ports.ts';
+} from '../../lib/core/control/ports.ts';
+import type { Log, ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 
 /**
  * Typed in-memory implementations of the control ports, for tests about the control logic.
@@ -139,7 +139,7 @@ export class RecordingSettlement implements QueueSettlement {
   }
 }
 
-export class RecordingLog implements ControlLog {
+export class RecordingLog implements Log {
   readonly lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }> = [];
   info(message: string) {
     this.lines.push({ level: 'info', message });

@@ -2,7 +2,6 @@ import {
   AlreadyAssignedError,
   DuplicateRelationError,
   MeshRaceError,
-  MeshStoreUnavailableError,
   ModuleNotAssignedError,
   NodeExistsError,
   NodeNotFoundError,
@@ -13,11 +12,11 @@ import {
   PushFlowUnavailableError,
   SelfConsumptionError,
 } from '../../core/mesh/errors.ts';
-import { transientTaskErrors } from '../../flow/push-definition.ts';
+import { storeUnavailableError, transientTaskErrors } from '../../flow/push-definition.ts';
 import { Problem, tryAgainProblem } from '../problem.ts';
 
 /** The mesh area's one mapping from domain errors to HTTP answers. */
-export function mapMeshError(error: unknown): Problem | undefined {
+export function meshProblem(error: unknown): Problem | undefined {
   if (error instanceof PushFlowFailedError) return mapFlowFailure(error);
   const problem = (status: number, code: string) =>
     new Problem(status, code, (error as Error).message, { cause: error });
@@ -31,7 +30,6 @@ export function mapMeshError(error: unknown): Problem | undefined {
   if (error instanceof SelfConsumptionError) return problem(422, 'self_consumption');
   // Contention is "not now", not "no": nothing was half-done and the same request can succeed.
   if (error instanceof MeshRaceError || error instanceof PushContentionError) return contention(error);
-  if (error instanceof MeshStoreUnavailableError) return storeAway(error);
   if (error instanceof PushFlowUnavailableError) {
     return tryAgainProblem('the push flow could not be started', { cause: error });
   }
@@ -39,7 +37,6 @@ export function mapMeshError(error: unknown): Problem | undefined {
 }
 
 const contention = (error: Error) => tryAgainProblem(error.message, { retryAfterSeconds: 1, cause: error });
-const storeAway = (error: Error) => tryAgainProblem('the mesh store could not be reached', { cause: error });
 
 /**
  * A flow's failure arrives as the name of what a Task threw (its class does not cross Step
@@ -52,8 +49,8 @@ function mapFlowFailure(error: PushFlowFailedError): Problem | undefined {
     case 'PushContentionError':
     case 'MeshRaceError':
       return contention(error);
-    case 'MeshStoreUnavailableError':
-      return storeAway(error);
+    case storeUnavailableError:
+      return tryAgainProblem('the control plane cannot reach its store now', { cause: error });
     default:
       return transientTaskErrors.includes(error.error)
         ? tryAgainProblem('the push flow could not run its steps', { cause: error })

@@ -1,20 +1,12 @@
 import {
-  SFNClient,
+  type SFNClient,
   StartSyncExecutionCommand,
   type StartSyncExecutionCommandOutput,
 } from '@aws-sdk/client-sfn';
-import type { MeshConfig } from '../../config.ts';
 import { isTransientFault } from '../../core/faults.ts';
 import { PushFlowFailedError, PushFlowUnavailableError } from '../../core/mesh/errors.ts';
 import { outcomeOf } from '../../core/mesh/push-steps.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
-import { makeDynamoDBClient } from '../aws-clients.ts';
-import { DynamoDBMeshStore } from '../dynamodb/mesh-store.ts';
-import { LocalPushFlow } from './local-push-flow.ts';
-import { pushTaskFunctions } from './push-steps-runner.ts';
-
-export { PushFlowFailedError } from '../../core/mesh/errors.ts';
-export { LocalPushFlow } from './local-push-flow.ts';
 
 /** Push on the deployed Step Functions Express state machine, waiting for its answer. */
 export class StepFunctionsPushFlow implements PushFlow {
@@ -68,19 +60,4 @@ function taskMessage(cause: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Step Functions when the stack gave us a state machine; otherwise the same ASL in-process. */
-export function makePushFlow(config: MeshConfig): PushFlow {
-  if (config.pushFlowArn) {
-    return new StepFunctionsPushFlow({
-      client: new SFNClient({ region: config.region }),
-      stateMachineArn: config.pushFlowArn,
-    });
-  }
-  const store = new DynamoDBMeshStore({
-    client: makeDynamoDBClient(config),
-    tableName: config.inventoryTable,
-  });
-  return new LocalPushFlow({ tasks: pushTaskFunctions(store) });
 }

@@ -7,9 +7,16 @@ import {
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
-} from './errors.ts';
-import { type Assignment, type NodeSnapshot, type Provision, type Relation, relationKey } from './model.ts';
-import type { MeshStore, ModuleRecord, NodeStatus, SendWrite } from './store.ts';
+} from '../../lib/core/mesh/errors.ts';
+import {
+  type Assignment,
+  type NodeSnapshot,
+  type Provision,
+  type Relation,
+  relationKey,
+} from '../../lib/core/mesh/model.ts';
+import type { MeshChangeStore, ModuleRecord, PushStore, SendWrite } from '../../lib/core/mesh/store.ts';
+import type { ModuleVersions, NodeStatus, StatusReader } from '../../lib/core/ports.ts';
 
 type NodeState = {
   assignments: Map<string, Assignment>;
@@ -21,11 +28,11 @@ type NodeState = {
 };
 
 /**
- * The mesh store in memory, with the same conditions as the DynamoDB one: for unit and
- * property tests of the core, and nothing else. Each method checks every condition before it
- * changes anything, as a transaction would.
+ * The mesh store, module versions and status in memory, with the same conditions as the
+ * DynamoDB adapters: for unit and property tests of the core. Each method checks every
+ * condition before it changes anything, as a transaction would.
  */
-export class MemoryMeshStore implements MeshStore {
+export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersions, StatusReader {
   readonly nodes = new Map<string, NodeState>();
   readonly modules = new Map<string, ModuleRecord>();
   /** Requests a DynamoDB store would make, for tests that reason about cost. */
@@ -170,10 +177,13 @@ export class MemoryMeshStore implements MeshStore {
     return [...this.nodes.keys()];
   }
 
-  async readStatus(node: string): Promise<NodeStatus | undefined> {
-    this.requests += 1;
-    const state = this.nodes.get(node);
-    if (!state) return undefined;
+  async status(): Promise<NodeStatus[]> {
+    this.requests += 1 + this.nodes.size;
+    return [...this.nodes.keys()].map((node) => this.#statusOf(node));
+  }
+
+  #statusOf(node: string): NodeStatus {
+    const state = this.nodes.get(node) as NodeState;
     return {
       node,
       enrolled: false,

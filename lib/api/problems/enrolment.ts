@@ -1,5 +1,4 @@
 import {
-  EnrolmentStoreUnavailableError,
   NodeUnknownError,
   NoTokenError,
   TokenAlreadySpentError,
@@ -7,15 +6,12 @@ import {
   TokenIssueConflictError,
   TokenRefusedError,
 } from '../../core/enrolment/errors.ts';
-import { Problem, tryAgainProblem } from '../problem.ts';
-
-/** Seconds a host is told to wait when the store could not be asked. */
-export const storeRetryAfterSeconds = 2;
+import { Problem } from '../problem.ts';
 
 /**
- * The one mapping of enrolment errors to HTTP answers (see the README's enrolment section):
+ * The one mapping of enrolment errors to HTTP answers (docs/http-api.md):
  * - "try again", with Retry-After: `token_held` 409 (lease left; a normal race, not a fault, so
- *   not logged as one), `try_again` 503 (store unreachable)
+ *   not logged as one); a store that cannot be asked is the edge's own `try_again` 503
  * - refusals: `token_unknown` 404, `token_expired` 410, `token_revoked` 410, `token_spent` 403
  * - operator: `node_unknown` 404, `no_token` 404, `token_spent` 409, `token_conflict` 409
  */
@@ -27,7 +23,6 @@ export function enrolmentProblem(error: unknown): Problem | undefined {
       details: { retryAfterSeconds: error.retryAfterSeconds },
     });
   }
-  if (error instanceof EnrolmentStoreUnavailableError) return storeUnavailable(error);
   if (error instanceof TokenRefusedError) {
     const status = { unknown: 404, expired: 410, revoked: 410, spent: 403 }[error.reason];
     return new Problem(status, `token_${error.reason}`, error.message, { cause: error });
@@ -40,11 +35,4 @@ export function enrolmentProblem(error: unknown): Problem | undefined {
   if (error instanceof TokenIssueConflictError)
     return new Problem(409, 'token_conflict', error.message, { cause: error });
   return undefined;
-}
-
-export function storeUnavailable(cause: unknown): Problem {
-  return tryAgainProblem('the control plane cannot reach its store now', {
-    cause,
-    retryAfterSeconds: storeRetryAfterSeconds,
-  });
 }

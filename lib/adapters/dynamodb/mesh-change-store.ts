@@ -1,0 +1,190 @@
+import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AlreadyAssignedError,
+  DuplicateRelationError,
+  MeshRaceError,
+  ModuleNotAssignedError,
+  NodeExistsError,
+  NodeNotFoundError,
+  NotAProviderError,
+} from '../../core/mesh/errors.ts';
+import type { Assignment, Relation } from '../../core/mesh/model.ts';
+import type { MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
+import { askStore } from '../../core/unavailable.ts';
+import {
+  assignmentFrom,
+  assignmentItem,
+  assignmentKey,
+  markUpdate,
+  moduleKey,
+  nodeItem,
+  nodeKey,
+  relationItem,
+} from './mesh-items.ts';
+import { itemAbsent, itemPresent, type TransactItem, transact } from './requests.ts';
+
+// The named parts of every condition, so a refusal says which rule held it back.
+const nodeExists = itemPresent;
+const nodeIsNew = itemAbsent;
+const notYetAssigned = itemAbsent;
+const moduleUnrecorded = itemAbsent;
+const versionUnset = 'attribute_not_exists(version)';
+const versionIs = 'version = :version';
+const providesUnset = 'attribute_not_exists(provides)';
+const providesIs = 'provides = :provides';
+const moduleAssigned = itemPresent;
+const moduleIsProvider = `${itemPresent} AND attribute_exists(provides)`;
+const relationIsNew = itemAbsent;
+
+const store = 'the inventory table';
+
+/** The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts. */
+export class DynamoDBMeshChangeStore implements MeshChangeStore {
+  readonly #client: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #now: () => string;
+
+  constructor(options: {
+    readonly client: DynamoDBDocumentClient;
+    readonly tableName: string;
+    readonly now?: () => string;
+  }) {
+    this.#client = options.client;
+    this.#table = options.tableName;
+    this.#now = options.now ?? (() => new Date().toISOString());
+  }
+
+  async addNode(node: string, createdAt: string): Promise<void> {
+    // A new node has never been sent anything, so it is behind from the start.
+    const failed = await this.#transact([
+      { Put: { TableName: this.#table, Item: nodeItem(node, createdAt), ConditionExpression: nodeIsNew } },
+      markUpdate(this.#table, node, this.#now()),
+    ]);
+    if (failed?.[0]) throw new NodeExistsError(node);
+    if (failed) throw new MeshRaceError('model');
+  }
+
+  async readModule(module: string): Promise<ModuleRecord | undefined> {
+    const { Items } = await askStore(store, () =>
+      this.#client.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': moduleKey(module).pk },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    const item = Items?.[0];
+    return item ? { ...assignmentFrom(item), module } : undefined;
+  }
+
+  async assign(node: string, assignment: Assignment, module: ModuleRecord | undefined): Promise<void> {
+    const moduleWrite: TransactItem = module
+      ? {
+          ConditionCheck: {
+            TableName: this.#table,
+            Key: moduleKey(assignment.module),
+            ConditionExpression: `${module.version === null ? versionUnset : versionIs} AND ${
+              module.provides === null ? providesUnset : providesIs
+            }`,
+            ...(module.version !== null || module.provides !== null
+              ? {
+                  ExpressionAttributeValues: {
+                    ...(module.version !== null ? { ':version': module.version } : {}),
+                    ...(module.provides !== null ? { ':provides': module.provides } : {}),
+                  },
+                }
+              : {}),
+          },
+        }
+      : {
+          Put: {
+            TableName: this.#table,
+            Item: {
+              ...moduleKey(assignment.module),
+              module: assignment.module,
+              provides: assignment.provides ?? undefined,
+            },
+            ConditionExpression: moduleUnrecorded,
+          },
+        };
+    const failed = await this.#transact([
+      { ConditionCheck: { TableName: this.#table, Key: nodeKey(node), ConditionExpression: nodeExists } },
+      moduleWrite,
+      {
+        Put: {
+          TableName: this.#table,
+          Item: assignmentItem(node, assignment),
+          ConditionExpression: notYetAssigned,
+        },
+      },
+      markUpdate(this.#table, node, this.#now()),
+    ]);
+    if (!failed) return;
+    if (failed[0]) throw new NodeNotFoundError(node);
+    if (failed[2]) throw new AlreadyAssignedError(node, assignment.module);
+    throw new MeshRaceError('model');
+  }
+
+  async consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void> {
+    const consumerAssignment = assignmentKey(node, relation.consumerModule);
+    const providerAssignment = assignmentKey(relation.providerNode, relation.providerModule);
+    const keys = [nodeKey(node), consumerAssignment, nodeKey(relation.providerNode), providerAssignment];
+    const { Responses } = await askStore(store, () =>
+      this.#client.send(
+        new BatchGetCommand({
+          RequestItems: { [this.#table]: { Keys: keys, ConsistentRead: true } },
+        }),
+      ),
+    );
+    const found = new Map((Responses?.[this.#table] ?? []).map((item) => [`${item.pk}|${item.sk}`, item]));
+    const get = (key: { pk: string; sk: string }) => found.get(`${key.pk}|${key.sk}`);
+    if (!get(nodeKey(node))) throw new NodeNotFoundError(node);
+    if (!get(consumerAssignment)) throw new ModuleNotAssignedError(node, relation.consumerModule);
+    if (!get(nodeKey(relation.providerNode))) throw new NodeNotFoundError(relation.providerNode);
+    const provider = get(providerAssignment);
+    if (!provider) throw new ModuleNotAssignedError(relation.providerNode, relation.providerModule);
+    const kind = assignmentFrom(provider).provides;
+    if (!kind) throw new NotAProviderError(relation.providerNode, relation.providerModule);
+
+    const failed = await this.#transact([
+      {
+        ConditionCheck: {
+          TableName: this.#table,
+          Key: consumerAssignment,
+          ConditionExpression: moduleAssigned,
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName: this.#table,
+          Key: providerAssignment,
+          ConditionExpression: moduleIsProvider,
+        },
+      },
+      {
+        Put: {
+          TableName: this.#table,
+          Item: relationItem(node, { ...relation, kind }),
+          ConditionExpression: relationIsNew,
+        },
+      },
+      markUpdate(this.#table, node, this.#now()),
+    ]);
+    if (!failed) return;
+    if (failed[0]) throw new ModuleNotAssignedError(node, relation.consumerModule);
+    if (failed[1]) throw new NotAProviderError(relation.providerNode, relation.providerModule);
+    if (failed[2]) {
+      throw new DuplicateRelationError(
+        `${node}/${relation.consumerModule}`,
+        `${relation.providerNode}/${relation.providerModule}`,
+      );
+    }
+    throw new MeshRaceError('model');
+  }
+
+  #transact(items: readonly TransactItem[]) {
+    return transact(this.#client, store, items);
+  }
+}

@@ -1,0 +1,108 @@
+import {
+  ConditionalCheckFailedException,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { askStore } from '../../core/unavailable.ts';
+
+/**
+ * The one way Mesh talks to DynamoDB. Every store is a class built from `{ client, tableName }`
+ * with the DocumentClient (plain JavaScript values in and out); every request goes through
+ * `askStore`, so a store that cannot be asked is always the core's StoreUnavailableError; every
+ * conditional write names its condition parts and asks for the item as it was (`ALL_OLD`);
+ * only a failed condition becomes a domain error, read with `conditionFailed` or
+ * `failedConditions` below.
+ */
+export type Item = Record<string, unknown>;
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** A DocumentClient that drops undefined attributes, so optional fields are simply absent. */
+export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+}
+
+// Condition parts every store uses.
+export const itemAbsent = 'attribute_not_exists(pk)';
+export const itemPresent = 'attribute_exists(pk)';
+
+export const allOld = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } as const;
+
+/** The item as it was when a conditional write did not hold; undefined when the error is anything else. */
+export function conditionFailed(error: unknown): { readonly old: Item | undefined } | undefined {
+  if (!(error instanceof ConditionalCheckFailedException)) return undefined;
+  return { old: error.Item ? unmarshall(error.Item) : undefined };
+}
+
+/**
+ * Per item of a cancelled transaction, whether its condition failed (with the item as it was);
+ * undefined when the error is not a cancellation in which some condition failed.
+ */
+export function failedConditions(
+  error: unknown,
+): Array<{ readonly old: Item | undefined } | undefined> | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const reasons = error.CancellationReasons ?? [];
+  if (!reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) return undefined;
+  return reasons.map((reason) =>
+    reason.Code === 'ConditionalCheckFailed'
+      ? { old: reason.Item ? unmarshall(reason.Item) : undefined }
+      : undefined,
+  );
+}
+
+/** Every page of a query. */
+export async function queryAll(
+  client: DynamoDBDocumentClient,
+  what: string,
+  input: QueryCommandInput,
+): Promise<Item[]> {
+  const items: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await askStore(what, () =>
+      client.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) })),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Adds `ALL_OLD` to each item of a transaction, so a failed condition says what it found. */
+function withOldOnFailure(items: readonly TransactItem[]): TransactItem[] {
+  return items.map((item) => {
+    const [kind, body] = Object.entries(item)[0] as [string, object];
+    return { [kind]: { ...body, ...allOld } } as TransactItem;
+  });
+}
+
+/**
+ * Runs a transaction; undefined when it held, else per item whether its condition failed (with
+ * the item as it was). A cancellation for any other reason (a lost race, a throttle) is the store
+ * answering "not now", StoreUnavailableError like any other.
+ */
+export async function transact(
+  client: DynamoDBDocumentClient,
+  what: string,
+  items: readonly TransactItem[],
+  options: Omit<TransactWriteCommandInput, 'TransactItems'> = {},
+): Promise<Array<{ readonly old: Item | undefined } | undefined> | undefined> {
+  try {
+    await askStore(what, () =>
+      client.send(new TransactWriteCommand({ TransactItems: withOldOnFailure(items), ...options })),
+    );
+    return undefined;
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (!failed) throw error;
+    return failed;
+  }
+}

@@ -1,0 +1,67 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import * as z from 'zod';
+import { enrol } from '../../core/enrolment/enrol.ts';
+import { publicKeys } from '../../core/enrolment/keys.ts';
+import { defaultTokenTtl, tokenString, tokenTtl } from '../../core/enrolment/token.ts';
+import { issueToken, revokeToken } from '../../core/enrolment/tokens.ts';
+import { nodeName } from '../../core/names.ts';
+import type { Parts } from '../../wiring.ts';
+import { json, parseBody, validate } from '../http.ts';
+import { httpEdge } from '../http-edge.ts';
+import { enrolmentProblem } from '../problems/enrolment.ts';
+
+/** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */
+type Optional = Partial<Pick<Parts, 'log' | 'now'>>;
+type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+
+const edge = (deps: Optional, handler: Handler) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: enrolmentProblem, log: deps.log }))
+    .handler(handler);
+
+export const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
+export type EnrolBody = z.infer<typeof enrolBody>;
+
+/** The answer to a successful enrolment; the same for a presenter asking again after the spend. */
+export type EnrolAnswer = { readonly node: string; readonly thumbprint: string; readonly enrolledAt: string };
+
+const nodePath = z.object({ node: nodeName });
+export const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
+
+/** `POST /enrol` (auth 'token'): see lib/core/enrolment/enrol.ts for the protocol. */
+export const enrolHandler = (
+  deps: Pick<Parts, 'tokens' | 'nodeKeys'> & Optional & { leaseSeconds?: number },
+) =>
+  edge(deps, async (event) => {
+    const body = parseBody(event, enrolBody);
+    const enrolled = await enrol(body, {
+      tokens: deps.tokens,
+      keys: deps.nodeKeys,
+      ...(deps.now ? { now: deps.now } : {}),
+      ...(deps.leaseSeconds !== undefined ? { leaseSeconds: deps.leaseSeconds } : {}),
+    });
+    const answer: EnrolAnswer = {
+      node: enrolled.node,
+      thumbprint: enrolled.thumbprint,
+      enrolledAt: enrolled.enrolledAt,
+    };
+    return json(200, answer);
+  });
+
+/** `POST /nodes/{node}/token` (operator): issues the node's one live token; answers it once. */
+export const tokenIssueHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
+  edge(deps, async (event) => {
+    const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
+    const { ttl } = parseBody(event, issueTokenBody);
+    const issued = await issueToken(node, ttl ?? tokenTtl.parse(defaultTokenTtl), deps);
+    // The token leaves the control plane here and only here; no-store keeps it out of caches.
+    return json(201, issued, { 'cache-control': 'no-store' });
+  });
+
+/** `DELETE /nodes/{node}/token` (operator): revokes the node's token unless it is spent. */
+export const tokenRevokeHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
+  edge(deps, async (event) => {
+    const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
+    return json(200, await revokeToken(node, deps));
+  });

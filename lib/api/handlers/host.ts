@@ -1,0 +1,86 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import * as z from 'zod';
+import { envelope, reportBody } from '../../core/control/messages.ts';
+import { nodeName } from '../../core/names.ts';
+import type { Parts } from '../../wiring.ts';
+import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication } from '../host-auth.ts';
+import { header, json, parseBody, validate } from '../http.ts';
+import { httpEdge } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
+import { queueOne } from './control.ts';
+
+/** The host routes: every request proven by the node's enrolled key (lib/api/host-auth.ts). */
+type Proven = Pick<Parts, 'credentials' | 'replayGuard'> & Partial<Pick<Parts, 'log' | 'now'>>;
+
+const provenRoute = (deps: Proven, replay: HostAuthenticationOptions['replay'] = 'proof-id') =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ log: deps.log }))
+    .use(
+      hostAuthentication({
+        credentials: deps.credentials,
+        replayGuard: deps.replayGuard,
+        replay,
+        ...(deps.now ? { now: deps.now } : {}),
+      }),
+    );
+
+export type HostDeclarationAnswer = {
+  readonly node: string;
+  readonly revision: number;
+  readonly digest: string;
+  readonly sentAt: string;
+  readonly declaration: unknown;
+};
+
+/**
+ * `GET /hosts/{node}/declaration`: what the node was last sent. 200 with the declaration and
+ * its ETag; 304 when If-None-Match names that ETag; 404 `not_sent` before the first push.
+ */
+export const hostDeclarationHandler = (deps: Pick<Parts, 'deliveries'> & Proven) =>
+  provenRoute(deps).handler(async function fetchDeclaration(event) {
+    const node = authenticatedNode(event);
+    const delivery = await deps.deliveries.readDelivery(node);
+    if (!delivery) throw new Problem(404, 'not_sent', `nothing was sent to ${node} yet; push it first`);
+    const headers = { etag: delivery.etag, 'cache-control': 'no-cache' };
+    if (matches(header(event, 'if-none-match'), delivery.etag)) {
+      return { statusCode: 304, headers, body: '' };
+    }
+    const answer: HostDeclarationAnswer = {
+      node: delivery.node,
+      revision: delivery.revision,
+      digest: delivery.digest,
+      sentAt: delivery.sentAt,
+      declaration: delivery.declaration,
+    };
+    return json(200, answer, headers);
+  });
+
+export const reportRequest = reportBody.omit({ node: true });
+
+/**
+ * `POST /hosts/{node}/reports`: a host's report, put on the control queue under
+ * `report:<node>`. The deduplication id is the node and its sequence, so a host that sends the
+ * same report again (its answer lost) queues it once. While the store is away the report still
+ * reaches the queue, which holds it (see `proof-id-while-store-answers`).
+ */
+export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
+  provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
+    const now = deps.now ?? (() => new Date());
+    const { node } = validate(z.object({ node: nodeName }), event.pathParameters ?? {}, 'path');
+    if (authenticatedNode(event) !== node) {
+      throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
+    }
+    const body = { node, ...parseBody(event, reportRequest) };
+    const queued = await queueOne(deps.sender, {
+      message: envelope('report', body, now()),
+      deduplicationId: `report-${node}-${body.sequence}`,
+    });
+    return json(202, { queued });
+  });
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}

@@ -1,0 +1,86 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import * as z from 'zod';
+import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import { pushRequestSchema } from '../../core/mesh/push-steps.ts';
+import { moduleName, nodeName } from '../../core/names.ts';
+import type { Parts } from '../../wiring.ts';
+import { json, parseBody, validate } from '../http.ts';
+import { httpEdge } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
+import { meshProblem } from '../problems/mesh.ts';
+
+/**
+ * The mesh's operator handlers, one factory per function of lib/functions/mesh.ts; each
+ * validates, makes one call and answers. Domain errors become answers in lib/api/problems/mesh.ts.
+ */
+type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type Logged = Partial<Pick<Parts, 'log'>>;
+
+const edge = (parts: Logged, handler: Handler) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .handler(handler);
+
+const kind = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9-]{0,31}$/,
+    'a provider kind is a lowercase letter, then up to 31 letters, digits or hyphens',
+  );
+const nodeParams = z.object({ node: nodeName });
+const moduleParams = z.object({ node: nodeName, module: moduleName });
+
+/** POST /nodes */
+export const meshNodeAddHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+  edge(parts, async (event) => {
+    const { node } = parseBody(event, z.object({ node: nodeName }).strict());
+    await parts.meshService.addNode(node);
+    return json(201, { node });
+  });
+
+/** PUT /nodes/{node}/modules/{module} */
+export const meshAssignHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+  edge(parts, async (event) => {
+    const { node, module } = validate(moduleParams, event.pathParameters, 'path');
+    const { provides } = parseBody(event, z.object({ provides: kind.optional() }).strict());
+    await parts.meshService.assign(node, module, provides ?? null);
+    return json(201, { node, module, provides: provides ?? null });
+  });
+
+/** POST /nodes/{node}/modules/{module}/consumes */
+export const meshConsumeHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+  edge(parts, async (event) => {
+    const { node, module } = validate(moduleParams, event.pathParameters, 'path');
+    const { provider } = parseBody(
+      event,
+      z.object({ provider: z.object({ node: nodeName, module: moduleName }).strict() }).strict(),
+    );
+    await parts.meshService.consume({ node, module }, provider);
+    return json(201, { consumer: { node, module }, provider });
+  });
+
+/** POST /push */
+export const meshPushHandler = (parts: Pick<Parts, 'pushStore' | 'pushFlow'> & Logged) =>
+  edge(parts, async (event) => {
+    const request = parseBody(event, pushRequestSchema);
+    // Checked here so an unknown node is a 404 before any flow starts.
+    if (request.node && !(await parts.pushStore.readNode(request.node)))
+      throw new NodeNotFoundError(request.node);
+    // A failed flow is a PushFlowFailedError naming what failed; meshProblem maps it by name.
+    return json(200, await parts.pushFlow.push(request));
+  });
+
+/** GET /status */
+export const meshStatusHandler = (parts: Pick<Parts, 'statusReader'> & Logged) =>
+  edge(parts, async () => json(200, { nodes: await parts.statusReader.status() }));
+
+/** GET /nodes/{node}/declaration */
+export const meshDeclarationHandler = (parts: Pick<Parts, 'pushStore' | 'deliveries'> & Logged) =>
+  edge(parts, async (event) => {
+    const { node } = validate(nodeParams, event.pathParameters, 'path');
+    const delivery = await parts.deliveries.readDelivery(node);
+    if (delivery) return json(200, delivery, { etag: delivery.etag });
+    if (!(await parts.pushStore.readNode(node))) throw new NodeNotFoundError(node);
+    throw new Problem(404, 'not_sent', `node ${node} has not been sent a declaration yet; push it`);
+  });

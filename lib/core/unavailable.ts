@@ -1,0 +1,34 @@
+import { isTransientFault } from './faults.ts';
+
+/**
+ * A store (a table or a queue) could not be asked now. Never a lost write: the HTTP edge answers
+ * it "try again" and the queue edge holds the message, each in one place. Every area throws this
+ * one class, so neither edge needs to know which store was away.
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  /** What could not be done, in words: `recording a report`, `reading the inventory table`… */
+  readonly what: string;
+  constructor(what: string, options: { cause?: unknown } = {}) {
+    super(`${what}: ${describeCause(options.cause)}`, options);
+    this.what = what;
+  }
+}
+
+/** Runs one request to a store; an answer of "not now" becomes StoreUnavailableError, anything else passes. */
+export async function askStore<T>(what: string, request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    if (isTransientFault(error) && !(error instanceof StoreUnavailableError))
+      throw new StoreUnavailableError(what, { cause: error });
+    throw error;
+  }
+}
+
+/** `Name (message)` of an error, cut short: enough for a log line or a held message's reason. */
+export function describeCause(cause: unknown): string {
+  if (cause instanceof Error)
+    return `${cause.name}${cause.message ? ` (${cause.message.slice(0, 200)})` : ''}`;
+  return String(cause ?? 'unknown');
+}

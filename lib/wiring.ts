@@ -1,0 +1,169 @@
+import { makeDynamoDBClient, makeSFNClient, makeSQSClient } from './adapters/aws-clients.ts';
+import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
+import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
+import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
+import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
+import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
+import { DynamoDBNodeKeyStore } from './adapters/dynamodb/node-key-store.ts';
+import { DynamoDBProofReplayGuard } from './adapters/dynamodb/proof-replay-guard.ts';
+import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
+import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
+import { documentClient } from './adapters/dynamodb/requests.ts';
+import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
+import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
+import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
+import { SqsControlSender } from './adapters/sqs/control-sender.ts';
+import { SqsQueueSettlement } from './adapters/sqs/queue-settlement.ts';
+import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
+import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-push-flow.ts';
+import type { MeshConfig } from './config.ts';
+import type { ConsumerDeps } from './core/control/consumer.ts';
+import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
+import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
+import type { NodeKeyStore, TokenStore } from './core/enrolment/ports.ts';
+import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
+import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
+import { Pusher } from './core/mesh/push.ts';
+import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
+import { MeshService } from './core/mesh/service.ts';
+import type { MeshChangeStore, PushStore } from './core/mesh/store.ts';
+import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import { powertoolsLog } from './observability.ts';
+
+/**
+ * Every part of the control plane, built from one configuration in this one place: the Lambda
+ * handlers in functions/ and the local runtime both take their parts from here, and tests pass
+ * `partsFor(testConfig)` or their own typed fakes of the same shape. Each part is built on first
+ * use and then kept, so a function builds only the clients and adapters it reaches for, and
+ * everything it keeps across invocations (a client's connections, the memory of credentials)
+ * lives as long as the process.
+ */
+export type Parts = {
+  readonly config: MeshConfig;
+  readonly log: Log;
+  readonly now: () => Date;
+  // the mesh
+  readonly meshService: MeshService;
+  readonly meshChanges: MeshChangeStore;
+  readonly pushStore: PushStore;
+  readonly pushTasks: PushTaskFunctions;
+  readonly pushFlow: PushFlow;
+  readonly deliveries: DeliveryReader;
+  readonly statusReader: StatusReader;
+  readonly moduleVersions: ModuleVersions;
+  // enrolment and host identity
+  readonly tokens: TokenStore;
+  readonly nodeKeys: NodeKeyStore;
+  /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
+  readonly credentials: NodeCredentialReader;
+  readonly replayGuard: ProofReplayGuard;
+  // the control queue
+  readonly reports: ReportStore;
+  readonly builds: BuildStore;
+  readonly sender: ControlSender;
+  readonly settlement: QueueSettlement;
+  readonly lostMessages: LostMessageMetrics;
+  readonly consumer: ConsumerDeps;
+};
+
+export type PartsOptions = {
+  /** Replaces any part, for tests and benches that put a fake or a slowed store in one place. */
+  readonly overrides?: Partial<Omit<Parts, 'config'>>;
+  /** Every Retry of the local push flow waits this long instead of the ASL's own waits (tests). */
+  readonly flowRetryIntervalMs?: number;
+  /** @default 20 s: well inside the consumer's 30 s, so a slow push cannot time the batch out */
+  readonly pushTimeoutMs?: number;
+};
+
+export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts {
+  const table = { tableName: config.inventoryTable };
+  const clients = built({
+    dynamodb: () => documentClient(makeDynamoDBClient(config)),
+    sqs: () => makeSQSClient(config),
+  });
+  const parts: Parts = built<Parts>({
+    config: () => config,
+    log: () => powertoolsLog(config.logLevel),
+    now: () => () => new Date(),
+    meshService: () => new MeshService({ store: parts.meshChanges }),
+    meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
+    pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
+    pushTasks: () => pushTaskFunctions(new Pusher({ store: parts.pushStore })),
+    pushFlow: () =>
+      config.pushFlowArn
+        ? new StepFunctionsPushFlow({ client: makeSFNClient(config), stateMachineArn: config.pushFlowArn })
+        : new LocalPushFlow({
+            tasks: parts.pushTasks,
+            ...(options.flowRetryIntervalMs !== undefined
+              ? { retryIntervalMs: options.flowRetryIntervalMs }
+              : {}),
+          }),
+    deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
+    statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
+    moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
+    tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
+    nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
+    credentials: () =>
+      new RememberedCredentials(
+        new DynamoDBCredentialReader({
+          client: clients.dynamodb,
+          identityTable: config.identityTable,
+          inventoryTable: config.inventoryTable,
+        }),
+      ),
+    replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
+    reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),
+    builds: () => new DynamoDBBuildStore({ client: clients.dynamodb, ...table }),
+    sender: () => new SqsControlSender({ client: clients.sqs, queueUrl: config.controlQueueUrl }),
+    settlement: () =>
+      new SqsQueueSettlement({
+        client: clients.sqs,
+        controlQueueUrl: config.controlQueueUrl,
+        deadLetterQueueUrl: config.deadLetterQueueUrl,
+      }),
+    lostMessages: () => new LostMessageMetrics(),
+    consumer: () => ({
+      reports: parts.reports,
+      builds: parts.builds,
+      moduleVersions: parts.moduleVersions,
+      pushFlow: parts.pushFlow,
+      sender: parts.sender,
+      settlement: parts.settlement,
+      log: parts.log,
+      now: parts.now,
+      clock: () => parts.now().getTime(),
+      holdPolicy: holdPolicyOf(config),
+      pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
+      countLost: (type) => parts.lostMessages.count(type),
+    }),
+    ...(overridesOf(options.overrides) as object),
+  });
+  return parts;
+}
+
+/** The two-minute bound unless the configuration shortens it (beds and the real-time test do). */
+export function holdPolicyOf(config: Pick<MeshConfig, 'holdBoundSeconds'>): HoldPolicy {
+  return config.holdBoundSeconds
+    ? { ...defaultHoldPolicy, boundSeconds: config.holdBoundSeconds }
+    : defaultHoldPolicy;
+}
+
+/** An object whose every property is made by its maker on first read, then kept. */
+function built<T extends object>(makers: { readonly [K in keyof T]: () => T[K] }): T {
+  const made = new Map<PropertyKey, unknown>();
+  const object = {} as T;
+  for (const key of Object.keys(makers) as Array<keyof T>) {
+    Object.defineProperty(object, key, {
+      enumerable: true,
+      get: () => {
+        if (!made.has(key)) made.set(key, makers[key]());
+        return made.get(key);
+      },
+    });
+  }
+  return object;
+}
+
+function overridesOf(overrides: PartsOptions['overrides'] = {}) {
+  return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [key, () => value]));
+}
