@@ -4,10 +4,7 @@ import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { registerEnrolCommand } from '../lib/host/commands/enrol.ts';
 import { registerRunCommand } from '../lib/host/commands/run.ts';
 
-/**
- * The host agent. Each subcommand lives in lib/host/commands/<name>.ts and registers itself
- * here (`run` is added beside `enrol`).
- */
+/** The host agent. Each subcommand lives in lib/host/commands/<name>.ts and registers itself here. */
 const program = new Command('mesh-host').description('The Mesh host agent: enrol this machine, then run it');
 program.exitOverride((error) => {
   process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);

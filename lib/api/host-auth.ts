@@ -90,7 +90,7 @@ function replayGuardFor(options: HostAuthenticationOptions): ProofReplayGuard {
   };
 }
 
-export function requestedPath(event: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string {
+function requestedPath(event: Pick<APIGatewayProxyEvent, 'path' | 'requestContext'>): string {
   return event.requestContext?.path || event.path;
 }
 

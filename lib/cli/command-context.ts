@@ -9,10 +9,10 @@ export type CommandContext = {
   readonly output: Output;
 };
 
-export const defaultApiUrl = 'http://127.0.0.1:4600';
+const defaultApiUrl = 'http://127.0.0.1:4600';
 
 /** Chooses the signer for an API URL; set by the SigV4 module for execute-api URLs. */
-export let signerFor: (url: string) => RequestSigner | undefined = () => undefined;
+let signerFor: (url: string) => RequestSigner | undefined = () => undefined;
 export function setSignerFactory(factory: (url: string) => RequestSigner | undefined) {
   signerFor = factory;
 }
@@ -27,7 +27,7 @@ export function addGlobalOptions(program: Command): Command {
     .option('--json', 'print one JSON document for scripts instead of lines for people', false);
 }
 
-export function contextFrom(command: Command): CommandContext {
+function contextFrom(command: Command): CommandContext {
   const options = command.optsWithGlobals<{ api: string; json: boolean }>();
   const signer = signerFor(options.api);
   return {
@@ -54,7 +54,7 @@ export function action<Args extends unknown[]>(
   };
 }
 
-export function reportFailure(output: Output, error: unknown): ExitCode {
+function reportFailure(output: Output, error: unknown): ExitCode {
   if (error instanceof ApiUnreachableError) {
     output.error(`mesh: ${error.message}; is it running? (npm start, or --api URL)`);
     if (output.json) output.result({ error: { code: 'unreachable', message: error.message } });

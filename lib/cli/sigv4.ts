@@ -6,7 +6,7 @@ import type { RequestSigner } from './api-client.ts';
 import { setSignerFactory } from './command-context.ts';
 
 /** API Gateway's service name in SigV4. */
-export const executeApiService = 'execute-api';
+const executeApiService = 'execute-api';
 
 const executeApiHost = /^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$/;
 

@@ -56,7 +56,7 @@ const throttleProblems = (name: string, throttle: Throttle) =>
     : [`${name} needs a positive rateLimit and a whole burstLimit of at least 1`];
 
 /** Everything wrong with the functions' routes and authorizer, in one list. */
-export function routeProblems(specs: readonly FunctionSpec[]): string[] {
+function routeProblems(specs: readonly FunctionSpec[]): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
   const routes = routesOf(specs);

@@ -47,7 +47,7 @@ export function timeoutOf(spec: FunctionSpec): number {
 }
 
 /** Everything wrong with a manifest, in one list. */
-export function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[] {
+function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[] {
   const problems: string[] = [];
   const seen = new Set<string>();
   for (const spec of specs) {

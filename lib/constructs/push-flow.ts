@@ -19,7 +19,7 @@ export function aslPlaceholders(text: string): string[] {
 }
 
 /** Which function fills which placeholder, and what does not fit, checked before anything is built. */
-export function planSubstitutions(
+function planSubstitutions(
   text: string,
   specs: readonly FunctionSpec[],
 ): { readonly functionFor: ReadonlyMap<string, FunctionSpec>; readonly problems: string[] } {

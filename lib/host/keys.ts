@@ -1,4 +1,4 @@
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   type CryptoKey,
@@ -108,10 +108,6 @@ export async function loadOrCreateNodeKeys(dir: string): Promise<{ keys: NodeKey
 
 export function signingKeyOf(node: string, keys: NodeKeys): HostSigningKey {
   return { node, privateKey: keys.signing.privateKey, thumbprint: keys.thumbprint };
-}
-
-export async function fileMode(path: string): Promise<number> {
-  return (await stat(path)).mode & 0o777;
 }
 
 async function writePrivate(path: string, jwk: JWK) {

@@ -76,7 +76,7 @@ export function startEventSource(options: EventSourceOptions): RunningEventSourc
 }
 
 /** A received message in the shape Lambda's SQS event source hands to the handler. */
-export function toRecord(message: Message, queueUrl: string): SQSRecord {
+function toRecord(message: Message, queueUrl: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   const now = String(Date.now());
   const messageAttributes: SQSRecord['messageAttributes'] = {};

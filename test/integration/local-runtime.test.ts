@@ -3,8 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { isAlive, watch } from '../support/processes.ts';
 
@@ -16,9 +17,10 @@ const withoutEndpoints = () => {
   return env;
 };
 
-function dynamodbLocalPids(): number[] {
+/** DynamoDB Local processes keeping their data under `dataDir`: this test's, whatever else runs. */
+function dynamodbLocalPids(dataDir: string): number[] {
   try {
-    return execFileSync('pgrep', ['-f', 'DynamoDBLocal.jar'], { encoding: 'utf8' })
+    return execFileSync('pgrep', ['-f', `DynamoDBLocal.jar.*${dataDir}`], { encoding: 'utf8' })
       .split('\n')
       .filter(Boolean)
       .map(Number);
@@ -32,7 +34,6 @@ describe('npm start: the local runtime as a real process', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mesh-data-'));
     const port = await freePort();
     const env = { ...withoutEndpoints(), MESH_PORT: String(port), MESH_DATA: dataDir };
-    const before = new Set(dynamodbLocalPids());
 
     const first = watch(process.execPath, ['bin/local.ts'], { env });
     const [, dynamodbEndpoint] = (await first.waitFor(
@@ -49,7 +50,7 @@ describe('npm start: the local runtime as a real process', () => {
       new PutItemCommand({ TableName: 'mesh-inventory', Item: { pk: { S: 'kept' }, sk: { S: 'kept' } } }),
     );
     store.destroy();
-    const ours = dynamodbLocalPids().filter((pid) => !before.has(pid));
+    const ours = dynamodbLocalPids(dataDir);
     expect(ours.length).toBe(1);
 
     first.child.kill('SIGINT');
@@ -84,5 +85,27 @@ describe('npm start: the local runtime as a real process', () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe('the local runtime in this process', () => {
+  it('hands the wiring its emulators through configuration, writing nothing to the environment', async () => {
+    const endpoints = inject('endpoints');
+    const before = { ...process.env };
+
+    const runtime = await startLocalRuntime({
+      port: 0,
+      given: endpoints,
+      resourcePrefix: `env-${Date.now()}`,
+    });
+    try {
+      const answer = await fetch(`${runtime.url}/nodes`, { method: 'POST', body: '{"node":"env-check"}' });
+      expect(answer.status).toBe(201);
+    } finally {
+      await runtime.stop();
+    }
+
+    expect(runtime.config.endpoints).toEqual(endpoints);
+    expect(process.env).toEqual(before);
   });
 });

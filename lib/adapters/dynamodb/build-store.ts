@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BuildBody } from '../../core/control/messages.ts';
 import type { BuildStore, RecordedBuild } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { allOld, conditionFailed, itemAbsent, queryAll } from './requests.ts';
+import { allOld, conditionFailed, itemAbsent, queryAll, TableStore } from './requests.ts';
 
 /**
  * Build results, in the inventory table, one item per build id, kept once:
@@ -15,26 +15,18 @@ import { allOld, conditionFailed, itemAbsent, queryAll } from './requests.ts';
  * the sparse gsi1 partition `builds#succeeded` in order and keeps the last build per module,
  * which is the latest successful one (module names cannot hold `#`, ISO times sort).
  */
-export const succeededBuildsPartition = 'builds#succeeded';
-export const buildItemKey = (id: string) => ({ pk: `build#${id}`, sk: 'build' });
+const succeededBuildsPartition = 'builds#succeeded';
+const buildItemKey = (id: string) => ({ pk: `build#${id}`, sk: 'build' });
 
 const buildNotKept = itemAbsent;
 
-export class DynamoDBBuildStore implements BuildStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBBuildStore extends TableStore implements BuildStore {
   async recordBuild(build: BuildBody, recordedAt: string): Promise<'recorded' | 'repeat'> {
     try {
       await askStore('recording a build', () =>
-        this.#client.send(
+        this.client.send(
           new PutCommand({
-            TableName: this.#table,
+            TableName: this.tableName,
             Item: {
               ...buildItemKey(build.id),
               ...build,
@@ -60,8 +52,8 @@ export class DynamoDBBuildStore implements BuildStore {
   }
 
   async latestSuccessfulBuilds(): Promise<readonly RecordedBuild[]> {
-    const items = await queryAll(this.#client, 'reading builds', {
-      TableName: this.#table,
+    const items = await queryAll(this.client, 'reading builds', {
+      TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :succeeded',
       ExpressionAttributeValues: { ':succeeded': succeededBuildsPartition },

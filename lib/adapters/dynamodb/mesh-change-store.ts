@@ -1,4 +1,4 @@
-import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -21,7 +21,7 @@ import {
   nodeKey,
   relationItem,
 } from './mesh-items.ts';
-import { itemAbsent, itemPresent, type TransactItem, transact } from './requests.ts';
+import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const nodeExists = itemPresent;
@@ -39,26 +39,12 @@ const relationIsNew = itemAbsent;
 const store = 'the inventory table';
 
 /** The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts. */
-export class DynamoDBMeshChangeStore implements MeshChangeStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-  readonly #now: () => string;
-
-  constructor(options: {
-    readonly client: DynamoDBDocumentClient;
-    readonly tableName: string;
-    readonly now?: () => string;
-  }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-    this.#now = options.now ?? (() => new Date().toISOString());
-  }
-
+export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeStore {
   async addNode(node: string, createdAt: string): Promise<void> {
     // A new node has never been sent anything, so it is behind from the start.
     const failed = await this.#transact([
-      { Put: { TableName: this.#table, Item: nodeItem(node, createdAt), ConditionExpression: nodeIsNew } },
-      markUpdate(this.#table, node, this.#now()),
+      { Put: { TableName: this.tableName, Item: nodeItem(node, createdAt), ConditionExpression: nodeIsNew } },
+      markUpdate(this.tableName, node, this.now()),
     ]);
     if (failed?.[0]) throw new NodeExistsError(node);
     if (failed) throw new MeshRaceError('model');
@@ -66,9 +52,9 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
 
   async readModule(module: string): Promise<ModuleRecord | undefined> {
     const { Items } = await askStore(store, () =>
-      this.#client.send(
+      this.client.send(
         new QueryCommand({
-          TableName: this.#table,
+          TableName: this.tableName,
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': moduleKey(module).pk },
           ConsistentRead: true,
@@ -83,7 +69,7 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
     const moduleWrite: TransactItem = module
       ? {
           ConditionCheck: {
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: moduleKey(assignment.module),
             ConditionExpression: `${module.version === null ? versionUnset : versionIs} AND ${
               module.provides === null ? providesUnset : providesIs
@@ -100,7 +86,7 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
         }
       : {
           Put: {
-            TableName: this.#table,
+            TableName: this.tableName,
             Item: {
               ...moduleKey(assignment.module),
               module: assignment.module,
@@ -110,16 +96,16 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
           },
         };
     const failed = await this.#transact([
-      { ConditionCheck: { TableName: this.#table, Key: nodeKey(node), ConditionExpression: nodeExists } },
+      { ConditionCheck: { TableName: this.tableName, Key: nodeKey(node), ConditionExpression: nodeExists } },
       moduleWrite,
       {
         Put: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: assignmentItem(node, assignment),
           ConditionExpression: notYetAssigned,
         },
       },
-      markUpdate(this.#table, node, this.#now()),
+      markUpdate(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
     if (failed[0]) throw new NodeNotFoundError(node);
@@ -132,13 +118,13 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
     const providerAssignment = assignmentKey(relation.providerNode, relation.providerModule);
     const keys = [nodeKey(node), consumerAssignment, nodeKey(relation.providerNode), providerAssignment];
     const { Responses } = await askStore(store, () =>
-      this.#client.send(
+      this.client.send(
         new BatchGetCommand({
-          RequestItems: { [this.#table]: { Keys: keys, ConsistentRead: true } },
+          RequestItems: { [this.tableName]: { Keys: keys, ConsistentRead: true } },
         }),
       ),
     );
-    const found = new Map((Responses?.[this.#table] ?? []).map((item) => [`${item.pk}|${item.sk}`, item]));
+    const found = new Map((Responses?.[this.tableName] ?? []).map((item) => [`${item.pk}|${item.sk}`, item]));
     const get = (key: { pk: string; sk: string }) => found.get(`${key.pk}|${key.sk}`);
     if (!get(nodeKey(node))) throw new NodeNotFoundError(node);
     if (!get(consumerAssignment)) throw new ModuleNotAssignedError(node, relation.consumerModule);
@@ -151,26 +137,26 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
     const failed = await this.#transact([
       {
         ConditionCheck: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Key: consumerAssignment,
           ConditionExpression: moduleAssigned,
         },
       },
       {
         ConditionCheck: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Key: providerAssignment,
           ConditionExpression: moduleIsProvider,
         },
       },
       {
         Put: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: relationItem(node, { ...relation, kind }),
           ConditionExpression: relationIsNew,
         },
       },
-      markUpdate(this.#table, node, this.#now()),
+      markUpdate(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
     if (failed[0]) throw new ModuleNotAssignedError(node, relation.consumerModule);
@@ -185,6 +171,6 @@ export class DynamoDBMeshChangeStore implements MeshChangeStore {
   }
 
   #transact(items: readonly TransactItem[]) {
-    return transact(this.#client, store, items);
+    return transact(this.client, store, items);
   }
 }

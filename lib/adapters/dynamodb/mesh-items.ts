@@ -29,15 +29,15 @@ export const assignmentKey = (node: string, module: string) => ({
   pk: nodePartition(node),
   sk: `module#${module}`,
 });
-export const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
+const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
   pk: nodePartition(node),
   sk: `consumes#${r.consumerModule}#${r.providerNode}#${r.providerModule}`,
 });
-export const provisionKeyOf = (p: Provision) => ({
+const provisionKeyOf = (p: Provision) => ({
   pk: nodePartition(p.consumerNode),
   sk: `provision#${p.consumerModule}#${p.providerNode}#${p.providerModule}`,
 });
-export const grantKeyOf = (p: Provision) => ({
+const grantKeyOf = (p: Provision) => ({
   pk: nodePartition(p.providerNode),
   sk: `grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`,
 });
@@ -115,7 +115,7 @@ export const relationFrom = (item: Item): Relation => ({
 export const provisionFrom = (item: Item): Provision => provisionAttributes(item as Provision);
 
 /** A strong ETag that changes whenever the revision or the content does. */
-export const deliveryEtag = (digest: string, revision: number) => `"${revision}-${digest}"`;
+const deliveryEtag = (digest: string, revision: number) => `"${revision}-${digest}"`;
 
 export const deliveryItem = (
   delivery: Sent & { readonly node: string; readonly canonical: string },

@@ -1,9 +1,9 @@
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { assignmentKey, carriersIndex, markUpdate, moduleKey } from './mesh-items.ts';
-import { allOld, conditionFailed, itemPresent, queryAll, transact } from './requests.ts';
+import { allOld, conditionFailed, itemPresent, queryAll, TableStore, transact } from './requests.ts';
 
 // An unknown module is refused, not invented: a record with no kind would block its first
 // `assign --provides` for good.
@@ -18,27 +18,13 @@ const store = 'the inventory table';
  * carrier's assignment with its stale mark in one transaction, so `push --behind` finds them.
  * Item shapes are in mesh-items.ts.
  */
-export class DynamoDBModuleVersions implements ModuleVersions {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-  readonly #now: () => string;
-
-  constructor(options: {
-    readonly client: DynamoDBDocumentClient;
-    readonly tableName: string;
-    readonly now?: () => string;
-  }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-    this.#now = options.now ?? (() => new Date().toISOString());
-  }
-
+export class DynamoDBModuleVersions extends TableStore implements ModuleVersions {
   async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
     try {
       await askStore(store, () =>
-        this.#client.send(
+        this.client.send(
           new UpdateCommand({
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: moduleKey(module),
             UpdateExpression: 'SET version = :version',
             ConditionExpression: moduleKnown,
@@ -51,8 +37,8 @@ export class DynamoDBModuleVersions implements ModuleVersions {
       if (conditionFailed(error)) throw new ModuleNotFoundError(module, { cause: error });
       throw error;
     }
-    const carriers = await queryAll(this.#client, store, {
-      TableName: this.#table,
+    const carriers = await queryAll(this.client, store, {
+      TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :index',
       ExpressionAttributeValues: { ':index': carriersIndex(module) },
@@ -61,10 +47,10 @@ export class DynamoDBModuleVersions implements ModuleVersions {
       if (carrier.version === version) continue;
       const node = String(carrier.gsi1sk);
       // A newer upgrade that already moved the module on leaves this one's carriers alone.
-      await transact(this.#client, store, [
+      await transact(this.client, store, [
         {
           ConditionCheck: {
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: moduleKey(module),
             ConditionExpression: versionIs,
             ExpressionAttributeValues: { ':version': version },
@@ -72,14 +58,14 @@ export class DynamoDBModuleVersions implements ModuleVersions {
         },
         {
           Update: {
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: assignmentKey(node, module),
             UpdateExpression: 'SET version = :version',
             ConditionExpression: moduleAssigned,
             ExpressionAttributeValues: { ':version': version },
           },
         },
-        markUpdate(this.#table, node, this.#now()),
+        markUpdate(this.tableName, node, this.now()),
       ]);
     }
     return { carriers: carriers.map((item) => String(item.gsi1sk)) };

@@ -1,9 +1,9 @@
-import { DeleteCommand, type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { NodeKeyStore } from '../../core/enrolment/ports.ts';
 import type { NodeKeyRecord } from '../../core/host-identity/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { identityKeyItemKey, nodePartition } from './keys.ts';
-import { conditionFailed, queryAll } from './requests.ts';
+import { conditionFailed, queryAll, TableStore } from './requests.ts';
 
 /**
  * Node keys in the identity table:
@@ -23,22 +23,14 @@ const putForOneOf = (placeholders: readonly string[]) => `tokenId IN (${placehol
 
 const store = 'the identity table';
 
-export class DynamoDBNodeKeyStore implements NodeKeyStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBNodeKeyStore extends TableStore implements NodeKeyStore {
   async putKeys(
     record: NodeKeyRecord & { presenter: string; storedAt: string; tokenId: string },
   ): Promise<void> {
     await askStore(store, () =>
-      this.#client.send(
+      this.client.send(
         new PutCommand({
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: {
             ...identityKeyItemKey(record.node, record.thumbprint),
             node: record.node,
@@ -65,8 +57,8 @@ export class DynamoDBNodeKeyStore implements NodeKeyStore {
     const placeholders = tokenIds.map((_, index) => `:token${index}`);
     const values = Object.fromEntries(tokenIds.map((id, index) => [`:token${index}`, id]));
     const prunable = tokenIds.length > 0 ? `${putForNoToken} OR ${putForOneOf(placeholders)}` : putForNoToken;
-    const items = await queryAll(this.#client, store, {
-      TableName: this.#table,
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
       ExpressionAttributeValues: { ':pk': nodePartition(node), ':key': 'key#' },
       ProjectionExpression: 'pk, sk, tokenId',
@@ -77,9 +69,9 @@ export class DynamoDBNodeKeyStore implements NodeKeyStore {
       if (item.sk === keepSk || (mark !== undefined && !tokenIds.includes(mark))) continue;
       try {
         await askStore(store, () =>
-          this.#client.send(
+          this.client.send(
             new DeleteCommand({
-              TableName: this.#table,
+              TableName: this.tableName,
               Key: { pk: item.pk, sk: item.sk },
               ConditionExpression: prunable,
               ...(tokenIds.length > 0 ? { ExpressionAttributeValues: values } : {}),

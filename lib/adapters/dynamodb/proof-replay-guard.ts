@@ -1,7 +1,7 @@
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { allOld, conditionFailed, itemAbsent } from './requests.ts';
+import { allOld, conditionFailed, itemAbsent, TableStore } from './requests.ts';
 
 /**
  * Remembers each proof's jti in the inventory table with a conditional put, so a replayed
@@ -17,21 +17,13 @@ const proofUnseen = itemAbsent;
 /** The partition keys of proof items; `proofs:write` grants PutItem on these only. */
 export const proofItemsLeadingKey = 'proof#*';
 
-export class DynamoDBProofReplayGuard implements ProofReplayGuard {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBProofReplayGuard extends TableStore implements ProofReplayGuard {
   async rememberOnce(node: string, jti: string, forgetAfterEpochSeconds: number): Promise<boolean> {
     try {
       await askStore('the inventory table', () =>
-        this.#client.send(
+        this.client.send(
           new PutCommand({
-            TableName: this.#table,
+            TableName: this.tableName,
             Item: { pk: `proof#${node}#${jti}`, sk: 'proof', expiresAt: forgetAfterEpochSeconds },
             ConditionExpression: proofUnseen,
             ...allOld,

@@ -1,4 +1,4 @@
-import { DeleteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { MeshRaceError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
@@ -23,6 +23,7 @@ import {
   type Item,
   itemAbsent,
   queryAll,
+  TableStore,
   type TransactItem,
   transact,
 } from './requests.ts';
@@ -39,21 +40,7 @@ const capacity = { ReturnConsumedCapacity: 'TOTAL' } as const;
 const store = 'the inventory table';
 
 /** Compose-and-send's reads and writes on the inventory table; item shapes are in mesh-items.ts. */
-export class DynamoDBPushStore implements PushStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-  readonly #now: () => string;
-
-  constructor(options: {
-    readonly client: DynamoDBDocumentClient;
-    readonly tableName: string;
-    readonly now?: () => string;
-  }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-    this.#now = options.now ?? (() => new Date().toISOString());
-  }
-
+export class DynamoDBPushStore extends TableStore implements PushStore {
   async readNode(node: string): Promise<NodeSnapshot | undefined> {
     const items = await this.#partition(node);
     if (!items.some((item) => item.sk === 'node')) return undefined;
@@ -79,7 +66,7 @@ export class DynamoDBPushStore implements PushStore {
     const items: TransactItem[] = [
       {
         Put: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: deliveryItem(write),
           ConditionExpression: write.previousRevision === undefined ? neverSent : revisionIsNext,
           ...(write.previousRevision !== undefined
@@ -91,17 +78,21 @@ export class DynamoDBPushStore implements PushStore {
     for (const mint of write.mints) {
       items.push(
         {
-          Put: { TableName: this.#table, Item: provisionItem(mint), ConditionExpression: provisionUnminted },
+          Put: {
+            TableName: this.tableName,
+            Item: provisionItem(mint),
+            ConditionExpression: provisionUnminted,
+          },
         },
-        { Put: { TableName: this.#table, Item: grantItem(mint), ConditionExpression: grantUnissued } },
+        { Put: { TableName: this.tableName, Item: grantItem(mint), ConditionExpression: grantUnissued } },
       );
     }
     const providers = new Set(write.mints.map((mint) => mint.providerNode).filter((n) => n !== write.node));
-    for (const provider of providers) items.push(markUpdate(this.#table, provider, this.#now()));
+    for (const provider of providers) items.push(markUpdate(this.tableName, provider, this.now()));
     if (write.mark !== undefined) {
       items.push({
         Delete: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Key: markKey(write.node),
           ConditionExpression: markUnchanged,
           ExpressionAttributeValues: { ':seen': write.mark },
@@ -119,9 +110,9 @@ export class DynamoDBPushStore implements PushStore {
   async clearMark(node: string, mark: number): Promise<void> {
     try {
       await askStore(store, () =>
-        this.#client.send(
+        this.client.send(
           new DeleteCommand({
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: markKey(node),
             ConditionExpression: markUnchanged,
             ExpressionAttributeValues: { ':seen': mark },
@@ -145,8 +136,8 @@ export class DynamoDBPushStore implements PushStore {
   }
 
   #partition(node: string): Promise<Item[]> {
-    return queryAll(this.#client, store, {
-      TableName: this.#table,
+    return queryAll(this.client, store, {
+      TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': nodePartition(node) },
       ConsistentRead: true,
@@ -155,8 +146,8 @@ export class DynamoDBPushStore implements PushStore {
   }
 
   async #queryIndex(index: string): Promise<string[]> {
-    const items = await queryAll(this.#client, store, {
-      TableName: this.#table,
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :index',
       ExpressionAttributeValues: { ':index': index },
@@ -166,6 +157,6 @@ export class DynamoDBPushStore implements PushStore {
   }
 
   #transact(items: readonly TransactItem[]) {
-    return transact(this.#client, store, items, capacity);
+    return transact(this.client, store, items, capacity);
   }
 }

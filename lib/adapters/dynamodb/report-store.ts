@@ -1,10 +1,10 @@
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StaleReportError } from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
 import type { ReportStore } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { reportItemKey } from './keys.ts';
-import { allOld, conditionFailed, itemAbsent } from './requests.ts';
+import { allOld, conditionFailed, itemAbsent, TableStore } from './requests.ts';
 
 /**
  * A node's latest report, in the inventory table:
@@ -22,15 +22,7 @@ const noReportYet = itemAbsent;
 const olderSequenceKept = '#sequence < :sequence';
 const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 
-export class DynamoDBReportStore implements ReportStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBReportStore extends TableStore implements ReportStore {
   async recordReport(report: ReportBody, heardAt: string): Promise<void> {
     const heartbeat = report.state === 'heartbeat';
     const sets = ['#sequence = :sequence', 'sentAt = :sentAt', 'heardAt = :heardAt'];
@@ -45,9 +37,9 @@ export class DynamoDBReportStore implements ReportStore {
     }
     try {
       await askStore('recording a report', () =>
-        this.#client.send(
+        this.client.send(
           new UpdateCommand({
-            TableName: this.#table,
+            TableName: this.tableName,
             Key: reportItemKey(report.node),
             UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
             ConditionExpression: newerWins,

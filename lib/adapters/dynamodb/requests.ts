@@ -45,9 +45,7 @@ export function conditionFailed(error: unknown): { readonly old: Item | undefine
  * Per item of a cancelled transaction, whether its condition failed (with the item as it was);
  * undefined when the error is not a cancellation in which some condition failed.
  */
-export function failedConditions(
-  error: unknown,
-): Array<{ readonly old: Item | undefined } | undefined> | undefined {
+function failedConditions(error: unknown): Array<{ readonly old: Item | undefined } | undefined> | undefined {
   if (!(error instanceof TransactionCanceledException)) return undefined;
   const reasons = error.CancellationReasons ?? [];
   if (!reasons.some((reason) => reason.Code === 'ConditionalCheckFailed')) return undefined;
@@ -104,5 +102,25 @@ export async function transact(
     const failed = failedConditions(error);
     if (!failed) throw error;
     return failed;
+  }
+}
+
+export type TableStoreOptions = {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /** The time marks and records carry. @default the clock */
+  readonly now?: () => string;
+};
+
+/** The one shape of every single-table store: built from `{ client, tableName }`. */
+export abstract class TableStore {
+  protected readonly client: DynamoDBDocumentClient;
+  protected readonly tableName: string;
+  protected readonly now: () => string;
+
+  constructor(options: TableStoreOptions) {
+    this.client = options.client;
+    this.tableName = options.tableName;
+    this.now = options.now ?? (() => new Date().toISOString());
   }
 }

@@ -1,9 +1,8 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mapLimit } from '../../core/map-limit.ts';
 import type { NodeStatus, StatusReader } from '../../core/ports.ts';
 import { nodePartition } from './keys.ts';
 import { allNodesIndex } from './mesh-items.ts';
-import { type Item, queryAll } from './requests.ts';
+import { type Item, queryAll, TableStore } from './requests.ts';
 
 const store = 'the inventory table';
 
@@ -12,18 +11,10 @@ const store = 'the inventory table';
  * items, the enrolment's `enrolment` item (token-store.ts) and the control area's `report`
  * item (report-store.ts), read whole with one Query per node.
  */
-export class DynamoDBStatusReader implements StatusReader {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBStatusReader extends TableStore implements StatusReader {
   async status(): Promise<NodeStatus[]> {
-    const nodes = await queryAll(this.#client, store, {
-      TableName: this.#table,
+    const nodes = await queryAll(this.client, store, {
+      TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :index',
       ExpressionAttributeValues: { ':index': allNodesIndex },
@@ -33,8 +24,8 @@ export class DynamoDBStatusReader implements StatusReader {
   }
 
   async #statusOf(node: string): Promise<NodeStatus | undefined> {
-    const items = await queryAll(this.#client, store, {
-      TableName: this.#table,
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': nodePartition(node) },
       ConsistentRead: true,
@@ -44,7 +35,6 @@ export class DynamoDBStatusReader implements StatusReader {
     const delivery = bySk.get('delivery');
     const enrolment = bySk.get('enrolment');
     const report = bySk.get('report');
-    const reportedApplied = report?.state === 'applied';
     return {
       node,
       enrolled: enrolment !== undefined,
@@ -52,10 +42,9 @@ export class DynamoDBStatusReader implements StatusReader {
       sentRevision: numberOf(delivery, 'revision'),
       sentAt: textOf(delivery, 'sentAt'),
       // The report keeps the last applied revision apart from its state, so a newer revision
-      // applying or failed does not hide what the host runs; older reports only had `revision`.
-      appliedRevision:
-        numberOf(report, 'appliedRevision') ?? (reportedApplied ? numberOf(report, 'revision') : null),
-      appliedAt: textOf(report, 'appliedAt') ?? (reportedApplied ? textOf(report, 'heardAt') : null),
+      // applying or failed does not hide what the host runs.
+      appliedRevision: numberOf(report, 'appliedRevision'),
+      appliedAt: textOf(report, 'appliedAt'),
       reportState: textOf(report, 'state'),
       behind: bySk.has('mark'),
       lastHeard: textOf(report, 'heardAt'),

@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   NodeUnknownError,
   TokenConditionFailedError,
@@ -7,7 +7,15 @@ import {
 import type { ClaimRequest, SpendRequest, TokenRecord, TokenStore } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
-import { allOld, conditionFailed, type Item, itemAbsent, itemPresent, transact } from './requests.ts';
+import {
+  allOld,
+  conditionFailed,
+  type Item,
+  itemAbsent,
+  itemPresent,
+  TableStore,
+  transact,
+} from './requests.ts';
 
 /**
  * Tokens and enrolments in the inventory table.
@@ -49,36 +57,28 @@ const revokeCondition = `${tokenExists} AND ${notSpent}`;
 
 const store = 'the inventory table';
 
-export class DynamoDBTokenStore implements TokenStore {
-  readonly #client: DynamoDBDocumentClient;
-  readonly #table: string;
-
-  constructor(options: { readonly client: DynamoDBDocumentClient; readonly tableName: string }) {
-    this.#client = options.client;
-    this.#table = options.tableName;
-  }
-
+export class DynamoDBTokenStore extends TableStore implements TokenStore {
   async read(node: string): Promise<TokenRecord | undefined> {
     const { Item } = await askStore(store, () =>
-      this.#client.send(
-        new GetCommand({ TableName: this.#table, Key: tokenItemKey(node), ConsistentRead: true }),
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: tokenItemKey(node), ConsistentRead: true }),
       ),
     );
     return Item ? tokenFrom(Item) : undefined;
   }
 
   async issue(token: TokenRecord, previous: TokenRecord | undefined): Promise<void> {
-    const failed = await transact(this.#client, store, [
+    const failed = await transact(this.client, store, [
       {
         ConditionCheck: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Key: nodeItemKey(token.node),
           ConditionExpression: nodeExists,
         },
       },
       {
         Put: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: { ...tokenItemKey(token.node), ...token },
           ConditionExpression: previous ? tokenUnchanged : tokenAbsent,
           ...(previous ? { ExpressionAttributeValues: { ':previousId': previous.tokenId } } : {}),
@@ -91,7 +91,7 @@ export class DynamoDBTokenStore implements TokenStore {
 
   async revoke(node: string, revokedAt: string): Promise<TokenRecord> {
     return this.#update('revoke', {
-      TableName: this.#table,
+      TableName: this.tableName,
       Key: tokenItemKey(node),
       UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :revokedAt)',
       ConditionExpression: revokeCondition,
@@ -101,7 +101,7 @@ export class DynamoDBTokenStore implements TokenStore {
 
   async claim(request: ClaimRequest): Promise<TokenRecord> {
     return this.#update('claim', {
-      TableName: this.#table,
+      TableName: this.tableName,
       Key: tokenItemKey(request.node),
       UpdateExpression: 'SET claimedBy = :presenter, claimedAt = :claimedAt, leaseUntilMs = :leaseUntil',
       ConditionExpression: claimCondition,
@@ -117,10 +117,10 @@ export class DynamoDBTokenStore implements TokenStore {
   }
 
   async spend(request: SpendRequest): Promise<void> {
-    const failed = await transact(this.#client, store, [
+    const failed = await transact(this.client, store, [
       {
         Update: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Key: tokenItemKey(request.node),
           UpdateExpression:
             'SET spentBy = :presenter, spentAt = :spentAt, thumbprint = :thumbprint REMOVE leaseUntilMs',
@@ -135,7 +135,7 @@ export class DynamoDBTokenStore implements TokenStore {
       },
       {
         Put: {
-          TableName: this.#table,
+          TableName: this.tableName,
           Item: {
             ...enrolmentItemKey(request.node),
             node: request.node,
@@ -157,7 +157,7 @@ export class DynamoDBTokenStore implements TokenStore {
   async #update(step: string, input: ConstructorParameters<typeof UpdateCommand>[0]): Promise<TokenRecord> {
     try {
       const { Attributes } = await askStore(store, () =>
-        this.#client.send(new UpdateCommand({ ...input, ReturnValues: 'ALL_NEW', ...allOld })),
+        this.client.send(new UpdateCommand({ ...input, ReturnValues: 'ALL_NEW', ...allOld })),
       );
       return tokenFrom(Attributes ?? {});
     } catch (error) {

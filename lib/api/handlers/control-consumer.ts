@@ -35,7 +35,7 @@ export function controlConsumerHandler(
   });
 }
 
-export function toQueueRecord(record: SQSRecord): QueueRecord {
+function toQueueRecord(record: SQSRecord): QueueRecord {
   const firstReceived = Number(record.attributes.ApproximateFirstReceiveTimestamp);
   return {
     messageId: record.messageId,

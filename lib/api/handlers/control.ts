@@ -21,7 +21,7 @@ const edge = (deps: Deps, handler: Handler) => {
     .handler((event) => handler(event, now));
 };
 
-export const buildRequest = z.strictObject({
+const buildRequest = z.strictObject({
   module: moduleName,
   version: moduleVersion,
   /** @default `<module>-<version>-<8 hex>` */
@@ -32,7 +32,7 @@ export const buildRequest = z.strictObject({
   finishedAt: z.iso.datetime({ offset: true }).optional(),
 });
 
-export const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
 
 /** POST /builds: a build result under `build:<id>`. */
 export const controlBuildHandler = (deps: Deps) =>

@@ -20,14 +20,14 @@ const edge = (deps: Optional, handler: Handler) =>
     .use(httpEdge({ mapError: enrolmentProblem, log: deps.log }))
     .handler(handler);
 
-export const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
+const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
 export type EnrolBody = z.infer<typeof enrolBody>;
 
 /** The answer to a successful enrolment; the same for a presenter asking again after the spend. */
 export type EnrolAnswer = { readonly node: string; readonly thumbprint: string; readonly enrolledAt: string };
 
 const nodePath = z.object({ node: nodeName });
-export const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
+const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
 
 /** `POST /enrol` (auth 'token'): see lib/core/enrolment/enrol.ts for the protocol. */
 export const enrolHandler = (

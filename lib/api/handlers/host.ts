@@ -56,7 +56,7 @@ export const hostDeclarationHandler = (deps: Pick<Parts, 'deliveries'> & Proven)
     return json(200, answer, headers);
   });
 
-export const reportRequest = reportBody.omit({ node: true });
+const reportRequest = reportBody.omit({ node: true });
 
 /**
  * `POST /hosts/{node}/reports`: a host's report, put on the control queue under

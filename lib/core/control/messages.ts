@@ -10,7 +10,7 @@ import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 /** Larger bodies are malformed: no control message needs more, and SQS itself stops at 256 KiB. */
 export const maxMessageBytes = 64 * 1024;
 
-export const reportStates = ['applying', 'applied', 'failed', 'heartbeat'] as const;
+const reportStates = ['applying', 'applied', 'failed', 'heartbeat'] as const;
 export const buildResults = ['succeeded', 'failed'] as const;
 
 const isoTime = z.iso.datetime({ offset: true });
@@ -33,16 +33,16 @@ export const buildBody = z.strictObject({
   finishedAt: isoTime,
 });
 
-export const upgradeBody = z.strictObject({ module: moduleName, version: moduleVersion });
+const upgradeBody = z.strictObject({ module: moduleName, version: moduleVersion });
 
-export const catchUpBody = z.strictObject({});
+const catchUpBody = z.strictObject({});
 
 export type ReportBody = z.infer<typeof reportBody>;
 export type BuildBody = z.infer<typeof buildBody>;
 export type UpgradeBody = z.infer<typeof upgradeBody>;
 export type CatchUpBody = z.infer<typeof catchUpBody>;
 
-export const subjectOf = {
+const subjectOf = {
   report: (body: Pick<ReportBody, 'node'>) => `report:${body.node}`,
   build: (body: Pick<BuildBody, 'id'>) => `build:${body.id}`,
   upgrade: (body: Pick<UpgradeBody, 'module'>) => `upgrade:${body.module}`,
@@ -61,7 +61,7 @@ export const controlMessage = z.discriminatedUnion('type', [
 
 export type ControlMessage = z.infer<typeof controlMessage>;
 export type MessageType = ControlMessage['type'];
-export const messageTypes: readonly MessageType[] = ['report', 'build', 'upgrade', 'catch-up'];
+const messageTypes: readonly MessageType[] = ['report', 'build', 'upgrade', 'catch-up'];
 
 export type ReportMessage = Extract<ControlMessage, { type: 'report' }>;
 export type BuildMessage = Extract<ControlMessage, { type: 'build' }>;

@@ -70,7 +70,7 @@ type BatchReport = { readonly index: number; readonly body: ReportBody };
  * heartbeat does not carry), and an applying report never sets aside an applied one (only an
  * applied report moves the applied revision).
  */
-export function coversReport(newer: BatchReport, older: BatchReport): boolean {
+function coversReport(newer: BatchReport, older: BatchReport): boolean {
   if (newer.body.node !== older.body.node) return false;
   const newerWeight = reportWeight[newer.body.state];
   const olderWeight = reportWeight[older.body.state];

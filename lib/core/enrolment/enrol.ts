@@ -3,7 +3,7 @@ import { type PresentedKeys, presenterOf } from './keys.ts';
 import type { NodeKeyStore, TokenRecord, TokenStore } from './ports.ts';
 import { parseToken } from './token.ts';
 
-export const defaultLeaseSeconds = 30;
+const defaultLeaseSeconds = 30;
 
 export type EnrolRequest = { readonly node: string; readonly token: string; readonly keys: PresentedKeys };
 export type Enrolled = {

@@ -8,7 +8,7 @@ import type { Pusher } from './push.ts';
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
  * in-process alike). The flow state is plain JSON passed from step to step.
  */
-export const defaultMaxRounds = 5;
+const defaultMaxRounds = 5;
 /** Nodes per Map item: small enough to keep one send task short, large enough to keep the state small. */
 export const batchSize = 25;
 
@@ -30,7 +30,7 @@ export const pushRequestSchema = z
 const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
 const batchResultSchema = z.object({ sent: z.array(flushedSchema), marked: z.array(z.string()) });
 
-export const flowStateSchema = z.object({
+const flowStateSchema = z.object({
   request: z.object({ node: z.string().nullable(), full: z.boolean(), maxRounds: z.number() }),
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),
@@ -43,7 +43,7 @@ export const flowStateSchema = z.object({
 });
 export type FlowState = z.infer<typeof flowStateSchema>;
 
-export const sendInputSchema = z.object({
+const sendInputSchema = z.object({
   nodes: z.array(nodeName).max(100),
   round: z.number().int().min(1),
 });
@@ -107,7 +107,7 @@ export async function sendBatch(pusher: Pusher, input: unknown): Promise<BatchRe
 }
 
 /** The brief's contract, from the flow's last state (what the ASL's final Pass selects). */
-export const pushOutcomeSchema = z.object({
+const pushOutcomeSchema = z.object({
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),
   rounds: z.number(),

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { AgentState, AgentStateStore } from './ports.ts';
 
 const stateFile = 'agent-state.json';
-export const declarationFile = 'declaration.json';
+const declarationFile = 'declaration.json';
 
 /** The agent's memory in DIR: written to a temporary file, then renamed, so a crash never leaves half a file. */
 export class FileAgentState implements AgentStateStore {

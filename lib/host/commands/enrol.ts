@@ -44,7 +44,7 @@ export function registerEnrolCommand(program: Command): void {
     });
 }
 
-export async function runEnrol(
+async function runEnrol(
   raw: Record<string, unknown>,
   streams: { out: NodeJS.WritableStream; err: NodeJS.WritableStream } = {
     out: process.stdout,
