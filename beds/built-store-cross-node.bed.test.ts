@@ -4,9 +4,11 @@ import { expect, it } from 'vitest';
 import { addAndEnrol, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 /**
- * ADR 83: one push leaves the mesh consistent. A broker node provides amqp; an app node's web
- * module consumes it. Only the app node is pushed, once: the broker must be flushed by that
- * same push and mint the app's vhost, with no second push.
+ * ADR 83 (issue 057): one push leaves the mesh consistent. A broker node provides amqp and has
+ * applied everything it was sent, so it is not behind. Then the app node's web module starts
+ * consuming it and only the app node is pushed, once: the provision minted while composing the
+ * app makes the broker behind inside that push, which must flush it and have it mint the app's
+ * vhost, with no second push.
  */
 it('a push of only the consumer’s node mints the provision on the provider’s node', () =>
   inBed('built-store-cross-node', async (bed) => {
@@ -15,10 +17,17 @@ it('a push of only the consumer’s node mints the provision on the provider’s
     await addAndEnrol(bed, 'app');
     await expectOk(bed.mesh('assign', 'broker', 'rabbitmq', '--provides', 'amqp'), 'assign broker');
     await expectOk(bed.mesh('assign', 'app', 'web'), 'assign app');
-    await expectOk(bed.mesh('consume', 'app/web', 'broker/rabbitmq'), 'consume');
     bed.startHost('broker');
     bed.startHost('app');
+    await expectOk(bed.mesh('push', '--behind'), 'mesh push --behind');
+    await eventually('the broker to apply what it was sent, and be behind no more', async () => {
+      const broker = (await status(bed)).get('broker');
+      return broker && !broker.behind && broker.appliedRevision === broker.sentRevision ? true : undefined;
+    });
 
+    await expectOk(bed.mesh('consume', 'app/web', 'broker/rabbitmq'), 'consume');
+    const beforePush = await status(bed);
+    expect([beforePush.get('broker')?.behind, beforePush.get('app')?.behind]).toEqual([false, true]);
     const push = await expectOk(bed.mesh('push', 'app'), 'mesh push app');
 
     const outcome = push.json as {

@@ -10,7 +10,6 @@ import {
   provisionItem,
   relationItem,
 } from '../lib/adapters/dynamodb/mesh-items.ts';
-import { DynamoDBPushStore } from '../lib/adapters/dynamodb/push-store.ts';
 import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import { compose, provisionName } from '../lib/core/mesh/declaration.ts';
@@ -160,12 +159,8 @@ export async function run(): Promise<BenchTable[]> {
 
       const client = makeDynamoDBClient(config);
       const { measure } = meter(client);
-      // One part replaced: the push store reads and writes through the metered client.
-      const pushStore = new DynamoDBPushStore({
-        client: documentClient(client),
-        tableName: config.inventoryTable,
-      });
-      const parts = partsFor(config, { overrides: { pushStore } });
+      // Every store of these parts reads and writes through the metered client.
+      const parts = partsFor(config, { clients: { dynamodb: client } });
       const service = parts.meshService;
       const flow = parts.pushFlow;
       await flow.push({ behind: true }); // warm the interpreter; nothing is behind

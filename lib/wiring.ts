@@ -1,3 +1,5 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { makeDynamoDBClient, makeSFNClient, makeSQSClient } from './adapters/aws-clients.ts';
 import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
@@ -67,6 +69,8 @@ export type Parts = {
 };
 
 export type PartsOptions = {
+  /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
+  readonly clients?: { readonly dynamodb?: DynamoDBClient; readonly sqs?: SQSClient };
   /** Replaces any part, for tests and benches that put a fake or a slowed store in one place. */
   readonly overrides?: Partial<Omit<Parts, 'config'>>;
   /** Every Retry of the local push flow waits this long instead of the ASL's own waits (tests). */
@@ -78,8 +82,8 @@ export type PartsOptions = {
 export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts {
   const table = { tableName: config.inventoryTable };
   const clients = built({
-    dynamodb: () => documentClient(makeDynamoDBClient(config)),
-    sqs: () => makeSQSClient(config),
+    dynamodb: () => documentClient(options.clients?.dynamodb ?? makeDynamoDBClient(config)),
+    sqs: () => options.clients?.sqs ?? makeSQSClient(config),
   });
   const parts: Parts = built<Parts>({
     config: () => config,

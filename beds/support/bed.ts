@@ -46,8 +46,11 @@ export class Bed {
     return `http://127.0.0.1:${this.storePort}`;
   }
 
-  /** The local control plane (`npm start`), talking to the bed's store when there is one. */
-  async startControlPlane(env: Record<string, string> = {}): Promise<string> {
+  /**
+   * The local control plane (`npm start`), talking to the bed's store when there is one;
+   * `entry` starts it through a bed's own entry point instead (one that puts a fault in a part).
+   */
+  async startControlPlane(env: Record<string, string> = {}, entry = 'bin/local.ts'): Promise<string> {
     const port = await freePort();
     const processEnv: NodeJS.ProcessEnv = {
       ...process.env,
@@ -59,7 +62,7 @@ export class Bed {
     delete processEnv.AWS_ENDPOINT_URL_SQS;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
     else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
-    const watched = this.spawn('control-plane', [join(root, 'bin/local.ts')], processEnv);
+    const watched = this.spawn('control-plane', [join(root, entry)], processEnv);
     await watched.waitFor(/ready in/, 60_000);
     this.apiUrl = `http://127.0.0.1:${port}`;
     return this.apiUrl;

@@ -23,6 +23,8 @@ export type LocalRuntimeOptions = {
   readonly holdBoundSeconds?: number;
   readonly logLevel?: LogLevel;
   readonly services?: readonly LocalService[];
+  /** How the parts are built from the configuration. @default partsFor */
+  readonly wire?: (config: MeshConfig) => Parts;
   readonly onProgress?: (line: string) => void;
 };
 
@@ -72,7 +74,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...(options.holdBoundSeconds ? { holdBoundSeconds: options.holdBoundSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
     });
-    const parts = partsFor(config);
+    const parts = (options.wire ?? partsFor)(config);
 
     for (const service of options.services ?? localServices) {
       progress(`starting ${service.name}`);

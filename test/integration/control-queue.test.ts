@@ -18,9 +18,12 @@ import type { MeshConfig } from '../../lib/config.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
 import { envelope } from '../../lib/core/control/messages.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { partsFor } from '../../lib/wiring.ts';
 import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
+import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 const region = 'us-east-1';
@@ -178,6 +181,38 @@ describe('reports of one node in one batch, over the wire', () => {
 });
 
 describe('build store over the wire', () => {
+  it('finds a build recorded a moment before, with every index read stale', async () => {
+    const own = await provisionTestResources('builds');
+    const client = makeDynamoDBClient({ region });
+    const { staleReads } = lagIndexes(client);
+    const builds = new DynamoDBBuildStore({
+      client: documentClient(client),
+      tableName: own.inventoryTable,
+    });
+    const finishedAt = new Date().toISOString();
+    await builds.recordBuild(
+      { id: 'fresh-1', module: 'fresh', version: '1', result: 'succeeded', finishedAt },
+      finishedAt,
+    );
+    await builds.latestSuccessfulBuilds();
+    await builds.recordBuild(
+      {
+        id: 'fresh-2',
+        module: 'fresh',
+        version: '2',
+        result: 'succeeded',
+        finishedAt: new Date(Date.parse(finishedAt) + 1000).toISOString(),
+      },
+      finishedAt,
+    );
+
+    const latest = await builds.latestSuccessfulBuilds();
+
+    expect(latest.find((build) => build.module === 'fresh')).toMatchObject({ id: 'fresh-2', version: '2' });
+    expect(staleReads()).toBe(0);
+    client.destroy();
+  });
+
   it("keeps a build once and finds each module's latest successful build", async () => {
     const builds = new DynamoDBBuildStore({
       client: documentClient(dynamodb),
@@ -311,51 +346,6 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
     }
   });
 
-  it('takes builds, upgrades and catch-up from the operator routes through the queue', async () => {
-    const { deps, mesh } = consumerDeps();
-    const sender = new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl });
-    const call = (
-      handler: (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>,
-      body: unknown,
-    ) =>
-      handler(
-        { body: JSON.stringify(body), isBase64Encoded: false, headers: {} } as APIGatewayProxyEvent,
-        {} as Context,
-      ) as Promise<{
-        statusCode: number;
-        body: string;
-      }>;
-    const source = running(deps);
-    try {
-      const built = await call(controlBuildHandler({ sender }), {
-        module: 'queue-mod',
-        version: '4.2',
-        id: 'qm-1',
-      });
-      expect(built.statusCode).toBe(202);
-      expect(JSON.parse(built.body).queued).toMatchObject({
-        subject: 'build:qm-1',
-        messageId: expect.any(String),
-      });
-      const bad = await call(controlUpgradeHandler({ sender }), { module: 'Bad Name', version: '1' });
-      expect(bad.statusCode).toBe(400);
-
-      const builds = new DynamoDBBuildStore({
-        client: documentClient(dynamodb),
-        tableName: config.inventoryTable,
-      });
-      await until(async () =>
-        (await builds.latestSuccessfulBuilds()).some((build) => build.id === 'qm-1') ? true : undefined,
-      );
-      const caught = await call(controlCatchUpHandler({ sender }), {});
-      expect(caught.statusCode).toBe(202);
-      await until(async () => (mesh.versions.get('queue-mod') === '4.2' ? true : undefined));
-      expect(mesh.pushes).toBeGreaterThanOrEqual(1);
-    } finally {
-      await source.stop();
-    }
-  });
-
   it('holds a report while the store is away and, past a short bound, really lets it go to the dead-letter queue', async () => {
     // Prepare: a store nobody listens on, and a bound of three seconds.
     const closedPort = await freePort();
@@ -453,5 +443,68 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       return messages.find((candidate) => candidate.Attributes?.MessageGroupId === 'build:kept-1');
     }, 10_000);
     expect(JSON.parse(back.Body ?? '{}')).toMatchObject({ subject: 'build:kept-1' });
+  });
+});
+
+describe('builds, catch-up and upgrades through the real queue, store and push flow', () => {
+  it('a build announced by catch-up upgrades its carriers, which are sent the new version', async () => {
+    // Prepare: a mesh of its own, two carriers of the module and one node without it, all sent.
+    const own = await provisionTestResources('ctl-up');
+    const parts = partsFor(own, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+    for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node);
+    await parts.meshService.assign('up-a', 'queue-mod', null);
+    await parts.meshService.assign('up-b', 'queue-mod', null);
+    await parts.meshService.assign('up-c', 'other-mod', null);
+    await parts.pushFlow.push({ behind: true });
+    const revisionOf = async (node: string) => (await parts.deliveries.readDelivery(node))?.revision;
+    const before = { c: await revisionOf('up-c') };
+    const versionSent = async (node: string) =>
+      ((await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined)?.modules.find(
+        (module) => module.name === 'queue-mod',
+      )?.version;
+    const call = (
+      handler: (event: APIGatewayProxyEvent, context: Context) => Promise<unknown>,
+      body: unknown,
+    ) =>
+      handler(
+        { body: JSON.stringify(body), isBase64Encoded: false, headers: {} } as APIGatewayProxyEvent,
+        {} as Context,
+      ) as Promise<{ statusCode: number; body: string }>;
+    const source = startEventSource({
+      queueUrl: own.controlQueueUrl,
+      sqs,
+      handler: controlConsumerHandler(parts),
+      pollers: 2,
+      waitTimeSeconds: 1,
+    });
+    try {
+      // Act
+      const built = await call(controlBuildHandler(parts), {
+        module: 'queue-mod',
+        version: '4.2',
+        id: 'qm-1',
+      });
+      const bad = await call(controlUpgradeHandler(parts), { module: 'Bad Name', version: '1' });
+      await until(async () =>
+        (await parts.builds.latestSuccessfulBuilds()).some((build) => build.id === 'qm-1') ? true : undefined,
+      );
+      const caught = await call(controlCatchUpHandler(parts), {});
+      await until(async () =>
+        (await versionSent('up-a')) === '4.2' && (await versionSent('up-b')) === '4.2' ? true : undefined,
+      );
+
+      // Assess
+      expect(built.statusCode).toBe(202);
+      expect(JSON.parse(built.body).queued).toMatchObject({
+        subject: 'build:qm-1',
+        messageId: expect.any(String),
+      });
+      expect(bad.statusCode).toBe(400);
+      expect(caught.statusCode).toBe(202);
+      expect(await revisionOf('up-c')).toBe(before.c);
+      expect((await parts.statusReader.status()).filter((node) => node.behind)).toEqual([]);
+    } finally {
+      await source.stop();
+    }
   });
 });

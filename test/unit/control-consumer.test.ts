@@ -124,7 +124,28 @@ describe('reports', () => {
     expect(w.settlement.holds.map((hold) => hold.visibilitySeconds)).toEqual([5, 10, 20, 30, 30]);
   });
 
-  it('are set aside by a newer report of the same node in the batch, even while held', async () => {
+  it('held, then back beside a newer report of its node: set aside, and the newer one recorded', async () => {
+    const w = world();
+    w.store.down = true;
+    expect(await w.deliver([record(report('n1', 1), { id: 'old' })])).toEqual(['old']);
+    expect(w.settlement.holds.map((hold) => hold.messageId)).toEqual(['old']);
+
+    w.store.down = false;
+    w.setNow(t0 + 6_000);
+    const failures = await w.deliver([
+      record(report('n1', 1), { id: 'old', receiveCount: 2 }),
+      record(report('n1', 2), { id: 'new' }),
+    ]);
+
+    expect(failures).toEqual([]);
+    expect(w.store.reports.get('n1')).toMatchObject({ sequence: 2, state: 'applied', revision: 2 });
+    expect(w.store.writes).toBe(1);
+    expect(w.log.lines.map((line) => line.message)).toContain(
+      'report report:n1: set aside by newer report 2 (applied)',
+    );
+  });
+
+  it('are set aside by a newer report of the same node in the batch before any attempt, and the newer one waits in order', async () => {
     const w = world();
     w.store.down = true;
     const failures = await w.deliver([

@@ -1,4 +1,4 @@
-import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -15,7 +15,8 @@ import {
   assignmentFrom,
   assignmentItem,
   assignmentKey,
-  markUpdate,
+  carrierItem,
+  markUpdates,
   moduleKey,
   nodeItem,
   nodeKey,
@@ -44,25 +45,19 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     // A new node has never been sent anything, so it is behind from the start.
     const failed = await this.#transact([
       { Put: { TableName: this.tableName, Item: nodeItem(node, createdAt), ConditionExpression: nodeIsNew } },
-      markUpdate(this.tableName, node, this.now()),
+      ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (failed?.[0]) throw new NodeExistsError(node);
     if (failed) throw new MeshRaceError('model');
   }
 
   async readModule(module: string): Promise<ModuleRecord | undefined> {
-    const { Items } = await askStore(store, () =>
+    const { Item } = await askStore(store, () =>
       this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': moduleKey(module).pk },
-          ConsistentRead: true,
-        }),
+        new GetCommand({ TableName: this.tableName, Key: moduleKey(module), ConsistentRead: true }),
       ),
     );
-    const item = Items?.[0];
-    return item ? { ...assignmentFrom(item), module } : undefined;
+    return Item ? { ...assignmentFrom(Item), module } : undefined;
   }
 
   async assign(node: string, assignment: Assignment, module: ModuleRecord | undefined): Promise<void> {
@@ -105,7 +100,8 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
           ConditionExpression: notYetAssigned,
         },
       },
-      markUpdate(this.tableName, node, this.now()),
+      { Put: { TableName: this.tableName, Item: carrierItem(assignment.module, node) } },
+      ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
     if (failed[0]) throw new NodeNotFoundError(node);
@@ -116,7 +112,15 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
   async consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void> {
     const consumerAssignment = assignmentKey(node, relation.consumerModule);
     const providerAssignment = assignmentKey(relation.providerNode, relation.providerModule);
-    const keys = [nodeKey(node), consumerAssignment, nodeKey(relation.providerNode), providerAssignment];
+    // A consumer and provider on the same node share its node item: BatchGetItem refuses a key twice.
+    const keys = [
+      ...new Map(
+        [nodeKey(node), consumerAssignment, nodeKey(relation.providerNode), providerAssignment].map((key) => [
+          `${key.pk}|${key.sk}`,
+          key,
+        ]),
+      ).values(),
+    ];
     const { Responses } = await askStore(store, () =>
       this.client.send(
         new BatchGetCommand({
@@ -156,7 +160,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
           ConditionExpression: relationIsNew,
         },
       },
-      markUpdate(this.tableName, node, this.now()),
+      ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
     if (failed[0]) throw new ModuleNotAssignedError(node, relation.consumerModule);

@@ -9,8 +9,10 @@ import type { Item, TransactItem } from './requests.ts';
  * | pk               | sk                            | what | gsi1pk / gsi1sk |
  * |------------------|-------------------------------|------|-----------------|
  * | `node#<n>`       | `node`                        | the node exists: node, createdAt | `mesh#node` / `<n>` (list every node) |
- * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | `mesh#marked` / `<n>` (list marked nodes) |
- * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides? | `carriers#<m>` / `<n>` (a module's carriers) |
+ * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | — |
+ * | `mesh#marked`    | `<n>`                         | the same mark, in the one partition find-behind reads | — |
+ * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides? | — |
+ * | `module#<m>`     | `carrier#<n>`                 | the same assignment, in the module's partition: node | — |
  * | `node#<n>`       | `consumes#<cm>#<pn>#<pm>`     | relation: consumerModule, providerNode, providerModule, kind | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create) | — |
@@ -18,12 +20,19 @@ import type { Item, TransactItem } from './requests.ts';
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
  *
  * Access patterns: compose reads one node's partition whole (one strongly consistent Query);
- * find-behind queries `mesh#marked`; the audit and status query `mesh#node`; an upgrade queries
- * `carriers#<m>`. Marks are written in the same transaction as the change that causes them
- * and cleared by the send that answers them, only if no newer mark came in between.
+ * find-behind reads `mesh#marked` and an upgrade a module's `carrier#` items, both strongly
+ * consistent Queries of the base table, because an index (eventually consistent on AWS) could
+ * hide a mark written a moment before and a push would then call the mesh consistent while a
+ * node is behind. Only status and the audit list nodes through gsi1 (`mesh#node`); the audit
+ * adds every marked node to that list, so a node the index has not caught up with is still seen.
+ * A mark and its `mesh#marked` entry are written in the same transaction as the change that
+ * causes them and cleared together by the send that answers them, only if no newer mark came
+ * in between; an assignment and its carrier item are written together too.
  */
 export const nodeKey = nodeItemKey;
 export const markKey = (node: string) => ({ pk: nodePartition(node), sk: 'mark' });
+export const markedPartition = 'mesh#marked';
+export const markedKey = (node: string) => ({ pk: markedPartition, sk: node });
 export const deliveryKey = (node: string) => ({ pk: nodePartition(node), sk: 'delivery' });
 export const assignmentKey = (node: string, module: string) => ({
   pk: nodePartition(node),
@@ -41,11 +50,15 @@ const grantKeyOf = (p: Provision) => ({
   pk: nodePartition(p.providerNode),
   sk: `grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`,
 });
-export const moduleKey = (module: string) => ({ pk: `module#${module}`, sk: 'module' });
+export const modulePartition = (module: string) => `module#${module}`;
+export const moduleKey = (module: string) => ({ pk: modulePartition(module), sk: 'module' });
+export const carrierPrefix = 'carrier#';
+export const carrierKey = (module: string, node: string) => ({
+  pk: modulePartition(module),
+  sk: `${carrierPrefix}${node}`,
+});
 
 export const allNodesIndex = 'mesh#node';
-export const markedIndex = 'mesh#marked';
-export const carriersIndex = (module: string) => `carriers#${module}`;
 
 export const nodeItem = (node: string, createdAt: string): Item => ({
   ...nodeKey(node),
@@ -61,9 +74,9 @@ export const assignmentItem = (node: string, a: Assignment): Item => ({
   module: a.module,
   version: a.version ?? undefined,
   provides: a.provides ?? undefined,
-  gsi1pk: carriersIndex(a.module),
-  gsi1sk: node,
 });
+
+export const carrierItem = (module: string, node: string): Item => ({ ...carrierKey(module, node), node });
 
 export const relationItem = (node: string, r: Relation): Item => ({ ...relationKeyOf(node, r), ...r });
 
@@ -82,17 +95,38 @@ const provisionAttributes = (p: Provision): Provision => ({
 export const provisionItem = (p: Provision): Item => ({ ...provisionKeyOf(p), ...provisionAttributes(p) });
 export const grantItem = (p: Provision): Item => ({ ...grantKeyOf(p), ...provisionAttributes(p) });
 
-/** The stale mark as one transaction item: a counter, so a send clears only the mark it answered. */
-export function markUpdate(tableName: string, node: string, markedAt: string): TransactItem {
-  return {
-    Update: {
-      TableName: tableName,
-      Key: markKey(node),
-      UpdateExpression: 'ADD marks :one SET #node = :node, markedAt = :now, gsi1pk = :index, gsi1sk = :node',
-      ExpressionAttributeNames: { '#node': 'node' },
-      ExpressionAttributeValues: { ':one': 1, ':node': node, ':now': markedAt, ':index': markedIndex },
+/**
+ * The stale mark, as the items of a transaction: a counter in the node's partition, so a send
+ * clears only the mark it answered, and its entry in `mesh#marked`, where find-behind reads it.
+ */
+export function markUpdates(tableName: string, node: string, markedAt: string): TransactItem[] {
+  return [
+    {
+      Update: {
+        TableName: tableName,
+        Key: markKey(node),
+        UpdateExpression: 'ADD marks :one SET #node = :node, markedAt = :now',
+        ExpressionAttributeNames: { '#node': 'node' },
+        ExpressionAttributeValues: { ':one': 1, ':node': node, ':now': markedAt },
+      },
     },
-  };
+    { Put: { TableName: tableName, Item: { ...markedKey(node), node, markedAt } } },
+  ];
+}
+
+/** Clears a node's mark and its `mesh#marked` entry, if the mark is still the one `seen`. */
+export function markClears(tableName: string, node: string, seen: number): TransactItem[] {
+  return [
+    {
+      Delete: {
+        TableName: tableName,
+        Key: markKey(node),
+        ConditionExpression: 'marks = :seen',
+        ExpressionAttributeValues: { ':seen': seen },
+      },
+    },
+    { Delete: { TableName: tableName, Key: markedKey(node) } },
+  ];
 }
 
 const text = (item: Item, name: string) => (typeof item[name] === 'string' ? (item[name] as string) : '');

@@ -2,7 +2,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { assignmentKey, carriersIndex, markUpdate, moduleKey } from './mesh-items.ts';
+import { assignmentKey, carrierPrefix, markUpdates, moduleKey, modulePartition } from './mesh-items.ts';
 import { allOld, conditionFailed, itemPresent, queryAll, TableStore, transact } from './requests.ts';
 
 // An unknown module is refused, not invented: a record with no kind would block its first
@@ -10,6 +10,7 @@ import { allOld, conditionFailed, itemPresent, queryAll, TableStore, transact } 
 const moduleKnown = itemPresent;
 const versionIs = 'version = :version';
 const moduleAssigned = itemPresent;
+const notYetAtVersion = '(attribute_not_exists(version) OR version <> :version)';
 
 const store = 'the inventory table';
 
@@ -37,16 +38,19 @@ export class DynamoDBModuleVersions extends TableStore implements ModuleVersions
       if (conditionFailed(error)) throw new ModuleNotFoundError(module, { cause: error });
       throw error;
     }
+    // Strongly consistent, in the module's own partition: a node assigned the module a moment
+    // before is a carrier too (an index could still miss it, and it would keep the old version).
     const carriers = await queryAll(this.client, store, {
       TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :index',
-      ExpressionAttributeValues: { ':index': carriersIndex(module) },
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :carrier)',
+      ExpressionAttributeValues: { ':pk': modulePartition(module), ':carrier': carrierPrefix },
+      ConsistentRead: true,
     });
     for (const carrier of carriers) {
-      if (carrier.version === version) continue;
-      const node = String(carrier.gsi1sk);
-      // A newer upgrade that already moved the module on leaves this one's carriers alone.
+      const node = String(carrier.node);
+      // A newer upgrade that already moved the module on leaves this one's carriers alone, and a
+      // carrier already at this version (or no longer a carrier) is not marked: a failed
+      // condition here means there is nothing to do.
       await transact(this.client, store, [
         {
           ConditionCheck: {
@@ -61,13 +65,13 @@ export class DynamoDBModuleVersions extends TableStore implements ModuleVersions
             TableName: this.tableName,
             Key: assignmentKey(node, module),
             UpdateExpression: 'SET version = :version',
-            ConditionExpression: moduleAssigned,
+            ConditionExpression: `${moduleAssigned} AND ${notYetAtVersion}`,
             ExpressionAttributeValues: { ':version': version },
           },
         },
-        markUpdate(this.tableName, node, this.now()),
+        ...markUpdates(this.tableName, node, this.now()),
       ]);
     }
-    return { carriers: carriers.map((item) => String(item.gsi1sk)) };
+    return { carriers: carriers.map((item) => String(item.node)) };
   }
 }

@@ -1,39 +1,27 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { MeshRaceError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
-import { askStore } from '../../core/unavailable.ts';
 import { nodePartition } from './keys.ts';
 import {
   allNodesIndex,
   assignmentFrom,
   deliveryItem,
   grantItem,
-  markedIndex,
-  markKey,
-  markUpdate,
+  markClears,
+  markedPartition,
+  markUpdates,
   provisionFrom,
   provisionItem,
   relationFrom,
   sentFrom,
 } from './mesh-items.ts';
-import {
-  allOld,
-  conditionFailed,
-  type Item,
-  itemAbsent,
-  queryAll,
-  TableStore,
-  type TransactItem,
-  transact,
-} from './requests.ts';
+import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const neverSent = itemAbsent;
 const revisionIsNext = 'revision = :previous';
 const provisionUnminted = itemAbsent;
 const grantUnissued = itemAbsent;
-const markUnchanged = 'marks = :seen';
 
 /** Asked of every push request, so the push bench can count what a push costs. */
 const capacity = { ReturnConsumedCapacity: 'TOTAL' } as const;
@@ -88,51 +76,43 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
       );
     }
     const providers = new Set(write.mints.map((mint) => mint.providerNode).filter((n) => n !== write.node));
-    for (const provider of providers) items.push(markUpdate(this.tableName, provider, this.now()));
-    if (write.mark !== undefined) {
-      items.push({
-        Delete: {
-          TableName: this.tableName,
-          Key: markKey(write.node),
-          ConditionExpression: markUnchanged,
-          ExpressionAttributeValues: { ':seen': write.mark },
-        },
-      });
-    }
+    for (const provider of providers) items.push(...markUpdates(this.tableName, provider, this.now()));
+    const markAt = items.length;
+    if (write.mark !== undefined) items.push(...markClears(this.tableName, write.node, write.mark));
     const failed = await this.#transact(items);
     if (!failed) return;
     const lost = failed.findIndex(Boolean);
-    const race =
-      lost === 0 ? 'revision' : lost === items.length - 1 && write.mark !== undefined ? 'mark' : 'mint';
+    const race = lost === 0 ? 'revision' : lost === markAt ? 'mark' : 'mint';
     throw new MeshRaceError(race, failed[lost]?.old);
   }
 
   async clearMark(node: string, mark: number): Promise<void> {
-    try {
-      await askStore(store, () =>
-        this.client.send(
-          new DeleteCommand({
-            TableName: this.tableName,
-            Key: markKey(node),
-            ConditionExpression: markUnchanged,
-            ExpressionAttributeValues: { ':seen': mark },
-            ...allOld,
-            ...capacity,
-          }),
-        ),
-      );
-    } catch (error) {
-      // A newer mark came in since the read: it stays, and the next round looks again.
-      if (!conditionFailed(error)) throw error;
-    }
+    // A newer mark that came in since the read stays (the condition fails), and the next round looks again.
+    await this.#transact(markClears(this.tableName, node, mark));
   }
 
+  /** Strongly consistent: a mark written a moment ago is seen (see mesh-items.ts). */
   async listMarked(): Promise<string[]> {
-    return this.#queryIndex(markedIndex);
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': markedPartition },
+      ConsistentRead: true,
+      ...capacity,
+    });
+    return items.map((item) => String(item.sk));
   }
 
+  /** Through gsi1, which may lag: the audit adds the marked nodes to it (lib/core/mesh/push.ts). */
   async listNodes(): Promise<string[]> {
-    return this.#queryIndex(allNodesIndex);
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :index',
+      ExpressionAttributeValues: { ':index': allNodesIndex },
+      ...capacity,
+    });
+    return items.map((item) => String(item.gsi1sk));
   }
 
   #partition(node: string): Promise<Item[]> {
@@ -143,17 +123,6 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
       ConsistentRead: true,
       ...capacity,
     });
-  }
-
-  async #queryIndex(index: string): Promise<string[]> {
-    const items = await queryAll(this.client, store, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :index',
-      ExpressionAttributeValues: { ':index': index },
-      ...capacity,
-    });
-    return items.map((item) => String(item.gsi1sk));
   }
 
   #transact(items: readonly TransactItem[]) {

@@ -74,8 +74,14 @@ export class Pusher {
     return nodes.filter((_, index) => checks[index]);
   }
 
-  /** The nodes to look at in a round: every node for the audit, else the marked ones. */
-  candidates(full: boolean): Promise<string[]> {
-    return full ? this.#store.listNodes() : this.#store.listMarked();
+  /**
+   * The nodes to look at in a round: the marked ones, read strongly; for the audit every node
+   * too. Every node is listed through an index that may lag, which is why the marked ones are
+   * always added: a node added a moment ago is marked, so the audit cannot miss it.
+   */
+  async candidates(full: boolean): Promise<string[]> {
+    const marked = await this.#store.listMarked();
+    if (!full) return marked;
+    return [...new Set([...(await this.#store.listNodes()), ...marked])];
   }
 }

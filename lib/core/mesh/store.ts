@@ -45,10 +45,13 @@ export interface PushStore {
   /** Clears a node's mark if it is still `mark` (a newer mark stays). */
   clearMark(node: string, mark: number): Promise<void>;
 
-  /** Every node currently marked possibly behind. */
+  /**
+   * Every node currently marked possibly behind, as written: a mark written a moment ago is in
+   * the answer (a read that could miss it would let a push call a behind mesh consistent).
+   */
   listMarked(): Promise<string[]>;
 
-  /** Every node of the mesh, for the full audit. */
+  /** Every node of the mesh, for the full audit; may lag behind a node added a moment ago. */
   listNodes(): Promise<string[]>;
 }
 
