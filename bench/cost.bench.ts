@@ -39,11 +39,8 @@ export const activity = {
   changesPerNodeMonth: assumed(30, 'one declaration change per node per day'),
   reportsPerChange: from(2, 'mesh-host run reports applying and applied (design brief)'),
   pushesPerMonthFleet: assumed(300, 'operator pushes per month, whole fleet'),
-  hostAuthReadUnits: from(
-    2,
-    'BatchGet of the node key and the enrolment, consistent (identity-credentials.ts)',
-  ),
-  replayGuardWriteUnits: from(1, 'conditional put of each proof id (identity-proof-replay.ts)'),
+  hostAuthReadUnits: from(2, 'BatchGet of the node key and the enrolment, consistent (credential-reader.ts)'),
+  replayGuardWriteUnits: from(1, 'conditional put of each proof id (proof-replay-guard.ts)'),
   declarationReadUnits: assumed(1, 'one consistent read of the sent declaration, ≤ 4 KB'),
   reportConsumeReadUnits: assumed(1, 'newer-report-wins reads the stored report'),
   reportConsumeWriteUnits: assumed(1, 'newer-report-wins writes one item ≤ 1 KB'),

@@ -16,7 +16,7 @@ export const ExitCode = {
   stillBehind: 5,
   /** The control plane could not be reached, or answered "try again" / 5xx. */
   unavailable: 6,
-  /** `mesh-host enrol`: patience ran out while the token was held; wait, then run enrol again. */
+  /** `mesh-host enrol`: patience ran out while told "try again" (token held, store away); wait, then run enrol again. */
   waitThenRetry: 7,
   /** `mesh-host enrol`: the token was refused (unknown, expired, revoked, spent by another key). */
   enrolRefused: 8,

@@ -4,18 +4,8 @@ import { fitDeadLetterBody } from './dead-letter-body.ts';
 
 /**
  * Holds a message (shortens its visibility so it comes back after its wait) and copies a
- * message to the dead-letter queue with its reason in message attributes:
- *
- * | attribute            | value |
- * |----------------------|-------|
- * | `mesh.deadLetter`    | `malformed` \| `lost` \| `rejected` |
- * | `mesh.reason`        | why, in words (≤ 1000 characters) |
- * | `mesh.type`          | the message type, when it could be read |
- * | `mesh.subject`       | the subject, when it could be read; also the dead letter's group |
- * | `mesh.messageId`     | the control queue's message id |
- * | `mesh.receiveCount`  | how often it had been received |
- * | `mesh.bodyBytes`     | only on a cut copy: the original body's size in bytes |
- * | `mesh.bodySha256`    | only on a cut copy: the original body's SHA-256, hex |
+ * message to the dead-letter queue with its reason in message attributes (`mesh.deadLetter`,
+ * `mesh.reason`, …; docs/control-queue.md lists them for the people who read that queue).
  *
  * A body that would not fit beside these attributes under SQS's 256 KiB (a control message
  * near the limit, which the consumer finds malformed) is cut to fit rather than refused on
