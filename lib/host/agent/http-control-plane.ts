@@ -2,12 +2,15 @@ import { type ApiAnswer, ApiUnreachableError, type MeshApi, problemError } from 
 import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
-/** The control plane over HTTPS, every request signed by the node's key (the MeshApi's signer). */
+/** Sends one signed request and gives back what came of it: MeshApi does, and NodeHttpHostApi. */
+export type HostRequests = Pick<MeshApi, 'send'>;
+
+/** The control plane over HTTPS, every request signed by the node's key. */
 export class HttpControlPlane implements ControlPlane {
-  private readonly api: MeshApi;
+  private readonly api: HostRequests;
   private readonly node: string;
 
-  constructor(api: MeshApi, node: string) {
+  constructor(api: HostRequests, node: string) {
     this.api = api;
     this.node = node;
   }
