@@ -14,7 +14,7 @@ const exec = promisify(execFile);
 const require = createRequire(import.meta.url);
 
 /** Bumped when the way an executable is made changes, so no earlier build is reused. */
-const packagingFormat = 2;
+const packagingFormat = 3;
 
 /** An entry point bundled into one CommonJS file, as a single executable runs it. */
 export type Bundle = { readonly path: string; readonly bytes: number; readonly sha256: string };
@@ -121,10 +121,14 @@ export async function buildExecutable(request: BuildRequest): Promise<BuiltExecu
   try {
     const blob = join(work, 'app.blob');
     const config = join(work, 'sea-config.json');
+    // The blob keeps the main script's path as given: a name relative to the work folder makes
+    // the same inputs give the same bytes, wherever and whenever they are built.
+    const main = `${spec.name}.js`;
+    await copyFile(bundle.path, join(work, main));
     await writeFile(
       config,
       JSON.stringify({
-        main: bundle.path,
+        main,
         output: blob,
         disableExperimentalSEAWarning: true,
         useSnapshot: false,
