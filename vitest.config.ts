@@ -31,6 +31,14 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'package',
+          include: ['test/package/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
+        test: {
           name: 'beds',
           include: ['beds/**/*.bed.test.ts'],
           testTimeout: 180_000,

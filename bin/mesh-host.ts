@@ -11,4 +11,6 @@ program.exitOverride((error) => {
 });
 registerEnrolCommand(program);
 registerRunCommand(program);
-await program.parseAsync(process.argv);
+// No top-level await: the packaged executables run this file as CommonJS (Node's single
+// executable applications start CommonJS), and an unhandled rejection still exits 1.
+void program.parseAsync(process.argv);

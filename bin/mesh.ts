@@ -19,4 +19,6 @@ registerMeshCommands(program);
 registerEnrolmentCommands(program);
 registerControlCommands(program);
 registerSigV4Signer();
-await program.parseAsync(process.argv);
+// No top-level await: the packaged executables run this file as CommonJS (Node's single
+// executable applications start CommonJS), and an unhandled rejection still exits 1.
+void program.parseAsync(process.argv);

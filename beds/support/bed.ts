@@ -8,6 +8,8 @@ import { type Watched, watch } from '../../test/support/processes.ts';
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
 
+export type RunOptions = { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string };
+
 export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
 
 /**
@@ -93,9 +95,14 @@ export class Bed {
 
   /** A long-running process the bed watches (a `mesh-host run`, an enrol left to finish on its own). */
   spawn(label: string, args: string[], env: NodeJS.ProcessEnv = process.env): Watched {
-    const watched = watch(node, args, { env, cwd: root });
+    return this.spawnExecutable(label, node, args, { env });
+  }
+
+  /** A long-running process from any executable (a packaged `mesh-host`, say). */
+  spawnExecutable(label: string, command: string, args: string[], options: RunOptions = {}): Watched {
+    const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
     this.processes.push({ label, watched });
-    this.commands.push(`${label}: ${args.map((arg) => arg.replace(root, '.')).join(' ')}`);
+    this.commands.push(`${label}: ${this.shown(command, args)}`);
     return watched;
   }
 
@@ -128,14 +135,19 @@ export class Bed {
     );
   }
 
-  private async run(label: string, args: string[]): Promise<CommandResult> {
-    const watched = watch(node, args, { cwd: root });
-    this.commands.push(
-      `${label}: ${args
-        .slice(1)
-        .map((arg) => arg.replace(root, '.'))
-        .join(' ')}`,
-    );
+  private run(label: string, args: string[]): Promise<CommandResult> {
+    return this.runExecutable(label, node, args);
+  }
+
+  /** Runs COMMAND ARGS to completion, its output kept for a failing bed's message. */
+  async runExecutable(
+    label: string,
+    command: string,
+    args: string[],
+    options: RunOptions = {},
+  ): Promise<CommandResult> {
+    const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
+    this.commands.push(`${label}: ${this.shown(command, args)}`);
     const { code } = await watched.exited();
     const output = watched.output();
     this.commands.push(`  -> exit ${code}: ${output.trim().split('\n').join('\n     ')}`);
@@ -146,6 +158,12 @@ export class Bed {
       json = undefined;
     }
     return { code, output, json };
+  }
+
+  /** A command line as the bed's log shows it: node's script, or the executable, then the arguments. */
+  private shown(command: string, args: string[]): string {
+    const words = command === node ? args : [command, ...args];
+    return words.map((word) => word.replace(root, '.')).join(' ');
   }
 
   /** Everything every process said, labelled, for a failing bed's message. */

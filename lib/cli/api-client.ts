@@ -3,9 +3,12 @@ import type { ProblemBody } from '../api/problem.ts';
 /** Signs a request before it is sent; the SigV4 signer for a deployed stack is one. */
 export type RequestSigner = (request: Request) => Promise<Request>;
 
+/** What callers read of an answer's headers; fetch's Headers is one, the host agent's client another. */
+export type HeaderReader = { get(name: string): string | null };
+
 export type ApiAnswer = {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: HeaderReader;
   /** Parsed JSON, or undefined for an empty body. */
   readonly body: unknown;
 };
@@ -20,8 +23,8 @@ export class ApiProblemError extends Error {
   override name = 'ApiProblemError';
   readonly status: number;
   readonly code: string;
-  readonly headers: Headers;
-  constructor(status: number, code: string, message: string, headers: Headers) {
+  readonly headers: HeaderReader;
+  constructor(status: number, code: string, message: string, headers: HeaderReader) {
     super(message);
     this.status = status;
     this.code = code;
@@ -70,14 +73,7 @@ export class ApiClient {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       throw new ApiUnreachableError(`the control plane at ${this.baseUrl} could not be reached (${cause})`);
     }
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = { error: { code: 'not_json', message: text.slice(0, 200) } };
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
+    return { status: response.status, headers: response.headers, body: answerBody(await response.text()) };
   }
 
   /** Sends a request and throws ApiProblemError unless it succeeded. */
@@ -85,6 +81,15 @@ export class ApiClient {
     const answer = await this.send(method, path, body);
     if (answer.status >= 400) throw problemError(answer);
     return answer.body as T;
+  }
+}
+
+/** An answer's body: its JSON, undefined when empty, or a `not_json` problem holding its start. */
+export function answerBody(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return { error: { code: 'not_json', message: text.slice(0, 200) } };
   }
 }
 

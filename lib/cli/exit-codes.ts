@@ -20,6 +20,11 @@ export const ExitCode = {
   waitThenRetry: 7,
   /** `mesh-host enrol`: the token was refused (unknown, expired, revoked, spent by another key). */
   enrolRefused: 8,
+  /**
+   * `mesh-host run`: this node was removed or disenrolled, so the control plane no longer knows
+   * its key. Restarting cannot mend that: the systemd unit does not restart on it.
+   */
+  decommissioned: 9,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -5,6 +5,8 @@ import type { IssuedToken, RevokedToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';
 import { action } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import type { Output } from '../output.ts';
+import { assertSecretFileFree, SecretFileExistsError, writeSecretFile } from '../secret-file.ts';
 
 /** Registers `mesh token issue NODE [--ttl 24h]` and `mesh token revoke NODE`. */
 export function registerEnrolmentCommands(program: Command): void {
@@ -12,27 +14,44 @@ export function registerEnrolmentCommands(program: Command): void {
 
   token
     .command('issue')
-    .description('issue a token for NODE (replacing any earlier one) and print it once')
+    .description('issue a token for NODE (replacing any earlier one) and print it once, or write it to FILE')
     .argument('<node>', 'the node the token enrols')
     .option('--ttl <duration>', 'how long the token stays valid: 90s, 15m, 24h, 7d', defaultTokenTtl)
+    .option('--out <file>', 'write the token to FILE (mode 0600, created anew) instead of printing it')
+    .option('--force', 'with --out: replace FILE if it exists', false)
     .action(
-      action(async ({ api, output }, rawNode: string, options: { ttl: string }) => {
-        const parsed = z
-          .object({ node: nodeName, ttl: tokenTtl })
-          .safeParse({ node: rawNode, ttl: options.ttl });
-        if (!parsed.success) return usage(output, parsed.error);
-        const issued = await api.call<IssuedToken>('POST', `/nodes/${parsed.data.node}/token`, {
-          ttl: options.ttl,
-        });
-        output.result(issued);
-        output.line(issued.token);
-        output.progress(
-          `issued a token for ${issued.node}, valid until ${issued.expiresAt}` +
-            (issued.replaced ? `; it replaces token ${issued.replaced}, which no longer works` : '') +
-            `. It is shown only this once: run mesh-host enrol --node ${issued.node} --token … on the node.`,
-        );
-        return ExitCode.ok;
-      }),
+      action(
+        async ({ api, output }, rawNode: string, options: { ttl: string; out?: string; force: boolean }) => {
+          const parsed = z
+            .object({ node: nodeName, ttl: tokenTtl })
+            .safeParse({ node: rawNode, ttl: options.ttl });
+          if (!parsed.success) return usage(output, parsed.error);
+          if (options.out !== undefined) {
+            const refused = await refuseTakenFile(output, options.out, options.force);
+            if (refused !== undefined) return refused;
+          }
+          const issued = await api.call<IssuedToken>('POST', `/nodes/${parsed.data.node}/token`, {
+            ttl: options.ttl,
+          });
+          const valid = `valid until ${issued.expiresAt}${issued.replaced ? `; it replaces token ${issued.replaced}, which no longer works` : ''}`;
+          if (options.out === undefined) {
+            output.result(issued);
+            output.line(issued.token);
+            output.progress(
+              `issued a token for ${issued.node}, ${valid}. It is shown only this once: on the node, run MESH_TOKEN=… mesh-host enrol --node ${issued.node}, or use --out FILE and mesh-host enrol --token-file FILE.`,
+            );
+            return ExitCode.ok;
+          }
+          const { token: _shownNowhere, ...described } = issued;
+          const file = await writeSecretFile(options.out, `${issued.token}\n`, options.force);
+          output.result({ ...described, tokenFile: file });
+          output.line(`wrote the token for ${issued.node} to ${file} (mode 0600), ${valid}`);
+          output.progress(
+            `copy ${file} to the node, run mesh-host enrol --node ${issued.node} --token-file FILE there, then delete it`,
+          );
+          return ExitCode.ok;
+        },
+      ),
     );
 
   token
@@ -51,6 +70,19 @@ export function registerEnrolmentCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
+}
+
+/** FILE exists and --force was not given: refused before a token is issued, so none is replaced. */
+async function refuseTakenFile(output: Output, file: string, force: boolean): Promise<ExitCode | undefined> {
+  try {
+    await assertSecretFileFree(file, force);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof SecretFileExistsError)) throw error;
+    output.error(`mesh: ${error.message}; no token was issued`);
+    if (output.json) output.result({ error: { code: 'file_exists', message: error.message } });
+    return ExitCode.usage;
+  }
 }
 
 function usage(

@@ -2,12 +2,15 @@ import { type ApiAnswer, type ApiClient, ApiUnreachableError, problemError } fro
 import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
-/** The control plane over HTTPS, every request signed by the node's key (the ApiClient's signer). */
+/** Sends one signed request and gives back what came of it: ApiClient does, and NodeHttpHostApi. */
+export type HostRequests = Pick<ApiClient, 'send'>;
+
+/** The control plane over HTTPS, every request signed by the node's key. */
 export class HttpControlPlane implements ControlPlane {
-  private readonly api: ApiClient;
+  private readonly api: HostRequests;
   private readonly node: string;
 
-  constructor(api: ApiClient, node: string) {
+  constructor(api: HostRequests, node: string) {
     this.api = api;
     this.node = node;
   }

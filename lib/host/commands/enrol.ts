@@ -7,6 +7,7 @@ import { nodeName } from '../../core/names.ts';
 import { defaultPatienceMs, enrolRequestBody, presentEnrolment, sendEnrolment } from '../enrol.ts';
 import { defaultHostDir, loadOrCreateNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
 import { writeHostEnrolment } from '../state.ts';
+import { chooseToken } from '../token-source.ts';
 
 const enrolOptions = z.object({
   api: z.url({ message: '--api must be the control plane URL' }),
@@ -17,7 +18,8 @@ const enrolOptions = z.object({
 });
 
 /**
- * `mesh-host enrol --api URL --node NODE --token TOKEN [--dir DIR]`. Exit codes: 0 enrolled,
+ * `mesh-host enrol --api URL --node NODE [--token-file FILE] [--dir DIR]`, the token from
+ * MESH_TOKEN or FILE (`--token TOKEN` works too, with a warning). Exit codes: 0 enrolled,
  * 2 usage (or keys in DIR that cannot be read), 6 nothing answers at --api, 7 wait then run
  * again (held, store away, or the control plane failed), 8 refused (unknown, expired, revoked,
  * spent).
@@ -29,9 +31,14 @@ export function registerEnrolCommand(program: Command): void {
     .requiredOption('--api <url>', 'the control plane URL')
     .requiredOption('--node <node>', 'the node this machine is')
     .addOption(
-      new Option('--token <token>', 'the one-time token from `mesh token issue`')
-        .env('MESH_TOKEN')
-        .makeOptionMandatory(),
+      new Option(
+        '--token <token>',
+        'the one-time token; on a command line every user can read it, so prefer MESH_TOKEN or --token-file',
+      ).env('MESH_TOKEN'),
+    )
+    .option(
+      '--token-file <file>',
+      'read the one-time token from FILE (`mesh token issue --out FILE` writes one)',
     )
     .option('--dir <dir>', 'where the node keys are kept (owner-only)', defaultHostDir)
     .option(
@@ -39,8 +46,8 @@ export function registerEnrolCommand(program: Command): void {
       'how long to keep asking while told "try again"',
       String(defaultPatienceMs / 1000),
     )
-    .action(async (raw: Record<string, unknown>) => {
-      process.exitCode = await runEnrol(raw);
+    .action(async (raw: Record<string, unknown>, command: Command) => {
+      process.exitCode = await runEnrol({ ...raw, tokenFrom: command.getOptionValueSource('token') });
     });
 }
 
@@ -51,7 +58,17 @@ async function runEnrol(
     err: process.stderr,
   },
 ): Promise<ExitCode> {
-  const parsed = enrolOptions.safeParse(raw);
+  const chosen = await chooseToken({
+    token: raw.token as string | undefined,
+    tokenFrom: raw.tokenFrom as string | undefined,
+    tokenFile: raw.tokenFile as string | undefined,
+  });
+  if (!chosen.ok) {
+    streams.err.write(`mesh-host: ${chosen.problem}\n`);
+    return ExitCode.usage;
+  }
+  for (const warning of chosen.warnings) streams.err.write(`mesh-host: ${warning}\n`);
+  const parsed = enrolOptions.safeParse({ ...raw, token: chosen.token });
   if (!parsed.success) {
     // Never echo the input: it may hold the token.
     const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`);

@@ -1,13 +1,12 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import { ApiClient } from '../../cli/api-client.ts';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
+import { NodeHttpHostApi } from '../agent/node-http-api.ts';
 import { runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier } from '../agent/shell-applier.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
-import { hostRequestSigner } from '../proof.ts';
 import { readHostEnrolment } from '../state.ts';
 
 const runOptions = z.object({
@@ -56,10 +55,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const node = enrolment.node;
   const apiUrl = options.api ?? enrolment.api;
   const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
-  const api = new ApiClient(apiUrl, {
-    signer: hostRequestSigner(signingKeyOf(node, keys)),
-    timeoutMs: 15_000,
-  });
+  const api = new NodeHttpHostApi(apiUrl, signingKeyOf(node, keys), { timeoutMs: 15_000 });
 
   const controller = new AbortController();
   const stop = (signal: string) => {

@@ -1,0 +1,223 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pinnedNode } from '../lib/packaging/node-binaries.ts';
+import { packageMesh } from '../lib/packaging/package.ts';
+import { executableNamed } from '../lib/packaging/targets.ts';
+import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { freePort } from '../lib/runtime/tcp-ports.ts';
+import { copyUncached, type Footprint, watchFootprints } from './support/process-footprint.ts';
+import type { BenchTable } from './support/table.ts';
+
+const exec = promisify(execFile);
+const idleSeconds = Number(process.env.MESH_BENCH_IDLE_SECONDS ?? 60);
+const goalMb = 60;
+
+/**
+ * How an idle agent learns of a change. Connected mode (one MQTT connection to the node's
+ * signal topic, fetching only when told) joins this list when the signal channel exists, with
+ * the arguments that select it; every variant below is then measured in each mode.
+ */
+const idleModes = [{ mode: 'poll every 30 s', args: ['--interval', '30'] }] as const;
+
+type Variant = {
+  readonly name: string;
+  /** Runs the packaged executable, else the pinned Node with these arguments. */
+  readonly packaged: boolean;
+  readonly args: (context: { bundle: string; run: string[]; api: string }) => string[];
+  /** An agent, enrolled and pushed once; else a baseline that only shows what Node itself costs. */
+  readonly agent: boolean;
+};
+
+const shippedFlags = executableNamed('mesh-host')?.execArgv ?? [];
+const every30s = (request: string) => `setInterval(() => ${request}, 30_000); ${request};`;
+const variants: readonly Variant[] = [
+  { name: 'packaged mesh-host (as shipped)', packaged: true, args: ({ run }) => run, agent: true },
+  {
+    name: 'same bundle on Node, shipped flags',
+    packaged: false,
+    args: ({ bundle, run }) => [...shippedFlags, bundle, ...run],
+    agent: true,
+  },
+  {
+    name: 'same bundle on Node, no flags',
+    packaged: false,
+    args: ({ bundle, run }) => [bundle, ...run],
+    agent: true,
+  },
+  {
+    name: 'baseline: Node, shipped flags, fetch every 30 s',
+    packaged: false,
+    args: ({ api }) => [...shippedFlags, '-e', every30s(`fetch('${api}/health').then((r) => r.text())`)],
+    agent: false,
+  },
+  {
+    name: 'baseline: Node, shipped flags, node:http every 30 s',
+    packaged: false,
+    args: ({ api }) => [
+      ...shippedFlags,
+      '-e',
+      every30s(`require('node:http').get('${api}/health', (r) => r.resume())`),
+    ],
+    agent: false,
+  },
+  {
+    name: 'baseline: Node doing nothing',
+    packaged: false,
+    args: () => ['-e', 'setInterval(() => {}, 60_000)'],
+    agent: false,
+  },
+];
+
+/**
+ * The idle agent's footprint: each agent variant enrolled as its own node against the local
+ * control plane (in this process), pushed once, then left alone and sampled each second for a
+ * minute: resident memory, split into private and file-backed, and the CPU it used. Baselines
+ * beside them show what Node costs on its own, and with each way of asking over HTTP. Every
+ * process runs from its own copy of its binary, kept out of the page cache, as after a boot.
+ * Then the size of every executable.
+ */
+export async function run(): Promise<BenchTable[]> {
+  const packaged = await packageMesh({ unit: false, log: (line) => process.stdout.write(`  ${line}\n`) });
+  const pinned = await pinnedNode();
+  const here = (name: string) =>
+    packaged.executables.find(
+      (entry) => entry.executable === name && entry.target.machine === pinned.machine,
+    );
+  const hostExecutable = here('mesh-host');
+  const meshExecutable = here('mesh');
+  const bundle = packaged.bundles.find((entry) => entry.executable === 'mesh-host');
+  if (!hostExecutable || !meshExecutable || !bundle)
+    throw new Error('no executables for this machine were built');
+
+  const work = mkdtempSync(join(tmpdir(), 'mesh-bench-footprint-'));
+  process.env.MESH_LOG_LEVEL = 'ERROR';
+  const runtime = await startLocalRuntime({ port: await freePort() });
+  const children: ChildProcess[] = [];
+  try {
+    const mesh = (...args: string[]) => exec(meshExecutable.path, ['--api', runtime.url, '--json', ...args]);
+    const rows: Array<Array<string | number>> = [];
+    for (const { mode, args: modeArgs } of idleModes) {
+      // One after the other: the control plane answers "try again" to concurrent model writes.
+      const started: ChildProcess[] = [];
+      for (const [index, variant] of variants.entries()) {
+        const binary = join(work, `${index}-${variant.packaged ? 'mesh-host' : 'node'}`);
+        copyUncached(variant.packaged ? hostExecutable.path : pinned.path, binary);
+        const dir = join(work, `host-${index}`);
+        // Pushed before it starts, so its first question brings the declaration to apply.
+        if (variant.agent)
+          await enrolAndPush(mesh, hostExecutable.path, runtime.url, `footprint-${index}`, dir);
+        const runArgs = ['run', '--dir', dir, '--apply', '/bin/true', ...modeArgs];
+        const child = spawn(binary, variant.args({ bundle: bundle.path, run: runArgs, api: runtime.url }), {
+          env: {},
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        children.push(child);
+        started.push(child);
+        let output = '';
+        const keep = (chunk: Buffer) => {
+          output += chunk.toString();
+        };
+        child.stdout?.on('data', keep);
+        child.stderr?.on('data', keep);
+        if (variant.agent) {
+          await until(
+            () => /applied revision/.test(output),
+            `${variant.name} to apply its push`,
+            () => output,
+          );
+        }
+      }
+      // Let start-up garbage settle before the idle minute begins.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const footprints = await watchFootprints(
+        started.map((child) => child.pid as number),
+        idleSeconds * 1000,
+      );
+      variants.forEach((variant, index) => {
+        rows.push(footprintRow(variant.name, variant.agent ? mode : '-', footprints[index] as Footprint));
+      });
+    }
+    return [
+      {
+        title: `agent-footprint: idle agent over ${idleSeconds} s after one applied push (MB = MiB; Node ${pinned.version})`,
+        columns: [
+          'agent',
+          'mode',
+          'RSS max',
+          'RSS median',
+          'private',
+          'file-backed',
+          'CPU ms',
+          'CPU %',
+          `≤${goalMb} MB`,
+        ],
+        rows,
+        notes: [
+          "private = RssAnon (V8 heap, code compiled at run time, buffers); file-backed = RssFile (pages of the executable: Node's own code and data), shared with the page cache and dropped first under memory pressure",
+          'compare the agents with the baselines: Node alone is the floor; asking over HTTP with fetch (undici and its WebAssembly HTTP parser) costs more than with node:http',
+          'connected mode (the MQTT signal channel) is not measured: the channel does not exist yet; it joins idleModes in this file when it does',
+        ],
+      },
+      {
+        title: 'agent-footprint: executables (single executables on the pinned Node)',
+        columns: ['executable', 'MB', 'application blob KB', 'bundle KB', 'code cache'],
+        rows: packaged.executables.map((entry) => [
+          entry.name,
+          entry.bytes / 1024 / 1024,
+          entry.blobBytes / 1024,
+          (packaged.bundles.find((item) => item.executable === entry.executable)?.bytes ?? 0) / 1024,
+          entry.target.machine === pinned.machine ? 'yes' : 'no (made only for this machine)',
+        ]),
+        notes: ['the rest of each executable is the Node binary of its target, as published on npm'],
+      },
+    ];
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await runtime.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function enrolAndPush(
+  mesh: (...args: string[]) => Promise<unknown>,
+  host: string,
+  api: string,
+  node: string,
+  dir: string,
+): Promise<void> {
+  await mesh('node', 'add', node);
+  await mesh('assign', node, 'web');
+  const tokenFile = join(dir, '..', `${node}.token`);
+  mkdirSync(dir, { recursive: true });
+  await mesh('token', 'issue', node, '--out', tokenFile);
+  await exec(host, ['enrol', '--api', api, '--node', node, '--token-file', tokenFile, '--dir', dir], {
+    env: {},
+  });
+  await mesh('push', node);
+}
+
+function footprintRow(name: string, mode: string, footprint: Footprint): Array<string | number> {
+  const mb = (kb: number) => kb / 1024;
+  return [
+    name,
+    mode,
+    mb(footprint.rssMaxKb),
+    mb(footprint.rssMedianKb),
+    mb(footprint.anonMedianKb),
+    mb(footprint.fileMedianKb),
+    footprint.cpuMs,
+    (footprint.cpuMs / (footprint.seconds * 1000)) * 100,
+    mb(footprint.rssMaxKb) <= goalMb ? 'yes' : 'NO',
+  ];
+}
+
+async function until(check: () => boolean, what: string, output: () => string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; its output:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+import { relative } from 'node:path';
+import { Command } from 'commander';
+import { ExitCode } from '../lib/cli/exit-codes.ts';
+import { defaultOutDir, packageMesh } from '../lib/packaging/package.ts';
+import { executableNamed, executables, projectRoot, targetNamed, targets } from '../lib/packaging/targets.ts';
+
+/**
+ * `npm run package`: `mesh-host` and `mesh` as single executables for linux-x64 and
+ * linux-arm64 (no Node, no node_modules needed on the machine), a `.sha256` beside each, and
+ * `mesh-host.service`, into dist/. Exit codes: 0 built, 1 a step failed (it says which), 2 usage.
+ */
+const program = new Command('package')
+  .description('build the release executables, their checksums and the systemd unit')
+  .option('--out <dir>', 'where to write them', defaultOutDir)
+  .option('--target <name...>', `only these targets (${targets.map((target) => target.name).join(', ')})`)
+  .option(
+    '--executable <name...>',
+    `only these (${executables.map((executable) => executable.name).join(', ')})`,
+  )
+  .option('--no-unit', 'do not write the systemd unit')
+  .option('--json', 'print one JSON document instead of lines for people', false)
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage))
+  .action(
+    async (options: {
+      out: string;
+      target?: string[];
+      executable?: string[];
+      unit: boolean;
+      json: boolean;
+    }) => {
+      const chosenTargets = (options.target ?? targets.map((target) => target.name)).map(
+        (name) => [name, targetNamed(name)] as const,
+      );
+      const chosenExecutables = (options.executable ?? executables.map((executable) => executable.name)).map(
+        (name) => [name, executableNamed(name)] as const,
+      );
+      const unknown = [...chosenTargets, ...chosenExecutables].filter(([, found]) => found === undefined);
+      if (unknown.length > 0) {
+        process.stderr.write(`package: unknown ${unknown.map(([name]) => name).join(', ')}\n`);
+        process.exitCode = ExitCode.usage;
+        return;
+      }
+      const say = (line: string) => {
+        if (!options.json) process.stdout.write(`${line}\n`);
+      };
+      try {
+        const result = await packageMesh({
+          outDir: options.out,
+          targets: chosenTargets.map(([, target]) => target as NonNullable<typeof target>),
+          executables: chosenExecutables.map(
+            ([, executable]) => executable as NonNullable<typeof executable>,
+          ),
+          unit: options.unit,
+          log: say,
+        });
+        const inProject = relative(projectRoot, result.outDir);
+        const where = inProject.startsWith('..') ? result.outDir : inProject || '.';
+        say(
+          `done in ${result.seconds.toFixed(1)} s with Node ${result.nodeVersion}: ${result.executables.length} executables and their .sha256 files${result.unit ? ' and the systemd unit' : ''} in ${where}/`,
+        );
+        if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+        // A unit systemd-analyze refused is a failure; one that could not be checked is only said.
+        const verification = result.unit?.verification;
+        if (verification?.outcome === 'refused' && options.json) {
+          process.stderr.write(`package: systemd-analyze verify refused the unit:\n${verification.output}\n`);
+        }
+        process.exitCode = verification?.outcome === 'refused' ? ExitCode.failed : ExitCode.ok;
+      } catch (error) {
+        process.stderr.write(`package: ${(error as Error).message}\n`);
+        process.exitCode = ExitCode.failed;
+      }
+    },
+  );
+
+void program.parseAsync(process.argv);

@@ -1,0 +1,119 @@
+import { basename, join, resolve } from 'node:path';
+import { type BuiltExecutable, type Bundle, buildExecutable, bundleEntry } from './executable.ts';
+import { nodeBinaryFor, pinnedNode } from './node-binaries.ts';
+import { type UnitVerification, verifyHostUnit, writeHostUnit } from './systemd-unit.ts';
+import {
+  type ExecutableSpec,
+  executableNamed,
+  executables,
+  projectRoot,
+  type Target,
+  targets,
+} from './targets.ts';
+
+export const defaultOutDir = join(projectRoot, 'dist');
+
+export type PackageOptions = {
+  readonly outDir?: string;
+  readonly targets?: readonly Target[];
+  readonly executables?: readonly ExecutableSpec[];
+  /** Write (and verify) the systemd unit. @default true */
+  readonly unit?: boolean;
+  readonly log?: (line: string) => void;
+};
+
+export type PackageResult = {
+  readonly nodeVersion: string;
+  readonly outDir: string;
+  readonly bundles: ReadonlyArray<{ readonly executable: string } & Bundle>;
+  readonly executables: readonly BuiltExecutable[];
+  readonly unit?: { readonly path: string; readonly verification: UnitVerification };
+  readonly seconds: number;
+};
+
+/**
+ * `npm run package`: every executable for every target into OUT (default dist/), each with its
+ * checksum, and the systemd unit for mesh-host, verified when systemd-analyze is there.
+ */
+export async function packageMesh(options: PackageOptions = {}): Promise<PackageResult> {
+  const started = performance.now();
+  const log = options.log ?? (() => undefined);
+  const outDir = resolve(options.outDir ?? defaultOutDir);
+  const pinned = await pinnedNode();
+  const chosenTargets = options.targets ?? targets;
+  const bases = new Map<string, string>();
+  for (const target of chosenTargets) bases.set(target.name, await nodeBinaryFor(target, pinned, log));
+
+  const bundles: Array<{ executable: string } & Bundle> = [];
+  const built: BuiltExecutable[] = [];
+  for (const spec of options.executables ?? executables) {
+    const bundle = await bundleEntry(spec);
+    bundles.push({ executable: spec.name, ...bundle });
+    // One target's postject runs while the other's does (each is single-threaded WebAssembly).
+    const forTargets = await Promise.all(
+      chosenTargets.map((target) =>
+        buildExecutable({ spec, target, bundle, pinned, base: bases.get(target.name) as string, outDir }),
+      ),
+    );
+    for (const executable of forTargets) log(describeBuilt(executable));
+    built.push(...forTargets);
+  }
+
+  let unit: PackageResult['unit'];
+  if (options.unit ?? true) {
+    const path = await writeHostUnit(outDir);
+    // verify wants ExecStart to exist: a mesh-host that runs here, else the pinned Node.
+    const runnable = built.find(
+      (entry) => entry.executable === 'mesh-host' && entry.target.machine === pinned.machine,
+    );
+    const verification = await verifyHostUnit(runnable?.path ?? pinned.path);
+    unit = { path, verification };
+    log(describeUnit(path, verification));
+  }
+  return {
+    nodeVersion: pinned.version,
+    outDir,
+    bundles,
+    executables: built,
+    ...(unit ? { unit } : {}),
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+/**
+ * One executable for this machine in dist/, built unless a current build is already there:
+ * what beds and benches run, so they test the artifact an operator installs.
+ */
+export async function ensureExecutable(
+  name: ExecutableSpec['name'],
+  log?: (line: string) => void,
+): Promise<BuiltExecutable> {
+  const pinned = await pinnedNode();
+  const target = targets.find((candidate) => candidate.machine === pinned.machine);
+  if (!target) throw new Error(`Mesh ships no executable for this machine (ELF machine ${pinned.machine})`);
+  const result = await packageMesh({
+    targets: [target],
+    executables: [executableNamed(name) as ExecutableSpec],
+    unit: false,
+    ...(log ? { log } : {}),
+  });
+  return result.executables[0] as BuiltExecutable;
+}
+
+export function describeBuilt(executable: BuiltExecutable): string {
+  const megabytes = (executable.bytes / 1024 / 1024).toFixed(1);
+  return `${executable.reused ? 'reused' : 'built '} ${executable.name}  ${megabytes} MB  sha256 ${executable.sha256.slice(0, 16)}…  (${executable.seconds.toFixed(1)} s)`;
+}
+
+function describeUnit(file: string, verification: UnitVerification): string {
+  const path = basename(file);
+  if (verification.outcome === 'unavailable') return `wrote  ${path}; not verified: ${verification.reason}`;
+  if (verification.outcome === 'refused') {
+    return `wrote  ${path}; systemd-analyze verify REFUSED it (exit ${verification.code}):\n${verification.output}`;
+  }
+  const ignored =
+    verification.notes.length > 0
+      ? '; it ignores RestartSteps/RestartMaxDelaySec, the backoff needs systemd 254'
+      : '';
+  return `wrote  ${path}; systemd-analyze verify passed (systemd ${verification.systemd}${ignored})`;
+}

@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { elfMachines } from './elf.ts';
+
+export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Downloads, bundles and stamps live here, out of the way of git and of `dist/`. */
+export const packagingCacheDir = fileURLToPath(
+  new URL('../../node_modules/.cache/mesh-package/', import.meta.url),
+);
+
+/** A machine Mesh ships executables for; its Node binary is the npm package `node-linux-<arch>`. */
+export type Target = {
+  readonly name: 'linux-x64' | 'linux-arm64';
+  readonly arch: 'x64' | 'arm64';
+  readonly machine: number;
+};
+
+export const targets: readonly Target[] = [
+  { name: 'linux-x64', arch: 'x64', machine: elfMachines.x64 },
+  { name: 'linux-arm64', arch: 'arm64', machine: elfMachines.arm64 },
+];
+
+/** An entry point shipped as a single executable. */
+export type ExecutableSpec = {
+  readonly name: 'mesh-host' | 'mesh';
+  /** Relative to the project root. */
+  readonly entry: string;
+  /** Node options baked into the executable (NODE_OPTIONS can still add to them). */
+  readonly execArgv: readonly string[];
+  /** What `<executable> --help` prints first, to check a built executable starts. */
+  readonly usage: string;
+};
+
+export const executables: readonly ExecutableSpec[] = [
+  {
+    name: 'mesh-host',
+    entry: 'bin/mesh-host.ts',
+    // The agent idles for its whole life and allocates little: a small young generation keeps
+    // it resident in less memory (`npm run bench -- agent-footprint` shows it beside no flags).
+    execArgv: ['--max-semi-space-size=1'],
+    usage: 'Usage: mesh-host',
+  },
+  { name: 'mesh', entry: 'bin/mesh.ts', execArgv: [], usage: 'Usage: mesh' },
+];
+
+export const artifactName = (executable: ExecutableSpec, target: Target) =>
+  `${executable.name}-${target.name}`;
+
+export function targetNamed(name: string): Target | undefined {
+  return targets.find((target) => target.name === name);
+}
+
+export function executableNamed(name: string): ExecutableSpec | undefined {
+  return executables.find((executable) => executable.name === name);
+}
