@@ -105,6 +105,7 @@ function seedItems(size: number): Item[] {
       node,
       assignments,
       relations: relation ? [relation] : [],
+      dependents: [],
       provisions: provision ? [provision] : [],
       grants: grantsOf.get(node) ?? [],
       sent: undefined,

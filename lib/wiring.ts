@@ -5,6 +5,7 @@ import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
+import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
 import { DynamoDBNodeKeyStore } from './adapters/dynamodb/node-key-store.ts';
 import { DynamoDBProofReplayGuard } from './adapters/dynamodb/proof-replay-guard.ts';
@@ -28,7 +29,7 @@ import { RememberedCredentials } from './core/host-identity/remembered-credentia
 import { Pusher } from './core/mesh/push.ts';
 import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
-import type { MeshChangeStore, PushStore } from './core/mesh/store.ts';
+import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
 import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
 import { powertoolsLog } from './observability.ts';
 
@@ -47,6 +48,7 @@ export type Parts = {
   // the mesh
   readonly meshService: MeshService;
   readonly meshChanges: MeshChangeStore;
+  readonly meshRemovals: MeshRemovals;
   readonly pushStore: PushStore;
   readonly pushTasks: PushTaskFunctions;
   readonly pushFlow: PushFlow;
@@ -89,8 +91,14 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     config: () => config,
     log: () => powertoolsLog(config.logLevel),
     now: () => () => new Date(),
-    meshService: () => new MeshService({ store: parts.meshChanges }),
+    meshService: () => new MeshService({ store: parts.meshChanges, removals: parts.meshRemovals }),
     meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
+    meshRemovals: () =>
+      new DynamoDBMeshRemovals({
+        client: clients.dynamodb,
+        inventoryTable: config.inventoryTable,
+        identityTable: config.identityTable,
+      }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
     pushTasks: () => pushTaskFunctions(new Pusher({ store: parts.pushStore })),
     pushFlow: () =>

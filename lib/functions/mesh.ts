@@ -6,6 +6,12 @@ import {
   meshPushHandler,
   meshStatusHandler,
 } from '../api/handlers/mesh.ts';
+import {
+  meshNodeRemoveHandler,
+  meshRotateHandler,
+  meshUnassignHandler,
+  meshUnconsumeHandler,
+} from '../api/handlers/mesh-removals.ts';
 import { pushBeginHandler, pushFindBehindHandler, pushSendHandler } from '../api/handlers/push-tasks.ts';
 import type { FunctionSpec } from './spec.ts';
 
@@ -34,6 +40,46 @@ export const meshFunctions: readonly FunctionSpec[] = [
     route: { method: 'POST', path: '/nodes/{node}/modules/{module}/consumes', auth: 'operator' },
     access: ['inventory:read', 'inventory:write'],
     handler: meshConsumeHandler,
+  },
+  {
+    name: 'mesh-unconsume',
+    purpose: 'withdraws a relation: the provision and the grant, marking both nodes',
+    trigger: 'api',
+    route: {
+      method: 'DELETE',
+      path: '/nodes/{node}/modules/{module}/consumes/{providerNode}/{providerModule}',
+      auth: 'operator',
+    },
+    access: ['inventory:read', 'inventory:write'],
+    handler: meshUnconsumeHandler,
+  },
+  {
+    name: 'mesh-unassign',
+    purpose: 'takes a module off a node, with its relations (and, with cascade, its consumers)',
+    trigger: 'api',
+    route: { method: 'DELETE', path: '/nodes/{node}/modules/{module}', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write'],
+    handler: meshUnassignHandler,
+  },
+  {
+    name: 'mesh-node-remove',
+    purpose: 'takes a node out of the mesh with its token and host identity',
+    trigger: 'api',
+    route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    handler: meshNodeRemoveHandler,
+  },
+  {
+    name: 'mesh-rotate',
+    purpose: 'mints a new secret for a provision, marking both nodes',
+    trigger: 'api',
+    route: {
+      method: 'POST',
+      path: '/nodes/{node}/modules/{module}/consumes/{providerNode}/{providerModule}/rotate',
+      auth: 'operator',
+    },
+    access: ['inventory:read', 'inventory:write'],
+    handler: meshRotateHandler,
   },
   {
     name: 'mesh-push',

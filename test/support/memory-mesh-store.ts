@@ -7,20 +7,31 @@ import {
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
+  ProvisionNotMintedError,
+  RelationNotFoundError,
 } from '../../lib/core/mesh/errors.ts';
 import {
   type Assignment,
+  type Dependent,
   type NodeSnapshot,
   type Provision,
   type Relation,
   relationKey,
 } from '../../lib/core/mesh/model.ts';
-import type { MeshChangeStore, ModuleRecord, PushStore, SendWrite } from '../../lib/core/mesh/store.ts';
+import type { RelationRef, RemovalPlan } from '../../lib/core/mesh/removal.ts';
+import type {
+  MeshChangeStore,
+  MeshRemovals,
+  ModuleRecord,
+  PushStore,
+  SendWrite,
+} from '../../lib/core/mesh/store.ts';
 import type { ModuleVersions, NodeStatus, StatusReader } from '../../lib/core/ports.ts';
 
 type NodeState = {
   assignments: Map<string, Assignment>;
   relations: Map<string, Relation>;
+  dependents: Map<string, Dependent>;
   provisions: Map<string, Provision>;
   grants: Map<string, Provision>;
   sent: NodeSnapshot['sent'];
@@ -32,7 +43,9 @@ type NodeState = {
  * DynamoDB adapters: for unit and property tests of the core. Each method checks every
  * condition before it changes anything, as a transaction would.
  */
-export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersions, StatusReader {
+export class MemoryMeshStore
+  implements MeshChangeStore, MeshRemovals, PushStore, ModuleVersions, StatusReader
+{
   readonly nodes = new Map<string, NodeState>();
   readonly modules = new Map<string, ModuleRecord>();
   /** Requests a DynamoDB store would make, for tests that reason about cost. */
@@ -44,6 +57,7 @@ export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersio
     this.nodes.set(node, {
       assignments: new Map(),
       relations: new Map(),
+      dependents: new Map(),
       provisions: new Map(),
       grants: new Map(),
       sent: undefined,
@@ -98,7 +112,50 @@ export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersio
       );
     }
     consumer.relations.set(key, { ...relation, kind: offered.provides });
+    provider.dependents.set(dependentKey(node, relation), {
+      consumerNode: node,
+      consumerModule: relation.consumerModule,
+      providerModule: relation.providerModule,
+    });
     this.#mark(node);
+  }
+
+  async remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan> {
+    const snapshot = await this.readNode(node);
+    if (!snapshot) throw new NodeNotFoundError(node);
+    const decided = plan(snapshot);
+    for (const relation of decided.relations) {
+      const consumer = this.nodes.get(relation.consumerNode);
+      const provider = this.nodes.get(relation.providerNode);
+      consumer?.relations.delete(relationKey(relation));
+      consumer?.provisions.delete(relationKey(relation));
+      provider?.dependents.delete(dependentKey(relation.consumerNode, relation));
+      provider?.grants.delete(grantKey(relation));
+    }
+    for (const { node: owner, module } of decided.assignments)
+      this.nodes.get(owner)?.assignments.delete(module);
+    if (decided.node) {
+      this.nodes.delete(decided.node);
+      this.deliveries.delete(decided.node);
+    }
+    for (const marked of decided.marked) this.#mark(marked);
+    return decided;
+  }
+
+  async rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void> {
+    this.requests += 2;
+    const consumer = this.nodes.get(relation.consumerNode);
+    const names = [
+      `${relation.consumerNode}/${relation.consumerModule}`,
+      `${relation.providerNode}/${relation.providerModule}`,
+    ] as const;
+    if (!consumer?.relations.has(relationKey(relation))) throw new RelationNotFoundError(...names);
+    const provision = consumer.provisions.get(relationKey(relation));
+    if (!provision) throw new ProvisionNotMintedError(...names);
+    const rotated = { ...provision, secret, mintedAt: rotatedAt };
+    consumer.provisions.set(relationKey(relation), rotated);
+    this.nodes.get(relation.providerNode)?.grants.set(grantKey(relation), rotated);
+    for (const node of new Set([relation.consumerNode, relation.providerNode])) this.#mark(node);
   }
 
   async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
@@ -127,6 +184,7 @@ export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersio
       node,
       assignments: [...state.assignments.values()],
       relations: [...state.relations.values()],
+      dependents: [...state.dependents.values()],
       provisions: [...state.provisions.values()],
       grants: [...state.grants.values()],
       sent: state.sent,
@@ -204,4 +262,7 @@ export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersio
   }
 }
 
-const grantKey = (p: Provision) => `${p.providerModule}<${p.consumerNode}/${p.consumerModule}`;
+const grantKey = (p: Pick<Provision, 'providerModule' | 'consumerNode' | 'consumerModule'>) =>
+  `${p.providerModule}<${p.consumerNode}/${p.consumerModule}`;
+const dependentKey = (consumerNode: string, r: Pick<Relation, 'consumerModule' | 'providerModule'>) =>
+  `${r.providerModule}<${consumerNode}/${r.consumerModule}`;

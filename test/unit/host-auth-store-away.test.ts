@@ -109,24 +109,44 @@ describe('host authentication while the store is away', () => {
     replayGuard.away = true;
 
     expect(await send(await proof())).toEqual({ status: 202, code: undefined });
-    expect(store.reads).toBe(1);
+    // Asked first; answered from memory only because the store refused.
+    expect(store.reads).toBe(2);
   });
 });
 
 describe('RememberedCredentials', () => {
-  it('remembers a completed enrolment’s key until its time is up, then asks the store again', async () => {
+  it('asks the store every time, and stands in for it only while it is away, until its time is up', async () => {
     const { keys } = await generateNodeKeys();
     const store = new InMemoryNodeCredentials().enrol('alpha', keys);
     let clock = 0;
     const remembered = new RememberedCredentials(store, { ttlMs: 1_000, now: () => clock });
 
     await remembered.readCredential('alpha', keys.thumbprint);
-    clock = 999;
     await remembered.readCredential('alpha', keys.thumbprint);
+    store.unavailable = true;
+    clock = 999;
+    const whileAway = await remembered.readCredential('alpha', keys.thumbprint);
     clock = 1_000;
+    const tooLate = remembered.readCredential('alpha', keys.thumbprint);
+
+    expect(store.reads).toBe(4);
+    expect(whileAway.enrolledThumbprint).toBe(keys.thumbprint);
+    await expect(tooLate).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+
+  it('refuses a key at once when its enrolment is revoked while the store answers', async () => {
+    const { keys } = await generateNodeKeys();
+    const store = new InMemoryNodeCredentials().enrol('alpha', keys);
+    const remembered = new RememberedCredentials(store);
     await remembered.readCredential('alpha', keys.thumbprint);
 
-    expect(store.reads).toBe(2);
+    store.enrolled.delete('alpha');
+    const revoked = await remembered.readCredential('alpha', keys.thumbprint);
+    store.unavailable = true;
+    const whileAway = remembered.readCredential('alpha', keys.thumbprint);
+
+    expect(revoked.enrolledThumbprint).toBeUndefined();
+    await expect(whileAway).rejects.toBeInstanceOf(StoreUnavailableError);
   });
 
   it('never remembers a key whose enrolment is not complete', async () => {

@@ -31,7 +31,7 @@ async function push(pusher: Pusher, request: PushRequest): Promise<PushOutcome> 
 
 function memoryWorld(): ModelWorld {
   const store = new MemoryMeshStore();
-  const service = new MeshService({ store });
+  const service = new MeshService({ store, removals: store });
   const pusher = new Pusher({ store });
   return {
     addNode: (node) => service.addNode(node),

@@ -50,7 +50,7 @@ class FailingStore extends MemoryMeshStore {
 
 async function mesh(nodes: readonly string[]) {
   const store = new FailingStore();
-  const service = new MeshService({ store });
+  const service = new MeshService({ store, removals: store });
   for (const node of nodes) {
     await service.addNode(node);
     await service.assign(node, 'web', null);

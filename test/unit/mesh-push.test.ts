@@ -10,7 +10,7 @@ import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 function mesh() {
   const store = new MemoryMeshStore();
-  const service = new MeshService({ store });
+  const service = new MeshService({ store, removals: store });
   const flow = new LocalPushFlow({ tasks: pushTaskFunctions(new Pusher({ store: store })) });
   const sent = (node: string) => JSON.parse(store.deliveries.get(node) ?? 'null') as Declaration | null;
   return { store, service, flow, sent };

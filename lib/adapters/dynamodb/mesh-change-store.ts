@@ -7,8 +7,11 @@ import {
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
+  ProvisionNotMintedError,
+  RelationNotFoundError,
 } from '../../core/mesh/errors.ts';
 import type { Assignment, Relation } from '../../core/mesh/model.ts';
+import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
 import {
@@ -16,11 +19,15 @@ import {
   assignmentItem,
   assignmentKey,
   carrierItem,
+  consumedByItem,
+  grantKeyOf,
   markUpdates,
   moduleKey,
   nodeItem,
   nodeKey,
+  provisionKeyOf,
   relationItem,
+  relationKeyOf,
 } from './mesh-items.ts';
 import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
 
@@ -36,6 +43,7 @@ const providesIs = 'provides = :provides';
 const moduleAssigned = itemPresent;
 const moduleIsProvider = `${itemPresent} AND attribute_exists(provides)`;
 const relationIsNew = itemAbsent;
+const provisionMinted = itemPresent;
 
 const store = 'the inventory table';
 
@@ -147,10 +155,13 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
         },
       },
       {
-        ConditionCheck: {
+        // Counted on the provider, so a removal of it fails if this consumer came in since its read.
+        Update: {
           TableName: this.tableName,
           Key: providerAssignment,
+          UpdateExpression: 'ADD consumedBy :one',
           ConditionExpression: moduleIsProvider,
+          ExpressionAttributeValues: { ':one': 1 },
         },
       },
       {
@@ -160,6 +171,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
           ConditionExpression: relationIsNew,
         },
       },
+      { Put: { TableName: this.tableName, Item: consumedByItem({ consumerNode: node, ...relation }) } },
       ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
@@ -172,6 +184,40 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
       );
     }
     throw new MeshRaceError('model');
+  }
+
+  async rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void> {
+    const consumer = `${relation.consumerNode}/${relation.consumerModule}`;
+    const provider = `${relation.providerNode}/${relation.providerModule}`;
+    const relationKey = relationKeyOf(relation.consumerNode, relation);
+    const { Responses } = await askStore(store, () =>
+      this.client.send(
+        new BatchGetCommand({
+          RequestItems: {
+            [this.tableName]: { Keys: [relationKey, provisionKeyOf(relation)], ConsistentRead: true },
+          },
+        }),
+      ),
+    );
+    const found = new Set((Responses?.[this.tableName] ?? []).map((item) => String(item.sk)));
+    if (!found.has(relationKey.sk)) throw new RelationNotFoundError(consumer, provider);
+    if (!found.has(provisionKeyOf(relation).sk)) throw new ProvisionNotMintedError(consumer, provider);
+    const rotate = (key: { pk: string; sk: string }): TransactItem => ({
+      Update: {
+        TableName: this.tableName,
+        Key: key,
+        UpdateExpression: 'SET secret = :secret, rotatedAt = :rotatedAt',
+        ConditionExpression: provisionMinted,
+        ExpressionAttributeValues: { ':secret': secret, ':rotatedAt': rotatedAt },
+      },
+    });
+    const nodes = [...new Set([relation.consumerNode, relation.providerNode])];
+    const failed = await this.#transact([
+      rotate(provisionKeyOf(relation)),
+      rotate(grantKeyOf(relation)),
+      ...nodes.flatMap((node) => markUpdates(this.tableName, node, rotatedAt)),
+    ]);
+    if (failed) throw new MeshRaceError('mint', failed.find(Boolean)?.old);
   }
 
   #transact(items: readonly TransactItem[]) {

@@ -1,4 +1,12 @@
-import type { Assignment, Provision, Relation, Sent } from '../../core/mesh/model.ts';
+import type {
+  Assignment,
+  Dependent,
+  NodeSnapshot,
+  Provision,
+  Relation,
+  Sent,
+} from '../../core/mesh/model.ts';
+import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Delivery } from '../../core/ports.ts';
 import { nodeItemKey, nodePartition } from './keys.ts';
 import type { Item, TransactItem } from './requests.ts';
@@ -11,9 +19,10 @@ import type { Item, TransactItem } from './requests.ts';
  * | `node#<n>`       | `node`                        | the node exists: node, createdAt | `mesh#node` / `<n>` (list every node) |
  * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | — |
  * | `mesh#marked`    | `<n>`                         | the same mark, in the one partition find-behind reads | — |
- * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides? | — |
+ * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides?, consumedBy (N, how many relations consume it) | — |
  * | `module#<m>`     | `carrier#<n>`                 | the same assignment, in the module's partition: node | — |
  * | `node#<n>`       | `consumes#<cm>#<pn>#<pm>`     | relation: consumerModule, providerNode, providerModule, kind | — |
+ * | `node#<p>`       | `consumedby#<pm>#<cn>#<cm>`   | the same relation on the provider's side: consumerNode, consumerModule, providerModule | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create) | — |
  * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of) | — |
@@ -27,7 +36,10 @@ import type { Item, TransactItem } from './requests.ts';
  * adds every marked node to that list, so a node the index has not caught up with is still seen.
  * A mark and its `mesh#marked` entry are written in the same transaction as the change that
  * causes them and cleared together by the send that answers them, only if no newer mark came
- * in between; an assignment and its carrier item are written together too.
+ * in between; an assignment and its carrier item are written together too, and a relation and
+ * its provider-side entry, with the provider's `consumedBy` counted up, so a removal of the
+ * provider sees every consumer in one strongly consistent read of its own partition and fails
+ * if one came in since.
  */
 export const nodeKey = nodeItemKey;
 export const markKey = (node: string) => ({ pk: nodePartition(node), sk: 'mark' });
@@ -38,15 +50,19 @@ export const assignmentKey = (node: string, module: string) => ({
   pk: nodePartition(node),
   sk: `module#${module}`,
 });
-const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
+export const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
   pk: nodePartition(node),
   sk: `consumes#${r.consumerModule}#${r.providerNode}#${r.providerModule}`,
 });
-const provisionKeyOf = (p: Provision) => ({
+export const consumedByKey = (r: RelationRef) => ({
+  pk: nodePartition(r.providerNode),
+  sk: `consumedby#${r.providerModule}#${r.consumerNode}#${r.consumerModule}`,
+});
+export const provisionKeyOf = (p: RelationRef) => ({
   pk: nodePartition(p.consumerNode),
   sk: `provision#${p.consumerModule}#${p.providerNode}#${p.providerModule}`,
 });
-const grantKeyOf = (p: Provision) => ({
+export const grantKeyOf = (p: RelationRef) => ({
   pk: nodePartition(p.providerNode),
   sk: `grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`,
 });
@@ -79,6 +95,13 @@ export const assignmentItem = (node: string, a: Assignment): Item => ({
 export const carrierItem = (module: string, node: string): Item => ({ ...carrierKey(module, node), node });
 
 export const relationItem = (node: string, r: Relation): Item => ({ ...relationKeyOf(node, r), ...r });
+
+export const consumedByItem = (r: RelationRef): Item => ({
+  ...consumedByKey(r),
+  consumerNode: r.consumerNode,
+  consumerModule: r.consumerModule,
+  providerModule: r.providerModule,
+});
 
 const provisionAttributes = (p: Provision): Provision => ({
   consumerNode: p.consumerNode,
@@ -176,4 +199,36 @@ export function deliveryFrom(item: Item): Delivery {
     etag: deliveryEtag(sent.digest, sent.revision),
     declaration: JSON.parse(text(item, 'declaration') || 'null'),
   };
+}
+
+const dependentFrom = (item: Item): Dependent => ({
+  consumerNode: text(item, 'consumerNode'),
+  consumerModule: text(item, 'consumerModule'),
+  providerModule: text(item, 'providerModule'),
+});
+
+/** A node as the core sees it, from its partition read whole; undefined when the node does not exist. */
+export function snapshotFrom(node: string, items: readonly Item[]): NodeSnapshot | undefined {
+  if (!items.some((item) => item.sk === 'node')) return undefined;
+  const snapshot = {
+    node,
+    assignments: [] as Assignment[],
+    relations: [] as Relation[],
+    dependents: [] as Dependent[],
+    provisions: [] as Provision[],
+    grants: [] as Provision[],
+    sent: undefined as Sent | undefined,
+    mark: undefined as number | undefined,
+  };
+  for (const item of items) {
+    const sk = String(item.sk);
+    if (sk.startsWith('module#')) snapshot.assignments.push(assignmentFrom(item));
+    else if (sk.startsWith('consumes#')) snapshot.relations.push(relationFrom(item));
+    else if (sk.startsWith('consumedby#')) snapshot.dependents.push(dependentFrom(item));
+    else if (sk.startsWith('provision#')) snapshot.provisions.push(provisionFrom(item));
+    else if (sk.startsWith('grant#')) snapshot.grants.push(provisionFrom(item));
+    else if (sk === 'delivery') snapshot.sent = sentFrom(item);
+    else if (sk === 'mark') snapshot.mark = Number(item.marks ?? 0);
+  }
+  return snapshot;
 }

@@ -13,7 +13,7 @@ import {
   provisionFrom,
   provisionItem,
   relationFrom,
-  sentFrom,
+  snapshotFrom,
 } from './mesh-items.ts';
 import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
 
@@ -30,24 +30,7 @@ const store = 'the inventory table';
 /** Compose-and-send's reads and writes on the inventory table; item shapes are in mesh-items.ts. */
 export class DynamoDBPushStore extends TableStore implements PushStore {
   async readNode(node: string): Promise<NodeSnapshot | undefined> {
-    const items = await this.#partition(node);
-    if (!items.some((item) => item.sk === 'node')) return undefined;
-    const assignments = [];
-    const relations = [];
-    const provisions: Provision[] = [];
-    const grants: Provision[] = [];
-    let sent: NodeSnapshot['sent'];
-    let mark: number | undefined;
-    for (const item of items) {
-      const sk = String(item.sk);
-      if (sk.startsWith('module#')) assignments.push(assignmentFrom(item));
-      else if (sk.startsWith('consumes#')) relations.push(relationFrom(item));
-      else if (sk.startsWith('provision#')) provisions.push(provisionFrom(item));
-      else if (sk.startsWith('grant#')) grants.push(provisionFrom(item));
-      else if (sk === 'delivery') sent = sentFrom(item);
-      else if (sk === 'mark') mark = Number(item.marks ?? 0);
-    }
-    return { node, assignments, relations, provisions, grants, sent, mark };
+    return snapshotFrom(node, await this.#partition(node));
   }
 
   async send(write: SendWrite): Promise<void> {

@@ -1,15 +1,19 @@
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
+  HasDependentsError,
   MeshRaceError,
   ModuleNotAssignedError,
   NodeExistsError,
   NodeNotFoundError,
   NotAProviderError,
   ProviderKindConflictError,
+  ProvisionNotMintedError,
   PushContentionError,
   PushFlowFailedError,
   PushFlowUnavailableError,
+  RelationNotFoundError,
+  RemovalTooLargeError,
   SelfConsumptionError,
 } from '../../core/mesh/errors.ts';
 import { storeUnavailableError, transientTaskErrors } from '../../flow/push-definition.ts';
@@ -22,6 +26,11 @@ export function meshProblem(error: unknown): Problem | undefined {
     new Problem(status, code, (error as Error).message, { cause: error });
   if (error instanceof NodeNotFoundError) return problem(404, 'node_not_found');
   if (error instanceof ModuleNotAssignedError) return problem(404, 'module_not_assigned');
+  if (error instanceof RelationNotFoundError) return problem(404, 'relation_not_found');
+  if (error instanceof HasDependentsError)
+    return new Problem(409, 'has_dependents', error.message, { cause: error, details: error.dependents });
+  if (error instanceof ProvisionNotMintedError) return problem(409, 'not_minted');
+  if (error instanceof RemovalTooLargeError) return problem(422, 'removal_too_large');
   if (error instanceof NodeExistsError) return problem(409, 'node_exists');
   if (error instanceof AlreadyAssignedError) return problem(409, 'already_assigned');
   if (error instanceof DuplicateRelationError) return problem(409, 'duplicate_relation');

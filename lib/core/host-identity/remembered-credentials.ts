@@ -1,18 +1,19 @@
+import { StoreUnavailableError } from '../unavailable.ts';
 import type { NodeCredential, NodeCredentialReader } from './ports.ts';
 
 export type RememberedCredentialsOptions = {
-  /** How long a completed enrolment's key is trusted without asking the store again. @default 300_000 */
+  /** How long a completed enrolment's key may stand in for the store while it is away. @default 300_000 */
   readonly ttlMs?: number;
   readonly now?: () => number;
 };
 
 /**
- * Remembers the credentials of completed enrolments for a while, as an API Gateway authorizer's
- * cached answer would. This is what lets a host's report reach the queue while the store is
- * away — the queue holds it until the store is back — instead of the host being told to try
- * again. Only a key that its spent enrolment names is remembered; a refusal never is, so a node
- * that just enrolled is seen at once. The price: a node re-enrolled with new keys keeps its old
- * key accepted here for at most the TTL.
+ * Asks the store for every credential, and remembers the ones of completed enrolments only as a
+ * fallback while the store cannot be asked. So a node removed or disenrolled, or enrolled again
+ * with new keys, is refused at the next request on every instance; and while the store is away
+ * a host whose key was read lately still gets through, so its report reaches the queue (which
+ * holds it until the store is back) instead of the host being told to try again. The price of
+ * the fallback: during an outage, a key revoked in the last TTL before it is still accepted.
  */
 export class RememberedCredentials implements NodeCredentialReader {
   private readonly reader: NodeCredentialReader;
@@ -28,12 +29,18 @@ export class RememberedCredentials implements NodeCredentialReader {
 
   async readCredential(node: string, thumbprint: string): Promise<NodeCredential> {
     const key = `${node}\u0000${thumbprint}`;
-    const kept = this.remembered.get(key);
-    if (kept && kept.until > this.now()) return kept.credential;
-    this.remembered.delete(key);
-    const credential = await this.reader.readCredential(node, thumbprint);
+    let credential: NodeCredential;
+    try {
+      credential = await this.reader.readCredential(node, thumbprint);
+    } catch (error) {
+      const kept = this.remembered.get(key);
+      if (error instanceof StoreUnavailableError && kept && kept.until > this.now()) return kept.credential;
+      throw error;
+    }
     if (credential.key && credential.enrolledThumbprint === thumbprint) {
       this.remembered.set(key, { credential, until: this.now() + this.ttlMs });
+    } else {
+      this.remembered.delete(key);
     }
     return credential;
   }

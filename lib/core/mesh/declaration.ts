@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { canonicalJson, digestOf } from './canonical.ts';
 import { type NodeSnapshot, type Provision, provisionKey, type Relation, relationKey } from './model.ts';
 
@@ -40,6 +41,9 @@ export type Composed = {
 };
 
 export type MintDetails = { readonly secret: () => string; readonly now: () => string };
+
+/** A provision's secret: 192 random bits, URL-safe. */
+export const newProvisionSecret = () => randomBytes(24).toString('base64url');
 
 /**
  * The resource and user name a provider creates for one consumer module. Joined by `_`, which

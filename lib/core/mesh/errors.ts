@@ -71,6 +71,50 @@ export class SelfConsumptionError extends MeshError {
   }
 }
 
+/** A consumer→provider relation that does not exist. */
+export class RelationNotFoundError extends MeshError {
+  override name = 'RelationNotFoundError';
+  constructor(consumer: string, provider: string, options?: ErrorOptions) {
+    super(`${consumer} does not consume ${provider}`, options);
+  }
+}
+
+/** The relation exists but its provision was never minted: there is no secret to rotate yet. */
+export class ProvisionNotMintedError extends MeshError {
+  override name = 'ProvisionNotMintedError';
+  constructor(consumer: string, provider: string, options?: ErrorOptions) {
+    super(
+      `${consumer}'s provision from ${provider} was never minted, so there is no secret to rotate: push ${consumer.split('/')[0]} to mint one`,
+      options,
+    );
+  }
+}
+
+/** A removal would leave other modules consuming what no longer exists; `--cascade` removes them too. */
+export class HasDependentsError extends MeshError {
+  override name = 'HasDependentsError';
+  /** Each dependent relation, `consumer-node/module -> provider-node/module`. */
+  readonly dependents: readonly string[];
+  constructor(what: string, dependents: readonly string[], options?: ErrorOptions) {
+    super(
+      `${what} is consumed by ${dependents.join(', ')}: remove those relations first, or remove them with it (--cascade)`,
+      options,
+    );
+    this.dependents = dependents;
+  }
+}
+
+/** The removal touches more items than one transaction can hold; it is refused rather than done in parts. */
+export class RemovalTooLargeError extends MeshError {
+  override name = 'RemovalTooLargeError';
+  constructor(what: string, items: number, limit: number, options?: ErrorOptions) {
+    super(
+      `removing ${what} would change ${items} items, more than the ${limit} one transaction can hold; remove its relations or modules first`,
+      options,
+    );
+  }
+}
+
 /** A write raced with another and lost; the caller reads again and retries. */
 export class MeshRaceError extends MeshError {
   override name = 'MeshRaceError';

@@ -38,10 +38,19 @@ export type Sent = {
   readonly sentAt: string;
 };
 
+/** A relation of another module (on this node or another) to one of this node's providers. */
+export type Dependent = {
+  readonly consumerNode: string;
+  readonly consumerModule: string;
+  readonly providerModule: string;
+};
+
 export type NodeSnapshot = {
   readonly node: string;
   readonly assignments: readonly Assignment[];
   readonly relations: readonly Relation[];
+  /** Who consumes this node's providers: what a removal of one of them would leave dangling. */
+  readonly dependents: readonly Dependent[];
   /** Provisions this node consumes, keyed on the consumer's side. */
   readonly provisions: readonly Provision[];
   /** Provisions issued from this node's providers. */

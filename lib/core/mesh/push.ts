@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { mapLimit } from '../map-limit.ts';
-import { compose, isBehind, type MintDetails } from './declaration.ts';
+import { compose, isBehind, type MintDetails, newProvisionSecret } from './declaration.ts';
 import { MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import type { PushStore } from './store.ts';
 
@@ -25,7 +24,7 @@ export class Pusher {
   constructor(options: { readonly store: PushStore; readonly mint?: Partial<MintDetails> }) {
     this.#store = options.store;
     this.#mint = {
-      secret: options.mint?.secret ?? (() => randomBytes(24).toString('base64url')),
+      secret: options.mint?.secret ?? newProvisionSecret,
       now: options.mint?.now ?? (() => new Date().toISOString()),
     };
   }

@@ -1,6 +1,16 @@
+import { newProvisionSecret } from './declaration.ts';
 import { ProviderKindConflictError, SelfConsumptionError } from './errors.ts';
 import type { Relation } from './model.ts';
-import type { MeshChangeStore } from './store.ts';
+import {
+  planRemoveNode,
+  planUnassign,
+  planUnconsume,
+  type RelationRef,
+  type RemovalPlan,
+} from './removal.ts';
+import type { MeshChangeStore, MeshRemovals } from './store.ts';
+
+type NodeModule = { readonly node: string; readonly module: string };
 
 export type Clock = () => string;
 const isoNow: Clock = () => new Date().toISOString();
@@ -8,11 +18,20 @@ const isoNow: Clock = () => new Date().toISOString();
 /** The operator's changes to the mesh. Each marks the nodes whose declarations it changes. */
 export class MeshService {
   readonly #store: MeshChangeStore;
+  readonly #removals: MeshRemovals;
   readonly #now: Clock;
+  readonly #secret: () => string;
 
-  constructor(options: { readonly store: MeshChangeStore; readonly now?: Clock }) {
+  constructor(options: {
+    readonly store: MeshChangeStore;
+    readonly removals: MeshRemovals;
+    readonly now?: Clock;
+    readonly secret?: () => string;
+  }) {
     this.#store = options.store;
+    this.#removals = options.removals;
     this.#now = options.now ?? isoNow;
+    this.#secret = options.secret ?? newProvisionSecret;
   }
 
   addNode(node: string): Promise<void> {
@@ -49,4 +68,32 @@ export class MeshService {
     };
     await this.#store.consume(consumer.node, relation);
   }
+
+  /** Withdraws a relation: the provision from the consumer, the grant from the provider; both are marked. */
+  unconsume(consumer: NodeModule, provider: NodeModule): Promise<RemovalPlan> {
+    const relation = refOf(consumer, provider);
+    return this.#removals.remove(consumer.node, (snapshot) => planUnconsume(snapshot, relation));
+  }
+
+  /** Takes a module off a node (see planUnassign for what goes with it). */
+  unassign(node: string, module: string, cascade: boolean): Promise<RemovalPlan> {
+    return this.#removals.remove(node, (snapshot) => planUnassign(snapshot, module, cascade));
+  }
+
+  /** Takes a node out of the mesh with its token and host identity (see planRemoveNode). */
+  removeNode(node: string, cascade: boolean): Promise<RemovalPlan> {
+    return this.#removals.remove(node, (snapshot) => planRemoveNode(snapshot, cascade));
+  }
+
+  /** Mints a new secret for a provision; both nodes are marked, so one push delivers both sides. */
+  rotate(consumer: NodeModule, provider: NodeModule): Promise<void> {
+    return this.#store.rotateProvision(refOf(consumer, provider), this.#secret(), this.#now());
+  }
 }
+
+const refOf = (consumer: NodeModule, provider: NodeModule): RelationRef => ({
+  consumerNode: consumer.node,
+  consumerModule: consumer.module,
+  providerNode: provider.node,
+  providerModule: provider.module,
+});

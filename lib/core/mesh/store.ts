@@ -1,4 +1,5 @@
 import type { Assignment, NodeSnapshot, Provision, Relation } from './model.ts';
+import type { RelationRef, RemovalPlan } from './removal.ts';
 
 /**
  * What the operator's changes need from the store (lib/core/mesh/service.ts). Every write that
@@ -27,6 +28,23 @@ export interface MeshChangeStore {
    * ModuleNotAssignedError, NotAProviderError, DuplicateRelationError.
    */
   consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void>;
+
+  /**
+   * Replaces the secret of a minted provision on both its sides, in one transaction, and marks
+   * both nodes: RelationNotFoundError, ProvisionNotMintedError.
+   */
+  rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void>;
+}
+
+/** Removals (lib/core/mesh/removal.ts decides what; this carries it out). */
+export interface MeshRemovals {
+  /**
+   * Reads the node whole, asks `plan` what to take away, and takes it away in one transaction,
+   * marking every node the plan names: NodeNotFoundError, whatever `plan` throws, MeshRaceError
+   * when something the plan was made from changed meanwhile (a new consumer of a provider being
+   * removed, say), RemovalTooLargeError past one transaction.
+   */
+  remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan>;
 }
 
 /** What compose-and-send needs from the store (lib/core/mesh/push.ts). */

@@ -1,0 +1,5 @@
+import { meshRotateHandler } from '../lib/api/handlers/mesh-removals.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = meshRotateHandler(partsFor(readConfig()));
