@@ -1,18 +1,15 @@
 import { MeshRaceError } from '../../core/mesh/errors.ts';
-import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
+import type { NodeSnapshot } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
 import { nodePartition } from './keys.ts';
 import {
   allNodesIndex,
-  assignmentFrom,
   deliveryItem,
   grantItem,
   markClears,
   markedPartition,
   markUpdates,
-  provisionFrom,
   provisionItem,
-  relationFrom,
   snapshotFrom,
 } from './mesh-items.ts';
 import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
