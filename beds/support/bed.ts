@@ -1,12 +1,23 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
+import { rehearsalOperator } from '../../lib/rehearsal/operator-signature.ts';
+import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { freePort } from '../../lib/runtime/ports.ts';
 import { type Watched, watch } from '../../test/support/processes.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
+
+/**
+ * What a bed runs against: the local runtime (`npm start`, the default), or the rehearsal of
+ * the synthesized stack (`npm run rehearse -- --serve`) when MESH_BED_TARGET=rehearsal (the
+ * vitest project `rehearsal`, whose global setup synthesizes the app once).
+ */
+export const bedTarget: 'local' | 'rehearsal' =
+  process.env.MESH_BED_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
 
 export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
 
@@ -21,6 +32,8 @@ export class Bed {
   private readonly commands: string[] = [];
   private store: RunningDynamoDBLocal | undefined;
   private storePort = 0;
+  /** `mesh`'s environment: for the rehearsal, the operator's key and region, as for a deployed stack. */
+  private operatorEnvironment: NodeJS.ProcessEnv = process.env;
   apiUrl = '';
 
   constructor(name: string) {
@@ -46,7 +59,10 @@ export class Bed {
     return `http://127.0.0.1:${this.storePort}`;
   }
 
-  /** The local control plane (`npm start`), talking to the bed's store when there is one. */
+  /**
+   * The control plane of the bed's target (`npm start`, or the rehearsal of the synthesized
+   * stack), talking to the bed's store when there is one.
+   */
   async startControlPlane(env: Record<string, string> = {}): Promise<string> {
     const port = await freePort();
     const processEnv: NodeJS.ProcessEnv = {
@@ -59,10 +75,57 @@ export class Bed {
     delete processEnv.AWS_ENDPOINT_URL_SQS;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
     else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
-    const watched = this.spawn('control-plane', [join(root, 'bin/local.ts')], processEnv);
-    await watched.waitFor(/ready in/, 60_000);
-    this.apiUrl = `http://127.0.0.1:${port}`;
+    const args =
+      bedTarget === 'rehearsal'
+        ? [
+            join(root, 'bin/rehearse.ts'),
+            '--serve',
+            '--port',
+            String(port),
+            '--cdk-out',
+            inject('rehearsalCdkOut'),
+          ]
+        : [join(root, 'bin/local.ts')];
+    const watched = this.spawn('control-plane', args, processEnv);
+    const ready = await watched.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000);
+    this.apiUrl = ready[1] as string;
+    if (bedTarget === 'rehearsal') {
+      const [, region] = await watched.waitFor(/MESH_SIGV4_REGION=(\S+)/);
+      this.operatorEnvironment = {
+        ...process.env,
+        MESH_SIGV4_REGION: region,
+        AWS_ACCESS_KEY_ID: rehearsalOperator.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: rehearsalOperator.secretAccessKey,
+      };
+    }
     return this.apiUrl;
+  }
+
+  /**
+   * At the end of a scenario that held, the rehearsal is stopped (its hosts first) and answers
+   * with its verdict: a call denied by the stack's IAM policies, or a problem it found, fails
+   * the bed. The local runtime has no verdict to give.
+   */
+  async finish(): Promise<void> {
+    if (bedTarget !== 'rehearsal') return;
+    const controlPlane = this.process('control-plane');
+    await this.stopProcesses((watched) => watched !== controlPlane);
+    await this.stopProcesses((watched) => watched === controlPlane);
+    const { code } = await controlPlane.exited();
+    this.commands.push(`control-plane stopped: exit ${code}`);
+    if (code !== 0)
+      throw new Error(
+        `the rehearsal of the stack failed (exit ${code}): its report is in the control-plane output`,
+      );
+  }
+
+  /** The physical name of one of the stack's tables (`identity`, `inventory`), as the bed's target named it. */
+  tableName(table: 'identity' | 'inventory'): string {
+    if (bedTarget === 'local') return localResourceNames()[`${table}Table`];
+    const pattern = new RegExp(`table Tables/${table} is (\\S+)`, 'i');
+    const found = pattern.exec(this.process('control-plane').output())?.[1];
+    if (!found) throw new Error(`the rehearsal named no ${table} table`);
+    return found;
   }
 
   /** Runs `mesh ARGS --json` against the bed's control plane. */
@@ -126,7 +189,7 @@ export class Bed {
   }
 
   private async run(label: string, args: string[]): Promise<CommandResult> {
-    const watched = watch(node, args, { cwd: root });
+    const watched = watch(node, args, { cwd: root, env: this.operatorEnvironment });
     this.commands.push(
       `${label}: ${args
         .slice(1)
@@ -150,8 +213,13 @@ export class Bed {
     const sections = this.processes.map(
       ({ label, watched }) => `----- ${label} -----\n${watched.output().trimEnd() || '(no output)'}`,
     );
+    const denied = this.processes
+      .filter(({ label }) => label === 'control-plane')
+      .flatMap(({ watched }) => watched.output().split('\n'))
+      .filter((line) => line.startsWith('rehearse: denied: '));
     return [
       `===== bed ${this.name} in ${this.dir} =====`,
+      ...(denied.length > 0 ? ['----- calls the rehearsal denied -----', ...denied] : []),
       '----- commands -----',
       ...this.commands,
       ...sections,
@@ -159,7 +227,13 @@ export class Bed {
   }
 
   async stop(): Promise<void> {
+    await this.stopProcesses(() => true);
+    await this.store?.stop();
+  }
+
+  private async stopProcesses(which: (watched: Watched) => boolean): Promise<void> {
     for (const { watched } of [...this.processes].reverse()) {
+      if (!which(watched)) continue;
       if (watched.child.exitCode === null && watched.child.signalCode === null) {
         watched.child.kill('SIGTERM');
         const timer = setTimeout(() => watched.child.kill('SIGKILL'), 10_000);
@@ -167,7 +241,6 @@ export class Bed {
         clearTimeout(timer);
       }
     }
-    await this.store?.stop();
   }
 }
 
@@ -176,6 +249,7 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   const bed = new Bed(name);
   try {
     await scenario(bed);
+    await bed.finish();
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     failure.message = `${failure.message}\n\n${bed.dump()}`;

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { projectRoot } from '../constructs/bundling.ts';
 import { LocalRuntimeError } from '../runtime/errors.ts';
+import { displayName } from './assembly.ts';
 import { driveMesh } from './mesh-drive.ts';
 import { rehearsalOperator } from './operator-signature.ts';
 import { RehearsalRefused, type RunningRehearsal, startRehearsal } from './rehearsal.ts';
@@ -104,6 +105,13 @@ export async function rehearse(options: RehearseOptions, io: RehearseIo): Promis
       say(
         `operator requests must be signed: MESH_API=${rehearsal.url} MESH_SIGV4_REGION=${rehearsal.environment.region} AWS_ACCESS_KEY_ID=${rehearsalOperator.accessKeyId} AWS_SECRET_ACCESS_KEY=${rehearsalOperator.secretAccessKey} npm run mesh -- status`,
       );
+      for (const [logicalId, resource] of Object.entries(rehearsal.assembly.template.Resources)) {
+        const identity = rehearsal.references.identity(logicalId);
+        if (resource.Type === 'AWS::SQS::Queue')
+          say(`queue ${displayName(rehearsal.assembly.template, logicalId)} is ${identity?.ref}`);
+        if (/^AWS::DynamoDB::(Global)?Table$/.test(resource.Type))
+          say(`table ${displayName(rehearsal.assembly.template, logicalId)} is ${identity?.ref}`);
+      }
       say('press Ctrl-C to stop and print the report');
       say(`${await io.stopRequested} received, stopping`);
     } else {

@@ -1,4 +1,5 @@
 import { runSimulation } from '@cloud-copilot/iam-simulate';
+import { displayName } from './assembly.ts';
 import {
   conditionKeysOf,
   type NamedPolicy,
@@ -211,7 +212,7 @@ export class IamCheck {
       allowed: false,
       reason:
         principal.kind === 'role'
-          ? `no statement of role ${principal.roleLogicalId}'s policies${resourcePolicy ? ' or of the resource policy' : ''} allows it`
+          ? `no statement of the policies of role ${displayName(this.#references.template, principal.roleLogicalId)}${resourcePolicy ? ' or of the resource policy' : ''} allows it`
           : `no statement of the resource policy allows ${principal.service}`,
     };
   }

@@ -129,7 +129,10 @@ export function renderReport(report: RehearsalReport): string {
   lines.push('', report.problems.length === 0 ? 'problems: none' : `problems: ${report.problems.length}`);
   for (const problem of report.problems) lines.push(`  ${problem.area}: ${problem.message}`);
   lines.push(report.denials.length === 0 ? 'denied calls: none' : `denied calls: ${report.denials.length}`);
-  for (const denial of report.denials) lines.push(`  ${denialLine(denial)}`);
+  const distinct = new Map<string, number>();
+  for (const denial of report.denials)
+    distinct.set(denialLine(denial), (distinct.get(denialLine(denial)) ?? 0) + 1);
+  for (const [line, times] of distinct) lines.push(`  ${line}${times > 1 ? ` (${times} times)` : ''}`);
   lines.push(
     '',
     report.passed
