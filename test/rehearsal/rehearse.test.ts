@@ -60,8 +60,11 @@ function consumerStatements(template: CfnTemplate): Statement[] {
   const role = idOf(fn?.Properties?.Role);
   return resources
     .filter((resource) => resource.Type === 'AWS::IAM::Policy')
-    .filter((policy) => (policy.Properties?.Roles as unknown[]).some((entry) => idOf(entry) === role))
-    .flatMap((policy) => (policy.Properties?.PolicyDocument as { Statement: Statement[] }).Statement);
+    .filter((policy) => ((policy.Properties?.Roles ?? []) as unknown[]).some((entry) => idOf(entry) === role))
+    .flatMap(
+      (policy) =>
+        (policy.Properties?.PolicyDocument as { Statement: Statement[] } | undefined)?.Statement ?? [],
+    );
 }
 
 describe('npm run rehearse', () => {
@@ -110,9 +113,10 @@ describe('npm run rehearse', () => {
         (resource) => resource.Type === 'AWS::Lambda::Function',
       );
       Object.assign(functions[0]?.Properties ?? {}, { Handler: 'missing.handler' });
-      const variables = (functions[1]?.Properties?.Environment as { Variables: Record<string, unknown> })
-        .Variables;
-      variables.AWS_REGION = 'eu-west-1';
+      const environment = functions[1]?.Properties?.Environment as
+        | { Variables: Record<string, unknown> }
+        | undefined;
+      if (environment) environment.Variables.AWS_REGION = 'eu-west-1';
     });
 
     const { code, output } = await rehearse(assembly);
