@@ -1,3 +1,4 @@
+import { displayName } from './assembly.ts';
 import type { DriveStep } from './drive-clients.ts';
 import type { Denial } from './ledger.ts';
 import type { RunningRehearsal } from './rehearsal.ts';
@@ -56,8 +57,17 @@ export type RehearsalReport = {
 /** The report of a rehearsal, read from its ledger once the drive (if any) is over. */
 export function reportOf(rehearsal: RunningRehearsal, drive: readonly DriveStep[]): RehearsalReport {
   const { ledger, iam, environment } = rehearsal;
-  const shorten = (arn: string) =>
-    arn.replace(`:${environment.region}:`, '::').replace(`:${environment.account}:`, '::');
+  const arns = Object.keys(rehearsal.assembly.template.Resources).flatMap((logicalId) => {
+    const arn = rehearsal.references.identity(logicalId)?.attributes.Arn;
+    return arn ? [[arn, displayName(rehearsal.assembly.template, logicalId)] as const] : [];
+  });
+  // `Tables/Inventory/index/*` reads better than the ARN; a resource not of the stack keeps its ARN
+  const label = (pattern: string) => {
+    const found = arns.find(
+      ([arn]) => pattern === arn || (pattern.startsWith(arn) && '/:'.includes(pattern.charAt(arn.length))),
+    );
+    return found ? `${found[1]}${pattern.slice(found[0].length)}` : pattern;
+  };
   const roleReport = (name: string, role: string, logicalId?: string): RoleReport => {
     const count = logicalId ? ledger.invocations.get(logicalId) : undefined;
     return {
@@ -70,7 +80,7 @@ export function reportOf(rehearsal: RunningRehearsal, drive: readonly DriveStep[
       unusedGrants: iam
         .grants(role)
         .filter((grant) => !grant.used)
-        .map((grant) => ({ action: grant.action, resource: shorten(grant.resource) })),
+        .map((grant) => ({ action: grant.action, resource: label(grant.resource) })),
     };
   };
   const notRehearsed: Record<string, number> = {};
@@ -102,7 +112,7 @@ const groupByResource = (grants: RoleReport['unusedGrants']) => {
   const byResource = new Map<string, string[]>();
   for (const grant of grants)
     byResource.set(grant.resource, [...(byResource.get(grant.resource) ?? []), grant.action]);
-  return [...byResource].map(([resource, actions]) => `${actions.join(', ')} on ${resource}`);
+  return [...byResource].map(([resource, actions]) => `${resource}: ${actions.join(', ')}`);
 };
 
 /** The report for people: what ran, what was denied, what each role was granted and never used, and the verdict. */
@@ -118,7 +128,7 @@ export function renderReport(report: RehearsalReport): string {
   lines.push('', 'functions (invocations, cold starts, failures):');
   for (const fn of report.functions)
     lines.push(`  ${fn.name}: ${fn.invocations}, ${fn.coldStarts}, ${fn.failures}`);
-  lines.push('', 'granted and never used:');
+  lines.push('', 'granted and never used by the calls made (per role, by resource):');
   for (const role of [...report.functions, ...report.stateMachines]) {
     const unused = groupByResource(role.unusedGrants);
     lines.push(`  ${role.name}: ${unused.length === 0 ? 'nothing' : ''}`);
