@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { addAndEnrol, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
+import { addAndEnrol, appliedAsSent, type Bed, eventually, expectOk, inBed } from './support/bed.ts';
 
 /** The version of `module` in the last declaration a host applied, if any. */
 function appliedVersion(bed: Bed, node: string, module: string): string | null | undefined {
@@ -43,17 +43,6 @@ it('an upgrade of a module reaches every node that carries it, and their hosts a
     await eventually('both hosts to apply nginx 1.27.0', () =>
       ['web-1', 'web-2'].every((node) => appliedVersion(bed, node, 'nginx') === '1.27.0') ? true : undefined,
     );
-    const nodes = await eventually(
-      'both nodes to be seen applied at the revision they were sent',
-      async () => {
-        const all = await status(bed);
-        const both = ['web-1', 'web-2'].map((node) => all.get(node));
-        return both.every(
-          (entry) => entry?.appliedRevision !== null && entry?.appliedRevision === entry?.sentRevision,
-        )
-          ? both
-          : undefined;
-      },
-    );
+    const nodes = await appliedAsSent(bed, ['web-1', 'web-2']);
     expect(nodes.map((entry) => entry?.behind)).toEqual([false, false]);
   }));

@@ -311,6 +311,18 @@ export async function status(bed: Bed): Promise<Map<string, NodeStatus>> {
   return new Map((answer.json as { nodes: NodeStatus[] }).nodes.map((entry) => [entry.node, entry]));
 }
 
+/** Waits until every named node is seen applied at the revision it was sent; their status lines. */
+export async function appliedAsSent(bed: Bed, nodes: readonly string[]): Promise<NodeStatus[]> {
+  return eventually(`${nodes.join(' and ')} to report applied at the revision they were sent`, async () => {
+    const all = await status(bed);
+    const entries = nodes.map((node) => all.get(node));
+    const done = entries.every(
+      (entry) => entry && entry.appliedRevision !== null && entry.appliedRevision === entry.sentRevision,
+    );
+    return done ? (entries as NodeStatus[]) : undefined;
+  });
+}
+
 export async function expectOk(result: Promise<CommandResult>, what: string): Promise<CommandResult> {
   const done = await result;
   if (done.code !== 0) throw new Error(`${what} exited ${done.code}:\n${done.output}`);

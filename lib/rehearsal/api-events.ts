@@ -65,6 +65,18 @@ export function headerValue(headers: Record<string, string>, name: string): stri
   return Object.entries(headers).find(([key]) => key.toLowerCase() === lower)?.[1];
 }
 
+/** What the proxy event and a REQUEST authorizer's event both carry of the request. */
+function requestParts(routed: RoutedRequest) {
+  return {
+    resource: routed.method.resourcePath,
+    path: routed.path,
+    httpMethod: routed.method.httpMethod,
+    headers: routed.headers,
+    multiValueHeaders: routed.multiValueHeaders,
+    ...queryParameters(routed.url),
+  };
+}
+
 function queryParameters(url: URL) {
   const single: Record<string, string> = {};
   const multi: Record<string, string[]> = {};
@@ -120,12 +132,7 @@ export function proxyEvent(
   const text = routed.body.toString('utf8');
   const binary = routed.body.length > 0 && Buffer.from(text, 'utf8').compare(routed.body) !== 0;
   return {
-    resource: routed.method.resourcePath,
-    path: routed.path,
-    httpMethod: routed.method.httpMethod,
-    headers: routed.headers,
-    multiValueHeaders: routed.multiValueHeaders,
-    ...queryParameters(routed.url),
+    ...requestParts(routed),
     pathParameters: Object.keys(routed.pathParameters).length > 0 ? routed.pathParameters : null,
     stageVariables: null,
     requestContext: context,
@@ -143,12 +150,7 @@ export function requestAuthorizerEvent(
   return {
     type: 'REQUEST',
     methodArn,
-    resource: routed.method.resourcePath,
-    path: routed.path,
-    httpMethod: routed.method.httpMethod,
-    headers: routed.headers,
-    multiValueHeaders: routed.multiValueHeaders,
-    ...queryParameters(routed.url),
+    ...requestParts(routed),
     pathParameters: routed.pathParameters,
     stageVariables: {},
     requestContext: context,

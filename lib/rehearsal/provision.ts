@@ -1,15 +1,12 @@
-import {
-  type AttributeDefinition,
-  CreateTableCommand,
-  type DynamoDBClient,
-  type GlobalSecondaryIndex,
-  type KeySchemaElement,
-  type LocalSecondaryIndex,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  waitUntilTableExists,
+import type {
+  AttributeDefinition,
+  DynamoDBClient,
+  GlobalSecondaryIndex,
+  KeySchemaElement,
+  LocalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
-import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { ensureQueueWith, ensureTableFrom } from '../runtime/provision.ts';
 import { resourcesOfType } from './assembly.ts';
 import type { References } from './references.ts';
 
@@ -43,43 +40,24 @@ function tableInput(properties: Record<string, unknown>, tableName: string) {
 
 /** Creates every table of the template on the DynamoDB endpoint, leaving one that exists as it is. */
 export async function provisionTables(client: DynamoDBClient, references: References): Promise<string[]> {
-  const created: string[] = [];
   const tables = Object.entries(references.template.Resources).filter(([, resource]) =>
     tableTypes.includes(resource.Type),
   );
-  await Promise.all(
+  return Promise.all(
     tables.map(async ([logicalId, resource]) => {
       const properties = references.resolve(resource.Properties ?? {}, logicalId) as Record<string, unknown>;
       const tableName = references.identity(logicalId)?.ref as string;
-      try {
-        await client.send(new CreateTableCommand(tableInput(properties, tableName)));
-      } catch (error) {
-        if (!(error instanceof ResourceInUseException)) throw error;
-      }
-      await waitUntilTableExists(
-        { client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 },
-        { TableName: tableName },
-      );
       const ttl = properties.TimeToLiveSpecification as
         | { AttributeName?: string; Enabled?: boolean }
         | undefined;
-      if (ttl?.Enabled && ttl.AttributeName) {
-        try {
-          await client.send(
-            new UpdateTimeToLiveCommand({
-              TableName: tableName,
-              TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true },
-            }),
-          );
-        } catch (error) {
-          // enabling TTL on a table kept from an earlier run is refused: the first one stands
-          if ((error as Error).name !== 'ValidationException') throw error;
-        }
-      }
-      created.push(tableName);
+      await ensureTableFrom(
+        client,
+        tableInput(properties, tableName),
+        ttl?.Enabled ? ttl.AttributeName : undefined,
+      );
+      return tableName;
     }),
   );
-  return created;
 }
 
 const queueAttributeNames = [
@@ -96,7 +74,7 @@ const queueAttributeNames = [
   'RedriveAllowPolicy',
 ] as const;
 
-/** Creates every queue of the template on the SQS endpoint, dead-letter queues before the queues that name them. */
+/** Creates every queue of the template on the SQS endpoint (or brings a kept one to it), dead-letter queues first. */
 export async function provisionQueues(client: SQSClient, references: References): Promise<string[]> {
   const queues = resourcesOfType(references.template, 'AWS::SQS::Queue').map(([logicalId, resource]) => ({
     logicalId,
@@ -112,11 +90,7 @@ export async function provisionQueues(client: SQSClient, references: References)
       attributes[name] = typeof value === 'object' ? JSON.stringify(value) : String(value);
     }
     const name = references.identity(logicalId)?.attributes.QueueName as string;
-    try {
-      await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
-    } catch (error) {
-      if (!/QueueNameExists|QueueAlreadyExists/.test((error as Error).name)) throw error;
-    }
+    await ensureQueueWith(client, name, attributes);
     names.push(name);
   }
   return names;
