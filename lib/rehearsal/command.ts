@@ -1,12 +1,11 @@
 import { join } from 'node:path';
-import { projectRoot } from '../constructs/bundling.ts';
 import { LocalRuntimeError } from '../runtime/errors.ts';
 import { displayName } from './assembly.ts';
 import { driveMesh } from './mesh-drive.ts';
 import { rehearsalOperator } from './operator-signature.ts';
 import { RehearsalRefused, type RunningRehearsal, startRehearsal } from './rehearsal.ts';
 import { denialLine, type RehearsalReport, renderReport, reportOf } from './report.ts';
-import { SynthFailedError, synthesize } from './synth.ts';
+import { projectRoot, SynthFailedError, synthesize } from './synth.ts';
 
 /** Exit codes of `npm run rehearse`, documented in docs/rehearsal.md. */
 export const RehearseExit = {

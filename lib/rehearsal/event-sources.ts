@@ -92,6 +92,8 @@ export type EventSourceDeps = {
   readonly region: string;
   /** The rehearsal's AWS endpoint by address: the poller's calls are checked there, as its function's role. */
   readonly awsEndpointUrl: string;
+  /** What the poller met: a batch whose function failed (it stays on the queue), a receive that failed. */
+  readonly onError: (error: Error) => void;
 };
 
 /**
@@ -129,7 +131,7 @@ export async function startQueueMapping(
     batchSize: mapping.batchSize,
     pollers: mapping.maximumConcurrency,
     waitTimeSeconds: 1,
-    onError: () => undefined,
+    onError: deps.onError,
     handler: async (event: SQSEvent) => {
       for (const record of event.Records)
         Object.assign(record, { eventSourceARN: mapping.queueArn, awsRegion: deps.region });

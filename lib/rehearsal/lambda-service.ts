@@ -133,7 +133,13 @@ export class LambdaService {
       checks.push(
         ...['xray:PutTraceSegments', 'xray:PutTelemetryRecords'].map((action) => ({ action, resource: '*' })),
       );
-    for (const check of checks) void this.#options.iam.authorize(principal, check);
+    for (const check of checks)
+      this.#options.iam.authorize(principal, check).catch((error: unknown) => {
+        this.#options.onLog(
+          definition,
+          `the rehearsal could not check ${check.action}: ${(error as Error).message}`,
+        );
+      });
   }
 
   #environment(definition: FunctionDefinition): Record<string, string> {

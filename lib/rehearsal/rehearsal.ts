@@ -1,5 +1,4 @@
 import { makeDynamoDBClient, makeSQSClient } from '../adapters/aws-clients.ts';
-import { projectRoot } from '../constructs/bundling.ts';
 import { type RunningEmulators, startEmulators } from '../runtime/emulators.ts';
 import type { RunningEventSource } from '../runtime/event-source.ts';
 import { ApiGateway } from './api-gateway.ts';
@@ -19,6 +18,7 @@ import { provisionQueues, provisionTables } from './provision.ts';
 import { References } from './references.ts';
 import { checkRolesAtCreation } from './static-checks.ts';
 import { type MachineDefinition, readMachines, StepFunctionsService } from './step-functions.ts';
+import { projectRoot } from './synth.ts';
 
 export type RehearsalOptions = {
   /** The synthesized cloud assembly (cdk.out). */
@@ -181,6 +181,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
         ledger,
         region,
         awsEndpointUrl: endpoint.loopbackUrl,
+        onError: (error) => options.onLog?.(`${mapping.fn.displayName} event source`, error.message),
       });
       stack.push(() => running.stop());
     }

@@ -1,7 +1,10 @@
 import { execFile } from 'node:child_process';
 import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { projectRoot } from '../constructs/bundling.ts';
+
+/** The project: where cdk.json is, and the node_modules whose `@aws-sdk/*` stands in for the Lambda runtime's. */
+export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** `cdk synth` failed; its output says why. */
 export class SynthFailedError extends Error {
