@@ -53,6 +53,8 @@ export default defineConfig({
           include: ['test/rehearsal/**/*.test.ts', ...bedsAgainstTheRehearsal],
           globalSetup: ['test/support/rehearsal.global.ts'],
           env: { MESH_BED_TARGET: 'rehearsal' },
+          // after the other projects: its beds and the beds project's would share the two cores
+          sequence: { groupOrder: 1 },
           testTimeout: 180_000,
           hookTimeout: 300_000,
           fileParallelism: false,
