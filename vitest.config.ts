@@ -1,5 +1,13 @@
 import { defineConfig } from 'vitest/config';
 
+/** The beds that also run against the rehearsal of the synthesized stack (docs/rehearsal.md says why these). */
+const bedsAgainstTheRehearsal = [
+  'beds/built-store-cross-node.bed.test.ts',
+  'beds/host-restart-mid-apply.bed.test.ts',
+  'beds/store-window.bed.test.ts',
+  'beds/module-upgrade.bed.test.ts',
+];
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -43,6 +51,20 @@ export default defineConfig({
           include: ['beds/**/*.bed.test.ts'],
           testTimeout: 180_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // The synthesized stack itself (npm run rehearse), and beds run against it rather than npm start.
+        test: {
+          name: 'rehearsal',
+          include: ['test/rehearsal/**/*.test.ts', ...bedsAgainstTheRehearsal],
+          globalSetup: ['test/support/rehearsal.global.ts'],
+          env: { MESH_BED_TARGET: 'rehearsal' },
+          // after the other projects: its beds and the beds project's would share the two cores
+          sequence: { groupOrder: 1 },
+          testTimeout: 180_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { addAndEnrol, eventually, expectOk, inBed, status } from './support/bed.ts';
+import { addAndEnrol, appliedAsSent, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 /**
  * ADR 83 (issue 057): one push leaves the mesh consistent. A broker node provides amqp and has
@@ -45,18 +45,7 @@ it('a push of only the consumer’s node mints the provision on the provider’s
     );
     expect(readFileSync(vhost, 'utf8')).toContain('for app');
 
-    const applied = await eventually(
-      'both nodes to report applied at the revision they were sent',
-      async () => {
-        const nodes = await status(bed);
-        const both = ['broker', 'app'].map((name) => nodes.get(name));
-        return both.every(
-          (entry) => entry?.appliedRevision !== null && entry?.appliedRevision === entry?.sentRevision,
-        )
-          ? both
-          : undefined;
-      },
-    );
+    const applied = await appliedAsSent(bed, ['broker', 'app']);
     expect(applied.map((entry) => entry?.behind)).toEqual([false, false]);
     const app = JSON.parse(
       readFileSync(join(bed.recordDir('app'), `applied-${outcome.pushed.revision}.json`), 'utf8'),

@@ -68,7 +68,7 @@ it('a report held and an enrolment told to try again while the store is away bot
     const store = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: bed.storeEndpoint });
     const keys = await store.send(
       new QueryCommand({
-        TableName: 'mesh-identity',
+        TableName: bed.tableName('identity'),
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': { S: 'node#second' } },
       }),

@@ -1,6 +1,9 @@
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
+import { rehearsalOperator } from '../../lib/rehearsal/operator-signature.ts';
+import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { type Watched, watch } from '../../test/support/processes.ts';
@@ -9,6 +12,14 @@ const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
 
 export type RunOptions = { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string };
+
+/**
+ * What a bed runs against: the local runtime (`npm start`, the default), or the rehearsal of
+ * the synthesized stack (`npm run rehearse -- --serve`) when MESH_BED_TARGET=rehearsal (the
+ * vitest project `rehearsal`, whose global setup synthesizes the app once).
+ */
+export const bedTarget: 'local' | 'rehearsal' =
+  process.env.MESH_BED_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
 
 export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
 
@@ -23,6 +34,8 @@ export class Bed {
   private readonly commands: string[] = [];
   private store: RunningDynamoDBLocal | undefined;
   private storePort = 0;
+  /** `mesh`'s environment: for the rehearsal, the operator's key and region, as for a deployed stack. */
+  private operatorEnvironment: NodeJS.ProcessEnv = process.env;
   apiUrl = '';
 
   constructor(name: string) {
@@ -49,8 +62,9 @@ export class Bed {
   }
 
   /**
-   * The local control plane (`npm start`), talking to the bed's store when there is one;
-   * `entry` starts it through a bed's own entry point instead (one that puts a fault in a part).
+   * The control plane of the bed's target (`npm start`, or the rehearsal of the synthesized
+   * stack), talking to the bed's store when there is one; `entry` starts the local one through a
+   * bed's own entry point instead (one that puts a fault in a part).
    */
   async startControlPlane(env: Record<string, string> = {}, entry = 'bin/local.ts'): Promise<string> {
     const port = await freePort();
@@ -64,10 +78,57 @@ export class Bed {
     delete processEnv.AWS_ENDPOINT_URL_SQS;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
     else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
-    const watched = this.spawn('control-plane', [join(root, entry)], processEnv);
-    await watched.waitFor(/ready in/, 60_000);
-    this.apiUrl = `http://127.0.0.1:${port}`;
+    const args =
+      bedTarget === 'rehearsal'
+        ? [
+            join(root, 'bin/rehearse.ts'),
+            '--serve',
+            '--port',
+            String(port),
+            '--cdk-out',
+            inject('rehearsalCdkOut'),
+          ]
+        : [join(root, entry)];
+    const watched = this.spawn('control-plane', args, processEnv);
+    const ready = await watched.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000);
+    this.apiUrl = ready[1] as string;
+    if (bedTarget === 'rehearsal') {
+      const [, region] = await watched.waitFor(/MESH_SIGV4_REGION=(\S+)/);
+      this.operatorEnvironment = {
+        ...process.env,
+        MESH_SIGV4_REGION: region,
+        AWS_ACCESS_KEY_ID: rehearsalOperator.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: rehearsalOperator.secretAccessKey,
+      };
+    }
     return this.apiUrl;
+  }
+
+  /**
+   * At the end of a scenario that held, the rehearsal is stopped (its hosts first) and answers
+   * with its verdict: a call denied by the stack's IAM policies, or a problem it found, fails
+   * the bed. The local runtime has no verdict to give.
+   */
+  async finish(): Promise<void> {
+    if (bedTarget !== 'rehearsal') return;
+    const controlPlane = this.process('control-plane');
+    await this.stopProcesses((watched) => watched !== controlPlane);
+    await this.stopProcesses((watched) => watched === controlPlane);
+    const { code } = await controlPlane.exited();
+    this.commands.push(`control-plane stopped: exit ${code}`);
+    if (code !== 0)
+      throw new Error(
+        `the rehearsal of the stack failed (exit ${code}): its report is in the control-plane output`,
+      );
+  }
+
+  /** The physical name of one of the stack's tables (`identity`, `inventory`), as the bed's target named it. */
+  tableName(table: 'identity' | 'inventory'): string {
+    if (bedTarget === 'local') return localResourceNames()[`${table}Table`];
+    const pattern = new RegExp(`table Tables/${table} is (\\S+)`, 'i');
+    const found = pattern.exec(this.process('control-plane').output())?.[1];
+    if (!found) throw new Error(`the rehearsal named no ${table} table`);
+    return found;
   }
 
   /** Runs `mesh ARGS --json` against the bed's control plane. */
@@ -136,7 +197,7 @@ export class Bed {
   }
 
   private run(label: string, args: string[]): Promise<CommandResult> {
-    return this.runExecutable(label, node, args);
+    return this.runExecutable(label, node, args, { env: this.operatorEnvironment });
   }
 
   /** Runs COMMAND ARGS to completion, its output kept for a failing bed's message. */
@@ -171,8 +232,13 @@ export class Bed {
     const sections = this.processes.map(
       ({ label, watched }) => `----- ${label} -----\n${watched.output().trimEnd() || '(no output)'}`,
     );
+    const denied = this.processes
+      .filter(({ label }) => label === 'control-plane')
+      .flatMap(({ watched }) => watched.output().split('\n'))
+      .filter((line) => line.startsWith('rehearse: denied: '));
     return [
       `===== bed ${this.name} in ${this.dir} =====`,
+      ...(denied.length > 0 ? ['----- calls the rehearsal denied -----', ...denied] : []),
       '----- commands -----',
       ...this.commands,
       ...sections,
@@ -180,7 +246,13 @@ export class Bed {
   }
 
   async stop(): Promise<void> {
+    await this.stopProcesses(() => true);
+    await this.store?.stop();
+  }
+
+  private async stopProcesses(which: (watched: Watched) => boolean): Promise<void> {
     for (const { watched } of [...this.processes].reverse()) {
+      if (!which(watched)) continue;
       if (watched.child.exitCode === null && watched.child.signalCode === null) {
         watched.child.kill('SIGTERM');
         const timer = setTimeout(() => watched.child.kill('SIGKILL'), 10_000);
@@ -188,7 +260,6 @@ export class Bed {
         clearTimeout(timer);
       }
     }
-    await this.store?.stop();
   }
 }
 
@@ -197,6 +268,7 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   const bed = new Bed(name);
   try {
     await scenario(bed);
+    await bed.finish();
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     failure.message = `${failure.message}\n\n${bed.dump()}`;
@@ -258,8 +330,36 @@ export async function status(bed: Bed): Promise<Map<string, NodeStatus>> {
   return new Map((answer.json as { nodes: NodeStatus[] }).nodes.map((entry) => [entry.node, entry]));
 }
 
+/** Waits until every named node is seen applied at the revision it was sent; their status lines. */
+export async function appliedAsSent(bed: Bed, nodes: readonly string[]): Promise<NodeStatus[]> {
+  return eventually(`${nodes.join(' and ')} to report applied at the revision they were sent`, async () => {
+    const all = await status(bed);
+    const entries = nodes.map((node) => all.get(node));
+    const done = entries.every(
+      (entry) => entry && entry.appliedRevision !== null && entry.appliedRevision === entry.sentRevision,
+    );
+    return done ? (entries as NodeStatus[]) : undefined;
+  });
+}
+
 export async function expectOk(result: Promise<CommandResult>, what: string): Promise<CommandResult> {
   const done = await result;
   if (done.code !== 0) throw new Error(`${what} exited ${done.code}:\n${done.output}`);
   return done;
+}
+
+/** The version of `module` in the last declaration the node's apply hook applied, if any. */
+export function appliedVersion(bed: Bed, node: string, module: string): string | null | undefined {
+  const dir = bed.recordDir(node);
+  const latest = readdirSync(dir)
+    .map((file) => /^applied-(\d+)\.json$/.exec(file)?.[1])
+    .filter((revision): revision is string => revision !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .at(-1);
+  if (latest === undefined) return undefined;
+  const declaration = JSON.parse(readFileSync(join(dir, `applied-${latest}.json`), 'utf8')) as {
+    modules: Array<{ name: string; version: string | null }>;
+  };
+  return declaration.modules.find((entry) => entry.name === module)?.version;
 }

@@ -78,13 +78,21 @@ export function createSigV4Signer(options: SigV4SignerOptions): RequestSigner {
   };
 }
 
-/** Chooses SigV4 for execute-api URLs, with the region their host names; nothing for other URLs. */
-export function sigv4SignerFor(url: string): RequestSigner | undefined {
-  const region = executeApiRegion(url);
+/**
+ * Chooses SigV4 for execute-api URLs, with the region their host names. Any other URL (the local
+ * runtime) is left unsigned unless `signingRegion` is given: then every URL is signed for it, as
+ * an API behind a custom domain name, or the rehearsal (`npm run rehearse -- --serve`), needs.
+ */
+export function sigv4SignerFor(
+  url: string,
+  options: { readonly signingRegion?: string } = {},
+): RequestSigner | undefined {
+  const region = executeApiRegion(url) ?? options.signingRegion;
   return region ? createSigV4Signer({ region }) : undefined;
 }
 
-/** Makes `mesh --api <execute-api URL>` sign its requests; called once by bin/mesh.ts. */
-export function registerSigV4Signer(): void {
-  setSignerFactory(sigv4SignerFor);
+/** Makes `mesh` sign its requests (MESH_SIGV4_REGION: sign any URL for that region); called once by bin/mesh.ts. */
+export function registerSigV4Signer(env: NodeJS.ProcessEnv = process.env): void {
+  const signingRegion = env.MESH_SIGV4_REGION || undefined;
+  setSignerFactory((url) => sigv4SignerFor(url, signingRegion ? { signingRegion } : {}));
 }

@@ -44,3 +44,14 @@ export async function hostProof(
     .sign(key.privateKey);
   return `${proofScheme} ${jws}`;
 }
+
+/** Signs a fetch Request with the node's proof: an ApiClient's `signer` (the rehearsal's drive). */
+export function hostRequestSigner(key: HostSigningKey, options: ProofOptions = {}) {
+  return async (request: Request): Promise<Request> => {
+    const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : '';
+    const authorization = await hostProof(key, { method: request.method, url: request.url, body }, options);
+    const headers = new Headers(request.headers);
+    headers.set('authorization', authorization);
+    return new Request(request, { headers });
+  };
+}

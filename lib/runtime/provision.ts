@@ -86,8 +86,18 @@ export function createTableInput(table: TableDescription, tableName: string): Cr
 }
 
 async function ensureTable(client: DynamoDBClient, table: TableDescription, tableName: string) {
+  await ensureTableFrom(client, createTableInput(table, tableName), table.timeToLiveAttribute);
+}
+
+/** Creates a table unless it exists, waits for it, and turns on TTL on the attribute given. */
+export async function ensureTableFrom(
+  client: DynamoDBClient,
+  input: CreateTableCommandInput,
+  timeToLiveAttribute?: string,
+): Promise<void> {
+  const tableName = input.TableName as string;
   try {
-    await client.send(new CreateTableCommand(createTableInput(table, tableName)));
+    await client.send(new CreateTableCommand(input));
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
   }
@@ -95,14 +105,14 @@ async function ensureTable(client: DynamoDBClient, table: TableDescription, tabl
     { client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 },
     { TableName: tableName },
   );
-  if (table.timeToLiveAttribute) {
+  if (timeToLiveAttribute) {
     const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (described.Table?.TableStatus === 'ACTIVE') {
       try {
         await client.send(
           new UpdateTimeToLiveCommand({
             TableName: tableName,
-            TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+            TimeToLiveSpecification: { AttributeName: timeToLiveAttribute, Enabled: true },
           }),
         );
       } catch (error) {
@@ -137,7 +147,15 @@ async function ensureQueue(
   queueName: string,
   deadLetterArn?: string,
 ) {
-  const attributes = queueAttributes(queue, deadLetterArn);
+  return ensureQueueWith(client, queueName, queueAttributes(queue, deadLetterArn));
+}
+
+/** Creates a queue with these attributes, or brings the one that exists to them; its URL. */
+export async function ensureQueueWith(
+  client: SQSClient,
+  queueName: string,
+  attributes: Record<string, string>,
+): Promise<string> {
   try {
     const created = await client.send(
       new CreateQueueCommand({ QueueName: queueName, Attributes: attributes }),

@@ -134,4 +134,8 @@ describe('sigv4SignerFor', () => {
     );
     expect(sigv4SignerFor('http://127.0.0.1:4600')).toBeUndefined();
   });
+
+  it('signs any URL for the region it is given (a custom domain, the rehearsal)', () => {
+    expect(sigv4SignerFor('http://127.0.0.1:4610/v1', { signingRegion: 'us-east-1' })).toBeTypeOf('function');
+  });
 });

@@ -1,0 +1,219 @@
+import { runSimulation } from '@cloud-copilot/iam-simulate';
+import { displayName } from './assembly.ts';
+import {
+  conditionKeysOf,
+  type NamedPolicy,
+  type PolicyDocument,
+  type TemplatePolicies,
+} from './iam-policies.ts';
+import type { RehearsalLedger } from './ledger.ts';
+import { RehearsalProblem } from './problems.ts';
+import type { References } from './references.ts';
+
+/** Who makes a call: a role's session (a function, the event source, a state machine) or an AWS service. */
+export type Principal =
+  | {
+      readonly kind: 'role';
+      readonly roleLogicalId: string;
+      readonly session: string;
+      readonly label: string;
+    }
+  | {
+      readonly kind: 'service';
+      readonly service: string;
+      readonly sourceArn: string;
+      readonly label: string;
+    };
+
+export type AccessRequest = {
+  readonly action: string;
+  readonly resource: string;
+  /** Condition keys the request carries (`dynamodb:LeadingKeys`, say); the global ones are added here. */
+  readonly context?: Readonly<Record<string, string | string[]>>;
+};
+
+export type Decision = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
+
+/** A grant of a role: one action pattern on one resource pattern, and whether any allowed call used it. */
+export type Grant = { readonly action: string; readonly resource: string; used: boolean };
+
+/** The condition keys the rehearsal sets on requests; a policy testing any other key cannot be judged. */
+export const suppliedConditionKeys = [
+  'aws:securetransport',
+  'aws:requestedregion',
+  'aws:principalarn',
+  'aws:principalaccount',
+  'aws:principaltype',
+  'aws:sourcearn',
+  'aws:sourceaccount',
+  'dynamodb:leadingkeys',
+  'dynamodb:returnvalues',
+  'dynamodb:select',
+  'dynamodb:enclosingoperation',
+  'dynamodb:returnconsumedcapacity',
+];
+
+const patternRegex = (pattern: string, flags = '') =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replaceAll('*', '.*')
+      .replaceAll('?', '.')}$`,
+    flags,
+  );
+const asList = (value: string | string[] | undefined) =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
+
+/**
+ * Checks every call against the template's IAM policies with @cloud-copilot/iam-simulate, in
+ * one fake account and region: the principal's identity policies (for a role), the resource's
+ * own policy, both as AWS combines them within one account. Every decision is written to the
+ * ledger; a denial names the principal, the action, the resource and why.
+ */
+export class IamCheck {
+  readonly #policies: TemplatePolicies;
+  readonly #references: References;
+  readonly #ledger: RehearsalLedger;
+  readonly #decisions = new Map<string, Promise<Decision>>();
+  readonly #grants = new Map<string, Grant[]>();
+
+  constructor(policies: TemplatePolicies, references: References, ledger: RehearsalLedger) {
+    this.#policies = policies;
+    this.#references = references;
+    this.#ledger = ledger;
+  }
+
+  /** Condition keys the template's policies test that the rehearsal does not set, each naming its policy. */
+  unsupportedConditionKeys(): string[] {
+    return this.#policies.everyDocument().flatMap(({ where, policy }) =>
+      conditionKeysOf(policy)
+        .filter((key) => !suppliedConditionKeys.includes(key))
+        .map(
+          (key) => `${where} tests the condition key ${key}, which the rehearsal does not set on requests`,
+        ),
+    );
+  }
+
+  async authorize(principal: Principal, request: AccessRequest): Promise<Decision> {
+    const key = JSON.stringify([principal, request]);
+    let decision = this.#decisions.get(key);
+    if (!decision) {
+      decision = this.#decide(principal, request);
+      this.#decisions.set(key, decision);
+    }
+    const settled = await decision;
+    if (settled.allowed) {
+      this.#ledger.allowed(principal.label, request.action);
+      if (principal.kind === 'role') this.#markUsed(principal.roleLogicalId, request);
+    } else {
+      this.#ledger.denied({
+        principal: principal.label,
+        action: request.action,
+        resource: request.resource,
+        reason: settled.reason,
+      });
+    }
+    return settled;
+  }
+
+  /** Every grant of a role's identity policies, with whether a call used it. */
+  grants(roleLogicalId: string): readonly Grant[] {
+    return this.#grantsOf(roleLogicalId);
+  }
+
+  #grantsOf(roleLogicalId: string): Grant[] {
+    let grants = this.#grants.get(roleLogicalId);
+    if (!grants) {
+      grants = [];
+      for (const { policy } of this.#identityPolicies(roleLogicalId))
+        for (const statement of policy.Statement.filter((s) => s.Effect === 'Allow'))
+          for (const action of asList(statement.Action))
+            for (const resource of asList(statement.Resource)) grants.push({ action, resource, used: false });
+      this.#grants.set(roleLogicalId, grants);
+    }
+    return grants;
+  }
+
+  #markUsed(roleLogicalId: string, request: AccessRequest) {
+    for (const grant of this.#grantsOf(roleLogicalId)) {
+      if (
+        patternRegex(grant.action, 'i').test(request.action) &&
+        patternRegex(grant.resource).test(request.resource)
+      )
+        grant.used = true;
+    }
+  }
+
+  #identityPolicies(roleLogicalId: string): NamedPolicy[] {
+    try {
+      return this.#policies.identityPolicies(roleLogicalId);
+    } catch (error) {
+      if (error instanceof RehearsalProblem) this.#ledger.problem(error);
+      return [];
+    }
+  }
+
+  #resourcePolicyFor(resource: string): PolicyDocument | undefined {
+    const unqualified = resource.replace(/^(arn:[^:]+:lambda:[^:]+:[^:]+:function:[^:]+).*$/, '$1');
+    return this.#policies.resourcePolicy(unqualified);
+  }
+
+  async #decide(principal: Principal, request: AccessRequest): Promise<Decision> {
+    const { account, region, partition } = this.#references.environment;
+    const context: Record<string, string | string[]> = {
+      'aws:SecureTransport': 'true',
+      'aws:RequestedRegion': region,
+      ...request.context,
+    };
+    let principalArn: string;
+    let identityPolicies: NamedPolicy[] = [];
+    if (principal.kind === 'role') {
+      const roleArn = this.#references.identity(principal.roleLogicalId)?.attributes.Arn as string;
+      const roleName = this.#references.identity(principal.roleLogicalId)?.ref as string;
+      principalArn = `arn:${partition}:sts::${account}:assumed-role/${roleName}/${principal.session}`;
+      Object.assign(context, {
+        'aws:PrincipalArn': roleArn,
+        'aws:PrincipalAccount': account,
+        'aws:PrincipalType': 'AssumedRole',
+      });
+      identityPolicies = this.#identityPolicies(principal.roleLogicalId);
+    } else {
+      principalArn = principal.service;
+      Object.assign(context, { 'aws:SourceArn': principal.sourceArn, 'aws:SourceAccount': account });
+    }
+    const resourcePolicy =
+      request.action.toLowerCase() === 'sts:assumerole'
+        ? this.#policies.trustPolicy(this.#references.logicalIdFor(request.resource) ?? '')
+        : this.#resourcePolicyFor(request.resource);
+    const result = await runSimulation(
+      {
+        request: {
+          principal: principalArn,
+          action: request.action,
+          resource: { resource: request.resource, accountId: account },
+          contextVariables: context,
+        },
+        identityPolicies,
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        ...(resourcePolicy ? { resourcePolicy } : {}),
+      },
+      {},
+    );
+    if (result.resultType === 'error')
+      return { allowed: false, reason: `the IAM simulator could not judge it (${result.errors.message})` };
+    if (result.overallResult === 'Allowed') return { allowed: true };
+    if (result.overallResult === 'ExplicitlyDenied')
+      return {
+        allowed: false,
+        reason: `explicitly denied by ${resourcePolicy ? 'a policy (identity or resource)' : 'an identity policy'}`,
+      };
+    return {
+      allowed: false,
+      reason:
+        principal.kind === 'role'
+          ? `no statement of the policies of role ${displayName(this.#references.template, principal.roleLogicalId)}${resourcePolicy ? ' or of the resource policy' : ''} allows it`
+          : `no statement of the resource policy allows ${principal.service}`,
+    };
+  }
+}
