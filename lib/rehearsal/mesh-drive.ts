@@ -175,6 +175,18 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed',
+    async ({ operator }) => {
+      const relation = '/nodes/app/modules/web/consumes/broker/rabbitmq';
+      expectStatus(await operator.send('POST', `${relation}/rotate`, {}), 200, 'rotate the provision');
+      expectStatus(await operator.send('DELETE', relation), 200, 'unconsume');
+      expectStatus(await operator.send('PUT', '/nodes/spare/modules/cron', {}), 201, 'assign spare cron');
+      expectStatus(await operator.send('DELETE', '/nodes/spare/modules/cron'), 200, 'unassign spare cron');
+      expectStatus(await operator.send('DELETE', '/nodes/spare'), 200, 'remove spare');
+      expectStatus(await operator.send('POST', '/push', { behind: true }), 200, 'push --behind');
+    },
+  ],
+  [
     'every function of the template was invoked',
     async (_mesh, { functions, ledger }) => {
       const never = functions.filter((fn) => !ledger.invocations.get(fn.logicalId)?.invocations);
