@@ -4,6 +4,7 @@ import { makeDynamoDBClient, makeSFNClient, makeSQSClient } from './adapters/aws
 import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
+import { DynamoDBDisenrolment } from './adapters/dynamodb/disenrolment.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
@@ -23,7 +24,7 @@ import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
 import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
-import type { NodeKeyStore, TokenStore } from './core/enrolment/ports.ts';
+import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
 import { Pusher } from './core/mesh/push.ts';
@@ -58,6 +59,7 @@ export type Parts = {
   // enrolment and host identity
   readonly tokens: TokenStore;
   readonly nodeKeys: NodeKeyStore;
+  readonly hostIdentities: HostIdentityRevocation;
   /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
   readonly credentials: NodeCredentialReader;
   readonly replayGuard: ProofReplayGuard;
@@ -115,6 +117,12 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
+    hostIdentities: () =>
+      new DynamoDBDisenrolment({
+        client: clients.dynamodb,
+        inventoryTable: config.inventoryTable,
+        identityTable: config.identityTable,
+      }),
     credentials: () =>
       new RememberedCredentials(
         new DynamoDBCredentialReader({

@@ -1,4 +1,9 @@
-import { enrolHandler, tokenIssueHandler, tokenRevokeHandler } from '../api/handlers/enrolment.ts';
+import {
+  enrolHandler,
+  nodeDisenrolHandler,
+  tokenIssueHandler,
+  tokenRevokeHandler,
+} from '../api/handlers/enrolment.ts';
 import { hostDeclarationHandler } from '../api/handlers/host.ts';
 import { hostAuthorizerHandler } from '../api/handlers/host-authorizer.ts';
 import type { FunctionSpec } from './spec.ts';
@@ -28,6 +33,14 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     route: { method: 'DELETE', path: '/nodes/{node}/token', auth: 'operator' },
     access: ['inventory:write'],
     handler: tokenRevokeHandler,
+  },
+  {
+    name: 'node-disenrol',
+    purpose: "revokes a node's host identity (enrolment, token, keys); the node stays in the mesh",
+    trigger: 'api',
+    route: { method: 'DELETE', path: '/nodes/{node}/enrolment', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    handler: nodeDisenrolHandler,
   },
   {
     name: 'host-declaration',

@@ -175,7 +175,7 @@ const paths: readonly Path[] = [
     },
   ],
   [
-    'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed',
+    'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed, a host disenrolled',
     async ({ operator }) => {
       const relation = '/nodes/app/modules/web/consumes/broker/rabbitmq';
       expectStatus(await operator.send('POST', `${relation}/rotate`, {}), 200, 'rotate the provision');
@@ -183,6 +183,7 @@ const paths: readonly Path[] = [
       expectStatus(await operator.send('PUT', '/nodes/spare/modules/cron', {}), 201, 'assign spare cron');
       expectStatus(await operator.send('DELETE', '/nodes/spare/modules/cron'), 200, 'unassign spare cron');
       expectStatus(await operator.send('DELETE', '/nodes/spare'), 200, 'remove spare');
+      expectStatus(await operator.send('DELETE', '/nodes/broker/enrolment'), 200, 'disenrol broker');
       expectStatus(await operator.send('POST', '/push', { behind: true }), 200, 'push --behind');
     },
   ],

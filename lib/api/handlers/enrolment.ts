@@ -65,3 +65,10 @@ export const tokenRevokeHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     return json(200, await revokeToken(node, deps));
   });
+
+/** `DELETE /nodes/{node}/enrolment` (operator): revokes the node's host identity; the node stays. */
+export const nodeDisenrolHandler = (deps: Pick<Parts, 'hostIdentities'> & Optional) =>
+  edge(deps, async (event) => {
+    const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
+    return json(200, await deps.hostIdentities.disenrol(node));
+  });

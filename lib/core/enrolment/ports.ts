@@ -83,3 +83,21 @@ export interface NodeKeyStore {
    */
   pruneOtherKeys(node: string, keep: string, tokenIds: readonly string[]): Promise<void>;
 }
+
+/** What a disenrolment took away. */
+export type Disenrolled = {
+  readonly node: string;
+  /** Whether the node had a completed enrolment to revoke. */
+  readonly wasEnrolled: boolean;
+  /** How many presented keys were deleted. */
+  readonly keysRevoked: number;
+};
+
+/**
+ * Revokes a node's host identity and keeps the node in the mesh: its enrolment, its token and
+ * every key it presented go in one transaction across both tables, so its host is refused at its
+ * next request and can come back only by enrolling again with a new token. NodeUnknownError.
+ */
+export interface HostIdentityRevocation {
+  disenrol(node: string): Promise<Disenrolled>;
+}

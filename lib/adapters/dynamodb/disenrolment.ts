@@ -1,0 +1,63 @@
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { NodeUnknownError } from '../../core/enrolment/errors.ts';
+import type { Disenrolled, HostIdentityRevocation } from '../../core/enrolment/ports.ts';
+import { askStore } from '../../core/unavailable.ts';
+import { enrolmentItemKey, nodeItemKey, nodePartition, tokenItemKey } from './keys.ts';
+import { itemPresent, queryAll, transact } from './requests.ts';
+
+const nodeExists = itemPresent;
+const store = 'the inventory table';
+
+/**
+ * A node's host identity taken away across both tables in one transaction: the inventory's
+ * `token` and `enrolment` items (token-store.ts) and every `key#` item of the node in the
+ * identity table (node-key-store.ts). The node stays, with all it holds.
+ */
+export class DynamoDBDisenrolment implements HostIdentityRevocation {
+  readonly #client: DynamoDBDocumentClient;
+  readonly #inventory: string;
+  readonly #identity: string;
+
+  constructor(options: {
+    readonly client: DynamoDBDocumentClient;
+    readonly inventoryTable: string;
+    readonly identityTable: string;
+  }) {
+    this.#client = options.client;
+    this.#inventory = options.inventoryTable;
+    this.#identity = options.identityTable;
+  }
+
+  async disenrol(node: string): Promise<Disenrolled> {
+    const [{ Item: enrolment }, keys] = await Promise.all([
+      askStore(store, () =>
+        this.#client.send(
+          new GetCommand({ TableName: this.#inventory, Key: enrolmentItemKey(node), ConsistentRead: true }),
+        ),
+      ),
+      queryAll(this.#client, 'the identity table', {
+        TableName: this.#identity,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+        ExpressionAttributeValues: { ':pk': nodePartition(node), ':key': 'key#' },
+        ProjectionExpression: 'pk, sk',
+        ConsistentRead: true,
+      }),
+    ]);
+    const failed = await transact(this.#client, store, [
+      {
+        ConditionCheck: {
+          TableName: this.#inventory,
+          Key: nodeItemKey(node),
+          ConditionExpression: nodeExists,
+        },
+      },
+      { Delete: { TableName: this.#inventory, Key: tokenItemKey(node) } },
+      { Delete: { TableName: this.#inventory, Key: enrolmentItemKey(node) } },
+      ...keys.map((key) => ({
+        Delete: { TableName: this.#identity, Key: { pk: String(key.pk), sk: String(key.sk) } },
+      })),
+    ]);
+    if (failed) throw new NodeUnknownError(node);
+    return { node, wasEnrolled: enrolment !== undefined, keysRevoked: keys.length };
+  }
+}
