@@ -4,6 +4,8 @@ import { addGlobalOptions } from '../lib/cli/command-context.ts';
 import { registerControlCommands } from '../lib/cli/commands/control.ts';
 import { registerEnrolmentCommands } from '../lib/cli/commands/enrolment.ts';
 import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
+import { registerPushCommand } from '../lib/cli/commands/push.ts';
+import { registerRemovalCommands } from '../lib/cli/commands/removals.ts';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { registerSigV4Signer } from '../lib/cli/sigv4.ts';
 
@@ -16,6 +18,8 @@ program.exitOverride((error) => {
   process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
 });
 registerMeshCommands(program);
+registerPushCommand(program);
+registerRemovalCommands(program);
 registerEnrolmentCommands(program);
 registerControlCommands(program);
 registerSigV4Signer();

@@ -1,4 +1,6 @@
 import { type Command, Option } from 'commander';
+import * as z from 'zod';
+import { moduleName, nodeName } from '../core/names.ts';
 import { ApiClient, type ApiProblemError, ApiUnreachableError, type RequestSigner } from './api-client.ts';
 import { ExitCode, exitCodeForStatus } from './exit-codes.ts';
 import { makeOutput, type Output } from './output.ts';
@@ -70,3 +72,18 @@ function reportFailure(output: Output, error: unknown): ExitCode {
   output.error(`mesh: ${(error as Error).message ?? String(error)}`);
   return ExitCode.failed;
 }
+
+/** A command line the schemas refuse: one line for people, one JSON document under --json. */
+export function usage(output: Output, error: z.ZodError): ExitCode {
+  const message = error.issues.map((issue) => issue.message).join('; ');
+  output.error(`mesh: ${message}`);
+  if (output.json) output.result({ error: { code: 'usage', message } });
+  return ExitCode.usage;
+}
+
+/** `NODE/MODULE` on the command line. */
+export const nodeModuleArgument = z
+  .string()
+  .transform((value) => value.split('/'))
+  .pipe(z.tuple([nodeName, moduleName], { message: 'write it as NODE/MODULE' }))
+  .transform(([node, module]) => ({ node, module }));

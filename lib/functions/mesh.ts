@@ -4,6 +4,7 @@ import {
   meshDeclarationHandler,
   meshNodeAddHandler,
   meshPushHandler,
+  meshPushPlanHandler,
   meshStatusHandler,
 } from '../api/handlers/mesh.ts';
 import {
@@ -89,6 +90,16 @@ export const meshFunctions: readonly FunctionSpec[] = [
     access: ['inventory:read', 'pushFlow:start'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
+  },
+  {
+    name: 'mesh-push-plan',
+    purpose: 'what a push would send, each node with its changes; writes nothing',
+    trigger: 'api',
+    route: { method: 'POST', path: '/push/plan', auth: 'operator' },
+    // Reads only: a plan that wrote anything would be refused by its own role on AWS.
+    access: ['inventory:read'],
+    timeoutSeconds: 29,
+    handler: meshPushPlanHandler,
   },
   {
     name: 'mesh-status',

@@ -71,6 +71,18 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'a push plan names what a push would send, and sends nothing',
+    async ({ operator }) => {
+      const plan = expectStatus(
+        await operator.send('POST', '/push/plan', { node: 'app' }),
+        200,
+        'POST /push/plan',
+      ).body as { flushed: Array<{ node: string }> };
+      if (!plan.flushed.some((entry) => entry.node === 'broker'))
+        throw new DriveFailure(`the plan does not name broker: ${JSON.stringify(plan)}`);
+    },
+  ],
+  [
     'a push of the consumer’s node flushes the provider (ADR 83)',
     async ({ operator }) => {
       const outcome = expectStatus(await operator.send('POST', '/push', { node: 'app' }), 200, 'POST /push')

@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import { planPush } from '../../core/mesh/plan.ts';
 import { pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Parts } from '../../wiring.ts';
@@ -69,6 +70,15 @@ export const meshPushHandler = (parts: Pick<Parts, 'pushStore' | 'pushFlow'> & L
       throw new NodeNotFoundError(request.node);
     // A failed flow is a PushFlowFailedError naming what failed; meshProblem maps it by name.
     return json(200, await parts.pushFlow.push(request));
+  });
+
+/** POST /push/plan: what a push would send, each node with its changes; nothing is written. */
+export const meshPushPlanHandler = (parts: Pick<Parts, 'pushStore' | 'deliveries'> & Logged) =>
+  edge(parts, async (event) => {
+    const request = parseBody(event, pushRequestSchema);
+    if (request.node && !(await parts.pushStore.readNode(request.node)))
+      throw new NodeNotFoundError(request.node);
+    return json(200, await planPush(request, { store: parts.pushStore, deliveries: parts.deliveries }));
   });
 
 /** GET /status */

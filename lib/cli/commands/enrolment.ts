@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { defaultTokenTtl, tokenTtl } from '../../core/enrolment/token.ts';
 import type { IssuedToken, RevokedToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';
-import { action } from '../command-context.ts';
+import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Output } from '../output.ts';
 import { assertSecretFileFree, SecretFileExistsError, writeSecretFile } from '../secret-file.ts';
@@ -83,14 +83,4 @@ async function refuseTakenFile(output: Output, file: string, force: boolean): Pr
     if (output.json) output.result({ error: { code: 'file_exists', message: error.message } });
     return ExitCode.usage;
   }
-}
-
-function usage(
-  output: { error(text: string): void; json: boolean; result(v: unknown): void },
-  error: z.ZodError,
-) {
-  const message = error.issues.map((issue) => issue.message).join('; ');
-  output.error(`mesh: ${message}`);
-  if (output.json) output.result({ error: { code: 'usage', message } });
-  return ExitCode.usage;
 }

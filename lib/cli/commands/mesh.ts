@@ -1,22 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { moduleName, nodeName } from '../../core/names.ts';
-import type { Delivery, NodeStatus, PushOutcome } from '../../core/ports.ts';
-import { action } from '../command-context.ts';
+import type { Delivery, NodeStatus } from '../../core/ports.ts';
+import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
-import type { Output } from '../output.ts';
-
-const nodeModule = z
-  .string()
-  .transform((value) => value.split('/'))
-  .pipe(z.tuple([nodeName, moduleName], { message: 'write it as NODE/MODULE' }))
-  .transform(([node, module]) => ({ node, module }));
-
-const maxRounds = z.coerce
-  .number()
-  .int()
-  .min(1, 'max rounds is at least 1')
-  .max(50, 'max rounds is at most 50');
 
 /** Registers the mesh area's `mesh` commands. */
 export function registerMeshCommands(program: Command): void {
@@ -68,7 +55,7 @@ export function registerMeshCommands(program: Command): void {
     .argument('<provider>', 'PROVIDER-NODE/MODULE')
     .action(
       action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
-        const parsed = z.object({ consumer: nodeModule, provider: nodeModule }).safeParse({
+        const parsed = z.object({ consumer: nodeModuleArgument, provider: nodeModuleArgument }).safeParse({
           consumer: rawConsumer,
           provider: rawProvider,
         });
@@ -88,45 +75,6 @@ export function registerMeshCommands(program: Command): void {
         );
         return ExitCode.ok;
       }),
-    );
-
-  program
-    .command('push')
-    .description(
-      'send NODE, then flush every other node that is behind, in bounded rounds; or --behind without a node',
-    )
-    .argument('[node]', 'the node to compose and send')
-    .option('--behind', 'push every node that is behind', false)
-    .option('--full', 'with --behind: recompose every node (the audit), not only the marked ones', false)
-    .option('--max-rounds <n>', 'the bound on flush rounds', '5')
-    .action(
-      action(
-        async (
-          { api, output },
-          rawNode: string | undefined,
-          options: { behind: boolean; full: boolean; maxRounds: string },
-        ) => {
-          const parsed = z
-            .object({ node: nodeName.optional(), maxRounds })
-            .refine((v) => v.node !== undefined || options.behind, 'name a node, or use --behind')
-            .refine(() => !options.full || options.behind, '--full is an audit of --behind: use both')
-            .safeParse({ node: rawNode, maxRounds: options.maxRounds });
-          if (!parsed.success) return usage(output, parsed.error);
-          const { node: n, maxRounds: rounds } = parsed.data;
-          output.progress(
-            n ? `pushing ${n}…` : `pushing every node that is behind${options.full ? ' (full audit)' : ''}…`,
-          );
-          const outcome = await api.call<PushOutcome>('POST', '/push', {
-            ...(n ? { node: n } : {}),
-            ...(options.behind ? { behind: true } : {}),
-            ...(options.full ? { full: true } : {}),
-            maxRounds: rounds,
-          });
-          output.result(outcome);
-          printOutcome(output, outcome);
-          return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
-        },
-      ),
     );
 
   program
@@ -173,27 +121,4 @@ export function registerMeshCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
-}
-
-function printOutcome(output: Output, outcome: PushOutcome) {
-  if (outcome.pushed) output.line(`pushed ${outcome.pushed.node} at revision ${outcome.pushed.revision}`);
-  for (const f of outcome.flushed)
-    output.line(`flushed ${f.node} at revision ${f.revision} (round ${f.round})`);
-  if (outcome.behind.length > 0) {
-    output.line(
-      `the mesh is NOT consistent: ${outcome.behind.join(', ')} still behind after ${outcome.rounds} rounds; ` +
-        'run mesh push --behind again, or raise --max-rounds',
-    );
-  } else {
-    output.line(
-      `the mesh is consistent (${outcome.flushed.length} flushed in ${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'})`,
-    );
-  }
-}
-
-function usage(output: Output, error: z.ZodError) {
-  const message = error.issues.map((issue) => issue.message).join('; ');
-  output.error(`mesh: ${message}`);
-  if (output.json) output.result({ error: { code: 'usage', message } });
-  return ExitCode.usage;
 }

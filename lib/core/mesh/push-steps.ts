@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { mapLimit } from '../map-limit.ts';
 import { nodeName } from '../names.ts';
-import type { PushOutcome } from '../ports.ts';
+import type { PushOutcome, PushRequest } from '../ports.ts';
 import type { Pusher } from './push.ts';
 
 /**
@@ -126,3 +126,18 @@ export function pushTaskFunctions(pusher: Pusher) {
 }
 
 export type PushTaskFunctions = ReturnType<typeof pushTaskFunctions>;
+
+/**
+ * The flow's steps run in-process, sequenced as lib/flow/push.asl.json sequences them (Begin,
+ * then FindBehind and a Map of Send until done), for what must not start a state machine: a
+ * plan (lib/core/mesh/plan.ts). test/unit/push-plan.test.ts holds it to the ASL's outcomes.
+ */
+export async function runPushSteps(tasks: PushTaskFunctions, request: PushRequest): Promise<PushOutcome> {
+  let state = await tasks.FindBehind(await tasks.Begin(request));
+  while (!state.done) {
+    const round = state.round;
+    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round })));
+    state = await tasks.FindBehind({ ...state, results });
+  }
+  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+}
