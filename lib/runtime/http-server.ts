@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { maxBodyBytes } from '../api/http.ts';
 import { matchRoute } from '../api/routes.ts';
+import { answerPage, findPage, type StaticPage } from '../console/pages.ts';
 import type { ApiHandler } from '../functions/spec.ts';
 import {
   type ApiFunctionSpec,
@@ -21,6 +22,8 @@ export type LocalApiOptions = {
   readonly parts: Parts;
   /** @default every function of lib/functions.ts */
   readonly specs?: readonly FunctionSpec[];
+  /** Files served beside the routes, by exact path (the console). @default none */
+  readonly pages?: readonly StaticPage[];
 };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
@@ -47,7 +50,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   };
   const host = options.host ?? '127.0.0.1';
   const server = createServer((request, response) => {
-    serve(request, response, table, load).catch((error: unknown) => {
+    serve(request, response, { table, pages: options.pages ?? [] }, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
       if (!response.headersSent)
         send(response, 500, { error: { code: 'internal', message: 'internal error' } });
@@ -74,11 +77,18 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
-  table: readonly Route[],
+  { table, pages }: { readonly table: readonly Route[]; readonly pages: readonly StaticPage[] },
   load: (name: string) => ApiHandler,
 ) {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
   const method = request.method ?? 'GET';
+  const page = findPage(pages, url.pathname);
+  if (page) {
+    const answer = answerPage(page, method);
+    response.writeHead(answer.status, answer.headers);
+    response.end(answer.body);
+    return;
+  }
   let match: ReturnType<typeof matchRoute>;
   try {
     match = matchRoute(table, method, url.pathname);

@@ -191,7 +191,7 @@ function printOutcome(output: Output, outcome: PushOutcome) {
   }
 }
 
-function usage(output: Output, error: z.ZodError) {
+export function usage(output: Output, error: z.ZodError) {
   const message = error.issues.map((issue) => issue.message).join('; ');
   output.error(`mesh: ${message}`);
   if (output.json) output.result({ error: { code: 'usage', message } });
