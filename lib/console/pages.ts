@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 
 /**
@@ -91,5 +92,19 @@ export function answerPage(page: StaticPage, method: string): PageAnswer {
   };
 }
 
-export const findPage = (pages: readonly StaticPage[], path: string) =>
+const findPage = (pages: readonly StaticPage[], path: string) =>
   pages.find((page) => page.path === path || `${page.path}/` === path);
+
+/** Answers the request when its path is a page's; says whether it did. */
+export function servePage(
+  pages: readonly StaticPage[],
+  request: { readonly method: string; readonly path: string },
+  response: ServerResponse,
+): boolean {
+  const page = findPage(pages, request.path);
+  if (!page) return false;
+  const answer = answerPage(page, request.method);
+  response.writeHead(answer.status, answer.headers);
+  response.end(answer.body);
+  return true;
+}

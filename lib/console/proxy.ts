@@ -1,9 +1,10 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { matchRoute } from '../api/routes.ts';
 import type { ApiAnswer } from '../cli/api-client.ts';
 import { seeingFunctions } from '../functions/seeing.ts';
 import { routesOf } from '../functions.ts';
-import { answerPage, type ConsoleSettings, consolePages, findPage, type StaticPage } from './pages.ts';
+import { listen, type RunningServer } from '../runtime/listen.ts';
+import { type ConsoleSettings, consolePages, type StaticPage, servePage } from './pages.ts';
 
 /**
  * `mesh console` for a deployed stack, as `kubectl proxy` does it: the console's pages served on
@@ -21,7 +22,7 @@ export type ConsoleProxyOptions = {
   readonly port: number;
 };
 
-export type RunningConsoleProxy = { readonly url: string; readonly server: Server; stop(): Promise<void> };
+export type RunningConsoleProxy = RunningServer;
 
 const host = '127.0.0.1';
 const readRoutes = routesOf(seeingFunctions);
@@ -35,21 +36,9 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<R
         send(response, 502, 'bad_gateway', `the stack could not be asked: ${(error as Error).message}`);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  const address = server.address();
-  port = address && typeof address === 'object' ? address.port : options.port;
-  return {
-    url: `http://${host}:${port}`,
-    server,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const running = await listen(server, options.port, host);
+  port = running.port;
+  return running;
 }
 
 async function proxy(
@@ -67,13 +56,7 @@ async function proxy(
     return;
   }
   const url = new URL(request.url ?? '/', `http://${host}`);
-  const page = findPage(context.pages, url.pathname);
-  if (page) {
-    const answer = answerPage(page, method);
-    response.writeHead(answer.status, answer.headers);
-    response.end(answer.body);
-    return;
-  }
+  if (servePage(context.pages, { method, path: url.pathname }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
     match = matchRoute(readRoutes, method, url.pathname);

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { maxBodyBytes } from '../api/http.ts';
 import { matchRoute } from '../api/routes.ts';
-import { answerPage, findPage, type StaticPage } from '../console/pages.ts';
+import { type StaticPage, servePage } from '../console/pages.ts';
 import type { ApiHandler } from '../functions/spec.ts';
 import {
   type ApiFunctionSpec,
@@ -14,6 +14,7 @@ import {
 } from '../functions.ts';
 import type { Parts } from '../wiring.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { listen } from './listen.ts';
 
 export type LocalApiOptions = {
   readonly port: number;
@@ -57,21 +58,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  const address = server.address();
-  const port = address && typeof address === 'object' ? address.port : options.port;
-  return {
-    url: `http://${host}:${port}`,
-    server,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, options.port, host);
 }
 
 async function serve(
@@ -82,13 +69,7 @@ async function serve(
 ) {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
   const method = request.method ?? 'GET';
-  const page = findPage(pages, url.pathname);
-  if (page) {
-    const answer = answerPage(page, method);
-    response.writeHead(answer.status, answer.headers);
-    response.end(answer.body);
-    return;
-  }
+  if (servePage(pages, { method, path: url.pathname }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
     match = matchRoute(table, method, url.pathname);

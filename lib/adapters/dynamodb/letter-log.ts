@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type LetterLog,
   type LetterNote,
@@ -6,7 +6,7 @@ import {
   letterDays,
 } from '../../core/control/letters.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { type Item, TableStore } from './requests.ts';
+import { type Item, newestItems, TableStore } from './requests.ts';
 
 /**
  * What the control consumer let go or dead-lettered (lib/core/control/letters.ts), in the
@@ -43,19 +43,12 @@ export class DynamoDBLetterLog extends TableStore implements LetterLog, LetterRe
   }
 
   async list(limit: number): Promise<LetterNote[]> {
-    const { Items } = await askStore(store, () =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': lettersPartition },
-          ScanIndexForward: false,
-          Limit: limit,
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return (Items ?? []).map(noteFrom);
+    const items = await newestItems(this.client, store, {
+      tableName: this.tableName,
+      partition: lettersPartition,
+      limit,
+    });
+    return items.map(noteFrom);
   }
 }
 

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type PushRecord,
   PushRecordConflictError,
@@ -7,7 +7,7 @@ import {
   pushRecordDays,
 } from '../../core/mesh/push-records.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { allOld, conditionFailed, type Item, itemAbsent, TableStore } from './requests.ts';
+import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore } from './requests.ts';
 
 /**
  * The record of every push (lib/core/mesh/push-records.ts), in the inventory table:
@@ -44,19 +44,12 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
   }
 
   async list(limit: number): Promise<PushRecord[]> {
-    const { Items } = await askStore(store, () =>
-      this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pushesPartition },
-          ScanIndexForward: false,
-          Limit: limit,
-          ConsistentRead: true,
-        }),
-      ),
-    );
-    return (Items ?? []).map(recordFrom);
+    const items = await newestItems(this.client, store, {
+      tableName: this.tableName,
+      partition: pushesPartition,
+      limit,
+    });
+    return items.map(recordFrom);
   }
 
   async read(id: string): Promise<PushRecord | undefined> {

@@ -108,10 +108,8 @@ export class GraphView {
     if (box.lagging) classes.push('lagging');
     if (box.failed) classes.push('failed');
     const node = box.kind === 'node' ? box.members[0] : undefined;
-    const state = [
-      box.behind ? (node ? 'behind' : `${box.behind} behind`) : 'up to date',
-      box.offline ? 'offline' : '',
-    ];
+    // A group's second line already says how many are behind or offline.
+    const state = node ? [node.behind ? 'behind' : 'up to date', node.presence ?? ''] : [];
     return svg(
       'g',
       {
@@ -121,7 +119,7 @@ export class GraphView {
         role: 'button',
         'data-box': box.id,
         ...(node ? { 'data-node': node.node } : { 'data-group': box.lines[0] ?? '' }),
-        'aria-label': `${box.title}: ${box.lines.join('; ')}; ${state.filter(Boolean).join(', ')}`,
+        'aria-label': [`${box.title}: ${box.lines.join('; ')}`, ...state.filter(Boolean)].join('; '),
         onclick: () => this.#choose(box),
         onkeydown: (/** @type {Event} */ event) => {
           const key = /** @type {KeyboardEvent} */ (event).key;

@@ -23,13 +23,9 @@ export type PushRecord = {
     readonly maxRounds: number | null;
   };
   readonly outcome: PushRecordOutcome | null;
-  readonly pushed: { readonly node: string; readonly revision: number } | null;
+  readonly pushed: PushOutcome['pushed'];
   /** The first `keptNodesPerList` nodes flushed; `flushedCount` is all of them. */
-  readonly flushed: ReadonlyArray<{
-    readonly node: string;
-    readonly revision: number;
-    readonly round: number;
-  }>;
+  readonly flushed: PushOutcome['flushed'];
   readonly flushedCount: number;
   readonly rounds: number | null;
   /** What was still behind at the bound (the first `keptNodesPerList`); `behindCount` is all of them. */
@@ -78,7 +74,8 @@ export function newPushId(at: Date, random = () => randomBytes(3).toString('hex'
 
 /** A push flow that keeps the record of every push it runs; a record that cannot be written never stops the push. */
 export class RecordedPushFlow implements PushFlow {
-  readonly #flow: PushFlow;
+  /** The flow whose pushes are recorded. */
+  readonly flow: PushFlow;
   readonly #records: PushRecordWriter;
   readonly #log: Log;
   readonly #now: () => Date;
@@ -89,7 +86,7 @@ export class RecordedPushFlow implements PushFlow {
     readonly log: Log;
     readonly now: () => Date;
   }) {
-    this.#flow = options.flow;
+    this.flow = options.flow;
     this.#records = options.records;
     this.#log = options.log;
     this.#now = options.now;
@@ -102,7 +99,7 @@ export class RecordedPushFlow implements PushFlow {
     let outcome: PushOutcome;
     try {
       // Only the request reaches the flow: who asked is the record's, not the flow's.
-      outcome = await this.#flow.push(request);
+      outcome = await this.flow.push(request);
     } catch (error) {
       const failed = { ...finished(running, this.#now()), outcome: 'failed' as const, error: nameOf(error) };
       await this.#quietly(failed, () => this.#records.finish(failed));
