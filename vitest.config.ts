@@ -47,6 +47,17 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'console',
+          include: ['test/console/**/*.test.ts'],
+          globalSetup: ['test/support/emulators.global.ts'],
+          setupFiles: ['test/support/integration.setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 90_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
           name: 'beds',
           include: ['beds/**/*.bed.test.ts'],
           testTimeout: 180_000,

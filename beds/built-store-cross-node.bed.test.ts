@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { instance } from '@viz-js/viz';
 import { expect, it } from 'vitest';
 import { addAndEnrol, appliedAsSent, eventually, expectOk, inBed, status } from './support/bed.ts';
 
@@ -57,4 +58,14 @@ it('a push of only the consumer’s node mints the provision on the provider’s
         provider: expect.objectContaining({ node: 'broker' }),
       }),
     ]);
+
+    // What `mesh graph --format dot` prints for this mesh is a graph Graphviz lays out.
+    const dot = (await expectOk(bed.meshText('graph', '--format', 'dot'), 'mesh graph --format dot')).output;
+    const laidOut = (await instance()).render(dot.slice(0, dot.lastIndexOf('}') + 1), { format: 'json' });
+    const graph = JSON.parse(laidOut.output ?? 'null') as {
+      objects: Array<{ name: string }>;
+      edges: Array<{ label: string }>;
+    };
+    expect(graph.objects.map((object) => object.name)).toEqual(['app', 'broker']);
+    expect(graph.edges.map((edge) => edge.label)).toEqual(['amqp: web → rabbitmq']);
   }));

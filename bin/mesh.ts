@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { addGlobalOptions } from '../lib/cli/command-context.ts';
+import { registerConsoleCommand } from '../lib/cli/commands/console.ts';
 import { registerControlCommands } from '../lib/cli/commands/control.ts';
 import { registerEnrolmentCommands } from '../lib/cli/commands/enrolment.ts';
 import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
 import { registerPushCommand } from '../lib/cli/commands/push.ts';
 import { registerRemovalCommands } from '../lib/cli/commands/removals.ts';
+import { registerSeeingCommands } from '../lib/cli/commands/seeing.ts';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { registerSigV4Signer } from '../lib/cli/sigv4.ts';
 
@@ -22,6 +24,8 @@ registerPushCommand(program);
 registerRemovalCommands(program);
 registerEnrolmentCommands(program);
 registerControlCommands(program);
+registerSeeingCommands(program);
+registerConsoleCommand(program);
 registerSigV4Signer();
 // No top-level await: the packaged executables run this file as CommonJS (Node's single
 // executable applications start CommonJS), and an unhandled rejection still exits 1.

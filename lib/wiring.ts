@@ -5,11 +5,14 @@ import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBDisenrolment } from './adapters/dynamodb/disenrolment.ts';
+import { DynamoDBLetterLog } from './adapters/dynamodb/letter-log.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
+import { DynamoDBMeshViewReader } from './adapters/dynamodb/mesh-view-reader.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
 import { DynamoDBNodeKeyStore } from './adapters/dynamodb/node-key-store.ts';
 import { DynamoDBProofReplayGuard } from './adapters/dynamodb/proof-replay-guard.ts';
+import { DynamoDBPushRecords } from './adapters/dynamodb/push-records.ts';
 import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
@@ -17,21 +20,25 @@ import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
 import { SqsControlSender } from './adapters/sqs/control-sender.ts';
+import { SqsDeadLetterCounter } from './adapters/sqs/dead-letter-counter.ts';
 import { SqsQueueSettlement } from './adapters/sqs/queue-settlement.ts';
 import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-push-flow.ts';
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
+import type { DeadLetterCounter, LetterLog, LetterReader } from './core/control/letters.ts';
 import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
 import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
 import { Pusher } from './core/mesh/push.ts';
+import { type PushRecordReader, type PushRecordWriter, RecordedPushFlow } from './core/mesh/push-records.ts';
 import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
 import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
 import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import type { MeshViewReader } from './core/views.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
@@ -52,9 +59,12 @@ export type Parts = {
   readonly meshRemovals: MeshRemovals;
   readonly pushStore: PushStore;
   readonly pushTasks: PushTaskFunctions;
+  /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
+  readonly pushRecords: PushRecordWriter & PushRecordReader;
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
+  readonly meshView: MeshViewReader;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: TokenStore;
@@ -69,6 +79,8 @@ export type Parts = {
   readonly sender: ControlSender;
   readonly settlement: QueueSettlement;
   readonly lostMessages: LostMessageMetrics;
+  readonly letters: LetterLog & LetterReader;
+  readonly deadLetterCounter: DeadLetterCounter;
   readonly consumer: ConsumerDeps;
 };
 
@@ -104,16 +116,23 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
     pushTasks: () => pushTaskFunctions(new Pusher({ store: parts.pushStore })),
     pushFlow: () =>
-      config.pushFlowArn
-        ? new StepFunctionsPushFlow({ client: makeSFNClient(config), stateMachineArn: config.pushFlowArn })
-        : new LocalPushFlow({
-            tasks: parts.pushTasks,
-            ...(options.flowRetryIntervalMs !== undefined
-              ? { retryIntervalMs: options.flowRetryIntervalMs }
-              : {}),
-          }),
+      new RecordedPushFlow({
+        flow: config.pushFlowArn
+          ? new StepFunctionsPushFlow({ client: makeSFNClient(config), stateMachineArn: config.pushFlowArn })
+          : new LocalPushFlow({
+              tasks: parts.pushTasks,
+              ...(options.flowRetryIntervalMs !== undefined
+                ? { retryIntervalMs: options.flowRetryIntervalMs }
+                : {}),
+            }),
+        records: parts.pushRecords,
+        log: parts.log,
+        now: parts.now,
+      }),
+    pushRecords: () => new DynamoDBPushRecords({ client: clients.dynamodb, ...table }),
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
+    meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
@@ -142,6 +161,9 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         deadLetterQueueUrl: config.deadLetterQueueUrl,
       }),
     lostMessages: () => new LostMessageMetrics(),
+    letters: () => new DynamoDBLetterLog({ client: clients.dynamodb, ...table }),
+    deadLetterCounter: () =>
+      new SqsDeadLetterCounter({ client: clients.sqs, queueUrl: config.deadLetterQueueUrl }),
     consumer: () => ({
       reports: parts.reports,
       builds: parts.builds,
@@ -155,6 +177,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       holdPolicy: holdPolicyOf(config),
       pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
       countLost: (type) => parts.lostMessages.count(type),
+      letters: parts.letters,
     }),
     ...(overridesOf(options.overrides) as object),
   });

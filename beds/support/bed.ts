@@ -136,6 +136,11 @@ export class Bed {
     return this.run('mesh', [join(root, 'bin/mesh.ts'), '--api', this.apiUrl, '--json', ...args]);
   }
 
+  /** Runs `mesh ARGS` as people run it, without --json: the text an operator reads or pastes. */
+  async meshText(...args: string[]): Promise<CommandResult> {
+    return this.run('mesh', [join(root, 'bin/mesh.ts'), '--api', this.apiUrl, ...args]);
+  }
+
   /** Runs `mesh-host ARGS` to completion. */
   async meshHost(...args: string[]): Promise<CommandResult> {
     return this.run('mesh-host', [join(root, 'bin/mesh-host.ts'), ...args]);

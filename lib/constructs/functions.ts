@@ -10,6 +10,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
+import { pushesPartition } from '../adapters/dynamodb/push-records.ts';
 import { configEnvironment } from '../config.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
 import { consumerTimeoutSeconds, identityTable, inventoryTable } from '../resources.ts';
@@ -185,6 +186,15 @@ export class MeshFunctions extends Construct {
           }),
         );
         return;
+      case 'pushes:write':
+        role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:PutItem'],
+            resources: [props.inventoryTable.tableArn],
+            conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pushesPartition] } },
+          }),
+        );
+        return;
       case 'identity:read':
         props.identityTable.grantReadData(role);
         return;
@@ -199,6 +209,9 @@ export class MeshFunctions extends Construct {
         return;
       case 'deadLetter:send':
         props.deadLetterQueue.grantSendMessages(role);
+        return;
+      case 'deadLetter:inspect':
+        props.deadLetterQueue.grant(role, 'sqs:GetQueueAttributes');
         return;
       case 'pushFlow:start':
         // granted by connectPushFlow once the state machine exists

@@ -23,9 +23,19 @@ export type PushOutcome = {
   readonly behind: readonly string[];
 };
 
+/**
+ * Who asked for a push: an operator (the IAM principal on AWS, `local` locally) or
+ * `upgrade <module>`; kept in the push's record (lib/core/mesh/push-records.ts), never sent to the flow.
+ */
+export type PushAsker = {
+  readonly requestedBy: string;
+  /** The id the push's record is kept under; one is made when absent. */
+  readonly pushId?: string;
+};
+
 /** Runs the push flow: on Step Functions Express when deployed, from the same ASL in-process locally. */
 export interface PushFlow {
-  push(request: PushRequest): Promise<PushOutcome>;
+  push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome>;
 }
 
 /**

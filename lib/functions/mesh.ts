@@ -87,7 +87,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'runs the push state machine and answers its outcome',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator' },
-    access: ['inventory:read', 'pushFlow:start'],
+    access: ['inventory:read', 'pushes:write', 'pushFlow:start'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
   },

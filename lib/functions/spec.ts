@@ -14,16 +14,20 @@ import type { Parts } from '../wiring.ts';
  * `pushFlow:start` is StartSyncExecution on the push state machine. `proofs:write` is PutItem
  * on the inventory for items whose partition key starts `proof#` only (the host proof replay
  * guard), so a host route can remember proof ids without being able to write the inventory.
+ * `pushes:write` is PutItem on the `pushes` partition only (the records of pushes).
+ * `deadLetter:inspect` is GetQueueAttributes on the dead-letter queue: it counts, never receives.
  */
 export type Access =
   | 'inventory:read'
   | 'inventory:write'
   | 'proofs:write'
+  | 'pushes:write'
   | 'identity:read'
   | 'identity:write'
   | 'control:send'
   | 'control:consume'
   | 'deadLetter:send'
+  | 'deadLetter:inspect'
   | 'pushFlow:start';
 
 /**

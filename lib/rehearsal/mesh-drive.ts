@@ -187,6 +187,25 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'the operator sees the mesh: its nodes, one node, the graph, the pushes, one push, the dead letters',
+    async ({ operator }) => {
+      const nodes = expectStatus(await operator.send('GET', '/nodes'), 200, 'GET /nodes').body as {
+        nodes: Array<{ node: string }>;
+      };
+      if (!nodes.nodes.some((entry) => entry.node === 'app'))
+        throw new DriveFailure(`the node list does not name app: ${JSON.stringify(nodes)}`);
+      expectStatus(await operator.send('GET', '/nodes/app'), 200, 'GET /nodes/app');
+      expectStatus(await operator.send('GET', '/graph'), 200, 'GET /graph');
+      const pushes = expectStatus(await operator.send('GET', '/pushes?limit=5'), 200, 'GET /pushes').body as {
+        pushes: Array<{ id: string }>;
+      };
+      const [latest] = pushes.pushes;
+      if (!latest) throw new DriveFailure('no push was recorded');
+      expectStatus(await operator.send('GET', `/pushes/${latest.id}`), 200, 'GET /pushes/{push}');
+      expectStatus(await operator.send('GET', '/dead-letters?limit=5'), 200, 'GET /dead-letters');
+    },
+  ],
+  [
     'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed, a host disenrolled',
     async ({ operator }) => {
       const relation = '/nodes/app/modules/web/consumes/broker/rabbitmq';

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { maxBodyBytes } from '../api/http.ts';
 import { matchRoute } from '../api/routes.ts';
+import { type StaticPage, servePage } from '../console/pages.ts';
 import type { ApiHandler } from '../functions/spec.ts';
 import {
   type ApiFunctionSpec,
@@ -13,6 +14,7 @@ import {
 } from '../functions.ts';
 import type { Parts } from '../wiring.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { listen } from './listen.ts';
 
 export type LocalApiOptions = {
   readonly port: number;
@@ -21,6 +23,8 @@ export type LocalApiOptions = {
   readonly parts: Parts;
   /** @default every function of lib/functions.ts */
   readonly specs?: readonly FunctionSpec[];
+  /** Files served beside the routes, by exact path (the console). @default none */
+  readonly pages?: readonly StaticPage[];
 };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
@@ -47,38 +51,25 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   };
   const host = options.host ?? '127.0.0.1';
   const server = createServer((request, response) => {
-    serve(request, response, table, load).catch((error: unknown) => {
+    serve(request, response, { table, pages: options.pages ?? [] }, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
       if (!response.headersSent)
         send(response, 500, { error: { code: 'internal', message: 'internal error' } });
     });
   });
   server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  const address = server.address();
-  const port = address && typeof address === 'object' ? address.port : options.port;
-  return {
-    url: `http://${host}:${port}`,
-    server,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  return listen(server, options.port, host);
 }
 
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
-  table: readonly Route[],
+  { table, pages }: { readonly table: readonly Route[]; readonly pages: readonly StaticPage[] },
   load: (name: string) => ApiHandler,
 ) {
   const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
   const method = request.method ?? 'GET';
+  if (servePage(pages, { method, path: url.pathname }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
     match = matchRoute(table, method, url.pathname);

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { makeDynamoDBClient, makeSQSClient } from '../adapters/aws-clients.ts';
 import { checkConfig, type LogLevel, type MeshConfig } from '../config.ts';
+import { consolePages } from '../console/pages.ts';
 import { localResourceNames } from '../resources.ts';
 import { type Parts, partsFor } from '../wiring.ts';
 import { type Endpoints, type RunningEmulators, startEmulators } from './emulators.ts';
@@ -19,6 +20,8 @@ export type LocalRuntimeOptions = {
   readonly region?: string;
   /** Services already running (AWS_ENDPOINT_URL*, LocalStack say); those are not emulated. */
   readonly given?: Partial<Endpoints>;
+  /** How often the console at /console reads the mesh again. @default 5 */
+  readonly consoleRefreshSeconds?: number;
   /** Shortens the two-minute hold bound (beds). */
   readonly holdBoundSeconds?: number;
   readonly logLevel?: LogLevel;
@@ -84,6 +87,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
     const api: RunningApi = await startLocalApi({
       port: options.port,
       parts,
+      pages: consolePages({
+        refreshSeconds: options.consoleRefreshSeconds ?? 5,
+        source: 'local control plane',
+      }),
       ...(options.host ? { host: options.host } : {}),
     });
     stack.push(() => api.stop());

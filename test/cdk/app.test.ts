@@ -113,26 +113,37 @@ describe('cdk synth of the real app', () => {
       for (const [, policy] of resourcesOf('AWS::IAM::Policy')) {
         if (!JSON.stringify(policy.Properties.Roles).includes(`"${role}"`)) continue;
         const statements = (
-          policy.Properties.PolicyDocument as { Statement: Array<{ Action: unknown; Resource: unknown }> }
+          policy.Properties.PolicyDocument as {
+            Statement: Array<{ Action: unknown; Resource: unknown; Condition?: unknown }>;
+          }
         ).Statement;
         for (const statement of statements) {
+          const scope = `${JSON.stringify(statement.Resource)}${JSON.stringify(statement.Condition ?? {})}`;
           for (const action of [statement.Action].flat() as string[]) {
-            actions.set(action, `${actions.get(action) ?? ''}${JSON.stringify(statement.Resource)}`);
+            actions.set(action, `${actions.get(action) ?? ''}${scope}`);
           }
         }
       }
       const on = (action: string, resource: string) => (actions.get(action) ?? '').includes(`"${resource}"`);
       const has = (access: string) => spec.access.includes(access as never);
+      const onlyPut = (table: string, leadingKey: string) =>
+        on('dynamodb:PutItem', table) &&
+        !on('dynamodb:DeleteItem', table) &&
+        (actions.get('dynamodb:PutItem') ?? '').includes(leadingKey);
       const held = {
         'inventory:read': on('dynamodb:GetItem', inventory),
-        // grantWriteData gives DeleteItem; proofs:write is PutItem alone, on proof items only.
+        // grantWriteData gives DeleteItem; proofs:write and pushes:write are PutItem alone, each
+        // on its own items only.
         'inventory:write': on('dynamodb:DeleteItem', inventory),
-        'proofs:write': on('dynamodb:PutItem', inventory) && !on('dynamodb:DeleteItem', inventory),
+        'proofs:write': onlyPut(inventory, '"proof#*"'),
+        'pushes:write': onlyPut(inventory, '"pushes"'),
         'identity:read': on('dynamodb:GetItem', identity),
         'identity:write': on('dynamodb:PutItem', identity),
         'control:send': on('sqs:SendMessage', control),
         'control:consume': on('sqs:ReceiveMessage', control),
         'deadLetter:send': on('sqs:SendMessage', dead),
+        // Sending grants GetQueueAttributes too; inspecting is that alone.
+        'deadLetter:inspect': on('sqs:GetQueueAttributes', dead) && !on('sqs:SendMessage', dead),
         'pushFlow:start': actions.has('states:StartSyncExecution'),
       };
       const expected = Object.fromEntries(Object.keys(held).map((access) => [access, has(access)]));

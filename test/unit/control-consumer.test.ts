@@ -3,9 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
+import type { LetterLog, LetterNote } from '../../lib/core/control/letters.ts';
 import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
 import type { BuildStore } from '../../lib/core/control/ports.ts';
 import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
+import type { PushAsker, PushFlow, PushRequest } from '../../lib/core/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import {
   InMemoryControlStore,
@@ -601,5 +603,92 @@ describe('every message type delivered three times', () => {
     expect([...thrice.store.builds]).toEqual([...once.store.builds]);
     expect([...thrice.mesh.versions]).toEqual([...once.mesh.versions]);
     expect(thrice.sender.sent).toEqual(once.sender.sent);
+  });
+});
+
+describe('the dead-letter list', () => {
+  const noted = () => {
+    const notes: LetterNote[] = [];
+    const letters: LetterLog = {
+      note: async (note) => {
+        notes.push(note);
+      },
+    };
+    return { notes, letters };
+  };
+
+  it('notes a malformed message with its reason, its copy on the dead-letter queue and its body', async () => {
+    const { notes, letters } = noted();
+    const w = world({ letters });
+    await w.deliver([record('{not json', { id: 'bad', group: 'report:n1' })]);
+    expect(notes).toEqual([
+      expect.objectContaining({
+        messageId: 'bad',
+        kind: 'malformed',
+        reason: expect.stringMatching(/^bad JSON/),
+        copied: true,
+        body: '{not json',
+        bodyBytes: 9,
+        firstReceivedAt: new Date(t0).toISOString(),
+      }),
+    ]);
+  });
+
+  it('notes a message let go without its copy as lost and not copied', async () => {
+    const { notes, letters } = noted();
+    const w = world({
+      letters,
+      settlement: {
+        hold: async () => {},
+        deadLetter: async () => {
+          throw Object.assign(new Error('not authorized to send'), { name: 'AccessDenied' });
+        },
+      },
+    });
+    w.store.down = true;
+    w.setNow(t0 + 121_000);
+    await w.deliver([record(report('n1', 4), { id: 'm1', receiveCount: 9 })]);
+    expect(notes).toEqual([
+      expect.objectContaining({
+        messageId: 'm1',
+        kind: 'lost',
+        type: 'report',
+        subject: 'report:n1',
+        copied: false,
+        reason: expect.stringMatching(/could not dead-letter it: AccessDenied/),
+      }),
+    ]);
+  });
+
+  it('a note the store will not take changes nothing else: the copy is made and the message acknowledged', async () => {
+    const w = world({
+      letters: {
+        note: async () => {
+          throw new StoreUnavailableError('the inventory table');
+        },
+      },
+    });
+    const failures = await w.deliver([record('{not json', { id: 'bad', group: 'report:n1' })]);
+    expect(failures).toEqual([]);
+    expect(w.settlement.deadLetters).toHaveLength(1);
+    expect(w.log.lines).toContainEqual({
+      level: 'warn',
+      message: 'could not note bad in the dead-letter list',
+    });
+  });
+});
+
+describe("an upgrade's push", () => {
+  it('says who asked: upgrade <module>', async () => {
+    const asked: Array<{ request: PushRequest; asker: PushAsker | undefined }> = [];
+    const pushFlow: PushFlow = {
+      push: async (request, asker) => {
+        asked.push({ request, asker });
+        return { pushed: null, flushed: [], rounds: 0, behind: [] };
+      },
+    };
+    const w = world({ pushFlow });
+    await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })]);
+    expect(asked).toEqual([{ request: { behind: true }, asker: { requestedBy: 'upgrade broker' } }]);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
 import { checkConfig } from '../../lib/config.ts';
+import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
 import { partsFor } from '../../lib/wiring.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 
@@ -23,15 +24,17 @@ describe('partsFor', () => {
     expect(parts.consumer.reports).toBe(parts.reports);
   });
 
-  it('pushes in-process from the ASL without a state machine, on Step Functions with one', () => {
+  it('pushes in-process from the ASL without a state machine, on Step Functions with one, each recorded', () => {
     const local = partsFor(config).pushFlow;
     const deployed = partsFor({
       ...config,
       pushFlowArn: 'arn:aws:states:eu-west-1:123456789012:stateMachine:push',
     }).pushFlow;
 
-    expect(local).toBeInstanceOf(LocalPushFlow);
-    expect(deployed).toBeInstanceOf(StepFunctionsPushFlow);
+    expect(local).toBeInstanceOf(RecordedPushFlow);
+    expect(deployed).toBeInstanceOf(RecordedPushFlow);
+    expect((local as RecordedPushFlow).flow).toBeInstanceOf(LocalPushFlow);
+    expect((deployed as RecordedPushFlow).flow).toBeInstanceOf(StepFunctionsPushFlow);
   });
 
   it('reads the hold bound from the configuration, and puts a replaced part everywhere it is used', () => {

@@ -74,6 +74,27 @@ export async function queryAll(
   return items;
 }
 
+/** The newest `limit` items of one partition whose sort keys sort by time, read strongly. */
+export async function newestItems(
+  client: DynamoDBDocumentClient,
+  what: string,
+  input: { readonly tableName: string; readonly partition: string; readonly limit: number },
+): Promise<Item[]> {
+  const { Items } = await askStore(what, () =>
+    client.send(
+      new QueryCommand({
+        TableName: input.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': input.partition },
+        ScanIndexForward: false,
+        Limit: input.limit,
+        ConsistentRead: true,
+      }),
+    ),
+  );
+  return Items ?? [];
+}
+
 /** Adds `ALL_OLD` to each item of a transaction, so a failed condition says what it found. */
 function withOldOnFailure(items: readonly TransactItem[]): TransactItem[] {
   return items.map((item) => {

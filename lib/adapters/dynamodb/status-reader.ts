@@ -30,29 +30,34 @@ export class DynamoDBStatusReader extends TableStore implements StatusReader {
       ExpressionAttributeValues: { ':pk': nodePartition(node) },
       ConsistentRead: true,
     });
-    const bySk = new Map(items.map((item) => [String(item.sk), item]));
-    if (!bySk.has('node')) return undefined;
-    const delivery = bySk.get('delivery');
-    const enrolment = bySk.get('enrolment');
-    const report = bySk.get('report');
-    return {
-      node,
-      enrolled: enrolment !== undefined,
-      enrolledAt: textOf(enrolment, 'enrolledAt'),
-      sentRevision: numberOf(delivery, 'revision'),
-      sentAt: textOf(delivery, 'sentAt'),
-      // The report keeps the last applied revision apart from its state, so a newer revision
-      // applying or failed does not hide what the host runs.
-      appliedRevision: numberOf(report, 'appliedRevision'),
-      appliedAt: textOf(report, 'appliedAt'),
-      reportState: textOf(report, 'state'),
-      behind: bySk.has('mark'),
-      lastHeard: textOf(report, 'heardAt'),
-    };
+    return nodeStatusOf(node, items);
   }
 }
 
-const textOf = (item: Item | undefined, name: string) =>
+/** One node's status from the items of its partition; undefined when the node item is not there. */
+export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus | undefined {
+  const bySk = new Map(items.map((item) => [String(item.sk), item]));
+  if (!bySk.has('node')) return undefined;
+  const delivery = bySk.get('delivery');
+  const enrolment = bySk.get('enrolment');
+  const report = bySk.get('report');
+  return {
+    node,
+    enrolled: enrolment !== undefined,
+    enrolledAt: textOf(enrolment, 'enrolledAt'),
+    sentRevision: numberOf(delivery, 'revision'),
+    sentAt: textOf(delivery, 'sentAt'),
+    // The report keeps the last applied revision apart from its state, so a newer revision
+    // applying or failed does not hide what the host runs.
+    appliedRevision: numberOf(report, 'appliedRevision'),
+    appliedAt: textOf(report, 'appliedAt'),
+    reportState: textOf(report, 'state'),
+    behind: bySk.has('mark'),
+    lastHeard: textOf(report, 'heardAt'),
+  };
+}
+
+export const textOf = (item: Item | undefined, name: string) =>
   typeof item?.[name] === 'string' ? (item[name] as string) : null;
-const numberOf = (item: Item | undefined, name: string) =>
+export const numberOf = (item: Item | undefined, name: string) =>
   typeof item?.[name] === 'number' ? (item[name] as number) : null;

@@ -6,6 +6,7 @@ import { planPush } from '../../core/mesh/plan.ts';
 import { pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Parts } from '../../wiring.ts';
+import { callerOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -69,7 +70,7 @@ export const meshPushHandler = (parts: Pick<Parts, 'pushStore' | 'pushFlow'> & L
     if (request.node && !(await parts.pushStore.readNode(request.node)))
       throw new NodeNotFoundError(request.node);
     // A failed flow is a PushFlowFailedError naming what failed; meshProblem maps it by name.
-    return json(200, await parts.pushFlow.push(request));
+    return json(200, await parts.pushFlow.push(request, { requestedBy: callerOf(event) }));
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */

@@ -1,6 +1,7 @@
 import { describeCause } from '../unavailable.ts';
 import { HeldBehindError, MessageHeldError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
+import { type LetterLog, letterNoteOf } from './letters.ts';
 import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import { planBatch } from './plan.ts';
@@ -14,6 +15,8 @@ export type ConsumerDeps = SettleDeps & {
   readonly clock: () => number;
   /** Counts a message let go past the bound (a Powertools metric on AWS). */
   readonly countLost: (type: string) => void;
+  /** Notes each message let go or dead-lettered where operators can list it; best effort. */
+  readonly letters?: LetterLog;
 };
 
 type Letter = {
@@ -101,8 +104,10 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   function settleUntaken(record: QueueRecord, state: GroupState, message: ControlMessage, reason: string) {
     const what = `${message.type} ${message.subject}`;
     return holdOrLetGo(record, state, { what, reason, level: 'info' }, async (heldSeconds) => {
-      const failure = await deadLetter(record, { kind: 'lost', reason, ...messageAbout(message) });
+      const letter: Letter = { kind: 'lost', reason, ...messageAbout(message) };
+      const failure = await deadLetter(record, letter);
       const notCopied = failure ? `; could not dead-letter it: ${describeCause(failure)}` : '';
+      if (failure) await noteLetter(record, { ...letter, reason: `${reason}${notCopied}` }, false);
       deps.log.error(`lost ${what} after ${heldSeconds} s: ${reason}${notCopied}`, {
         messageId: record.messageId,
       });
@@ -129,6 +134,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     return holdOrLetGo(record, state, { what, reason: notCopied, level: 'warn' }, async (heldSeconds) => {
       deps.log.error(`lost ${what} after ${heldSeconds} s: ${notCopied}`, { messageId: record.messageId });
       deps.countLost(letter.type ?? 'unknown');
+      await noteLetter(record, { ...letter, kind: 'lost', reason: notCopied }, false);
       return `lost: ${notCopied}`;
     });
   }
@@ -164,10 +170,21 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
         ...(letter.type ? { type: letter.type } : {}),
         ...(letter.subject ? { subject: letter.subject } : {}),
       });
+      await noteLetter(record, letter, true);
       return undefined;
     } catch (error) {
       deps.log.error(`could not dead-letter ${record.messageId}`, { error });
       return error ?? new Error('unknown');
+    }
+  }
+
+  /** A note that cannot be written is logged: the copy, the lost line and the metric still say it. */
+  async function noteLetter(record: QueueRecord, letter: Letter, copied: boolean) {
+    if (!deps.letters) return;
+    try {
+      await deps.letters.note(letterNoteOf(record, letter, copied, deps.now()));
+    } catch (error) {
+      deps.log.warn(`could not note ${record.messageId} in the dead-letter list`, { error });
     }
   }
 

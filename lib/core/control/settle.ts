@@ -77,7 +77,10 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
   // The version is in the store: from here on nothing holds the upgrade. A push that fails or
   // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.
   try {
-    const outcome = await withTimeout(deps.pushFlow.push({ behind: true }), deps.pushTimeoutMs);
+    const outcome = await withTimeout(
+      deps.pushFlow.push({ behind: true }, { requestedBy: `upgrade ${module}` }),
+      deps.pushTimeoutMs,
+    );
     const still = outcome.behind.length > 0 ? `; still behind: ${outcome.behind.join(', ')}` : '';
     return `set ${module} to ${version} (carried by ${carriers.length} nodes), pushed ${outcome.flushed.length} in ${outcome.rounds} rounds${still}`;
   } catch (error) {

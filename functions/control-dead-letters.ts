@@ -1,0 +1,5 @@
+import { controlDeadLettersHandler } from '../lib/api/handlers/seeing.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = controlDeadLettersHandler(partsFor(readConfig()));

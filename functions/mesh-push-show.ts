@@ -1,0 +1,5 @@
+import { meshPushShowHandler } from '../lib/api/handlers/seeing.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = meshPushShowHandler(partsFor(readConfig()));

@@ -1,0 +1,149 @@
+import { viewOfToken } from '../../core/enrolment/token-state.ts';
+import { mapLimit } from '../../core/map-limit.ts';
+import {
+  hideSecrets,
+  type MeshEdge,
+  type MeshGraph,
+  type MeshNode,
+  type MeshViewReader,
+  type NodeDetails,
+  presenceOf,
+} from '../../core/views.ts';
+import { nodePartition } from './keys.ts';
+import { allNodesIndex, markedPartition } from './mesh-items.ts';
+import { edgesOf, type NodePartition, partitionOf, readNodePartition, tokenOf } from './node-partition.ts';
+import { queryAll, TableStore } from './requests.ts';
+import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
+
+const store = 'the inventory table';
+/** Partitions read at once: as many as `mesh status` reads. */
+const readsInFlight = 16;
+
+/**
+ * `mesh node list|show`, `mesh graph` and the console, as read models over each node's
+ * partition (node-partition.ts), the same items `mesh status` reads (status-reader.ts).
+ *
+ * Access: the nodes are those of gsi1 (`mesh#node`, which may lag on AWS) joined with the marked
+ * ones (`mesh#marked`, strongly consistent): a node added a moment ago is marked, so it is
+ * never missed. Each node's partition is then one strongly consistent Query. A node's
+ * consumers are the grants in its own partition and the relations of the marked nodes (below).
+ */
+export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader {
+  async graph(): Promise<MeshGraph> {
+    const names = await this.#nodeNames();
+    const partitions = await mapLimit(names, readsInFlight, (node) =>
+      readNodePartition(this.client, this.tableName, node),
+    );
+    const nodes: MeshNode[] = [];
+    const edges: MeshEdge[] = [];
+    for (const partition of partitions) {
+      const node = meshNodeOf(partition);
+      // A node listed by the index but gone since has no node item: it is not in the mesh.
+      if (!node) continue;
+      nodes.push(node);
+      edges.push(...edgesOf(partition));
+    }
+    return { nodes, edges };
+  }
+
+  async details(node: string): Promise<NodeDetails | undefined> {
+    const partition = await readNodePartition(this.client, this.tableName, node);
+    const base = meshNodeOf(partition);
+    if (!base) return undefined;
+    const { single } = partition;
+    const delivery = single.get('delivery');
+    const report = single.get('report');
+    const token = tokenOf(single.get('token'));
+    const declaration = textOf(delivery, 'declaration');
+    return {
+      ...base,
+      createdAt: textOf(single.get('node'), 'createdAt'),
+      markedAt: textOf(single.get('mark'), 'markedAt'),
+      thumbprint: textOf(single.get('enrolment'), 'thumbprint'),
+      sentDigest: textOf(delivery, 'digest'),
+      report: report
+        ? {
+            state: textOf(report, 'state'),
+            revision: numberOf(report, 'revision'),
+            step: textOf(report, 'step'),
+            sequence: numberOf(report, 'sequence'),
+            heardAt: textOf(report, 'heardAt'),
+          }
+        : null,
+      token: token ? viewOfToken(token, Date.parse(this.now())) : null,
+      consumes: edgesOf(partition),
+      consumedBy: await this.#consumersOf(partition),
+      declaration: declaration === null ? null : hideSecrets(JSON.parse(declaration)),
+    };
+  }
+
+  async #nodeNames(): Promise<string[]> {
+    const [listed, marked] = await Promise.all([
+      queryAll(this.client, store, {
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :index',
+        ExpressionAttributeValues: { ':index': allNodesIndex },
+      }),
+      this.#marked(),
+    ]);
+    return [...new Set([...listed.map((item) => String(item.gsi1sk)), ...marked])].sort();
+  }
+
+  async #marked(): Promise<string[]> {
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': markedPartition },
+      ConsistentRead: true,
+    });
+    return items.map((item) => String(item.sk));
+  }
+
+  /**
+   * Every relation is in one of two places as seen from its provider. A consume writes the
+   * relation and marks its consumer in one transaction; the send that clears that mark mints the
+   * provision and writes its grant in the provider's partition in the same transaction. So the
+   * provider's grants, and the relations of the nodes marked now, are all of its consumers, read
+   * strongly, with no index and no scan.
+   */
+  async #consumersOf(provider: NodePartition): Promise<MeshEdge[]> {
+    const marked = (await this.#marked()).filter((node) => node !== provider.node);
+    const pending = await mapLimit(marked, readsInFlight, async (consumer) => {
+      const relations = await queryAll(this.client, store, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :consumes)',
+        ExpressionAttributeValues: { ':pk': nodePartition(consumer), ':consumes': 'consumes#' },
+        ConsistentRead: true,
+      });
+      return edgesOf(partitionOf(consumer, relations));
+    });
+    const own = edgesOf(provider);
+    const edges = new Map<string, MeshEdge>();
+    for (const edge of [...pending.flat(), ...own, ...provider.grants]) {
+      if (edge.provider.node !== provider.node) continue;
+      const key = `${edge.consumer.node}/${edge.consumer.module}>${edge.provider.module}`;
+      const seen = edges.get(key);
+      if (!seen || (!seen.minted && edge.minted)) edges.set(key, edge);
+    }
+    return [...edges.values()].sort((a, b) =>
+      `${a.consumer.node}/${a.consumer.module}`.localeCompare(`${b.consumer.node}/${b.consumer.module}`),
+    );
+  }
+}
+
+function meshNodeOf(partition: NodePartition): MeshNode | undefined {
+  const status = nodeStatusOf(partition.node, partition.items);
+  if (!status) return undefined;
+  return {
+    ...status,
+    modules: partition.assignments
+      .map((assignment) => ({
+        module: assignment.module,
+        version: assignment.version,
+        provides: assignment.provides,
+      }))
+      .sort((a, b) => a.module.localeCompare(b.module)),
+    presence: presenceOf(status),
+  };
+}

@@ -1,0 +1,85 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type PushRecord,
+  PushRecordConflictError,
+  type PushRecordReader,
+  type PushRecordWriter,
+  pushRecordDays,
+} from '../../core/mesh/push-records.ts';
+import { askStore } from '../../core/unavailable.ts';
+import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore } from './requests.ts';
+
+/**
+ * The record of every push (lib/core/mesh/push-records.ts), in the inventory table:
+ *
+ * | pk       | sk          | attributes |
+ * |----------|-------------|------------|
+ * | `pushes` | `<push id>` | the record: state, requestedBy, startedAt, finishedAt, request, outcome, pushed, flushed, flushedCount, rounds, behind, behindCount, error; expiresAt (epoch seconds, the table's TTL attribute) |
+ *
+ * Access: a conditional PutItem when a push starts and another when it is done; reads are one
+ * strongly consistent Query of the one partition, newest first (ids sort by time), or a strongly
+ * consistent GetItem by id, so a push can be followed while it runs. No index: an index on AWS
+ * lags, and a push that just started would not be there. Two writes per push keep this one
+ * partition far below its thousand writes a second.
+ */
+export const pushesPartition = 'pushes';
+const pushKey = (id: string) => ({ pk: pushesPartition, sk: id });
+
+const pushUnrecorded = itemAbsent;
+const pushStillRunning = `${itemAbsent} OR #state = :running`;
+
+const store = 'the inventory table';
+
+export class DynamoDBPushRecords extends TableStore implements PushRecordWriter, PushRecordReader {
+  async start(record: PushRecord): Promise<void> {
+    await this.#put(record, 'start', { ConditionExpression: pushUnrecorded });
+  }
+
+  async finish(record: PushRecord): Promise<void> {
+    await this.#put(record, 'finish', {
+      ConditionExpression: pushStillRunning,
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':running': 'running' },
+    });
+  }
+
+  async list(limit: number): Promise<PushRecord[]> {
+    const items = await newestItems(this.client, store, {
+      tableName: this.tableName,
+      partition: pushesPartition,
+      limit,
+    });
+    return items.map(recordFrom);
+  }
+
+  async read(id: string): Promise<PushRecord | undefined> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: pushKey(id), ConsistentRead: true })),
+    );
+    return Item ? recordFrom(Item) : undefined;
+  }
+
+  async #put(record: PushRecord, step: 'start' | 'finish', condition: object) {
+    const expiresAt = Math.floor(Date.parse(record.startedAt) / 1000) + pushRecordDays * 24 * 3600;
+    try {
+      await askStore(store, () =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { ...pushKey(record.id), ...record, expiresAt },
+            ...condition,
+            ...allOld,
+          }),
+        ),
+      );
+    } catch (error) {
+      if (conditionFailed(error)) throw new PushRecordConflictError(record.id, step, { cause: error });
+      throw error;
+    }
+  }
+}
+
+function recordFrom(item: Item): PushRecord {
+  const { pk: _pk, sk: _sk, expiresAt: _expiresAt, ...record } = item;
+  return record as PushRecord;
+}

@@ -1,0 +1,83 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import * as z from 'zod';
+import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import { pushId, viewOfPushRecord } from '../../core/mesh/push-records.ts';
+import { nodeName } from '../../core/names.ts';
+import { listedNodes } from '../../core/views.ts';
+import type { Parts } from '../../wiring.ts';
+import { json, validate } from '../http.ts';
+import { httpEdge } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
+import { meshProblem } from '../problems/mesh.ts';
+
+/**
+ * What operators look at: nodes, the graph, the pushes and the dead letters. Every route reads
+ * and writes nothing; the console and `mesh node|graph|pushes` use them.
+ */
+type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type Deps = Partial<Pick<Parts, 'log' | 'now'>>;
+
+const edge = (parts: Deps, handler: Handler) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .handler(handler);
+
+const limitQuery = (fallback: number) =>
+  z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(fallback) });
+const queryOf = (event: APIGatewayProxyEvent, fallback: number) =>
+  validate(limitQuery(fallback), event.queryStringParameters ?? {}, 'query');
+const clockOf = (parts: Deps) => parts.now ?? (() => new Date());
+
+/** GET /nodes */
+export const meshNodeListHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+  edge(parts, async () => json(200, { nodes: listedNodes(await parts.meshView.graph()) }));
+
+/** GET /nodes/{node} */
+export const meshNodeShowHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+  edge(parts, async (event) => {
+    const { node } = validate(z.object({ node: nodeName }), event.pathParameters, 'path');
+    const details = await parts.meshView.details(node);
+    if (!details) throw new NodeNotFoundError(node);
+    return json(200, details);
+  });
+
+/** GET /graph */
+export const meshGraphHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+  edge(parts, async () => json(200, await parts.meshView.graph()));
+
+/** GET /pushes?limit=N */
+export const meshPushesHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
+  edge(parts, async (event) => {
+    const { limit } = queryOf(event, 20);
+    const now = clockOf(parts)();
+    const records = await parts.pushRecords.list(limit);
+    return json(200, { pushes: records.map((record) => viewOfPushRecord(record, now)) });
+  });
+
+/** GET /pushes/{push} */
+export const meshPushShowHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
+  edge(parts, async (event) => {
+    const { push } = validate(z.object({ push: pushId }), event.pathParameters, 'path');
+    const record = await parts.pushRecords.read(push);
+    if (!record)
+      throw new Problem(404, 'push_not_found', `no push ${push} is kept (records go after 90 days)`);
+    return json(200, viewOfPushRecord(record, clockOf(parts)()));
+  });
+
+/**
+ * GET /dead-letters?limit=N: what the consumer noted, and the dead-letter queue's own count, read
+ * without receiving. A count that cannot be read is `null`: the notes are still worth showing.
+ */
+export const controlDeadLettersHandler = (parts: Pick<Parts, 'letters' | 'deadLetterCounter'> & Deps) =>
+  edge(parts, async (event) => {
+    const { limit } = queryOf(event, 50);
+    const [letters, queue] = await Promise.all([
+      parts.letters.list(limit),
+      parts.deadLetterCounter.depth().catch((error: unknown) => {
+        parts.log?.warn('could not count the dead-letter queue', { error });
+        return null;
+      }),
+    ]);
+    return json(200, { letters, queue });
+  });

@@ -1,0 +1,191 @@
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { PushRecordView } from '../../core/mesh/push-records.ts';
+import { nodeName } from '../../core/names.ts';
+import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../core/views.ts';
+import { action, usage } from '../command-context.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { type GraphFormat, graphText } from '../graph-text.ts';
+import type { Output } from '../output.ts';
+
+/** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
+export function registerSeeingCommands(program: Command): void {
+  const node = program.commands.find((command) => command.name() === 'node') ?? program.command('node');
+  node
+    .command('list')
+    .description('every node: modules, relations each way, sent and applied revisions, behind, last heard')
+    .action(
+      action(async ({ api, output }) => {
+        const { nodes } = await api.call<{ nodes: ListedNode[] }>('GET', '/nodes');
+        output.result({ nodes });
+        if (nodes.length === 0) output.line('no nodes yet: mesh node add NODE');
+        printTable(output, nodes.map(listRow));
+        const behind = nodes.filter((n) => n.behind).map((n) => n.node);
+        if (behind.length > 0)
+          output.line(`${behind.length} behind: ${behind.join(', ')}; mesh push --behind`);
+        return ExitCode.ok;
+      }),
+    );
+  node
+    .command('show')
+    .description('one node: modules, relations both ways, token, enrolment and key, sent and applied, behind')
+    .argument('<node>', 'the node')
+    .action(
+      action(async ({ api, output }, raw: string) => {
+        const parsed = nodeName.safeParse(raw);
+        if (!parsed.success) return usage(output, parsed.error);
+        const details = await api.call<NodeDetails>('GET', `/nodes/${parsed.data}`);
+        output.result(details);
+        for (const line of detailLines(details)) output.line(line);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('pushes')
+    .description('the latest pushes, newest first: who asked, what was sent, what was still behind')
+    .option('--limit <n>', 'how many', '20')
+    .action(
+      action(async ({ api, output }, options: { limit: string }) => {
+        const limit = z.coerce.number().int().min(1, 'limit is at least 1').max(100, 'limit is at most 100');
+        const parsed = limit.safeParse(options.limit);
+        if (!parsed.success) return usage(output, parsed.error);
+        const { pushes } = await api.call<{ pushes: PushRecordView[] }>(
+          'GET',
+          `/pushes?limit=${parsed.data}`,
+        );
+        output.result({ pushes });
+        if (pushes.length === 0) output.line('no push kept yet: records are kept for 90 days');
+        for (const push of pushes) for (const line of pushLines(push)) output.line(line);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('graph')
+    .description('the mesh as a graph: Mermaid (default, pastes into GitHub/GitLab markdown) or DOT')
+    .option('--format <format>', 'mermaid or dot', 'mermaid')
+    .action(
+      action(async ({ api, output }, options: { format: string }) => {
+        const parsed = z
+          .enum(['mermaid', 'dot'], { message: 'the format is mermaid or dot' })
+          .safeParse(options.format);
+        if (!parsed.success) return usage(output, parsed.error);
+        const graph = await api.call<MeshGraph>('GET', '/graph');
+        output.result(graph);
+        output.line(graphText(graph, parsed.data as GraphFormat).trimEnd());
+        output.progress(`${graph.nodes.length} nodes, ${graph.edges.length} relations`);
+        return ExitCode.ok;
+      }),
+    );
+}
+
+const modulesOf = (node: Pick<ListedNode, 'modules'>) =>
+  node.modules.map((m) => (m.provides ? `${m.module} (${m.provides})` : m.module)).join(', ') || '-';
+
+function listRow(n: ListedNode): string[] {
+  return [
+    n.node,
+    modulesOf(n),
+    `consumes ${n.relations.consumes}`,
+    `consumed by ${n.relations.consumedBy}`,
+    `sent ${n.sentRevision ?? '-'}`,
+    `applied ${n.appliedRevision ?? '-'}`,
+    n.behind ? 'BEHIND' : 'up to date',
+    ...(n.presence ? [n.presence] : []),
+    `last heard ${n.lastHeard ?? 'never'}`,
+  ];
+}
+
+/** Columns padded to their widest cell, so a long list reads down. */
+function printTable(output: Output, rows: string[][]) {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length);
+    });
+  }
+  for (const row of rows)
+    output.line(
+      row
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    );
+}
+
+const relationLine = (edge: MeshEdge, far: 'provider' | 'consumer') => {
+  const near = far === 'provider' ? edge.consumer : edge.provider;
+  const other = edge[far];
+  const arrow = far === 'provider' ? '→' : '←';
+  return `${near.module} ${arrow} ${other.node}/${other.module} (${edge.kind})${edge.minted ? '' : ', not pushed yet'}`;
+};
+
+function detailLines(d: NodeDetails): string[] {
+  const field = (name: string, values: readonly string[]) =>
+    (values.length > 0 ? values : ['-']).map((value, i) => `  ${(i === 0 ? name : '').padEnd(12)}${value}`);
+  const report = d.report
+    ? [
+        `last report ${d.report.state ?? '-'} revision ${d.report.revision ?? '-'}${d.report.step ? ` (${d.report.step})` : ''}, heard ${d.report.heardAt ?? '-'}`,
+      ]
+    : [];
+  const token = d.token
+    ? [`${d.token.state} (${d.token.tokenId}), issued ${d.token.issuedAt}, valid until ${d.token.validUntil}`]
+    : ['none issued'];
+  return [
+    `${d.node}  ${d.behind ? `BEHIND since ${d.markedAt ?? '?'}: mesh push ${d.node}` : 'up to date'}${d.presence ? `  ${d.presence}` : ''}`,
+    ...field(
+      'modules',
+      d.modules.map(
+        (m) =>
+          `${m.module}${m.version ? ` ${m.version}` : ''}${m.provides ? ` (provides ${m.provides})` : ''}`,
+      ),
+    ),
+    ...field(
+      'consumes',
+      d.consumes.map((e) => relationLine(e, 'provider')),
+    ),
+    ...field(
+      'consumed by',
+      d.consumedBy.map((e) => relationLine(e, 'consumer')),
+    ),
+    ...field(
+      'sent',
+      d.sentRevision === null
+        ? ['never']
+        : [`revision ${d.sentRevision} at ${d.sentAt}, digest ${d.sentDigest}`],
+    ),
+    ...field('applied', [
+      d.appliedRevision === null ? 'never' : `revision ${d.appliedRevision} at ${d.appliedAt}`,
+      ...report,
+    ]),
+    ...field('enrolled', d.enrolled ? [`${d.enrolledAt}, key ${d.thumbprint}`] : ['no']),
+    ...field('token', token),
+    ...field('last heard', [d.lastHeard ?? 'never']),
+  ];
+}
+
+function pushLines(push: PushRecordView): string[] {
+  const what = push.request.node
+    ? `push ${push.request.node}`
+    : `push --behind${push.request.full ? ' --full' : ''}`;
+  const outcome =
+    push.state === 'running'
+      ? 'running'
+      : push.state === 'unfinished'
+        ? 'no answer recorded (the request ended before the flow did)'
+        : push.outcome === 'failed'
+          ? `failed: ${push.error}`
+          : push.outcome === 'still-behind'
+            ? `still behind: ${push.behind.join(', ')}${push.behindCount > push.behind.length ? ` and ${push.behindCount - push.behind.length} more` : ''}`
+            : 'consistent';
+  const sent = [
+    push.pushed ? `pushed ${push.pushed.node} at revision ${push.pushed.revision}` : '',
+    push.state === 'done' && push.outcome !== 'failed'
+      ? `flushed ${push.flushedCount} in ${push.rounds} round${push.rounds === 1 ? '' : 's'}`
+      : '',
+  ].filter(Boolean);
+  return [
+    `${push.id}  ${push.startedAt}  ${push.requestedBy}  ${what}  ${outcome}${sent.length ? `; ${sent.join(', ')}` : ''}`,
+  ];
+}

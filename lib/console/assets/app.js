@@ -1,0 +1,172 @@
+// @ts-check
+import { el, replaceChildren } from './dom.js';
+import { GraphView } from './graph-view.js';
+import { arrange, groupAbove } from './layout.js';
+import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
+
+/**
+ * The console: one page over the read routes (GET /graph, /nodes/{node}, /pushes,
+ * /dead-letters), refreshed on a timer while the page is visible, never reloaded whole.
+ *
+ * @typedef {import('../../core/views.ts').MeshGraph} MeshGraph
+ * @typedef {import('./layout.js').Box} Box
+ * @typedef {{ kind: 'node', node: string } | { kind: 'group', id: string }} Selection
+ */
+
+const byId = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+const input = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (byId(id));
+
+/** A route's JSON; a problem answer becomes an Error with the API's message. */
+async function api(/** @type {string} */ path) {
+  const response = await fetch(path, { headers: { accept: 'application/json' } });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(body?.error?.message ?? `${path} answered ${response.status}`);
+    Object.assign(error, { status: response.status });
+    throw error;
+  }
+  return body;
+}
+
+const settings = await api('/console/settings.json');
+const state = {
+  /** @type {MeshGraph | null} */ graph: null,
+  view: { search: '', trouble: false, grouped: false },
+  groupedChosen: false,
+  /** @type {Selection | null} */ selected: null,
+  /** @type {Box[]} */ boxes: [],
+  first: true,
+};
+
+const graphView = new GraphView(byId('graph'), {
+  onSelect: (box) => {
+    state.selected =
+      box.kind === 'node'
+        ? { kind: 'node', node: box.members[0]?.node ?? '' }
+        : { kind: 'group', id: box.id };
+    showTab('node');
+    void showSelection();
+  },
+});
+const context = { nowMs: Date.now(), onNode: (/** @type {string} */ node) => selectNode(node) };
+
+function drawGraph() {
+  if (!state.graph) return;
+  const arranged = arrange(state.graph, state.view);
+  state.boxes = arranged.boxes;
+  graphView.render(arranged);
+  const note = byId('graph-note');
+  note.hidden = !(arranged.grouped || arranged.shown === 0 || state.view.search || state.view.trouble);
+  note.textContent =
+    arranged.shown === 0
+      ? 'nothing to show: no node matches'
+      : arranged.grouped
+        ? `${arranged.shown} nodes in ${arranged.boxes.length} groups of the same modules: search to see single nodes`
+        : `${arranged.shown} of ${state.graph.nodes.length} nodes shown`;
+  const nodes = state.graph.nodes;
+  const behind = nodes.filter((n) => n.behind).length;
+  const offline = nodes.filter((n) => n.presence === 'offline').length;
+  replaceChildren(
+    byId('summary'),
+    el('strong', {}, `${nodes.length} nodes`),
+    ' · ',
+    el('span', { class: behind ? 'warn' : '' }, `${behind} behind`),
+    offline ? ` · ${offline} offline` : '',
+    ` · ${state.graph.edges.length} relations`,
+  );
+}
+
+function selectNode(/** @type {string} */ node) {
+  state.selected = { kind: 'node', node };
+  graphView.select(state.boxes.find((b) => b.kind === 'node' && b.members[0]?.node === node)?.id ?? null);
+  showTab('node');
+  void showSelection();
+}
+
+async function showSelection() {
+  const panel = byId('panel-node');
+  const selected = state.selected;
+  if (!selected) return;
+  if (selected.kind === 'group') {
+    const box = state.boxes.find((b) => b.id === selected.id);
+    if (box) replaceChildren(panel, ...groupPanel(box, context));
+    return;
+  }
+  try {
+    replaceChildren(panel, ...nodePanel(await api(`/nodes/${encodeURIComponent(selected.node)}`), context));
+  } catch (error) {
+    const gone = /** @type {{ status?: number }} */ (error).status === 404;
+    replaceChildren(
+      panel,
+      el('p', { class: 'muted' }, gone ? `${selected.node} is no longer in the mesh.` : String(error)),
+    );
+  }
+}
+
+async function refresh() {
+  context.nowMs = Date.now();
+  try {
+    const [graph, pushes, letters] = await Promise.all([
+      api('/graph'),
+      api('/pushes?limit=25'),
+      api('/dead-letters?limit=50'),
+    ]);
+    state.graph = graph;
+    if (!state.groupedChosen) {
+      state.view.grouped = graph.nodes.length > groupAbove;
+      input('grouped').checked = state.view.grouped;
+    }
+    drawGraph();
+    replaceChildren(byId('panel-pushes'), ...pushesPanel(pushes.pushes, context));
+    replaceChildren(byId('panel-letters'), ...lettersPanel(letters, context));
+    byId('tab-letters').textContent = `Dead letters (${letters.letters.length})`;
+    await showSelection();
+    byId('banner').hidden = true;
+    byId('refreshed').textContent = `refreshed ${new Date().toLocaleTimeString()}`;
+    if (state.first) {
+      state.first = false;
+      document.body.dataset.firstRenderMs = String(Math.round(performance.now()));
+    }
+    document.body.dataset.state = 'ready';
+    document.body.dataset.refreshes = String(Number(document.body.dataset.refreshes ?? 0) + 1);
+  } catch (error) {
+    const banner = byId('banner');
+    banner.hidden = false;
+    banner.textContent = `Cannot read the mesh: ${/** @type {Error} */ (error).message}. Trying again in ${settings.refreshSeconds} s.`;
+  }
+}
+
+/** @param {'node' | 'pushes' | 'letters'} name */
+function showTab(name) {
+  for (const tab of ['node', 'pushes', 'letters']) {
+    byId(`tab-${tab}`).setAttribute('aria-selected', String(tab === name));
+    byId(`panel-${tab}`).hidden = tab !== name;
+  }
+}
+
+for (const tab of /** @type {const} */ (['node', 'pushes', 'letters']))
+  byId(`tab-${tab}`).addEventListener('click', () => showTab(tab));
+input('search').addEventListener('input', () => {
+  state.view.search = input('search').value;
+  drawGraph();
+});
+input('trouble').addEventListener('change', () => {
+  state.view.trouble = input('trouble').checked;
+  drawGraph();
+});
+input('grouped').addEventListener('change', () => {
+  state.groupedChosen = true;
+  state.view.grouped = input('grouped').checked;
+  drawGraph();
+});
+byId('zoom-in').addEventListener('click', () => graphView.zoomBy(1.25));
+byId('zoom-out').addEventListener('click', () => graphView.zoomBy(0.8));
+byId('fit').addEventListener('click', () => graphView.fit());
+byId('source').textContent = settings.source;
+
+/** Refreshes while the page is seen; a hidden tab asks nothing (every refresh reads each node). */
+async function loop() {
+  if (!document.hidden) await refresh();
+  setTimeout(loop, settings.refreshSeconds * 1000);
+}
+void loop();

@@ -1,0 +1,90 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { matchRoute } from '../api/routes.ts';
+import type { ApiAnswer } from '../cli/api-client.ts';
+import { seeingFunctions } from '../functions/seeing.ts';
+import { routesOf } from '../functions.ts';
+import { listen, type RunningServer } from '../runtime/listen.ts';
+import { type ConsoleSettings, consolePages, type StaticPage, servePage } from './pages.ts';
+
+/**
+ * `mesh console` for a deployed stack, as `kubectl proxy` does it: the console's pages served on
+ * 127.0.0.1, and the page's reads forwarded to the stack, signed with the operator's own
+ * credentials (SigV4, by the CLI's API client). Nothing new listens on the internet, and the
+ * proxy signs only what the console reads: the GET routes of lib/functions/seeing.ts. Any other
+ * method or path is refused before anything is signed, so a page on another site cannot use it
+ * to write, and a Host other than loopback's (DNS rebinding) is refused too.
+ */
+export type ConsoleProxyOptions = {
+  /** Forwards one signed GET to the stack; the CLI's ApiClient.send. */
+  readonly forward: (path: string) => Promise<ApiAnswer>;
+  readonly settings: ConsoleSettings;
+  /** 0 for any free port. */
+  readonly port: number;
+};
+
+export type RunningConsoleProxy = RunningServer;
+
+const host = '127.0.0.1';
+const readRoutes = routesOf(seeingFunctions);
+
+export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<RunningConsoleProxy> {
+  const pages = consolePages(options.settings);
+  let port = options.port;
+  const server = createServer((request, response) => {
+    proxy(request, response, { pages, port, forward: options.forward }).catch((error: unknown) => {
+      if (!response.headersSent)
+        send(response, 502, 'bad_gateway', `the stack could not be asked: ${(error as Error).message}`);
+    });
+  });
+  const running = await listen(server, options.port, host);
+  port = running.port;
+  return running;
+}
+
+async function proxy(
+  request: IncomingMessage,
+  response: ServerResponse,
+  context: {
+    readonly pages: readonly StaticPage[];
+    readonly port: number;
+    readonly forward: ConsoleProxyOptions['forward'];
+  },
+) {
+  const method = request.method ?? 'GET';
+  if (!loopbackHosts(context.port).has(request.headers.host ?? '')) {
+    send(response, 403, 'host_not_allowed', 'the console answers only to 127.0.0.1 and localhost');
+    return;
+  }
+  const url = new URL(request.url ?? '/', `http://${host}`);
+  if (servePage(context.pages, { method, path: url.pathname }, response)) return;
+  let match: ReturnType<typeof matchRoute>;
+  try {
+    match = matchRoute(readRoutes, method, url.pathname);
+  } catch {
+    match = undefined;
+  }
+  if (!match) {
+    send(response, 404, 'route_not_found', `the console does not forward ${method} ${url.pathname}`);
+    return;
+  }
+  if ('allowed' in match) {
+    send(response, 405, 'method_not_allowed', `the console forwards reads only, not ${method}`);
+    return;
+  }
+  const answer = await context.forward(`${url.pathname}${url.search}`);
+  response.writeHead(answer.status, {
+    'content-type': 'application/json',
+    'cache-control': 'no-store',
+    ...(answer.headers.get('retry-after')
+      ? { 'retry-after': String(answer.headers.get('retry-after')) }
+      : {}),
+  });
+  response.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
+}
+
+const loopbackHosts = (port: number) => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+
+function send(response: ServerResponse, status: number, code: string, message: string) {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify({ error: { code, message } }));
+}

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import * as z from 'zod';
+import type { Log, PushAsker, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
+import { MeshError } from './errors.ts';
+
+/**
+ * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is
+ * written `running` before the flow starts and `done` when it answers, under an id that sorts by
+ * time, so a push can be followed by its id while it runs and the newest are read first.
+ */
+export type PushRecordOutcome = 'consistent' | 'still-behind' | 'failed';
+
+export type PushRecord = {
+  readonly id: string;
+  readonly state: 'running' | 'done';
+  readonly requestedBy: string;
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+  readonly request: {
+    readonly node: string | null;
+    readonly behind: boolean;
+    readonly full: boolean;
+    readonly maxRounds: number | null;
+  };
+  readonly outcome: PushRecordOutcome | null;
+  readonly pushed: PushOutcome['pushed'];
+  /** The first `keptNodesPerList` nodes flushed; `flushedCount` is all of them. */
+  readonly flushed: PushOutcome['flushed'];
+  readonly flushedCount: number;
+  readonly rounds: number | null;
+  /** What was still behind at the bound (the first `keptNodesPerList`); `behindCount` is all of them. */
+  readonly behind: readonly string[];
+  readonly behindCount: number;
+  /** The name of what failed (`NodeNotFoundError`, `States.Timeout`, …), never its message. */
+  readonly error: string | null;
+};
+
+/** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
+export const keptNodesPerList = 1000;
+
+/** How long a record is kept. */
+export const pushRecordDays = 90;
+
+export interface PushRecordWriter {
+  /** Writes the running record; refused if one is already kept under its id. */
+  start(record: PushRecord): Promise<void>;
+  /** Writes the finished record over the running one (or alone, when the start was not written). */
+  finish(record: PushRecord): Promise<void>;
+}
+
+export interface PushRecordReader {
+  /** The newest first, read strongly consistent. */
+  list(limit: number): Promise<PushRecord[]>;
+  read(id: string): Promise<PushRecord | undefined>;
+}
+
+/** A record's write found it already started (a repeated id) or already done; nothing was written. */
+export class PushRecordConflictError extends MeshError {
+  override name = 'PushRecordConflictError';
+  constructor(id: string, step: 'start' | 'finish', options?: ErrorOptions) {
+    super(`push ${id} is already ${step === 'start' ? 'recorded' : 'done'}`, options);
+  }
+}
+
+/** `20260722T101500123Z-4f2a9c`: the start time to the millisecond, then six random hex digits. */
+export const pushId = z
+  .string()
+  .regex(/^\d{8}T\d{9}Z-[0-9a-f]{6}$/, 'a push id looks like 20260722T101500123Z-4f2a9c');
+
+export function newPushId(at: Date, random = () => randomBytes(3).toString('hex')): string {
+  const stamp = at.toISOString().replace(/[-:.]/g, '');
+  return `${stamp}-${random()}`;
+}
+
+/** A push flow that keeps the record of every push it runs; a record that cannot be written never stops the push. */
+export class RecordedPushFlow implements PushFlow {
+  /** The flow whose pushes are recorded. */
+  readonly flow: PushFlow;
+  readonly #records: PushRecordWriter;
+  readonly #log: Log;
+  readonly #now: () => Date;
+
+  constructor(options: {
+    readonly flow: PushFlow;
+    readonly records: PushRecordWriter;
+    readonly log: Log;
+    readonly now: () => Date;
+  }) {
+    this.flow = options.flow;
+    this.#records = options.records;
+    this.#log = options.log;
+    this.#now = options.now;
+  }
+
+  async push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome> {
+    const startedAt = this.#now();
+    const running = runningRecord(asker?.pushId ?? newPushId(startedAt), request, asker, startedAt);
+    await this.#quietly(running, () => this.#records.start(running));
+    let outcome: PushOutcome;
+    try {
+      // Only the request reaches the flow: who asked is the record's, not the flow's.
+      outcome = await this.flow.push(request);
+    } catch (error) {
+      const failed = { ...finished(running, this.#now()), outcome: 'failed' as const, error: nameOf(error) };
+      await this.#quietly(failed, () => this.#records.finish(failed));
+      throw error;
+    }
+    const done = doneRecord(running, outcome, this.#now());
+    await this.#quietly(done, () => this.#records.finish(done));
+    return outcome;
+  }
+
+  async #quietly(record: PushRecord, write: () => Promise<void>) {
+    try {
+      await write();
+    } catch (error) {
+      this.#log.warn(`could not keep the record of push ${record.id} (${record.state})`, { error });
+    }
+  }
+}
+
+function runningRecord(
+  id: string,
+  request: PushRequest,
+  asker: PushAsker | undefined,
+  startedAt: Date,
+): PushRecord {
+  return {
+    id,
+    state: 'running',
+    requestedBy: asker?.requestedBy ?? 'unknown',
+    startedAt: startedAt.toISOString(),
+    finishedAt: null,
+    request: {
+      node: request.node ?? null,
+      behind: request.behind ?? false,
+      full: request.full ?? false,
+      maxRounds: request.maxRounds ?? null,
+    },
+    outcome: null,
+    pushed: null,
+    flushed: [],
+    flushedCount: 0,
+    rounds: null,
+    behind: [],
+    behindCount: 0,
+    error: null,
+  };
+}
+
+const finished = (record: PushRecord, at: Date): PushRecord => ({
+  ...record,
+  state: 'done',
+  finishedAt: at.toISOString(),
+});
+
+export function doneRecord(running: PushRecord, outcome: PushOutcome, at: Date): PushRecord {
+  return {
+    ...finished(running, at),
+    outcome: outcome.behind.length > 0 ? 'still-behind' : 'consistent',
+    pushed: outcome.pushed,
+    flushed: outcome.flushed.slice(0, keptNodesPerList),
+    flushedCount: outcome.flushed.length,
+    rounds: outcome.rounds,
+    behind: outcome.behind.slice(0, keptNodesPerList),
+    behindCount: outcome.behind.length,
+  };
+}
+
+/** A failed flow is named by what a Task threw (PushFlowFailedError.error); anything else by its class. */
+function nameOf(error: unknown): string {
+  const flowError = (error as { error?: unknown }).error;
+  if (typeof flowError === 'string' && flowError !== '') return flowError;
+  return (error as Error)?.name ?? 'Error';
+}
+
+/**
+ * The longest a push can run: Step Functions Express stops an execution at five minutes. A
+ * record still `running` after that was left by a request that ended first (API Gateway's 29 s,
+ * a timed-out function), and its outcome was never written.
+ */
+export const longestPushMs = 5 * 60_000;
+
+export type PushRecordView = Omit<PushRecord, 'state'> & {
+  readonly state: 'running' | 'done' | 'unfinished';
+};
+
+export function viewOfPushRecord(record: PushRecord, now: Date): PushRecordView {
+  const overdue = now.getTime() - Date.parse(record.startedAt) > longestPushMs;
+  return record.state === 'running' && overdue ? { ...record, state: 'unfinished' } : record;
+}

@@ -1,0 +1,100 @@
+import type { TokenView } from './enrolment/token-state.ts';
+import type { NodeStatus } from './ports.ts';
+
+/**
+ * The read models an operator looks at (`mesh node list|show`, `mesh graph`, the console): the
+ * mesh area's nodes and relations joined with what enrolment and the control queue keep about
+ * each node. Read-only; lib/adapters/dynamodb/mesh-view-reader.ts builds them.
+ */
+export type ModuleView = {
+  readonly module: string;
+  readonly version: string | null;
+  readonly provides: string | null;
+};
+
+export type RelationEnd = { readonly node: string; readonly module: string };
+
+/** A consumer → provider relation; `minted` once the consumer's node was pushed since (its provision exists). */
+export type MeshEdge = {
+  readonly consumer: RelationEnd;
+  readonly provider: RelationEnd;
+  readonly kind: string;
+  readonly minted: boolean;
+};
+
+/** From the node's status when it carries presence (`online`), else unknown. */
+export type Presence = 'online' | 'offline' | null;
+
+export type MeshNode = NodeStatus & {
+  readonly modules: readonly ModuleView[];
+  readonly presence: Presence;
+};
+
+export type MeshGraph = { readonly nodes: readonly MeshNode[]; readonly edges: readonly MeshEdge[] };
+
+export type NodeDetails = MeshNode & {
+  readonly createdAt: string | null;
+  /** When the node was last marked behind; null when it is not behind. */
+  readonly markedAt: string | null;
+  /** The RFC 7638 thumbprint of the enrolled signing key. */
+  readonly thumbprint: string | null;
+  readonly sentDigest: string | null;
+  readonly report: {
+    readonly state: string | null;
+    readonly revision: number | null;
+    readonly step: string | null;
+    readonly sequence: number | null;
+    readonly heardAt: string | null;
+  } | null;
+  readonly token: TokenView | null;
+  /** What its modules consume, and who consumes from its modules. */
+  readonly consumes: readonly MeshEdge[];
+  readonly consumedBy: readonly MeshEdge[];
+  /** The declaration as last sent, every secret hidden; null before the first push. */
+  readonly declaration: unknown;
+};
+
+/** A node as `mesh node list` shows it: with how many relations it has each way. */
+export type ListedNode = MeshNode & {
+  readonly relations: { readonly consumes: number; readonly consumedBy: number };
+};
+
+export function listedNodes(graph: MeshGraph): ListedNode[] {
+  const count = (side: 'consumer' | 'provider', node: string) =>
+    graph.edges.filter((edge) => edge[side].node === node).length;
+  return graph.nodes.map((node) => ({
+    ...node,
+    relations: { consumes: count('consumer', node.node), consumedBy: count('provider', node.node) },
+  }));
+}
+
+export interface MeshViewReader {
+  /** Every node with its modules, and every relation. */
+  graph(): Promise<MeshGraph>;
+  details(node: string): Promise<NodeDetails | undefined>;
+}
+
+export function presenceOf(status: NodeStatus): Presence {
+  const online = (status as NodeStatus & { readonly online?: unknown }).online;
+  if (online === true) return 'online';
+  if (online === false) return 'offline';
+  return null;
+}
+
+export const hiddenSecret = '(hidden)';
+const secretName = /secret|password|passphrase|token|private|credential/i;
+
+/**
+ * The value with every member whose name says it holds a secret replaced by `(hidden)`, at any
+ * depth, so a field added to the declaration later is hidden too when it is named like one.
+ */
+export function hideSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(hideSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([name, member]) => [
+      name,
+      secretName.test(name) && member !== null ? hiddenSecret : hideSecrets(member),
+    ]),
+  );
+}

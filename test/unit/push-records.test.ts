@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { PushFlowFailedError } from '../../lib/core/mesh/errors.ts';
+import {
+  keptNodesPerList,
+  newPushId,
+  type PushRecord,
+  type PushRecordWriter,
+  pushId,
+  RecordedPushFlow,
+  viewOfPushRecord,
+} from '../../lib/core/mesh/push-records.ts';
+import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { RecordingLog } from '../support/control-fakes.ts';
+
+/** Keeps records as the table does: by id, a start refused when one is kept, a finish over it. */
+class MemoryPushRecords implements PushRecordWriter {
+  readonly kept = new Map<string, PushRecord>();
+  down = false;
+  async start(record: PushRecord) {
+    if (this.down) throw new StoreUnavailableError('the inventory table');
+    if (this.kept.has(record.id)) throw new Error(`push ${record.id} is already recorded`);
+    this.kept.set(record.id, record);
+  }
+  async finish(record: PushRecord) {
+    if (this.down) throw new StoreUnavailableError('the inventory table');
+    this.kept.set(record.id, record);
+  }
+}
+
+const t0 = new Date('2026-07-22T10:15:00.123Z');
+
+function world(answer: (request: PushRequest) => Promise<PushOutcome>) {
+  const records = new MemoryPushRecords();
+  const seenByFlow: Array<{ request: PushRequest; asker: PushAsker | undefined; kept: PushRecord[] }> = [];
+  const flow: PushFlow = {
+    push: async (request, asker) => {
+      seenByFlow.push({ request, asker, kept: [...records.kept.values()] });
+      return answer(request);
+    },
+  };
+  const log = new RecordingLog();
+  let now = t0;
+  const recorded = new RecordedPushFlow({ flow, records, log, now: () => now });
+  return {
+    records,
+    seenByFlow,
+    log,
+    recorded,
+    later: (ms: number) => {
+      now = new Date(now.getTime() + ms);
+    },
+  };
+}
+
+const outcome = (behind: string[] = []): PushOutcome => ({
+  pushed: { node: 'web1', revision: 3 },
+  flushed: [{ node: 'broker', revision: 2, round: 1 }],
+  rounds: 1,
+  behind,
+});
+
+describe('RecordedPushFlow', () => {
+  it('keeps the push running before the flow starts, and done with what it sent when it answers', async () => {
+    const w = world(async () => outcome());
+    const answer = await w.recorded.push(
+      { node: 'web1' },
+      { requestedBy: 'arn:aws:iam::1:user/ana', pushId: 'p1' },
+    );
+    expect(answer).toEqual(outcome());
+    expect(w.seenByFlow).toEqual([
+      {
+        request: { node: 'web1' },
+        asker: undefined,
+        kept: [
+          expect.objectContaining({ id: 'p1', state: 'running', requestedBy: 'arn:aws:iam::1:user/ana' }),
+        ],
+      },
+    ]);
+    expect(w.records.kept.get('p1')).toEqual({
+      id: 'p1',
+      state: 'done',
+      requestedBy: 'arn:aws:iam::1:user/ana',
+      startedAt: t0.toISOString(),
+      finishedAt: t0.toISOString(),
+      request: { node: 'web1', behind: false, full: false, maxRounds: null },
+      outcome: 'consistent',
+      pushed: { node: 'web1', revision: 3 },
+      flushed: [{ node: 'broker', revision: 2, round: 1 }],
+      flushedCount: 1,
+      rounds: 1,
+      behind: [],
+      behindCount: 0,
+      error: null,
+    });
+  });
+
+  it('says what was still behind at the bound, keeping at most a thousand names but counting all', async () => {
+    const many = Array.from({ length: keptNodesPerList + 5 }, (_, i) => `n${i}`);
+    const w = world(async () => outcome(many));
+    await w.recorded.push({ behind: true, full: true, maxRounds: 2 }, { requestedBy: 'local', pushId: 'p2' });
+    expect(w.records.kept.get('p2')).toMatchObject({
+      outcome: 'still-behind',
+      request: { node: null, behind: true, full: true, maxRounds: 2 },
+      behindCount: keptNodesPerList + 5,
+    });
+    expect(w.records.kept.get('p2')?.behind).toHaveLength(keptNodesPerList);
+  });
+
+  it('keeps a failed push by the name of what failed, and still throws it', async () => {
+    const failure = new PushFlowFailedError('States.Timeout', 'the push flow ended TIMED_OUT');
+    const w = world(async () => {
+      throw failure;
+    });
+    await expect(w.recorded.push({ node: 'web1' }, { requestedBy: 'local', pushId: 'p3' })).rejects.toBe(
+      failure,
+    );
+    expect(w.records.kept.get('p3')).toMatchObject({
+      state: 'done',
+      outcome: 'failed',
+      error: 'States.Timeout',
+    });
+  });
+
+  it('pushes all the same when its record cannot be written, and says so in the log', async () => {
+    const w = world(async () => outcome());
+    w.records.down = true;
+    expect(await w.recorded.push({ node: 'web1' }, { requestedBy: 'local', pushId: 'p4' })).toEqual(
+      outcome(),
+    );
+    expect(w.log.lines.map((line) => line.message)).toEqual([
+      'could not keep the record of push p4 (running)',
+      'could not keep the record of push p4 (done)',
+    ]);
+  });
+
+  it('makes an id that sorts by time when none is given', async () => {
+    const w = world(async () => outcome());
+    await w.recorded.push({ node: 'web1' }, { requestedBy: 'local' });
+    w.later(1);
+    await w.recorded.push({ node: 'web1' });
+    const ids = [...w.records.kept.keys()];
+    expect(ids.every((id) => pushId.safeParse(id).success)).toBe(true);
+    expect([...ids].sort()).toEqual(ids);
+    expect(w.records.kept.get(ids[1] as string)?.requestedBy).toBe('unknown');
+  });
+});
+
+describe('push ids and views', () => {
+  it('an id is the start time to the millisecond and six hex digits', () => {
+    expect(newPushId(t0, () => '4f2a9c')).toBe('20260722T101500123Z-4f2a9c');
+  });
+
+  it('a push still running past the longest a flow can run is shown unfinished', () => {
+    const running = { state: 'running', startedAt: t0.toISOString() } as PushRecord;
+    expect(viewOfPushRecord(running, new Date(t0.getTime() + 60_000)).state).toBe('running');
+    expect(viewOfPushRecord(running, new Date(t0.getTime() + 5 * 60_000 + 1)).state).toBe('unfinished');
+  });
+});
