@@ -2,6 +2,7 @@ import { healthHandler } from './api/handlers/health.ts';
 import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
+import { signalFunctions } from './functions/signal.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 
 export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
@@ -23,6 +24,7 @@ export const functionSpecs: readonly FunctionSpec[] = [
   ...meshFunctions,
   ...enrolmentFunctions,
   ...controlFunctions,
+  ...signalFunctions,
 ];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

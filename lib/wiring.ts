@@ -1,12 +1,19 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { makeDynamoDBClient, makeSFNClient, makeSQSClient } from './adapters/aws-clients.ts';
+import {
+  makeDynamoDBClient,
+  makeIotDataClient,
+  makeSFNClient,
+  makeSQSClient,
+} from './adapters/aws-clients.ts';
+import { CountedMetric } from './adapters/counted-metric.ts';
 import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
 import { DynamoDBNodeKeyStore } from './adapters/dynamodb/node-key-store.ts';
+import { DynamoDBPresenceStore } from './adapters/dynamodb/presence-store.ts';
 import { DynamoDBProofReplayGuard } from './adapters/dynamodb/proof-replay-guard.ts';
 import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
@@ -14,6 +21,8 @@ import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
+import { EmbeddedBrokerPublisher, noBrokerPublisher } from './adapters/signal/embedded-broker-publisher.ts';
+import { IotDataSignalPublisher } from './adapters/signal/iot-data-publisher.ts';
 import { SqsControlSender } from './adapters/sqs/control-sender.ts';
 import { SqsQueueSettlement } from './adapters/sqs/queue-settlement.ts';
 import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
@@ -30,6 +39,9 @@ import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-step
 import { MeshService } from './core/mesh/service.ts';
 import type { MeshChangeStore, PushStore } from './core/mesh/store.ts';
 import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import { SignalAnnouncer } from './core/signal/announce.ts';
+import { type SignalChannel, type SignalPublisher, signalChannelFor } from './core/signal/channel.ts';
+import type { PresenceStore } from './core/signal/presence.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
@@ -66,6 +78,15 @@ export type Parts = {
   readonly settlement: QueueSettlement;
   readonly lostMessages: LostMessageMetrics;
   readonly consumer: ConsumerDeps;
+  // the change signal
+  /** Where a node's host waits for its signal; undefined when no broker is configured. */
+  readonly signalChannel: (node: string) => SignalChannel | undefined;
+  readonly signalPublisher: SignalPublisher;
+  readonly signals: SignalAnnouncer;
+  readonly signalFailures: CountedMetric;
+  readonly presence: PresenceStore;
+  /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
+  readonly embeddedBroker: EmbeddedBrokerPublisher;
 };
 
 export type PartsOptions = {
@@ -92,7 +113,13 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     meshService: () => new MeshService({ store: parts.meshChanges }),
     meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
-    pushTasks: () => pushTaskFunctions(new Pusher({ store: parts.pushStore })),
+    pushTasks: () =>
+      pushTaskFunctions(
+        new Pusher({
+          store: parts.pushStore,
+          announce: (node, signal) => parts.signals.announce(node, signal),
+        }),
+      ),
     pushFlow: () =>
       config.pushFlowArn
         ? new StepFunctionsPushFlow({ client: makeSFNClient(config), stateMachineArn: config.pushFlowArn })
@@ -140,6 +167,25 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
       countLost: (type) => parts.lostMessages.count(type),
     }),
+    signalChannel: () => {
+      const signal = config.signal;
+      return (node) => (signal ? signalChannelFor(signal, node) : undefined);
+    },
+    signalPublisher: () =>
+      config.signal?.iotDataEndpoint
+        ? new IotDataSignalPublisher({ client: makeIotDataClient(config, config.signal.iotDataEndpoint) })
+        : config.signal
+          ? parts.embeddedBroker
+          : noBrokerPublisher,
+    signals: () =>
+      new SignalAnnouncer({
+        publisher: parts.signalPublisher,
+        log: parts.log,
+        countFailure: () => parts.signalFailures.count(),
+      }),
+    signalFailures: () => new CountedMetric('SignalsNotPublished'),
+    presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
+    embeddedBroker: () => new EmbeddedBrokerPublisher(),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;

@@ -55,6 +55,7 @@ export class Bed {
     const processEnv: NodeJS.ProcessEnv = {
       ...process.env,
       MESH_PORT: String(port),
+      MESH_MQTT_PORT: '0',
       MESH_DATA: join(this.dir, 'control'),
       ...env,
     };

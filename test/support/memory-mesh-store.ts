@@ -194,6 +194,7 @@ export class MemoryMeshStore implements MeshChangeStore, PushStore, ModuleVersio
       appliedAt: null,
       reportState: null,
       behind: state.mark !== undefined,
+      online: null,
       lastHeard: null,
     };
   }
