@@ -58,9 +58,13 @@ export class MqttSignalLink implements SignalLink {
         client.once('close', () => reject(new Error(`${reason} while subscribing`))),
       );
       closedFirst.catch(() => undefined);
-      const [granted] = await Promise.race([client.subscribeAsync(channel.topic, { qos: 1 }), closedFirst]);
-      if (!granted || granted.qos > 2)
-        throw new Error(`the broker refused the subscription to ${channel.topic}`);
+      const refused = (why: string) =>
+        new Error(`the broker refused the subscription to ${channel.topic} (${why})`);
+      const subscribed = client.subscribeAsync(channel.topic, { qos: 1 }).catch((error: Error) => {
+        throw refused(error.message);
+      });
+      const [granted] = await Promise.race([subscribed, closedFirst]);
+      if (!granted || granted.qos > 2) throw refused(`granted ${granted?.qos}`);
     } catch (error) {
       this.#client = undefined;
       client.end(true);
