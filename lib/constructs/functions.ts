@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -10,7 +10,8 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
-import { configEnvironment } from '../config.ts';
+import { configEnvironment, type MeshConfig, signalEnvironment } from '../config.ts';
+import { nodeTopics } from '../core/signal/channel.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
 import { consumerTimeoutSeconds, identityTable, inventoryTable } from '../resources.ts';
 import { assertLocalEsbuild, functionsDir, meshBundling, projectRoot } from './bundling.ts';
@@ -41,6 +42,16 @@ export type MeshFunctionsProps = {
 
 const lambdaLimits = { timeoutSeconds: [1, 900], memoryMb: [128, 10_240] } as const;
 
+/** Every node's signal topic, and nothing else: what `signal:publish` allows. */
+export const signalTopicsArn = (
+  stack: Stack,
+  form: (value: string, pseudo: string) => string = (value) => value,
+) =>
+  `arn:${form(stack.partition, 'AWS::Partition')}:iot:${form(stack.region, 'AWS::Region')}:${form(stack.account, 'AWS::AccountId')}:topic/${nodeTopics('*')}/signal`;
+
+/** How cdk-nag writes a pseudo parameter in a finding. */
+const inFinding = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<${pseudo}>` : value);
+
 /** The timeout a spec runs with: its own, else the queue consumer's or ten seconds. */
 export function timeoutOf(spec: FunctionSpec): number {
   return spec.timeoutSeconds ?? (spec.trigger === 'queue' ? consumerTimeoutSeconds : 10);
@@ -68,12 +79,24 @@ function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[]
       problems.push(`flow function ${spec.name} may not start the push flow it runs in`);
     if (spec.trigger === 'queue' && !spec.access.includes('control:consume'))
       problems.push(`queue function ${spec.name} lacks control:consume`);
+    if (
+      spec.reservedConcurrency !== undefined &&
+      !(Number.isInteger(spec.reservedConcurrency) && spec.reservedConcurrency >= 1)
+    )
+      problems.push(
+        `function ${spec.name} reservedConcurrency ${spec.reservedConcurrency} is not a whole number of at least 1`,
+      );
     if (new Set(spec.access).size !== spec.access.length)
       problems.push(`function ${spec.name} lists an access twice`);
   }
   const consumers = specs.filter((spec) => spec.trigger === 'queue').map((spec) => spec.name);
   if (consumers.length > 1)
     problems.push(`the control queue has one consumer, but ${consumers.join(', ')} are all trigger 'queue'`);
+  for (const trigger of ['broker-authorizer', 'broker-lifecycle'] as const) {
+    const named = specs.filter((spec) => spec.trigger === trigger).map((spec) => spec.name);
+    if (named.length > 1)
+      problems.push(`the broker has one ${trigger}, but ${named.join(', ')} are all trigger '${trigger}'`);
+  }
   return problems;
 }
 
@@ -124,6 +147,9 @@ export class MeshFunctions extends Construct {
         architecture: Architecture.ARM_64,
         timeout: Duration.seconds(timeoutOf(spec)),
         memorySize: spec.memoryMb ?? 256,
+        ...(spec.reservedConcurrency !== undefined
+          ? { reservedConcurrentExecutions: spec.reservedConcurrency }
+          : {}),
         role,
         logGroup,
         tracing: Tracing.ACTIVE,
@@ -168,6 +194,14 @@ export class MeshFunctions extends Construct {
     }
   }
 
+  /** Tells every function where the broker is, and the signal's publishers where to publish. */
+  connectSignal(signal: NonNullable<MeshConfig['signal']>): void {
+    for (const spec of this.specs) {
+      const fn = this.get(spec.name);
+      for (const [name, value] of Object.entries(signalEnvironment(signal))) fn.addEnvironment(name, value);
+    }
+  }
+
   private grant(access: Access, role: IRole, props: MeshFunctionsProps): void {
     switch (access) {
       case 'inventory:read':
@@ -203,6 +237,23 @@ export class MeshFunctions extends Construct {
       case 'pushFlow:start':
         // granted by connectPushFlow once the state machine exists
         return;
+      case 'signal:publish':
+        role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['iot:Publish'],
+            resources: [signalTopicsArn(Stack.of(role))],
+          }),
+        );
+        return;
+      case 'presence:write':
+        role.addToPrincipalPolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+            resources: [props.inventoryTable.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['node#*'] } },
+          }),
+        );
+        return;
     }
   }
 
@@ -222,6 +273,14 @@ export class MeshFunctions extends Construct {
     ] as const;
     acknowledge(
       role,
+      ...(spec.access.includes('signal:publish')
+        ? [
+            {
+              id: `AwsSolutions-IAM5[Resource::${signalTopicsArn(Stack.of(role), inFinding)}]`,
+              reason: `${spec.name} publishes the signal of whichever node it sends; iot:Publish on the nodes' signal topics only`,
+            },
+          ]
+        : []),
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason:
