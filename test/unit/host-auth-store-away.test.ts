@@ -8,7 +8,6 @@ import {
 } from '../../lib/api/host-auth.ts';
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
-
 import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
