@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { functionSpecs } from '../lib/functions.ts';
+import { defaultSafetyIntervalMs } from '../lib/host/agent/run-loop.ts';
 import type { BenchTable } from './support/table.ts';
 
 /** The price list, kept as data (bench/prices.json) so a new price is a data change. */
@@ -23,109 +24,167 @@ type Prices = {
     customMetricMonth: number;
   };
   xRay: { tracesRecordedPerMillion: number };
+  iotCore: {
+    connectionMinutesPerMillion: number;
+    messagesPerMillion: number;
+    rulesTriggeredPerMillion: number;
+    actionsAppliedPerMillion: number;
+  };
 };
 
 type Figure = { readonly value: number; readonly source: string };
 const assumed = (value: number, why: string): Figure => ({ value, source: `assumption: ${why}` });
 const from = (value: number, where: string): Figure => ({ value, source: where });
 
+const monthSeconds = 30 * 24 * 3600;
+
 /**
- * What one node costs in a month, as request counts. Push and queue figures are the push and
- * queue benches' counts (copied here, with the run they come from); figures marked
- * "assumption" are placeholders; the others are read off the code that makes the requests.
+ * What one node costs in a month, as request counts. The fleet's activity is issue 13's: a
+ * 30-day month, one push an hour touching 10% of the nodes, state reports on change only. Push
+ * and queue figures are the push and queue benches' counts; figures marked "assumption" are
+ * placeholders; the others are read off the code that makes the requests.
  */
 export const activity = {
-  pollIntervalSeconds: from(30, 'mesh-host run --interval default (lib/host/commands/run.ts)'),
-  changesPerNodeMonth: assumed(30, 'one declaration change per node per day'),
+  pushesPerMonthFleet: from(720, 'issue 13: one push an hour, 30-day month'),
+  changesPerNodeMonth: from(72, 'issue 13: each push touches 10% of the nodes: 720 × 0.1'),
   reportsPerChange: from(2, 'mesh-host run reports applying and applied (design brief)'),
-  pushesPerMonthFleet: assumed(300, 'operator pushes per month, whole fleet'),
+  pollIntervalSeconds: from(30, 'mesh-host run --interval default (lib/host/commands/run.ts)'),
+  heartbeatSeconds: from(180, 'mesh-host run --heartbeat default: sent while polling only'),
+  safetyFetchSeconds: from(defaultSafetyIntervalMs / 1000, 'mesh-host run --safety-interval default'),
+  connectsPerNodeMonth: from(
+    30,
+    'the authorizer disconnects after 24 h (connectionSeconds); the host connects again',
+  ),
+  messagesPerSignal: from(
+    4,
+    'IoT meters the data-plane Publish, RETAINED, the delivery, and the host PUBACK',
+  ),
+  messagesPerConnect: from(6, 'CONNECT, SUBSCRIBE, the retained signal and its PUBACK, two lifecycle events'),
+  lifecycleEventsPerConnect: from(
+    2,
+    'connected and disconnected: one rule, one Lambda action, one presence write each',
+  ),
   hostAuthReadUnits: from(2, 'BatchGet of the node key and the enrolment, consistent (credential-reader.ts)'),
   replayGuardWriteUnits: from(1, 'conditional put of each proof id (proof-replay-guard.ts)'),
+  presenceWriteUnits: from(
+    4,
+    'a transaction: ConditionCheck of the node + the presence update, 2 units each',
+  ),
   declarationReadUnits: assumed(1, 'one consistent read of the sent declaration, ≤ 4 KB'),
   reportConsumeReadUnits: assumed(1, 'newer-report-wins reads the stored report'),
   reportConsumeWriteUnits: assumed(1, 'newer-report-wins writes one item ≤ 1 KB'),
   sqsCallsPerMessage: from(
     0.2,
-    'queue bench: consumer on the local event-source loop, 600 reports, receive 10 + batch delete',
+    'queue bench: consumer on the local event-source loop, receive 10 + batch delete',
   ),
-  pushCapacityUnitsPerNode: from(
-    7.25,
-    'push bench (MESH_BENCH_SIZES=100): named push, 14.5 capacity units over 2 nodes on DynamoDB Local',
-  ),
+  pushCapacityUnitsPerNode: from(7.25, 'push bench (MESH_BENCH_SIZES=100): 14.5 capacity units over 2 nodes'),
   pushWriteShare: assumed(0.4, 'share of those capacity units that are writes (sent, declaration, mark)'),
-  pushSecondsPerFlow: assumed(2, 'Express duration of one push, billed at 64 MB'),
+  pushSecondsPerFlow: assumed(5, 'Express duration of one push touching 10% of the nodes, billed at 64 MB'),
   handlerMs: assumed(40, 'API handler billed duration at 256 MB'),
-  authorizerMs: assumed(30, 'host authorizer billed duration at 256 MB (one read, one Ed25519 verify)'),
+  authorizerMs: assumed(
+    30,
+    'host or broker authorizer billed duration at 256 MB (one read, one Ed25519 verify)',
+  ),
+  presenceMs: assumed(20, 'presence function billed duration at 256 MB (one transaction)'),
   consumerMsPerMessage: assumed(20, 'consumer batch of 10 in 200 ms at 256 MB'),
   pushTaskMsPerNode: assumed(100, 'push-send share per node at 256 MB'),
+  publishMsPerSignal: assumed(25, 'one IoT data-plane Publish from a push task at 256 MB'),
   logKbPerInvocation: assumed(0.6, 'START/END/REPORT lines plus one Powertools line'),
   accessLogKbPerRequest: from(0.4, 'AccessLogFormat.jsonWithStandardFields line'),
   flowLogKbPerNode: assumed(2, 'Step Functions ALL logging with execution data, per node sent'),
-  storedKbPerNode: assumed(25, 'inventory items, declaration, reports, identity keys'),
-  customMetrics: assumed(5, 'LostMessages and the other Powertools metrics'),
+  storedKbPerNode: assumed(25, 'inventory items, declaration, reports, identity keys, presence'),
+  customMetrics: assumed(5, 'LostMessages, SignalsNotPublished and the other Powertools metrics'),
   sqsIdlePollers: from(5, 'Lambda SQS event source: 5 long-polling pollers (20 s) even when idle'),
   xRayReservoirPerSecond: from(1, 'X-Ray default sampling: 1 request/s, then 5%'),
   xRayRate: from(0.05, 'X-Ray default sampling: 1 request/s, then 5%'),
 } as const;
 
-const monthSeconds = 30 * 24 * 3600;
+type Mode = 'poll' | 'signal';
+type Line = { readonly item: string; readonly fleet: (nodes: number, mode: Mode) => number };
 const perMillion = (count: number, price: number) => (count / 1e6) * price;
+const gbSeconds = (ms: number, mb = 256) => (ms / 1000) * (mb / 1024);
 
-type Line = { readonly item: string; readonly fleet: (nodes: number) => number };
+/** One node's month in requests and seconds, by how its host learns of a change. */
+function perNode(model: typeof activity, mode: Mode) {
+  const v = (figure: Figure) => figure.value;
+  const changes = v(model.changesPerNodeMonth);
+  const reports = changes * v(model.reportsPerChange);
+  const polling = mode === 'poll';
+  const connects = polling ? 0 : v(model.connectsPerNodeMonth);
+  const fetches = polling
+    ? monthSeconds / v(model.pollIntervalSeconds)
+    : changes + monthSeconds / v(model.safetyFetchSeconds) + connects;
+  const heartbeats = polling ? monthSeconds / v(model.heartbeatSeconds) : 0;
+  const queued = reports + heartbeats;
+  const hostRequests = fetches + queued;
+  const events = connects * v(model.lifecycleEventsPerConnect);
+  return {
+    changes,
+    fetches,
+    heartbeats,
+    queued,
+    hostRequests,
+    connects,
+    events,
+    connectedMinutes: polling ? 0 : monthSeconds / 60,
+    messages: polling ? 0 : changes * v(model.messagesPerSignal) + connects * v(model.messagesPerConnect),
+    invocations: hostRequests * 2 + queued / 10 + changes + connects + events,
+    gbSeconds:
+      hostRequests * (gbSeconds(v(model.handlerMs)) + gbSeconds(v(model.authorizerMs))) +
+      queued * gbSeconds(v(model.consumerMsPerMessage)) +
+      changes * gbSeconds(v(model.pushTaskMsPerNode) + (polling ? 0 : v(model.publishMsPerSignal))) +
+      connects * gbSeconds(v(model.authorizerMs)) +
+      events * gbSeconds(v(model.presenceMs)),
+    readUnits:
+      (hostRequests * 2 + connects) * v(model.hostAuthReadUnits) +
+      fetches * v(model.declarationReadUnits) +
+      queued * v(model.reportConsumeReadUnits) +
+      changes * v(model.pushCapacityUnitsPerNode) * (1 - v(model.pushWriteShare)),
+    writeUnits:
+      (hostRequests + connects) * v(model.replayGuardWriteUnits) +
+      queued * v(model.reportConsumeWriteUnits) +
+      events * v(model.presenceWriteUnits) +
+      changes * v(model.pushCapacityUnitsPerNode) * v(model.pushWriteShare),
+  };
+}
 
 function costLines(prices: Prices, model: typeof activity, functionCount: number): Line[] {
   const v = (figure: Figure) => figure.value;
-  const polls = monthSeconds / v(model.pollIntervalSeconds);
-  const reports = v(model.changesPerNodeMonth) * v(model.reportsPerChange);
-  const hostRequests = polls + reports;
-  const gbSeconds = (ms: number, mb = 256) => (ms / 1000) * (mb / 1024);
-  const lambdaPerNode = {
-    invocations: hostRequests * 2 + reports / 10 + v(model.changesPerNodeMonth),
-    gbSeconds:
-      hostRequests * (gbSeconds(v(model.handlerMs)) + gbSeconds(v(model.authorizerMs))) +
-      reports * gbSeconds(v(model.consumerMsPerMessage)) +
-      v(model.changesPerNodeMonth) * gbSeconds(v(model.pushTaskMsPerNode)),
-  };
-  const readUnits =
-    hostRequests * 2 * v(model.hostAuthReadUnits) +
-    polls * v(model.declarationReadUnits) +
-    reports * v(model.reportConsumeReadUnits) +
-    v(model.changesPerNodeMonth) * v(model.pushCapacityUnitsPerNode) * (1 - v(model.pushWriteShare));
-  const writeUnits =
-    hostRequests * v(model.replayGuardWriteUnits) +
-    reports * v(model.reportConsumeWriteUnits) +
-    v(model.changesPerNodeMonth) * v(model.pushCapacityUnitsPerNode) * v(model.pushWriteShare);
-  const logGb =
-    (lambdaPerNode.invocations * v(model.logKbPerInvocation) +
-      hostRequests * v(model.accessLogKbPerRequest) +
-      v(model.changesPerNodeMonth) * v(model.flowLogKbPerNode)) /
+  const node = { poll: perNode(model, 'poll'), signal: perNode(model, 'signal') };
+  const each =
+    (count: (n: ReturnType<typeof perNode>) => number, price: number) => (nodes: number, mode: Mode) =>
+      perMillion(nodes * count(node[mode]), price);
+  const logGb = (mode: Mode) =>
+    (node[mode].invocations * v(model.logKbPerInvocation) +
+      node[mode].hostRequests * v(model.accessLogKbPerRequest) +
+      node[mode].changes * v(model.flowLogKbPerNode)) /
     1024 ** 2;
-  const storedGb = v(model.storedKbPerNode) / 1024 ** 2;
-  const alarms = 2 + 2 * functionCount;
-  const traces = (nodes: number) => {
-    const perSecond = (nodes * hostRequests) / monthSeconds;
+  const alarms = 3 + 2 * functionCount;
+  const traces = (nodes: number, mode: Mode) => {
+    const perSecond = (nodes * node[mode].hostRequests) / monthSeconds;
     const sampled =
       Math.min(perSecond, v(model.xRayReservoirPerSecond)) +
       v(model.xRayRate) * Math.max(0, perSecond - v(model.xRayReservoirPerSecond));
     return sampled * monthSeconds;
   };
+  const { iotCore } = prices;
   return [
     {
-      item: 'API Gateway REST requests',
-      fleet: (n) => perMillion(n * hostRequests, prices.apiGateway.restRequestsPerMillion),
+      item: 'API Gateway REST requests (host)',
+      fleet: each((n) => n.hostRequests, prices.apiGateway.restRequestsPerMillion),
     },
     {
-      item: 'Lambda requests',
-      fleet: (n) => perMillion(n * lambdaPerNode.invocations, prices.lambda.requestsPerMillion),
+      item: '  of which heartbeats',
+      fleet: each((n) => n.heartbeats, prices.apiGateway.restRequestsPerMillion),
     },
+    { item: 'Lambda requests', fleet: each((n) => n.invocations, prices.lambda.requestsPerMillion) },
     {
       item: 'Lambda compute (arm64)',
-      fleet: (n) => n * lambdaPerNode.gbSeconds * prices.lambda.arm64GbSecond,
+      fleet: (nodes, mode) => nodes * node[mode].gbSeconds * prices.lambda.arm64GbSecond,
     },
     {
-      item: 'SQS FIFO requests',
-      fleet: (n) =>
-        perMillion(n * reports * (1 + v(model.sqsCallsPerMessage)), prices.sqs.fifoRequestsPerMillion),
+      item: 'SQS FIFO requests (reports, heartbeats)',
+      fleet: each((n) => n.queued * (1 + v(model.sqsCallsPerMessage)), prices.sqs.fifoRequestsPerMillion),
     },
     {
       item: 'SQS polling by the event source (idle)',
@@ -134,16 +193,19 @@ function costLines(prices: Prices, model: typeof activity, functionCount: number
     },
     {
       item: 'DynamoDB reads (on demand)',
-      fleet: (n) => perMillion(n * readUnits, prices.dynamodb.onDemandReadRequestUnitsPerMillion),
+      fleet: each((n) => n.readUnits, prices.dynamodb.onDemandReadRequestUnitsPerMillion),
     },
     {
       item: 'DynamoDB writes (on demand)',
-      fleet: (n) => perMillion(n * writeUnits, prices.dynamodb.onDemandWriteRequestUnitsPerMillion),
+      fleet: each((n) => n.writeUnits, prices.dynamodb.onDemandWriteRequestUnitsPerMillion),
     },
     {
       item: 'DynamoDB storage + PITR',
-      fleet: (n) =>
-        n * storedGb * (prices.dynamodb.storageGbMonth + prices.dynamodb.pointInTimeRecoveryGbMonth),
+      fleet: (nodes) =>
+        (nodes *
+          v(model.storedKbPerNode) *
+          (prices.dynamodb.storageGbMonth + prices.dynamodb.pointInTimeRecoveryGbMonth)) /
+        1024 ** 2,
     },
     {
       item: 'Step Functions Express',
@@ -154,12 +216,22 @@ function costLines(prices: Prices, model: typeof activity, functionCount: number
           prices.stepFunctions.expressGbSecond,
     },
     {
+      item: 'IoT Core connectivity',
+      fleet: each((n) => n.connectedMinutes, iotCore.connectionMinutesPerMillion),
+    },
+    { item: 'IoT Core messages', fleet: each((n) => n.messages, iotCore.messagesPerMillion) },
+    {
+      item: 'IoT Core rules (lifecycle → presence)',
+      fleet: each((n) => n.events, iotCore.rulesTriggeredPerMillion + iotCore.actionsAppliedPerMillion),
+    },
+    {
       item: 'CloudWatch Logs (ingest + 1 month kept)',
-      fleet: (n) => n * logGb * (prices.cloudWatch.logsIngestedGb + prices.cloudWatch.logsStoredGbMonth),
+      fleet: (nodes, mode) =>
+        nodes * logGb(mode) * (prices.cloudWatch.logsIngestedGb + prices.cloudWatch.logsStoredGbMonth),
     },
     {
       item: 'X-Ray traces (default sampling)',
-      fleet: (n) => perMillion(traces(n), prices.xRay.tracesRecordedPerMillion),
+      fleet: (nodes, mode) => perMillion(traces(nodes, mode), prices.xRay.tracesRecordedPerMillion),
     },
     {
       item: `CloudWatch alarms (${alarms}) + custom metrics`,
@@ -170,44 +242,41 @@ function costLines(prices: Prices, model: typeof activity, functionCount: number
 }
 
 const fleets = [1_000, 10_000] as const;
+const modes: readonly Mode[] = ['poll', 'signal'];
+const label = { poll: 'poll 30 s', signal: 'signal' } as const;
 
-/** Dollars per node per month at 1,000 and 10,000 nodes, from request counts and bench/prices.json. */
+/** Dollars per node per month at 1,000 and 10,000 nodes, today's 30 s poll beside the signal, from bench/prices.json. */
 export async function run(): Promise<BenchTable[]> {
   const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
-  const functionCount = functionSpecs.length;
-  const table = (model: typeof activity, title: string): BenchTable => {
-    const lines = costLines(prices, model, functionCount);
-    const perNode = (line: Line, nodes: number) => line.fleet(nodes) / nodes;
-    const total = (nodes: number) => lines.reduce((sum, line) => sum + line.fleet(nodes), 0);
-    return {
-      title,
-      columns: [
-        'item',
-        ...fleets.map((n) => `$/node/month @${n.toLocaleString('en')}`),
-        ...fleets.map((n) => `fleet $/month @${n.toLocaleString('en')}`),
-      ],
+  const lines = costLines(prices, activity, functionSpecs.length);
+  const summed = (nodes: number, mode: Mode) =>
+    lines
+      .filter((line) => !line.item.startsWith('  '))
+      .reduce((sum, line) => sum + line.fleet(nodes, mode), 0);
+  const columns = fleets.flatMap((n) => modes.map((mode) => ({ n, mode })));
+  const heading = ({ n, mode }: { n: number; mode: Mode }) => `${label[mode]} @${n.toLocaleString('en')}`;
+  const counts = { poll: perNode(activity, 'poll'), signal: perNode(activity, 'signal') };
+  return [
+    {
+      title: `cost: dollars per node per month, today's poll beside the signal (${prices.region}, prices as of ${prices.asOf})`,
+      columns: ['item', ...columns.map(heading)],
       rows: [
         ...lines.map((line) => [
           line.item,
-          ...fleets.map((n) => perNode(line, n).toFixed(4)),
-          ...fleets.map((n) => line.fleet(n).toFixed(2)),
+          ...columns.map(({ n, mode }) => (line.fleet(n, mode) / n).toFixed(4)),
         ]),
-        ['TOTAL', ...fleets.map((n) => (total(n) / n).toFixed(4)), ...fleets.map((n) => total(n).toFixed(2))],
+        ['TOTAL $/node/month', ...columns.map(({ n, mode }) => (summed(n, mode) / n).toFixed(4))],
+        ['TOTAL fleet $/month', ...columns.map(({ n, mode }) => summed(n, mode).toFixed(2))],
       ],
-    };
-  };
-  const quiet = { ...activity, pollIntervalSeconds: assumed(300, 'mesh-host run --interval 300') };
-  return [
-    {
-      ...table(activity, `cost: dollars per node per month (${prices.region}, prices as of ${prices.asOf})`),
       notes: [
-        'the host poll (GET /hosts/{node}/declaration every 30 s: authorizer + handler + replay-guard write) is most of the bill',
+        'activity (issue 13): a 30-day month, one push an hour touching 10% of the nodes (72 changes per node), state reports on change only',
+        `per node-month: poll ${counts.poll.fetches.toFixed(0)} fetches + ${counts.poll.heartbeats.toFixed(0)} heartbeats; signal ${counts.signal.fetches.toFixed(0)} fetches (72 on a signal, 120 safety, 30 on reconnect), no heartbeat`,
+        'goal: ≤ $0.02 per node-month at 10,000 nodes on the signal',
         'push and queue figures come from `npm run bench -- push` (100 nodes) and `-- queue`; figures marked "assumption" are placeholders',
       ],
     },
-    table(quiet, 'cost: the same with mesh-host run --interval 300'),
     {
-      title: 'cost: the per-node activity model behind the tables',
+      title: 'cost: the per-node activity model behind the table',
       columns: ['figure', 'value', 'source'],
       rows: Object.entries(activity).map(([name, figure]) => [name, figure.value, figure.source]),
     },

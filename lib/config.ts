@@ -19,6 +19,23 @@ const configSchema = z.object({
   /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
   holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
   logLevel: z.enum(logLevels),
+  /** The change signal (lib/core/signal/); absent, hosts poll and pushes publish nothing. */
+  signal: z
+    .object({
+      /** Where hosts connect: `mqtts://<IoT data endpoint>:443` on AWS, `mqtt://127.0.0.1:4601` locally. */
+      brokerUrl: z.url(),
+      /** The IoT custom authorizer hosts name in their MQTT username (AWS only). */
+      authorizerName: z.string().min(1).max(128).optional(),
+      /** When set, pushes publish through the IoT data plane there; otherwise to the embedded broker. */
+      iotDataEndpoint: z.string().min(1).optional(),
+      /** The account and partition the broker policy's ARNs name (region is `region`). */
+      accountId: z
+        .string()
+        .regex(/^\d{12}$/)
+        .default('000000000000'),
+      partition: z.string().min(1).default('aws'),
+    })
+    .optional(),
   endpoints: z.object({ dynamodb: z.url().optional(), sqs: z.url().optional() }).optional(),
 });
 
@@ -44,6 +61,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
     logLevel: logLevelOf(env.MESH_LOG_LEVEL),
+    signal: env.MESH_SIGNAL_BROKER_URL
+      ? {
+          brokerUrl: env.MESH_SIGNAL_BROKER_URL,
+          authorizerName: env.MESH_SIGNAL_AUTHORIZER || undefined,
+          iotDataEndpoint: env.MESH_IOT_DATA_ENDPOINT || undefined,
+          accountId: env.MESH_ACCOUNT_ID || undefined,
+          partition: env.MESH_PARTITION || undefined,
+        }
+      : undefined,
   });
 }
 
@@ -68,5 +94,19 @@ export function configEnvironment(config: MeshConfig): Record<string, string> {
     MESH_LOG_LEVEL: config.logLevel,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
+    ...(config.signal ? signalEnvironment(config.signal) : {}),
+  };
+}
+
+/** The environment variables that carry the signal's settings. */
+export function signalEnvironment(
+  signal: z.input<typeof configSchema>['signal'] & object,
+): Record<string, string> {
+  return {
+    MESH_SIGNAL_BROKER_URL: signal.brokerUrl,
+    ...(signal.authorizerName ? { MESH_SIGNAL_AUTHORIZER: signal.authorizerName } : {}),
+    ...(signal.iotDataEndpoint ? { MESH_IOT_DATA_ENDPOINT: signal.iotDataEndpoint } : {}),
+    ...(signal.accountId ? { MESH_ACCOUNT_ID: signal.accountId } : {}),
+    ...(signal.partition ? { MESH_PARTITION: signal.partition } : {}),
   };
 }

@@ -3,6 +3,7 @@ import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
 import { seeingFunctions } from './functions/seeing.ts';
+import { signalFunctions } from './functions/signal.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 
 export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
@@ -25,6 +26,7 @@ export const functionSpecs: readonly FunctionSpec[] = [
   ...enrolmentFunctions,
   ...controlFunctions,
   ...seeingFunctions,
+  ...signalFunctions,
 ];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

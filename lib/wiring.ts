@@ -1,6 +1,12 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { makeDynamoDBClient, makeSFNClient, makeSQSClient } from './adapters/aws-clients.ts';
+import {
+  makeDynamoDBClient,
+  makeIotDataClient,
+  makeSFNClient,
+  makeSQSClient,
+} from './adapters/aws-clients.ts';
+import { CountedMetric } from './adapters/counted-metric.ts';
 import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
@@ -11,6 +17,7 @@ import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBMeshViewReader } from './adapters/dynamodb/mesh-view-reader.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
 import { DynamoDBNodeKeyStore } from './adapters/dynamodb/node-key-store.ts';
+import { DynamoDBPresenceStore } from './adapters/dynamodb/presence-store.ts';
 import { DynamoDBProofReplayGuard } from './adapters/dynamodb/proof-replay-guard.ts';
 import { DynamoDBPushRecords } from './adapters/dynamodb/push-records.ts';
 import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
@@ -19,6 +26,8 @@ import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
+import { EmbeddedBrokerPublisher, noBrokerPublisher } from './adapters/signal/embedded-broker-publisher.ts';
+import { IotDataSignalPublisher } from './adapters/signal/iot-data-publisher.ts';
 import { SqsControlSender } from './adapters/sqs/control-sender.ts';
 import { SqsDeadLetterCounter } from './adapters/sqs/dead-letter-counter.ts';
 import { SqsQueueSettlement } from './adapters/sqs/queue-settlement.ts';
@@ -38,6 +47,9 @@ import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-step
 import { MeshService } from './core/mesh/service.ts';
 import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
 import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import { SignalAnnouncer } from './core/signal/announce.ts';
+import { type SignalChannel, type SignalPublisher, signalChannelFor } from './core/signal/channel.ts';
+import type { PresenceStore } from './core/signal/presence.ts';
 import type { MeshViewReader } from './core/views.ts';
 import { powertoolsLog } from './observability.ts';
 
@@ -82,6 +94,15 @@ export type Parts = {
   readonly letters: LetterLog & LetterReader;
   readonly deadLetterCounter: DeadLetterCounter;
   readonly consumer: ConsumerDeps;
+  // the change signal
+  /** Where a node's host waits for its signal; undefined when no broker is configured. */
+  readonly signalChannel: (node: string) => SignalChannel | undefined;
+  readonly signalPublisher: SignalPublisher;
+  readonly signals: SignalAnnouncer;
+  readonly signalFailures: CountedMetric;
+  readonly presence: PresenceStore;
+  /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
+  readonly embeddedBroker: EmbeddedBrokerPublisher;
 };
 
 export type PartsOptions = {
@@ -114,7 +135,13 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         identityTable: config.identityTable,
       }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
-    pushTasks: () => pushTaskFunctions(new Pusher({ store: parts.pushStore })),
+    pushTasks: () =>
+      pushTaskFunctions(
+        new Pusher({
+          store: parts.pushStore,
+          announce: (node, signal) => parts.signals.announce(node, signal),
+        }),
+      ),
     pushFlow: () =>
       new RecordedPushFlow({
         flow: config.pushFlowArn
@@ -179,6 +206,25 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       countLost: (type) => parts.lostMessages.count(type),
       letters: parts.letters,
     }),
+    signalChannel: () => {
+      const signal = config.signal;
+      return (node) => (signal ? signalChannelFor(signal, node) : undefined);
+    },
+    signalPublisher: () =>
+      config.signal?.iotDataEndpoint
+        ? new IotDataSignalPublisher({ client: makeIotDataClient(config, config.signal.iotDataEndpoint) })
+        : config.signal
+          ? parts.embeddedBroker
+          : noBrokerPublisher,
+    signals: () =>
+      new SignalAnnouncer({
+        publisher: parts.signalPublisher,
+        log: parts.log,
+        countFailure: () => parts.signalFailures.count(),
+      }),
+    signalFailures: () => new CountedMetric('SignalsNotPublished'),
+    presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
+    embeddedBroker: () => new EmbeddedBrokerPublisher(),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;

@@ -71,6 +71,7 @@ export class Bed {
     const processEnv: NodeJS.ProcessEnv = {
       ...process.env,
       MESH_PORT: String(port),
+      MESH_MQTT_PORT: '0',
       MESH_DATA: join(this.dir, 'control'),
       ...env,
     };
@@ -179,8 +180,14 @@ export class Bed {
     return found.watched;
   }
 
-  /** Starts `mesh-host run` for an enrolled node with the recording apply hook. */
-  startHost(nodeName: string, options: { applyDelayMs?: number; label?: string } = {}): Watched {
+  /**
+   * Starts `mesh-host run` for an enrolled node with the recording apply hook, on its signal as
+   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s).
+   */
+  startHost(
+    nodeName: string,
+    options: { applyDelayMs?: number; label?: string; interval?: number } = {},
+  ): Watched {
     return this.spawn(
       options.label ?? `host ${nodeName}`,
       [
@@ -188,8 +195,7 @@ export class Bed {
         'run',
         '--dir',
         this.hostDir(nodeName),
-        '--interval',
-        '1',
+        ...(options.interval !== undefined ? ['--interval', String(options.interval)] : []),
         '--apply',
         `${node} ${join(root, 'beds/support/apply-hook.ts')}`,
       ],
@@ -312,6 +318,7 @@ export type NodeStatus = {
   appliedRevision: number | null;
   reportState?: string | null;
   behind: boolean;
+  online: boolean | null;
   lastHeard: string | null;
 };
 

@@ -35,6 +35,7 @@ await runLocalRuntime(process.env, {
   wire: (config) => {
     const real = partsFor(config);
     const consumer = { ...real.consumer, pushFlow: new SwitchablePushFlow(real.pushFlow, switchFile) };
-    return partsFor(config, { overrides: { consumer } });
+    // One embedded broker link for both, so the consumer's pushes signal through the running broker.
+    return partsFor(config, { overrides: { consumer, embeddedBroker: real.embeddedBroker } });
   },
 });

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../config.ts';
@@ -45,4 +46,12 @@ export function makeSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>, 
 
 export function makeSFNClient(config: Pick<MeshConfig, 'region'>) {
   return new SFNClient({ region: config.region });
+}
+
+/** The IoT data plane at the account's data endpoint; two attempts, so a broker away costs a push little. */
+export function makeIotDataClient(config: Pick<MeshConfig, 'region'>, endpoint: string) {
+  return new IoTDataPlaneClient({
+    ...common(config.region, { maxAttempts: 2 }),
+    endpoint: `https://${endpoint}`,
+  });
 }

@@ -22,6 +22,13 @@ export const lostMessagesMetric = {
   dimensionsMap: { service: powertoolsServiceName },
 } as const;
 
+/** What the push flow emits for each signal it could not publish (lib/core/signal/announce.ts). */
+export const signalsNotPublishedMetric = {
+  namespace: metricsNamespace,
+  metricName: 'SignalsNotPublished',
+  dimensionsMap: { service: powertoolsServiceName },
+} as const;
+
 export type MeshAlarmsProps = {
   readonly deadLetterQueue: IQueue;
   /** Every function, by manifest name: each gets an errors and a throttles alarm. */
@@ -34,13 +41,16 @@ export type MeshAlarmsProps = {
 };
 
 /**
- * What someone must look at: anything in the dead-letter queue, any lost message, any
- * function error or throttle. Every alarm fires on the first occurrence, because each of
- * these means a message or request did not do what it should.
+ * What someone must look at: anything in the dead-letter queue, any lost message, any signal
+ * the push could not publish, any function error or throttle (the broker's authorizer among
+ * them: a throttle there is someone knocking harder than its reserved concurrency). Every alarm
+ * fires on the first occurrence, because each of these means a message or request did not do
+ * what it should.
  */
 export class MeshAlarms extends Construct {
   public readonly deadLetters: Alarm;
   public readonly lostMessages: Alarm;
+  public readonly signalsNotPublished: Alarm;
   public readonly functionErrors: ReadonlyMap<string, Alarm>;
   public readonly functionThrottles: ReadonlyMap<string, Alarm>;
 
@@ -57,6 +67,12 @@ export class MeshAlarms extends Construct {
       'LostMessages',
       new Metric({ ...lostMessagesMetric, period, statistic: 'Sum' }),
       'the control consumer let a held message go after two minutes (a "lost" line)',
+      props.alarmAction,
+    );
+    this.signalsNotPublished = this.anyAbove(
+      'SignalsNotPublished',
+      new Metric({ ...signalsNotPublishedMetric, period, statistic: 'Sum' }),
+      'the push could not publish a node signal to IoT: hosts catch up on reconnect or their safety fetch (6 h)',
       props.alarmAction,
     );
     const errors = new Map<string, Alarm>();

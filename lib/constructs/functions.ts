@@ -2,20 +2,18 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
-import { pushesPartition } from '../adapters/dynamodb/push-records.ts';
-import { configEnvironment } from '../config.ts';
-import type { Access, FunctionSpec } from '../functions.ts';
-import { consumerTimeoutSeconds, identityTable, inventoryTable } from '../resources.ts';
+import { configEnvironment, type MeshConfig, signalEnvironment } from '../config.ts';
+import type { FunctionSpec } from '../functions.ts';
+import { consumerTimeoutSeconds } from '../resources.ts';
 import { assertLocalEsbuild, functionsDir, meshBundling, projectRoot } from './bundling.ts';
-import { acknowledge, arnInFinding } from './nag.ts';
+import { acknowledgeGrantWildcards, grantAccess } from './grants.ts';
 import { pascalCase, throwIfProblems } from './names.ts';
 
 /** Powertools reads these; they match lib/observability.ts so local and deployed metrics agree. */
@@ -69,12 +67,24 @@ function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[]
       problems.push(`flow function ${spec.name} may not start the push flow it runs in`);
     if (spec.trigger === 'queue' && !spec.access.includes('control:consume'))
       problems.push(`queue function ${spec.name} lacks control:consume`);
+    if (
+      spec.reservedConcurrency !== undefined &&
+      !(Number.isInteger(spec.reservedConcurrency) && spec.reservedConcurrency >= 1)
+    )
+      problems.push(
+        `function ${spec.name} reservedConcurrency ${spec.reservedConcurrency} is not a whole number of at least 1`,
+      );
     if (new Set(spec.access).size !== spec.access.length)
       problems.push(`function ${spec.name} lists an access twice`);
   }
   const consumers = specs.filter((spec) => spec.trigger === 'queue').map((spec) => spec.name);
   if (consumers.length > 1)
     problems.push(`the control queue has one consumer, but ${consumers.join(', ')} are all trigger 'queue'`);
+  for (const trigger of ['broker-authorizer', 'broker-lifecycle'] as const) {
+    const named = specs.filter((spec) => spec.trigger === trigger).map((spec) => spec.name);
+    if (named.length > 1)
+      problems.push(`the broker has one ${trigger}, but ${named.join(', ')} are all trigger '${trigger}'`);
+  }
   return problems;
 }
 
@@ -125,6 +135,9 @@ export class MeshFunctions extends Construct {
         architecture: Architecture.ARM_64,
         timeout: Duration.seconds(timeoutOf(spec)),
         memorySize: spec.memoryMb ?? 256,
+        ...(spec.reservedConcurrency !== undefined
+          ? { reservedConcurrentExecutions: spec.reservedConcurrency }
+          : {}),
         role,
         logGroup,
         tracing: Tracing.ACTIVE,
@@ -138,8 +151,8 @@ export class MeshFunctions extends Construct {
         },
         bundling: meshBundling,
       });
-      for (const access of spec.access) this.grant(access, role, props);
-      this.suppressGrantWildcards(role, spec, props);
+      for (const access of spec.access) grantAccess(access, role, props);
+      acknowledgeGrantWildcards(role, spec, props);
       functions.set(spec.name, fn);
       roles.set(spec.name, role);
     }
@@ -169,83 +182,11 @@ export class MeshFunctions extends Construct {
     }
   }
 
-  private grant(access: Access, role: IRole, props: MeshFunctionsProps): void {
-    switch (access) {
-      case 'inventory:read':
-        props.inventoryTable.grantReadData(role);
-        return;
-      case 'inventory:write':
-        props.inventoryTable.grantWriteData(role);
-        return;
-      case 'proofs:write':
-        role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['dynamodb:PutItem'],
-            resources: [props.inventoryTable.tableArn],
-            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [proofItemsLeadingKey] } },
-          }),
-        );
-        return;
-      case 'pushes:write':
-        role.addToPrincipalPolicy(
-          new PolicyStatement({
-            actions: ['dynamodb:PutItem'],
-            resources: [props.inventoryTable.tableArn],
-            conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pushesPartition] } },
-          }),
-        );
-        return;
-      case 'identity:read':
-        props.identityTable.grantReadData(role);
-        return;
-      case 'identity:write':
-        props.identityTable.grantWriteData(role);
-        return;
-      case 'control:send':
-        props.controlQueue.grantSendMessages(role);
-        return;
-      case 'control:consume':
-        props.controlQueue.grantConsumeMessages(role);
-        return;
-      case 'deadLetter:send':
-        props.deadLetterQueue.grantSendMessages(role);
-        return;
-      case 'deadLetter:inspect':
-        props.deadLetterQueue.grant(role, 'sqs:GetQueueAttributes');
-        return;
-      case 'pushFlow:start':
-        // granted by connectPushFlow once the state machine exists
-        return;
+  /** Tells every function where the broker is, and the signal's publishers where to publish. */
+  connectSignal(signal: NonNullable<MeshConfig['signal']>): void {
+    for (const spec of this.specs) {
+      const fn = this.get(spec.name);
+      for (const [name, value] of Object.entries(signalEnvironment(signal))) fn.addEnvironment(name, value);
     }
-  }
-
-  private suppressGrantWildcards(role: IRole, spec: FunctionSpec, props: MeshFunctionsProps): void {
-    // CDK adds <table>/index/* to a grant only on a table that has indexes
-    const tables = [
-      {
-        area: 'inventory',
-        table: props.inventoryTable,
-        indexed: inventoryTable.globalSecondaryIndexes.length > 0,
-      },
-      {
-        area: 'identity',
-        table: props.identityTable,
-        indexed: identityTable.globalSecondaryIndexes.length > 0,
-      },
-    ] as const;
-    acknowledge(
-      role,
-      {
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; tracing is on for every function',
-      },
-      ...tables
-        .filter(({ area, indexed }) => indexed && spec.access.some((access) => access.startsWith(`${area}:`)))
-        .map(({ area, table }) => ({
-          id: `AwsSolutions-IAM5[Resource::${arnInFinding(table)}/index/*]`,
-          reason: `${spec.name} has ${area} access; CDK grants it on the table's indexes too, whose ARNs are only known as <table>/index/*`,
-        })),
-    );
   }
 }

@@ -8,6 +8,7 @@ import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
+import { SignalBroker } from './signal-broker.ts';
 import { MeshTables } from './tables.ts';
 
 export type MeshStackProps = StackProps & {
@@ -37,6 +38,7 @@ export class MeshStack extends Stack {
   public readonly pushFlow: PushStateMachine;
   public readonly api: ControlPlaneApi;
   public readonly alarms: MeshAlarms;
+  public readonly signal: SignalBroker | undefined;
 
   constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
     super(scope, id, props);
@@ -74,6 +76,19 @@ export class MeshStack extends Stack {
 
     this.api = new ControlPlaneApi(this, 'Api', { specs, functionNamed });
 
+    this.signal = specs.some((spec) => spec.trigger === 'broker-authorizer')
+      ? new SignalBroker(this, 'Signal', { specs, functionNamed })
+      : undefined;
+    if (this.signal) {
+      this.functions.connectSignal({
+        brokerUrl: this.signal.brokerUrl,
+        authorizerName: this.signal.authorizerName,
+        iotDataEndpoint: this.signal.dataEndpoint,
+        accountId: this.account,
+        partition: this.partition,
+      });
+    }
+
     this.alarms = new MeshAlarms(this, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
@@ -88,5 +103,13 @@ export class MeshStack extends Stack {
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.control.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'PushFlowArn', { value: this.pushFlow.stateMachine.stateMachineArn });
+    if (this.signal) {
+      new CfnOutput(this, 'SignalBrokerUrl', {
+        value: this.signal.brokerUrl,
+        description:
+          'where hosts wait for their signal (MQTT over TLS, ALPN mqtt); the control plane tells them',
+      });
+      new CfnOutput(this, 'SignalAuthorizerName', { value: this.signal.authorizerName });
+    }
   }
 }

@@ -76,6 +76,9 @@ export type NodeStatus = {
   readonly reportState: string | null;
   /** Marked possibly behind: something that feeds its declaration changed since it was last sent. */
   readonly behind: boolean;
+  /** Connected to the broker now, by its latest lifecycle event; null when its host never connected. */
+  readonly online: boolean | null;
+  /** The latest of: a report or heartbeat, a connect or disconnect. */
   readonly lastHeard: string | null;
 };
 

@@ -22,7 +22,7 @@ export type MeshEdge = {
   readonly minted: boolean;
 };
 
-/** From the node's status when it carries presence (`online`), else unknown. */
+/** From the node's status: unknown until its host first connects to the signal. */
 export type Presence = 'online' | 'offline' | null;
 
 export type MeshNode = NodeStatus & {
@@ -75,10 +75,8 @@ export interface MeshViewReader {
 }
 
 export function presenceOf(status: NodeStatus): Presence {
-  const online = (status as NodeStatus & { readonly online?: unknown }).online;
-  if (online === true) return 'online';
-  if (online === false) return 'offline';
-  return null;
+  if (status.online === null) return null;
+  return status.online ? 'online' : 'offline';
 }
 
 export const hiddenSecret = '(hidden)';

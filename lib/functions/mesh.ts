@@ -122,7 +122,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-begin',
     purpose: 'push flow: validates the request, composes and sends the named node',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish'],
     handler: pushBeginHandler,
   },
   {
@@ -137,7 +137,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-send',
     purpose: 'push flow: composes and sends one batch of nodes',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish'],
     timeoutSeconds: 60,
     handler: pushSendHandler,
   },

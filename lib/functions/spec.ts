@@ -4,6 +4,8 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
   Context,
+  IoTCustomAuthorizerEvent,
+  IoTCustomAuthorizerResult,
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
@@ -16,6 +18,8 @@ import type { Parts } from '../wiring.ts';
  * guard), so a host route can remember proof ids without being able to write the inventory.
  * `pushes:write` is PutItem on the `pushes` partition only (the records of pushes).
  * `deadLetter:inspect` is GetQueueAttributes on the dead-letter queue: it counts, never receives.
+ * `signal:publish` is iot:Publish on the nodes' signal topics only. `presence:write` is the
+ * presence item of a node's partition only (UpdateItem of its attributes, a ConditionCheck).
  */
 export type Access =
   | 'inventory:read'
@@ -28,7 +32,9 @@ export type Access =
   | 'control:consume'
   | 'deadLetter:send'
   | 'deadLetter:inspect'
-  | 'pushFlow:start';
+  | 'pushFlow:start'
+  | 'signal:publish'
+  | 'presence:write';
 
 /**
  * How a route is authenticated:
@@ -48,6 +54,8 @@ export type AuthorizerHandler = (
 ) => Promise<APIGatewayAuthorizerResult>;
 export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
 export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
+export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
+export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
 
 type Common = {
   /** The handler's file in functions/, without extension. */
@@ -58,11 +66,14 @@ type Common = {
   readonly timeoutSeconds?: number;
   /** @default 256 */
   readonly memoryMb?: number;
+  /** Reserved concurrency: at most this many at once. @default none (the account's pool) */
+  readonly reservedConcurrency?: number;
 };
 
 /**
  * One row says everything about a function: its file, what it does, what it may touch, how it
- * is reached (a route, the host authorizer, the control queue, a push flow task) and the
+ * is reached (a route, the host authorizer, the control queue, a push flow task, the broker's
+ * authorizer or its lifecycle events) and the
  * factory that builds its handler from the wiring's parts. functions/<name>.ts calls the same
  * factory; the local runtime, the CDK and the tests read the rows.
  */
@@ -74,6 +85,14 @@ export type FunctionSpec =
     })
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (parts: Parts) => AuthorizerHandler })
   | (Common & { readonly trigger: 'queue'; readonly handler: (parts: Parts) => QueueHandler })
-  | (Common & { readonly trigger: 'flow'; readonly handler: (parts: Parts) => FlowTaskHandler });
+  | (Common & { readonly trigger: 'flow'; readonly handler: (parts: Parts) => FlowTaskHandler })
+  | (Common & {
+      readonly trigger: 'broker-authorizer';
+      readonly handler: (parts: Parts) => BrokerAuthorizerHandler;
+    })
+  | (Common & {
+      readonly trigger: 'broker-lifecycle';
+      readonly handler: (parts: Parts) => BrokerLifecycleHandler;
+    });
 
 export type ApiFunctionSpec = Extract<FunctionSpec, { trigger: 'api' }>;

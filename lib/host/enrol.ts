@@ -1,3 +1,4 @@
+import { type SignalChannel, signalChannel } from '../core/signal/channel.ts';
 import type { NodeKeys } from './keys.ts';
 
 /** One answer of the control plane to `POST /enrol`, or the fact that none came. */
@@ -21,6 +22,8 @@ export type EnrolOutcome =
       readonly node: string;
       readonly thumbprint: string;
       readonly enrolledAt: string;
+      /** Where to wait for the node's signal; undefined when the control plane named no broker. */
+      readonly signal: SignalChannel | undefined;
     }
   /** Patience ran out while told "try again" (`reason`: the last code): run enrol again after `waitSeconds`. */
   | {
@@ -71,8 +74,15 @@ export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutc
       reason = attempt.reason;
       lastWaitMs = fallbackRetryMs;
     } else if (attempt.status === 200) {
-      const body = attempt.body as { node: string; thumbprint: string; enrolledAt: string };
-      return { kind: 'enrolled', node: body.node, thumbprint: body.thumbprint, enrolledAt: body.enrolledAt };
+      const body = attempt.body as { node: string; thumbprint: string; enrolledAt: string; signal?: unknown };
+      const signal = signalChannel.safeParse(body.signal);
+      return {
+        kind: 'enrolled',
+        node: body.node,
+        thumbprint: body.thumbprint,
+        enrolledAt: body.enrolledAt,
+        signal: signal.success ? signal.data : undefined,
+      };
     } else if (isTryAgain(attempt)) {
       reason = problemOf(attempt.body, attempt.status).code;
       lastWaitMs = retryAfterMs(attempt.retryAfter) ?? fallbackRetryMs;

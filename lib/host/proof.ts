@@ -7,6 +7,7 @@ import {
   proofType,
   requestTarget,
 } from '../core/host-identity/proof.ts';
+import { connectMethod, connectTarget } from '../core/signal/connect.ts';
 
 /** What a host signs with: its node name and enrolled Ed25519 private key. */
 export type HostSigningKey = {
@@ -32,17 +33,34 @@ export async function hostProof(
   options: ProofOptions = {},
 ): Promise<string> {
   const url = new URL(request.url);
-  const jws = await new SignJWT({
-    htm: request.method.toUpperCase(),
-    htu: requestTarget(url.pathname, url.searchParams),
-    bh: bodyHash(request.body),
-  })
+  const jws = await signProof(
+    key,
+    {
+      htm: request.method.toUpperCase(),
+      htu: requestTarget(url.pathname, url.searchParams),
+      bh: bodyHash(request.body),
+    },
+    options,
+  );
+  return `${proofScheme} ${jws}`;
+}
+
+/** The MQTT password of one broker connect: a fresh proof for `CONNECT` on the node's signal (lib/core/signal/connect.ts). */
+export function connectPassword(key: HostSigningKey, options: ProofOptions = {}): Promise<string> {
+  return signProof(key, { htm: connectMethod, htu: connectTarget(key.node), bh: bodyHash('') }, options);
+}
+
+function signProof(
+  key: HostSigningKey,
+  claims: { readonly htm: string; readonly htu: string; readonly bh: string },
+  options: ProofOptions,
+): Promise<string> {
+  return new SignJWT(claims)
     .setProtectedHeader({ alg: proofAlgorithm, typ: proofType, kid: key.thumbprint })
     .setSubject(key.node)
     .setIssuedAt(Math.floor((options.now?.() ?? new Date()).getTime() / 1000))
     .setJti(options.jti ?? randomBytes(18).toString('base64url'))
     .sign(key.privateKey);
-  return `${proofScheme} ${jws}`;
 }
 
 /** Signs a fetch Request with the node's proof: an ApiClient's `signer` (the rehearsal's drive). */

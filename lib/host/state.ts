@@ -2,6 +2,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { nodeName } from '../core/names.ts';
+import { signalChannel } from '../core/signal/channel.ts';
 
 /** What the host keeps about its enrolment in DIR (`enrolment.json`, mode 0600), for `mesh-host run`. */
 const hostEnrolment = z.object({
@@ -9,6 +10,8 @@ const hostEnrolment = z.object({
   node: nodeName,
   thumbprint: z.string().min(1),
   enrolledAt: z.string().min(1),
+  /** Where the host waits for its signal: from the enrolment answer, kept current by the declaration route. */
+  signal: signalChannel.optional(),
 });
 export type HostEnrolment = Readonly<z.infer<typeof hostEnrolment>>;
 

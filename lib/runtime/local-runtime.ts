@@ -8,11 +8,16 @@ import { type Endpoints, type RunningEmulators, startEmulators } from './emulato
 import { type RunningApi, startLocalApi } from './http-server.ts';
 import { provisionResources } from './provision.ts';
 import { type LocalService, localServices } from './services.ts';
-import { assertPortFree } from './tcp-ports.ts';
+import { assertPortFree, freePort } from './tcp-ports.ts';
+
+/** The embedded MQTT broker's port unless MESH_MQTT_PORT says otherwise. */
+export const defaultMqttPort = 4601;
 
 export type LocalRuntimeOptions = {
   readonly port: number;
   readonly host?: string;
+  /** The embedded MQTT broker's port, on the same host; 0 for a free one. @default 4601 */
+  readonly mqttPort?: number;
   /** Where DynamoDB Local and fauxqs keep their data; in memory when absent. */
   readonly dataDir?: string;
   readonly resourcePrefix?: string;
@@ -33,6 +38,8 @@ export type LocalRuntimeOptions = {
 
 export type RunningLocalRuntime = {
   readonly url: string;
+  /** Where hosts reach the embedded broker. */
+  readonly brokerUrl: string;
   readonly dataDir: string | undefined;
   readonly config: MeshConfig;
   readonly parts: Parts;
@@ -49,7 +56,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
   const progress = options.onProgress ?? (() => undefined);
   const dataDir = options.dataDir ? resolve(options.dataDir) : undefined;
   const region = options.region ?? 'us-east-1';
-  if (options.port !== 0) await assertPortFree(options.port, 'MESH_PORT', options.host);
+  const host = options.host ?? '127.0.0.1';
+  if (options.port !== 0) await assertPortFree(options.port, 'MESH_PORT', host);
+  const mqttPort = options.mqttPort ?? defaultMqttPort;
+  if (mqttPort !== 0) await assertPortFree(mqttPort, 'MESH_MQTT_PORT', host);
+  const brokerUrl = `mqtt://${host}:${mqttPort === 0 ? await freePort(host) : mqttPort}`;
 
   progress('starting the emulators');
   const emulators = await startEmulators({
@@ -76,6 +87,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...resources,
       ...(options.holdBoundSeconds ? { holdBoundSeconds: options.holdBoundSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
+      signal: { brokerUrl },
     });
     const parts = (options.wire ?? partsFor)(config);
 
@@ -91,10 +103,10 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
         refreshSeconds: options.consoleRefreshSeconds ?? 5,
         source: 'local control plane',
       }),
-      ...(options.host ? { host: options.host } : {}),
+      host,
     });
     stack.push(() => api.stop());
-    return { url: api.url, dataDir, config, parts, emulators, stop: stopAll };
+    return { url: api.url, brokerUrl, dataDir, config, parts, emulators, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

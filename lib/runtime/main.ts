@@ -3,33 +3,41 @@ import { logLevelOf, type MeshConfig } from '../config.ts';
 import type { Parts } from '../wiring.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
-import { startLocalRuntime } from './local-runtime.ts';
+import { defaultMqttPort, startLocalRuntime } from './local-runtime.ts';
+import type { LocalService } from './services.ts';
 
 /**
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
- * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_DATA,
+ * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
  * MESH_HOLD_BOUND_SECONDS, MESH_LOG_LEVEL, AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
- * `wire` replaces how the parts are built (a bed that puts a fault in one part).
+ * `wire` replaces how the parts are built, `services` the background services (a bed that puts
+ * a fault in one part, or stops one service).
  */
 export async function runLocalRuntime(
   env: NodeJS.ProcessEnv,
-  options: { readonly wire?: (config: MeshConfig) => Parts } = {},
+  options: {
+    readonly wire?: (config: MeshConfig) => Parts;
+    readonly services?: readonly LocalService[];
+  } = {},
 ): Promise<void> {
   const settings = z
     .object({
       port: z.coerce.number().int().min(0).max(65535),
+      mqttPort: z.coerce.number().int().min(0).max(65535),
       dataDir: z.string().min(1),
       holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
     })
     .safeParse({
       port: env.MESH_PORT ?? 4600,
+      mqttPort: env.MESH_MQTT_PORT ?? defaultMqttPort,
       dataDir: env.MESH_DATA ?? '.mesh',
       holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
     });
   if (!settings.success) {
     const variables: Record<string, string> = {
       port: 'MESH_PORT must be a port number',
+      mqttPort: 'MESH_MQTT_PORT must be a port number',
       dataDir: 'MESH_DATA must name a folder',
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
     };
@@ -46,6 +54,7 @@ export async function runLocalRuntime(
       given: givenEndpoints(env),
       logLevel: logLevelOf(env.MESH_LOG_LEVEL),
       ...(options.wire ? { wire: options.wire } : {}),
+      ...(options.services ? { services: options.services } : {}),
       onProgress: (line) => process.stdout.write(`mesh: ${line}\n`),
     });
     const { emulators } = runtime;
@@ -55,6 +64,7 @@ export async function runLocalRuntime(
         `mesh: control plane ready in ${seconds} s at ${runtime.url}`,
         `mesh: data kept in ${runtime.dataDir}`,
         `mesh: DynamoDB ${emulators.emulated.dynamodb ? 'Local' : 'given'} at ${emulators.endpoints.dynamodb}, SQS ${emulators.emulated.sqs ? '(fauxqs)' : 'given'} at ${emulators.endpoints.sqs}`,
+        `mesh: hosts wait for their signal on the embedded MQTT broker at ${runtime.brokerUrl}`,
         'mesh: press Ctrl-C to stop',
         '',
       ].join('\n'),

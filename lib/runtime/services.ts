@@ -1,4 +1,5 @@
 import type { Parts } from '../wiring.ts';
+import { embeddedBrokerService } from './broker/broker-service.ts';
 import { controlEventSource } from './event-source-control.ts';
 
 /**
@@ -11,4 +12,4 @@ export type LocalService = {
   start(parts: Parts): Promise<{ stop(): Promise<void> }>;
 };
 
-export const localServices: LocalService[] = [controlEventSource];
+export const localServices: LocalService[] = [controlEventSource, embeddedBrokerService];

@@ -14,6 +14,7 @@ import {
   substitutionFor,
 } from '../../lib/flow/push-definition.ts';
 import { routes, functionSpecs as specs } from '../../lib/functions.ts';
+import { meshFunctionsOf } from './support.ts';
 
 type Resource = {
   Type: string;
@@ -82,7 +83,9 @@ describe('cdk synth of the real app', () => {
   });
 
   it('bundles one function per manifest entry, minified ESM with a source map', () => {
-    const functions = resourcesOf('AWS::Lambda::Function');
+    const functions = meshFunctionsOf({
+      findResources: (type) => Object.fromEntries(resourcesOf(type)),
+    }) as Array<[string, Resource]>;
     expect(functions.map(([, fn]) => functionNameOf(fn)).sort()).toEqual(
       specs.map((spec) => spec.name).sort(),
     );
@@ -106,7 +109,7 @@ describe('cdk synth of the real app', () => {
     const identity = tableId('TablesIdentity');
     const control = queueId('ControlQueueControl');
     const dead = queueId('ControlQueueDeadLetter');
-    for (const [, fn] of resourcesOf('AWS::Lambda::Function')) {
+    for (const [, fn] of resourcesOf('AWS::Lambda::Function').filter(([, fn]) => functionNameOf(fn))) {
       const spec = specs.find((s) => s.name === functionNameOf(fn)) as (typeof specs)[number];
       const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
       const actions = new Map<string, string>();
@@ -145,6 +148,9 @@ describe('cdk synth of the real app', () => {
         // Sending grants GetQueueAttributes too; inspecting is that alone.
         'deadLetter:inspect': on('sqs:GetQueueAttributes', dead) && !on('sqs:SendMessage', dead),
         'pushFlow:start': actions.has('states:StartSyncExecution'),
+        'signal:publish': actions.has('iot:Publish'),
+        // presence:write is UpdateItem (and ConditionCheckItem) alone, on node partitions only.
+        'presence:write': on('dynamodb:UpdateItem', inventory) && !on('dynamodb:PutItem', inventory),
       };
       const expected = Object.fromEntries(Object.keys(held).map((access) => [access, has(access)]));
       expect(held, spec.name).toEqual(expected);
@@ -158,8 +164,10 @@ describe('cdk synth of the real app', () => {
     expect(methods).toHaveLength(routes.length);
   });
 
-  it('outputs the API URL', () => {
-    expect(Object.keys(template.Outputs ?? {})).toContain('ApiUrl');
+  it('outputs the API URL, and where hosts reach the broker', () => {
+    expect(Object.keys(template.Outputs ?? {})).toEqual(
+      expect.arrayContaining(['ApiUrl', 'SignalBrokerUrl', 'SignalAuthorizerName']),
+    );
   });
 });
 

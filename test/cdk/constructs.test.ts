@@ -3,13 +3,14 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { describe, expect, it } from 'vitest';
-import { lostMessagesMetric } from '../../lib/constructs/alarms.ts';
+import { lostMessagesMetric, signalsNotPublishedMetric } from '../../lib/constructs/alarms.ts';
 import { ControlPlaneApi } from '../../lib/constructs/api.ts';
 import { ControlConsumer } from '../../lib/constructs/control-consumer.ts';
 import { ControlQueue } from '../../lib/constructs/control-queue.ts';
 import { MeshFunctions } from '../../lib/constructs/functions.ts';
 import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import { PushStateMachine } from '../../lib/constructs/push-flow.ts';
+import { SignalBroker } from '../../lib/constructs/signal-broker.ts';
 import { MeshTables } from '../../lib/constructs/tables.ts';
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { consumerTimeoutSeconds } from '../../lib/resources.ts';
@@ -18,7 +19,7 @@ import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fix
 const hostAuthorizerName = 'host-authorizer';
 const route = (path: string) => ({ method: 'GET' as const, path, auth: 'operator' as const });
 
-import { allowed, fixtureStack, logicalId, unbundledApp } from './support.ts';
+import { allowed, fixtureStack, logicalId, meshFunctionsOf, unbundledApp } from './support.ts';
 
 const { stack, template } = fixtureStack();
 const roleOf = (name: string) => logicalId(stack, stack.functions.roles.get(name) as never);
@@ -94,32 +95,39 @@ describe('ControlQueue', () => {
 
 describe('MeshFunctions', () => {
   it('builds one nodejs24.x arm64 function, traced, per manifest entry', () => {
-    template.resourceCountIs('AWS::Lambda::Function', fixtureSpecs.length);
-    template.allResourcesProperties('AWS::Lambda::Function', {
-      Runtime: 'nodejs24.x',
-      Architectures: ['arm64'],
-      TracingConfig: { Mode: 'Active' },
-      Handler: 'index.handler',
-    });
+    const functions = meshFunctionsOf(template);
+    expect(functions).toHaveLength(fixtureSpecs.length);
+    for (const [, fn] of functions) {
+      expect(fn.Properties).toMatchObject({
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        TracingConfig: { Mode: 'Active' },
+        Handler: 'index.handler',
+      });
+    }
   });
 
   it('passes configuration and Powertools settings by environment, never AWS_REGION', () => {
-    template.allResourcesProperties('AWS::Lambda::Function', {
-      Environment: {
-        Variables: Match.objectLike({
+    for (const [, fn] of meshFunctionsOf(template)) {
+      expect(fn.Properties.Environment).toEqual({
+        Variables: expect.objectContaining({
           MESH_INVENTORY_TABLE: { Ref: logicalId(stack, stack.tables.inventory) },
           MESH_IDENTITY_TABLE: { Ref: logicalId(stack, stack.tables.identity) },
-          MESH_CONTROL_QUEUE_URL: Match.anyValue(),
-          MESH_DEAD_LETTER_QUEUE_URL: Match.anyValue(),
+          MESH_CONTROL_QUEUE_URL: expect.anything(),
+          MESH_DEAD_LETTER_QUEUE_URL: expect.anything(),
+          MESH_SIGNAL_BROKER_URL: expect.anything(),
+          MESH_SIGNAL_AUTHORIZER: 'Mesh-signal',
+          MESH_IOT_DATA_ENDPOINT: expect.anything(),
           POWERTOOLS_SERVICE_NAME: 'mesh',
           POWERTOOLS_METRICS_NAMESPACE: 'Mesh',
           POWERTOOLS_LOG_LEVEL: 'INFO',
           NODE_OPTIONS: '--enable-source-maps',
         }),
-      },
-    });
-    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
-      expect(Object.keys(fn.Properties.Environment.Variables)).not.toContain('AWS_REGION');
+      });
+    }
+    for (const [, fn] of meshFunctionsOf(template)) {
+      const { Variables } = fn.Properties.Environment as { Variables: Record<string, unknown> };
+      expect(Object.keys(Variables)).not.toContain('AWS_REGION');
     }
   });
 
@@ -475,7 +483,89 @@ describe('ControlPlaneApi', () => {
   });
 });
 
+describe('SignalBroker', () => {
+  it('authorizes hosts with an unsigned IoT custom authorizer whose function only IoT may call, at bounded concurrency', () => {
+    template.hasResourceProperties('AWS::IoT::Authorizer', {
+      AuthorizerName: 'Mesh-signal',
+      AuthorizerFunctionArn: { 'Fn::GetAtt': [functionId('broker-authorizer'), 'Arn'] },
+      SigningDisabled: true,
+      Status: 'ACTIVE',
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [functionId('broker-authorizer'), 'Arn'] },
+      Principal: 'iot.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [stack.resolve(stack.signal?.authorizer.logicalId), 'Arn'] },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^mesh broker-authorizer'),
+      ReservedConcurrentExecutions: 7,
+    });
+  });
+
+  it('sends every connect and disconnect to the presence function, logging what the rule could not deliver', () => {
+    template.hasResourceProperties('AWS::IoT::TopicRule', {
+      TopicRulePayload: Match.objectLike({
+        Sql: "SELECT * FROM '$aws/events/presence/+/+'",
+        Actions: [{ Lambda: { FunctionArn: { 'Fn::GetAtt': [functionId('broker-lifecycle'), 'Arn'] } } }],
+        ErrorAction: { CloudwatchLogs: Match.objectLike({ LogGroupName: Match.anyValue() }) },
+      }),
+    });
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      FunctionName: { 'Fn::GetAtt': [functionId('broker-lifecycle'), 'Arn'] },
+      Principal: 'iot.amazonaws.com',
+    });
+  });
+
+  it('lets the push publish on the nodes’ signal topics and nowhere else, and presence write node partitions only', () => {
+    const publish = allowed(template, roleOf('push-step')).get('iot:Publish') ?? [];
+    expect(publish).toHaveLength(1);
+    expect(publish[0]).toContain(':topic/mesh/nodes/*/signal');
+    expect(allowed(template, roleOf('operator-read')).has('iot:Publish')).toBe(false);
+    const presence = allowed(template, roleOf('broker-lifecycle'));
+    expect([...presence.keys()].filter((action) => action.startsWith('dynamodb:')).sort()).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:UpdateItem',
+    ]);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: roleOf('broker-lifecycle') }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['node#*'] } },
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('refuses a manifest without one broker authorizer (with a reserved concurrency) and one lifecycle function', () => {
+    const broken = fixtureSpecs.map((spec) =>
+      spec.trigger === 'broker-authorizer' ? { ...spec, reservedConcurrency: undefined } : spec,
+    );
+    const problems = problemsOf(
+      () =>
+        new SignalBroker(new Stack(unbundledApp(), 'Broken'), 'Signal', {
+          specs: broken.filter((spec) => spec.trigger !== 'broker-lifecycle'),
+          functionNamed: () => undefined as never,
+        }),
+    );
+    expect(problems).toEqual([
+      "needs one 'broker-lifecycle' function, found 0",
+      'the unsigned authorizer broker-authorizer needs a reservedConcurrency',
+    ]);
+  });
+});
+
 describe('MeshAlarms', () => {
+  it('alarms on any signal the push could not publish', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: signalsNotPublishedMetric.namespace,
+      MetricName: 'SignalsNotPublished',
+      Dimensions: [{ Name: 'service', Value: 'mesh' }],
+      Threshold: 0,
+    });
+  });
+
   it('alarms on anything in the dead-letter queue', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: 'AWS/SQS',

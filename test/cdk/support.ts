@@ -19,6 +19,23 @@ export function fixtureStack(props: Partial<MeshStackProps> = {}) {
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
+/** The one function CDK adds beside the manifest's: the AwsCustomResource provider (the IoT endpoint lookup). */
+const customResourceProvider = /^AWS679f53fac002430cb0da5b7982bd2287/;
+
+/**
+ * The manifest's functions, by logical id; throws when any other function is in the template
+ * than the AwsCustomResource provider, so nothing slips in unnoticed.
+ */
+export function meshFunctionsOf(template: { findResources(type: string): Record<string, unknown> }) {
+  const all = Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, Resource>);
+  const strangers = all.filter(
+    ([id, fn]) => !customResourceProvider.test(id) && !String(fn.Properties.Description).startsWith('mesh '),
+  );
+  if (strangers.length > 0)
+    throw new Error(`functions outside the manifest: ${strangers.map(([id]) => id).join(', ')}`);
+  return all.filter(([id]) => !customResourceProvider.test(id));
+}
+
 /** The logical id CloudFormation gives a construct's main resource. */
 export function logicalId(stack: MeshStack, construct: { node: { defaultChild?: unknown } }): string {
   const element = construct.node.defaultChild as { logicalId: string };

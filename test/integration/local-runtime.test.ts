@@ -33,7 +33,7 @@ describe('npm start: the local runtime as a real process', () => {
   it('serves /health, stops every child on SIGINT, and a second start finds the data of the first', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mesh-data-'));
     const port = await freePort();
-    const env = { ...withoutEndpoints(), MESH_PORT: String(port), MESH_DATA: dataDir };
+    const env = { ...withoutEndpoints(), MESH_PORT: String(port), MESH_MQTT_PORT: '0', MESH_DATA: dataDir };
 
     const first = watch(process.execPath, ['bin/local.ts'], { env });
     const [, dynamodbEndpoint] = (await first.waitFor(
@@ -75,7 +75,7 @@ describe('npm start: the local runtime as a real process', () => {
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', () => resolve()));
     try {
       const run = watch(process.execPath, ['bin/local.ts'], {
-        env: { ...withoutEndpoints(), MESH_PORT: String(port) },
+        env: { ...withoutEndpoints(), MESH_PORT: String(port), MESH_MQTT_PORT: '0' },
       });
       const { code } = await run.exited();
       expect(code).toBe(1);
@@ -95,6 +95,7 @@ describe('the local runtime in this process', () => {
 
     const runtime = await startLocalRuntime({
       port: 0,
+      mqttPort: 0,
       given: endpoints,
       resourcePrefix: `env-${Date.now()}`,
     });

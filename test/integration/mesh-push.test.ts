@@ -174,6 +174,7 @@ describe('status', () => {
       appliedAt: '2026-01-01T00:00:01.000Z',
       reportState: 'failed',
       behind: false,
+      online: null,
       lastHeard: '2026-01-01T00:00:03.000Z',
     });
   });

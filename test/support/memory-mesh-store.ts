@@ -252,6 +252,7 @@ export class MemoryMeshStore
       appliedAt: null,
       reportState: null,
       behind: state.mark !== undefined,
+      online: null,
       lastHeard: null,
     };
   }

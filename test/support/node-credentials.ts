@@ -1,4 +1,8 @@
-import type { NodeCredential, NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
+import type {
+  NodeCredential,
+  NodeCredentialReader,
+  ProofReplayGuard,
+} from '../../lib/core/host-identity/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import type { NodeKeys } from '../../lib/host/keys.ts';
 
@@ -31,5 +35,20 @@ export class InMemoryNodeCredentials implements NodeCredentialReader {
           : undefined,
       enrolledThumbprint: this.enrolled.get(node),
     };
+  }
+}
+
+/** The proof replay guard in memory: each node's proof ids, once. It can be taken away. */
+export class InMemoryReplayGuard implements ProofReplayGuard {
+  readonly seen = new Set<string>();
+  unavailable = false;
+
+  async rememberOnce(node: string, jti: string): Promise<boolean> {
+    if (this.unavailable)
+      throw new StoreUnavailableError('the inventory table', { cause: new Error('connection refused') });
+    const key = `${node}#${jti}`;
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
+    return true;
   }
 }

@@ -15,6 +15,7 @@ const node = (name: string, extra: Partial<MeshNode> = {}): MeshNode => ({
     appliedAt: null,
     reportState: 'applied',
     behind: false,
+    online: null,
     lastHeard: null,
   } satisfies NodeStatus),
   modules: [],

@@ -8,26 +8,13 @@ import {
 } from '../../lib/api/host-auth.ts';
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
-import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
 import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
-import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
+import { InMemoryNodeCredentials, InMemoryReplayGuard } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
-
-class SwitchableReplayGuard implements ProofReplayGuard {
-  away = false;
-  readonly seen = new Set<string>();
-  async rememberOnce(node: string, jti: string) {
-    if (this.away)
-      throw new StoreUnavailableError('the inventory table', { cause: new Error('connection refused') });
-    if (this.seen.has(`${node}/${jti}`)) return false;
-    this.seen.add(`${node}/${jti}`);
-    return true;
-  }
-}
 
 async function route(options: HostAuthenticationOptions, keys: NodeKeys) {
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -70,7 +57,7 @@ describe('host authentication while the store is away', () => {
       const { proof, send } = await route(
         {
           credentials: new InMemoryNodeCredentials().enrol('alpha', keys),
-          replayGuard: new SwitchableReplayGuard(),
+          replayGuard: new InMemoryReplayGuard(),
           replay,
         },
         keys,
@@ -84,12 +71,12 @@ describe('host authentication while the store is away', () => {
 
   it('answers "try again" when proof ids cannot be remembered, by default', async () => {
     const { keys } = await generateNodeKeys();
-    const replayGuard = new SwitchableReplayGuard();
+    const replayGuard = new InMemoryReplayGuard();
     const { proof, send } = await route(
       { credentials: new InMemoryNodeCredentials().enrol('alpha', keys), replayGuard },
       keys,
     );
-    replayGuard.away = true;
+    replayGuard.unavailable = true;
 
     expect(await send(await proof())).toEqual({ status: 503, code: 'try_again' });
   });
@@ -97,7 +84,7 @@ describe('host authentication while the store is away', () => {
   it('lets a route whose body protects itself go on with a remembered credential', async () => {
     const { keys } = await generateNodeKeys();
     const store = new InMemoryNodeCredentials().enrol('alpha', keys);
-    const replayGuard = new SwitchableReplayGuard();
+    const replayGuard = new InMemoryReplayGuard();
     const credentials = new RememberedCredentials(store);
     const { proof, send } = await route(
       { credentials, replayGuard, replay: 'proof-id-while-store-answers' },
@@ -106,7 +93,7 @@ describe('host authentication while the store is away', () => {
     expect((await send(await proof())).status).toBe(202);
 
     store.unavailable = true;
-    replayGuard.away = true;
+    replayGuard.unavailable = true;
 
     expect(await send(await proof())).toEqual({ status: 202, code: undefined });
     // Asked first; answered from memory only because the store refused.

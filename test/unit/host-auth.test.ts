@@ -4,20 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { authenticatedNode, hostAuthentication } from '../../lib/api/host-auth.ts';
 import { json } from '../../lib/api/http.ts';
 import { httpEdge } from '../../lib/api/http-edge.ts';
-import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
 import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
-import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
-
-class InMemoryReplayGuard implements ProofReplayGuard {
-  readonly seen = new Set<string>();
-  async rememberOnce(node: string, jti: string): Promise<boolean> {
-    const key = `${node}#${jti}`;
-    if (this.seen.has(key)) return false;
-    this.seen.add(key);
-    return true;
-  }
-}
+import { InMemoryNodeCredentials, InMemoryReplayGuard } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
 const base = 'https://api.example.test';

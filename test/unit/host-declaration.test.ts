@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { hostDeclarationHandler } from '../../lib/api/handlers/host.ts';
 import type { NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
 import type { Delivery, DeliveryReader } from '../../lib/core/ports.ts';
+import { type SignalChannel, signalChannelFor } from '../../lib/core/signal/channel.ts';
 import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { hostProof } from '../../lib/host/proof.ts';
 
@@ -13,7 +14,7 @@ class InMemoryDeliveries implements DeliveryReader {
   }
 }
 
-async function setup() {
+async function setup(signalChannel?: (node: string) => SignalChannel | undefined) {
   const { keys } = await generateNodeKeys();
   const credentials: NodeCredentialReader = {
     readCredential: async (node, thumbprint) => ({
@@ -29,6 +30,7 @@ async function setup() {
     deliveries,
     credentials,
     replayGuard: { rememberOnce: async () => true },
+    ...(signalChannel ? { signalChannel } : {}),
   });
   const get = async (headers: Record<string, string> = {}): Promise<APIGatewayProxyResult> => {
     const path = '/hosts/alpha/declaration';
@@ -80,5 +82,36 @@ describe('GET /hosts/{node}/declaration', () => {
     expect(JSON.parse(first.body)).toMatchObject({ revision: 3, declaration: { modules: ['web'] } });
     expect([unchanged.statusCode, unchanged.body]).toEqual([304, '']);
     expect(changed.statusCode).toBe(200);
+  });
+});
+
+describe('GET /hosts/{node}/declaration names the signal', () => {
+  const broker = {
+    brokerUrl: 'mqtts://a1-ats.iot.eu-west-1.amazonaws.com:443',
+    authorizerName: 'mesh-signal',
+  };
+
+  it('says in Mesh-Signal where the node waits for its signal, on every answer', async () => {
+    const { deliveries, get } = await setup((node) => signalChannelFor(broker, node));
+    const notSent = await get();
+    deliveries.sent.set('alpha', delivery);
+
+    const answers = [notSent, await get(), await get({ 'If-None-Match': delivery.etag })];
+
+    expect(answers.map((answer) => answer.statusCode)).toEqual([404, 200, 304]);
+    for (const answer of answers) {
+      expect(JSON.parse(String(answer.headers?.['mesh-signal']))).toEqual({
+        url: 'mqtts://a1-ats.iot.eu-west-1.amazonaws.com:443',
+        username: 'alpha?x-amz-customauthorizer-name=mesh-signal',
+        topic: 'mesh/nodes/alpha/signal',
+      });
+    }
+  });
+
+  it('names nothing when the control plane has no broker', async () => {
+    const { deliveries, get } = await setup(() => undefined);
+    deliveries.sent.set('alpha', delivery);
+
+    expect((await get()).headers?.['mesh-signal']).toBeUndefined();
   });
 });

@@ -71,6 +71,7 @@ const status = (node: string, extra: Record<string, unknown> = {}) =>
     appliedAt: null,
     reportState: null,
     behind: false,
+    online: null,
     lastHeard: null,
     ...extra,
   }) as NodeStatus;

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { noBrokerPublisher } from '../../lib/adapters/signal/embedded-broker-publisher.ts';
+import { IotDataSignalPublisher } from '../../lib/adapters/signal/iot-data-publisher.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
 import { checkConfig } from '../../lib/config.ts';
@@ -35,6 +37,30 @@ describe('partsFor', () => {
     expect(deployed).toBeInstanceOf(RecordedPushFlow);
     expect((local as RecordedPushFlow).flow).toBeInstanceOf(LocalPushFlow);
     expect((deployed as RecordedPushFlow).flow).toBeInstanceOf(StepFunctionsPushFlow);
+  });
+
+  it('publishes signals to IoT with a data endpoint, to the embedded broker without, and nowhere with no broker', () => {
+    const signal = {
+      brokerUrl: 'mqtts://a1-ats.iot.eu-west-1.amazonaws.com:443',
+      accountId: '123456789012',
+      partition: 'aws',
+    };
+    const onAws = partsFor({
+      ...config,
+      signal: { ...signal, iotDataEndpoint: 'a1-ats.iot.eu-west-1.amazonaws.com' },
+    });
+    const local = partsFor({ ...config, signal: { ...signal, brokerUrl: 'mqtt://127.0.0.1:4601' } });
+    const none = partsFor(config);
+
+    expect(onAws.signalPublisher).toBeInstanceOf(IotDataSignalPublisher);
+    expect(local.signalPublisher).toBe(local.embeddedBroker);
+    expect(none.signalPublisher).toBe(noBrokerPublisher);
+    expect(none.signalChannel('web1')).toBeUndefined();
+    expect(local.signalChannel('web1')).toEqual({
+      url: 'mqtt://127.0.0.1:4601',
+      username: 'web1',
+      topic: 'mesh/nodes/web1/signal',
+    });
   });
 
   it('reads the hold bound from the configuration, and puts a replaced part everywhere it is used', () => {

@@ -9,6 +9,7 @@
  * | `token`      | enrolment  | the node's one live token: id, secret hash, expiry, claim, spend (token-store.ts) |
  * | `enrolment`  | enrolment  | enrolledAt, key thumbprint (token-store.ts; the keys are in the identity table) |
  * | `report`     | control    | the latest report (report-store.ts) |
+ * | `presence`   | signal     | online, heardAt: the broker's latest lifecycle event (presence-store.ts) |
  * | others       | mesh       | assignments, relations, provisions, marks, delivery (mesh-items.ts) |
  *
  * The identity table keeps one item per presented key under the same partition name, sort key
@@ -20,6 +21,7 @@ export const nodeItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'no
 export const tokenItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'token' });
 export const enrolmentItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'enrolment' });
 export const reportItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'report' });
+export const presenceItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'presence' });
 export const identityKeyItemKey = (node: string, thumbprint: string) => ({
   pk: nodePartition(node),
   sk: `key#${thumbprint}`,

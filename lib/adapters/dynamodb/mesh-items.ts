@@ -1,3 +1,4 @@
+import { deliveryEtag } from '../../core/mesh/declaration.ts';
 import type {
   Assignment,
   Dependent,
@@ -170,9 +171,6 @@ export const relationFrom = (item: Item): Relation => ({
 });
 
 export const provisionFrom = (item: Item): Provision => provisionAttributes(item as Provision);
-
-/** A strong ETag that changes whenever the revision or the content does. */
-const deliveryEtag = (digest: string, revision: number) => `"${revision}-${digest}"`;
 
 export const deliveryItem = (
   delivery: Sent & { readonly node: string; readonly canonical: string },

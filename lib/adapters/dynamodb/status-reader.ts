@@ -8,8 +8,9 @@ const store = 'the inventory table';
 
 /**
  * `mesh status` as a read model over each node's partition: the mesh's node, mark and delivery
- * items, the enrolment's `enrolment` item (token-store.ts) and the control area's `report`
- * item (report-store.ts), read whole with one Query per node.
+ * items, the enrolment's `enrolment` item (token-store.ts), the control area's `report` item
+ * (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
+ * Query per node.
  */
 export class DynamoDBStatusReader extends TableStore implements StatusReader {
   async status(): Promise<NodeStatus[]> {
@@ -41,6 +42,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
   const delivery = bySk.get('delivery');
   const enrolment = bySk.get('enrolment');
   const report = bySk.get('report');
+  const presence = bySk.get('presence');
   return {
     node,
     enrolled: enrolment !== undefined,
@@ -53,11 +55,18 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
     appliedAt: textOf(report, 'appliedAt'),
     reportState: textOf(report, 'state'),
     behind: bySk.has('mark'),
-    lastHeard: textOf(report, 'heardAt'),
+    online: typeof presence?.online === 'boolean' ? presence.online : null,
+    lastHeard: latest(textOf(report, 'heardAt'), textOf(presence, 'heardAt')),
   };
 }
 
 export const textOf = (item: Item | undefined, name: string) =>
   typeof item?.[name] === 'string' ? (item[name] as string) : null;
+/** ISO times compare as strings. */
+const latest = (...times: Array<string | null>) =>
+  times.reduce<string | null>(
+    (last, time) => (time !== null && (last === null || time > last) ? time : last),
+    null,
+  );
 export const numberOf = (item: Item | undefined, name: string) =>
   typeof item?.[name] === 'number' ? (item[name] as number) : null;

@@ -6,6 +6,7 @@ import { publicKeys } from '../../core/enrolment/keys.ts';
 import { defaultTokenTtl, tokenString, tokenTtl } from '../../core/enrolment/token.ts';
 import { issueToken, revokeToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';
+import type { SignalChannel } from '../../core/signal/channel.ts';
 import type { Parts } from '../../wiring.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
@@ -23,15 +24,25 @@ const edge = (deps: Optional, handler: Handler) =>
 const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
 export type EnrolBody = z.infer<typeof enrolBody>;
 
-/** The answer to a successful enrolment; the same for a presenter asking again after the spend. */
-export type EnrolAnswer = { readonly node: string; readonly thumbprint: string; readonly enrolledAt: string };
+/**
+ * The answer to a successful enrolment; the same for a presenter asking again after the spend.
+ * `signal` says where the host waits for its signal (null when the control plane has no broker).
+ */
+export type EnrolAnswer = {
+  readonly node: string;
+  readonly thumbprint: string;
+  readonly enrolledAt: string;
+  readonly signal: SignalChannel | null;
+};
 
 const nodePath = z.object({ node: nodeName });
 const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
 
 /** `POST /enrol` (auth 'token'): see lib/core/enrolment/enrol.ts for the protocol. */
 export const enrolHandler = (
-  deps: Pick<Parts, 'tokens' | 'nodeKeys'> & Optional & { leaseSeconds?: number },
+  deps: Pick<Parts, 'tokens' | 'nodeKeys'> &
+    Partial<Pick<Parts, 'signalChannel'>> &
+    Optional & { leaseSeconds?: number },
 ) =>
   edge(deps, async (event) => {
     const body = parseBody(event, enrolBody);
@@ -45,6 +56,7 @@ export const enrolHandler = (
       node: enrolled.node,
       thumbprint: enrolled.thumbprint,
       enrolledAt: enrolled.enrolledAt,
+      signal: deps.signalChannel?.(enrolled.node) ?? null,
     };
     return json(200, answer);
   });

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { envelope, reportBody } from '../../core/control/messages.ts';
 import { nodeName } from '../../core/names.ts';
+import { signalHeader } from '../../core/signal/channel.ts';
 import type { Parts } from '../../wiring.ts';
 import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication } from '../host-auth.ts';
 import { header, json, parseBody, validate } from '../http.ts';
@@ -35,14 +36,22 @@ export type HostDeclarationAnswer = {
 
 /**
  * `GET /hosts/{node}/declaration`: what the node was last sent. 200 with the declaration and
- * its ETag; 304 when If-None-Match names that ETag; 404 `not_sent` before the first push.
+ * its ETag; 304 when If-None-Match names that ETag; 404 `not_sent` before the first push. Every
+ * one of them says in `Mesh-Signal` where the host waits for its signal, when there is a broker.
  */
-export const hostDeclarationHandler = (deps: Pick<Parts, 'deliveries'> & Proven) =>
+export const hostDeclarationHandler = (
+  deps: Pick<Parts, 'deliveries'> & Partial<Pick<Parts, 'signalChannel'>> & Proven,
+) =>
   provenRoute(deps).handler(async function fetchDeclaration(event) {
     const node = authenticatedNode(event);
+    const channel = deps.signalChannel?.(node);
+    const signal: Record<string, string> = channel ? { [signalHeader]: JSON.stringify(channel) } : {};
     const delivery = await deps.deliveries.readDelivery(node);
-    if (!delivery) throw new Problem(404, 'not_sent', `nothing was sent to ${node} yet; push it first`);
-    const headers = { etag: delivery.etag, 'cache-control': 'no-cache' };
+    if (!delivery)
+      throw new Problem(404, 'not_sent', `nothing was sent to ${node} yet; push it first`, {
+        headers: signal,
+      });
+    const headers = { etag: delivery.etag, 'cache-control': 'no-cache', ...signal };
     if (matches(header(event, 'if-none-match'), delivery.etag)) {
       return { statusCode: 304, headers, body: '' };
     }

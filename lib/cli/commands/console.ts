@@ -13,7 +13,7 @@ export function registerConsoleCommand(program: Command): void {
   program
     .command('console')
     .description('serve the read-only console on 127.0.0.1, forwarding its reads to --api, signed')
-    .option('--port <port>', 'the local port (0 for any free one)', '4601')
+    .option('--port <port>', 'the local port (0 for any free one)', '4610')
     .option('--refresh <seconds>', 'how often the page reads the mesh again', '15')
     .action(
       action(async ({ api, output }, options: { port: string; refresh: string }) => {

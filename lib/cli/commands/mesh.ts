@@ -79,7 +79,7 @@ export function registerMeshCommands(program: Command): void {
 
   program
     .command('status')
-    .description('every node: enrolled, sent revision, applied revision, behind, last heard')
+    .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
     .action(
       action(async ({ api, output }) => {
         const { nodes } = await api.call<{ nodes: NodeStatus[] }>('GET', '/status');
@@ -93,6 +93,7 @@ export function registerMeshCommands(program: Command): void {
               `sent ${s.sentRevision ?? '-'}`,
               `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
               s.behind ? 'BEHIND' : 'up to date',
+              ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
               `last heard ${s.lastHeard ?? 'never'}`,
             ].join('  '),
           );

@@ -136,3 +136,6 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** Behind: the declaration differs from what was last sent (or nothing was ever sent). */
 export const isBehind = (snapshot: NodeSnapshot, composed: Composed) =>
   composed.mints.length > 0 || snapshot.sent?.digest !== composed.digest;
+
+/** A strong ETag that changes whenever the revision or the content does: the delivery's and the signal's. */
+export const deliveryEtag = (digest: string, revision: number) => `"${revision}-${digest}"`;

@@ -1,5 +1,6 @@
 import { mapLimit } from '../map-limit.ts';
-import { compose, isBehind, type MintDetails, newProvisionSecret } from './declaration.ts';
+import type { NodeSignal } from '../signal/channel.ts';
+import { compose, deliveryEtag, isBehind, type MintDetails, newProvisionSecret } from './declaration.ts';
 import { MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import type { PushStore } from './store.ts';
 
@@ -20,9 +21,16 @@ const attempts = 5;
 export class Pusher {
   readonly #store: PushStore;
   readonly #mint: MintDetails;
+  readonly #announce: (node: string, signal: NodeSignal) => Promise<unknown>;
 
-  constructor(options: { readonly store: PushStore; readonly mint?: Partial<MintDetails> }) {
+  constructor(options: {
+    readonly store: PushStore;
+    readonly mint?: Partial<MintDetails>;
+    /** Tells the node's host, after a send committed (SignalAnnouncer: never throws). @default nothing */
+    readonly announce?: (node: string, signal: NodeSignal) => Promise<unknown>;
+  }) {
     this.#store = options.store;
+    this.#announce = options.announce ?? (async () => undefined);
     this.#mint = {
       secret: options.mint?.secret ?? newProvisionSecret,
       now: options.mint?.now ?? (() => new Date().toISOString()),
@@ -31,7 +39,8 @@ export class Pusher {
 
   /**
    * Composes the node and sends it when it is behind; clears its mark when it is not. A lost
-   * race (another push sent it, or minted the same provision) is read again and retried.
+   * race (another push sent it, or minted the same provision) is read again and retried. Once a
+   * send committed, the node's host is told (its signal).
    */
   async sendNode(node: string): Promise<NodeSend> {
     for (let attempt = 0; attempt < attempts; attempt += 1) {
@@ -58,6 +67,7 @@ export class Pusher {
         if (error instanceof MeshRaceError) continue;
         throw error;
       }
+      await this.#announce(node, { revision, etag: deliveryEtag(composed.digest, revision) });
       const marked = [...new Set(composed.mints.map((m) => m.providerNode).filter((n) => n !== node))];
       return { node, revision, sent: true, marked };
     }

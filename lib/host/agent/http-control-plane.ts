@@ -1,4 +1,5 @@
 import { type ApiAnswer, type ApiClient, ApiUnreachableError, problemError } from '../../cli/api-client.ts';
+import { type SignalChannel, signalChannel, signalHeader } from '../../core/signal/channel.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
@@ -24,8 +25,9 @@ export class HttpControlPlane implements ControlPlane {
         etag ? { 'if-none-match': etag } : {},
       ),
     );
-    if (answer.status === 304) return { status: 'unchanged' };
-    if (answer.status === 404 && errorCode(answer) === 'not_sent') return { status: 'not-sent' };
+    const signal = { signal: channelOf(answer) };
+    if (answer.status === 304) return { status: 'unchanged', ...signal };
+    if (answer.status === 404 && errorCode(answer) === 'not_sent') return { status: 'not-sent', ...signal };
     refuse(answer);
     const sent = answer.body as { revision?: unknown; declaration?: unknown } | undefined;
     const tag = answer.headers.get('etag');
@@ -37,6 +39,7 @@ export class HttpControlPlane implements ControlPlane {
       etag: tag,
       revision: sent.revision,
       body: `${JSON.stringify(sent.declaration, null, 2)}\n`,
+      ...signal,
     };
   }
 
@@ -53,6 +56,18 @@ export class HttpControlPlane implements ControlPlane {
         throw new ControlPlaneUnavailableError(error.message, undefined, { cause: error });
       throw error;
     }
+  }
+}
+
+/** Where the node's signal is, as the `Mesh-Signal` header names it; undefined when absent or unreadable. */
+function channelOf(answer: ApiAnswer): SignalChannel | undefined {
+  const value = answer.headers.get(signalHeader);
+  if (!value) return undefined;
+  try {
+    const parsed = signalChannel.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,9 +1,15 @@
-/** What the host agent needs from the control plane and from the machine it runs on. */
+import type { NodeSignal, SignalChannel } from '../../core/signal/channel.ts';
 
-export type FetchedDeclaration =
+/** What the host agent needs from the control plane, from the broker and from the machine it runs on. */
+
+export type FetchedDeclaration = (
   | { readonly status: 'unchanged' }
   | { readonly status: 'not-sent' }
-  | { readonly status: 'changed'; readonly etag: string; readonly revision: number; readonly body: string };
+  | { readonly status: 'changed'; readonly etag: string; readonly revision: number; readonly body: string }
+) & {
+  /** Where the node's signal is, when the control plane named a broker (the `Mesh-Signal` header). */
+  readonly signal?: SignalChannel | undefined;
+};
 
 export type HostReport = {
   readonly sequence: number;
@@ -39,4 +45,19 @@ export interface AgentStateStore {
   save(state: AgentState): Promise<void>;
   /** Writes the declaration where the apply command reads it, atomically; returns its path. */
   writeDeclaration(body: string): Promise<string>;
+}
+
+export type SignalHandlers = {
+  /** A signal on the node's topic: the retained one right after subscribing, then each new one. */
+  readonly signal: (signal: NodeSignal) => void;
+  /** The connection is gone (the broker went away or dropped it); never called after close(). */
+  readonly lost: (reason: string) => void;
+};
+
+/** The node's connection to the broker: one at a time, connected and subscribed by open(). */
+export interface SignalLink {
+  /** Connects with a fresh password and subscribes; rejects, saying why, when the broker cannot be reached or refuses. */
+  open(channel: SignalChannel, handlers: SignalHandlers): Promise<void>;
+  /** Disconnects, if connected. */
+  close(): Promise<void>;
 }

@@ -1,14 +1,27 @@
+import type { SignalChannel } from '../../core/signal/channel.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError } from './errors.ts';
-import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport } from './ports.ts';
+import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport, SignalLink } from './ports.ts';
+import { SignalWatch } from './signal-watch.ts';
+
+/** While on the signal, the host fetches anyway this often (`--safety-interval`). */
+export const defaultSafetyIntervalMs = 6 * 3600 * 1000;
 
 export type RunLoopOptions = {
   readonly controlPlane: ControlPlane;
   readonly applier: Applier;
   readonly state: AgentStateStore;
-  /** How often to ask for the declaration when all is well. */
+  /** How often to ask for the declaration while not on the signal (no broker, or the broker away). */
   readonly intervalMs: number;
-  /** How often to say "still here" when nothing changes. @default 180_000 */
+  /** How often to say "still here" when nothing changes, while polling. @default 180_000 */
   readonly heartbeatMs?: number;
+  /** The connection to the broker; without it the agent polls. */
+  readonly signalLink?: SignalLink;
+  /** Where the node's signal is (enrolment.json); the declaration route names it too. */
+  readonly channel?: SignalChannel;
+  /** Keeps a channel the control plane named. */
+  readonly onChannel?: (channel: SignalChannel) => Promise<void>;
+  /** While on the signal, fetch anyway this often. @default 6 h */
+  readonly safetyIntervalMs?: number;
   /** The longest wait between attempts while the control plane is away. @default 60_000 */
   readonly maxBackoffMs?: number;
   readonly log: (line: string) => void;
@@ -20,8 +33,11 @@ export type RunLoopOptions = {
 
 /**
  * The host's loop: fetch the declaration when it changes, apply it, report applying / applied /
- * failed with the revision, say "still here" now and then, and ride out a control plane that is
- * away with backoff and jitter. A report that cannot be sent waits and goes with the next
+ * failed with the revision, and ride out a control plane that is away with backoff and jitter.
+ * On the signal (connected to the broker, signal-watch.ts) it fetches once on connecting, then
+ * when a signal names a change, and every safety interval; the broker's presence events say it
+ * is there, so it sends no heartbeat. Without the broker it polls every interval and says
+ * "still here" now and then. A report that cannot be sent waits and goes with the next
  * attempt; a newer one replaces it, as the control plane would set the older one aside anyway.
  */
 export async function runHostAgent(options: RunLoopOptions): Promise<void> {
@@ -30,9 +46,24 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
   const random = options.random ?? Math.random;
   const heartbeatMs = options.heartbeatMs ?? 180_000;
   const maxBackoffMs = options.maxBackoffMs ?? 60_000;
+  const safetyIntervalMs = options.safetyIntervalMs ?? defaultSafetyIntervalMs;
   const { controlPlane, applier, log, signal } = options;
 
   let state: AgentState = await options.state.load();
+  const watch = new SignalWatch({
+    link: options.signalLink,
+    channel: options.channel,
+    ...(options.onChannel ? { onChannel: options.onChannel } : {}),
+    appliedEtag: () => state.appliedEtag,
+    pollSeconds: options.intervalMs / 1000,
+    log,
+    now,
+    random,
+  });
+  // A fetch is due at the start, after a failure, and when the poll or safety interval comes round.
+  let fetchDue = true;
+  let nextPollAt = 0;
+  let safetyAt = 0;
   let pending: HostReport | undefined;
   // Starting counts as being heard: the first heartbeat is due one interval after the start.
   let lastHeard = now();
@@ -71,8 +102,17 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
 
   while (!signal.aborted) {
     try {
+      watch.rearm();
       await flushReport();
+      await watch.connectIfDue();
+      const due = fetchDue || watch.fetchOwed || now() >= (watch.connected ? safetyAt : nextPollAt);
+      if (!due) {
+        await wait();
+        continue;
+      }
+      const news = watch.fetchStarting();
       const fetched = await controlPlane.fetchDeclaration(state.appliedEtag);
+      if (fetched.signal) await watch.learn(fetched.signal);
       if (failures > 0)
         log(`control plane is back after ${failures} failed attempt${failures === 1 ? '' : 's'}`);
       failures = 0;
@@ -104,29 +144,48 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
           continue;
         }
       }
-      // A heartbeat never replaces a state report still waiting to be sent: that report says more.
-      if (now() - lastHeard >= heartbeatMs && (pending === undefined || pending.state === 'heartbeat')) {
-        await report({ state: 'heartbeat', revision: state.appliedRevision ?? 0 });
-      }
-      await sleep(options.intervalMs, signal);
+      fetchDue = false;
+      watch.fetched(news);
+      nextPollAt = now() + options.intervalMs;
+      safetyAt = now() + safetyIntervalMs;
+      await wait();
     } catch (error) {
       if (signal.aborted) break;
+      fetchDue = true;
       failures += 1;
       const hinted = error instanceof ControlPlaneUnavailableError ? error.retryAfterSeconds : undefined;
       const backoff = Math.min(maxBackoffMs, options.intervalMs * 2 ** Math.min(failures, 10));
-      const wait = Math.round((hinted ? hinted * 1000 : backoff) * (0.5 + random() / 2));
+      const delay = Math.round((hinted ? hinted * 1000 : backoff) * (0.5 + random() / 2));
       const reason =
         error instanceof CredentialRefusedError
           ? `the control plane refused this node's key (${error.message}); is it enrolled?`
           : error instanceof ControlPlaneUnavailableError
             ? error.message
             : `unexpected: ${(error as Error).message}`;
-      say(`waiting ${(wait / 1000).toFixed(1)} s before trying again: ${reason}`);
+      say(`waiting ${(delay / 1000).toFixed(1)} s before trying again: ${reason}`);
       waitingFor = '';
-      await sleep(wait, signal);
+      await sleep(delay, signal);
     }
   }
+  await watch.close();
   log('stopped');
+
+  /**
+   * Polling, says "still here" when due, then waits for the next poll (or the next try of the
+   * broker); on the signal, waits for a signal, the broker going away, or the safety fetch.
+   */
+  async function wait(): Promise<void> {
+    if (!watch.connected) {
+      // A heartbeat never replaces a state report still waiting to be sent: that report says more.
+      if (now() - lastHeard >= heartbeatMs && (pending === undefined || pending.state === 'heartbeat')) {
+        await report({ state: 'heartbeat', revision: state.appliedRevision ?? 0 });
+      }
+    }
+    const until = watch.connected
+      ? safetyAt
+      : Math.min(nextPollAt, now() + (watch.msUntilAttempt() ?? Infinity));
+    await sleep(Math.max(0, until - now()), AbortSignal.any([signal, watch.wakeSignal()]));
+  }
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -105,6 +105,7 @@ async function runEnrol(
         node: outcome.node,
         thumbprint: outcome.thumbprint,
         enrolledAt: outcome.enrolledAt,
+        ...(outcome.signal ? { signal: outcome.signal } : {}),
       });
       streams.out.write(
         `enrolled ${outcome.node} at ${outcome.enrolledAt} (key ${outcome.thumbprint}); keys kept in ${options.dir}\n`,

@@ -3,23 +3,30 @@ import * as z from 'zod';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
+import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
 import { NodeHttpHostApi } from '../agent/node-http-api.ts';
-import { runHostAgent } from '../agent/run-loop.ts';
+import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier } from '../agent/shell-applier.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
-import { readHostEnrolment } from '../state.ts';
+import { connectPassword } from '../proof.ts';
+import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
 const runOptions = z.object({
   dir: z.string().min(1),
   apply: z.string().min(1, { message: '--apply needs the command that applies a declaration' }),
   interval: z.coerce.number().min(0.2).max(3600),
   heartbeat: z.coerce.number().min(1).max(86_400),
+  safetyInterval: z.coerce
+    .number()
+    .min(1)
+    .max(7 * 86_400),
   api: z.url({ message: '--api must be the control plane URL' }).optional(),
 });
 
 /**
- * `mesh-host run [--dir DIR] --apply CMD [--interval S]`: the enrolled node's loop. Exit codes:
- * 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR.
+ * `mesh-host run [--dir DIR] --apply CMD [--interval S]`: the enrolled node's loop, on its
+ * signal when the control plane names a broker, polling at --interval while it is away. Exit
+ * codes: 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR.
  */
 export function registerRunCommand(program: Command): void {
   program
@@ -30,8 +37,17 @@ export function registerRunCommand(program: Command): void {
       '--apply <cmd>',
       'run with MESH_DECLARATION (a file path), MESH_REVISION and MESH_NODE set',
     )
-    .option('--interval <seconds>', 'how often to ask for a changed declaration', '30')
-    .option('--heartbeat <seconds>', 'how often to say "still here" when nothing changes', '180')
+    .option(
+      '--interval <seconds>',
+      'how often to ask for a changed declaration while not on the signal',
+      '30',
+    )
+    .option('--heartbeat <seconds>', 'how often to say "still here" while polling', '180')
+    .option(
+      '--safety-interval <seconds>',
+      'while on the signal, fetch anyway this often',
+      String(defaultSafetyIntervalMs / 1000),
+    )
     .option('--api <url>', 'the control plane URL (default: the one this node enrolled with)')
     .action(async (raw: Record<string, unknown>) => {
       process.exitCode = await runAgent(raw);
@@ -55,7 +71,8 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const node = enrolment.node;
   const apiUrl = options.api ?? enrolment.api;
   const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
-  const api = new NodeHttpHostApi(apiUrl, signingKeyOf(node, keys), { timeoutMs: 15_000 });
+  const signingKey = signingKeyOf(node, keys);
+  const api = new NodeHttpHostApi(apiUrl, signingKey, { timeoutMs: 15_000 });
 
   const controller = new AbortController();
   const stop = (signal: string) => {
@@ -66,13 +83,27 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 
-  log(`running against ${apiUrl}, asking every ${options.interval} s, applying with: ${options.apply}`);
+  log(
+    `running against ${apiUrl}, ${
+      enrolment.signal
+        ? `on the signal at ${enrolment.signal.url} (polling every ${options.interval} s while it is away)`
+        : `asking every ${options.interval} s until the control plane names a broker`
+    }, applying with: ${options.apply}`,
+  );
+  let kept = enrolment;
   await runHostAgent({
     controlPlane: new HttpControlPlane(api, node),
     applier: new ShellApplier(options.apply, node),
     state: new FileAgentState(options.dir),
     intervalMs: options.interval * 1000,
     heartbeatMs: options.heartbeat * 1000,
+    safetyIntervalMs: options.safetyInterval * 1000,
+    signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(signingKey) }),
+    ...(enrolment.signal ? { channel: enrolment.signal } : {}),
+    onChannel: async (channel) => {
+      kept = { ...kept, signal: channel };
+      await writeHostEnrolment(options.dir, kept);
+    },
     log,
     signal: controller.signal,
   });

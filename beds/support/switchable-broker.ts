@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+import { existsSync } from 'node:fs';
+import { embeddedBrokerService } from '../../lib/runtime/broker/broker-service.ts';
+import { controlEventSource } from '../../lib/runtime/event-source-control.ts';
+import { runLocalRuntime } from '../../lib/runtime/main.ts';
+import type { LocalService } from '../../lib/runtime/services.ts';
+
+/**
+ * The local control plane whose embedded broker a bed can take away: while the file
+ * BED_BROKER_OFF names exists, the broker is stopped (its clients dropped, its port closed, its
+ * signals lost, as an IoT outage would); when the file is gone it starts again on the same port.
+ * Everything else runs untouched.
+ */
+const switchFile = process.env.BED_BROKER_OFF;
+if (!switchFile) {
+  process.stderr.write('switchable-broker: BED_BROKER_OFF must name a file\n');
+  process.exit(2);
+}
+
+const switchableBroker: LocalService = {
+  name: 'the embedded MQTT broker (the bed can stop it)',
+  async start(parts) {
+    let running: { stop(): Promise<void> } | undefined = await embeddedBrokerService.start(parts);
+    let turning = false;
+    const timer = setInterval(async () => {
+      if (turning) return;
+      turning = true;
+      try {
+        const off = existsSync(switchFile);
+        if (off && running) {
+          await running.stop();
+          running = undefined;
+          process.stdout.write('bed: the broker is stopped\n');
+        } else if (!off && !running) {
+          running = await embeddedBrokerService.start(parts);
+          process.stdout.write('bed: the broker is started again\n');
+        }
+      } finally {
+        turning = false;
+      }
+    }, 200);
+    return {
+      async stop() {
+        clearInterval(timer);
+        await running?.stop();
+      },
+    };
+  },
+};
+
+await runLocalRuntime(process.env, { services: [controlEventSource, switchableBroker] });

@@ -1,0 +1,107 @@
+import { ApiClient } from '../../lib/cli/api-client.ts';
+import type { SignalChannel } from '../../lib/core/signal/channel.ts';
+import { HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
+import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
+import type { AgentState, AgentStateStore, Applier } from '../../lib/host/agent/ports.ts';
+import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
+import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { connectPassword, hostRequestSigner } from '../../lib/host/proof.ts';
+
+/** What the benches watch of one agent: when it connected, got each signal, applied each revision. */
+export type AgentTimeline = {
+  readonly node: string;
+  connectedAt: number | undefined;
+  readonly signalledAt: Map<number, number>;
+  readonly appliedAt: Map<number, number>;
+};
+
+/** The agent's memory, kept in the bench's process. */
+class MemoryAgentState implements AgentStateStore {
+  #state: AgentState = { lastSequence: 0 };
+  async load() {
+    return this.#state;
+  }
+  async save(state: AgentState) {
+    this.#state = state;
+  }
+  async writeDeclaration() {
+    return '/dev/null';
+  }
+}
+
+export type BenchAgents = {
+  readonly timelines: ReadonlyMap<string, AgentTimeline>;
+  stop(): Promise<void>;
+};
+
+/**
+ * Runs the real host agent (run loop, signed HTTPS control plane, MQTT link) for each node, in
+ * this process: on its signal when `channelOf` names one, polling every `intervalMs` otherwise.
+ * The apply step only notes the time.
+ */
+export function startAgents(options: {
+  readonly api: string;
+  readonly nodes: ReadonlyMap<string, NodeKeys>;
+  readonly channelOf?: (node: string) => SignalChannel | undefined;
+  readonly intervalMs: number;
+}): BenchAgents {
+  const controller = new AbortController();
+  const timelines = new Map<string, AgentTimeline>();
+  const running: Array<Promise<void>> = [];
+  for (const [node, keys] of options.nodes) {
+    const timeline: AgentTimeline = {
+      node,
+      connectedAt: undefined,
+      signalledAt: new Map(),
+      appliedAt: new Map(),
+    };
+    timelines.set(node, timeline);
+    const key = signingKeyOf(node, keys);
+    const applier: Applier = {
+      apply: async (_path, revision) => {
+        timeline.appliedAt.set(revision, Date.now());
+        return { ok: true };
+      },
+    };
+    const channel = options.channelOf?.(node);
+    running.push(
+      runHostAgent({
+        controlPlane: new HttpControlPlane(
+          new ApiClient(options.api, { signer: hostRequestSigner(key) }),
+          node,
+        ),
+        applier,
+        state: new MemoryAgentState(),
+        intervalMs: options.intervalMs,
+        ...(channel
+          ? {
+              channel,
+              signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
+            }
+          : {}),
+        log: (line) => {
+          if (line.startsWith('on the signal at')) timeline.connectedAt ??= Date.now();
+          const signalled = /^signal: revision (\d+) was sent/.exec(line);
+          if (signalled) timeline.signalledAt.set(Number(signalled[1]), Date.now());
+        },
+        signal: controller.signal,
+      }),
+    );
+  }
+  return {
+    timelines,
+    async stop() {
+      controller.abort();
+      await Promise.allSettled(running);
+    },
+  };
+}
+
+/** Resolves once `check` holds, polling every 50 ms; rejects after `timeoutMs` naming what it waited for. */
+export async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

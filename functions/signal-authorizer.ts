@@ -1,0 +1,5 @@
+import { signalAuthorizerHandler } from '../lib/api/handlers/signal.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = signalAuthorizerHandler(partsFor(readConfig()));

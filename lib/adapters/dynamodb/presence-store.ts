@@ -1,0 +1,65 @@
+import { PresenceOfUnknownNodeError, StalePresenceError } from '../../core/signal/errors.ts';
+import { type PresenceEvent, type PresenceStore, versionTrustMs } from '../../core/signal/presence.ts';
+import { nodeItemKey, presenceItemKey } from './keys.ts';
+import { itemAbsent, itemPresent, TableStore, transact } from './requests.ts';
+
+/**
+ * A node's presence on the broker, in the inventory table:
+ *
+ * | pk          | sk         | attributes |
+ * |-------------|------------|------------|
+ * | `node#<n>`  | `presence` | online (BOOL), heardAt (ISO), atMs (N), version (N) |
+ *
+ * Access: one transaction per lifecycle event, the node's item checked to exist (a node removed
+ * since its host connected gets no presence item back) and the presence item written only when
+ * the event is newer than the one recorded (lib/core/signal/presence.ts): of a newer
+ * connection, or later within the same one, or newer by more than `versionTrustMs`. `mesh
+ * status` reads it with the node's other items (status-reader.ts).
+ */
+const nodeExists = itemPresent;
+const nothingRecordedYet = itemAbsent;
+const olderConnectionRecorded = '#version < :version';
+const earlierInSameConnection = '(#version = :version AND atMs < :atMs)';
+const recordedLongBefore = 'atMs < :trustedBefore';
+const newerEventWins = [
+  nothingRecordedYet,
+  olderConnectionRecorded,
+  earlierInSameConnection,
+  recordedLongBefore,
+].join(' OR ');
+
+export class DynamoDBPresenceStore extends TableStore implements PresenceStore {
+  async recordPresence(event: PresenceEvent): Promise<void> {
+    const failed = await transact(this.client, 'recording presence', [
+      {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: nodeItemKey(event.node),
+          ConditionExpression: nodeExists,
+        },
+      },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: presenceItemKey(event.node),
+          UpdateExpression: 'SET #online = :online, heardAt = :heardAt, atMs = :atMs, #version = :version',
+          ConditionExpression: newerEventWins,
+          ExpressionAttributeNames: { '#online': 'online', '#version': 'version' },
+          ExpressionAttributeValues: {
+            ':online': event.state === 'connected',
+            ':heardAt': new Date(event.atMs).toISOString(),
+            ':atMs': event.atMs,
+            ':version': event.version,
+            ':trustedBefore': event.atMs - versionTrustMs,
+          },
+        },
+      },
+    ]);
+    if (!failed) return;
+    if (failed[0]) throw new PresenceOfUnknownNodeError(`there is no node ${event.node}`);
+    const kept = failed[1]?.old;
+    throw new StalePresenceError(
+      `presence of ${event.node} at ${event.atMs} (version ${event.version}) is older than the recorded ${String(kept?.atMs)} (version ${String(kept?.version)})`,
+    );
+  }
+}

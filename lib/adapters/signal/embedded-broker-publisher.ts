@@ -1,0 +1,35 @@
+import { type NodeSignal, type SignalPublisher, signalTopic } from '../../core/signal/channel.ts';
+import { BrokerAwayError } from '../../core/signal/errors.ts';
+import { signalPayload } from './iot-data-publisher.ts';
+
+/** How the embedded broker takes a retained QoS 1 message from the control plane itself. */
+export type RetainedPublish = (topic: string, payload: Buffer) => Promise<void>;
+
+/**
+ * The signal on the local runtime: handed in-process to the embedded broker
+ * (lib/runtime/broker/), which attaches itself when it starts and detaches when it stops.
+ * While it is away a publish fails, as an unreachable IoT endpoint would: the push counts it
+ * and goes on.
+ */
+export class EmbeddedBrokerPublisher implements SignalPublisher {
+  #broker: RetainedPublish | undefined;
+
+  /** The broker takes the signals from now on; the returned function lets it go again. */
+  attach(broker: RetainedPublish): () => void {
+    this.#broker = broker;
+    return () => {
+      if (this.#broker === broker) this.#broker = undefined;
+    };
+  }
+
+  async publish(node: string, signal: NodeSignal): Promise<void> {
+    const broker = this.#broker;
+    if (!broker) throw new BrokerAwayError('the embedded broker is not running');
+    await broker(signalTopic(node), signalPayload(signal));
+  }
+}
+
+/** No broker is configured: hosts poll, and a push has nobody to tell. */
+export const noBrokerPublisher: SignalPublisher = {
+  publish: async () => undefined,
+};

@@ -1,0 +1,37 @@
+import type { Log } from '../ports.ts';
+import { describeCause } from '../unavailable.ts';
+import type { NodeSignal, SignalPublisher } from './channel.ts';
+
+export type SignalAnnouncerDeps = {
+  readonly publisher: SignalPublisher;
+  readonly log: Log;
+  /** Counts a signal that could not be published (the metric SignalsNotPublished on AWS). */
+  readonly countFailure: () => void;
+};
+
+/**
+ * Tells a node it was sent something, after the send committed. A publish that fails never
+ * fails or repeats the push: the send is done, and the host catches up on its reconnect fetch
+ * or its safety fetch. The failure is logged and counted, so an alarm can say the signal is away.
+ */
+export class SignalAnnouncer {
+  readonly #deps: SignalAnnouncerDeps;
+
+  constructor(deps: SignalAnnouncerDeps) {
+    this.#deps = deps;
+  }
+
+  async announce(node: string, signal: NodeSignal): Promise<boolean> {
+    try {
+      await this.#deps.publisher.publish(node, signal);
+      return true;
+    } catch (error) {
+      this.#deps.countFailure();
+      this.#deps.log.warn(
+        `the signal of ${node} for revision ${signal.revision} was not published; its host catches up on its next connect or safety fetch`,
+        { node, revision: signal.revision, error: describeCause(error) },
+      );
+      return false;
+    }
+  }
+}

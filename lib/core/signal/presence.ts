@@ -1,0 +1,57 @@
+import type { Log } from '../ports.ts';
+import { PresenceOfUnknownNodeError, StalePresenceError } from './errors.ts';
+
+/**
+ * Presence instead of heartbeats: the broker says when a node's host connects and disconnects,
+ * and the node's `online` and `lastHeard` follow. Events arrive late and out of order, and a
+ * connection's "disconnected" may come after the next connection's "connected" (a host that
+ * reconnected at once). So the newer event is the one of the newer connection (a higher
+ * version: IoT's versionNumber grows with each connection of a client id), then within one
+ * connection the later one; and since a version may start over (IoT forgets a client id some
+ * time after it left; a local broker restarts), an event more than `versionTrustMs` newer wins
+ * by its time alone. A late "disconnected" never hides a newer connect.
+ */
+export type PresenceEvent = {
+  readonly node: string;
+  readonly state: 'connected' | 'disconnected';
+  /** When the broker saw it, epoch milliseconds. */
+  readonly atMs: number;
+  /** The connection's version: the same for its connect and its disconnect. */
+  readonly version: number;
+};
+
+/** Past this much newer, an event wins whatever its version says. */
+export const versionTrustMs = 5 * 60 * 1000;
+
+export interface PresenceStore {
+  /**
+   * Records the event unless a newer one is recorded (StalePresenceError) or the node does not
+   * exist (PresenceOfUnknownNodeError); writes nothing then.
+   */
+  recordPresence(event: PresenceEvent): Promise<void>;
+}
+
+export type PresenceOutcome = 'recorded' | 'stale' | 'unknown-node';
+
+/** Records one presence event; an older or orphaned event is said and dropped, never an error. */
+export async function notePresence(
+  deps: { readonly presence: PresenceStore; readonly log: Log },
+  event: PresenceEvent,
+): Promise<PresenceOutcome> {
+  const fields = { node: event.node, state: event.state, at: new Date(event.atMs).toISOString() };
+  try {
+    await deps.presence.recordPresence(event);
+    deps.log.info(`node ${event.node} ${event.state}`, fields);
+    return 'recorded';
+  } catch (error) {
+    if (error instanceof StalePresenceError) {
+      deps.log.info(`kept the newer presence of ${event.node} over a late ${event.state}`, fields);
+      return 'stale';
+    }
+    if (error instanceof PresenceOfUnknownNodeError) {
+      deps.log.warn(`presence of ${event.node}, which is not a node of the mesh`, fields);
+      return 'unknown-node';
+    }
+    throw error;
+  }
+}
