@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { compose, isBehind } from '../../lib/core/mesh/declaration.ts';
-import { MeshError } from '../../lib/core/mesh/errors.ts';
+import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
 import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 
@@ -10,18 +10,26 @@ import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/core/po
  * sequences of operations that are valid by construction (modules with fixed kinds, consumers
  * of providers that exist, on other nodes more often than not), and after every push a
  * from-scratch comparison that ignores marks: compose every node, compare with what it was
- * last sent. Its `behind` must be exactly the push's `behind`.
+ * last sent. Its `behind` must be exactly the push's `behind`. Removals, rotations and re-adds
+ * of removed names are in the sequences too: the model knows which removals must be refused
+ * (dependents without cascade) and what each one takes away.
  */
 export type ModelWorld = {
   addNode(node: string): Promise<void>;
   assign(node: string, module: string, provides: string | null): Promise<void>;
   consume(consumer: NodeModule, provider: NodeModule): Promise<void>;
+  unconsume(consumer: NodeModule, provider: NodeModule): Promise<unknown>;
+  unassign(node: string, module: string, cascade: boolean): Promise<unknown>;
+  removeNode(node: string, cascade: boolean): Promise<unknown>;
+  rotate(consumer: NodeModule, provider: NodeModule): Promise<void>;
   readonly moduleVersions: ModuleVersions;
   push(request: PushRequest): Promise<PushOutcome>;
   readNode(node: string): Promise<NodeSnapshot | undefined>;
 };
 
 type NodeModule = { readonly node: string; readonly module: string };
+type Consumption = { readonly consumer: NodeModule; readonly provider: NodeModule };
+const same = (a: NodeModule, b: NodeModule) => a.node === b.node && a.module === b.module;
 
 const nodeCount = 5;
 /** A module's kind is mesh-wide and fixed: providers always provide the same kind. */
@@ -47,6 +55,16 @@ const operation = fc.oneof(
       crossNode: fc.boolean(),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('unconsume' as const), relation: index }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('unassign' as const), at: index, cascade: fc.boolean() }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('remove' as const), node: index, cascade: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('rotate' as const), relation: index }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -93,6 +111,13 @@ export type Coverage = {
   boundHits: number;
   /** Pushes that flushed a node they did not name or find marked when they began: a mint's provider. */
   mintFlushes: number;
+  /** Removals that took something away, those that took dependents with them, and those refused for them. */
+  removals: number;
+  cascades: number;
+  refusedForDependents: number;
+  rotations: number;
+  /** Nodes added again under a name that was removed. */
+  readds: number;
 };
 
 export const emptyCoverage = (): Coverage => ({
@@ -101,6 +126,11 @@ export const emptyCoverage = (): Coverage => ({
   pushes: 0,
   boundHits: 0,
   mintFlushes: 0,
+  removals: 0,
+  cascades: 0,
+  refusedForDependents: 0,
+  rotations: 0,
+  readds: 0,
 });
 
 /**
@@ -114,7 +144,9 @@ export async function runSequence(
   prefix: string,
 ): Promise<void> {
   const nodes: string[] = [];
-  const assigned: NodeModule[] = [];
+  const removed = new Set<string>();
+  let assigned: NodeModule[] = [];
+  let consumptions: Consumption[] = [];
   const pick = <T>(items: readonly T[], at: number) => items[at % items.length] as T;
   let crossNode = false;
   coverage.sequences += 1;
@@ -126,6 +158,12 @@ export async function runSequence(
           if (nodes.includes(node)) continue;
           await world.addNode(node);
           nodes.push(node);
+          if (removed.delete(node)) {
+            coverage.readds += 1;
+            // A name added again is a new node: nothing of the removed one comes back.
+            const snapshot = await world.readNode(node);
+            expect({ node, ...pickHistory(snapshot) }).toEqual({ node, ...emptyHistory });
+          }
           break;
         }
         case 'assign': {
@@ -152,7 +190,65 @@ export async function runSequence(
           if (consumers.length === 0) continue;
           const consumer = pick(consumers, step.consumer);
           await world.consume(consumer, provider);
+          consumptions.push({ consumer, provider });
           if (consumer.node !== provider.node) crossNode = true;
+          break;
+        }
+        case 'unconsume': {
+          if (consumptions.length === 0) continue;
+          const taken = pick(consumptions, step.relation);
+          await world.unconsume(taken.consumer, taken.provider);
+          consumptions = consumptions.filter((c) => c !== taken);
+          coverage.removals += 1;
+          break;
+        }
+        case 'unassign': {
+          if (assigned.length === 0) continue;
+          const module = pick(assigned, step.at);
+          const dependents = consumptions.filter((c) => same(c.provider, module));
+          const removal = world.unassign(module.node, module.module, step.cascade);
+          if (dependents.length > 0 && !step.cascade) {
+            await expect(removal).rejects.toBeInstanceOf(HasDependentsError);
+            coverage.refusedForDependents += 1;
+            continue;
+          }
+          await removal;
+          assigned = assigned.filter((a) => !same(a, module));
+          consumptions = consumptions.filter((c) => !same(c.consumer, module) && !same(c.provider, module));
+          coverage.removals += 1;
+          if (dependents.length > 0) coverage.cascades += 1;
+          break;
+        }
+        case 'remove': {
+          if (nodes.length === 0) continue;
+          const node = pick(nodes, step.node);
+          const elsewhere = consumptions.filter((c) => c.provider.node === node && c.consumer.node !== node);
+          const removal = world.removeNode(node, step.cascade);
+          if (elsewhere.length > 0 && !step.cascade) {
+            await expect(removal).rejects.toBeInstanceOf(HasDependentsError);
+            coverage.refusedForDependents += 1;
+            continue;
+          }
+          await removal;
+          nodes.splice(nodes.indexOf(node), 1);
+          removed.add(node);
+          assigned = assigned.filter((a) => a.node !== node);
+          consumptions = consumptions.filter((c) => c.consumer.node !== node && c.provider.node !== node);
+          expect({ node, snapshot: await world.readNode(node) }).toEqual({ node, snapshot: undefined });
+          coverage.removals += 1;
+          if (elsewhere.length > 0) coverage.cascades += 1;
+          break;
+        }
+        case 'rotate': {
+          if (consumptions.length === 0) continue;
+          const rotated = pick(consumptions, step.relation);
+          try {
+            await world.rotate(rotated.consumer, rotated.provider);
+            coverage.rotations += 1;
+          } catch (error) {
+            // a provision is minted by the push that first sends its consumer: until then there is nothing to rotate
+            if (!(error instanceof ProvisionNotMintedError)) throw error;
+          }
           break;
         }
         case 'upgrade': {
@@ -190,12 +286,30 @@ export async function runSequence(
         }
       }
     } catch (error) {
-      // Relations that exist already are refused as the model says; anything else is a defect.
-      if (!(error instanceof MeshError)) throw error;
+      // Adding what exists already is refused, as the model says; anything else is a defect.
+      if (!(error instanceof MeshError) || ['unconsume', 'unassign', 'remove'].includes(step.kind))
+        throw error;
     }
   }
   if (crossNode) coverage.withCrossNodeConsume += 1;
 }
+
+const emptyHistory = {
+  assignments: [],
+  relations: [],
+  dependents: [],
+  provisions: [],
+  grants: [],
+  sent: undefined,
+};
+const pickHistory = (snapshot: NodeSnapshot | undefined) => ({
+  assignments: snapshot?.assignments,
+  relations: snapshot?.relations,
+  dependents: snapshot?.dependents,
+  provisions: snapshot?.provisions,
+  grants: snapshot?.grants,
+  sent: snapshot?.sent,
+});
 
 /** The nodes whose declaration, composed now, differs from what they were last sent; marks ignored. */
 export async function behindFromScratch(world: ModelWorld, nodes: readonly string[]): Promise<string[]> {
@@ -214,4 +328,9 @@ export function expectCoverage(coverage: Coverage): void {
   expect(coverage.withCrossNodeConsume / coverage.sequences).toBeGreaterThanOrEqual(1 / 3);
   expect(coverage.boundHits).toBeGreaterThan(0);
   expect(coverage.mintFlushes).toBeGreaterThan(0);
+  expect(coverage.removals).toBeGreaterThan(0);
+  expect(coverage.cascades).toBeGreaterThan(0);
+  expect(coverage.refusedForDependents).toBeGreaterThan(0);
+  expect(coverage.rotations).toBeGreaterThan(0);
+  expect(coverage.readds).toBeGreaterThan(0);
 }

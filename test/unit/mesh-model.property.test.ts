@@ -37,6 +37,10 @@ function memoryWorld(): ModelWorld {
     addNode: (node) => service.addNode(node),
     assign: (node, module, provides) => service.assign(node, module, provides),
     consume: (consumer, provider) => service.consume(consumer, provider),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade),
+    removeNode: (node, cascade) => service.removeNode(node, cascade),
+    rotate: (consumer, provider) => service.rotate(consumer, provider),
     moduleVersions: store,
     push: (request) => push(pusher, request),
     readNode: (node) => store.readNode(node),
@@ -52,6 +56,7 @@ describe('the mesh model (property)', () => {
       }),
       { numRuns: 400 },
     );
+    console.info('mesh model coverage', coverage);
     expectCoverage(coverage);
     expect(coverage.pushes).toBeGreaterThan(400);
   });

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { meshPushPlanHandler } from '../../lib/api/handlers/mesh.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { PushPlan } from '../../lib/core/mesh/plan.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+import { tableContents } from '../support/table-contents.ts';
+
+let config: MeshConfig;
+let parts: Parts;
+
+beforeAll(async () => {
+  config = await provisionTestResources('plan');
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+});
+
+async function plan(body: object): Promise<{ status: number; plan: PushPlan }> {
+  const answer = (await meshPushPlanHandler(parts)(
+    { headers: {}, body: JSON.stringify(body) } as APIGatewayProxyEvent,
+    {} as never,
+  )) as { statusCode: number; body: string };
+  return { status: answer.statusCode, plan: JSON.parse(answer.body) };
+}
+
+const sends = (plan: Pick<PushPlan, 'pushed' | 'flushed'>) =>
+  [plan.pushed, ...plan.flushed].map((send) => send && { node: send.node, revision: send.revision });
+
+describe('mesh push --plan on DynamoDB Local', () => {
+  it('writes nothing to either table, and names exactly the sends the push then makes', async () => {
+    const id = randomBytes(3).toString('hex');
+    const [broker, app] = [`broker-${id}`, `app-${id}`];
+    await parts.meshService.addNode(broker);
+    await parts.meshService.addNode(app);
+    await parts.meshService.assign(broker, 'rabbit', 'amqp');
+    await parts.meshService.assign(app, 'web', null);
+    await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+
+    const before = await tableContents(config);
+    const { status, plan: planned } = await plan({ node: app });
+    expect(await tableContents(config)).toEqual(before);
+
+    expect(status).toBe(200);
+    expect(planned.pushed?.changes).toEqual([
+      { section: 'module', change: 'added', item: 'web' },
+      {
+        section: 'provision',
+        change: 'added',
+        item: `web -> ${broker}/rabbit (amqp)`,
+        detail: `resource ${app}_web, user ${app}_web, secret new`,
+      },
+    ]);
+    const outcome = await parts.pushFlow.push({ node: app });
+    expect(sends(planned)).toEqual(sends(outcome));
+    expect(planned.behind).toEqual(outcome.behind);
+  });
+
+  it('says a rotated secret changed, and never shows it', async () => {
+    const id = randomBytes(3).toString('hex');
+    const [broker, app] = [`broker-${id}`, `app-${id}`];
+    await parts.meshService.addNode(broker);
+    await parts.meshService.addNode(app);
+    await parts.meshService.assign(broker, 'rabbit', 'amqp');
+    await parts.meshService.assign(app, 'web', null);
+    await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+    await parts.pushFlow.push({ node: app });
+    await parts.meshService.rotate({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+
+    const before = await tableContents(config);
+    const { plan: planned } = await plan({ node: app });
+    expect(await tableContents(config)).toEqual(before);
+
+    const secrets = JSON.stringify(before).match(/"secret":"[^"]+"/g) ?? [];
+    expect(secrets.length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(JSON.stringify(planned)).not.toContain(secret.split('"')[3]);
+    expect([...(planned.pushed?.changes ?? []), ...planned.flushed.flatMap((f) => f.changes)]).toEqual([
+      {
+        section: 'provision',
+        change: 'changed',
+        item: `web -> ${broker}/rabbit (amqp)`,
+        detail: 'secret changed',
+      },
+      { section: 'grant', change: 'changed', item: `rabbit <- ${app}/web (amqp)`, detail: 'secret changed' },
+    ]);
+  });
+});

@@ -1,0 +1,33 @@
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+
+/**
+ * Every item of both tables, read with strong scans and sorted by key, so two readings compare
+ * with toEqual: what a request that must write nothing is checked against.
+ */
+export async function tableContents(config: MeshConfig): Promise<Record<string, unknown[]>> {
+  const client = makeDynamoDBClient(config);
+  try {
+    const contents: Record<string, unknown[]> = {};
+    for (const table of [config.inventoryTable, config.identityTable]) {
+      const items: Record<string, unknown>[] = [];
+      let start: Record<string, never> | undefined;
+      do {
+        const page = await client.send(
+          new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
+        );
+        items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
+        start = page.LastEvaluatedKey as typeof start;
+      } while (start);
+      contents[table] = items
+        .map((item) => ({ key: `${String(item.pk)} ${String(item.sk)}`, item }))
+        .sort((a, b) => a.key.localeCompare(b.key))
+        .map(({ item }) => item);
+    }
+    return contents;
+  } finally {
+    client.destroy();
+  }
+}
