@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { registerEnrolCommand } from '../lib/host/commands/enrol.ts';
+import { registerRotateCommand } from '../lib/host/commands/rotate.ts';
 import { registerRunCommand } from '../lib/host/commands/run.ts';
 
 /** The host agent. Each subcommand lives in lib/host/commands/<name>.ts and registers itself here. */
@@ -11,6 +12,7 @@ program.exitOverride((error) => {
 });
 registerEnrolCommand(program);
 registerRunCommand(program);
+registerRotateCommand(program);
 // No top-level await: the packaged executables run this file as CommonJS (Node's single
 // executable applications start CommonJS), and an unhandled rejection still exits 1.
 void program.parseAsync(process.argv);

@@ -11,6 +11,7 @@ import { DynamoDBBuildStore } from './adapters/dynamodb/build-store.ts';
 import { DynamoDBCredentialReader } from './adapters/dynamodb/credential-reader.ts';
 import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBDisenrolment } from './adapters/dynamodb/disenrolment.ts';
+import { DynamoDBKeyRotation } from './adapters/dynamodb/key-rotation.ts';
 import { DynamoDBLetterLog } from './adapters/dynamodb/letter-log.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
@@ -38,7 +39,12 @@ import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
 import type { DeadLetterCounter, LetterLog, LetterReader } from './core/control/letters.ts';
 import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
-import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from './core/enrolment/ports.ts';
+import type {
+  HostIdentityRevocation,
+  KeyRotationStore,
+  NodeKeyStore,
+  TokenStore,
+} from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
 import { Pusher } from './core/mesh/push.ts';
@@ -81,6 +87,7 @@ export type Parts = {
   // enrolment and host identity
   readonly tokens: TokenStore;
   readonly nodeKeys: NodeKeyStore;
+  readonly keyRotation: KeyRotationStore;
   readonly hostIdentities: HostIdentityRevocation;
   /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
   readonly credentials: NodeCredentialReader;
@@ -163,6 +170,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
+    keyRotation: () => new DynamoDBKeyRotation({ client: clients.dynamodb, ...table }),
     hostIdentities: () =>
       new DynamoDBDisenrolment({
         client: clients.dynamodb,

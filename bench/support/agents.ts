@@ -47,7 +47,7 @@ export function startAgents(options: {
 }): BenchAgents {
   const controller = new AbortController();
   const timelines = new Map<string, AgentTimeline>();
-  const running: Array<Promise<void>> = [];
+  const running: Array<Promise<unknown>> = [];
   for (const [node, keys] of options.nodes) {
     const timeline: AgentTimeline = {
       node,

@@ -27,7 +27,7 @@ export type HostAuthenticationOptions = {
   readonly replay?: 'proof-id' | 'proof-id-while-store-answers';
 };
 
-const authenticated = new WeakMap<object, string>();
+const authenticated = new WeakMap<object, { readonly node: string; readonly thumbprint: string }>();
 
 /**
  * middy middleware for every host route: verifies the request's proof-of-possession (see
@@ -62,17 +62,22 @@ export function hostAuthentication(
       ).catch((error: unknown) => {
         throw hostIdentityProblem(error) ?? error;
       });
-      authenticated.set(event, verified.node);
+      authenticated.set(event, { node: verified.node, thumbprint: verified.thumbprint });
     },
   };
 }
 
 /** The node that signed this request; only valid behind hostAuthentication(). */
 export function authenticatedNode(event: APIGatewayProxyEvent): string {
-  const node = authenticated.get(event);
-  if (node === undefined)
-    throw new Error('authenticatedNode() called on a request hostAuthentication() did not verify');
-  return node;
+  return authenticatedHost(event).node;
+}
+
+/** The node that signed this request and the thumbprint of the key it signed with. */
+export function authenticatedHost(event: APIGatewayProxyEvent): { node: string; thumbprint: string } {
+  const host = authenticated.get(event);
+  if (host === undefined)
+    throw new Error('authenticatedHost() called on a request hostAuthentication() did not verify');
+  return host;
 }
 
 function replayGuardFor(options: HostAuthenticationOptions): ProofReplayGuard {

@@ -6,6 +6,7 @@ import {
 } from '../api/handlers/enrolment.ts';
 import { hostDeclarationHandler } from '../api/handlers/host.ts';
 import { hostAuthorizerHandler } from '../api/handlers/host-authorizer.ts';
+import { hostKeysHandler } from '../api/handlers/host-keys.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The enrolment area's functions: tokens, enrolment, and what a host fetches with its key. */
@@ -50,6 +51,15 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     // proofs:write for the proof replay guard (a conditional put of each proof id).
     access: ['inventory:read', 'proofs:write', 'identity:read'],
     handler: hostDeclarationHandler,
+  },
+  {
+    name: 'host-keys',
+    purpose: 'the signed-in node replaces its keys, proven by the old key and the new one',
+    trigger: 'api',
+    route: { method: 'POST', path: '/hosts/{node}/keys', auth: 'host' },
+    // proofs:write for the proof replay guard; the keys, the enrolment and the token it switches.
+    access: ['identity:read', 'identity:write', 'inventory:read', 'inventory:write', 'proofs:write'],
+    handler: hostKeysHandler,
   },
   {
     name: 'host-authorizer',

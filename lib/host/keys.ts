@@ -26,8 +26,8 @@ export type NodeKeys = {
 };
 
 export const defaultHostDir = '/var/lib/mesh-host';
-const signingFile = 'signing.jwk';
-const sealingFile = 'sealing.jwk';
+export const signingFile = 'signing.jwk';
+export const sealingFile = 'sealing.jwk';
 
 export async function generateNodeKeys(): Promise<{
   keys: NodeKeys;

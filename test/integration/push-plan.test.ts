@@ -24,7 +24,11 @@ async function plan(body: object): Promise<{ status: number; plan: PushPlan }> {
   return { status: answer.statusCode, plan: JSON.parse(answer.body) };
 }
 
-const sends = (plan: Pick<PushPlan, 'pushed' | 'flushed'>) =>
+type Sends = {
+  readonly pushed: { node: string; revision: number } | null;
+  readonly flushed: ReadonlyArray<{ node: string; revision: number }>;
+};
+const sends = (plan: Sends) =>
   [plan.pushed, ...plan.flushed].map((send) => send && { node: send.node, revision: send.revision });
 
 describe('mesh push --plan on DynamoDB Local', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ControlPlaneUnavailableError } from '../../lib/host/agent/errors.ts';
+import { ControlPlaneUnavailableError, CredentialRefusedError } from '../../lib/host/agent/errors.ts';
 import type {
   AgentState,
   AgentStateStore,
@@ -81,6 +81,7 @@ async function runFor(
     state?: MemoryState;
     heartbeatMs?: number;
     onSleep?: (count: number) => void;
+    keyRefused?: () => Promise<boolean>;
   },
 ) {
   let clock = 1_000_000;
@@ -88,7 +89,8 @@ async function runFor(
   const lines: string[] = [];
   const controller = new AbortController();
   const state = parts.state ?? new MemoryState();
-  await runHostAgent({
+  const ended = await runHostAgent({
+    ...(parts.keyRefused ? { keyRefused: parts.keyRefused } : {}),
     controlPlane: parts.controlPlane,
     applier: parts.applier ?? new RecordingApplier(),
     state,
@@ -106,7 +108,7 @@ async function runFor(
       if (waits.length >= sleeps) controller.abort();
     },
   });
-  return { waits, lines, state };
+  return { waits, lines, state, ended };
 }
 
 describe('runHostAgent', () => {
@@ -221,5 +223,40 @@ describe('runHostAgent heartbeats', () => {
     });
 
     expect(controlPlane.reports[0]).toMatchObject({ state: 'applied', revision: 8 });
+  });
+
+  it('stops as decommissioned when its key is no longer enrolled and no rotation left a newer one', async () => {
+    const refused = new CredentialRefusedError(
+      'not_enrolled',
+      'node a has no completed enrolment for this key',
+    );
+    const controlPlane = new ScriptedControlPlane([changed(1), refused]);
+    let asked = 0;
+
+    const { ended, lines, waits } = await runFor(5, {
+      controlPlane,
+      keyRefused: async () => {
+        asked += 1;
+        return false;
+      },
+    });
+
+    expect(ended).toBe('decommissioned');
+    expect(asked).toBe(1);
+    expect(waits.length).toBeLessThan(5);
+    expect(lines.at(-1)).toMatch(/no longer knows this node's key .* disenrolled or removed .* stopping/);
+  });
+
+  it('goes on at once with the newer key a rotation left, and keeps waiting out other refusals', async () => {
+    const notEnrolled = new CredentialRefusedError('not_enrolled', 'no completed enrolment for this key');
+    const stale = new CredentialRefusedError('proof_stale', 'the proof was made 90 s from now');
+    const controlPlane = new ScriptedControlPlane([changed(1), notEnrolled, stale, changed(2)]);
+
+    const { ended, lines } = await runFor(4, { controlPlane, keyRefused: async () => true });
+
+    expect(ended).toBe('stopped');
+    expect(lines).toContain('the control plane took a newer key of this node (a rotation); going on with it');
+    expect(lines.some((line) => line.includes('proof_stale') || line.includes('90 s from now'))).toBe(true);
+    expect(lines).toContain('applied revision 2');
   });
 });

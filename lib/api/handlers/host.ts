@@ -12,11 +12,15 @@ import { Problem } from '../problem.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/api/host-auth.ts). */
-type Proven = Pick<Parts, 'credentials' | 'replayGuard'> & Partial<Pick<Parts, 'log' | 'now'>>;
+export type Proven = Pick<Parts, 'credentials' | 'replayGuard'> & Partial<Pick<Parts, 'log' | 'now'>>;
 
-const provenRoute = (deps: Proven, replay: HostAuthenticationOptions['replay'] = 'proof-id') =>
+export const provenRoute = (
+  deps: Proven,
+  replay: HostAuthenticationOptions['replay'] = 'proof-id',
+  mapError?: (error: unknown) => Problem | undefined,
+) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ log: deps.log }))
+    .use(httpEdge({ log: deps.log, ...(mapError ? { mapError } : {}) }))
     .use(
       hostAuthentication({
         credentials: deps.credentials,

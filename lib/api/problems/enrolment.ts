@@ -1,4 +1,5 @@
 import {
+  KeyRotationRefusedError,
   NodeUnknownError,
   NoTokenError,
   TokenAlreadySpentError,
@@ -14,6 +15,7 @@ import { Problem } from '../problem.ts';
  *   not logged as one); a store that cannot be asked is the edge's own `try_again` 503
  * - refusals: `token_unknown` 404, `token_expired` 410, `token_revoked` 410, `token_spent` 403
  * - operator: `node_unknown` 404, `no_token` 404, `token_spent` 409, `token_conflict` 409
+ * - key rotation: `possession_invalid` 400, `enrolment_moved` 409, `not_enrolled` 401
  */
 export function enrolmentProblem(error: unknown): Problem | undefined {
   if (error instanceof TokenHeldError) {
@@ -34,5 +36,15 @@ export function enrolmentProblem(error: unknown): Problem | undefined {
     return new Problem(409, 'token_spent', error.message, { cause: error });
   if (error instanceof TokenIssueConflictError)
     return new Problem(409, 'token_conflict', error.message, { cause: error });
+  if (error instanceof KeyRotationRefusedError) {
+    const [status, code] = (
+      {
+        possession: [400, 'possession_invalid'],
+        moved: [409, 'enrolment_moved'],
+        not_enrolled: [401, 'not_enrolled'],
+      } as const
+    )[error.reason];
+    return new Problem(status, code, error.message, { cause: error });
+  }
   return undefined;
 }

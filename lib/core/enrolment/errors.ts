@@ -74,3 +74,27 @@ export class TokenIssueConflictError extends EnrolmentError {
     );
   }
 }
+
+/**
+ * A key rotation that cannot go ahead: the new key's possession proof does not hold, or the
+ * node's enrolment is no longer the one the request was proven with (rotated or enrolled again
+ * since, or revoked). The host keeps its keys; nothing was written that makes a key work.
+ */
+export class KeyRotationRefusedError extends EnrolmentError {
+  override name = 'KeyRotationRefusedError';
+  readonly reason: 'possession' | 'moved' | 'not_enrolled';
+  constructor(reason: KeyRotationRefusedError['reason'], message: string, options: { cause?: unknown } = {}) {
+    super(message, options);
+    this.reason = reason;
+  }
+}
+
+/** The enrolment switch's condition did not hold; carries the enrolment as it was (ALL_OLD). */
+export class EnrolmentMovedError extends EnrolmentError {
+  override name = 'EnrolmentMovedError';
+  readonly current: { readonly thumbprint: string; readonly presenter: string } | undefined;
+  constructor(current: EnrolmentMovedError['current']) {
+    super('the enrolment is not the one the rotation started from');
+    this.current = current;
+  }
+}

@@ -84,6 +84,31 @@ export interface NodeKeyStore {
   pruneOtherKeys(node: string, keep: string, tokenIds: readonly string[]): Promise<void>;
 }
 
+/** The node's completed enrolment: its key, the presenter of it, the token it was spent with. */
+export type EnrolmentRecord = {
+  readonly thumbprint: string;
+  readonly presenter: string;
+  readonly tokenId: string;
+};
+
+export type KeySwitch = {
+  readonly node: string;
+  readonly tokenId: string;
+  readonly from: { readonly thumbprint: string; readonly presenter: string };
+  readonly to: { readonly thumbprint: string; readonly presenter: string };
+  readonly rotatedAt: string;
+};
+
+/** The inventory's side of a key rotation (lib/core/enrolment/rotation.ts). */
+export interface KeyRotationStore {
+  readEnrolment(node: string): Promise<EnrolmentRecord | undefined>;
+  /**
+   * Moves the enrolment and the spent token from one key to the other in one transaction, if
+   * both still name `from`; EnrolmentMovedError with the enrolment as it was otherwise.
+   */
+  switchKeys(change: KeySwitch): Promise<void>;
+}
+
 /** What a disenrolment took away. */
 export type Disenrolled = {
   readonly node: string;

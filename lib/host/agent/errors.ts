@@ -16,4 +16,10 @@ export class ControlPlaneUnavailableError extends HostAgentError {
 /** The control plane refused this node's credential (not enrolled, or a different key). */
 export class CredentialRefusedError extends HostAgentError {
   override name = 'CredentialRefusedError';
+  /** The problem's code: `not_enrolled` when the control plane holds no enrolment for this key. */
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
 }

@@ -78,7 +78,8 @@ function errorCode(answer: ApiAnswer): string | undefined {
 function refuse(answer: ApiAnswer): void {
   if (answer.status < 400) return;
   const problem = problemError(answer);
-  if (answer.status === 401 || answer.status === 403) throw new CredentialRefusedError(problem.message);
+  if (answer.status === 401 || answer.status === 403)
+    throw new CredentialRefusedError(problem.code, problem.message);
   if (answer.status === 429 || answer.status >= 500) {
     const retryAfter = Number(answer.headers.get('retry-after'));
     throw new ControlPlaneUnavailableError(

@@ -12,13 +12,18 @@ import { type HostSigningKey, hostProof } from '../proof.ts';
  */
 export class NodeHttpHostApi {
   readonly baseUrl: string;
-  private readonly key: HostSigningKey;
+  private key: HostSigningKey;
   private readonly timeoutMs: number;
 
   constructor(baseUrl: string, key: HostSigningKey, options: { timeoutMs?: number } = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
     this.key = key;
     this.timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  /** Signs from now on with `key`: the node's key after a rotation. */
+  useKey(key: HostSigningKey): void {
+    this.key = key;
   }
 
   async send(

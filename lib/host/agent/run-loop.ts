@@ -24,6 +24,12 @@ export type RunLoopOptions = {
   readonly safetyIntervalMs?: number;
   /** The longest wait between attempts while the control plane is away. @default 60_000 */
   readonly maxBackoffMs?: number;
+  /**
+   * Called when the control plane holds no enrolment for the key in use: answers whether a
+   * newer key took its place (a rotation), in which case the loop goes on with it. Without it,
+   * or when it answers false, the node was disenrolled or removed and the loop ends.
+   */
+  readonly keyRefused?: () => Promise<boolean>;
   readonly log: (line: string) => void;
   readonly signal: AbortSignal;
   readonly now?: () => number;
@@ -40,7 +46,7 @@ export type RunLoopOptions = {
  * "still here" now and then. A report that cannot be sent waits and goes with the next
  * attempt; a newer one replaces it, as the control plane would set the older one aside anyway.
  */
-export async function runHostAgent(options: RunLoopOptions): Promise<void> {
+export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' | 'decommissioned'> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
@@ -151,6 +157,18 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
       await wait();
     } catch (error) {
       if (signal.aborted) break;
+      if (error instanceof CredentialRefusedError && error.code === 'not_enrolled') {
+        if (await options.keyRefused?.()) {
+          log('the control plane took a newer key of this node (a rotation); going on with it');
+          fetchDue = true;
+          continue;
+        }
+        log(
+          `the control plane no longer knows this node's key (${error.message}): the node was disenrolled or removed from the mesh; stopping. Enrol again with a new token to bring it back`,
+        );
+        await watch.close();
+        return 'decommissioned';
+      }
       fetchDue = true;
       failures += 1;
       const hinted = error instanceof ControlPlaneUnavailableError ? error.retryAfterSeconds : undefined;
@@ -169,6 +187,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<void> {
   }
   await watch.close();
   log('stopped');
+  return 'stopped';
 
   /**
    * Polling, says "still here" when due, then waits for the next poll (or the next try of the

@@ -7,6 +7,7 @@ import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
 import { NodeHttpHostApi } from '../agent/node-http-api.ts';
 import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier } from '../agent/shell-applier.ts';
+import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
 import { connectPassword } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
@@ -26,7 +27,8 @@ const runOptions = z.object({
 /**
  * `mesh-host run [--dir DIR] --apply CMD [--interval S]`: the enrolled node's loop, on its
  * signal when the control plane names a broker, polling at --interval while it is away. Exit
- * codes: 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR.
+ * codes: 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR, 9 the node was disenrolled
+ * or removed (its key is refused and no rotation left a newer one).
  */
 export function registerRunCommand(program: Command): void {
   program
@@ -62,6 +64,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     return ExitCode.usage;
   }
   const options = parsed.data;
+  await settlePromotion(options.dir);
   const enrolment = await readHostEnrolment(options.dir);
   const keys = await loadNodeKeys(options.dir);
   if (!enrolment || !keys) {
@@ -71,7 +74,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const node = enrolment.node;
   const apiUrl = options.api ?? enrolment.api;
   const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
-  const signingKey = signingKeyOf(node, keys);
+  let signingKey = signingKeyOf(node, keys);
   const api = new NodeHttpHostApi(apiUrl, signingKey, { timeoutMs: 15_000 });
 
   const controller = new AbortController();
@@ -91,7 +94,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     }, applying with: ${options.apply}`,
   );
   let kept = enrolment;
-  await runHostAgent({
+  const ended = await runHostAgent({
     controlPlane: new HttpControlPlane(api, node),
     applier: new ShellApplier(options.apply, node),
     state: new FileAgentState(options.dir),
@@ -99,6 +102,15 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     heartbeatMs: options.heartbeat * 1000,
     safetyIntervalMs: options.safetyInterval * 1000,
     signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(signingKey) }),
+    keyRefused: async () => {
+      const now = await keysAfterRefusal(options.dir, apiUrl, node).catch(() => undefined);
+      if (!now || now.thumbprint === signingKey.thumbprint) return false;
+      signingKey = signingKeyOf(node, now);
+      api.useKey(signingKey);
+      kept = { ...kept, thumbprint: now.thumbprint };
+      await writeHostEnrolment(options.dir, kept);
+      return true;
+    },
     ...(enrolment.signal ? { channel: enrolment.signal } : {}),
     onChannel: async (channel) => {
       kept = { ...kept, signal: channel };
@@ -107,5 +119,5 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     log,
     signal: controller.signal,
   });
-  return ExitCode.ok;
+  return ended === 'decommissioned' ? ExitCode.decommissioned : ExitCode.ok;
 }

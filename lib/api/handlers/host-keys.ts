@@ -1,0 +1,35 @@
+import { rotateNodeKeys, rotationBody } from '../../core/enrolment/rotation.ts';
+import type { Parts } from '../../wiring.ts';
+import { authenticatedHost } from '../host-auth.ts';
+import { json, parseBody } from '../http.ts';
+import { enrolmentProblem } from '../problems/enrolment.ts';
+import { type Proven, provenRoute } from './host.ts';
+
+/** What `POST /hosts/{node}/keys` answers: the node's key now, and the one it replaced. */
+export type RotationAnswer = {
+  readonly node: string;
+  readonly thumbprint: string;
+  readonly previous: string;
+  readonly rotatedAt: string;
+};
+
+/**
+ * `POST /hosts/{node}/keys`: the node replaces its keys, proven by the key it has (the request's
+ * proof) and by the new one (the body's possession proof). See lib/core/enrolment/rotation.ts.
+ */
+export const hostKeysHandler = (deps: Pick<Parts, 'nodeKeys' | 'keyRotation'> & Proven) =>
+  provenRoute(deps, 'proof-id', enrolmentProblem).handler(async function rotateKeys(event) {
+    const host = authenticatedHost(event);
+    const body = parseBody(event, rotationBody);
+    const rotated = await rotateNodeKeys(
+      { node: host.node, previous: host.thumbprint, keys: body.keys, possession: body.possession },
+      { keys: deps.nodeKeys, rotation: deps.keyRotation, ...(deps.now ? { now: deps.now } : {}) },
+    );
+    const answer: RotationAnswer = {
+      node: rotated.node,
+      thumbprint: rotated.thumbprint,
+      previous: rotated.previous,
+      rotatedAt: rotated.rotatedAt,
+    };
+    return json(200, answer);
+  });

@@ -1,0 +1,238 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { ApiUnreachableError } from '../../lib/cli/api-client.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { NodeKeyStore } from '../../lib/core/enrolment/ports.ts';
+import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
+import {
+  keysAfterRefusal,
+  pendingDir,
+  possessionProof,
+  rotateHostKeys,
+} from '../../lib/host/key-rotation.ts';
+import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { createTableInput } from '../../lib/runtime/provision.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+import { tableContents } from '../support/table-contents.ts';
+
+const dirs: string[] = [];
+const hostDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-rotate-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A control plane on `config`: the local API over the given parts, and an operator's calls to it. */
+function controlPlane(api: RunningApi) {
+  const operator = async (method: string, path: string, body?: unknown) => {
+    const answer = await fetch(`${api.url}${path}`, {
+      method,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+  };
+  /** A node added and enrolled with keys kept in a new DIR, as `mesh-host enrol` leaves them. */
+  const enrolled = async (node: string) => {
+    await operator('POST', '/nodes', { node });
+    const { body } = await operator('POST', `/nodes/${node}/token`, {});
+    const dir = hostDir();
+    const { keys } = await loadOrCreateNodeKeys(dir);
+    const answer = await fetch(`${api.url}/enrol`, {
+      method: 'POST',
+      body: JSON.stringify({
+        node,
+        token: body.token,
+        keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
+      }),
+    });
+    expect(answer.status).toBe(200);
+    return { dir, keys, token: body.token as string };
+  };
+  /** Whether the control plane takes `keys` for the node: the status and code of a signed fetch. */
+  const fetchAs = async (node: string, keys: NodeKeys) => {
+    const answer = await new NodeHttpHostApi(api.url, signingKeyOf(node, keys)).send(
+      'GET',
+      `/hosts/${node}/declaration`,
+    );
+    return `${answer.status} ${(answer.body as { error?: { code: string } })?.error?.code ?? 'ok'}`;
+  };
+  return { operator, enrolled, fetchAs };
+}
+
+describe('mesh-host rotate against the local API on DynamoDB Local', () => {
+  let config: MeshConfig;
+  let api: RunningApi;
+  beforeAll(async () => {
+    config = await provisionTestResources('rotate');
+    api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  });
+  afterAll(() => api?.stop());
+
+  it('replaces the keys: the new key works, the old one is refused, DIR holds the new keys, nothing is left over', async () => {
+    const { operator, enrolled, fetchAs } = controlPlane(api);
+    const { dir, keys: old } = await enrolled('rotor');
+    await operator('POST', '/push', { node: 'rotor' });
+
+    const outcome = await rotateHostKeys({ dir, api: api.url, node: 'rotor', current: old });
+    const now = (await loadNodeKeys(dir)) as NodeKeys;
+
+    expect(outcome).toEqual({ kind: 'rotated', thumbprint: now.thumbprint, previous: old.thumbprint });
+    expect([await fetchAs('rotor', now), await fetchAs('rotor', old)]).toEqual([
+      '200 ok',
+      '401 not_enrolled',
+    ]);
+    expect(readdirSync(dir).sort()).toEqual(['sealing.jwk', 'signing.jwk']);
+    const identity = (await tableContents(config))[config.identityTable] as Array<{ pk: string; sk: string }>;
+    expect(identity.filter((item) => item.pk === 'node#rotor').map((item) => item.sk)).toEqual([
+      `key#${now.thumbprint}`,
+    ]);
+  });
+
+  it('a lost answer: the old key is refused, the agent and a second run both find the new key taken and finish', async () => {
+    const { enrolled, fetchAs } = controlPlane(api);
+    const { dir, keys: old } = await enrolled('lost');
+    // what rotateHostKeys sends, its answer never read: the switch happened, DIR/next is not promoted
+    const { keys: next } = await loadOrCreateNodeKeys(pendingDir(dir));
+    await new NodeHttpHostApi(api.url, signingKeyOf('lost', old)).send('POST', '/hosts/lost/keys', {
+      keys: { signing: next.signing.publicJwk, sealing: next.sealing.publicJwk },
+      possession: await possessionProof('lost', next, old.thumbprint),
+    });
+    expect([await fetchAs('lost', old), await fetchAs('lost', next)]).toEqual([
+      '401 not_enrolled',
+      '404 not_sent',
+    ]);
+
+    const agentFound = await keysAfterRefusal(dir, api.url, 'lost');
+    const again = await rotateHostKeys({ dir, api: api.url, node: 'lost', current: agentFound as NodeKeys });
+
+    expect(agentFound?.thumbprint).toBe(next.thumbprint);
+    expect(readdirSync(dir).sort()).toEqual(['sealing.jwk', 'signing.jwk']);
+    // the second run rotates once more, from the key the agent adopted
+    expect(again).toMatchObject({ kind: 'rotated', previous: next.thumbprint });
+  });
+
+  it('refuses a possession proof not made by the new key, and an enrolment retried with the old keys afterwards', async () => {
+    const { enrolled, fetchAs } = controlPlane(api);
+    const { dir, keys: old, token } = await enrolled('forger');
+    const { keys: next } = await loadOrCreateNodeKeys(pendingDir(dir));
+    // the request's proof id is remembered (the replay guard); nothing else may change
+    const withoutProofIds = async () =>
+      Object.values(await tableContents(config)).map((items) =>
+        (items as Array<{ pk: string }>).filter((item) => !item.pk.startsWith('proof#')),
+      );
+    const before = await withoutProofIds();
+
+    const forged = await new NodeHttpHostApi(api.url, signingKeyOf('forger', old)).send(
+      'POST',
+      '/hosts/forger/keys',
+      {
+        keys: { signing: next.signing.publicJwk, sealing: next.sealing.publicJwk },
+        possession: await possessionProof('forger', { ...next, signing: old.signing }, old.thumbprint),
+      },
+    );
+    expect([forged.status, (forged.body as { error: { code: string } }).error.code]).toEqual([
+      400,
+      'possession_invalid',
+    ]);
+    expect(await withoutProofIds()).toEqual(before);
+
+    await rotateHostKeys({ dir, api: api.url, node: 'forger', current: old });
+    const replayedEnrol = await fetch(`${api.url}/enrol`, {
+      method: 'POST',
+      body: JSON.stringify({
+        node: 'forger',
+        token,
+        keys: { signing: old.signing.publicJwk, sealing: old.sealing.publicJwk },
+      }),
+    });
+    expect(replayedEnrol.status).toBe(403);
+    expect(await fetchAs('forger', old)).toBe('401 not_enrolled');
+    expect(await fetchAs('forger', (await loadNodeKeys(dir)) as NodeKeys)).toBe('404 not_sent');
+  });
+});
+
+/** Writes the new keys, then stops DynamoDB Local before the switch can be written. */
+function keysThenStop(inner: NodeKeyStore, stop: () => Promise<void>): NodeKeyStore & { armed: boolean } {
+  return {
+    armed: true,
+    async putKeys(record) {
+      await inner.putKeys(record);
+      if (this.armed) {
+        this.armed = false;
+        await stop();
+      }
+    },
+    pruneOtherKeys: (node, keep, tokenIds) => inner.pruneOtherKeys(node, keep, tokenIds),
+  };
+}
+
+describe('a rotation when DynamoDB Local is really stopped between its writes', () => {
+  let dataDir: string;
+  let store: RunningDynamoDBLocal;
+  let port: number;
+  let api: RunningApi;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'mesh-rotate-fault-'));
+    port = await freePort();
+    store = await startDynamoDBLocal({ port, dataDir });
+  });
+  afterAll(async () => {
+    await api?.stop();
+    await store?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers "try again", keeps the old key working, and completes when run again', async () => {
+    const names = localResourceNames('rotatestop');
+    const client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: store.endpoint, maxAttempts: 1 });
+    for (const [table, name] of [
+      [inventoryTable, names.inventoryTable],
+      [identityTable, names.identityTable],
+    ] as const) {
+      await client.send(new CreateTableCommand(createTableInput(table, name)));
+      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
+    }
+    const config = {
+      region: 'us-east-1',
+      inventoryTable: names.inventoryTable,
+      identityTable: names.identityTable,
+    } as MeshConfig;
+    const plain = partsFor(config, { clients: { dynamodb: client } });
+    const nodeKeys = keysThenStop(plain.nodeKeys, () => store.stop());
+    const parts: Parts = partsFor(config, { clients: { dynamodb: client }, overrides: { nodeKeys } });
+    nodeKeys.armed = false;
+    api = await startLocalApi({ port: 0, parts });
+    const { enrolled, fetchAs } = controlPlane(api);
+    const { dir, keys: old } = await enrolled('stopped');
+
+    nodeKeys.armed = true;
+    const whileDown = await rotateHostKeys({ dir, api: api.url, node: 'stopped', current: old }).catch(
+      (error: unknown) => error,
+    );
+    store = await startDynamoDBLocal({ port, dataDir });
+    const next = (await loadNodeKeys(pendingDir(dir))) as NodeKeys;
+    const between = [await fetchAs('stopped', old), await fetchAs('stopped', next)];
+    const afterwards = await rotateHostKeys({ dir, api: api.url, node: 'stopped', current: old });
+
+    expect(whileDown).toBeInstanceOf(ApiUnreachableError);
+    expect(between).toEqual(['404 not_sent', '401 not_enrolled']);
+    expect(afterwards).toEqual({ kind: 'rotated', thumbprint: next.thumbprint, previous: old.thumbprint });
+    expect([await fetchAs('stopped', next), await fetchAs('stopped', old)]).toEqual([
+      '404 not_sent',
+      '401 not_enrolled',
+    ]);
+  });
+});
