@@ -1,5 +1,6 @@
 import { type ApiAnswer, ApiClient } from '../cli/api-client.ts';
 import { createSigV4Signer } from '../cli/sigv4.ts';
+import { possessionProof } from '../host/key-rotation.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../host/keys.ts';
 import { hostRequestSigner } from '../host/proof.ts';
 import type { Denial, RehearsalLedger } from './ledger.ts';
@@ -53,9 +54,11 @@ export class DriveClients {
     this.anonymous = new ApiClient(url);
   }
 
-  /** The API as `node`'s host, signing with the keys of `as` (another node's, to be refused). */
-  host(node: string, as = node): ApiClient {
-    const keys = this.#keys.get(as);
+  /**
+   * The API as `node`'s host, signing as `as` with its keys (another node's, to be refused), or
+   * with the `keys` given (a replaced key, to be refused).
+   */
+  host(node: string, as = node, keys = this.#keys.get(as)): ApiClient {
     if (!keys) throw new DriveFailure(`${as} has not enrolled`);
     return new ApiClient(this.#url, { signer: hostRequestSigner(signingKeyOf(as, keys)) });
   }
@@ -75,6 +78,24 @@ export class DriveClients {
       keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
     };
     expectStatus(await this.anonymous.send('POST', '/enrol', body), 200, `POST /enrol ${node}`);
+  }
+
+  /**
+   * `node`'s host replaces its keys, as `mesh-host rotate` does; answers the keys it replaced,
+   * which the caller can show refused.
+   */
+  async rotate(node: string): Promise<NodeKeys> {
+    const old = this.#keys.get(node);
+    if (!old) throw new DriveFailure(`${node} has not enrolled`);
+    const { keys: next } = await generateNodeKeys();
+    const body = {
+      keys: { signing: next.signing.publicJwk, sealing: next.sealing.publicJwk },
+      possession: await possessionProof(node, next, old.thumbprint),
+    };
+    const path = `/hosts/${node}/keys`;
+    expectStatus(await this.host(node).send('POST', path, body), 200, `POST ${path}`);
+    this.#keys.set(node, next);
+    return old;
   }
 
   async declarationOf(node: string): Promise<Declaration> {

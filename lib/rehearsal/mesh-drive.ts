@@ -206,6 +206,22 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'a host rotates its keys: the new key works, the replaced one is refused',
+    async (mesh) => {
+      const replaced = await mesh.rotate('app');
+      expectStatus(
+        await mesh.host('app').send('GET', '/hosts/app/declaration'),
+        200,
+        'app fetches with its new key',
+      );
+      expectStatus(
+        await mesh.host('app', 'app', replaced).send('GET', '/hosts/app/declaration'),
+        401,
+        'app fetches with its replaced key',
+      );
+    },
+  ],
+  [
     'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed, a host disenrolled',
     async ({ operator }) => {
       const relation = '/nodes/app/modules/web/consumes/broker/rabbitmq';
