@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * The apply hook the beds give `mesh-host run --apply`: it writes down what it applied, and a
  * provider "mints" each granted resource (a broker vhost, say) by writing a file named after it.
+ * It converges, as docs/hook-writers.md asks of every hook: a resource no longer granted is
+ * dropped (its file removed) in the same apply.
  * BED_APPLY_DELAY_MS makes the step slow, so a bed can act while a host is mid-apply.
  */
 type Declaration = {
@@ -26,9 +28,14 @@ const declaration = JSON.parse(readFileSync(path, 'utf8')) as Declaration;
 appendFileSync(join(record, 'started.log'), `${revision}\n`);
 await sleep(Number(process.env.BED_APPLY_DELAY_MS ?? 0));
 
-mkdirSync(join(record, 'vhosts'), { recursive: true });
+const vhosts = join(record, 'vhosts');
+mkdirSync(vhosts, { recursive: true });
+const granted = new Set(declaration.grants.map((grant) => grant.resource));
+for (const minted of readdirSync(vhosts)) {
+  if (!granted.has(minted)) rmSync(join(vhosts, minted));
+}
 for (const grant of declaration.grants) {
-  writeFileSync(join(record, 'vhosts', grant.resource), `${grant.user} for ${grant.consumer.node}\n`);
+  writeFileSync(join(vhosts, grant.resource), `${grant.user} for ${grant.consumer.node}\n`);
 }
 writeFileSync(join(record, `applied-${revision}.json`), JSON.stringify(declaration, null, 2));
 appendFileSync(join(record, 'applied.log'), `${revision}\n`);

@@ -40,7 +40,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "revokes a node's host identity (enrolment, token, keys); the node stays in the mesh",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/enrolment', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write', 'signal:publish'],
     handler: nodeDisenrolHandler,
   },
   {

@@ -67,7 +67,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'takes a node out of the mesh with its token and host identity',
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write', 'signal:publish'],
     handler: meshNodeRemoveHandler,
   },
   {

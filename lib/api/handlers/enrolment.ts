@@ -79,8 +79,10 @@ export const tokenRevokeHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
   });
 
 /** `DELETE /nodes/{node}/enrolment` (operator): revokes the node's host identity; the node stays. */
-export const nodeDisenrolHandler = (deps: Pick<Parts, 'hostIdentities'> & Optional) =>
+export const nodeDisenrolHandler = (deps: Pick<Parts, 'hostIdentities' | 'signals'> & Optional) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
-    return json(200, await deps.hostIdentities.disenrol(node));
+    const disenrolled = await deps.hostIdentities.disenrol(node);
+    await deps.signals.revoked(node);
+    return json(200, disenrolled);
   });

@@ -74,10 +74,12 @@ export const meshUnassignHandler = (deps: Deps) =>
   });
 
 /** DELETE /nodes/{node}?cascade=true: the node, its token and host identity, and (with cascade) its consumers' relations. */
-export const meshNodeRemoveHandler = (deps: Deps) =>
+export const meshNodeRemoveHandler = (deps: Deps & Pick<Parts, 'signals'>) =>
   edge(deps, async (event) => {
     const { node } = validate(z.object({ node: nodeName }), event.pathParameters, 'path');
-    return json(200, answer(await deps.meshService.removeNode(node, cascadeOf(event))));
+    const plan = await deps.meshService.removeNode(node, cascadeOf(event));
+    await deps.signals.revoked(node);
+    return json(200, answer(plan));
   });
 
 /** POST /nodes/{node}/modules/{module}/consumes/{providerNode}/{providerModule}/rotate */

@@ -21,6 +21,14 @@ export class SignalAnnouncer {
     this.#deps = deps;
   }
 
+  /**
+   * Tells a node its host identity is gone (the node removed or disenrolled), so a host on the
+   * signal fetches at once, hears its key refused and stops, rather than at its safety fetch.
+   */
+  revoked(node: string): Promise<boolean> {
+    return this.announce(node, { revision: 0, etag: 'revoked', revoked: true });
+  }
+
   async announce(node: string, signal: NodeSignal): Promise<boolean> {
     try {
       await this.#deps.publisher.publish(node, signal);

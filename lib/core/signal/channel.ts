@@ -10,8 +10,10 @@ export const nodeTopics = (node: string) => `mesh/nodes/${node}`;
 export const signalTopic = (node: string) => `${nodeTopics(node)}/signal`;
 
 export const nodeSignal = z.object({
-  revision: z.number().int().positive(),
+  revision: z.number().int().nonnegative(),
   etag: z.string().min(1).max(200),
+  /** The node's host identity was revoked (removed or disenrolled): fetch now, and hear the refusal. */
+  revoked: z.literal(true).optional(),
 });
 export type NodeSignal = z.infer<typeof nodeSignal>;
 

@@ -132,7 +132,11 @@ export class SignalWatch {
 
   #onSignal(channel: SignalChannel, signal: NodeSignal): void {
     if (channel !== this.#channel || signal.etag === this.#options.appliedEtag()) return;
-    this.#say(`signal: revision ${signal.revision} was sent; fetching it`);
+    this.#say(
+      signal.revoked
+        ? 'signal: this node’s host identity was revoked; asking the control plane'
+        : `signal: revision ${signal.revision} was sent; fetching it`,
+    );
     this.#owed = true;
     this.#news += 1;
     this.#wake.abort();
