@@ -1,10 +1,12 @@
 import * as z from 'zod';
 
 /** The naming rules of the brief, one schema each, so every boundary says the same thing. */
-const dnsLabelRule = 'a DNS label: a lowercase letter, then up to 62 lowercase letters, digits or hyphens';
+const dnsLabelRule =
+  'a DNS label: a lowercase letter, then up to 62 lowercase letters, digits or hyphens, not ending with a hyphen';
+const dnsLabel = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export const nodeName = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, `a node name must be ${dnsLabelRule}`);
-export const moduleName = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, `a module name must be ${dnsLabelRule}`);
+export const nodeName = z.string().regex(dnsLabel, `a node name must be ${dnsLabelRule}`);
+export const moduleName = z.string().regex(dnsLabel, `a module name must be ${dnsLabelRule}`);
 export const moduleVersion = z
   .string()
   .regex(
