@@ -21,7 +21,7 @@ const edge = (deps: Deps, handler: Handler) => {
     .handler((event) => handler(event, now));
 };
 
-const buildRequest = z.strictObject({
+export const buildRequest = z.strictObject({
   module: moduleName,
   version: moduleVersion,
   /** @default `<module>-<version>-<8 hex>` */
@@ -32,7 +32,8 @@ const buildRequest = z.strictObject({
   finishedAt: z.iso.datetime({ offset: true }).optional(),
 });
 
-const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const catchUpRequest = z.strictObject({});
 
 /** POST /builds: a build result under `build:<id>`. */
 export const controlBuildHandler = (deps: Deps) =>
@@ -64,7 +65,7 @@ export const controlUpgradeHandler = (deps: Deps) =>
 /** POST /catch-up: asks the consumer to re-announce every module's latest successful build. */
 export const controlCatchUpHandler = (deps: Deps) =>
   edge(deps, async (event, now) => {
-    parseBody(event, z.strictObject({}));
+    parseBody(event, catchUpRequest);
     const queued = await queueOne(deps.sender, { message: envelope('catch-up', {}, now()) });
     return json(202, { queued });
   });
