@@ -69,7 +69,11 @@ export function startAgents(options: {
         if (delay > 0)
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, delay);
-            signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+            const early = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            signal.addEventListener('abort', early, { once: true });
           });
         timeline.appliedAt.set(revision, Date.now());
         return { ok: true };
