@@ -1,5 +1,5 @@
 import { describeClass, failureClasses } from '../test/support/fuzz/fuzz-report.ts';
-import { type FuzzFigures, fuzzRoutes, type RouteFigures } from '../test/support/fuzz/fuzz-run.ts';
+import { type FuzzFigures, fuzzRoutes, noFigures, type RouteFigures } from '../test/support/fuzz/fuzz-run.ts';
 import { benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -42,14 +42,7 @@ const cells = (row: RouteFigures) => [
 ];
 
 function total(rows: Iterable<RouteFigures>): RouteFigures {
-  const sum: RouteFigures = {
-    cases: 0,
-    ok: 0,
-    refused: 0,
-    failed: 0,
-    writesByRefused: 0,
-    proofItemsByRefused: 0,
-  };
+  const sum = noFigures();
   for (const row of rows)
     for (const key of Object.keys(sum) as Array<keyof RouteFigures>) sum[key] += row[key];
   return sum;

@@ -14,7 +14,7 @@ import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
 import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
 import { localResourceNames } from '../../lib/resources.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import type { Watched } from '../../test/support/processes.ts';
+import { printedJson, type Watched } from '../../test/support/processes.ts';
 import { type BenchAgents, startAgents } from './agents.ts';
 import {
   type Accounting,
@@ -225,13 +225,7 @@ export class FaultRig {
     );
     const { code } = await run.exited();
     const output = run.output();
-    let json: unknown;
-    try {
-      json = JSON.parse(output.slice(output.indexOf('{')));
-    } catch {
-      json = undefined;
-    }
-    return { code, json, output };
+    return { code, json: printedJson(output), output };
   }
 
   /** Spawns `mesh ARGS --json` and leaves it running. */

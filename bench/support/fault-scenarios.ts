@@ -61,29 +61,40 @@ export async function runScenario(
   };
 }
 
-/** The store (DynamoDB Local) stopped for `seconds`, then started again on its data. */
-export const storeStopped = (seconds: number): Fault => ({
-  name: `store stopped ${seconds} s`,
+/** A part stopped for `seconds`, then started again on its data; applies spread over the outage. */
+const stoppedFor = (
+  part: string,
+  seconds: number,
+  stop: (rig: FaultRig) => Promise<void>,
+  start: (rig: FaultRig) => Promise<void>,
+): Fault => ({
+  name: `${part} stopped ${seconds} s`,
   applyMs: [500, Math.min(40_000, 1_000 + seconds * 600)],
   async run(rig) {
-    await rig.stopStore();
+    await stop(rig);
     await sleep(seconds * 1000);
-    await rig.startStore();
+    await start(rig);
     return { notes: [] };
   },
 });
 
-/** The queue emulator (fauxqs) stopped for `seconds`, then started again on its data. */
-export const queueStopped = (seconds: number): Fault => ({
-  name: `queue stopped ${seconds} s`,
-  applyMs: [500, Math.min(40_000, 1_000 + seconds * 600)],
-  async run(rig) {
-    await rig.stopQueue();
-    await sleep(seconds * 1000);
-    await rig.startQueue();
-    return { notes: [] };
-  },
-});
+/** The store (DynamoDB Local, its own process) stopped for `seconds`. */
+export const storeStopped = (seconds: number): Fault =>
+  stoppedFor(
+    'store',
+    seconds,
+    (rig) => rig.stopStore(),
+    (rig) => rig.startStore(),
+  );
+
+/** The queue emulator (fauxqs) stopped for `seconds`. */
+export const queueStopped = (seconds: number): Fault =>
+  stoppedFor(
+    'queue',
+    seconds,
+    (rig) => rig.stopQueue(),
+    (rig) => rig.startQueue(),
+  );
 
 /**
  * SIGKILL while `mesh push --behind` is sending (every node given a new module first, host or

@@ -25,6 +25,15 @@ export type RouteFigures = {
   proofItemsByRefused: number;
 };
 
+export const noFigures = (): RouteFigures => ({
+  cases: 0,
+  ok: 0,
+  refused: 0,
+  failed: 0,
+  writesByRefused: 0,
+  proofItemsByRefused: 0,
+});
+
 /** A case that broke a rule, with everything needed to send it again. */
 export type FuzzFailure = {
   readonly rule: '5xx' | 'no answer' | 'wrote while refusing' | 'forgery accepted';
@@ -264,19 +273,12 @@ function tally(figures: FuzzFigures, fuzzCase: FuzzCase, status: number | undefi
     [figures.byRoute, fuzzCase.route],
     [figures.byKind, kind],
   ] as const) {
-    const row = map.get(key) ?? {
-      cases: 0,
-      ok: 0,
-      refused: 0,
-      failed: 0,
-      writesByRefused: 0,
-      proofItemsByRefused: 0,
-    };
+    const row = map.get(key) ?? noFigures();
     row.cases += 1;
     if (status === undefined || status >= 500) row.failed += 1;
     else if (status >= 400) row.refused += 1;
     else row.ok += 1;
-    row.writesByRefused += verdict.wrote;
+    if (status !== undefined && status >= 400 && status < 500) row.writesByRefused += verdict.wrote;
     if (verdict.proofItem) row.proofItemsByRefused += 1;
     map.set(key, row);
   }
