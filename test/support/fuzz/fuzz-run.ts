@@ -93,7 +93,7 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
     const world = await seedWorld(api.url);
     const arbitrary = fuzzCases(fuzzedRoutes(), world);
     let before = await tableContents(options.config, reader);
-    let lastAccepted: Sent | undefined = await sendHost(api.url, world, {
+    let lastAccepted: Sent | undefined = await sendCase(api.url, world, {
       route: 'host-declaration',
       kind: 'valid',
       method: 'GET',
@@ -116,7 +116,7 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
         if (prepared !== fuzzCase) before = await tableContents(options.config, reader);
         const sent: Sent = replay
           ? await sendAgain(api.url, replay)
-          : await sendHost(api.url, world, prepared);
+          : await sendCase(api.url, world, prepared);
         const after = await tableContents(options.config, reader);
         const change = storeChange(before, after);
         before = after;
@@ -152,8 +152,8 @@ type Sent = {
   readonly answer: string;
 };
 
-/** Signs a host case as it says (a key rotation gets its new keys now), then sends it. */
-async function sendHost(api: string, world: SeededWorld, fuzzCase: FuzzCase): Promise<Sent> {
+/** Sends a case; a host case signed first as it says (a key rotation gets its new keys now). */
+async function sendCase(api: string, world: SeededWorld, fuzzCase: FuzzCase): Promise<Sent> {
   const signing = fuzzCase.host;
   let body = fuzzCase.body;
   const headers: Record<string, string> = { ...fuzzCase.headers };
