@@ -21,6 +21,11 @@ export type PushOutcome = {
   }>;
   readonly rounds: number;
   readonly behind: readonly string[];
+  /**
+   * Nodes of `behind` the push could not send, each with why (a declaration over its size
+   * limit); the others were sent all the same. Absent when there are none.
+   */
+  readonly unsendable?: ReadonlyArray<{ readonly node: string; readonly reason: string }>;
 };
 
 /**

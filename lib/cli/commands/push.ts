@@ -87,12 +87,24 @@ const sign = { added: '+', removed: '-', changed: '~' } as const;
 const changeLine = (change: DeclarationChange) =>
   `${sign[change.change]} ${change.section} ${change.item}${change.detail ? `: ${change.detail}` : ''}`;
 
+/**
+ * The closing lines: consistent, or which nodes are still behind and what to do; a node that
+ * cannot be sent is named with its reason, since another push would not send it either.
+ */
 function consistency(
-  outcome: Pick<PushOutcome, 'behind' | 'rounds'> & { flushed: readonly unknown[] },
+  outcome: Pick<PushOutcome, 'behind' | 'rounds' | 'unsendable'> & { flushed: readonly unknown[] },
   what: string,
 ) {
   const rounds = `${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'}`;
-  return outcome.behind.length > 0
-    ? `${what} NOT consistent: ${outcome.behind.join(', ')} still behind after ${rounds}; run mesh push --behind again, or raise --max-rounds`
-    : `${what} consistent (${outcome.flushed.length} flushed in ${rounds})`;
+  if (outcome.behind.length === 0)
+    return `${what} consistent (${outcome.flushed.length} flushed in ${rounds})`;
+  const unsendable = outcome.unsendable ?? [];
+  const cannot = new Set(unsendable.map((entry) => entry.node));
+  const waiting = outcome.behind.filter((node) => !cannot.has(node));
+  return [
+    ...unsendable.map((entry) => `${entry.node} NOT sent: ${entry.reason}`),
+    waiting.length > 0
+      ? `${what} NOT consistent: ${waiting.join(', ')} still behind after ${rounds}; run mesh push --behind again, or raise --max-rounds`
+      : `${what} NOT consistent: ${[...cannot].join(', ')} cannot be sent until changed; every other node was sent`,
+  ].join('\n');
 }

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { mapLimit } from '../map-limit.ts';
 import { nodeName } from '../names.ts';
 import type { PushOutcome, PushRequest } from '../ports.ts';
-import type { Pusher } from './push.ts';
+import { DeclarationTooLargeError, NodeNotFoundError } from './errors.ts';
+import type { NodeSend, Pusher } from './push.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
@@ -28,7 +29,12 @@ export const pushRequestSchema = z
   });
 
 const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
-const batchResultSchema = z.object({ sent: z.array(flushedSchema), marked: z.array(z.string()) });
+const unsendableSchema = z.object({ node: z.string(), reason: z.string() });
+const batchResultSchema = z.object({
+  sent: z.array(flushedSchema),
+  marked: z.array(z.string()),
+  unsendable: z.array(unsendableSchema).default([]),
+});
 
 const flowStateSchema = z.object({
   request: z.object({ node: z.string().nullable(), full: z.boolean(), maxRounds: z.number() }),
@@ -39,6 +45,8 @@ const flowStateSchema = z.object({
   batches: z.array(z.array(z.string())),
   done: z.boolean(),
   behind: z.array(z.string()),
+  /** Nodes this push cannot send (their declaration over its limit): never tried again, named at the end. */
+  unsendable: z.array(unsendableSchema).default([]),
   results: z.array(batchResultSchema).optional(),
 });
 export type FlowState = z.infer<typeof flowStateSchema>;
@@ -49,10 +57,35 @@ const sendInputSchema = z.object({
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
 
+/**
+ * One node composed and sent, or why it cannot be: its declaration over the limit (it stays
+ * behind, named with the reason), or it was removed while the push ran (nothing to send).
+ */
+async function trySend(
+  pusher: Pusher,
+  node: string,
+  named: boolean,
+): Promise<NodeSend | Unsendable | undefined> {
+  try {
+    return await pusher.sendNode(node);
+  } catch (error) {
+    if (error instanceof DeclarationTooLargeError) return { node, reason: error.message };
+    if (error instanceof NodeNotFoundError && !named) return undefined;
+    throw error;
+  }
+}
+
+type Unsendable = z.infer<typeof unsendableSchema>;
+const isSend = (value: NodeSend | Unsendable | undefined): value is NodeSend =>
+  value !== undefined && 'revision' in value;
+const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsendable =>
+  value !== undefined && 'reason' in value;
+
 /** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
 export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
   const request = pushRequestSchema.parse(input);
-  const named = request.node ? await pusher.sendNode(request.node) : undefined;
+  const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
+  const named = isSend(attempt) ? attempt : undefined;
   return {
     request: {
       node: request.node ?? null,
@@ -66,6 +99,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
     batches: [],
     done: false,
     behind: [],
+    unsendable: isUnsendable(attempt) ? [attempt] : [],
   };
 }
 
@@ -80,29 +114,48 @@ export async function findBehind(pusher: Pusher, input: unknown): Promise<FlowSt
   const results = state.results ?? [];
   const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
   const hints = results.flatMap((result) => result.marked);
+  const unsendable = [...state.unsendable, ...results.flatMap((result) => result.unsendable)];
+  const cannot = new Set(unsendable.map((entry) => entry.node));
   const audit = state.request.full && state.round === 0;
   const found = await pusher.candidates(audit);
-  const candidates = [...new Set([...found, ...state.hints, ...hints])].sort();
+  const candidates = [...new Set([...found, ...state.hints, ...hints])].filter((n) => !cannot.has(n)).sort();
   const { results: _folded, ...rest } = state;
-  if (candidates.length === 0) return { ...rest, flushed, hints: [], batches: [], done: true, behind: [] };
-  if (state.round >= state.request.maxRounds) {
-    const behind = await pusher.behindOf(candidates);
-    return { ...rest, flushed, hints: [], batches: [], done: true, behind };
-  }
+  const finished = (behind: string[]) => ({
+    ...rest,
+    flushed,
+    unsendable,
+    hints: [],
+    batches: [],
+    done: true,
+    behind: [...new Set([...behind, ...cannot])].sort(),
+  });
+  if (candidates.length === 0) return finished([]);
+  if (state.round >= state.request.maxRounds) return finished(await pusher.behindOf(candidates));
   const batches: string[][] = [];
   for (let index = 0; index < candidates.length; index += batchSize) {
     batches.push(candidates.slice(index, index + batchSize));
   }
-  return { ...rest, flushed, round: state.round + 1, hints: [], batches, done: false, behind: [] };
+  return {
+    ...rest,
+    flushed,
+    unsendable,
+    round: state.round + 1,
+    hints: [],
+    batches,
+    done: false,
+    behind: [],
+  };
 }
 
 /** Send: one Map item, a batch of nodes composed and sent if behind. */
 export async function sendBatch(pusher: Pusher, input: unknown): Promise<BatchResult> {
   const { nodes, round } = sendInputSchema.parse(input);
-  const sends = await mapLimit(nodes, 4, (node) => pusher.sendNode(node));
+  const attempts = await mapLimit(nodes, 4, (node) => trySend(pusher, node, false));
+  const sends = attempts.filter(isSend);
   return {
     sent: sends.filter((s) => s.sent).map((s) => ({ node: s.node, revision: s.revision, round })),
     marked: [...new Set(sends.flatMap((s) => s.marked))],
+    unsendable: attempts.filter(isUnsendable),
   };
 }
 
@@ -112,9 +165,14 @@ const pushOutcomeSchema = z.object({
   flushed: z.array(flushedSchema),
   rounds: z.number(),
   behind: z.array(z.string()),
+  unsendable: z.array(unsendableSchema).default([]),
 });
 
-export const outcomeOf = (output: unknown): PushOutcome => pushOutcomeSchema.parse(output);
+/** The contract from the flow's output; `unsendable` only when some node could not be sent. */
+export function outcomeOf(output: unknown): PushOutcome {
+  const { unsendable, ...outcome } = pushOutcomeSchema.parse(output);
+  return unsendable.length > 0 ? { ...outcome, unsendable } : outcome;
+}
 
 /** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
 export function pushTaskFunctions(pusher: Pusher) {
@@ -139,5 +197,5 @@ export async function runPushSteps(tasks: PushTaskFunctions, request: PushReques
     const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round })));
     state = await tasks.FindBehind({ ...state, results });
   }
-  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+  return outcomeOf({ ...state, rounds: state.round });
 }
