@@ -52,7 +52,7 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
     case 'pushes:write':
       role.addToPrincipalPolicy(
         new PolicyStatement({
-          actions: ['dynamodb:PutItem'],
+          actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
           resources: [props.inventoryTable.tableArn],
           conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pushesPartition] } },
         }),
@@ -78,6 +78,9 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
       return;
     case 'pushFlow:start':
       // granted by connectPushFlow once the state machine exists
+      return;
+    case 'pushRun:invoke':
+      // granted by connectPushRunner once every function exists
       return;
     case 'signal:publish':
       role.addToPrincipalPolicy(

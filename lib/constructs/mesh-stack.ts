@@ -73,6 +73,7 @@ export class MeshStack extends Stack {
       functionNamed,
     });
     this.functions.connectPushFlow(this.pushFlow.stateMachine);
+    this.functions.connectPushRunner();
 
     this.api = new ControlPlaneApi(this, 'Api', { specs, functionNamed });
 

@@ -13,7 +13,12 @@ import {
   meshUnassignHandler,
   meshUnconsumeHandler,
 } from '../api/handlers/mesh-removals.ts';
-import { pushBeginHandler, pushFindBehindHandler, pushSendHandler } from '../api/handlers/push-tasks.ts';
+import {
+  pushBeginHandler,
+  pushFindBehindHandler,
+  pushRunHandler,
+  pushSendHandler,
+} from '../api/handlers/push-tasks.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
@@ -84,12 +89,21 @@ export const meshFunctions: readonly FunctionSpec[] = [
   },
   {
     name: 'mesh-push',
-    purpose: 'runs the push state machine and answers its outcome',
+    purpose: 'records and starts a push, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator' },
-    access: ['inventory:read', 'pushes:write', 'pushFlow:start'],
+    access: ['inventory:read', 'pushes:write', 'pushRun:invoke'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
+  },
+  {
+    name: 'push-run',
+    purpose: 'runs a push mesh-push started on the push state machine and keeps its outcome in its record',
+    trigger: 'invoke',
+    access: ['pushes:write', 'pushFlow:start'],
+    // A push flow (Express) runs five minutes at most.
+    timeoutSeconds: 330,
+    handler: pushRunHandler,
   },
   {
     name: 'mesh-push-plan',
@@ -129,7 +143,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-find-behind',
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'pushes:write'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },

@@ -16,7 +16,8 @@ import type { Parts } from '../wiring.ts';
  * `pushFlow:start` is StartSyncExecution on the push state machine. `proofs:write` is PutItem
  * on the inventory for items whose partition key starts `proof#` only (the host proof replay
  * guard), so a host route can remember proof ids without being able to write the inventory.
- * `pushes:write` is PutItem on the `pushes` partition only (the records of pushes).
+ * `pushes:write` is PutItem and UpdateItem on the `pushes` partition only (the records of
+ * pushes, their progress). `pushRun:invoke` is lambda:InvokeFunction on the push-run function.
  * `deadLetter:inspect` is GetQueueAttributes on the dead-letter queue: it counts, never receives.
  * `signal:publish` is iot:Publish on the nodes' signal topics only. `presence:write` is the
  * presence item of a node's partition only (UpdateItem of its attributes, a ConditionCheck).
@@ -33,6 +34,7 @@ export type Access =
   | 'deadLetter:send'
   | 'deadLetter:inspect'
   | 'pushFlow:start'
+  | 'pushRun:invoke'
   | 'signal:publish'
   | 'presence:write';
 
@@ -56,6 +58,8 @@ export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBat
 export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
 export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
 export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
+/** A function another one invokes without waiting (InvocationType Event). */
+export type InvokedHandler = (event: unknown) => Promise<void>;
 
 type Common = {
   /** The handler's file in functions/, without extension. */
@@ -93,6 +97,7 @@ export type FunctionSpec =
   | (Common & {
       readonly trigger: 'broker-lifecycle';
       readonly handler: (parts: Parts) => BrokerLifecycleHandler;
-    });
+    })
+  | (Common & { readonly trigger: 'invoke'; readonly handler: (parts: Parts) => InvokedHandler });
 
 export type ApiFunctionSpec = Extract<FunctionSpec, { trigger: 'api' }>;

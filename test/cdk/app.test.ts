@@ -129,17 +129,16 @@ describe('cdk synth of the real app', () => {
       }
       const on = (action: string, resource: string) => (actions.get(action) ?? '').includes(`"${resource}"`);
       const has = (access: string) => spec.access.includes(access as never);
-      const onlyPut = (table: string, leadingKey: string) =>
-        on('dynamodb:PutItem', table) &&
-        !on('dynamodb:DeleteItem', table) &&
-        (actions.get('dynamodb:PutItem') ?? '').includes(leadingKey);
+      // a PutItem on the table conditioned on those items' leading key
+      const putOn = (table: string, leadingKey: string) =>
+        on('dynamodb:PutItem', table) && (actions.get('dynamodb:PutItem') ?? '').includes(leadingKey);
       const held = {
         'inventory:read': on('dynamodb:GetItem', inventory),
-        // grantWriteData gives DeleteItem; proofs:write and pushes:write are PutItem alone, each
-        // on its own items only.
+        // grantWriteData gives DeleteItem; proofs:write and pushes:write are writes conditioned on
+        // their own items' leading keys.
         'inventory:write': on('dynamodb:DeleteItem', inventory),
-        'proofs:write': onlyPut(inventory, '"proof#*"'),
-        'pushes:write': onlyPut(inventory, '"pushes"'),
+        'proofs:write': putOn(inventory, '"proof#*"'),
+        'pushes:write': putOn(inventory, '"pushes"'),
         'identity:read': on('dynamodb:GetItem', identity),
         'identity:write': on('dynamodb:PutItem', identity),
         'control:send': on('sqs:SendMessage', control),
@@ -148,6 +147,7 @@ describe('cdk synth of the real app', () => {
         // Sending grants GetQueueAttributes too; inspecting is that alone.
         'deadLetter:inspect': on('sqs:GetQueueAttributes', dead) && !on('sqs:SendMessage', dead),
         'pushFlow:start': actions.has('states:StartSyncExecution'),
+        'pushRun:invoke': actions.has('lambda:InvokeFunction'),
         'signal:publish': actions.has('iot:Publish'),
         // presence:write is UpdateItem (and ConditionCheckItem) alone, on node partitions only.
         'presence:write': on('dynamodb:UpdateItem', inventory) && !on('dynamodb:PutItem', inventory),

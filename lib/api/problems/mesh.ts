@@ -66,6 +66,8 @@ function mapFlowFailure(error: PushFlowFailedError): Problem | undefined {
       return contention(error);
     case storeUnavailableError:
       return tryAgainProblem('the control plane cannot reach its store now', { cause: error });
+    case 'PushFlowUnavailableError':
+      return tryAgainProblem('the push flow could not be started', { cause: error });
     default:
       return transientTaskErrors.includes(error.error)
         ? tryAgainProblem('the push flow could not run its steps', { cause: error })

@@ -4,6 +4,7 @@ import { nodeName } from '../names.ts';
 import type { PushOutcome, PushRequest } from '../ports.ts';
 import { DeclarationTooLargeError, NodeNotFoundError } from './errors.ts';
 import type { NodeSend, Pusher } from './push.ts';
+import { pushId } from './push-records.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
@@ -13,20 +14,41 @@ const defaultMaxRounds = 5;
 /** Nodes per Map item: small enough to keep one send task short, large enough to keep the state small. */
 export const batchSize = 25;
 
-export const pushRequestSchema = z
-  .object({
-    node: nodeName.optional(),
-    behind: z.boolean().optional(),
-    full: z.boolean().optional(),
-    maxRounds: z.number().int().min(1).max(50).optional(),
-  })
-  .strict()
-  .refine((request) => request.node !== undefined || request.behind === true, {
-    message: 'name a node, or ask for behind: true',
-  })
-  .refine((request) => !request.full || request.behind === true, {
-    message: 'full is an audit of push --behind: it needs behind: true',
-  });
+const requestFields = {
+  node: nodeName.optional(),
+  behind: z.boolean().optional(),
+  full: z.boolean().optional(),
+  maxRounds: z.number().int().min(1).max(50).optional(),
+};
+
+const meaningful = <T extends z.ZodType<{ node?: string; behind?: boolean; full?: boolean }>>(schema: T) =>
+  schema
+    .refine((request) => request.node !== undefined || request.behind === true, {
+      message: 'name a node, or ask for behind: true',
+    })
+    .refine((request) => !request.full || request.behind === true, {
+      message: 'full is an audit of push --behind: it needs behind: true',
+    });
+
+/** What an operator asks for (`POST /push/plan`, and the push a `POST /push` starts). */
+export const pushRequestSchema = meaningful(z.object(requestFields).strict());
+
+/** `POST /push`: the request, and whether to wait for it (`wait: false` answers its id at once). */
+export const pushBodySchema = meaningful(
+  z.object({ ...requestFields, wait: z.boolean().optional() }).strict(),
+);
+
+/** What the flow starts from: the request, and the record it reports its rounds to. */
+const flowInputSchema = meaningful(z.object({ ...requestFields, pushId: pushId.optional() }).strict());
+
+/** How far a push has come, reported to its record at each round (best effort). */
+export type PushProgress = {
+  readonly round: number;
+  readonly flushedCount: number;
+  /** The nodes this round will look at. */
+  readonly pending: number;
+};
+export type ProgressReport = (pushId: string, progress: PushProgress) => Promise<void>;
 
 const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
 const unsendableSchema = z.object({ node: z.string(), reason: z.string() });
@@ -37,7 +59,12 @@ const batchResultSchema = z.object({
 });
 
 const flowStateSchema = z.object({
-  request: z.object({ node: z.string().nullable(), full: z.boolean(), maxRounds: z.number() }),
+  request: z.object({
+    node: z.string().nullable(),
+    full: z.boolean(),
+    maxRounds: z.number(),
+    pushId: z.string().nullable().default(null),
+  }),
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),
   round: z.number(),
@@ -83,7 +110,7 @@ const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsend
 
 /** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
 export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
-  const request = pushRequestSchema.parse(input);
+  const request = flowInputSchema.parse(input);
   const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
   const named = isSend(attempt) ? attempt : undefined;
   return {
@@ -91,6 +118,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
       node: request.node ?? null,
       full: request.full ?? false,
       maxRounds: request.maxRounds ?? defaultMaxRounds,
+      pushId: request.pushId ?? null,
     },
     pushed: named ? { node: named.node, revision: named.revision } : null,
     flushed: [],
@@ -109,7 +137,11 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
  * mints marked (so an index that lags cannot hide them). At the bound, what is left is checked
  * by composing, so `behind` names exactly the nodes that are behind.
  */
-export async function findBehind(pusher: Pusher, input: unknown): Promise<FlowState> {
+export async function findBehind(
+  pusher: Pusher,
+  input: unknown,
+  progress?: ProgressReport,
+): Promise<FlowState> {
   const state = flowStateSchema.parse(input);
   const results = state.results ?? [];
   const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
@@ -131,6 +163,12 @@ export async function findBehind(pusher: Pusher, input: unknown): Promise<FlowSt
   });
   if (candidates.length === 0) return finished([]);
   if (state.round >= state.request.maxRounds) return finished(await pusher.behindOf(candidates));
+  if (state.request.pushId)
+    await progress?.(state.request.pushId, {
+      round: state.round + 1,
+      flushedCount: flushed.length,
+      pending: candidates.length,
+    });
   const batches: string[][] = [];
   for (let index = 0; index < candidates.length; index += batchSize) {
     batches.push(candidates.slice(index, index + batchSize));
@@ -175,10 +213,10 @@ export function outcomeOf(output: unknown): PushOutcome {
 }
 
 /** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
-export function pushTaskFunctions(pusher: Pusher) {
+export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?: ProgressReport } = {}) {
   return {
     Begin: (input: unknown) => beginPush(pusher, input),
-    FindBehind: (input: unknown) => findBehind(pusher, input),
+    FindBehind: (input: unknown) => findBehind(pusher, input, options.progress),
     Send: (input: unknown) => sendBatch(pusher, input),
   } as const;
 }
