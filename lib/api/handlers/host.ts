@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import { checkReportSequence } from '../../core/control/bounds.ts';
 import { envelope, reportBody } from '../../core/control/messages.ts';
 import { nodeName } from '../../core/names.ts';
 import { signalHeader } from '../../core/signal/channel.ts';
@@ -9,6 +10,7 @@ import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication }
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
+import { controlProblem } from '../problems/control.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/api/host-auth.ts). */
@@ -16,7 +18,7 @@ type Proven = Pick<Parts, 'credentials' | 'replayGuard'> & Partial<Pick<Parts, '
 
 const provenRoute = (deps: Proven, replay: HostAuthenticationOptions['replay'] = 'proof-id') =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ log: deps.log }))
+    .use(httpEdge({ mapError: controlProblem, log: deps.log }))
     .use(
       hostAuthentication({
         credentials: deps.credentials,
@@ -81,6 +83,8 @@ export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
       throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
     }
     const body = { node, ...parseBody(event, reportRequest) };
+    // Refused here so the host hears why; the consumer checks it again before the store.
+    checkReportSequence(body, now());
     const queued = await queueOne(deps.sender, {
       message: envelope('report', body, now()),
       deduplicationId: `report-${node}-${body.sequence}`,
