@@ -281,6 +281,7 @@ describe('builds: ordered by when the control plane received them, bounded, retr
     const afterRetract = await latestOf(module);
     await deliver(bad);
     await deliver(build(module, '1.5', new Date()));
+    const afterRepeats = await latestOf(module);
     const again = await mesh('build', 'retract', module, '1.5');
     const never = await mesh('--json', 'build', 'retract', module, '9.9');
     // Assess
@@ -290,7 +291,7 @@ describe('builds: ordered by when the control plane received them, bounded, retr
       latest: { module, version: '1.4' },
     });
     expect(afterRetract).toBe('1.4');
-    expect(await latestOf(module)).toBe('1.4');
+    expect(afterRepeats).toBe('1.4');
     expect(again.code, again.output).toBe(ExitCode.ok);
     expect(again.stdout).toContain(`${module} 1.5 was already retracted`);
     expect(never.code, never.output).toBe(ExitCode.notFound);
