@@ -293,9 +293,9 @@ describe('a batch with several messages of one subject failing part-way', () => 
     let attemptsOnX = 0;
     const builds: BuildStore = {
       ...store.buildStore,
-      recordBuild: async (body, recordedAt) => {
+      recordBuild: async (body, times) => {
         if (body.id === 'x' && ++attemptsOnX === 2) throw new StoreUnavailableError('recording a build');
-        return store.buildStore.recordBuild(body, recordedAt);
+        return store.buildStore.recordBuild(body, times);
       },
     };
     const w = world({ builds });
