@@ -73,7 +73,8 @@ const reportRequest = reportBody.omit({ node: true });
  * `POST /hosts/{node}/reports`: a host's report, put on the control queue under
  * `report:<node>`. The deduplication id is the node and its sequence, so a host that sends the
  * same report again (its answer lost) queues it once. While the store is away the report still
- * reaches the queue, which holds it (see `proof-id-while-store-answers`).
+ * reaches the queue, which holds it (see `proof-id-while-store-answers`). A sequence further
+ * ahead of the clock than lib/core/control/bounds.ts allows is 422 `sequence_ahead`.
  */
 export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
   provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
@@ -83,7 +84,7 @@ export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
       throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
     }
     const body = { node, ...parseBody(event, reportRequest) };
-    // Refused here so the host hears why; the consumer checks it again before the store.
+    // Refused here so the host hears why; the consumer checks again, against whatever else queued it.
     checkReportSequence(body, now());
     const queued = await queueOne(deps.sender, {
       message: envelope('report', body, now()),
