@@ -1,6 +1,7 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { makeSQSClient } from '../adapters/aws-clients.ts';
 import { DriveClients, DriveFailure, type DriveStep, expectStatus } from './drive-clients.ts';
+import { refuseAndResetAReport, retractABuild } from './drive-corrections.ts';
 import type { RunningRehearsal } from './rehearsal.ts';
 
 export type { DriveStep } from './drive-clients.ts';
@@ -154,6 +155,11 @@ const paths: readonly Path[] = [
       );
     },
   ],
+  [
+    'a report far ahead of the clock is refused; an operator resets a report and the next one is recorded',
+    refuseAndResetAReport,
+  ],
+  ['a build retracted: catch-up announces the build before it again', retractABuild],
   [
     'a malformed message is dead-lettered at once',
     async (mesh, rehearsal) => {
