@@ -376,7 +376,7 @@ describe('ControlPlaneApi', () => {
     });
   });
 
-  it('puts the host authorizer, uncached, in front of host routes', () => {
+  it('puts the host authorizer, cached by the proof, in front of host routes', () => {
     hasMethod(method('GET', 'declaration'), {
       AuthorizationType: 'CUSTOM',
       AuthorizerId: { Ref: logicalId(stack, stack.api.authorizer as never) },
@@ -384,29 +384,24 @@ describe('ControlPlaneApi', () => {
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
-      AuthorizerResultTtlInSeconds: 0,
+      AuthorizerResultTtlInSeconds: 60,
     });
     const [authorizer] = Object.values(template.findResources('AWS::ApiGateway::Authorizer'));
     expect(JSON.stringify(authorizer?.Properties.AuthorizerUri)).toContain(functionId(hostAuthorizerName));
   });
 
-  it('leaves /enrol to its token, throttled harder than the stage', () => {
+  it('leaves /enrol to its token, with the token budget (test/cdk/api-protection.test.ts has them all)', () => {
     hasMethod(method('POST', 'enrol'), { AuthorizationType: 'NONE' });
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       TracingEnabled: true,
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
       MethodSettings: Match.arrayWith([
-        Match.objectLike({
-          HttpMethod: '*',
-          LoggingLevel: 'ERROR',
-          ThrottlingRateLimit: 50,
-          ThrottlingBurstLimit: 100,
-        }),
+        Match.objectLike({ HttpMethod: '*', LoggingLevel: 'ERROR' }),
         Match.objectLike({
           HttpMethod: 'POST',
           ResourcePath: '/~1enrol',
-          ThrottlingRateLimit: 1,
-          ThrottlingBurstLimit: 5,
+          ThrottlingRateLimit: 5,
+          ThrottlingBurstLimit: 10,
         }),
       ]),
     });
@@ -462,14 +457,14 @@ describe('ControlPlaneApi', () => {
             },
           ],
           functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
-          stageThrottle: { rateLimit: 0, burstLimit: 1 },
+          budgets: { host: { rateLimit: 0, burstLimit: 1 } },
         }),
     );
     expect(problems).toEqual([
       'route GET /nodes/{node} is listed twice',
       'route GET relative is not an API Gateway resource path',
       "host routes have one authorizer, but host-authorizer, second are all trigger 'authorizer'",
-      'stageThrottle needs a positive rateLimit and a whole burstLimit of at least 1',
+      'budgets.host needs a positive rateLimit and a whole burstLimit of at least 1',
     ]);
   });
 
