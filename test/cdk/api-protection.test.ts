@@ -4,10 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { ApiFirewall } from '../../lib/constructs/api-firewall.ts';
 import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
 import { AwsSolutionsChecks } from '../../lib/constructs/nag.ts';
-import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
-import { fixtureStack, logicalId, unbundledApp } from './support.ts';
+import { fixtureStack, logicalId, problemsOf, unbundledApp } from './support.ts';
 
 /** The fixture manifest and an open health route: one route of every kind of caller. */
 const specs: readonly FunctionSpec[] = [
@@ -21,16 +20,6 @@ const specs: readonly FunctionSpec[] = [
     handler: unused,
   },
 ];
-
-function problemsOf(build: () => unknown): readonly string[] {
-  try {
-    build();
-  } catch (error) {
-    if (error instanceof MeshConstructPropsError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the construct to refuse its props');
-}
 
 type MethodSetting = {
   HttpMethod: string;

@@ -8,7 +8,6 @@ import { ControlPlaneApi } from '../../lib/constructs/api.ts';
 import { ControlConsumer } from '../../lib/constructs/control-consumer.ts';
 import { ControlQueue } from '../../lib/constructs/control-queue.ts';
 import { MeshFunctions } from '../../lib/constructs/functions.ts';
-import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import { PushStateMachine } from '../../lib/constructs/push-flow.ts';
 import { SignalBroker } from '../../lib/constructs/signal-broker.ts';
 import { MeshTables } from '../../lib/constructs/tables.ts';
@@ -19,7 +18,7 @@ import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fix
 const hostAuthorizerName = 'host-authorizer';
 const route = (path: string) => ({ method: 'GET' as const, path, auth: 'operator' as const });
 
-import { allowed, fixtureStack, logicalId, meshFunctionsOf, unbundledApp } from './support.ts';
+import { allowed, fixtureStack, logicalId, meshFunctionsOf, problemsOf, unbundledApp } from './support.ts';
 
 const { stack, template } = fixtureStack();
 const roleOf = (name: string) => logicalId(stack, stack.functions.roles.get(name) as never);
@@ -27,16 +26,6 @@ const functionId = (name: string) => logicalId(stack, stack.functions.get(name))
 const inventoryArn = () =>
   JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.inventory), 'Arn'] });
 const identityArn = () => JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.identity), 'Arn'] });
-
-function problemsOf(build: () => unknown): readonly string[] {
-  try {
-    build();
-  } catch (error) {
-    if (error instanceof MeshConstructPropsError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the construct to refuse its props');
-}
 
 describe('MeshTables', () => {
   it('keeps data by default: deletion protection, retained, point-in-time recovery, on demand', () => {
