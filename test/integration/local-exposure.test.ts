@@ -7,19 +7,23 @@ import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/l
 
 /**
  * Everything the local runtime listens on is for this machine only, and its data folder for
- * this user only. "From the network" is tested from an address of this machine that is not
- * loopback: a socket bound to loopback refuses connections addressed to it, one bound to every
- * interface accepts them.
+ * this user only. "From the network" is tested from the addresses of this machine that are not
+ * loopback (one IPv4, one IPv6 where it has them): a socket bound to loopback refuses
+ * connections addressed to them, one bound to every interface accepts them. A machine with no
+ * such address skips this file, and the skip names why.
  */
-const outside = nonLoopbackAddress();
+const outside = nonLoopbackAddresses();
 
-function nonLoopbackAddress(): string | undefined {
-  const addresses = Object.values(networkInterfaces()).flatMap((entries) => entries ?? []);
-  const external = addresses.filter((entry) => !entry.internal);
-  return (
-    external.find((entry) => entry.family === 'IPv4')?.address ??
-    external.find((entry) => entry.family === 'IPv6' && !entry.address.startsWith('fe80'))?.address
-  );
+function nonLoopbackAddresses(): string[] {
+  const external = Object.values(networkInterfaces())
+    .flatMap((entries) => entries ?? [])
+    .filter((entry) => !entry.internal);
+  const ipv4 = external.find((entry) => entry.family === 'IPv4')?.address;
+  // link-local addresses need a zone to be dialled; a global or unique-local one does not
+  const ipv6 = external.find(
+    (entry) => entry.family === 'IPv6' && !entry.address.startsWith('fe80'),
+  )?.address;
+  return [ipv4, ipv6].filter((address): address is string => address !== undefined);
 }
 
 /** 'accepted', or the error code the connection attempt ended with (ECONNREFUSED when nothing listens there). */
@@ -40,10 +44,9 @@ function knock(address: string, port: number): Promise<string> {
 
 const portOf = (url: string) => Number(new URL(url).port);
 
-describe.skipIf(outside === undefined)(
-  `the local runtime seen from ${outside ?? 'no non-loopback address'}`,
+describe.skipIf(outside.length === 0)(
+  `the local runtime seen from ${outside.join(' and ') || 'nowhere: this machine has no non-loopback address'}`,
   () => {
-    const address = outside as string;
     let runtime: RunningLocalRuntime;
     let dataDir: string;
     beforeAll(async () => {
@@ -59,12 +62,20 @@ describe.skipIf(outside === undefined)(
       rmSync(join(dataDir, '..'), { recursive: true, force: true });
     });
 
-    it('can reach a socket listening on every interface at that address (the probe works)', async () => {
+    /** What each address answers on `port`. */
+    const knockEach = async (port: number) => {
+      const answers: Record<string, string> = {};
+      for (const address of outside) answers[address] = await knock(address, port);
+      return answers;
+    };
+    const everywhere = (answer: string) => Object.fromEntries(outside.map((address) => [address, answer]));
+
+    it('can reach a socket listening on every interface at those addresses (the probe works)', async () => {
       const open = createServer();
-      await new Promise<void>((resolve) => open.listen(0, '0.0.0.0', resolve));
+      await new Promise<void>((resolve) => open.listen(0, '::', resolve));
       const port = (open.address() as { port: number }).port;
       try {
-        expect(await knock(address, port)).toBe('accepted');
+        expect(await knockEach(port)).toEqual(everywhere('accepted'));
       } finally {
         open.close();
       }
@@ -77,21 +88,24 @@ describe.skipIf(outside === undefined)(
         'the MQTT broker': portOf(runtime.brokerUrl),
         'the local API': portOf(runtime.url),
       };
-      const seen: Record<string, { outside: string; loopback: string }> = {};
+      const seen: Record<string, { outside: Record<string, string>; loopback: string }> = {};
       for (const [name, port] of Object.entries(listening))
-        seen[name] = { outside: await knock(address, port), loopback: await knock('127.0.0.1', port) };
-      const everyone = Object.fromEntries(
-        Object.keys(listening).map((name) => [name, { outside: 'ECONNREFUSED', loopback: 'accepted' }]),
+        seen[name] = { outside: await knockEach(port), loopback: await knock('127.0.0.1', port) };
+      const expected = Object.fromEntries(
+        Object.keys(listening).map((name) => [
+          name,
+          { outside: everywhere('ECONNREFUSED'), loopback: 'accepted' },
+        ]),
       );
-      expect(seen).toEqual(everyone);
+      expect(seen).toEqual(expected);
     });
 
     it('is refused there by the emulators the test run shares (started without a data folder)', async () => {
       const { dynamodb, sqs } = inject('endpoints');
       expect({
-        dynamodb: await knock(address, portOf(dynamodb)),
-        sqs: await knock(address, portOf(sqs)),
-      }).toEqual({ dynamodb: 'ECONNREFUSED', sqs: 'ECONNREFUSED' });
+        dynamodb: await knockEach(portOf(dynamodb)),
+        sqs: await knockEach(portOf(sqs)),
+      }).toEqual({ dynamodb: everywhere('ECONNREFUSED'), sqs: everywhere('ECONNREFUSED') });
     });
 
     it('keeps its data folder for this user only: folders 0700, files 0600, those the emulators made too', async () => {
