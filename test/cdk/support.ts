@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MeshStack, type MeshStackProps } from '../../lib/constructs/mesh-stack.ts';
+import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs } from './fixtures/manifest.ts';
 
 /** An app that skips bundling: construct tests read the template, not the code. */
@@ -61,4 +62,15 @@ export function allowed(template: Template, roleLogicalId: string): Map<string, 
     }
   }
   return actions;
+}
+
+/** The problems a construct refused its props with, all of them; fails when it built instead. */
+export function problemsOf(build: () => unknown): readonly string[] {
+  try {
+    build();
+  } catch (error) {
+    if (error instanceof MeshConstructPropsError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the construct to refuse its props');
 }
