@@ -82,7 +82,8 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
     case 'signal:publish':
       role.addToPrincipalPolicy(
         new PolicyStatement({
-          actions: ['iot:Publish'],
+          // a retained publish needs iot:RetainPublish too; IoT refuses it otherwise
+          actions: ['iot:Publish', 'iot:RetainPublish'],
           resources: [signalTopicsArn(Stack.of(role))],
         }),
       );
@@ -120,7 +121,7 @@ export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec, props
       ? [
           {
             id: `AwsSolutions-IAM5[Resource::${signalTopicsArn(Stack.of(role), inFinding)}]`,
-            reason: `${spec.name} publishes the signal of whichever node it sends; iot:Publish on the nodes' signal topics only`,
+            reason: `${spec.name} publishes the signal of whichever node it sends, retained; iot:Publish and iot:RetainPublish on the nodes' signal topics only`,
           },
         ]
       : []),

@@ -18,7 +18,7 @@ import type { Parts } from '../wiring.ts';
  * guard), so a host route can remember proof ids without being able to write the inventory.
  * `pushes:write` is PutItem on the `pushes` partition only (the records of pushes).
  * `deadLetter:inspect` is GetQueueAttributes on the dead-letter queue: it counts, never receives.
- * `signal:publish` is iot:Publish on the nodes' signal topics only. `presence:write` is the
+ * `signal:publish` is iot:Publish and iot:RetainPublish (the signal is retained) on the nodes' signal topics only. `presence:write` is the
  * presence item of a node's partition only (UpdateItem of its attributes, a ConditionCheck).
  */
 export type Access =

@@ -2,6 +2,11 @@ import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { makeSQSClient } from '../adapters/aws-clients.ts';
 import { DriveClients, DriveFailure, type DriveStep, expectStatus } from './drive-clients.ts';
 import type { RunningRehearsal } from './rehearsal.ts';
+import {
+  connectsThroughTheAuthorizer,
+  presenceThroughTheLifecycleRule,
+  signalReachesTheHost,
+} from './signal-drive.ts';
 
 export type { DriveStep } from './drive-clients.ts';
 
@@ -71,6 +76,14 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'the broker’s authorizer lets a host connect for its own topics only; a replayed or another node’s proof is refused',
+    connectsThroughTheAuthorizer,
+  ],
+  [
+    'a host’s connect and disconnect reach mesh status through the lifecycle rule (online, then offline)',
+    presenceThroughTheLifecycleRule,
+  ],
+  [
     'a push plan names what a push would send, and sends nothing',
     async ({ operator }) => {
       const plan = expectStatus(
@@ -90,6 +103,10 @@ const paths: readonly Path[] = [
       if (!outcome.flushed.some((entry) => entry.node === 'broker') || outcome.behind.length > 0)
         throw new DriveFailure(`the push did not flush broker: ${JSON.stringify(outcome)}`);
     },
+  ],
+  [
+    'the push published each node’s signal on its own topic, retained; the host receives it on subscribing',
+    signalReachesTheHost,
   ],
   [
     'hosts fetch what they were sent; a report is recorded through the queue',
