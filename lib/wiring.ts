@@ -161,7 +161,8 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
-    tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
+    tokens: () =>
+      new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
     hostIdentities: () =>
       new DynamoDBDisenrolment({
@@ -171,11 +172,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       }),
     credentials: () =>
       new RememberedCredentials(
-        new DynamoDBCredentialReader({
-          client: clients.dynamodb,
-          identityTable: config.identityTable,
-          inventoryTable: config.inventoryTable,
-        }),
+        new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
     reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),

@@ -15,7 +15,8 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: 'claims the token, stores the node keys, spends the token',
     trigger: 'api',
     route: { method: 'POST', path: '/enrol', auth: 'token' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    // Anyone holding a token calls it: the named node's token and keys only, no enumeration.
+    access: ['tokens:enrol'],
     handler: enrolHandler,
   },
   {
@@ -23,7 +24,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "issues the node's one live token",
     trigger: 'api',
     route: { method: 'POST', path: '/nodes/{node}/token', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write'],
+    access: ['tokens:issue'],
     handler: tokenIssueHandler,
   },
   {
@@ -31,7 +32,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "revokes the node's token",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/token', auth: 'operator' },
-    access: ['inventory:write'],
+    access: ['tokens:revoke'],
     handler: tokenRevokeHandler,
   },
   {
@@ -39,7 +40,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "revokes a node's host identity (enrolment, token, keys); the node stays in the mesh",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/enrolment', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    access: ['hostIdentity:revoke'],
     handler: nodeDisenrolHandler,
   },
   {
@@ -47,15 +48,15 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: 'what the signed-in node was last sent',
     trigger: 'api',
     route: { method: 'GET', path: '/hosts/{node}/declaration', auth: 'host' },
-    // proofs:write for the proof replay guard (a conditional put of each proof id).
-    access: ['inventory:read', 'proofs:write', 'identity:read'],
+    // nodeKeys:verify and proofs:write for host authentication (node keys; the replay guard).
+    access: ['deliveries:read', 'proofs:write', 'nodeKeys:verify'],
     handler: hostDeclarationHandler,
   },
   {
     name: 'host-authorizer',
     purpose: 'REQUEST authorizer for host routes: checks the proof of possession before a handler runs',
     trigger: 'authorizer',
-    access: ['identity:read', 'inventory:read'],
+    access: ['nodeKeys:verify'],
     handler: hostAuthorizerHandler,
   },
 ];

@@ -67,7 +67,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'takes a node out of the mesh with its token and host identity',
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    access: ['inventory:read', 'inventory:write', 'hostIdentity:revoke'],
     handler: meshNodeRemoveHandler,
   },
   {
@@ -97,7 +97,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     trigger: 'api',
     route: { method: 'POST', path: '/push/plan', auth: 'operator' },
     // Reads only: a plan that wrote anything would be refused by its own role on AWS.
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshPushPlanHandler,
   },
@@ -106,7 +106,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'every node: enrolled, sent, applied, behind, last heard',
     trigger: 'api',
     route: { method: 'GET', path: '/status', auth: 'operator' },
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshStatusHandler,
   },
@@ -129,7 +129,8 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-find-behind',
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write'],
+    // Reads only: marks and nodes (every node for an audit); at the bound it composes to check.
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },

@@ -236,6 +236,17 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'an audit (push --behind --full, and its plan) lists every node through the index and finds nothing behind',
+    async ({ operator }) => {
+      const audit = { behind: true, full: true };
+      expectStatus(await operator.send('POST', '/push/plan', audit), 200, 'POST /push/plan --full');
+      const outcome = expectStatus(await operator.send('POST', '/push', audit), 200, 'push --behind --full')
+        .body as { behind: string[] };
+      if (outcome.behind.length > 0)
+        throw new DriveFailure(`the audit left ${outcome.behind.join(', ')} behind`);
+    },
+  ],
+  [
     'every function of the template was invoked',
     async (_mesh, { functions, ledger }) => {
       const never = functions.filter((fn) => !ledger.invocations.get(fn.logicalId)?.invocations);
