@@ -62,8 +62,6 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndexes: true },
   ],
   'inventory:write': [{ table: 'inventory', actions: writes }],
-  'identity:read': [{ table: 'identity', actions: reads }],
-  'identity:write': [{ table: 'identity', actions: writes }],
   'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
   'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],
   'presence:write': [

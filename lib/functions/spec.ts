@@ -15,10 +15,10 @@ import type { Parts } from '../wiring.ts';
  * What a function may touch; the CDK grants exactly these to its role and nothing else
  * (lib/constructs/grants.ts holds each one's statements).
  *
- * - `inventory:read` / `identity:read`: GetItem, BatchGetItem and Query on the table;
- *   `inventory:write` / `identity:write`: PutItem, UpdateItem, DeleteItem and a transaction's
- *   ConditionCheck. Nothing else the SDK offers (Scan, BatchWriteItem, DescribeTable, streams)
- *   serves any code.
+ * - `inventory:read`: GetItem, BatchGetItem and Query on the inventory; `inventory:write`:
+ *   PutItem, UpdateItem, DeleteItem and a transaction's ConditionCheck. Nothing else the SDK
+ *   offers (Scan, BatchWriteItem, DescribeTable, streams) serves any code. The identity table
+ *   is reached through the narrower accesses below only.
  * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
  *   list of every node (status, the node list and graph, the audit).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
@@ -50,8 +50,6 @@ export type Access =
   | 'inventory:write'
   | 'proofs:write'
   | 'pushes:write'
-  | 'identity:read'
-  | 'identity:write'
   | 'nodeKeys:verify'
   | 'deliveries:read'
   | 'tokens:issue'

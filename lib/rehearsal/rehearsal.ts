@@ -101,6 +101,29 @@ function tableKeysOf(references: References): (tableName: string) => TableKeys |
 }
 
 /**
+ * Where the rehearsal puts a stack (one fake account, the `aws` partition, its endpoint's
+ * names), and the stack's references resolved there.
+ */
+export function stackOnRehearsal(
+  assembly: Assembly,
+  where: Pick<RehearsalEnvironment, 'region' | 'awsEndpointHost' | 'iotDataHost'> & {
+    account?: string | undefined;
+  },
+): { environment: RehearsalEnvironment; references: References } {
+  const environment: RehearsalEnvironment = {
+    ...where,
+    stackName: assembly.stackName,
+    account: where.account ?? assembly.account ?? '000000000000',
+    partition: 'aws',
+    urlSuffix: 'amazonaws.com',
+  };
+  return {
+    environment,
+    references: new References(assembly.template, environment, identitiesOf(assembly.template, environment)),
+  };
+}
+
+/**
  * The synthesized stack, running: its tables and queues on the emulators, its functions from
  * their bundles, its state machines, its queue's event source and its REST API, every AWS call
  * checked against its IAM policies. Problems found before anything runs are thrown together.
@@ -117,20 +140,12 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
     while (stack.length > 0) await stack.pop()?.();
   };
   try {
-    const environment: RehearsalEnvironment = {
-      stackName: assembly.stackName,
+    const { environment, references } = stackOnRehearsal(assembly, {
       region,
-      account: options.account ?? assembly.account ?? '000000000000',
-      partition: 'aws',
-      urlSuffix: 'amazonaws.com',
+      account: options.account,
       awsEndpointHost: endpoint.host,
       iotDataHost,
-    };
-    const references = new References(
-      assembly.template,
-      environment,
-      identitiesOf(assembly.template, environment),
-    );
+    });
     const ledger = new RehearsalLedger();
     const policies = new TemplatePolicies(references);
     const iam = new IamCheck(policies, references, ledger);

@@ -26,13 +26,9 @@ const dynamodb = (lines: string[]) => lines.filter((line) => line.startsWith('dy
 
 const each = (actions: readonly string[], target: string, partitions?: string) =>
   actions.map((action) => `${action} ${target}${partitions ? ` ${partitions}` : ''}`);
-const reads = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
-const writes = [
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:ConditionCheckItem',
-];
+const dynamodbActions = (...names: string[]) => names.map((name) => `dynamodb:${name}`);
+const reads = dynamodbActions('GetItem', 'BatchGetItem', 'Query');
+const writes = dynamodbActions('PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem');
 const nodes = 'node#*';
 
 /** What each access must grant, written out here apart from lib/constructs/grants.ts. */
@@ -40,8 +36,6 @@ const grantsOfAccess: Record<Access, string[]> = {
   'inventory:read': each(reads, 'inventory'),
   'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
   'inventory:write': each(writes, 'inventory'),
-  'identity:read': each(reads, 'identity'),
-  'identity:write': each(writes, 'identity'),
   'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
   'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
   'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
