@@ -180,9 +180,11 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
-    tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
+    tokens: () =>
+      new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
-    keyRotation: () => new DynamoDBKeyRotation({ client: clients.dynamodb, ...table }),
+    keyRotation: () =>
+      new DynamoDBKeyRotation({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
     hostIdentities: () =>
       new DynamoDBDisenrolment({
         client: clients.dynamodb,
@@ -191,11 +193,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       }),
     credentials: () =>
       new RememberedCredentials(
-        new DynamoDBCredentialReader({
-          client: clients.dynamodb,
-          identityTable: config.identityTable,
-          inventoryTable: config.inventoryTable,
-        }),
+        new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
     reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),

@@ -152,7 +152,7 @@ export class MeshFunctions extends Construct {
         bundling: meshBundling,
       });
       for (const access of spec.access) grantAccess(access, role, props);
-      acknowledgeGrantWildcards(role, spec, props);
+      acknowledgeGrantWildcards(role, spec);
       functions.set(spec.name, fn);
       roles.set(spec.name, role);
     }

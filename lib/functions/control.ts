@@ -16,8 +16,8 @@ export const controlFunctions: readonly FunctionSpec[] = [
     purpose: 'verifies the host, queues its report',
     trigger: 'api',
     route: { method: 'POST', path: '/hosts/{node}/reports', auth: 'host' },
-    // identity:read and proofs:write for host authentication (node keys; proof replay guard).
-    access: ['identity:read', 'inventory:read', 'proofs:write', 'control:send'],
+    // nodeKeys:verify and proofs:write for host authentication (node keys; proof replay guard).
+    access: ['nodeKeys:verify', 'proofs:write', 'control:send'],
     handler: hostReportHandler,
   },
   {

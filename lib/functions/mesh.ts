@@ -72,7 +72,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'takes a node out of the mesh with its token and host identity',
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write', 'signal:publish'],
+    access: ['inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
     handler: meshNodeRemoveHandler,
   },
   {
@@ -111,7 +111,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     trigger: 'api',
     route: { method: 'POST', path: '/push/plan', auth: 'operator' },
     // Reads only: a plan that wrote anything would be refused by its own role on AWS.
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshPushPlanHandler,
   },
@@ -120,7 +120,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'every node: enrolled, sent, applied, behind, last heard',
     trigger: 'api',
     route: { method: 'GET', path: '/status', auth: 'operator' },
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshStatusHandler,
   },
@@ -143,7 +143,9 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-find-behind',
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write', 'pushes:write'],
+    // Reads only: marks and nodes (every node for an audit); at the bound it composes to check.
+    // pushes:write notes each round's progress in the push's record.
+    access: ['inventory:read', 'inventory:list', 'pushes:write'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },
