@@ -63,9 +63,8 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   ],
   'inventory:write': [{ table: 'inventory', actions: writes }],
   'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
-  'pushes:write': [
-    { table: 'inventory', actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], partitions: pushesPartition },
-  ],
+  'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],
+  'pushes:progress': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: pushesPartition }],
   'presence:write': [
     {
       table: 'inventory',

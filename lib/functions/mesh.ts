@@ -144,8 +144,8 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
     // Reads only: marks and nodes (every node for an audit); at the bound it composes to check.
-    // pushes:write notes each round's progress in the push's record.
-    access: ['inventory:read', 'inventory:list', 'pushes:write'],
+    // pushes:progress notes each round in the push's record.
+    access: ['inventory:read', 'inventory:list', 'pushes:progress'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },

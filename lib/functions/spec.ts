@@ -23,8 +23,8 @@ import type { Parts } from '../wiring.ts';
  *   list of every node (status, the node list and graph, the audit).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
  *   host route can remember proof ids without being able to write the inventory.
- * - `pushes:write`: PutItem and UpdateItem on the `pushes` partition only (the records of
- *   pushes, and each round's progress).
+ * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
+ *   `pushes:progress`: UpdateItem there only (a running push's progress, by the flow).
  * - `presence:write`: UpdateItem and a ConditionCheck on node partitions only (`node#*`).
  * - `nodeKeys:verify`: BatchGetItem of node partitions of the identity table, which
  *   holds node keys and which one is enrolled: what a host proof is checked against, and no
@@ -56,6 +56,7 @@ export type Access =
   | 'inventory:write'
   | 'proofs:write'
   | 'pushes:write'
+  | 'pushes:progress'
   | 'nodeKeys:verify'
   | 'deliveries:read'
   | 'tokens:issue'

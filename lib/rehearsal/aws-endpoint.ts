@@ -13,6 +13,7 @@ import type { CustomResourceResponses } from './custom-resources.ts';
 import type { IamCheck } from './iam-check.ts';
 import type { IotCore } from './iot-core.ts';
 import { isIotSigningName, readIotCall } from './iot-requests.ts';
+import { type InvokeInput, readLambdaCall } from './lambda-requests.ts';
 import type { LambdaService } from './lambda-service.ts';
 import type { RehearsalLedger } from './ledger.ts';
 import { RehearsalProblem } from './problems.ts';
@@ -180,14 +181,18 @@ export class AwsEndpoint {
         `signed for ${scope.region}, not ${routes.callContext.region}`,
       );
     }
+    const url = new URL(request.url ?? '/', 'https://aws');
     const call = isIotSigningName(scope.service)
-      ? readIotCall(
-          scope.service,
-          request.method ?? 'GET',
-          new URL(request.url ?? '/', 'https://iot'),
-          routes.callContext,
-        )
-      : readAwsCall(request.headers, body.toString('utf8'), routes.callContext);
+      ? readIotCall(scope.service, request.method ?? 'GET', url, routes.callContext)
+      : scope.service === 'lambda'
+        ? readLambdaCall(
+            request.method ?? 'GET',
+            url,
+            request.headers,
+            body.toString('utf8'),
+            routes.callContext,
+          )
+        : readAwsCall(request.headers, body.toString('utf8'), routes.callContext);
     if ('unreadable' in call) {
       routes.ledger.problem(
         new RehearsalProblem('iam', `${where} made a call the rehearsal cannot check: ${call.unreadable}`),
@@ -200,7 +205,7 @@ export class AwsEndpoint {
       if (!decision.allowed) {
         const { account, partition } = routes.callContext;
         const message = `User: arn:${partition}:sts::${account}:assumed-role/${caller.roleName}/${caller.functionName} is not authorized to perform: ${access.action} on resource: ${access.resource} because ${decision.reason}`;
-        if (call.service === 'iot' || call.service === 'iotdata')
+        if (call.service === 'iot' || call.service === 'iotdata' || call.service === 'lambda')
           return sendRestAnswer(response, {
             status: 403,
             errorType: call.service === 'iotdata' ? 'ForbiddenException' : 'AccessDeniedException',
@@ -226,7 +231,36 @@ export class AwsEndpoint {
     }
     if (call.service === 'iot' || call.service === 'iotdata')
       return sendRestAnswer(response, routes.iot.serve(call, body, caller.displayName));
+    if (call.service === 'lambda') return sendRestAnswer(response, this.#invokeLater(routes, call));
     this.#forward(routes.upstream[call.service], request, body, response);
+  }
+
+  /**
+   * An asynchronous invoke, as Lambda takes one: queued and answered 202 at once, the function
+   * run afterwards with the payload as its event. A function the stack does not have is Lambda's
+   * 404; a run that fails is logged by its sandbox, as Lambda would log it.
+   */
+  #invokeLater(routes: AwsEndpointRoutes, call: AwsCall) {
+    const input = call.input as InvokeInput;
+    const target = routes.lambda.byArn(input.functionName);
+    if (!target)
+      return {
+        status: 404,
+        errorType: 'ResourceNotFoundException',
+        body: { message: `Function not found: ${input.functionName}` },
+      };
+    let event: unknown;
+    try {
+      event = JSON.parse(input.payload || 'null');
+    } catch {
+      return {
+        status: 400,
+        errorType: 'InvalidRequestContentException',
+        body: { message: 'the payload is not JSON' },
+      };
+    }
+    routes.lambda.invoke(target, event).catch(() => undefined);
+    return { status: 202, body: {} };
   }
 
   #forward(upstream: string, request: IncomingMessage, body: Buffer, response: ServerResponse): void {

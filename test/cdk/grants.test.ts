@@ -37,7 +37,8 @@ const grantsOfAccess: Record<Access, string[]> = {
   'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
   'inventory:write': each(writes, 'inventory'),
   'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
-  'pushes:write': each(['dynamodb:PutItem', 'dynamodb:UpdateItem'], 'inventory', 'pushes'),
+  'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
+  'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
   'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
   'nodeKeys:verify': each(['dynamodb:BatchGetItem'], 'identity', nodes),
   'deliveries:read': each(['dynamodb:GetItem'], 'inventory', nodes),
@@ -126,12 +127,21 @@ describe('the grants of the deployed roles', () => {
     ]);
   });
 
-  it('let push-find-behind read only', () => {
+  it('let push-find-behind read, and write nothing but a push record’s progress', () => {
     expect(dynamodb(grantsOfFunction('push-find-behind'))).toEqual([
       'dynamodb:BatchGetItem inventory',
       'dynamodb:GetItem inventory',
       'dynamodb:Query inventory',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
+      'dynamodb:UpdateItem inventory pushes',
+    ]);
+  });
+
+  it('let mesh-push start push-run and nothing else, and push-run start the flow', () => {
+    const lambda = (name: string) => grantsOfFunction(name).filter((line) => /^(lambda|states):/.test(line));
+    expect([lambda('mesh-push'), lambda('push-run')]).toEqual([
+      ['lambda:InvokeFunction function:push-run'],
+      ['states:StartSyncExecution pushFlow'],
     ]);
   });
 
