@@ -13,7 +13,7 @@ import type { CustomResourceResponses } from './custom-resources.ts';
 import type { IamCheck } from './iam-check.ts';
 import type { IotCore } from './iot-core.ts';
 import { isIotSigningName, readIotCall } from './iot-requests.ts';
-import { type InvokeInput, readLambdaCall } from './lambda-requests.ts';
+import { invokeLater, readLambdaCall } from './lambda-requests.ts';
 import type { LambdaService } from './lambda-service.ts';
 import type { RehearsalLedger } from './ledger.ts';
 import { RehearsalProblem } from './problems.ts';
@@ -231,36 +231,8 @@ export class AwsEndpoint {
     }
     if (call.service === 'iot' || call.service === 'iotdata')
       return sendRestAnswer(response, routes.iot.serve(call, body, caller.displayName));
-    if (call.service === 'lambda') return sendRestAnswer(response, this.#invokeLater(routes, call));
+    if (call.service === 'lambda') return sendRestAnswer(response, invokeLater(routes.lambda, call));
     this.#forward(routes.upstream[call.service], request, body, response);
-  }
-
-  /**
-   * An asynchronous invoke, as Lambda takes one: queued and answered 202 at once, the function
-   * run afterwards with the payload as its event. A function the stack does not have is Lambda's
-   * 404; a run that fails is logged by its sandbox, as Lambda would log it.
-   */
-  #invokeLater(routes: AwsEndpointRoutes, call: AwsCall) {
-    const input = call.input as InvokeInput;
-    const target = routes.lambda.byArn(input.functionName);
-    if (!target)
-      return {
-        status: 404,
-        errorType: 'ResourceNotFoundException',
-        body: { message: `Function not found: ${input.functionName}` },
-      };
-    let event: unknown;
-    try {
-      event = JSON.parse(input.payload || 'null');
-    } catch {
-      return {
-        status: 400,
-        errorType: 'InvalidRequestContentException',
-        body: { message: 'the payload is not JSON' },
-      };
-    }
-    routes.lambda.invoke(target, event).catch(() => undefined);
-    return { status: 202, body: {} };
   }
 
   #forward(upstream: string, request: IncomingMessage, body: Buffer, response: ServerResponse): void {

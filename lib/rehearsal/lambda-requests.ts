@@ -1,4 +1,5 @@
 import type { AwsCall, CallContext } from './aws-requests.ts';
+import type { LambdaService } from './lambda-service.ts';
 
 /** What a function's Invoke of another function asks: which one, how, and with what. */
 export type InvokeInput = {
@@ -40,4 +41,32 @@ export function readLambdaCall(
     input,
     accesses: [{ action: 'lambda:InvokeFunction', resource }],
   };
+}
+
+/**
+ * An asynchronous invoke, as Lambda takes one: queued and answered 202 at once, the function
+ * run afterwards with the payload as its event. A function the stack does not have is Lambda's
+ * 404; a run that fails is logged by its sandbox, as Lambda would log it.
+ */
+export function invokeLater(lambda: LambdaService, call: AwsCall) {
+  const input = call.input as InvokeInput;
+  const target = lambda.byArn(input.functionName);
+  if (!target)
+    return {
+      status: 404,
+      errorType: 'ResourceNotFoundException',
+      body: { message: `Function not found: ${input.functionName}` },
+    };
+  let event: unknown;
+  try {
+    event = JSON.parse(input.payload || 'null');
+  } catch {
+    return {
+      status: 400,
+      errorType: 'InvalidRequestContentException',
+      body: { message: 'the payload is not JSON' },
+    };
+  }
+  lambda.invoke(target, event).catch(() => undefined);
+  return { status: 202, body: {} };
 }
