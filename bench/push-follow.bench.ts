@@ -52,16 +52,13 @@ export async function run(): Promise<BenchTable[]> {
         const changed = performance.now();
         const { carriers } = await parts.moduleVersions.setModuleVersion('base', '2.0');
         const markMs = performance.now() - changed;
-        const pushed = await mesh(api.url, ['--json', 'push', '--behind', '--full', '--max-rounds', '3']);
-        const outcome = JSON.parse(pushed.stdout) as {
-          flushedCount?: number;
-          flushed: unknown[];
-          behind: string[];
-        };
-        const flushed = outcome.flushedCount ?? outcome.flushed.length;
-        if (pushed.code !== 0 || flushed !== carriers.length || outcome.behind.length > 0)
+        // as an operator sees it: progress on stderr, the result on stdout (--json shows no progress)
+        const pushed = await mesh(api.url, ['push', '--behind', '--full', '--max-rounds', '3']);
+        const consistent = /the mesh is consistent \((\d+) flushed in \d+ rounds?\)/.exec(pushed.stdout);
+        const flushed = Number(consistent?.[1] ?? 0);
+        if (pushed.code !== 0 || flushed !== carriers.length)
           throw new Error(
-            `the push did not send every node: exit ${pushed.code}, ${flushed} of ${carriers.length}`,
+            `the push did not send every node: exit ${pushed.code}, ${flushed} of ${carriers.length}\n${pushed.stdout.slice(-500)}`,
           );
         rows.push([
           size,

@@ -53,7 +53,7 @@ import { RememberedCredentials } from './core/host-identity/remembered-credentia
 import { Pusher } from './core/mesh/push.ts';
 import { type PushRecordReader, type PushRecordWriter, RecordedPushFlow } from './core/mesh/push-records.ts';
 import { type PushStarter, runPushJob } from './core/mesh/push-runs.ts';
-import { type PushProgress, type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
+import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
 import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
 import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
@@ -155,7 +155,12 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           store: parts.pushStore,
           announce: (node, signal) => parts.signals.announce(node, signal),
         }),
-        { progress: (id, progress) => reportQuietly(parts, id, progress) },
+        {
+          progress: {
+            round: (id, progress) => noteQuietly(parts, id, () => parts.pushRecords.progress(id, progress)),
+            batch: (id, done) => noteQuietly(parts, id, () => parts.pushRecords.batchDone(id, done)),
+          },
+        },
       ),
     pushStarter: () =>
       config.pushRunnerArn
@@ -275,10 +280,10 @@ function overridesOf(overrides: PartsOptions['overrides'] = {}) {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [key, () => value]));
 }
 
-/** A round's progress noted in the push's record; a note that cannot be written never stops the push. */
-async function reportQuietly(parts: Parts, id: string, progress: PushProgress): Promise<void> {
+/** A push's progress noted in its record; a note that cannot be written never stops the push. */
+async function noteQuietly(parts: Parts, id: string, note: () => Promise<void>): Promise<void> {
   try {
-    await parts.pushRecords.progress(id, progress);
+    await note();
   } catch (error) {
     parts.log.warn(`could not note the progress of push ${id}`, { error: describeCause(error) });
   }

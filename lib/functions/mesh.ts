@@ -153,7 +153,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-send',
     purpose: 'push flow: composes and sends one batch of nodes',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write', 'signal:publish'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish', 'pushes:progress'],
     timeoutSeconds: 60,
     handler: pushSendHandler,
   },

@@ -6,6 +6,8 @@ export class MemoryPushRecords implements PushRecordWriter, PushRecordReader {
   readonly kept = new Map<string, PushRecord>();
   /** Every progress note, in order, for the push it was about. */
   readonly notes: Array<{ id: string; progress: NonNullable<PushRecord['progress']> }> = [];
+  /** Every batch counted in, in order. */
+  readonly batches: Array<{ id: string; checked: number; sent: number }> = [];
   down = false;
 
   async start(record: PushRecord) {
@@ -23,6 +25,21 @@ export class MemoryPushRecords implements PushRecordWriter, PushRecordReader {
     this.notes.push({ id, progress });
     const record = this.kept.get(id);
     if (record?.state === 'running') this.kept.set(id, { ...record, progress });
+  }
+
+  async batchDone(id: string, done: { readonly checked: number; readonly sent: number }) {
+    this.batches.push({ id, ...done });
+    const record = this.kept.get(id);
+    if (record?.state !== 'running' || !record.progress) return;
+    const { progress } = record;
+    this.kept.set(id, {
+      ...record,
+      progress: {
+        ...progress,
+        checked: (progress.checked ?? 0) + done.checked,
+        sentInRound: (progress.sentInRound ?? 0) + done.sent,
+      },
+    });
   }
 
   async list(limit: number) {

@@ -26,7 +26,9 @@ async function world(options: { waitSeconds: number; gate?: Promise<void> }) {
   const log = new RecordingLog();
   const now = () => new Date();
   const local = new LocalPushFlow({
-    tasks: pushTaskFunctions(new Pusher({ store }), { progress: (id, p) => records.progress(id, p) }),
+    tasks: pushTaskFunctions(new Pusher({ store }), {
+      progress: { round: (id, p) => records.progress(id, p), batch: (id, d) => records.batchDone(id, d) },
+    }),
   });
   // a flow that waits for the gate first: a push longer than the request may wait
   const slow: PushFlow = {
@@ -100,8 +102,12 @@ describe('POST /push, started elsewhere and followed by its record', () => {
     ]);
     expect(whileRunning?.state).toBe('running');
     expect(records.notes).toEqual([
-      { id: answer.body.push, progress: { round: 1, flushedCount: 0, pending: 3 } },
+      {
+        id: answer.body.push,
+        progress: { round: 1, flushedCount: 0, pending: 3, checked: 0, sentInRound: 0 },
+      },
     ]);
+    expect(records.batches).toEqual([{ id: answer.body.push, checked: 3, sent: 3 }]);
     expect(done?.progress).toEqual({ round: 1, flushedCount: 3, pending: 0 });
     expect(outcomeOfRecord(done as NonNullable<typeof done>)).toMatchObject({
       flushed: [{ node: 'a' }, { node: 'b' }, { node: 'c' }],

@@ -127,14 +127,15 @@ async function followPush(api: ApiClient, output: Output, id: string, pollMs = 1
   }
 }
 
-/** `round 2 [########------------] 4,000 flushed, 6,000 to look at`. */
+/** `push ID: round 1 [########------------] 4,000 of 10,000 looked at, 3,950 flushed`. */
 function progressLine(record: PushRecordView): string {
   const progress = record.progress;
   if (!progress) return `push ${record.id}: starting…`;
-  const total = progress.flushedCount + progress.pending;
-  const filled = total === 0 ? 20 : Math.round((20 * progress.flushedCount) / total);
+  const checked = progress.checked ?? 0;
+  const filled = progress.pending === 0 ? 20 : Math.min(20, Math.round((20 * checked) / progress.pending));
   const count = (n: number) => n.toLocaleString('en');
-  return `push ${record.id}: round ${progress.round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(progress.flushedCount)} flushed, ${count(progress.pending)} to look at`;
+  const flushed = progress.flushedCount + (progress.sentInRound ?? 0);
+  return `push ${record.id}: round ${progress.round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(progress.pending)} looked at, ${count(flushed)} flushed`;
 }
 
 /** A failed push exits as its answer would have: 3 for an unknown node, 6 for "try again", else 1. */
@@ -181,12 +182,14 @@ const changeLine = (change: DeclarationChange) =>
  * cannot be sent is named with its reason, since another push would not send it either.
  */
 function consistency(
-  outcome: Pick<PushOutcome, 'behind' | 'rounds' | 'unsendable'> & { flushed: readonly unknown[] },
+  outcome: Pick<PushOutcome, 'behind' | 'rounds' | 'unsendable' | 'flushedCount'> & {
+    flushed: readonly unknown[];
+  },
   what: string,
 ) {
   const rounds = `${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'}`;
-  if (outcome.behind.length === 0)
-    return `${what} consistent (${outcome.flushed.length} flushed in ${rounds})`;
+  const flushed = outcome.flushedCount ?? outcome.flushed.length;
+  if (outcome.behind.length === 0) return `${what} consistent (${flushed} flushed in ${rounds})`;
   const unsendable = outcome.unsendable ?? [];
   const cannot = new Set(unsendable.map((entry) => entry.node));
   const waiting = outcome.behind.filter((node) => !cannot.has(node));

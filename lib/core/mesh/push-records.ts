@@ -36,7 +36,13 @@ export type PushRecord = {
   /** Its message, kept only for the failures operators are told about (`toldFailures`), never a defect's. */
   readonly errorMessage?: string | null;
   /** Set by the flow at each round while it runs (best effort); absent on older records. */
-  readonly progress?: { readonly round: number; readonly flushedCount: number; readonly pending: number };
+  readonly progress?: {
+    readonly round: number;
+    readonly flushedCount: number;
+    readonly pending: number;
+    readonly checked?: number;
+    readonly sentInRound?: number;
+  };
   /** Nodes that could not be sent, with why (the first `keptNodesPerList`). */
   readonly unsendable?: PushOutcome['unsendable'];
 };
@@ -52,8 +58,10 @@ export interface PushRecordWriter {
   start(record: PushRecord): Promise<void>;
   /** Writes the finished record over the running one (or alone, when the start was not written). */
   finish(record: PushRecord): Promise<void>;
-  /** Notes how far a running push has come; a record that is done is left as it is. */
+  /** Notes a running push's round as it starts; a record that is done is left as it is. */
   progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void>;
+  /** Counts a finished batch into the round's progress, atomically (batches finish together). */
+  batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
 }
 
 export interface PushRecordReader {

@@ -41,14 +41,23 @@ export const pushBodySchema = meaningful(
 /** What the flow starts from: the request, and the record it reports its rounds to. */
 const flowInputSchema = meaningful(z.object({ ...requestFields, pushId: pushId.optional() }).strict());
 
-/** How far a push has come, reported to its record at each round (best effort). */
+/** How far a push has come, noted in its record at each round (best effort). */
 export type PushProgress = {
   readonly round: number;
+  /** Nodes flushed in the rounds before this one. */
   readonly flushedCount: number;
-  /** The nodes this round will look at. */
+  /** The nodes this round looks at. */
   readonly pending: number;
+  /** Of those, looked at so far, and sent so far: counted up by each batch as it finishes. */
+  readonly checked?: number;
+  readonly sentInRound?: number;
 };
-export type ProgressReport = (pushId: string, progress: PushProgress) => Promise<void>;
+
+/** Where the flow notes its progress: a round as it starts, each batch as it finishes. */
+export type ProgressNotes = {
+  round(pushId: string, progress: PushProgress): Promise<void>;
+  batch(pushId: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
+};
 
 const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
 const unsendableSchema = z.object({ node: z.string(), reason: z.string() });
@@ -81,6 +90,8 @@ export type FlowState = z.infer<typeof flowStateSchema>;
 const sendInputSchema = z.object({
   nodes: z.array(nodeName).max(100),
   round: z.number().int().min(1),
+  /** The record each batch notes itself done in; null for a push kept in no record. */
+  pushId: z.string().nullable().default(null),
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
 
@@ -140,7 +151,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
 export async function findBehind(
   pusher: Pusher,
   input: unknown,
-  progress?: ProgressReport,
+  progress?: ProgressNotes,
 ): Promise<FlowState> {
   const state = flowStateSchema.parse(input);
   const results = state.results ?? [];
@@ -164,10 +175,12 @@ export async function findBehind(
   if (candidates.length === 0) return finished([]);
   if (state.round >= state.request.maxRounds) return finished(await pusher.behindOf(candidates));
   if (state.request.pushId)
-    await progress?.(state.request.pushId, {
+    await progress?.round(state.request.pushId, {
       round: state.round + 1,
       flushedCount: flushed.length,
       pending: candidates.length,
+      checked: 0,
+      sentInRound: 0,
     });
   const batches: string[][] = [];
   for (let index = 0; index < candidates.length; index += batchSize) {
@@ -186,12 +199,18 @@ export async function findBehind(
 }
 
 /** Send: one Map item, a batch of nodes composed and sent if behind. */
-export async function sendBatch(pusher: Pusher, input: unknown): Promise<BatchResult> {
-  const { nodes, round } = sendInputSchema.parse(input);
+export async function sendBatch(
+  pusher: Pusher,
+  input: unknown,
+  progress?: ProgressNotes,
+): Promise<BatchResult> {
+  const { nodes, round, pushId } = sendInputSchema.parse(input);
   const attempts = await mapLimit(nodes, 4, (node) => trySend(pusher, node, false));
   const sends = attempts.filter(isSend);
+  const sent = sends.filter((s) => s.sent);
+  if (pushId) await progress?.batch(pushId, { checked: nodes.length, sent: sent.length });
   return {
-    sent: sends.filter((s) => s.sent).map((s) => ({ node: s.node, revision: s.revision, round })),
+    sent: sent.map((s) => ({ node: s.node, revision: s.revision, round })),
     marked: [...new Set(sends.flatMap((s) => s.marked))],
     unsendable: attempts.filter(isUnsendable),
   };
@@ -213,11 +232,11 @@ export function outcomeOf(output: unknown): PushOutcome {
 }
 
 /** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
-export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?: ProgressReport } = {}) {
+export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?: ProgressNotes } = {}) {
   return {
     Begin: (input: unknown) => beginPush(pusher, input),
     FindBehind: (input: unknown) => findBehind(pusher, input, options.progress),
-    Send: (input: unknown) => sendBatch(pusher, input),
+    Send: (input: unknown) => sendBatch(pusher, input, options.progress),
   } as const;
 }
 
@@ -232,7 +251,8 @@ export async function runPushSteps(tasks: PushTaskFunctions, request: PushReques
   let state = await tasks.FindBehind(await tasks.Begin(request));
   while (!state.done) {
     const round = state.round;
-    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round })));
+    const pushId = state.request.pushId;
+    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round, pushId })));
     state = await tasks.FindBehind({ ...state, results });
   }
   return outcomeOf({ ...state, rounds: state.round });
