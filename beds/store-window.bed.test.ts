@@ -69,8 +69,8 @@ it('a report held and an enrolment told to try again while the store is away bot
     const keys = await store.send(
       new QueryCommand({
         TableName: bed.tableName('identity'),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': { S: 'node#second' } },
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :key)',
+        ExpressionAttributeValues: { ':pk': { S: 'node#second' }, ':key': { S: 'key#' } },
       }),
     );
     store.destroy();

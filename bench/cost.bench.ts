@@ -71,8 +71,11 @@ export const activity = {
     'a transaction: ConditionCheck of the node + the presence update, 2 units each',
   ),
   declarationReadUnits: assumed(1, 'one consistent read of the sent declaration, ≤ 4 KB'),
-  reportConsumeReadUnits: assumed(1, 'newer-report-wins reads the stored report'),
-  reportConsumeWriteUnits: assumed(1, 'newer-report-wins writes one item ≤ 1 KB'),
+  reportConsumeReadUnits: from(0, 'the report transaction reads nothing: its checks are conditions'),
+  reportConsumeWriteUnits: from(
+    6,
+    'a transaction: ConditionCheck of the node and of its delivery + the report update, 2 units each (report-store.ts)',
+  ),
   sqsCallsPerMessage: from(
     0.2,
     'queue bench: consumer on the local event-source loop, receive 10 + batch delete',

@@ -3,6 +3,8 @@ import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dyn
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import {
   assignmentItem,
+  carrierItem,
+  consumedByItem,
   deliveryItem,
   grantItem,
   moduleKey,
@@ -112,10 +114,23 @@ export function seedItems(size: number): Item[] {
       mark: undefined,
     };
     const composed = compose(snapshot, { secret: () => 'unused', now: () => createdAt });
-    items.push(nodeItem(node, createdAt));
-    for (const assignment of assignments) items.push(assignmentItem(node, assignment));
+    // as assign and consume leave them: counts on the node item, a carrier per assignment, the
+    // provider's side of each relation
+    const grants = grantsOf.get(node) ?? [];
+    items.push({
+      ...nodeItem(node, createdAt),
+      modules: assignments.length,
+      consumes: relation ? 1 : 0,
+      consumers: grants.length,
+    });
+    for (const assignment of assignments) {
+      const consumedBy = assignment.module === 'broker' ? grants.length : 0;
+      items.push({ ...assignmentItem(node, assignment), ...(consumedBy ? { consumedBy } : {}) });
+      items.push(carrierItem(assignment.module, node));
+    }
     if (relation) items.push(relationItem(node, relation));
     if (provision) items.push(provisionItem(provision), grantItem(provision));
+    if (relation) items.push(consumedByItem({ consumerNode: node, ...relation }));
     items.push(
       deliveryItem({
         node,

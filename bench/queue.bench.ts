@@ -33,13 +33,17 @@ function countCalls(client: SQSClient) {
   };
 }
 
-async function fill(sqs: SQSClient, config: MeshConfig, label: string) {
+const nodeOf = (index: number) => `bench-${index % nodesPerRound}`;
+const reportsPerNode = messagesPerRound / nodesPerRound;
+
+/** A round's reports: each node's sequences continue from the rounds before, so every one is newer. */
+async function fill(sqs: SQSClient, config: MeshConfig, fillNumber: number) {
   const sender = new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl });
   const sentAt = new Date().toISOString();
   const messages = Array.from({ length: messagesPerRound }, (_, index) => ({
     message: envelope('report', {
-      node: `${label}-${index % nodesPerRound}`,
-      sequence: Math.floor(index / nodesPerRound) + 1,
+      node: nodeOf(index),
+      sequence: fillNumber * reportsPerNode + Math.floor(index / nodesPerRound) + 1,
       state: 'applied' as const,
       revision: 1,
       sentAt,
@@ -68,8 +72,14 @@ export async function run(): Promise<BenchTable[]> {
       },
     });
     const reports = parts.reports;
+    // Reports are recorded only for nodes that exist, of revisions they were sent.
+    for (let index = 0; index < nodesPerRound; index += 1) {
+      await parts.meshService.addNode(nodeOf(index));
+      await parts.meshService.assign(nodeOf(index), 'web', null);
+    }
+    await parts.pushFlow.push({ behind: true, maxRounds: 50 });
 
-    /** The floor: receive ten, the same conditional write per report, one batch delete. */
+    /** The floor: receive ten, the same guarded write per report as the consumer's, one batch delete. */
     async function rawLoop() {
       let done = 0;
       while (done < messagesPerRound) {
@@ -87,7 +97,10 @@ export async function run(): Promise<BenchTable[]> {
           messages.map(async (message) => {
             const parsed = parseControlMessage(message.Body ?? '');
             if (parsed.ok && parsed.message.type === 'report')
-              await reports.recordReport(parsed.message.body, new Date().toISOString());
+              await reports.recordReport(parsed.message.body, {
+                heardAt: new Date().toISOString(),
+                queuedAt: parsed.message.sentAt,
+              });
           }),
         );
         await rawSqs.send(
@@ -133,7 +146,7 @@ export async function run(): Promise<BenchTable[]> {
     const consumerCallsPerMessage: number[] = [];
     const detail = { raw: '', consumer: '' };
     for (let round = 0; round < rounds; round += 1) {
-      await fill(setup, config, `raw${round}`);
+      await fill(setup, config, round * 2);
       rawCalls.reset();
       let started = performance.now();
       await rawLoop();
@@ -141,7 +154,7 @@ export async function run(): Promise<BenchTable[]> {
       rawCallsPerMessage.push(rawCalls.total() / messagesPerRound);
       detail.raw = rawCalls.detail();
 
-      await fill(setup, config, `loop${round}`);
+      await fill(setup, config, round * 2 + 1);
       loopCalls.reset();
       started = performance.now();
       const source = await consumerLoop();
@@ -160,7 +173,7 @@ export async function run(): Promise<BenchTable[]> {
         columns: ['loop', 'reports/s', 'SQS calls/message', 'goal'],
         rows: [
           [
-            'raw loop (receive 10, conditional put each, batch delete)',
+            'raw loop (receive 10, the same guarded write each, batch delete)',
             median(raw),
             median(rawCallsPerMessage),
             '',

@@ -5,11 +5,13 @@ import { AwsSolutionsChecks } from '../lib/constructs/nag.ts';
 
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
- * with the stack, for trials). Region and account come from the CLI's environment.
+ * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
+ * address: trials, LocalStack). Region and account come from the CLI's environment.
  */
 const app = new App();
 new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
   retainData: app.node.tryGetContext('retainData') !== 'false',
+  firewall: String(app.node.tryGetContext('waf')) !== 'false',
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(

@@ -16,6 +16,10 @@ const configSchema = z.object({
   deadLetterQueueUrl: z.url(),
   /** When set, push runs on the Step Functions Express state machine; otherwise in-process from the same ASL. */
   pushFlowArn: z.string().startsWith('arn:').optional(),
+  /** When set, an operator's push runs in the push-run function, invoked without waiting; otherwise in-process. */
+  pushRunnerArn: z.string().startsWith('arn:').optional(),
+  /** How long `POST /push` waits for a push to finish before answering 202 with its id. */
+  pushWaitSeconds: z.coerce.number().min(0).max(25).default(20),
   /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
   holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
   logLevel: z.enum(logLevels),
@@ -59,6 +63,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     controlQueueUrl: env.MESH_CONTROL_QUEUE_URL,
     deadLetterQueueUrl: env.MESH_DEAD_LETTER_QUEUE_URL,
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
+    pushRunnerArn: env.MESH_PUSH_RUNNER_ARN || undefined,
+    pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
     logLevel: logLevelOf(env.MESH_LOG_LEVEL),
     signal: env.MESH_SIGNAL_BROKER_URL
@@ -84,7 +90,9 @@ export function checkConfig(values: Record<string, unknown>): MeshConfig {
 }
 
 /** The environment variables that carry a MeshConfig, for the CDK functions. */
-export function configEnvironment(config: MeshConfig): Record<string, string> {
+export function configEnvironment(
+  config: Omit<MeshConfig, 'pushWaitSeconds'> & Partial<Pick<MeshConfig, 'pushWaitSeconds'>>,
+): Record<string, string> {
   return {
     AWS_REGION: config.region,
     MESH_INVENTORY_TABLE: config.inventoryTable,
@@ -93,6 +101,10 @@ export function configEnvironment(config: MeshConfig): Record<string, string> {
     MESH_DEAD_LETTER_QUEUE_URL: config.deadLetterQueueUrl,
     MESH_LOG_LEVEL: config.logLevel,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
+    ...(config.pushRunnerArn ? { MESH_PUSH_RUNNER_ARN: config.pushRunnerArn } : {}),
+    ...(config.pushWaitSeconds !== undefined
+      ? { MESH_PUSH_WAIT_SECONDS: String(config.pushWaitSeconds) }
+      : {}),
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
     ...(config.signal ? signalEnvironment(config.signal) : {}),
   };

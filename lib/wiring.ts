@@ -3,6 +3,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   makeDynamoDBClient,
   makeIotDataClient,
+  makeLambdaClient,
   makeSFNClient,
   makeSQSClient,
 } from './adapters/aws-clients.ts';
@@ -27,6 +28,8 @@ import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
+import { InProcessPushStarter } from './adapters/push-run/in-process-push-starter.ts';
+import { LambdaPushStarter } from './adapters/push-run/lambda-push-starter.ts';
 import { EmbeddedBrokerPublisher, noBrokerPublisher } from './adapters/signal/embedded-broker-publisher.ts';
 import { IotDataSignalPublisher } from './adapters/signal/iot-data-publisher.ts';
 import { SqsControlSender } from './adapters/sqs/control-sender.ts';
@@ -49,6 +52,7 @@ import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identit
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
 import { Pusher } from './core/mesh/push.ts';
 import { type PushRecordReader, type PushRecordWriter, RecordedPushFlow } from './core/mesh/push-records.ts';
+import { type PushStarter, runPushJob } from './core/mesh/push-runs.ts';
 import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
 import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
@@ -56,6 +60,7 @@ import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { type SignalChannel, type SignalPublisher, signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore } from './core/signal/presence.ts';
+import { describeCause } from './core/unavailable.ts';
 import type { MeshViewReader } from './core/views.ts';
 import { powertoolsLog } from './observability.ts';
 
@@ -80,6 +85,8 @@ export type Parts = {
   /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
   readonly pushRecords: PushRecordWriter & PushRecordReader;
+  /** Starts an operator's push without waiting for it: push-run on AWS, in-process locally. */
+  readonly pushStarter: PushStarter;
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
@@ -148,7 +155,17 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           store: parts.pushStore,
           announce: (node, signal) => parts.signals.announce(node, signal),
         }),
+        {
+          progress: {
+            round: (id, progress) => noteQuietly(parts, id, () => parts.pushRecords.progress(id, progress)),
+            batch: (id, done) => noteQuietly(parts, id, () => parts.pushRecords.batchDone(id, done)),
+          },
+        },
       ),
+    pushStarter: () =>
+      config.pushRunnerArn
+        ? new LambdaPushStarter({ client: makeLambdaClient(config), functionArn: config.pushRunnerArn })
+        : new InProcessPushStarter((job) => runPushJob(job, parts)),
     pushFlow: () =>
       new RecordedPushFlow({
         flow: config.pushFlowArn
@@ -168,9 +185,11 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
-    tokens: () => new DynamoDBTokenStore({ client: clients.dynamodb, ...table }),
+    tokens: () =>
+      new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
-    keyRotation: () => new DynamoDBKeyRotation({ client: clients.dynamodb, ...table }),
+    keyRotation: () =>
+      new DynamoDBKeyRotation({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
     hostIdentities: () =>
       new DynamoDBDisenrolment({
         client: clients.dynamodb,
@@ -179,11 +198,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       }),
     credentials: () =>
       new RememberedCredentials(
-        new DynamoDBCredentialReader({
-          client: clients.dynamodb,
-          identityTable: config.identityTable,
-          inventoryTable: config.inventoryTable,
-        }),
+        new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
     reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),
@@ -263,4 +278,13 @@ function built<T extends object>(makers: { readonly [K in keyof T]: () => T[K] }
 
 function overridesOf(overrides: PartsOptions['overrides'] = {}) {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [key, () => value]));
+}
+
+/** A push's progress noted in its record; a note that cannot be written never stops the push. */
+async function noteQuietly(parts: Parts, id: string, note: () => Promise<void>): Promise<void> {
+  try {
+    await note();
+  } catch (error) {
+    parts.log.warn(`could not note the progress of push ${id}`, { error: describeCause(error) });
+  }
 }

@@ -21,6 +21,14 @@ export type RunOptions = { readonly env?: NodeJS.ProcessEnv; readonly cwd?: stri
 export const bedTarget: 'local' | 'rehearsal' =
   process.env.MESH_BED_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
 
+/**
+ * How often a host polls while its broker is away, unless a bed says. The rehearsal runs IoT
+ * Core without MQTT (docs/rehearsal.md): a host outside its sandboxes cannot reach the data
+ * endpoint, so it polls all along, as when the broker is away, and a bed must not wait 30 s
+ * for each change.
+ */
+const defaultPollSeconds = bedTarget === 'rehearsal' ? 2 : undefined;
+
 export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
 
 /**
@@ -182,12 +190,14 @@ export class Bed {
 
   /**
    * Starts `mesh-host run` for an enrolled node with the recording apply hook, on its signal as
-   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s).
+   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s;
+   * 2 s against the rehearsal, whose broker hosts cannot reach).
    */
   startHost(
     nodeName: string,
     options: { applyDelayMs?: number; label?: string; interval?: number } = {},
   ): Watched {
+    const interval = options.interval ?? defaultPollSeconds;
     return this.spawn(
       options.label ?? `host ${nodeName}`,
       [
@@ -195,7 +205,7 @@ export class Bed {
         'run',
         '--dir',
         this.hostDir(nodeName),
-        ...(options.interval !== undefined ? ['--interval', String(options.interval)] : []),
+        ...(interval !== undefined ? ['--interval', String(interval)] : []),
         '--apply',
         `${node} ${join(root, 'beds/support/apply-hook.ts')}`,
       ],

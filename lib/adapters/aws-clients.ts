@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../config.ts';
@@ -42,6 +43,10 @@ export function makeSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>, 
     ...common(config.region, { endpoint: config.endpoints?.sqs, ...options }),
     useQueueUrlAsEndpoint: false,
   });
+}
+
+export function makeLambdaClient(config: Pick<MeshConfig, 'region'>) {
+  return new LambdaClient(common(config.region, {}));
 }
 
 export function makeSFNClient(config: Pick<MeshConfig, 'region'>) {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
+import { getAsset, isSea } from 'node:sea';
 
 /**
  * The console's files, served by Mesh itself (the local runtime, and `mesh console` for a
@@ -16,10 +17,21 @@ export type ConsoleSettings = {
   readonly source: string;
 };
 
-const assetsDir = join(import.meta.dirname, 'assets');
 const javascript = 'text/javascript; charset=utf-8';
 
-const files: ReadonlyArray<{ readonly path: string; readonly file: string; readonly contentType: string }> = [
+/** The folder of the console's files, and the key prefix they have in the single executable `mesh`. */
+export const consoleAssetsDir = join(import.meta.dirname, 'assets');
+export const consoleAssetKey = (file: string) => `console/${file}`;
+
+/** A console file: from the folder, or, in the single executable, from the assets built into it. */
+const readAsset = (file: string): Buffer =>
+  isSea() ? Buffer.from(getAsset(consoleAssetKey(file))) : readFileSync(join(consoleAssetsDir, file));
+
+export const consoleFiles: ReadonlyArray<{
+  readonly path: string;
+  readonly file: string;
+  readonly contentType: string;
+}> = [
   { path: '/console', file: 'index.html', contentType: 'text/html; charset=utf-8' },
   { path: '/console/console.css', file: 'console.css', contentType: 'text/css; charset=utf-8' },
   { path: '/console/icon.svg', file: 'icon.svg', contentType: 'image/svg+xml' },
@@ -33,10 +45,10 @@ const files: ReadonlyArray<{ readonly path: string; readonly file: string; reado
 /** Every page of the console, read once. */
 export function consolePages(settings: ConsoleSettings): StaticPage[] {
   return [
-    ...files.map((entry) => ({
+    ...consoleFiles.map((entry) => ({
       path: entry.path,
       contentType: entry.contentType,
-      body: readFileSync(join(assetsDir, entry.file)),
+      body: readAsset(entry.file),
     })),
     {
       path: '/console/settings.json',

@@ -1,16 +1,16 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { matchRoute } from '../api/routes.ts';
 import type { ApiAnswer } from '../cli/api-client.ts';
-import { seeingFunctions } from '../functions/seeing.ts';
-import { routesOf } from '../functions.ts';
+import type { Route } from '../functions.ts';
 import { listen, type RunningServer } from '../runtime/listen.ts';
 import { type ConsoleSettings, consolePages, type StaticPage, servePage } from './pages.ts';
+import { consoleReadRoutes } from './routes.ts';
 
 /**
  * `mesh console` for a deployed stack, as `kubectl proxy` does it: the console's pages served on
  * 127.0.0.1, and the page's reads forwarded to the stack, signed with the operator's own
  * credentials (SigV4, by the CLI's API client). Nothing new listens on the internet, and the
- * proxy signs only what the console reads: the GET routes of lib/functions/seeing.ts. Any other
+ * proxy signs only what the console reads: the GET routes of lib/console/routes.ts. Any other
  * method or path is refused before anything is signed, so a page on another site cannot use it
  * to write, and a Host other than loopback's (DNS rebinding) is refused too.
  */
@@ -25,7 +25,12 @@ export type ConsoleProxyOptions = {
 export type RunningConsoleProxy = RunningServer;
 
 const host = '127.0.0.1';
-const readRoutes = routesOf(seeingFunctions);
+const readRoutes: readonly Route[] = consoleReadRoutes.map((path) => ({
+  method: 'GET',
+  path,
+  auth: 'operator',
+  handler: 'console',
+}));
 
 export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<RunningConsoleProxy> {
   const pages = consolePages(options.settings);

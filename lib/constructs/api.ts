@@ -18,11 +18,11 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { storeRetryAfterSeconds } from '../api/problem.ts';
+import { defaultMaxSkewSeconds } from '../core/host-identity/proof.ts';
 import { type FunctionSpec, type Route, routesOf } from '../functions.ts';
+import { budgetProblems, methodBudgets, type RouteBudgets, routeBudgets } from './api-budgets.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
-
-export type Throttle = { readonly rateLimit: number; readonly burstLimit: number };
 
 export type ControlPlaneApiProps = {
   /** The functions (lib/functions.ts): one method per 'api' row's route, the 'authorizer' row in front of host routes. */
@@ -34,26 +34,16 @@ export type ControlPlaneApiProps = {
    * @default ['Authorization']
    */
   readonly hostIdentityHeaders?: readonly string[];
-  /** @default { rateLimit: 50, burstLimit: 100 } */
-  readonly stageThrottle?: Throttle;
   /**
-   * Throttling on every 'token' route (`POST /enrol`): a token is guessed or replayed here.
-   * @default { rateLimit: 1, burstLimit: 5 }
+   * Each kind of caller's budget, on each of its methods (lib/constructs/api-budgets.ts).
+   * @default defaultRouteBudgets: operator 20/s (burst 40), host 100/s (200), token 5/s (10), none 5/s (10)
    */
-  readonly tokenThrottle?: Throttle;
+  readonly budgets?: Partial<RouteBudgets>;
   /** @default 'v1' */
   readonly stageName?: string;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
 };
-
-const defaultStageThrottle: Throttle = { rateLimit: 50, burstLimit: 100 };
-const defaultTokenThrottle: Throttle = { rateLimit: 1, burstLimit: 5 };
-
-const throttleProblems = (name: string, throttle: Throttle) =>
-  throttle.rateLimit > 0 && throttle.burstLimit >= 1 && Number.isInteger(throttle.burstLimit)
-    ? []
-    : [`${name} needs a positive rateLimit and a whole burstLimit of at least 1`];
 
 /** Everything wrong with the functions' routes and authorizer, in one list. */
 function routeProblems(specs: readonly FunctionSpec[]): string[] {
@@ -82,9 +72,10 @@ function routeProblems(specs: readonly FunctionSpec[]): string[] {
 
 /**
  * The REST API, built from the route table. Policy fixed here: IAM (SigV4) on operator
- * routes, the host authorizer on host routes, throttling on the token route, request
- * validation on every method, access logs and execution logs, tracing, and problem-shaped
- * gateway errors so `mesh` reads API Gateway's own refusals like the handlers' ones.
+ * routes, the host authorizer on host routes, each kind of caller's budget on its methods,
+ * request validation on every method, access logs and execution logs, tracing, and
+ * problem-shaped gateway errors so `mesh` reads API Gateway's own refusals like the handlers'
+ * ones. Per-address limits are the firewall's (ApiFirewall, attached by MeshStack).
  */
 export class ControlPlaneApi extends Construct {
   public readonly api: RestApi;
@@ -94,14 +85,12 @@ export class ControlPlaneApi extends Construct {
 
   constructor(scope: Construct, id: string, props: ControlPlaneApiProps) {
     super(scope, id);
-    const stageThrottle = props.stageThrottle ?? defaultStageThrottle;
-    const tokenThrottle = props.tokenThrottle ?? defaultTokenThrottle;
+    const budgets = routeBudgets(props.budgets);
     const routes = routesOf(props.specs);
     const hostAuthorizer = props.specs.find((spec) => spec.trigger === 'authorizer')?.name;
     throwIfProblems('ControlPlaneApi', [
       ...routeProblems(props.specs),
-      ...throttleProblems('stageThrottle', stageThrottle),
-      ...throttleProblems('tokenThrottle', tokenThrottle),
+      ...budgetProblems(budgets),
       ...(props.hostIdentityHeaders?.length === 0 ? ['hostIdentityHeaders may not be empty'] : []),
     ]);
 
@@ -109,14 +98,6 @@ export class ControlPlaneApi extends Construct {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    const methodOptions = Object.fromEntries(
-      routes
-        .filter((route) => route.auth === 'token')
-        .map((route) => [
-          `${route.path}/${route.method}`,
-          { throttlingRateLimit: tokenThrottle.rateLimit, throttlingBurstLimit: tokenThrottle.burstLimit },
-        ]),
-    );
     this.api = new RestApi(this, 'Api', {
       restApiName: 'mesh',
       description: 'Mesh control plane',
@@ -131,9 +112,7 @@ export class ControlPlaneApi extends Construct {
         dataTraceEnabled: false,
         metricsEnabled: true,
         tracingEnabled: true,
-        throttlingRateLimit: stageThrottle.rateLimit,
-        throttlingBurstLimit: stageThrottle.burstLimit,
-        methodOptions,
+        methodOptions: methodBudgets(routes, budgets),
       },
     });
     // the stack outputs the URL under one stable name (ApiUrl); RestApi's own output would repeat it
@@ -176,8 +155,11 @@ export class ControlPlaneApi extends Construct {
           identitySources: (props.hostIdentityHeaders ?? ['Authorization']).map((header) =>
             IdentitySource.header(header),
           ),
-          // every proof signs its own request and time: a cached answer would serve another request
-          resultsCacheTtl: Duration.seconds(0),
+          // Cached by the proof, which signs one request and is spent once: a cached answer only
+          // ever serves a replay of that very header (refused again by the handler's replay
+          // guard), so a replayed or made-up header costs no call. Kept as long as a proof is
+          // accepted at all.
+          resultsCacheTtl: Duration.seconds(defaultMaxSkewSeconds),
         })
       : undefined;
 
@@ -201,11 +183,6 @@ export class ControlPlaneApi extends Construct {
     }
     this.methods = methods;
 
-    acknowledge(this.api.deploymentStage, {
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'no WAF by default: every route is authenticated (SigV4, proof of possession, one-time token) and throttled at the stage and on /enrol; attach a web ACL to the stage where a WAF is policy',
-    });
     acknowledge(this.api, {
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
       reason:

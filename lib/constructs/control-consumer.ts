@@ -1,5 +1,4 @@
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { EventSourceMapping, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { throwIfProblems } from './names.ts';
@@ -20,10 +19,13 @@ const concurrencyBounds = [2, 1000] as const;
 /**
  * The control queue's event source. Policy fixed here: batches of 10 (the FIFO maximum),
  * partial batch responses so one held message never redelivers its batch, and a maximum
- * concurrency so a burst of subjects cannot take the account's concurrency.
+ * concurrency so a burst of subjects cannot take the account's concurrency. The consumer's
+ * role gets what reading the queue takes from its row's `control:consume` (grants.ts), not
+ * from CDK's SqsEventSource, which would add GetQueueUrl that nothing calls; the mapping is
+ * created after that role's policy, since Lambda checks it then.
  */
 export class ControlConsumer extends Construct {
-  public readonly eventSource: SqsEventSource;
+  public readonly mapping: EventSourceMapping;
 
   constructor(scope: Construct, id: string, props: ControlConsumerProps) {
     super(scope, id);
@@ -34,11 +36,13 @@ export class ControlConsumer extends Construct {
         ? []
         : [`maxConcurrency ${maxConcurrency} is outside ${low}–${high}`]),
     ]);
-    this.eventSource = new SqsEventSource(props.queue, {
+    this.mapping = new EventSourceMapping(this, 'Mapping', {
+      target: props.consumer,
+      eventSourceArn: props.queue.queueArn,
       batchSize: 10,
       reportBatchItemFailures: true,
       maxConcurrency,
     });
-    props.consumer.addEventSource(this.eventSource);
+    if (props.consumer.role) this.mapping.node.addDependency(props.consumer.role);
   }
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -152,7 +152,7 @@ export class MeshFunctions extends Construct {
         bundling: meshBundling,
       });
       for (const access of spec.access) grantAccess(access, role, props);
-      acknowledgeGrantWildcards(role, spec, props);
+      acknowledgeGrantWildcards(role, spec);
       functions.set(spec.name, fn);
       roles.set(spec.name, role);
     }
@@ -179,6 +179,25 @@ export class MeshFunctions extends Construct {
       const fn = this.get(spec.name);
       stateMachine.grantStartSyncExecution(fn);
       fn.addEnvironment('MESH_PUSH_FLOW_ARN', stateMachine.stateMachineArn);
+    }
+  }
+
+  /**
+   * Grants `pushRun:invoke` on the `invoke`-triggered push-run function to the functions that
+   * list it, and tells them its ARN.
+   */
+  connectPushRunner(): void {
+    const [runner] = this.withTrigger('invoke');
+    if (!runner) return;
+    const fn = this.get(runner.name);
+    for (const spec of this.specs) {
+      if (!spec.access.includes('pushRun:invoke')) continue;
+      const caller = this.get(spec.name);
+      // the function itself, not its versions (`:*`): it is invoked unqualified
+      caller.addToRolePolicy(
+        new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }),
+      );
+      caller.addEnvironment('MESH_PUSH_RUNNER_ARN', fn.functionArn);
     }
   }
 

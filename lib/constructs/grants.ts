@@ -2,12 +2,14 @@ import { Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { nodePartition } from '../adapters/dynamodb/keys.ts';
+import { allNodesIndex } from '../adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
 import { pushesPartition } from '../adapters/dynamodb/push-records.ts';
 import { nodeTopics } from '../core/signal/channel.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
-import { identityTable, inventoryTable } from '../resources.ts';
-import { acknowledge, arnInFinding } from './nag.ts';
+import { inventoryTable } from '../resources.ts';
+import { acknowledge } from './nag.ts';
 
 /** What a row's accesses are granted on. */
 export type GrantedResources = {
@@ -27,100 +29,161 @@ export const signalTopicsArn = (
 /** How cdk-nag writes a pseudo parameter in a finding. */
 const inFinding = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<${pseudo}>` : value);
 
+/** The partition keys of every node's items (`node#<name>`), in both tables. */
+export const nodePartitions = nodePartition('*');
+
+/**
+ * The DynamoDB calls Mesh's adapters make, and nothing else: reads are GetItem, BatchGetItem
+ * and Query; writes are PutItem, UpdateItem, DeleteItem and the ConditionCheck a transaction
+ * holds (TransactWriteItems is judged item by item against these); the inventory's index is
+ * queried for the list of every node only. No Scan, BatchWriteItem, DescribeTable or stream
+ * read serves any code.
+ */
+type TableGrant = {
+  readonly table: 'inventory' | 'identity';
+  readonly actions: readonly string[];
+  /** The partition keys the calls may touch (`dynamodb:LeadingKeys`); every partition when absent. */
+  readonly partitions?: string;
+  /** The calls go to the table's indexes, not the table. */
+  readonly onIndexes?: boolean;
+};
+
+const reads = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+const writes = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:ConditionCheckItem',
+];
+
+const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
+  'inventory:read': [{ table: 'inventory', actions: reads }],
+  'inventory:list': [
+    { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndexes: true },
+  ],
+  'inventory:write': [{ table: 'inventory', actions: writes }],
+  'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
+  'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],
+  'pushes:progress': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: pushesPartition }],
+  'presence:write': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+      partitions: nodePartitions,
+    },
+  ],
+  'nodeKeys:verify': [{ table: 'identity', actions: ['dynamodb:BatchGetItem'], partitions: nodePartitions }],
+  'deliveries:read': [{ table: 'inventory', actions: ['dynamodb:GetItem'], partitions: nodePartitions }],
+  'tokens:issue': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+      partitions: nodePartitions,
+    },
+  ],
+  'tokens:revoke': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: nodePartitions }],
+  'tokens:enrol': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      partitions: nodePartitions,
+    },
+    {
+      table: 'identity',
+      actions: ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+      partitions: nodePartitions,
+    },
+  ],
+  'keys:rotate': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      partitions: nodePartitions,
+    },
+    {
+      table: 'identity',
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+      partitions: nodePartitions,
+    },
+  ],
+  'hostIdentity:revoke': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+      partitions: nodePartitions,
+    },
+    { table: 'identity', actions: ['dynamodb:Query', 'dynamodb:DeleteItem'], partitions: nodePartitions },
+  ],
+};
+
 /**
  * The IAM statements of one access, fixed here so a row names what it needs and never how it
  * is granted. `pushFlow:start` is granted by MeshFunctions.connectPushFlow once the state
  * machine exists.
  */
 export function grantAccess(access: Access, role: IRole, props: GrantedResources): void {
+  for (const grant of tableGrants[access] ?? [])
+    for (const statement of tableStatements(grant, props)) role.addToPrincipalPolicy(statement);
   switch (access) {
-    case 'inventory:read':
-      props.inventoryTable.grantReadData(role);
-      return;
-    case 'inventory:write':
-      props.inventoryTable.grantWriteData(role);
-      return;
-    case 'proofs:write':
-      role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: ['dynamodb:PutItem'],
-          resources: [props.inventoryTable.tableArn],
-          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [proofItemsLeadingKey] } },
-        }),
-      );
-      return;
-    case 'pushes:write':
-      role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: ['dynamodb:PutItem'],
-          resources: [props.inventoryTable.tableArn],
-          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [pushesPartition] } },
-        }),
-      );
-      return;
-    case 'identity:read':
-      props.identityTable.grantReadData(role);
-      return;
-    case 'identity:write':
-      props.identityTable.grantWriteData(role);
-      return;
     case 'control:send':
-      props.controlQueue.grantSendMessages(role);
+      props.controlQueue.grant(role, 'sqs:SendMessage');
       return;
     case 'control:consume':
-      props.controlQueue.grantConsumeMessages(role);
+      // what the event source mapping needs (checked when it is created) and the consumer's holds
+      props.controlQueue.grant(
+        role,
+        'sqs:ReceiveMessage',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:ChangeMessageVisibility',
+      );
       return;
     case 'deadLetter:send':
-      props.deadLetterQueue.grantSendMessages(role);
+      props.deadLetterQueue.grant(role, 'sqs:SendMessage');
       return;
     case 'deadLetter:inspect':
       props.deadLetterQueue.grant(role, 'sqs:GetQueueAttributes');
       return;
-    case 'pushFlow:start':
-      // granted by connectPushFlow once the state machine exists
-      return;
     case 'signal:publish':
       role.addToPrincipalPolicy(
         new PolicyStatement({
-          actions: ['iot:Publish'],
+          // a retained publish needs iot:RetainPublish too; IoT refuses it otherwise
+          actions: ['iot:Publish', 'iot:RetainPublish'],
           resources: [signalTopicsArn(Stack.of(role))],
         }),
       );
       return;
-    case 'presence:write':
-      role.addToPrincipalPolicy(
-        new PolicyStatement({
-          actions: ['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
-          resources: [props.inventoryTable.tableArn],
-          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['node#*'] } },
-        }),
-      );
+    default:
+      // table accesses above; pushFlow:start by connectPushFlow once the state machine exists,
+      // pushRun:invoke by connectPushRunner once every function does
       return;
   }
 }
 
+/** The statement of one table grant: on the table, or on its indexes; held to its partitions when it names some. */
+function tableStatements(grant: TableGrant, props: GrantedResources): PolicyStatement[] {
+  const table = grant.table === 'inventory' ? props.inventoryTable : props.identityTable;
+  const indexes = grant.table === 'inventory' ? inventoryTable.globalSecondaryIndexes : [];
+  const resources = grant.onIndexes
+    ? indexes.map((index) => `${table.tableArn}/index/${index.indexName}`)
+    : [table.tableArn];
+  const conditions = grant.partitions
+    ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [grant.partitions] } }
+    : undefined;
+  return [
+    new PolicyStatement({ actions: [...grant.actions], resources, ...(conditions ? { conditions } : {}) }),
+  ];
+}
+
 /** The findings a row's grants raise on purpose, each with its reason. */
-export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec, props: GrantedResources): void {
-  // CDK adds <table>/index/* to a grant only on a table that has indexes
-  const tables = [
-    {
-      area: 'inventory',
-      table: props.inventoryTable,
-      indexed: inventoryTable.globalSecondaryIndexes.length > 0,
-    },
-    {
-      area: 'identity',
-      table: props.identityTable,
-      indexed: identityTable.globalSecondaryIndexes.length > 0,
-    },
-  ] as const;
+export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec): void {
   acknowledge(
     role,
     ...(spec.access.includes('signal:publish')
       ? [
           {
             id: `AwsSolutions-IAM5[Resource::${signalTopicsArn(Stack.of(role), inFinding)}]`,
-            reason: `${spec.name} publishes the signal of whichever node it sends; iot:Publish on the nodes' signal topics only`,
+            reason: `${spec.name} publishes the signal of whichever node it sends, retained; iot:Publish and iot:RetainPublish on the nodes' signal topics only`,
           },
         ]
       : []),
@@ -129,11 +192,5 @@ export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec, props
       reason:
         'X-Ray PutTraceSegments/PutTelemetryRecords support no resource-level permissions; tracing is on for every function',
     },
-    ...tables
-      .filter(({ area, indexed }) => indexed && spec.access.some((access) => access.startsWith(`${area}:`)))
-      .map(({ area, table }) => ({
-        id: `AwsSolutions-IAM5[Resource::${arnInFinding(table)}/index/*]`,
-        reason: `${spec.name} has ${area} access; CDK grants it on the table's indexes too, whose ARNs are only known as <table>/index/*`,
-      })),
   );
 }

@@ -4,9 +4,12 @@ import { type FunctionSpec, functionSpecs } from '../functions.ts';
 import { consumerTimeoutSeconds } from '../resources.ts';
 import { MeshAlarms } from './alarms.ts';
 import { ControlPlaneApi } from './api.ts';
+import type { RouteBudgets } from './api-budgets.ts';
+import { ApiFirewall, type ApiFirewallLimits } from './api-firewall.ts';
 import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
+import { acknowledge } from './nag.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
 import { MeshTables } from './tables.ts';
@@ -25,6 +28,14 @@ export type MeshStackProps = StackProps & {
   readonly pushFlowAslPath?: string;
   /** @default 5 */
   readonly consumerMaxConcurrency?: number;
+  /** Each kind of caller's budget on its API methods (lib/constructs/api-budgets.ts). @default defaultRouteBudgets */
+  readonly budgets?: Partial<RouteBudgets>;
+  /**
+   * The web ACL limiting requests per address (ApiFirewall), with its limits; `false` leaves it
+   * out (a trial stack, LocalStack), and then one client can keep `POST /enrol` throttled for all.
+   * @default true: 100 enrolments and 3,000 requests per address in 5 minutes
+   */
+  readonly firewall?: boolean | ApiFirewallLimits;
 };
 
 /**
@@ -37,6 +48,7 @@ export class MeshStack extends Stack {
   public readonly functions: MeshFunctions;
   public readonly pushFlow: PushStateMachine;
   public readonly api: ControlPlaneApi;
+  public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
   public readonly signal: SignalBroker | undefined;
 
@@ -73,8 +85,25 @@ export class MeshStack extends Stack {
       functionNamed,
     });
     this.functions.connectPushFlow(this.pushFlow.stateMachine);
+    this.functions.connectPushRunner();
 
-    this.api = new ControlPlaneApi(this, 'Api', { specs, functionNamed });
+    this.api = new ControlPlaneApi(this, 'Api', {
+      specs,
+      functionNamed,
+      ...(props.budgets ? { budgets: props.budgets } : {}),
+    });
+    const firewall = props.firewall ?? true;
+    const stage = this.api.api.deploymentStage;
+    this.firewall = firewall
+      ? new ApiFirewall(this, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
+      : undefined;
+    if (!this.firewall) {
+      acknowledge(stage, {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'the firewall was turned off for this stack (firewall: false, -c waf=false): every route is still authenticated and each kind of caller has its own budget, but nothing limits one address',
+      });
+    }
 
     this.signal = specs.some((spec) => spec.trigger === 'broker-authorizer')
       ? new SignalBroker(this, 'Signal', { specs, functionNamed })

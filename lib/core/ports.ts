@@ -9,6 +9,8 @@ export type PushRequest = {
   readonly behind?: boolean;
   readonly full?: boolean;
   readonly maxRounds?: number;
+  /** The record the flow reports its rounds to (push-records.ts); set by the recorder, not by an operator. */
+  readonly pushId?: string;
 };
 
 /** The brief's push contract; `behind` lists what is still behind when the bound is hit. */
@@ -21,6 +23,17 @@ export type PushOutcome = {
   }>;
   readonly rounds: number;
   readonly behind: readonly string[];
+  /**
+   * Nodes of `behind` the push could not send, each with why (a declaration over its size
+   * limit); the others were sent all the same. Absent when there are none.
+   */
+  readonly unsendable?: ReadonlyArray<{ readonly node: string; readonly reason: string }>;
+  /**
+   * Set when the outcome was read back from the push's record, whose lists keep the first
+   * 1,000 nodes: how many were flushed, and how many are behind, in all.
+   */
+  readonly flushedCount?: number;
+  readonly behindCount?: number;
 };
 
 /**
@@ -31,6 +44,8 @@ export type PushAsker = {
   readonly requestedBy: string;
   /** The id the push's record is kept under; one is made when absent. */
   readonly pushId?: string;
+  /** The running record was written already (by the request that started the push elsewhere). */
+  readonly started?: boolean;
 };
 
 /** Runs the push flow: on Step Functions Express when deployed, from the same ASL in-process locally. */

@@ -1,6 +1,8 @@
 import {
   controlBuildHandler,
+  controlBuildRetractHandler,
   controlCatchUpHandler,
+  controlReportResetHandler,
   controlUpgradeHandler,
 } from '../api/handlers/control.ts';
 import { controlConsumerHandler } from '../api/handlers/control-consumer.ts';
@@ -14,8 +16,8 @@ export const controlFunctions: readonly FunctionSpec[] = [
     purpose: 'verifies the host, queues its report',
     trigger: 'api',
     route: { method: 'POST', path: '/hosts/{node}/reports', auth: 'host' },
-    // identity:read and proofs:write for host authentication (node keys; proof replay guard).
-    access: ['identity:read', 'inventory:read', 'proofs:write', 'control:send'],
+    // nodeKeys:verify and proofs:write for host authentication (node keys; proof replay guard).
+    access: ['nodeKeys:verify', 'proofs:write', 'control:send'],
     handler: hostReportHandler,
   },
   {
@@ -41,6 +43,22 @@ export const controlFunctions: readonly FunctionSpec[] = [
     route: { method: 'POST', path: '/catch-up', auth: 'operator' },
     access: ['control:send'],
     handler: controlCatchUpHandler,
+  },
+  {
+    name: 'control-build-retract',
+    purpose: "retracts a module's version: no build of it is the latest again",
+    trigger: 'api',
+    route: { method: 'POST', path: '/builds/retractions', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write'],
+    handler: controlBuildRetractHandler,
+  },
+  {
+    name: 'control-report-reset',
+    purpose: "forgets a node's kept report, so its host's next report is recorded",
+    trigger: 'api',
+    route: { method: 'DELETE', path: '/nodes/{node}/report', auth: 'operator' },
+    access: ['inventory:read', 'inventory:write'],
+    handler: controlReportResetHandler,
   },
   {
     name: 'control-consumer',

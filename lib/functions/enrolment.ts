@@ -16,7 +16,8 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: 'claims the token, stores the node keys, spends the token',
     trigger: 'api',
     route: { method: 'POST', path: '/enrol', auth: 'token' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write'],
+    // Anyone holding a token calls it: the named node's token and keys only, no enumeration.
+    access: ['tokens:enrol'],
     handler: enrolHandler,
   },
   {
@@ -24,7 +25,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "issues the node's one live token",
     trigger: 'api',
     route: { method: 'POST', path: '/nodes/{node}/token', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write'],
+    access: ['tokens:issue'],
     handler: tokenIssueHandler,
   },
   {
@@ -32,7 +33,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "revokes the node's token",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/token', auth: 'operator' },
-    access: ['inventory:write'],
+    access: ['tokens:revoke'],
     handler: tokenRevokeHandler,
   },
   {
@@ -40,7 +41,7 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: "revokes a node's host identity (enrolment, token, keys); the node stays in the mesh",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/enrolment', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write', 'signal:publish'],
+    access: ['hostIdentity:revoke', 'signal:publish'],
     handler: nodeDisenrolHandler,
   },
   {
@@ -48,8 +49,8 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: 'what the signed-in node was last sent',
     trigger: 'api',
     route: { method: 'GET', path: '/hosts/{node}/declaration', auth: 'host' },
-    // proofs:write for the proof replay guard (a conditional put of each proof id).
-    access: ['inventory:read', 'proofs:write', 'identity:read'],
+    // nodeKeys:verify and proofs:write for host authentication (node keys; the replay guard).
+    access: ['deliveries:read', 'proofs:write', 'nodeKeys:verify'],
     handler: hostDeclarationHandler,
   },
   {
@@ -57,15 +58,15 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     purpose: 'the signed-in node replaces its keys, proven by the old key and the new one',
     trigger: 'api',
     route: { method: 'POST', path: '/hosts/{node}/keys', auth: 'host' },
-    // proofs:write for the proof replay guard; the keys, the enrolment and the token it switches.
-    access: ['identity:read', 'identity:write', 'inventory:read', 'inventory:write', 'proofs:write'],
+    // nodeKeys:verify and proofs:write for host authentication; keys:rotate for the switch.
+    access: ['nodeKeys:verify', 'proofs:write', 'keys:rotate'],
     handler: hostKeysHandler,
   },
   {
     name: 'host-authorizer',
     purpose: 'REQUEST authorizer for host routes: checks the proof of possession before a handler runs',
     trigger: 'authorizer',
-    access: ['identity:read', 'inventory:read'],
+    access: ['nodeKeys:verify'],
     handler: hostAuthorizerHandler,
   },
 ];

@@ -13,7 +13,12 @@ import {
   meshUnassignHandler,
   meshUnconsumeHandler,
 } from '../api/handlers/mesh-removals.ts';
-import { pushBeginHandler, pushFindBehindHandler, pushSendHandler } from '../api/handlers/push-tasks.ts';
+import {
+  pushBeginHandler,
+  pushFindBehindHandler,
+  pushRunHandler,
+  pushSendHandler,
+} from '../api/handlers/push-tasks.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
@@ -67,7 +72,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'takes a node out of the mesh with its token and host identity',
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'identity:read', 'identity:write', 'signal:publish'],
+    access: ['inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
     handler: meshNodeRemoveHandler,
   },
   {
@@ -84,12 +89,21 @@ export const meshFunctions: readonly FunctionSpec[] = [
   },
   {
     name: 'mesh-push',
-    purpose: 'runs the push state machine and answers its outcome',
+    purpose: 'records and starts a push, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator' },
-    access: ['inventory:read', 'pushes:write', 'pushFlow:start'],
+    access: ['inventory:read', 'pushes:write', 'pushRun:invoke'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
+  },
+  {
+    name: 'push-run',
+    purpose: 'runs a push mesh-push started on the push state machine and keeps its outcome in its record',
+    trigger: 'invoke',
+    access: ['pushes:write', 'pushFlow:start'],
+    // A push flow (Express) runs five minutes at most.
+    timeoutSeconds: 330,
+    handler: pushRunHandler,
   },
   {
     name: 'mesh-push-plan',
@@ -97,7 +111,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     trigger: 'api',
     route: { method: 'POST', path: '/push/plan', auth: 'operator' },
     // Reads only: a plan that wrote anything would be refused by its own role on AWS.
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshPushPlanHandler,
   },
@@ -106,7 +120,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     purpose: 'every node: enrolled, sent, applied, behind, last heard',
     trigger: 'api',
     route: { method: 'GET', path: '/status', auth: 'operator' },
-    access: ['inventory:read'],
+    access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
     handler: meshStatusHandler,
   },
@@ -129,7 +143,9 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-find-behind',
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write'],
+    // Reads only: marks and nodes (every node for an audit); at the bound it composes to check.
+    // pushes:progress notes each round in the push's record.
+    access: ['inventory:read', 'inventory:list', 'pushes:progress'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },
@@ -137,7 +153,7 @@ export const meshFunctions: readonly FunctionSpec[] = [
     name: 'push-send',
     purpose: 'push flow: composes and sends one batch of nodes',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write', 'signal:publish'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish', 'pushes:progress'],
     timeoutSeconds: 60,
     handler: pushSendHandler,
   },

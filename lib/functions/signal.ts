@@ -8,7 +8,7 @@ export const signalFunctions: readonly FunctionSpec[] = [
     purpose: "the broker's custom authorizer: checks a host's connect proof, allows its own topics only",
     trigger: 'broker-authorizer',
     // proofs:write for the replay guard: a password connects once.
-    access: ['identity:read', 'inventory:read', 'proofs:write'],
+    access: ['nodeKeys:verify', 'proofs:write'],
     timeoutSeconds: 5,
     // An unsigned custom authorizer can be called by anyone who knows its name: a bound on cost.
     reservedConcurrency: 10,

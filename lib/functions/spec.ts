@@ -12,27 +12,65 @@ import type {
 import type { Parts } from '../wiring.ts';
 
 /**
- * What a function may touch; the CDK grants exactly these to its role and nothing else.
- * `pushFlow:start` is StartSyncExecution on the push state machine. `proofs:write` is PutItem
- * on the inventory for items whose partition key starts `proof#` only (the host proof replay
- * guard), so a host route can remember proof ids without being able to write the inventory.
- * `pushes:write` is PutItem on the `pushes` partition only (the records of pushes).
- * `deadLetter:inspect` is GetQueueAttributes on the dead-letter queue: it counts, never receives.
- * `signal:publish` is iot:Publish on the nodes' signal topics only. `presence:write` is the
- * presence item of a node's partition only (UpdateItem of its attributes, a ConditionCheck).
+ * What a function may touch; the CDK grants exactly these to its role and nothing else
+ * (lib/constructs/grants.ts holds each one's statements).
+ *
+ * - `inventory:read`: GetItem, BatchGetItem and Query on the inventory; `inventory:write`:
+ *   PutItem, UpdateItem, DeleteItem and a transaction's ConditionCheck. Nothing else the SDK
+ *   offers (Scan, BatchWriteItem, DescribeTable, streams) serves any code. The identity table
+ *   is reached through the narrower accesses below only.
+ * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
+ *   list of every node (status, the node list and graph, the audit).
+ * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
+ *   host route can remember proof ids without being able to write the inventory.
+ * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
+ *   `pushes:progress`: UpdateItem there only (a running push's progress, by the flow).
+ * - `presence:write`: UpdateItem and a ConditionCheck on node partitions only (`node#*`).
+ * - `nodeKeys:verify`: BatchGetItem of node partitions of the identity table, which
+ *   holds node keys and which one is enrolled: what a host proof is checked against, and no
+ *   access to the inventory, where token hashes and provisions are.
+ * - `deliveries:read`: GetItem on node partitions of the inventory: what a node was sent. The
+ *   node is the one the request names, so IAM cannot hold the function to one node's items.
+ * - `tokens:issue`: a node's token read and put, the node's item checked (node partitions only);
+ *   `tokens:revoke`: a node's token updated (node partitions only).
+ * - `tokens:enrol`: what enrolment does (diagnosis 082): the named node's token read, claimed and
+ *   spent with its enrolment (GetItem, UpdateItem, PutItem on inventory node partitions), its
+ *   keys and `enrolled` item put and the losers' keys pruned (PutItem, Query, DeleteItem on
+ *   identity node partitions). No Query, Scan or batch of the inventory, no index.
+ * - `hostIdentity:revoke`: a node's token, enrolment and keys deleted (node partitions only).
+ * - `keys:rotate`: a node's keys replaced (lib/core/enrolment/rotation.ts): the new keys put and
+ *   the old pruned, the enrolment, the spent token and the `enrolled` item switched (GetItem,
+ *   UpdateItem on inventory node partitions; PutItem, UpdateItem, Query, DeleteItem on identity
+ *   node partitions).
+ * - `control:send` / `deadLetter:send`: SendMessage alone. `control:consume`: what the event
+ *   source mapping needs (ReceiveMessage, DeleteMessage, GetQueueAttributes) and
+ *   ChangeMessageVisibility for holds. `deadLetter:inspect`: GetQueueAttributes alone.
+ * - `pushFlow:start`: StartSyncExecution on the push state machine; `pushRun:invoke`:
+ *   lambda:InvokeFunction on the push-run function alone.
+ * - `signal:publish`: iot:Publish and iot:RetainPublish (the signal is retained) on the nodes'
+ *   signal topics only.
  */
 export type Access =
   | 'inventory:read'
+  | 'inventory:list'
   | 'inventory:write'
   | 'proofs:write'
   | 'pushes:write'
-  | 'identity:read'
-  | 'identity:write'
+  | 'pushes:progress'
+  | 'nodeKeys:verify'
+  | 'deliveries:read'
+  | 'tokens:issue'
+  | 'tokens:revoke'
+  | 'tokens:enrol'
+  | 'hostIdentity:revoke'
+  | 'keys:rotate'
   | 'control:send'
   | 'control:consume'
   | 'deadLetter:send'
   | 'deadLetter:inspect'
   | 'pushFlow:start'
+  | 'pushRun:invoke'
+  | 'pushRun:invoke'
   | 'signal:publish'
   | 'presence:write';
 
@@ -56,6 +94,8 @@ export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBat
 export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
 export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
 export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
+/** A function another one invokes without waiting (InvocationType Event). */
+export type InvokedHandler = (event: unknown) => Promise<void>;
 
 type Common = {
   /** The handler's file in functions/, without extension. */
@@ -93,6 +133,7 @@ export type FunctionSpec =
   | (Common & {
       readonly trigger: 'broker-lifecycle';
       readonly handler: (parts: Parts) => BrokerLifecycleHandler;
-    });
+    })
+  | (Common & { readonly trigger: 'invoke'; readonly handler: (parts: Parts) => InvokedHandler });
 
 export type ApiFunctionSpec = Extract<FunctionSpec, { trigger: 'api' }>;

@@ -52,6 +52,9 @@ export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
     minify: false,
     legalComments: 'none',
     logLevel: 'silent',
+    // A module that reads a file beside itself reads it through node:sea in the executable
+    // (lib/console/pages.ts): its folder is never looked at there.
+    define: { 'import.meta.dirname': '""' },
   });
   if (result.warnings.length > 0) {
     // A warning here (import.meta in CommonJS, say) is a fault that shows only on a node.
@@ -99,6 +102,7 @@ export async function buildExecutable(request: BuildRequest): Promise<BuiltExecu
       bundle: bundle.sha256,
       useCodeCache,
       execArgv: spec.execArgv,
+      assets: await assetDigests(spec),
       postject: postjectVersion(),
     }),
   );
@@ -134,6 +138,7 @@ export async function buildExecutable(request: BuildRequest): Promise<BuiltExecu
         useSnapshot: false,
         useCodeCache,
         execArgv: spec.execArgv,
+        ...(spec.assets ? { assets: spec.assets } : {}),
       }),
     );
     // V8 accepts code cache only under the flags it was made with: make it under execArgv.
@@ -173,6 +178,14 @@ export async function buildExecutable(request: BuildRequest): Promise<BuiltExecu
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** What the executable's built-in files are, by content: a changed page makes a new build. */
+async function assetDigests(spec: ExecutableSpec): Promise<Record<string, string>> {
+  const entries = await Promise.all(
+    Object.entries(spec.assets ?? {}).map(async ([key, path]) => [key, await sha256File(path)] as const),
+  );
+  return Object.fromEntries(entries);
 }
 
 export async function sha256File(path: string): Promise<string> {

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { consoleAssetKey, consoleAssetsDir, consoleFiles } from '../console/pages.ts';
 import { elfMachines } from './elf.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -29,6 +31,8 @@ export type ExecutableSpec = {
   readonly execArgv: readonly string[];
   /** What `<executable> --help` prints first, to check a built executable starts. */
   readonly usage: string;
+  /** Files built into the executable, read with node:sea's getAsset: key → absolute path. */
+  readonly assets?: Readonly<Record<string, string>>;
 };
 
 export const executables: readonly ExecutableSpec[] = [
@@ -40,7 +44,16 @@ export const executables: readonly ExecutableSpec[] = [
     execArgv: ['--max-semi-space-size=1'],
     usage: 'Usage: mesh-host',
   },
-  { name: 'mesh', entry: 'bin/mesh.ts', execArgv: [], usage: 'Usage: mesh' },
+  {
+    name: 'mesh',
+    entry: 'bin/mesh.ts',
+    execArgv: [],
+    usage: 'Usage: mesh',
+    // `mesh console` serves the console's pages from the executable itself
+    assets: Object.fromEntries(
+      consoleFiles.map(({ file }) => [consoleAssetKey(file), join(consoleAssetsDir, file)]),
+    ),
+  },
 ];
 
 export const artifactName = (executable: ExecutableSpec, target: Target) =>

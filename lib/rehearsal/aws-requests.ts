@@ -9,7 +9,7 @@ export type TableKeys = {
 
 /** An SDK call as the rehearsal's endpoint reads it: which service, which operation, and what it asks of IAM. */
 export type AwsCall = {
-  readonly service: 'dynamodb' | 'sqs' | 'states';
+  readonly service: 'dynamodb' | 'sqs' | 'states' | 'iot' | 'iotdata' | 'lambda';
   readonly operation: string;
   readonly input: Record<string, unknown>;
   readonly accesses: AccessRequest[];

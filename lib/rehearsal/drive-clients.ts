@@ -1,8 +1,9 @@
 import { type ApiAnswer, ApiClient } from '../cli/api-client.ts';
 import { createSigV4Signer } from '../cli/sigv4.ts';
+import type { SignalChannel } from '../core/signal/channel.ts';
 import { possessionProof } from '../host/key-rotation.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../host/keys.ts';
-import { hostRequestSigner } from '../host/proof.ts';
+import { connectPassword, hostRequestSigner } from '../host/proof.ts';
 import type { Denial, RehearsalLedger } from './ledger.ts';
 import { rehearsalOperator } from './operator-signature.ts';
 import { denialLine } from './report.ts';
@@ -43,6 +44,7 @@ export class DriveClients {
   readonly #url: string;
   readonly #ledger: RehearsalLedger;
   readonly #keys = new Map<string, NodeKeys>();
+  readonly #channels = new Map<string, SignalChannel>();
   #sequence = Date.now();
 
   constructor(url: string, region: string, ledger: RehearsalLedger) {
@@ -77,7 +79,26 @@ export class DriveClients {
       token: issued.token,
       keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
     };
-    expectStatus(await this.anonymous.send('POST', '/enrol', body), 200, `POST /enrol ${node}`);
+    const enrolled = expectStatus(
+      await this.anonymous.send('POST', '/enrol', body),
+      200,
+      `POST /enrol ${node}`,
+    ).body as { signal: SignalChannel | null };
+    if (enrolled.signal) this.#channels.set(node, enrolled.signal);
+  }
+
+  /** Where `node`'s host waits for its signal, as its enrolment answer said. */
+  channelOf(node: string): SignalChannel {
+    const channel = this.#channels.get(node);
+    if (!channel) throw new DriveFailure(`the enrolment of ${node} named no signal channel`);
+    return channel;
+  }
+
+  /** The MQTT password of a broker connect as `node`'s host, signed with the keys of `as` (another node's, to be refused). */
+  connectPassword(node: string, as = node): Promise<string> {
+    const keys = this.#keys.get(as);
+    if (!keys) throw new DriveFailure(`${as} has not enrolled`);
+    return connectPassword(signingKeyOf(node, keys));
   }
 
   /**
@@ -109,10 +130,19 @@ export class DriveClients {
   }
 
   async appliedRevision(node: string): Promise<number | undefined> {
+    return (await this.#statusOf(node))?.appliedRevision ?? undefined;
+  }
+
+  /** Whether `mesh status` shows `node` online (true), offline (false) or has heard nothing (null). */
+  async online(node: string): Promise<boolean | null | undefined> {
+    return (await this.#statusOf(node))?.online;
+  }
+
+  async #statusOf(node: string) {
     const { nodes } = expectStatus(await this.operator.send('GET', '/status'), 200, 'GET /status').body as {
-      nodes: Array<{ node: string; appliedRevision: number | null }>;
+      nodes: Array<{ node: string; appliedRevision: number | null; online: boolean | null }>;
     };
-    return nodes.find((entry) => entry.node === node)?.appliedRevision ?? undefined;
+    return nodes.find((entry) => entry.node === node);
   }
 
   /** `node`'s host reports the revision applied. */

@@ -116,6 +116,42 @@ export class IamCheck {
     return settled;
   }
 
+  /**
+   * Judges one request against policy documents that are not the template's but an answer's
+   * (the IoT policies a custom authorizer returns for a connection), as identity policies of
+   * `principalArn`. Nothing is written to the ledger: what follows from it is the caller's.
+   */
+  async judge(
+    documents: readonly PolicyDocument[],
+    principalArn: string,
+    request: AccessRequest,
+  ): Promise<Decision> {
+    const { account, region } = this.#references.environment;
+    const result = await runSimulation(
+      {
+        request: {
+          principal: principalArn,
+          action: request.action,
+          resource: { resource: request.resource, accountId: account },
+          contextVariables: {
+            'aws:SecureTransport': 'true',
+            'aws:RequestedRegion': region,
+            ...request.context,
+          },
+        },
+        identityPolicies: documents.map((policy, index) => ({ name: `answer-${index}`, policy })),
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+      },
+      {},
+    );
+    if (result.resultType === 'error')
+      return { allowed: false, reason: `the IAM simulator could not judge it (${result.errors.message})` };
+    return result.overallResult === 'Allowed'
+      ? { allowed: true }
+      : { allowed: false, reason: `no statement of the ${documents.length} policies answered allows it` };
+  }
+
   /** Every grant of a role's identity policies, with whether a call used it. */
   grants(roleLogicalId: string): readonly Grant[] {
     return this.#grantsOf(roleLogicalId);

@@ -1,4 +1,5 @@
 import { displayName, resourcesOfType } from './assembly.ts';
+import { awsManagedPolicy } from './aws-managed-policies.ts';
 import { RehearsalProblem } from './problems.ts';
 import { type References, referencedId } from './references.ts';
 
@@ -26,8 +27,9 @@ const statementsOf = (document: unknown): PolicyDocument => {
 /**
  * The IAM policies of a template, resolved to the rehearsal's ARNs: each role's identity
  * policies and trust policy, and the resource policies of queues (AWS::SQS::QueuePolicy) and
- * functions (AWS::Lambda::Permission). What the rehearsal cannot read (an
- * AWS-managed policy, a permissions boundary) is a problem, not a silent allow or deny.
+ * functions (AWS::Lambda::Permission). What the rehearsal cannot read (an AWS-managed policy
+ * it does not know, aws-managed-policies.ts; a permissions boundary) is a problem, not a
+ * silent allow or deny.
  */
 export class TemplatePolicies {
   readonly #references: References;
@@ -54,12 +56,18 @@ export class TemplatePolicies {
     for (const arn of asList(properties.ManagedPolicyArns)) {
       const id = referencedId(arn);
       const policy = id ? this.#identity.get(`managed:${id}`) : undefined;
-      if (!policy)
+      if (policy) {
+        managed.push(...policy);
+        continue;
+      }
+      const resolved = this.#references.resolveString(arn, where);
+      const published = awsManagedPolicy(resolved);
+      if (!published)
         throw new RehearsalProblem(
           'iam',
-          `${where} has the managed policy ${this.#references.resolveString(arn, where)}, which is not in the template: the rehearsal cannot read it`,
+          `${where} has the managed policy ${resolved}, which is not in the template: the rehearsal cannot read it`,
         );
-      managed.push(...policy);
+      managed.push({ name: resolved, policy: published });
     }
     const inline = asList(properties.Policies as Array<{ PolicyName: string; PolicyDocument: unknown }>).map(
       (entry) => ({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CfnTemplate } from './assembly.ts';
+import { customResourceIdentity, isCustomResource } from './custom-resource-identity.ts';
 
 /** Where the rehearsed stack lives: one fake account and region, and the endpoint standing in for AWS's. */
 export type RehearsalEnvironment = {
@@ -13,6 +14,8 @@ export type RehearsalEnvironment = {
    * sends to the queue URL itself (the SDK's default) is checked there.
    */
   readonly awsEndpointHost: string;
+  /** The account's IoT data endpoint as DescribeEndpoint answers it: a bare host, port 443 (iot-endpoint.ts). */
+  readonly iotDataHost: string;
 };
 
 /** What CloudFormation would give a resource: its Ref and its Fn::GetAtt attributes. */
@@ -29,8 +32,10 @@ const literal = (value: unknown) => (typeof value === 'string' ? value : undefin
 /**
  * The physical names and ARNs the rehearsal gives every resource: the name a property fixes,
  * else `<stack>-<logicalId>` (CloudFormation adds a random suffix; the rehearsal keeps names
- * readable). Resources of other types get a Ref and no attributes; an attribute asked of them
- * fails where it is asked, naming it.
+ * readable). A custom resource gets the attributes its provider will answer when the
+ * rehearsal can tell them beforehand (custom-resource-identity.ts); the provider is run at
+ * deploy and its answer checked against them. Resources of other types get a Ref and no
+ * attributes; an attribute asked of them fails where it is asked, naming it.
  */
 export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): Map<string, Identity> {
   const { region, account, partition } = env;
@@ -106,8 +111,27 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
       case 'AWS::ApiGateway::Stage':
         identity = { ref: named('StageName', 128), attributes: {} };
         break;
+      case 'AWS::IoT::Authorizer': {
+        const name = named('AuthorizerName', 128);
+        identity = {
+          ref: name,
+          attributes: { Arn: `arn:${partition}:iot:${region}:${account}:authorizer/${name}` },
+        };
+        break;
+      }
+      case 'AWS::IoT::TopicRule': {
+        // a rule's name takes letters, digits and underscores only
+        const name = literal(properties.RuleName) ?? generated(128).replace(/\W/g, '_');
+        identity = {
+          ref: name,
+          attributes: { Arn: `arn:${partition}:iot:${region}:${account}:rule/${name}` },
+        };
+        break;
+      }
       default:
-        identity = { ref: generated(128), attributes: {} };
+        identity = isCustomResource(resource)
+          ? customResourceIdentity(resource, env, generated(128))
+          : { ref: generated(128), attributes: {} };
     }
     identities.set(logicalId, identity);
   }

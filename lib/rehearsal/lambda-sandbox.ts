@@ -3,17 +3,22 @@
  * from cdk.out the way the Node.js runtime does (LAMBDA_TASK_ROOT, _HANDLER) and runs one
  * invocation at a time, asked over IPC by lib/rehearsal/sandbox-pool.ts.
  *
- * Two things stand in for Lambda's runtime here, and nothing else is added:
+ * Three things stand in for Lambda's runtime and AWS's network here, and nothing else is added:
  * - `@aws-sdk/*` imported by the bundle resolves from LAMBDA_RUNTIME_DIR (the project's
  *   node_modules, standing in for the SDK the runtime ships); any other package the bundle
  *   did not include fails to load, as it would on Lambda.
  * - names under `.localhost` resolve to the loopback (RFC 6761), so the SDK's host prefixes
  *   (`sync-` for StartSyncExecution) still reach the rehearsal's AWS endpoint.
+ * - port 443 of names under `aws.localhost` (the IoT data endpoint, CloudFormation's response
+ *   URLs, which clients take as bare hosts on 443) is the rehearsal's HTTPS listener, whose
+ *   CA is trusted as the runtime trusts the public CAs AWS's certificates chain to.
  */
 import dns from 'node:dns';
 import { existsSync } from 'node:fs';
-import { isBuiltin, registerHooks } from 'node:module';
+import { createRequire, isBuiltin, registerHooks } from 'node:module';
+import net from 'node:net';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import { pathToFileURL } from 'node:url';
 
 export type SandboxRequest = {
@@ -61,15 +66,36 @@ function resolveLocalhostToLoopback(): void {
   (dns as unknown as { lookup: Lookup }).lookup = lookup;
 }
 
+function reachRehearsalHttps(port: number, caPem: string | undefined): void {
+  if (caPem) tls.setDefaultCACertificates([...tls.getCACertificates('default'), caPem]);
+  if (!port) return;
+  type Connect = (this: net.Socket, ...args: unknown[]) => net.Socket;
+  const original = net.Socket.prototype.connect as unknown as Connect;
+  const connect: Connect = function connect(this: net.Socket, ...args) {
+    // net.connect hands over its normalized arguments as an array, tls.connect its options
+    const first = args[0];
+    const options = (Array.isArray(first) ? first[0] : first) as { host?: string; port?: number } | null;
+    if (options && typeof options === 'object' && Number(options.port) === 443)
+      if (/(^|\.)aws\.localhost$/i.test(options.host ?? '')) options.port = port;
+    return original.apply(this, args);
+  };
+  net.Socket.prototype.connect = connect as unknown as typeof net.Socket.prototype.connect;
+}
+
 function loadSdkFromRuntimeDir(taskRoot: string, runtimeDir: string): void {
   const taskRootUrl = `${pathToFileURL(taskRoot).href}/`;
   const runtimeUrl = `${pathToFileURL(runtimeDir).href}/`;
+  const runtimeRequire = createRequire(runtimeUrl);
   registerHooks({
     resolve(specifier, context, nextResolve) {
       const bare = !/^(\.|\/|[a-z]+:)/i.test(specifier) && !isBuiltin(specifier);
       if (!bare || !context.parentURL?.startsWith(taskRootUrl)) return nextResolve(specifier, context);
-      if (specifier.startsWith('@aws-sdk/'))
+      if (specifier.startsWith('@aws-sdk/')) {
+        // a require() resolves by CommonJS's own rules, from the runtime's folder too
+        if (context.conditions?.includes('require'))
+          return { url: pathToFileURL(runtimeRequire.resolve(specifier)).href, shortCircuit: true };
         return nextResolve(specifier, { ...context, parentURL: runtimeUrl });
+      }
       const error = new Error(
         `Cannot find package '${specifier}' imported from ${context.parentURL}: the bundle left it out and the Lambda runtime does not provide it`,
       );
@@ -104,7 +130,8 @@ async function loadHandler(): Promise<(event: unknown, context: unknown) => unkn
       cause: error,
     });
   }
-  const handler = module[exportName];
+  // a CommonJS bundle's exports are its module.exports, the namespace's default
+  const handler = module[exportName] ?? (module.default as Record<string, unknown> | undefined)?.[exportName];
   if (typeof handler !== 'function')
     throw Object.assign(new Error(`${handlerString} is undefined or not exported`), {
       name: 'Runtime.HandlerNotFound',
@@ -130,6 +157,7 @@ function contextFor(request: SandboxRequest) {
 async function main(): Promise<void> {
   const started = performance.now();
   resolveLocalhostToLoopback();
+  reachRehearsalHttps(Number(process.env._REHEARSAL_HTTPS_PORT ?? 0), process.env._REHEARSAL_CA_CERT);
   loadSdkFromRuntimeDir(process.env.LAMBDA_TASK_ROOT ?? '', process.env.LAMBDA_RUNTIME_DIR ?? '');
   let current: string | undefined;
   const crash = (error: unknown, type: string) => {

@@ -4,6 +4,7 @@ import type { IamCheck, Principal } from './iam-check.ts';
 import { shortId } from './identities.ts';
 import type { RehearsalLedger } from './ledger.ts';
 import { LambdaInvocationError, SandboxPool } from './sandbox-pool.ts';
+import { TaskRoots } from './task-roots.ts';
 
 export { LambdaInvocationError } from './sandbox-pool.ts';
 
@@ -21,6 +22,8 @@ export type LambdaServiceOptions = {
   readonly runtimeDir: string;
   /** The rehearsal's AWS endpoint, given to every function as AWS_ENDPOINT_URL. */
   readonly awsEndpointUrl: string;
+  /** The endpoint's HTTPS listener, where port 443 of `*.aws.localhost` goes, and the CA its certificate chains to. */
+  readonly https: { readonly port: number; readonly caPem: string };
   /** Execution environments per function at most (its reserved concurrency when lower). */
   readonly maxInstances: number;
   readonly onLog: (definition: FunctionDefinition, line: string) => void;
@@ -39,6 +42,7 @@ export class LambdaService {
   readonly #pools = new Map<string, SandboxPool>();
   readonly #credentials = new Map<string, Credentials>();
   readonly #byAccessKey = new Map<string, FunctionDefinition>();
+  readonly #taskRoots = new TaskRoots();
 
   constructor(definitions: readonly FunctionDefinition[], options: LambdaServiceOptions) {
     this.definitions = definitions;
@@ -101,6 +105,7 @@ export class LambdaService {
 
   async stop(): Promise<void> {
     await Promise.all([...this.#pools.values()].map((pool) => pool.stop()));
+    this.#taskRoots.remove();
   }
 
   #pool(definition: FunctionDefinition): SandboxPool {
@@ -164,10 +169,12 @@ export class LambdaService {
       AWS_LAMBDA_LOG_GROUP_NAME: definition.logGroupName,
       AWS_LAMBDA_LOG_STREAM_NAME: logStreamName(),
       AWS_XRAY_CONTEXT_MISSING: 'LOG_ERROR',
-      LAMBDA_TASK_ROOT: definition.taskRoot,
+      LAMBDA_TASK_ROOT: this.#taskRoots.of(definition.taskRoot, definition.handler),
       LAMBDA_RUNTIME_DIR: this.#options.runtimeDir,
       _HANDLER: definition.handler,
       _REHEARSAL_FUNCTION_ARN: definition.arn,
+      _REHEARSAL_HTTPS_PORT: String(this.#options.https.port),
+      _REHEARSAL_CA_CERT: this.#options.https.caPem,
       AWS_ACCESS_KEY_ID: credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_SESSION_TOKEN: credentials.sessionToken,

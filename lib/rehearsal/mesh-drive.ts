@@ -1,7 +1,14 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { makeSQSClient } from '../adapters/aws-clients.ts';
 import { DriveClients, DriveFailure, type DriveStep, expectStatus } from './drive-clients.ts';
+import { refuseAndResetAReport, retractABuild } from './drive-corrections.ts';
+import { rotateAHostsKeys, seeTheMesh, takeAway } from './drive-operator.ts';
 import type { RunningRehearsal } from './rehearsal.ts';
+import {
+  connectsThroughTheAuthorizer,
+  presenceThroughTheLifecycleRule,
+  signalReachesTheHost,
+} from './signal-drive.ts';
 
 export type { DriveStep } from './drive-clients.ts';
 
@@ -71,6 +78,14 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'the broker’s authorizer lets a host connect for its own topics only; a replayed or another node’s proof is refused',
+    connectsThroughTheAuthorizer,
+  ],
+  [
+    'a host’s connect and disconnect reach mesh status through the lifecycle rule (online, then offline)',
+    presenceThroughTheLifecycleRule,
+  ],
+  [
     'a push plan names what a push would send, and sends nothing',
     async ({ operator }) => {
       const plan = expectStatus(
@@ -90,6 +105,10 @@ const paths: readonly Path[] = [
       if (!outcome.flushed.some((entry) => entry.node === 'broker') || outcome.behind.length > 0)
         throw new DriveFailure(`the push did not flush broker: ${JSON.stringify(outcome)}`);
     },
+  ],
+  [
+    'the push published each node’s signal on its own topic, retained; the host receives it on subscribing',
+    signalReachesTheHost,
   ],
   [
     'hosts fetch what they were sent; a report is recorded through the queue',
@@ -155,6 +174,11 @@ const paths: readonly Path[] = [
     },
   ],
   [
+    'a report far ahead of the clock is refused; an operator resets a report and the next one is recorded',
+    refuseAndResetAReport,
+  ],
+  ['a build retracted: catch-up announces the build before it again', retractABuild],
+  [
     'a malformed message is dead-lettered at once',
     async (mesh, rehearsal) => {
       const [mapping] = rehearsal.mappings;
@@ -188,50 +212,22 @@ const paths: readonly Path[] = [
   ],
   [
     'the operator sees the mesh: its nodes, one node, the graph, the pushes, one push, the dead letters',
-    async ({ operator }) => {
-      const nodes = expectStatus(await operator.send('GET', '/nodes'), 200, 'GET /nodes').body as {
-        nodes: Array<{ node: string }>;
-      };
-      if (!nodes.nodes.some((entry) => entry.node === 'app'))
-        throw new DriveFailure(`the node list does not name app: ${JSON.stringify(nodes)}`);
-      expectStatus(await operator.send('GET', '/nodes/app'), 200, 'GET /nodes/app');
-      expectStatus(await operator.send('GET', '/graph'), 200, 'GET /graph');
-      const pushes = expectStatus(await operator.send('GET', '/pushes?limit=5'), 200, 'GET /pushes').body as {
-        pushes: Array<{ id: string }>;
-      };
-      const [latest] = pushes.pushes;
-      if (!latest) throw new DriveFailure('no push was recorded');
-      expectStatus(await operator.send('GET', `/pushes/${latest.id}`), 200, 'GET /pushes/{push}');
-      expectStatus(await operator.send('GET', '/dead-letters?limit=5'), 200, 'GET /dead-letters');
-    },
+    seeTheMesh,
   ],
-  [
-    'a host rotates its keys: the new key works, the replaced one is refused',
-    async (mesh) => {
-      const replaced = await mesh.rotate('app');
-      expectStatus(
-        await mesh.host('app').send('GET', '/hosts/app/declaration'),
-        200,
-        'app fetches with its new key',
-      );
-      expectStatus(
-        await mesh.host('app', 'app', replaced).send('GET', '/hosts/app/declaration'),
-        401,
-        'app fetches with its replaced key',
-      );
-    },
-  ],
+  ['a host rotates its keys: the new key works, the replaced one is refused', rotateAHostsKeys],
   [
     'taking away: a provision rotated, a relation withdrawn, a module unassigned, a node removed, a host disenrolled',
+    takeAway,
+  ],
+  [
+    'an audit (push --behind --full, and its plan) lists every node through the index and finds nothing behind',
     async ({ operator }) => {
-      const relation = '/nodes/app/modules/web/consumes/broker/rabbitmq';
-      expectStatus(await operator.send('POST', `${relation}/rotate`, {}), 200, 'rotate the provision');
-      expectStatus(await operator.send('DELETE', relation), 200, 'unconsume');
-      expectStatus(await operator.send('PUT', '/nodes/spare/modules/cron', {}), 201, 'assign spare cron');
-      expectStatus(await operator.send('DELETE', '/nodes/spare/modules/cron'), 200, 'unassign spare cron');
-      expectStatus(await operator.send('DELETE', '/nodes/spare'), 200, 'remove spare');
-      expectStatus(await operator.send('DELETE', '/nodes/broker/enrolment'), 200, 'disenrol broker');
-      expectStatus(await operator.send('POST', '/push', { behind: true }), 200, 'push --behind');
+      const audit = { behind: true, full: true };
+      expectStatus(await operator.send('POST', '/push/plan', audit), 200, 'POST /push/plan --full');
+      const outcome = expectStatus(await operator.send('POST', '/push', audit), 200, 'push --behind --full')
+        .body as { behind: string[] };
+      if (outcome.behind.length > 0)
+        throw new DriveFailure(`the audit left ${outcome.behind.join(', ')} behind`);
     },
   ],
   [

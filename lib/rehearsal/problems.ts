@@ -7,6 +7,8 @@ export type ProblemArea =
   | 'flow'
   | 'event-source'
   | 'iam'
+  | 'iot'
+  | 'custom-resource'
   | 'drive';
 
 /**

@@ -6,11 +6,15 @@ import { type ApiModel, readApi } from './api-model.ts';
 import { type Assembly, readAssembly, resourcesOfType } from './assembly.ts';
 import { AwsEndpoint } from './aws-endpoint.ts';
 import type { TableKeys } from './aws-requests.ts';
+import { CustomResourceResponses, readCustomResources } from './custom-resources.ts';
 import { type QueueMapping, readQueueMappings, startQueueMapping } from './event-sources.ts';
 import { type FunctionDefinition, readFunctions } from './function-definitions.ts';
 import { IamCheck } from './iam-check.ts';
 import { TemplatePolicies } from './iam-policies.ts';
 import { identitiesOf, type RehearsalEnvironment } from './identities.ts';
+import { IotCore } from './iot-core.ts';
+import { httpsNamesOf, iotDataHostOf } from './iot-endpoint.ts';
+import { readIotModel } from './iot-model.ts';
 import { LambdaService } from './lambda-service.ts';
 import { RehearsalLedger } from './ledger.ts';
 import { RehearsalProblem } from './problems.ts';
@@ -19,6 +23,7 @@ import { References } from './references.ts';
 import { checkRolesAtCreation } from './static-checks.ts';
 import { type MachineDefinition, readMachines, StepFunctionsService } from './step-functions.ts';
 import { projectRoot } from './synth.ts';
+import { rehearsalCertificate } from './tls-certificate.ts';
 
 export type RehearsalOptions = {
   /** The synthesized cloud assembly (cdk.out). */
@@ -52,6 +57,8 @@ export type RunningRehearsal = {
   readonly iam: IamCheck;
   readonly references: References;
   readonly endpoint: AwsEndpoint;
+  /** IoT Core as the rehearsal runs it: the broker's authorizer, its rules, what was published. */
+  readonly iot: IotCore;
   readonly emulators: RunningEmulators;
   stop(): Promise<void>;
 };
@@ -94,6 +101,29 @@ function tableKeysOf(references: References): (tableName: string) => TableKeys |
 }
 
 /**
+ * Where the rehearsal puts a stack (one fake account, the `aws` partition, its endpoint's
+ * names), and the stack's references resolved there.
+ */
+export function stackOnRehearsal(
+  assembly: Assembly,
+  where: Pick<RehearsalEnvironment, 'region' | 'awsEndpointHost' | 'iotDataHost'> & {
+    account?: string | undefined;
+  },
+): { environment: RehearsalEnvironment; references: References } {
+  const environment: RehearsalEnvironment = {
+    ...where,
+    stackName: assembly.stackName,
+    account: where.account ?? assembly.account ?? '000000000000',
+    partition: 'aws',
+    urlSuffix: 'amazonaws.com',
+  };
+  return {
+    environment,
+    references: new References(assembly.template, environment, identitiesOf(assembly.template, environment)),
+  };
+}
+
+/**
  * The synthesized stack, running: its tables and queues on the emulators, its functions from
  * their bundles, its state machines, its queue's event source and its REST API, every AWS call
  * checked against its IAM policies. Problems found before anything runs are thrown together.
@@ -101,25 +131,21 @@ function tableKeysOf(references: References): (tableName: string) => TableKeys |
 export async function startRehearsal(options: RehearsalOptions): Promise<RunningRehearsal> {
   const progress = options.onProgress ?? (() => undefined);
   const assembly = readAssembly(options.cdkOut, options.stackName);
-  const endpoint = await AwsEndpoint.listen();
+  const region = options.region ?? assembly.region ?? 'us-east-1';
+  const iotDataHost = iotDataHostOf(assembly.stackName, region);
+  const certificate = rehearsalCertificate(httpsNamesOf(iotDataHost));
+  const endpoint = await AwsEndpoint.listen(certificate);
   const stack: Array<() => Promise<void>> = [() => endpoint.stop()];
   const stopAll = async () => {
     while (stack.length > 0) await stack.pop()?.();
   };
   try {
-    const environment: RehearsalEnvironment = {
-      stackName: assembly.stackName,
-      region: options.region ?? assembly.region ?? 'us-east-1',
-      account: options.account ?? assembly.account ?? '000000000000',
-      partition: 'aws',
-      urlSuffix: 'amazonaws.com',
+    const { environment, references } = stackOnRehearsal(assembly, {
+      region,
+      account: options.account,
       awsEndpointHost: endpoint.host,
-    };
-    const references = new References(
-      assembly.template,
-      environment,
-      identitiesOf(assembly.template, environment),
-    );
+      iotDataHost,
+    });
     const ledger = new RehearsalLedger();
     const policies = new TemplatePolicies(references);
     const iam = new IamCheck(policies, references, ledger);
@@ -140,6 +166,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
       ledger,
       runtimeDir: projectRoot,
       awsEndpointUrl: endpoint.url,
+      https: { port: endpoint.httpsPort, caPem: certificate.caPem },
       maxInstances: options.maxInstances ?? 4,
       onLog: (definition, line) => options.onLog?.(definition.displayName, line),
     });
@@ -147,7 +174,17 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
     const machines = attempt(() => readMachines(assembly, references, lambda), []);
     const mappings = attempt(() => readQueueMappings(references, lambda), []);
     const api = attempt(() => readApi(references, lambda), undefined);
-    await checkRolesAtCreation({ references, policies, iam, ledger, functions, machines });
+    const iotModel = attempt(() => readIotModel(references, lambda), { authorizers: [], rules: [] });
+    const customResources = attempt(() => readCustomResources(references, lambda), []);
+    await checkRolesAtCreation({
+      references,
+      policies,
+      iam,
+      ledger,
+      functions,
+      machines,
+      iotRules: iotModel.rules,
+    });
     found.push(...ledger.problems);
     if (found.length > 0) throw new RehearsalRefused(found);
 
@@ -164,7 +201,19 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
       dynamodb.destroy();
       sqs.destroy();
     }
-    const { region, account, partition } = environment;
+    const { account, partition } = environment;
+    const iot = new IotCore({
+      model: iotModel,
+      lambda,
+      iam,
+      ledger,
+      partition,
+      region,
+      account,
+      iotDataHost,
+      onLog: (source, line) => options.onLog?.(source, line),
+    });
+    const responses = new CustomResourceResponses();
     endpoint.route({
       lambda,
       iam,
@@ -172,7 +221,15 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
       callContext: { region, account, partition, tableKeys: tableKeysOf(references) },
       upstream: emulators.endpoints,
       states: new StepFunctionsService(machines, lambda, iam),
+      iot,
+      responses,
     });
+    if (customResources.length > 0) {
+      progress(
+        `creating the custom resources: ${customResources.map((resource) => resource.displayName).join(', ')}`,
+      );
+      await responses.createAll(customResources, { lambda, references, ledger });
+    }
     for (const mapping of mappings.filter((candidate) => candidate.enabled)) {
       progress(`starting the event source of ${mapping.fn.displayName}`);
       const running: RunningEventSource = await startQueueMapping(mapping, {
@@ -203,6 +260,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Running
       iam,
       references,
       endpoint,
+      iot,
       emulators,
       stop: stopAll,
     };

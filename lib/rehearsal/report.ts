@@ -1,4 +1,5 @@
 import { displayName } from './assembly.ts';
+import { isCustomResource } from './custom-resource-identity.ts';
 import type { DriveStep } from './drive-clients.ts';
 import type { Denial } from './ledger.ts';
 import type { RunningRehearsal } from './rehearsal.ts';
@@ -25,6 +26,8 @@ const rehearsedTypes = new Set([
   'AWS::ApiGateway::GatewayResponse',
   'AWS::ApiGateway::Stage',
   'AWS::ApiGateway::Deployment',
+  'AWS::IoT::Authorizer',
+  'AWS::IoT::TopicRule',
 ]);
 
 export type RoleReport = {
@@ -85,7 +88,7 @@ export function reportOf(rehearsal: RunningRehearsal, drive: readonly DriveStep[
   };
   const notRehearsed: Record<string, number> = {};
   for (const resource of Object.values(rehearsal.assembly.template.Resources))
-    if (!rehearsedTypes.has(resource.Type))
+    if (!rehearsedTypes.has(resource.Type) && !isCustomResource(resource))
       notRehearsed[resource.Type] = (notRehearsed[resource.Type] ?? 0) + 1;
   return {
     stack: environment.stackName,

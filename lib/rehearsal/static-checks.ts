@@ -1,6 +1,7 @@
 import type { FunctionDefinition } from './function-definitions.ts';
 import type { IamCheck } from './iam-check.ts';
 import type { TemplatePolicies } from './iam-policies.ts';
+import type { TopicRuleModel } from './iot-model.ts';
 import type { RehearsalLedger } from './ledger.ts';
 import { RehearsalProblem } from './problems.ts';
 import type { References } from './references.ts';
@@ -9,7 +10,8 @@ import { type MachineDefinition, machinePrincipal, machineServiceActions } from 
 /**
  * What the services check with a role when the stack is created, before any request: that
  * Lambda and Step Functions may assume their roles, that a state machine's role may deliver its
- * logs and traces, that every identity policy can be read and every condition key judged.
+ * logs and traces, that IoT may assume a topic rule's error action role, that every identity
+ * policy can be read and every condition key judged.
  */
 export async function checkRolesAtCreation(deps: {
   readonly references: References;
@@ -18,6 +20,7 @@ export async function checkRolesAtCreation(deps: {
   readonly ledger: RehearsalLedger;
   readonly functions: readonly FunctionDefinition[];
   readonly machines: readonly MachineDefinition[];
+  readonly iotRules: readonly TopicRuleModel[];
 }): Promise<void> {
   const { references, policies, iam, ledger } = deps;
   for (const finding of iam.unsupportedConditionKeys()) ledger.problem(new RehearsalProblem('iam', finding));
@@ -58,4 +61,12 @@ export async function checkRolesAtCreation(deps: {
     ];
     for (const action of actions) await iam.authorize(principal, { action, resource: '*' });
   }
+  for (const rule of deps.iotRules)
+    if (rule.errorLog)
+      await assumable(
+        'iot.amazonaws.com',
+        rule.arn,
+        rule.errorLog.roleLogicalId,
+        `IoT rule ${rule.displayName}'s error action`,
+      );
 }

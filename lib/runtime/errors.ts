@@ -7,7 +7,7 @@ export class JavaMissingError extends LocalRuntimeError {
   override name = 'JavaMissingError';
   constructor(detail: string) {
     super(
-      `DynamoDB Local needs Java 17 or newer (${detail}): install a JRE (apt-get install openjdk-17-jre-headless) or set AWS_ENDPOINT_URL_DYNAMODB to a running DynamoDB endpoint`,
+      `DynamoDB Local needs a Java 17 or newer JDK, whose compiler starts it on loopback only (${detail}): install one (apt-get install openjdk-17-jdk-headless) or set AWS_ENDPOINT_URL_DYNAMODB to a running DynamoDB endpoint`,
     );
   }
 }

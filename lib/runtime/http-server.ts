@@ -67,8 +67,14 @@ async function serve(
   { table, pages }: { readonly table: readonly Route[]; readonly pages: readonly StaticPage[] },
   load: (name: string) => ApiHandler,
 ) {
-  const url = new URL(request.url ?? '/', `http://${request.headers.host ?? '127.0.0.1'}`);
+  const url = requestTarget(request.url ?? '/');
   const method = request.method ?? 'GET';
+  if (!url) {
+    send(response, 400, {
+      error: { code: 'invalid_request', message: 'the request target is not a path' },
+    });
+    return;
+  }
   if (servePage(pages, { method, path: url.pathname }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
@@ -124,13 +130,12 @@ function toProxyEvent(
     headers[name] = values.join(', ');
     multiValueHeaders[name] = values;
   }
-  const query: Record<string, string> = {};
-  const multiQuery: Record<string, string[]> = {};
-  for (const [name, value] of url.searchParams) {
-    query[name] = value;
-    multiQuery[name] = [...(multiQuery[name] ?? []), value];
-  }
-  const hasQuery = Object.keys(query).length > 0;
+  // a Map, so that a parameter named `constructor` or `__proto__` is a name like any other
+  const values = new Map<string, string[]>();
+  for (const [name, value] of url.searchParams) values.set(name, [...(values.get(name) ?? []), value]);
+  const query = Object.fromEntries([...values].map(([name, all]) => [name, all.at(-1) as string]));
+  const multiQuery = Object.fromEntries(values);
+  const hasQuery = values.size > 0;
   return {
     httpMethod: route.method,
     path: url.pathname,
@@ -162,6 +167,22 @@ function toProxyEvent(
       resourcePath: route.path,
     },
   };
+}
+
+/**
+ * The path and query a request names. An origin-form target (`/path?query`) is a path whatever
+ * it holds, `//x/health` included; an absolute-form one (`http://host/path`) gives its path and
+ * query. Neither the Host header nor an absolute target's host is read: this server answers one
+ * API, whatever name it was reached by. Anything else (`*`) names no path.
+ */
+function requestTarget(target: string): URL | undefined {
+  try {
+    if (target.startsWith('/')) return new URL(`http://mesh.local${target}`);
+    const absolute = new URL(target);
+    return absolute.protocol === 'http:' || absolute.protocol === 'https:' ? absolute : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function readBody(request: IncomingMessage): Promise<string | undefined> {

@@ -29,6 +29,8 @@ export type LocalRuntimeOptions = {
   readonly consoleRefreshSeconds?: number;
   /** Shortens the two-minute hold bound (beds). */
   readonly holdBoundSeconds?: number;
+  /** How long `POST /push` waits for a push before answering its id. @default 20 */
+  readonly pushWaitSeconds?: number;
   readonly logLevel?: LogLevel;
   readonly services?: readonly LocalService[];
   /** How the parts are built from the configuration. @default partsFor */
@@ -86,6 +88,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...located,
       ...resources,
       ...(options.holdBoundSeconds ? { holdBoundSeconds: options.holdBoundSeconds } : {}),
+      ...(options.pushWaitSeconds !== undefined ? { pushWaitSeconds: options.pushWaitSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
       signal: { brokerUrl },
     });

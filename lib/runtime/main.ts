@@ -9,7 +9,7 @@ import type { LocalService } from './services.ts';
 /**
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
- * MESH_HOLD_BOUND_SECONDS, MESH_LOG_LEVEL, AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
+ * MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
  * a fault in one part, or stops one service).
@@ -27,12 +27,14 @@ export async function runLocalRuntime(
       mqttPort: z.coerce.number().int().min(0).max(65535),
       dataDir: z.string().min(1),
       holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
+      pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
     })
     .safeParse({
       port: env.MESH_PORT ?? 4600,
       mqttPort: env.MESH_MQTT_PORT ?? defaultMqttPort,
       dataDir: env.MESH_DATA ?? '.mesh',
       holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
+      pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     });
   if (!settings.success) {
     const variables: Record<string, string> = {
@@ -40,6 +42,7 @@ export async function runLocalRuntime(
       mqttPort: 'MESH_MQTT_PORT must be a port number',
       dataDir: 'MESH_DATA must name a folder',
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
+      pushWaitSeconds: 'MESH_PUSH_WAIT_SECONDS must be a number of seconds from 0 to 25',
     };
     for (const issue of settings.error.issues)
       process.stderr.write(`mesh: ${variables[String(issue.path[0])] ?? issue.message}\n`);

@@ -100,63 +100,6 @@ describe('cdk synth of the real app', () => {
     }
   });
 
-  it('grants each role exactly what its manifest entry lists', () => {
-    const tableId = (logical: string) =>
-      resourcesOf('AWS::DynamoDB::GlobalTable').find(([id]) => id.includes(logical))?.[0] as string;
-    const queueId = (logical: string) =>
-      resourcesOf('AWS::SQS::Queue').find(([id]) => id.includes(logical))?.[0] as string;
-    const inventory = tableId('TablesInventory');
-    const identity = tableId('TablesIdentity');
-    const control = queueId('ControlQueueControl');
-    const dead = queueId('ControlQueueDeadLetter');
-    for (const [, fn] of resourcesOf('AWS::Lambda::Function').filter(([, fn]) => functionNameOf(fn))) {
-      const spec = specs.find((s) => s.name === functionNameOf(fn)) as (typeof specs)[number];
-      const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-      const actions = new Map<string, string>();
-      for (const [, policy] of resourcesOf('AWS::IAM::Policy')) {
-        if (!JSON.stringify(policy.Properties.Roles).includes(`"${role}"`)) continue;
-        const statements = (
-          policy.Properties.PolicyDocument as {
-            Statement: Array<{ Action: unknown; Resource: unknown; Condition?: unknown }>;
-          }
-        ).Statement;
-        for (const statement of statements) {
-          const scope = `${JSON.stringify(statement.Resource)}${JSON.stringify(statement.Condition ?? {})}`;
-          for (const action of [statement.Action].flat() as string[]) {
-            actions.set(action, `${actions.get(action) ?? ''}${scope}`);
-          }
-        }
-      }
-      const on = (action: string, resource: string) => (actions.get(action) ?? '').includes(`"${resource}"`);
-      const has = (access: string) => spec.access.includes(access as never);
-      const onlyPut = (table: string, leadingKey: string) =>
-        on('dynamodb:PutItem', table) &&
-        !on('dynamodb:DeleteItem', table) &&
-        (actions.get('dynamodb:PutItem') ?? '').includes(leadingKey);
-      const held = {
-        'inventory:read': on('dynamodb:GetItem', inventory),
-        // grantWriteData gives DeleteItem; proofs:write and pushes:write are PutItem alone, each
-        // on its own items only.
-        'inventory:write': on('dynamodb:DeleteItem', inventory),
-        'proofs:write': onlyPut(inventory, '"proof#*"'),
-        'pushes:write': onlyPut(inventory, '"pushes"'),
-        'identity:read': on('dynamodb:GetItem', identity),
-        'identity:write': on('dynamodb:PutItem', identity),
-        'control:send': on('sqs:SendMessage', control),
-        'control:consume': on('sqs:ReceiveMessage', control),
-        'deadLetter:send': on('sqs:SendMessage', dead),
-        // Sending grants GetQueueAttributes too; inspecting is that alone.
-        'deadLetter:inspect': on('sqs:GetQueueAttributes', dead) && !on('sqs:SendMessage', dead),
-        'pushFlow:start': actions.has('states:StartSyncExecution'),
-        'signal:publish': actions.has('iot:Publish'),
-        // presence:write is UpdateItem (and ConditionCheckItem) alone, on node partitions only.
-        'presence:write': on('dynamodb:UpdateItem', inventory) && !on('dynamodb:PutItem', inventory),
-      };
-      const expected = Object.fromEntries(Object.keys(held).map((access) => [access, has(access)]));
-      expect(held, spec.name).toEqual(expected);
-    }
-  });
-
   it('serves one method per route of the route table', () => {
     const methods = resourcesOf('AWS::ApiGateway::Method').filter(
       ([, m]) => m.Properties.HttpMethod !== 'OPTIONS',

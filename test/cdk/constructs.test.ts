@@ -8,7 +8,6 @@ import { ControlPlaneApi } from '../../lib/constructs/api.ts';
 import { ControlConsumer } from '../../lib/constructs/control-consumer.ts';
 import { ControlQueue } from '../../lib/constructs/control-queue.ts';
 import { MeshFunctions } from '../../lib/constructs/functions.ts';
-import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import { PushStateMachine } from '../../lib/constructs/push-flow.ts';
 import { SignalBroker } from '../../lib/constructs/signal-broker.ts';
 import { MeshTables } from '../../lib/constructs/tables.ts';
@@ -19,7 +18,7 @@ import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fix
 const hostAuthorizerName = 'host-authorizer';
 const route = (path: string) => ({ method: 'GET' as const, path, auth: 'operator' as const });
 
-import { allowed, fixtureStack, logicalId, meshFunctionsOf, unbundledApp } from './support.ts';
+import { allowed, fixtureStack, logicalId, meshFunctionsOf, problemsOf, unbundledApp } from './support.ts';
 
 const { stack, template } = fixtureStack();
 const roleOf = (name: string) => logicalId(stack, stack.functions.roles.get(name) as never);
@@ -27,16 +26,6 @@ const functionId = (name: string) => logicalId(stack, stack.functions.get(name))
 const inventoryArn = () =>
   JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.inventory), 'Arn'] });
 const identityArn = () => JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.tables.identity), 'Arn'] });
-
-function problemsOf(build: () => unknown): readonly string[] {
-  try {
-    build();
-  } catch (error) {
-    if (error instanceof MeshConstructPropsError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the construct to refuse its props');
-}
 
 describe('MeshTables', () => {
   it('keeps data by default: deletion protection, retained, point-in-time recovery, on demand', () => {
@@ -153,17 +142,18 @@ describe('MeshFunctions', () => {
     }
   });
 
-  it('grants a reader of the inventory reads there and nothing on identity, queues or the flow', () => {
+  it('grants the host authorizer node keys alone: nothing on the inventory, the queues or the flow', () => {
     const actions = allowed(template, roleOf('host-authorizer'));
-    expect(actions.get('dynamodb:GetItem')).toContain(inventoryArn());
-    expect(actions.get('dynamodb:GetItem')).toContain(identityArn());
-    expect(actions.has('dynamodb:PutItem')).toBe(false);
+    expect(actions.get('dynamodb:BatchGetItem')).toEqual([identityArn()]);
+    expect([...actions.keys()].filter((action) => action.startsWith('dynamodb:'))).toEqual([
+      'dynamodb:BatchGetItem',
+    ]);
     expect([...actions.keys()].filter((action) => /^(sqs|states):/.test(action))).toEqual([]);
   });
 
   it('grants writes without reads to a writer', () => {
     const actions = allowed(template, roleOf('enrol-claim'));
-    expect(actions.get('dynamodb:PutItem')).toEqual(expect.arrayContaining([inventoryArn(), identityArn()]));
+    expect(actions.get('dynamodb:PutItem')).toEqual([inventoryArn()]);
     expect(actions.has('dynamodb:GetItem')).toBe(false);
     expect(actions.has('dynamodb:Query')).toBe(false);
   });
@@ -376,7 +366,7 @@ describe('ControlPlaneApi', () => {
     });
   });
 
-  it('puts the host authorizer, uncached, in front of host routes', () => {
+  it('puts the host authorizer, cached by the proof, in front of host routes', () => {
     hasMethod(method('GET', 'declaration'), {
       AuthorizationType: 'CUSTOM',
       AuthorizerId: { Ref: logicalId(stack, stack.api.authorizer as never) },
@@ -384,29 +374,24 @@ describe('ControlPlaneApi', () => {
     template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
       Type: 'REQUEST',
       IdentitySource: 'method.request.header.Authorization',
-      AuthorizerResultTtlInSeconds: 0,
+      AuthorizerResultTtlInSeconds: 60,
     });
     const [authorizer] = Object.values(template.findResources('AWS::ApiGateway::Authorizer'));
     expect(JSON.stringify(authorizer?.Properties.AuthorizerUri)).toContain(functionId(hostAuthorizerName));
   });
 
-  it('leaves /enrol to its token, throttled harder than the stage', () => {
+  it('leaves /enrol to its token, with the token budget (test/cdk/api-protection.test.ts has them all)', () => {
     hasMethod(method('POST', 'enrol'), { AuthorizationType: 'NONE' });
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       TracingEnabled: true,
       AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }),
       MethodSettings: Match.arrayWith([
-        Match.objectLike({
-          HttpMethod: '*',
-          LoggingLevel: 'ERROR',
-          ThrottlingRateLimit: 50,
-          ThrottlingBurstLimit: 100,
-        }),
+        Match.objectLike({ HttpMethod: '*', LoggingLevel: 'ERROR' }),
         Match.objectLike({
           HttpMethod: 'POST',
           ResourcePath: '/~1enrol',
-          ThrottlingRateLimit: 1,
-          ThrottlingBurstLimit: 5,
+          ThrottlingRateLimit: 5,
+          ThrottlingBurstLimit: 10,
         }),
       ]),
     });
@@ -462,14 +447,14 @@ describe('ControlPlaneApi', () => {
             },
           ],
           functionNamed: (name) => LambdaFunction.fromFunctionName(scope, name, name),
-          stageThrottle: { rateLimit: 0, burstLimit: 1 },
+          budgets: { host: { rateLimit: 0, burstLimit: 1 } },
         }),
     );
     expect(problems).toEqual([
       'route GET /nodes/{node} is listed twice',
       'route GET relative is not an API Gateway resource path',
       "host routes have one authorizer, but host-authorizer, second are all trigger 'authorizer'",
-      'stageThrottle needs a positive rateLimit and a whole burstLimit of at least 1',
+      'budgets.host needs a positive rateLimit and a whole burstLimit of at least 1',
     ]);
   });
 

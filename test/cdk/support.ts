@@ -1,10 +1,21 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MeshStack, type MeshStackProps } from '../../lib/constructs/mesh-stack.ts';
+import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs } from './fixtures/manifest.ts';
 
 /** An app that skips bundling: construct tests read the template, not the code. */
 export const unbundledApp = () => new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+
+/** The same, with cdk.json's feature flags (policy minimization among them), as `cdk synth` builds it. */
+export function unbundledAppAsSynthesized(): App {
+  const { context } = JSON.parse(readFileSync(join(import.meta.dirname, '../../cdk.json'), 'utf8')) as {
+    context: Record<string, unknown>;
+  };
+  return new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+}
 
 /** A stack built from the fixture manifest (one function of every kind), without bundling. */
 export function fixtureStack(props: Partial<MeshStackProps> = {}) {
@@ -61,4 +72,54 @@ export function allowed(template: Template, roleLogicalId: string): Map<string, 
     }
   }
   return actions;
+}
+
+/** The problems a construct refused its props with, all of them; fails when it built instead. */
+export function problemsOf(build: () => unknown): readonly string[] {
+  try {
+    build();
+  } catch (error) {
+    if (error instanceof MeshConstructPropsError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the construct to refuse its props');
+}
+
+/**
+ * What a role's policies allow, one line per action, resource and the partitions a
+ * `dynamodb:LeadingKeys` condition holds it to (`dynamodb:GetItem inventory node#*`), however
+ * CDK grouped the statements. `names` gives the resources' logical ids short names; an index
+ * is `<table>/index/<name>`, any other resource its ARN pattern.
+ */
+export function grantsOf(
+  template: { findResources(type: string): Record<string, unknown> },
+  roleLogicalId: string,
+  names: Readonly<Record<string, string>>,
+): string[] {
+  const policies = Object.values(
+    template.findResources('AWS::IAM::Policy') as Record<string, Resource>,
+  ).filter((policy) => JSON.stringify(policy.Properties.Roles).includes(`"${roleLogicalId}"`));
+  const lines = new Set<string>();
+  for (const policy of policies) {
+    const document = policy.Properties.PolicyDocument as {
+      Statement: Array<{ Effect: string; Action: unknown; Resource: unknown; Condition?: unknown }>;
+    };
+    for (const statement of document.Statement.filter((candidate) => candidate.Effect === 'Allow')) {
+      const condition = statement.Condition as
+        | { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } }
+        | undefined;
+      const partitions = condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']?.join(',');
+      for (const resource of [statement.Resource].flat()) {
+        const json = JSON.stringify(resource);
+        const named = Object.entries(names).find(([id]) => json.includes(`"${id}"`))?.[1];
+        const index = /\/index\/([\w*-]+)/.exec(json)?.[1];
+        const target = named
+          ? `${named}${index ? `/index/${index}` : ''}`
+          : json.replace(/.*:(topic\/[^"]*)".*/, '$1');
+        for (const action of [statement.Action].flat())
+          lines.add(`${action} ${target}${partitions ? ` ${partitions}` : ''}`);
+      }
+    }
+  }
+  return [...lines].sort();
 }

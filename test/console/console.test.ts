@@ -20,6 +20,9 @@ const storeAway: ReportStore = {
   recordReport: async () => {
     throw new StoreUnavailableError('recording a report');
   },
+  resetReport: async () => {
+    throw new StoreUnavailableError('resetting a report');
+  },
 };
 
 let runtime: RunningLocalRuntime;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { APIGatewayProxyEvent, Context, SQSRecord } from 'aws-lambda';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
@@ -25,6 +25,7 @@ import { partsFor } from '../../lib/wiring.ts';
 import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { sqsRecordOf } from '../support/sqs-records.ts';
 
 const region = 'us-east-1';
 const sqs = makeSQSClient({ region });
@@ -40,6 +41,15 @@ afterAll(() => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Reports are recorded for nodes that exist, of revisions they were sent: a node with one module, sent revision 1. */
+async function sentNode(node: string) {
+  const parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+  await parts.meshService.addNode(node);
+  await parts.meshService.assign(node, 'web', null);
+  await parts.pushFlow.push({ node });
+}
+const timesNow = () => ({ heardAt: new Date().toISOString(), queuedAt: new Date().toISOString() });
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -103,17 +113,21 @@ describe('report store over the wire', () => {
       client: documentClient(dynamodb),
       tableName: config.inventoryTable,
     });
+    await sentNode('wire');
     const sentAt = new Date().toISOString();
-    await reports.recordReport({ node: 'wire', sequence: 5, state: 'applied', revision: 3, sentAt }, sentAt);
+    await reports.recordReport(
+      { node: 'wire', sequence: 5, state: 'applied', revision: 1, sentAt },
+      timesNow(),
+    );
     const late = reports.recordReport(
-      { node: 'wire', sequence: 4, state: 'applying', revision: 4, sentAt },
-      sentAt,
+      { node: 'wire', sequence: 4, state: 'applying', revision: 1, sentAt },
+      timesNow(),
     );
     await expect(late).rejects.toBeInstanceOf(StaleReportError);
     await expect(late).rejects.toMatchObject({ recordedSequence: 5 });
     await reports.recordReport(
       { node: 'wire', sequence: 6, state: 'heartbeat', revision: 0, sentAt },
-      sentAt,
+      timesNow(),
     );
     const { GetItemCommand } = await import('@aws-sdk/client-dynamodb');
     const item = await dynamodb.send(
@@ -125,8 +139,8 @@ describe('report store over the wire', () => {
     expect(item.Item).toMatchObject({
       sequence: { N: '6' },
       state: { S: 'applied' },
-      revision: { N: '3' },
-      appliedRevision: { N: '3' },
+      revision: { N: '1' },
+      appliedRevision: { N: '1' },
     });
   });
 });
@@ -136,29 +150,15 @@ describe('reports of one node in one batch, over the wire', () => {
     // Prepare
     const { deps } = consumerDeps();
     const handler = controlConsumerHandler({ consumer: deps });
+    await sentNode('batched');
     const sentAt = new Date().toISOString();
     const reportOf = (sequence: number, state: 'applied' | 'heartbeat', revision: number) =>
       envelope('report', { node: 'batched', sequence, state, revision, sentAt });
-    const recordOf = (message: ReturnType<typeof reportOf>): SQSRecord => ({
-      messageId: `m-${message.body.sequence}`,
-      receiptHandle: `receipt-${message.body.sequence}`,
-      body: JSON.stringify(message),
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'test',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-        MessageGroupId: message.subject,
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:control.fifo',
-      awsRegion: 'us-east-1',
-    });
+    const recordOf = (message: ReturnType<typeof reportOf>) =>
+      sqsRecordOf(message, `m-${message.body.sequence}`);
     // Act
     const answer = await handler(
-      { Records: [recordOf(reportOf(5, 'applied', 9)), recordOf(reportOf(6, 'heartbeat', 0))] },
+      { Records: [recordOf(reportOf(5, 'applied', 1)), recordOf(reportOf(6, 'heartbeat', 0))] },
       {} as Context,
     );
     // Assess
@@ -173,8 +173,8 @@ describe('reports of one node in one batch, over the wire', () => {
     expect(item.Item).toMatchObject({
       sequence: { N: '6' },
       state: { S: 'applied' },
-      revision: { N: '9' },
-      appliedRevision: { N: '9' },
+      revision: { N: '1' },
+      appliedRevision: { N: '1' },
       appliedAt: { S: expect.any(String) },
     });
   });
@@ -190,20 +190,18 @@ describe('build store over the wire', () => {
       tableName: own.inventoryTable,
     });
     const finishedAt = new Date().toISOString();
+    const receivedAt = (ms: number) => {
+      const at = new Date(Date.parse(finishedAt) + ms).toISOString();
+      return { receivedAt: at, recordedAt: at };
+    };
     await builds.recordBuild(
       { id: 'fresh-1', module: 'fresh', version: '1', result: 'succeeded', finishedAt },
-      finishedAt,
+      receivedAt(0),
     );
     await builds.latestSuccessfulBuilds();
     await builds.recordBuild(
-      {
-        id: 'fresh-2',
-        module: 'fresh',
-        version: '2',
-        result: 'succeeded',
-        finishedAt: new Date(Date.parse(finishedAt) + 1000).toISOString(),
-      },
-      finishedAt,
+      { id: 'fresh-2', module: 'fresh', version: '2', result: 'succeeded', finishedAt },
+      receivedAt(1000),
     );
 
     const latest = await builds.latestSuccessfulBuilds();
@@ -219,30 +217,30 @@ describe('build store over the wire', () => {
       tableName: config.inventoryTable,
     });
     const at = (minute: number) => `2026-09-22T10:0${minute}:00Z`;
-    const now = new Date().toISOString();
+    const received = (minute: number) => ({ receivedAt: at(minute), recordedAt: at(minute) });
     expect(
       await builds.recordBuild(
         { id: 'w1', module: 'web', version: '1', result: 'succeeded', finishedAt: at(1) },
-        now,
+        received(1),
       ),
     ).toBe('recorded');
     expect(
       await builds.recordBuild(
         { id: 'w1', module: 'web', version: '9', result: 'failed', finishedAt: at(9) },
-        now,
+        received(9),
       ),
     ).toBe('repeat');
     await builds.recordBuild(
       { id: 'w2', module: 'web', version: '2', result: 'succeeded', finishedAt: at(2) },
-      now,
+      received(2),
     );
     await builds.recordBuild(
       { id: 'w3', module: 'web', version: '3', result: 'failed', finishedAt: at(3) },
-      now,
+      received(3),
     );
     await builds.recordBuild(
       { id: 'x1', module: 'web-x', version: '7', result: 'succeeded', finishedAt: at(0) },
-      now,
+      received(0),
     );
     const latest = await builds.latestSuccessfulBuilds();
     expect(latest.map((build) => [build.module, build.version, build.id]).sort()).toEqual([
@@ -334,6 +332,7 @@ describe('a report whose free text holds characters SQS refuses', () => {
 describe('the consumer on the local event source, against fauxqs and DynamoDB Local', () => {
   it('puts a malformed message in the dead-letter queue with its reason while the next of its group is processed', async () => {
     const { deps } = consumerDeps();
+    await sentNode('mal');
     const source = running(deps);
     try {
       await sqs.send(
@@ -363,7 +362,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       });
       await until(async () => {
         try {
-          await reports.recordReport({ ...next.body, sequence: 1 }, new Date().toISOString());
+          await reports.recordReport({ ...next.body, sequence: 1 }, timesNow());
           return undefined;
         } catch (error) {
           return error instanceof StaleReportError ? true : undefined;

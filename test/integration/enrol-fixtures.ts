@@ -14,7 +14,11 @@ export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = ma
   const clock = { ms: Date.parse('2026-10-01T12:00:00Z') };
   const now = () => new Date(clock.ms);
   const documents = documentClient(client);
-  const tokens = new DynamoDBTokenStore({ client: documents, tableName: config.inventoryTable });
+  const tokens = new DynamoDBTokenStore({
+    client: documents,
+    tableName: config.inventoryTable,
+    identityTable: config.identityTable,
+  });
   const keys = new DynamoDBNodeKeyStore({ client: documents, tableName: config.identityTable });
   return {
     client,

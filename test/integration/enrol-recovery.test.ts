@@ -30,7 +30,9 @@ const deps = (tokens: TokenStore = fixture.tokens) => ({ tokens, keys: fixture.k
 
 /** The node's key items (thumbprints) and the thumbprint its enrolment names. */
 async function keysOf(node: string) {
-  const keys = (await fixture.scan('identity')).filter((item) => item.pk === `node#${node}`);
+  const keys = (await fixture.scan('identity')).filter(
+    (item) => item.pk === `node#${node}` && String(item.sk).startsWith('key#'),
+  );
   const enrolment = (await fixture.scan('inventory')).find(
     (item) => item.pk === `node#${node}` && item.sk === 'enrolment',
   );

@@ -94,9 +94,16 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
       '401 not_enrolled',
     ]);
     expect(readdirSync(dir).sort()).toEqual(['sealing.jwk', 'signing.jwk']);
-    const identity = (await tableContents(config))[config.identityTable] as Array<{ pk: string; sk: string }>;
-    expect(identity.filter((item) => item.pk === 'node#rotor').map((item) => item.sk)).toEqual([
-      `key#${now.thumbprint}`,
+    const identity = (await tableContents(config))[config.identityTable] as Array<{
+      pk: string;
+      sk: string;
+      thumbprint?: string;
+    }>;
+    expect(
+      identity.filter((item) => item.pk === 'node#rotor').map((item) => [item.sk, item.thumbprint ?? null]),
+    ).toEqual([
+      ['enrolled', now.thumbprint],
+      [`key#${now.thumbprint}`, now.thumbprint],
     ]);
   });
 

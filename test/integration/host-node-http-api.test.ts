@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ControlPlaneUnavailableError, CredentialRefusedError } from '../../lib/host/agent/errors.ts';
+import {
+  ControlPlaneUnavailableError,
+  CredentialRefusedError,
+  SequenceAheadRefusedError,
+} from '../../lib/host/agent/errors.ts';
 import { HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
 import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
@@ -83,6 +87,20 @@ describe('the agent over node:http', () => {
     });
 
     expect(fetched).toEqual({ status: 'not-sent' });
+  });
+
+  it('hears a report far ahead of the clock refused, with the largest sequence taken now', async () => {
+    const before = Date.now();
+
+    const failure = await controlPlaneAt(api.url)
+      .sendReport({ sequence: 9e15, state: 'heartbeat', revision: 0, sentAt: new Date().toISOString() })
+      .catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(SequenceAheadRefusedError);
+    expect((failure as SequenceAheadRefusedError).message).toMatch(
+      /422 sequence_ahead: report 9000000000000000/,
+    );
+    expect((failure as SequenceAheadRefusedError).latestAccepted).toBeGreaterThanOrEqual(before + 600_000);
   });
 
   it('a key the node did not enrol is refused', async () => {

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkConfig } from '../../lib/config.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
@@ -49,5 +50,58 @@ describe('the local API server', () => {
     const big = await fetch(`${api.url}/push`, { method: 'POST', body: 'x'.repeat(70 * 1024) });
     expect(big.status).toBe(413);
     expect(await code(big)).toBe('body_too_large');
+  });
+
+  /** A request exactly as written: fetch would not send these paths and Host headers. */
+  const raw = (path: string, headers: Record<string, string> = {}, method = 'GET', body = '') =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const { port } = new URL(api.url);
+      const sent = request({ host: '127.0.0.1', port, path, method, headers }, (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: text }));
+      });
+      sent.once('error', reject);
+      sent.end(body);
+    });
+
+  it('answers query parameters named like Object.prototype members as it answers any other', async () => {
+    const answers: Record<string, number> = {};
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty'])
+      for (const [method, path, body] of [
+        ['GET', '/health', ''],
+        ['GET', '/hosts/alpha/declaration', ''],
+        ['POST', '/nodes', '{}'],
+      ] as const)
+        answers[`${method} ${path}?${name}=x`] = (await raw(`${path}?${name}=x`, {}, method, body)).status;
+    const expected = Object.fromEntries(
+      Object.keys(answers).map((key) => [
+        key,
+        key.startsWith('GET /health') ? 200 : key.startsWith('GET /hosts') ? 401 : 400,
+      ]),
+    );
+    expect(answers).toEqual(expected);
+  });
+
+  it('answers a request whose Host header is not a host name, without reading it', async () => {
+    for (const host of ['exa mple', '[::1', 'a:b:c', '%'])
+      expect({ host, status: (await raw('/health', { host })).status }).toEqual({ host, status: 200 });
+  });
+
+  it('reads a path that starts with two slashes as a path, not as a host', async () => {
+    const answer = await raw('//x/health');
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { code: 'route_not_found', message: 'no route GET //x/health' },
+    });
+  });
+
+  it('takes only the path of an absolute target, and answers 400 to one that names no path', async () => {
+    expect((await raw('http://elsewhere.example/health')).status).toBe(200);
+    const answer = await raw('*', {}, 'OPTIONS');
+    expect(answer.status).toBe(400);
+    expect(await code(new Response(answer.body))).toBe('invalid_request');
   });
 });

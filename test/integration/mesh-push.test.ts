@@ -145,7 +145,7 @@ describe('status', () => {
     const report = (sequence: number, state: 'applied' | 'applying' | 'failed', revision: number) =>
       reports.recordReport(
         { node: 'st-a', sequence, state, revision, sentAt: '2026-01-01T00:00:00.000Z' },
-        `2026-01-01T00:00:0${sequence}.000Z`,
+        { heardAt: `2026-01-01T00:00:0${sequence}.000Z`, queuedAt: new Date().toISOString() },
       );
     const status = async () => {
       const answer = await call(meshStatusHandler(deps), {});

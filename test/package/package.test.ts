@@ -1,5 +1,7 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +84,36 @@ describe('npm run package', () => {
     );
     expect(unreachable.code).toBe(ExitCode.unavailable);
     expect(unreachable.stderr).toContain('the control plane at http://127.0.0.1:9 could not be reached');
+  });
+
+  it('mesh console serves the console’s pages from the executable itself', async () => {
+    // a stack that answers the console's first read: no push kept yet
+    const stack = createServer((_, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"pushes":[]}');
+    });
+    await new Promise<void>((listening) => stack.listen(0, '127.0.0.1', listening));
+    const api = `http://127.0.0.1:${(stack.address() as AddressInfo).port}`;
+    const child = spawn(join(out, 'mesh-linux-x64'), ['--api', api, 'console', '--port', '0'], {
+      env: {},
+      cwd: '/',
+    });
+    try {
+      const url = await new Promise<string>((resolveUrl, reject) => {
+        let seen = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          seen += chunk.toString();
+          const found = /http:\/\/127\.0\.0\.1:\d+\/console/.exec(seen);
+          if (found) resolveUrl(found[0]);
+        });
+        child.once('exit', (code) => reject(new Error(`mesh console exited ${code}: ${seen}`)));
+      });
+      const pages = await Promise.all(['', '/app.js', '/console.css'].map((file) => fetch(`${url}${file}`)));
+      expect(pages.map((page) => page.status)).toEqual([200, 200, 200]);
+      expect(await pages[0]?.text()).toContain('<script type="module" src="/console/app.js">');
+    } finally {
+      child.kill();
+      stack.close();
+    }
   });
 
   it('the arm64 executables are 64-bit little-endian aarch64 ELF with the application injected', async () => {

@@ -1,7 +1,8 @@
-import { StaleReportError } from '../../lib/core/control/errors.ts';
+import { BuildNotFoundError, StaleReportError } from '../../lib/core/control/errors.ts';
 import type { BuildBody, ReportBody } from '../../lib/core/control/messages.ts';
 import type {
   BuildStore,
+  BuildTimes,
   ControlSender,
   DeadLetterKind,
   Outgoing,
@@ -9,6 +10,8 @@ import type {
   QueueSettlement,
   RecordedBuild,
   RecordedReport,
+  ReportStore,
+  ReportTimes,
 } from '../../lib/core/control/ports.ts';
 import type { Log, ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
@@ -30,35 +33,69 @@ export class InMemoryControlStore {
       });
   }
 
-  readonly reportStore = {
-    recordReport: async (report: ReportBody, heardAt: string) => {
+  /** Every node is taken to exist and to have been sent what its reports name: the mesh is not modelled here. */
+  readonly reportStore: ReportStore = {
+    recordReport: async (report: ReportBody, times: ReportTimes) => {
       this.check('recording a report');
       const kept = this.reports.get(report.node);
       if (kept && kept.sequence >= report.sequence)
         throw new StaleReportError(report.node, report.sequence, kept.sequence);
       this.writes += 1;
-      this.reports.set(report.node, keptReport(kept, report, heardAt));
+      this.reports.set(report.node, keptReport(kept, report, times.heardAt));
+    },
+    resetReport: async (node: string) => {
+      this.check('resetting a report');
+      const kept = this.reports.get(node);
+      this.reports.delete(node);
+      return kept;
     },
   };
 
   readonly buildStore: BuildStore = {
-    recordBuild: async (build: BuildBody, recordedAt: string) => {
+    recordBuild: async (build: BuildBody, times: BuildTimes) => {
       this.check('recording a build');
-      if (this.builds.has(build.id)) return 'repeat';
+      const retracted = this.retracted.has(`${build.module} ${build.version}`);
+      if (this.builds.has(build.id)) return retracted ? 'retracted' : 'repeat';
       this.writes += 1;
-      this.builds.set(build.id, { ...build, recordedAt });
-      return 'recorded';
+      this.builds.set(build.id, { ...build, ...times });
+      return retracted ? 'retracted' : 'recorded';
     },
     latestSuccessfulBuilds: async () => {
       this.check('reading builds');
-      const latest = new Map<string, RecordedBuild>();
-      const ordered = [...this.builds.values()]
-        .filter((build) => build.result === 'succeeded')
-        .sort((a, b) => (a.finishedAt + a.id).localeCompare(b.finishedAt + b.id));
-      for (const build of ordered) latest.set(build.module, build);
-      return [...latest.values()];
+      return [...this.#latest().values()];
+    },
+    retractBuild: async (module: string, version: string, retractedAt: string) => {
+      this.check('retracting a build');
+      const builds = [...this.builds.values()].filter(
+        (build) => build.module === module && build.version === version && build.result === 'succeeded',
+      );
+      if (builds.length === 0) throw new BuildNotFoundError(module, version);
+      const since = this.retracted.get(`${module} ${version}`);
+      if (!since) this.retracted.set(`${module} ${version}`, retractedAt);
+      return {
+        module,
+        version,
+        retractedAt: since ?? retractedAt,
+        already: since !== undefined,
+        builds: builds.map((build) => build.id),
+        latest: this.#latest().get(module) ?? null,
+      };
     },
   };
+
+  readonly retracted = new Map<string, string>();
+
+  /** Each module's latest successful build by receivedAt, then id, retracted versions left out. */
+  #latest(): Map<string, RecordedBuild> {
+    const latest = new Map<string, RecordedBuild>();
+    const ordered = [...this.builds.values()]
+      .filter(
+        (build) => build.result === 'succeeded' && !this.retracted.has(`${build.module} ${build.version}`),
+      )
+      .sort((a, b) => (a.receivedAt + a.id).localeCompare(b.receivedAt + b.id));
+    for (const build of ordered) latest.set(build.module, build);
+    return latest;
+  }
 }
 
 /** The report store's write (lib/adapters/dynamodb/report-store.ts) on a kept report. */

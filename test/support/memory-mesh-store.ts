@@ -1,6 +1,7 @@
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
+  LimitReachedError,
   MeshRaceError,
   ModuleNotAssignedError,
   ModuleNotFoundError,
@@ -10,6 +11,7 @@ import {
   ProvisionNotMintedError,
   RelationNotFoundError,
 } from '../../lib/core/mesh/errors.ts';
+import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import {
   type Assignment,
   type Dependent,
@@ -82,6 +84,8 @@ export class MemoryMeshStore
       throw new MeshRaceError('model');
     }
     if (state.assignments.has(assignment.module)) throw new AlreadyAssignedError(node, assignment.module);
+    if (state.assignments.size >= meshLimits.modulesPerNode)
+      throw new LimitReachedError(node, 'modulesPerNode', meshLimits.modulesPerNode, 'modules assigned');
     if (!current) {
       this.modules.set(assignment.module, {
         module: assignment.module,
@@ -111,6 +115,15 @@ export class MemoryMeshStore
         `${relation.providerNode}/${relation.providerModule}`,
       );
     }
+    if (consumer.relations.size >= meshLimits.consumesPerNode)
+      throw new LimitReachedError(node, 'consumesPerNode', meshLimits.consumesPerNode, 'relations consumed');
+    if (provider.dependents.size >= meshLimits.consumersPerNode)
+      throw new LimitReachedError(
+        relation.providerNode,
+        'consumersPerNode',
+        meshLimits.consumersPerNode,
+        'consumers of its providers',
+      );
     consumer.relations.set(key, { ...relation, kind: offered.provides });
     provider.dependents.set(dependentKey(node, relation), {
       consumerNode: node,

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { answerPage, consolePages } from '../../lib/console/pages.ts';
+import { consoleReadRoutes } from '../../lib/console/routes.ts';
+import { seeingFunctions } from '../../lib/functions/seeing.ts';
+import { routesOf } from '../../lib/functions.ts';
 
 const pages = consolePages({ refreshSeconds: 7, source: 'local control plane' });
 const page = (path: string) => {
@@ -51,5 +54,12 @@ describe('the console’s pages', () => {
       headers: { allow: 'GET, HEAD' },
     });
     expect(answerPage(page('/console/app.js'), 'HEAD').body).toBe('');
+  });
+
+  it('the routes the console forwards are exactly the GET routes of the seeing functions', () => {
+    const seeing = routesOf(seeingFunctions)
+      .filter((route) => route.method === 'GET')
+      .map((route) => route.path);
+    expect([...consoleReadRoutes].sort()).toEqual(seeing.sort());
   });
 });

@@ -96,7 +96,7 @@ const build = (
   module = 'broker',
   version = '1.0.0',
   result: 'succeeded' | 'failed' = 'succeeded',
-) => envelope('build', { id, module, version, result, finishedAt: new Date(t0).toISOString() });
+) => envelope('build', { id, module, version, result, finishedAt: new Date(t0).toISOString() }, new Date(t0));
 const upgrade = (module: string, version: string) => envelope('upgrade', { module, version });
 const catchUp = () => envelope('catch-up', {});
 
@@ -161,6 +161,26 @@ describe('reports', () => {
     const later = await w.deliver([record(report('n1', 2), { id: 'new', receiveCount: 2 })]);
     expect(later).toEqual([]);
     expect(w.store.reports.get('n1')?.sequence).toBe(2);
+  });
+
+  it('far ahead of the clock set nothing aside: they are rejected, and the real report of their node is recorded', async () => {
+    // Prepare
+    const w = world();
+    // Act
+    const failures = await w.deliver([
+      record(report('n1', t0, 'applied', 3), { id: 'real' }),
+      record(report('n1', 9e15, 'applied', 3), { id: 'ahead' }),
+    ]);
+    // Assess
+    expect(failures).toEqual([]);
+    expect(w.store.reports.get('n1')?.sequence).toBe(t0);
+    expect(w.settlement.deadLetters).toEqual([
+      expect.objectContaining({
+        messageId: 'ahead',
+        kind: 'rejected',
+        reason: expect.stringMatching(/^rejected: report 9000000000000000 for n1 is ahead of the clock/),
+      }),
+    ]);
   });
 
   it('applied, then a heartbeat of the same node in one batch: the applied one is recorded, not set aside', async () => {
@@ -273,9 +293,9 @@ describe('a batch with several messages of one subject failing part-way', () => 
     let attemptsOnX = 0;
     const builds: BuildStore = {
       ...store.buildStore,
-      recordBuild: async (body, recordedAt) => {
+      recordBuild: async (body, times) => {
         if (body.id === 'x' && ++attemptsOnX === 2) throw new StoreUnavailableError('recording a build');
-        return store.buildStore.recordBuild(body, recordedAt);
+        return store.buildStore.recordBuild(body, times);
       },
     };
     const w = world({ builds });
@@ -473,7 +493,7 @@ describe('catch-up', () => {
       record(build('d1', 'db', '5'), { id: 'd1' }),
     ]);
     const b2 = w.store.builds.get('b2');
-    if (b2) w.store.builds.set('b2', { ...b2, finishedAt: new Date(t0 + 1000).toISOString() });
+    if (b2) w.store.builds.set('b2', { ...b2, receivedAt: new Date(t0 + 1000).toISOString() });
     w.store.down = true;
     expect(await w.deliver([record(catchUp(), { id: 'c1' })])).toEqual(['c1']);
     expect(w.sender.sent).toEqual([]);

@@ -96,6 +96,28 @@ describe('POST /hosts/{node}/reports', () => {
     expect(sender.sent).toEqual([]);
   });
 
+  it('answers 422 sequence_ahead to a report far ahead of the clock, saying the bound, queueing nothing', async () => {
+    const sender = new RecordingSender();
+    const { post } = await setup(sender);
+    const latestAccepted = now.getTime() + 10 * 60_000;
+
+    const ahead = await post('alpha', { ...report, sequence: 9e15 });
+    const atTheBound = await post('alpha', { ...report, sequence: latestAccepted });
+
+    expect(ahead.statusCode).toBe(422);
+    expect(JSON.parse(ahead.body)).toEqual({
+      error: {
+        code: 'sequence_ahead',
+        message: expect.stringContaining('ahead of the clock'),
+        details: { sequence: 9e15, latestAccepted },
+      },
+    });
+    expect(atTheBound.statusCode).toBe(202);
+    expect(sender.sent.map((outgoing) => outgoing.deduplicationId)).toEqual([
+      `report-alpha-${latestAccepted}`,
+    ]);
+  });
+
   it('answers 503 try again with Retry-After when the queue cannot take it', async () => {
     const { post } = await setup({
       send: async () => {

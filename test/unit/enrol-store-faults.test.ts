@@ -26,7 +26,11 @@ function cancellingStore(...codes: string[]) {
     },
     { step: 'initialize', name: 'cancelTransactions' },
   );
-  return new DynamoDBTokenStore({ client: documentClient(client), tableName: 'inventory' });
+  return new DynamoDBTokenStore({
+    client: documentClient(client),
+    tableName: 'inventory',
+    identityTable: 'identity',
+  });
 }
 
 const token: TokenRecord = {

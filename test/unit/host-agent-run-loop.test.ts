@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ControlPlaneUnavailableError, CredentialRefusedError } from '../../lib/host/agent/errors.ts';
+import {
+  ControlPlaneUnavailableError,
+  CredentialRefusedError,
+  SequenceAheadRefusedError,
+} from '../../lib/host/agent/errors.ts';
 import type {
   AgentState,
   AgentStateStore,
@@ -17,6 +21,8 @@ class ScriptedControlPlane implements ControlPlane {
   readonly etagsAsked: Array<string | undefined> = [];
   private readonly answers: Array<FetchedDeclaration | Error>;
   reportsFailWith: Error | undefined;
+  /** Refuses reports whose sequence leads the control plane's clock past this, as 422 sequence_ahead does. */
+  refuseAbove: { readonly sequence: number } | undefined;
 
   constructor(answers: Array<FetchedDeclaration | Error>) {
     this.answers = answers;
@@ -31,6 +37,11 @@ class ScriptedControlPlane implements ControlPlane {
 
   async sendReport(report: HostReport): Promise<void> {
     if (this.reportsFailWith) throw this.reportsFailWith;
+    if (this.refuseAbove && report.sequence > this.refuseAbove.sequence)
+      throw new SequenceAheadRefusedError(
+        `report ${report.sequence} is ahead of the clock`,
+        this.refuseAbove.sequence,
+      );
     this.reports.push(report);
   }
 }
@@ -258,5 +269,26 @@ describe('runHostAgent heartbeats', () => {
     expect(lines).toContain('the control plane took a newer key of this node (a rotation); going on with it');
     expect(lines.some((line) => line.includes('proof_stale') || line.includes('90 s from now'))).toBe(true);
     expect(lines).toContain('applied revision 2');
+  });
+});
+
+describe('runHostAgent report sequence', () => {
+  it('counts its sequence again from its clock when the control plane says it leads the clock, and is recorded', async () => {
+    // Prepare: a state file from a clock that once ran far ahead.
+    const controlPlane = new ScriptedControlPlane([changed(5), { status: 'unchanged' }]);
+    controlPlane.refuseAbove = { sequence: 5_000_000 };
+    const state = new MemoryState({ lastSequence: 9e15 });
+    // Act
+    const { lines } = await runFor(3, { controlPlane, state });
+    // Assess
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([
+      ['applying', 5],
+      ['applied', 5],
+    ]);
+    expect(controlPlane.reports.map((report) => report.sequence)).toEqual([1_000_000, 1_000_001]);
+    expect(state.state.lastSequence).toBe(1_000_001);
+    expect(lines).toContainEqual(
+      expect.stringMatching(/leads the control plane's clock.*counting again from this host's clock/),
+    );
   });
 });

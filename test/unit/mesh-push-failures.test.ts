@@ -1,12 +1,16 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-push-starter.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
 import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
+import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
+import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
 import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { SendWrite } from '../../lib/core/mesh/store.ts';
@@ -18,7 +22,9 @@ import {
   readPushDefinition,
   storeUnavailableError,
 } from '../../lib/flow/push-definition.ts';
+import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
+import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
 /** A memory store whose reads, listings or sends fail with what a real one would throw. */
 class FailingStore extends MemoryMeshStore {
@@ -64,8 +70,19 @@ async function mesh(nodes: readonly string[]) {
 
 type Answer = { statusCode: number; body: string; headers?: Record<string, string> };
 
+/** `POST /push` as deployed: the record written, the push started elsewhere, its record awaited. */
 const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object) => {
-  const handler = meshPushHandler({ pushStore: store, pushFlow });
+  const pushRecords = new MemoryPushRecords();
+  const log = new RecordingLog();
+  const now = () => new Date();
+  const recorded = new RecordedPushFlow({ flow: pushFlow, records: pushRecords, log, now });
+  const handler = meshPushHandler({
+    pushStore: store,
+    pushRecords,
+    pushStarter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
+    config: { pushWaitSeconds: 10 } as MeshConfig,
+    now,
+  });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,
     {} as never,

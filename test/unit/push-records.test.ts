@@ -12,21 +12,7 @@ import {
 import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
-
-/** Keeps records as the table does: by id, a start refused when one is kept, a finish over it. */
-class MemoryPushRecords implements PushRecordWriter {
-  readonly kept = new Map<string, PushRecord>();
-  down = false;
-  async start(record: PushRecord) {
-    if (this.down) throw new StoreUnavailableError('the inventory table');
-    if (this.kept.has(record.id)) throw new Error(`push ${record.id} is already recorded`);
-    this.kept.set(record.id, record);
-  }
-  async finish(record: PushRecord) {
-    if (this.down) throw new StoreUnavailableError('the inventory table');
-    this.kept.set(record.id, record);
-  }
-}
+import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
 const t0 = new Date('2026-07-22T10:15:00.123Z');
 
@@ -70,7 +56,8 @@ describe('RecordedPushFlow', () => {
     expect(answer).toEqual(outcome());
     expect(w.seenByFlow).toEqual([
       {
-        request: { node: 'web1' },
+        // the flow hears the record's id, to report its rounds to, and never who asked
+        request: { node: 'web1', pushId: 'p1' },
         asker: undefined,
         kept: [
           expect.objectContaining({ id: 'p1', state: 'running', requestedBy: 'arn:aws:iam::1:user/ana' }),
@@ -92,6 +79,7 @@ describe('RecordedPushFlow', () => {
       behind: [],
       behindCount: 0,
       error: null,
+      progress: { round: 1, flushedCount: 1, pending: 0 },
     });
   });
 

@@ -2,7 +2,7 @@ import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeUnknownError } from '../../core/enrolment/errors.ts';
 import type { Disenrolled, HostIdentityRevocation } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { enrolmentItemKey, nodeItemKey, nodePartition, tokenItemKey } from './keys.ts';
+import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, nodePartition, tokenItemKey } from './keys.ts';
 import { itemPresent, queryAll, transact } from './requests.ts';
 
 const nodeExists = itemPresent;
@@ -10,8 +10,9 @@ const store = 'the inventory table';
 
 /**
  * A node's host identity taken away across both tables in one transaction: the inventory's
- * `token` and `enrolment` items (token-store.ts) and every `key#` item of the node in the
- * identity table (node-key-store.ts). The node stays, with all it holds.
+ * `token` and `enrolment` items (token-store.ts), and the node's `enrolled` item and every
+ * `key#` item in the identity table (keys.ts, node-key-store.ts). The node stays, with all it
+ * holds.
  */
 export class DynamoDBDisenrolment implements HostIdentityRevocation {
   readonly #client: DynamoDBDocumentClient;
@@ -53,6 +54,7 @@ export class DynamoDBDisenrolment implements HostIdentityRevocation {
       },
       { Delete: { TableName: this.#inventory, Key: tokenItemKey(node) } },
       { Delete: { TableName: this.#inventory, Key: enrolmentItemKey(node) } },
+      { Delete: { TableName: this.#identity, Key: enrolledKeyItemKey(node) } },
       ...keys.map((key) => ({
         Delete: { TableName: this.#identity, Key: { pk: String(key.pk), sk: String(key.sk) } },
       })),

@@ -2,21 +2,31 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { EnrolmentMovedError } from '../../core/enrolment/errors.ts';
 import type { EnrolmentRecord, KeyRotationStore, KeySwitch } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { enrolmentItemKey, tokenItemKey } from './keys.ts';
-import { TableStore, transact } from './requests.ts';
+import { enrolledKeyItemKey, enrolmentItemKey, tokenItemKey } from './keys.ts';
+import { TableStore, type TableStoreOptions, transact } from './requests.ts';
 
 /**
- * The inventory's side of a key rotation, on the `enrolment` and `token` items of token-store.ts:
- * read the enrolment strongly, then switch both items from the old key to the new one in one
- * transaction. The conditions are the enrolment naming the old key and the token spent by its
- * presenter with the same token id; a failed one answers the enrolment as it was.
+ * The enrolment's side of a key rotation, on the inventory's `enrolment` and `token` items
+ * (token-store.ts) and the identity table's `enrolled` item (keys.ts), which host routes verify
+ * against: read the enrolment strongly, then switch all three from the old key to the new one in
+ * one transaction. The conditions are each naming the old key (the token: spent by its presenter,
+ * under the same token id); a failed one answers the enrolment as it was.
  */
 const enrolledWithOldKey = 'thumbprint = :fromThumbprint AND presenter = :fromPresenter';
 const spentByOldPresenter = 'tokenId = :tokenId AND spentBy = :fromPresenter';
+const verifiedWithOldKey = 'thumbprint = :fromThumbprint';
 
 const store = 'the inventory table';
 
 export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore {
+  readonly #identityTable: string;
+
+  /** `tableName` is the inventory; `identityTable` holds the `enrolled` item. */
+  constructor(options: TableStoreOptions & { readonly identityTable: string }) {
+    super(options);
+    this.#identityTable = options.identityTable;
+  }
+
   async readEnrolment(node: string): Promise<EnrolmentRecord | undefined> {
     const { Item } = await askStore(store, () =>
       this.client.send(
@@ -61,6 +71,19 @@ export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore 
             ':fromPresenter': change.from.presenter,
             ':toThumbprint': change.to.thumbprint,
             ':toPresenter': change.to.presenter,
+            ':rotatedAt': change.rotatedAt,
+          },
+        },
+      },
+      {
+        Update: {
+          TableName: this.#identityTable,
+          Key: enrolledKeyItemKey(change.node),
+          UpdateExpression: 'SET thumbprint = :toThumbprint, rotatedAt = :rotatedAt',
+          ConditionExpression: verifiedWithOldKey,
+          ExpressionAttributeValues: {
+            ':fromThumbprint': change.from.thumbprint,
+            ':toThumbprint': change.to.thumbprint,
             ':rotatedAt': change.rotatedAt,
           },
         },

@@ -13,7 +13,11 @@
  * | others       | mesh       | assignments, relations, provisions, marks, delivery (mesh-items.ts) |
  *
  * The identity table keeps one item per presented key under the same partition name, sort key
- * `key#<thumbprint>` (node-key-store.ts).
+ * `key#<thumbprint>` (node-key-store.ts), and `enrolled`: the thumbprint the spend made the
+ * node's credential, written in the same transaction as the inventory's `enrolment` item
+ * (token-store.ts). The host routes and the broker's authorizer verify a proof from the
+ * identity table alone, so their roles read nothing of the inventory, where the tokens'
+ * hashes and the provisions are.
  */
 export const nodePartition = (node: string) => `node#${node}`;
 
@@ -26,3 +30,4 @@ export const identityKeyItemKey = (node: string, thumbprint: string) => ({
   pk: nodePartition(node),
   sk: `key#${thumbprint}`,
 });
+export const enrolledKeyItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'enrolled' });

@@ -2,6 +2,7 @@ import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
+  LimitReachedError,
   MeshRaceError,
   ModuleNotAssignedError,
   NodeExistsError,
@@ -10,6 +11,7 @@ import {
   ProvisionNotMintedError,
   RelationNotFoundError,
 } from '../../core/mesh/errors.ts';
+import { meshLimits } from '../../core/mesh/limits.ts';
 import type { Assignment, Relation } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
@@ -29,7 +31,7 @@ import {
   relationItem,
   relationKeyOf,
 } from './mesh-items.ts';
-import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
+import { type Item, itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const nodeExists = itemPresent;
@@ -44,6 +46,8 @@ const moduleAssigned = itemPresent;
 const moduleIsProvider = `${itemPresent} AND attribute_exists(provides)`;
 const relationIsNew = itemAbsent;
 const provisionMinted = itemPresent;
+/** A node item's count of what it holds, below its limit (counts start at the first ADD). */
+const below = (count: string, max: string) => `(attribute_not_exists(${count}) OR ${count} < ${max})`;
 
 const store = 'the inventory table';
 
@@ -99,7 +103,15 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
           },
         };
     const failed = await this.#transact([
-      { ConditionCheck: { TableName: this.tableName, Key: nodeKey(node), ConditionExpression: nodeExists } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: nodeKey(node),
+          UpdateExpression: 'ADD modules :one',
+          ConditionExpression: `${nodeExists} AND ${below('modules', ':max')}`,
+          ExpressionAttributeValues: { ':one': 1, ':max': meshLimits.modulesPerNode },
+        },
+      },
       moduleWrite,
       {
         Put: {
@@ -112,8 +124,10 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
       ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
-    if (failed[0]) throw new NodeNotFoundError(node);
     if (failed[2]) throw new AlreadyAssignedError(node, assignment.module);
+    if (failed[0] && !failed[0].old) throw new NodeNotFoundError(node);
+    if (failed[0])
+      throw new LimitReachedError(node, 'modulesPerNode', meshLimits.modulesPerNode, 'modules assigned');
     throw new MeshRaceError('model');
   }
 
@@ -146,6 +160,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     const kind = assignmentFrom(provider).provides;
     if (!kind) throw new NotAProviderError(relation.providerNode, relation.providerModule);
 
+    const counts = countRelation(this.tableName, node, relation.providerNode);
     const failed = await this.#transact([
       {
         ConditionCheck: {
@@ -172,6 +187,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
         },
       },
       { Put: { TableName: this.tableName, Item: consumedByItem({ consumerNode: node, ...relation }) } },
+      ...counts,
       ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;
@@ -183,6 +199,18 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
         `${relation.providerNode}/${relation.providerModule}`,
       );
     }
+    // the counts follow the four items above; on one node there is one count, for both
+    const [consumerCount, providerCount = consumerCount] = failed.slice(4, 4 + counts.length);
+    const past = (item: Item | undefined, count: string, max: number) => Number(item?.[count] ?? 0) >= max;
+    if (consumerCount && past(consumerCount.old, 'consumes', meshLimits.consumesPerNode))
+      throw new LimitReachedError(node, 'consumesPerNode', meshLimits.consumesPerNode, 'relations consumed');
+    if (providerCount && past(providerCount.old, 'consumers', meshLimits.consumersPerNode))
+      throw new LimitReachedError(
+        relation.providerNode,
+        'consumersPerNode',
+        meshLimits.consumersPerNode,
+        'consumers of its providers',
+      );
     throw new MeshRaceError('model');
   }
 
@@ -223,4 +251,36 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
   #transact(items: readonly TransactItem[]) {
     return transact(this.client, store, items);
   }
+}
+
+/**
+ * A relation counted on both node items, each below its limit: the consumer's `consumes`, the
+ * provider's `consumers`. On one node both counts are one update of its item (a transaction
+ * touches an item once): the consumer's count, then the provider's, or one item for both.
+ */
+function countRelation(tableName: string, consumerNode: string, providerNode: string): TransactItem[] {
+  const update = (node: string, expression: string, condition: string, max: Record<string, number>) => ({
+    Update: {
+      TableName: tableName,
+      Key: nodeKey(node),
+      UpdateExpression: expression,
+      ConditionExpression: `${nodeExists} AND ${condition}`,
+      ExpressionAttributeValues: { ':one': 1, ...max },
+    },
+  });
+  const consumes = below('consumes', ':maxConsumes');
+  const consumers = below('consumers', ':maxConsumers');
+  const maxConsumes = { ':maxConsumes': meshLimits.consumesPerNode };
+  const maxConsumers = { ':maxConsumers': meshLimits.consumersPerNode };
+  if (consumerNode === providerNode)
+    return [
+      update(consumerNode, 'ADD consumes :one, consumers :one', `${consumes} AND ${consumers}`, {
+        ...maxConsumes,
+        ...maxConsumers,
+      }),
+    ];
+  return [
+    update(consumerNode, 'ADD consumes :one', consumes, maxConsumes),
+    update(providerNode, 'ADD consumers :one', consumers, maxConsumers),
+  ];
 }

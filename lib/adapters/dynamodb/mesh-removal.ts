@@ -7,6 +7,7 @@ import {
   markedKey,
   markKey,
   markUpdates,
+  nodeKey,
   provisionKeyOf,
   relationKeyOf,
 } from './mesh-items.ts';
@@ -51,6 +52,14 @@ export function removalItems(
       Delete: { TableName: table, Key: key, ...(conditional ? { ConditionExpression: stillThere } : {}) },
     });
   const readItem = (key: Key) => read.find((item) => item.pk === key.pk && item.sk === key.sk);
+  // Counts go down by what goes, summed per item: two relations to one provider are two less.
+  const counts = new Map<string, { key: Key; deltas: Map<string, number> }>();
+  const countDown = (key: Key, count: string) => {
+    const id = `${where.inventory}|${key.pk}|${key.sk}`;
+    const entry = counts.get(id) ?? { key, deltas: new Map<string, number>() };
+    entry.deltas.set(count, (entry.deltas.get(count) ?? 0) - 1);
+    counts.set(id, entry);
+  };
 
   if (plan.node) {
     for (const item of read) {
@@ -87,8 +96,29 @@ export function removalItems(
       },
     });
     remove(carrierKey(module, node));
+    countDown(nodeKey(node), 'modules');
   }
-  for (const relation of plan.relations) withdraw(relation, remove, put, where.inventory);
+  for (const relation of plan.relations) {
+    withdraw(relation, remove);
+    countDown(assignmentKey(relation.providerNode, relation.providerModule), 'consumedBy');
+    countDown(nodeKey(relation.consumerNode), 'consumes');
+    countDown(nodeKey(relation.providerNode), 'consumers');
+  }
+  for (const { key, deltas } of counts.values()) {
+    const names = [...deltas.keys()];
+    put(where.inventory, key, {
+      Update: {
+        TableName: where.inventory,
+        Key: key,
+        UpdateExpression: `ADD ${names.map((_name, index) => `#count${index} :less${index}`).join(', ')}`,
+        ConditionExpression: stillThere,
+        ExpressionAttributeNames: Object.fromEntries(names.map((name, index) => [`#count${index}`, name])),
+        ExpressionAttributeValues: Object.fromEntries(
+          names.map((name, index) => [`:less${index}`, deltas.get(name) as number]),
+        ),
+      },
+    });
+  }
   for (const node of plan.marked) {
     for (const item of markUpdates(where.inventory, node, markedAt)) {
       const body = Object.values(item)[0] as { Key?: Key; Item?: Key };
@@ -100,27 +130,12 @@ export function removalItems(
 
 /**
  * One relation withdrawn on both sides: the relation and its provision on the consumer's side,
- * the provider-side entry and the grant on the provider's, and the provider's count of
- * consumers down by one (unless the provider's assignment goes in the same removal).
+ * the provider-side entry and the grant on the provider's. The counts it leaves go down with
+ * the rest of the removal's (unless their items go in the same removal).
  */
-function withdraw(
-  relation: RelationRef,
-  remove: (key: Key, conditional?: boolean) => void,
-  put: (table: string, key: Key, item: TransactItem) => void,
-  table: string,
-) {
+function withdraw(relation: RelationRef, remove: (key: Key, conditional?: boolean) => void) {
   remove(relationKeyOf(relation.consumerNode, relation), true);
   remove(provisionKeyOf(relation));
   remove(consumedByKey(relation));
   remove(grantKeyOf(relation));
-  const provider = assignmentKey(relation.providerNode, relation.providerModule);
-  put(table, provider, {
-    Update: {
-      TableName: table,
-      Key: provider,
-      UpdateExpression: 'ADD consumedBy :less',
-      ConditionExpression: stillThere,
-      ExpressionAttributeValues: { ':less': -1 },
-    },
-  });
 }

@@ -10,13 +10,15 @@ import { itemAbsent, itemPresent, TableStore, transact } from './requests.ts';
  * |-------------|------------|------------|
  * | `node#<n>`  | `presence` | online (BOOL), heardAt (ISO), atMs (N), version (N) |
  *
- * Access: one transaction per lifecycle event, the node's item checked to exist (a node removed
- * since its host connected gets no presence item back) and the presence item written only when
+ * Access: one transaction per lifecycle event, the node's item checked to exist and to be older
+ * than the event (a node removed since its host connected gets no presence item back, nor does
+ * a node added again under its name) and the presence item written only when
  * the event is newer than the one recorded (lib/core/signal/presence.ts): of a newer
  * connection, or later within the same one, or newer by more than `versionTrustMs`. `mesh
  * status` reads it with the node's other items (status-reader.ts).
  */
 const nodeExists = itemPresent;
+const addedBeforeEvent = 'createdAt <= :heardAt';
 const nothingRecordedYet = itemAbsent;
 const olderConnectionRecorded = '#version < :version';
 const earlierInSameConnection = '(#version = :version AND atMs < :atMs)';
@@ -35,7 +37,8 @@ export class DynamoDBPresenceStore extends TableStore implements PresenceStore {
         ConditionCheck: {
           TableName: this.tableName,
           Key: nodeItemKey(event.node),
-          ConditionExpression: nodeExists,
+          ConditionExpression: `${nodeExists} AND ${addedBeforeEvent}`,
+          ExpressionAttributeValues: { ':heardAt': new Date(event.atMs).toISOString() },
         },
       },
       {
@@ -56,7 +59,14 @@ export class DynamoDBPresenceStore extends TableStore implements PresenceStore {
       },
     ]);
     if (!failed) return;
-    if (failed[0]) throw new PresenceOfUnknownNodeError(`there is no node ${event.node}`);
+    if (failed[0]) {
+      const createdAt = failed[0].old?.createdAt;
+      throw new PresenceOfUnknownNodeError(
+        typeof createdAt === 'string'
+          ? `presence of ${event.node} at ${new Date(event.atMs).toISOString()} is from before node ${event.node} was added (${createdAt}): of a node of that name removed since`
+          : `there is no node ${event.node}`,
+      );
+    }
     const kept = failed[1]?.old;
     throw new StalePresenceError(
       `presence of ${event.node} at ${event.atMs} (version ${event.version}) is older than the recorded ${String(kept?.atMs)} (version ${String(kept?.version)})`,

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type PushRecord,
   PushRecordConflictError,
@@ -16,7 +16,9 @@ import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore
  * |----------|-------------|------------|
  * | `pushes` | `<push id>` | the record: state, requestedBy, startedAt, finishedAt, request, outcome, pushed, flushed, flushedCount, rounds, behind, behindCount, error; expiresAt (epoch seconds, the table's TTL attribute) |
  *
- * Access: a conditional PutItem when a push starts and another when it is done; reads are one
+ * Access: a conditional PutItem when a push starts and another when it is done, a conditional
+ * UpdateItem of `progress` as each round starts and as each of its batches finishes (ADD, so
+ * batches finishing together all count); reads are one
  * strongly consistent Query of the one partition, newest first (ids sort by time), or a strongly
  * consistent GetItem by id, so a push can be followed while it runs. No index: an index on AWS
  * lags, and a push that just started would not be there. Two writes per push keep this one
@@ -27,6 +29,7 @@ const pushKey = (id: string) => ({ pk: pushesPartition, sk: id });
 
 const pushUnrecorded = itemAbsent;
 const pushStillRunning = `${itemAbsent} OR #state = :running`;
+const pushRunning = '#state = :running';
 
 const store = 'the inventory table';
 
@@ -41,6 +44,49 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: { ':running': 'running' },
     });
+  }
+
+  async progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void> {
+    try {
+      await askStore(store, () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: pushKey(id),
+            UpdateExpression: 'SET progress = :progress',
+            ConditionExpression: pushRunning,
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':progress': progress, ':running': 'running' },
+          }),
+        ),
+      );
+    } catch (error) {
+      // a record already done (or never started) keeps what it says
+      if (!conditionFailed(error)) throw error;
+    }
+  }
+
+  async batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void> {
+    try {
+      await askStore(store, () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: pushKey(id),
+            UpdateExpression: 'ADD progress.checked :checked, progress.sentInRound :sent',
+            ConditionExpression: `${pushRunning} AND attribute_exists(progress)`,
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: {
+              ':checked': done.checked,
+              ':sent': done.sent,
+              ':running': 'running',
+            },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!conditionFailed(error)) throw error;
+    }
   }
 
   async list(limit: number): Promise<PushRecord[]> {

@@ -1,10 +1,16 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { StaleReportError } from '../../core/control/errors.ts';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  ReportBeforeNodeError,
+  RevisionNotSentError,
+  StaleReportError,
+  UnknownNodeError,
+} from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
-import type { ReportStore } from '../../core/control/ports.ts';
+import type { RecordedReport, ReportStore, ReportTimes } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { reportItemKey } from './keys.ts';
-import { allOld, conditionFailed, itemAbsent, TableStore } from './requests.ts';
+import { nodeItemKey, reportItemKey } from './keys.ts';
+import { deliveryKey } from './mesh-items.ts';
+import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
 
 /**
  * A node's latest report, in the inventory table:
@@ -13,17 +19,89 @@ import { allOld, conditionFailed, itemAbsent, TableStore } from './requests.ts';
  * |-------------|----------|------------|
  * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt? |
  *
- * Access: one conditional UpdateItem per report ("newer wins" on the host's sequence); `mesh
- * status` reads it with the node's other items. A heartbeat moves sequence, sentAt and heardAt
- * but keeps the state and revision of the last real report, so status still shows what was
- * applied. appliedRevision/appliedAt are the last report whose state was `applied`.
+ * Access: one transaction per report: the node's item checked to exist and to be older than the
+ * report's time on the queue (a report about an earlier node of the same name, removed since,
+ * is refused, so a node added again inherits nothing); its delivery checked to have reached the
+ * revision the report names (a heartbeat's revision 0 names none); and the report item updated
+ * when the report is newer ("newer wins" on the host's sequence). `mesh status` reads it with
+ * the node's other items. A heartbeat moves sequence, sentAt and heardAt but keeps the state
+ * and revision of the last real report, so status still shows what was applied.
+ * appliedRevision/appliedAt are the last report whose state was `applied`. `mesh report reset`
+ * deletes the item.
  */
+const nodeExists = itemPresent;
+const addedBeforeQueued = 'createdAt <= :queuedAt';
+const revisionSent = 'revision >= :revision';
 const noReportYet = itemAbsent;
 const olderSequenceKept = '#sequence < :sequence';
 const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 
 export class DynamoDBReportStore extends TableStore implements ReportStore {
-  async recordReport(report: ReportBody, heardAt: string): Promise<void> {
+  async recordReport(report: ReportBody, times: ReportTimes): Promise<void> {
+    const namesRevision = report.state !== 'heartbeat' || report.revision > 0;
+    const checks: TransactItem[] = [
+      {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: nodeItemKey(report.node),
+          ConditionExpression: `${nodeExists} AND ${addedBeforeQueued}`,
+          ExpressionAttributeValues: { ':queuedAt': times.queuedAt },
+        },
+      },
+      ...(namesRevision
+        ? [
+            {
+              ConditionCheck: {
+                TableName: this.tableName,
+                Key: deliveryKey(report.node),
+                ConditionExpression: revisionSent,
+                ExpressionAttributeValues: { ':revision': report.revision },
+              },
+            },
+          ]
+        : []),
+    ];
+    const failed = await transact(this.client, 'recording a report', [
+      ...checks,
+      this.#update(report, times.heardAt),
+    ]);
+    if (!failed) return;
+    const [node, delivery] = failed;
+    if (node) {
+      const createdAt = node.old?.createdAt;
+      if (typeof createdAt !== 'string') throw new UnknownNodeError(report.node);
+      throw new ReportBeforeNodeError(report.node, times.queuedAt, createdAt);
+    }
+    if (namesRevision && delivery) {
+      const sent = delivery.old?.revision;
+      throw new RevisionNotSentError(
+        report.node,
+        report.revision,
+        typeof sent === 'number' ? sent : undefined,
+      );
+    }
+    const kept = failed[checks.length]?.old;
+    throw new StaleReportError(report.node, report.sequence, Number(kept?.sequence ?? Number.NaN));
+  }
+
+  async resetReport(node: string): Promise<RecordedReport | undefined> {
+    const { Item } = await askStore('resetting a report', () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: nodeItemKey(node), ConsistentRead: true }),
+      ),
+    );
+    if (!Item) throw new UnknownNodeError(node);
+    const { Attributes } = await askStore('resetting a report', () =>
+      this.client.send(
+        new DeleteCommand({ TableName: this.tableName, Key: reportItemKey(node), ReturnValues: 'ALL_OLD' }),
+      ),
+    );
+    if (!Attributes) return undefined;
+    const { pk: _pk, sk: _sk, ...kept } = Attributes;
+    return { node, ...kept } as RecordedReport;
+  }
+
+  #update(report: ReportBody, heardAt: string): TransactItem {
     const heartbeat = report.state === 'heartbeat';
     const sets = ['#sequence = :sequence', 'sentAt = :sentAt', 'heardAt = :heardAt'];
     const removes: string[] = [];
@@ -35,31 +113,22 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
       else removes.push('step');
       if (report.state === 'applied') sets.push('appliedRevision = :revision', 'appliedAt = :heardAt');
     }
-    try {
-      await askStore('recording a report', () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: reportItemKey(report.node),
-            UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-            ConditionExpression: newerWins,
-            ExpressionAttributeNames: { '#sequence': 'sequence', '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':sequence': report.sequence,
-              ':sentAt': report.sentAt,
-              ':heardAt': heardAt,
-              ':state': report.state,
-              ':revision': report.revision,
-              ...(!heartbeat && report.step !== undefined ? { ':step': report.step } : {}),
-            },
-            ...allOld,
-          }),
-        ),
-      );
-    } catch (error) {
-      const failed = conditionFailed(error);
-      if (!failed) throw error;
-      throw new StaleReportError(report.node, report.sequence, Number(failed.old?.sequence ?? Number.NaN));
-    }
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: reportItemKey(report.node),
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: newerWins,
+        ExpressionAttributeNames: { '#sequence': 'sequence', '#state': 'state' },
+        ExpressionAttributeValues: {
+          ':sequence': report.sequence,
+          ':sentAt': report.sentAt,
+          ':heardAt': heardAt,
+          ':state': report.state,
+          ':revision': report.revision,
+          ...(!heartbeat && report.step !== undefined ? { ':step': report.step } : {}),
+        },
+      },
+    };
   }
 }

@@ -6,7 +6,7 @@ import {
 } from '../../core/enrolment/errors.ts';
 import type { ClaimRequest, SpendRequest, TokenRecord, TokenStore } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
+import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
 import {
   allOld,
   conditionFailed,
@@ -14,6 +14,7 @@ import {
   itemAbsent,
   itemPresent,
   TableStore,
+  type TableStoreOptions,
   transact,
 } from './requests.ts';
 
@@ -25,9 +26,12 @@ import {
  * | `node#<name>` | `token`     | node, tokenId, secretHash (SHA-256 of the secret, never the secret), issuedAt, validUntilMs, replaced (list of {tokenId, secretHash}, newest first), claimedBy, claimedAt, leaseUntilMs, spentBy, spentAt, thumbprint, revokedAt |
  * | `node#<name>` | `enrolment` | node, enrolledAt, thumbprint (the node's signing key), presenter, tokenId: written only by the spend |
  *
+ * The spend also puts the identity table's `enrolled` item (keys.ts: node, thumbprint,
+ * enrolledAt), in the same transaction, so the host routes can verify from that table alone.
+ *
  * Access patterns: issue = TransactWrite(ConditionCheck node exists, Put token if unchanged
  * since read); claim = conditional UpdateItem answering ALL_NEW; spend = TransactWrite(conditional
- * Update token, Put enrolment); revoke = conditional UpdateItem. Every condition is built from
+ * Update token, Put enrolment, Put the identity table's enrolled item); revoke = conditional UpdateItem. Every condition is built from
  * the named parts below; a failed one becomes TokenConditionFailedError carrying the item as it
  * was.
  */
@@ -58,6 +62,14 @@ const revokeCondition = `${tokenExists} AND ${notSpent}`;
 const store = 'the inventory table';
 
 export class DynamoDBTokenStore extends TableStore implements TokenStore {
+  readonly #identityTable: string;
+
+  /** `tableName` is the inventory; `identityTable` takes the spend's `enrolled` item. */
+  constructor(options: TableStoreOptions & { readonly identityTable: string }) {
+    super(options);
+    this.#identityTable = options.identityTable;
+  }
+
   async read(node: string): Promise<TokenRecord | undefined> {
     const { Item } = await askStore(store, () =>
       this.client.send(
@@ -143,6 +155,17 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
             thumbprint: request.thumbprint,
             presenter: request.presenter,
             tokenId: request.tokenId,
+          },
+        },
+      },
+      {
+        Put: {
+          TableName: this.#identityTable,
+          Item: {
+            ...enrolledKeyItemKey(request.node),
+            node: request.node,
+            thumbprint: request.thumbprint,
+            enrolledAt: request.enrolledAt,
           },
         },
       },

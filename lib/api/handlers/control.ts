@@ -2,22 +2,29 @@ import { randomBytes } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import { checkBuildTimes } from '../../core/control/bounds.ts';
 import { buildResults, envelope } from '../../core/control/messages.ts';
 import type { ControlSender, Outgoing, Queued } from '../../core/control/ports.ts';
-import { buildId, moduleName, moduleVersion } from '../../core/names.ts';
+import { buildId, moduleName, moduleVersion, nodeName } from '../../core/names.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
 import type { Parts } from '../../wiring.ts';
-import { json, parseBody } from '../http.ts';
+import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
+import { controlProblem } from '../problems/control.ts';
 
-/** The operator's control routes: each puts one message on the control queue and answers 202. */
-type Deps = Pick<Parts, 'sender'> & Partial<Pick<Parts, 'log' | 'now'>>;
+/**
+ * The operator's control routes: build, upgrade and catch-up each put one message on the
+ * control queue and answer 202; a report reset and a build retraction change the store at once.
+ * Domain errors become answers in lib/api/problems/control.ts.
+ */
+type Timed = Partial<Pick<Parts, 'log' | 'now'>>;
+type Deps = Pick<Parts, 'sender'> & Timed;
 type Handler = (event: APIGatewayProxyEvent, now: () => Date) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Deps, handler: Handler) => {
+const edge = (deps: Timed, handler: Handler) => {
   const now = deps.now ?? (() => new Date());
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ log: deps.log }))
+    .use(httpEdge({ mapError: controlProblem, log: deps.log }))
     .handler((event) => handler(event, now));
 };
 
@@ -39,16 +46,18 @@ export const catchUpRequest = z.strictObject({});
 export const controlBuildHandler = (deps: Deps) =>
   edge(deps, async (event, now) => {
     const request = parseBody(event, buildRequest);
+    const receivedAt = now();
     const body = {
       id: request.id ?? `${request.module}-${request.version}-${randomBytes(4).toString('hex')}`.slice(0, 64),
       module: request.module,
       version: request.version,
       result: request.result ?? 'succeeded',
-      finishedAt: request.finishedAt ?? now().toISOString(),
+      finishedAt: request.finishedAt ?? receivedAt.toISOString(),
     } as const;
+    checkBuildTimes(body, receivedAt, receivedAt);
     // A retried request for the same build id is one message; the consumer keeps it once anyway.
     const queued = await queueOne(deps.sender, {
-      message: envelope('build', body, now()),
+      message: envelope('build', body, receivedAt),
       deduplicationId: `build-${body.id}`,
     });
     return json(202, { queued, build: body });
@@ -68,6 +77,31 @@ export const controlCatchUpHandler = (deps: Deps) =>
     parseBody(event, catchUpRequest);
     const queued = await queueOne(deps.sender, { message: envelope('catch-up', {}, now()) });
     return json(202, { queued });
+  });
+
+const retractRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+
+/**
+ * POST /builds/retractions: retracts a version of a module for good. Answers the retraction and
+ * the module's latest build now, which the next catch-up announces; 404 `build_not_found` when
+ * no successful build of that version was recorded.
+ */
+export const controlBuildRetractHandler = (deps: Pick<Parts, 'builds'> & Timed) =>
+  edge(deps, async (event, now) => {
+    const { module, version } = parseBody(event, retractRequest);
+    const { latest, ...retracted } = await deps.builds.retractBuild(module, version, now().toISOString());
+    return json(200, { retracted, latest });
+  });
+
+/**
+ * DELETE /nodes/{node}/report: forgets the node's kept report, so its host's next report is
+ * recorded whatever its sequence. Answers the report forgotten, or null; 404 `node_not_found`.
+ */
+export const controlReportResetHandler = (deps: Pick<Parts, 'reports'> & Timed) =>
+  edge(deps, async (event) => {
+    const { node } = validate(z.object({ node: nodeName }), event.pathParameters ?? {}, 'path');
+    const reset = await deps.reports.resetReport(node);
+    return json(200, { node, reset: reset ?? null });
   });
 
 /** Puts one message on the control queue and says what was queued. */

@@ -1,6 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { HostIdentityError, WrongNodeError } from '../../core/host-identity/errors.ts';
 import { requestTarget } from '../../core/host-identity/proof.ts';
+import { RefusedKeys } from '../../core/host-identity/refused-keys.ts';
 import { verifyHostProof } from '../../core/host-identity/verify.ts';
 import type { Parts } from '../../wiring.ts';
 import { queryPairs } from '../host-auth.ts';
@@ -16,14 +17,25 @@ import { queryPairs } from '../host-auth.ts';
  * route while the store is away; there its report reaches the queue, which holds it (see
  * lib/api/host-auth.ts).
  *
+ * Refusing is cheap: a malformed, stale or misdirected proof is refused before any read, and a
+ * key the store said no completed enrolment names is refused again without a read for a while
+ * (RefusedKeys, one memory per instance). API Gateway caches its answers by the proof, which is
+ * single-use: see lib/constructs/api.ts.
+ *
  * Answers: Allow (with the node in the context); "Unauthorized" (401) for a missing, bad or
  * stale proof; Deny (403) for a valid proof on another node's route. A store that cannot be
  * read for a key not remembered is rethrown; API Gateway answers a throwing authorizer with
  * AUTHORIZER_CONFIGURATION_ERROR, which lib/constructs/api.ts maps to 503 `try_again`.
  */
-export function hostAuthorizerHandler(deps: Pick<Parts, 'credentials'> & Partial<Pick<Parts, 'now'>>) {
+export function hostAuthorizerHandler(
+  deps: Pick<Parts, 'credentials'> & Partial<Pick<Parts, 'now'>>,
+  options: { readonly refusedKeysRemembered?: number } = {},
+) {
   const now = deps.now ?? (() => new Date());
-  const credentials = deps.credentials;
+  const credentials = new RefusedKeys(deps.credentials, {
+    now: () => now().getTime(),
+    ...(options.refusedKeysRemembered !== undefined ? { capacity: options.refusedKeysRemembered } : {}),
+  });
   return async function authorizeHost(
     event: APIGatewayRequestAuthorizerEvent,
   ): Promise<APIGatewayAuthorizerResult> {

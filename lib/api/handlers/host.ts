@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import { checkReportSequence } from '../../core/control/bounds.ts';
 import { envelope, reportBody } from '../../core/control/messages.ts';
 import { nodeName } from '../../core/names.ts';
 import { signalHeader } from '../../core/signal/channel.ts';
@@ -9,6 +10,7 @@ import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication }
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
+import { controlProblem } from '../problems/control.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/api/host-auth.ts). */
@@ -20,7 +22,7 @@ export const provenRoute = (
   mapError?: (error: unknown) => Problem | undefined,
 ) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ log: deps.log, ...(mapError ? { mapError } : {}) }))
+    .use(httpEdge({ log: deps.log, mapError: (error) => mapError?.(error) ?? controlProblem(error) }))
     .use(
       hostAuthentication({
         credentials: deps.credentials,
@@ -76,7 +78,8 @@ export const reportPath = z.object({ node: nodeName });
  * `POST /hosts/{node}/reports`: a host's report, put on the control queue under
  * `report:<node>`. The deduplication id is the node and its sequence, so a host that sends the
  * same report again (its answer lost) queues it once. While the store is away the report still
- * reaches the queue, which holds it (see `proof-id-while-store-answers`).
+ * reaches the queue, which holds it (see `proof-id-while-store-answers`). A sequence further
+ * ahead of the clock than lib/core/control/bounds.ts allows is 422 `sequence_ahead`.
  */
 export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
   provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
@@ -86,6 +89,8 @@ export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
       throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
     }
     const body = { node, ...parseBody(event, reportRequest) };
+    // Refused here so the host hears why; the consumer checks again, against whatever else queued it.
+    checkReportSequence(body, now());
     const queued = await queueOne(deps.sender, {
       message: envelope('report', body, now()),
       deduplicationId: `report-${node}-${body.sequence}`,

@@ -1,9 +1,11 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
-import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { planPush } from '../../core/mesh/plan.ts';
-import { pushRequestSchema } from '../../core/mesh/push-steps.ts';
+import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-records.ts';
+import { waitForPush } from '../../core/mesh/push-runs.ts';
+import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Parts } from '../../wiring.ts';
 import { callerOf } from '../caller.ts';
@@ -65,14 +67,28 @@ export const meshConsumeHandler = (parts: Pick<Parts, 'meshService'> & Logged) =
   });
 
 /** POST /push */
-export const meshPushHandler = (parts: Pick<Parts, 'pushStore' | 'pushFlow'> & Logged) =>
+export const meshPushHandler = (
+  parts: Pick<Parts, 'pushStore' | 'pushRecords' | 'pushStarter' | 'config' | 'now'> & Logged,
+) =>
   edge(parts, async (event) => {
-    const request = parseBody(event, pushRequestSchema);
+    const { wait = true, ...request } = parseBody(event, pushBodySchema);
     // Checked here so an unknown node is a 404 before any flow starts.
     if (request.node && !(await parts.pushStore.readNode(request.node)))
       throw new NodeNotFoundError(request.node);
-    // A failed flow is a PushFlowFailedError naming what failed; meshProblem maps it by name.
-    return json(200, await parts.pushFlow.push(request, { requestedBy: callerOf(event) }));
+    const startedAt = parts.now();
+    const id = newPushId(startedAt);
+    const requestedBy = callerOf(event);
+    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt));
+    await parts.pushStarter.start({ pushId: id, request, requestedBy });
+    const headers = { location: `/pushes/${id}`, 'mesh-push': id };
+    const record = wait
+      ? await waitForPush(id, { records: parts.pushRecords, waitMs: parts.config.pushWaitSeconds * 1000 })
+      : undefined;
+    if (!record) return json(202, { push: id, state: 'running', follow: `/pushes/${id}` }, headers);
+    // A failed flow is named in its record; meshProblem maps the name, as for a flow run here.
+    if (record.outcome === 'failed')
+      throw new PushFlowFailedError(record.error ?? 'Error', record.errorMessage ?? `push ${id} failed`);
+    return json(200, outcomeOfRecord(record), headers);
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */

@@ -1,4 +1,5 @@
-import type { FlowTaskHandler } from '../../functions/spec.ts';
+import { runPushJob } from '../../core/mesh/push-runs.ts';
+import type { FlowTaskHandler, InvokedHandler } from '../../functions/spec.ts';
 import type { Parts } from '../../wiring.ts';
 
 /**
@@ -21,3 +22,9 @@ const counted =
 export const pushBeginHandler = (parts: TaskParts) => counted(parts, parts.pushTasks.Begin);
 export const pushFindBehindHandler = (parts: Pick<Parts, 'pushTasks'>) => parts.pushTasks.FindBehind;
 export const pushSendHandler = (parts: TaskParts) => counted(parts, parts.pushTasks.Send);
+
+/** push-run: a push mesh-push recorded and started (lib/core/mesh/push-runs.ts). */
+export const pushRunHandler =
+  (parts: Pick<Parts, 'pushFlow' | 'log'>): InvokedHandler =>
+  (event) =>
+    runPushJob(event, parts);

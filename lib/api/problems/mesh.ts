@@ -2,6 +2,7 @@ import {
   AlreadyAssignedError,
   DuplicateRelationError,
   HasDependentsError,
+  LimitReachedError,
   MeshRaceError,
   ModuleNotAssignedError,
   NodeExistsError,
@@ -31,6 +32,11 @@ export function meshProblem(error: unknown): Problem | undefined {
     return new Problem(409, 'has_dependents', error.message, { cause: error, details: error.dependents });
   if (error instanceof ProvisionNotMintedError) return problem(409, 'not_minted');
   if (error instanceof RemovalTooLargeError) return problem(422, 'removal_too_large');
+  if (error instanceof LimitReachedError)
+    return new Problem(422, 'limit_reached', error.message, {
+      cause: error,
+      details: { node: error.node, limit: error.limit, max: error.max },
+    });
   if (error instanceof NodeExistsError) return problem(409, 'node_exists');
   if (error instanceof AlreadyAssignedError) return problem(409, 'already_assigned');
   if (error instanceof DuplicateRelationError) return problem(409, 'duplicate_relation');
@@ -60,6 +66,8 @@ function mapFlowFailure(error: PushFlowFailedError): Problem | undefined {
       return contention(error);
     case storeUnavailableError:
       return tryAgainProblem('the control plane cannot reach its store now', { cause: error });
+    case 'PushFlowUnavailableError':
+      return tryAgainProblem('the push flow could not be started', { cause: error });
     default:
       return transientTaskErrors.includes(error.error)
         ? tryAgainProblem('the push flow could not run its steps', { cause: error })

@@ -19,7 +19,7 @@ type Check = { readonly what: string; readonly schema: z.ZodType; readonly value
  * so two bad arguments make one usage error (one line each for people, one JSON document
  * under --json) naming both.
  */
-function checkArguments<Values extends Record<string, unknown>>(
+export function checkArguments<Values extends Record<string, unknown>>(
   context: CommandContext,
   checks: { readonly [Key in keyof Values]: Check & { readonly schema: z.ZodType<Values[Key]> } },
 ): Values | undefined {
@@ -46,13 +46,25 @@ function checkArguments<Values extends Record<string, unknown>>(
   return undefined;
 }
 
+/** MODULE and VERSION on the command line, checked together. */
+export const checkModuleVersion = (context: CommandContext, module: string, version: string) =>
+  checkArguments(context, {
+    module: { what: 'MODULE', schema: moduleName, value: module },
+    version: { what: 'VERSION', schema: moduleVersion, value: version },
+  });
+
 const queuedLine = (queued: Queued) => `queued ${queued.subject} (message ${queued.messageId})`;
 
-/** Registers `mesh build`, `mesh upgrade` and `mesh catch-up`: each puts one message on the control queue. */
+/**
+ * Registers `mesh build`, `mesh upgrade` and `mesh catch-up`: each puts one message on the
+ * control queue. The corrections (`mesh build retract`, `mesh report reset`) are in corrections.ts.
+ */
 export function registerControlCommands(program: Command): void {
   program
     .command('build')
-    .description('record a build result: queued under build:<id>; a repeat of a build id is ignored')
+    .description(
+      'record a build result: queued under build:<id>; a repeat of a build id is ignored (`mesh build retract` takes one back)',
+    )
     .argument('<module>', 'the module built')
     .argument('<version>', 'the version built')
     .option('--id <id>', 'the build id (default: <module>-<version>-<random>)')
@@ -87,10 +99,7 @@ export function registerControlCommands(program: Command): void {
     .argument('<version>', 'its new version')
     .action(
       action(async (context, module: string, version: string) => {
-        const body = checkArguments(context, {
-          module: { what: 'MODULE', schema: moduleName, value: module },
-          version: { what: 'VERSION', schema: moduleVersion, value: version },
-        });
+        const body = checkModuleVersion(context, module, version);
         if (!body) return ExitCode.usage;
         const answer = await context.api.call<UpgradeAnswer>('POST', '/upgrades', body);
         context.output.line(

@@ -2,8 +2,16 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import type { DeclarationChange } from '../../core/mesh/declaration-diff.ts';
 import type { PlannedSend, PushPlan } from '../../core/mesh/plan.ts';
+import {
+  outcomeOfRecord,
+  type PushRecord,
+  type PushRecordView,
+  pushId,
+  toldFailures,
+} from '../../core/mesh/push-records.ts';
 import { nodeName } from '../../core/names.ts';
 import type { PushOutcome } from '../../core/ports.ts';
+import { type ApiClient, problemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Output } from '../output.ts';
@@ -14,9 +22,16 @@ const maxRounds = z.coerce
   .min(1, 'max rounds is at least 1')
   .max(50, 'max rounds is at most 50');
 
-type PushOptions = { behind: boolean; full: boolean; maxRounds: string; plan: boolean };
+type PushOptions = {
+  behind: boolean;
+  full: boolean;
+  maxRounds: string;
+  plan: boolean;
+  wait: boolean;
+  follow?: string;
+};
 
-/** Registers `mesh push [NODE] [--behind] [--full] [--max-rounds N] [--plan]`. */
+/** Registers `mesh push [NODE] [--behind] [--full] [--max-rounds N] [--plan] [--no-wait]`, `mesh push --follow ID`. */
 export function registerPushCommand(program: Command): void {
   program
     .command('push')
@@ -28,8 +43,15 @@ export function registerPushCommand(program: Command): void {
     .option('--full', 'with --behind: recompose every node (the audit), not only the marked ones', false)
     .option('--max-rounds <n>', 'the bound on flush rounds', '5')
     .option('--plan', 'say what the push would send and change, and write nothing', false)
+    .option('--no-wait', 'answer the push id at once, and let it run')
+    .option('--follow <push>', 'follow a push started earlier, by its id, to its result')
     .action(
       action(async ({ api, output }, rawNode: string | undefined, options: PushOptions) => {
+        if (options.follow !== undefined) {
+          const id = pushId.safeParse(options.follow);
+          if (!id.success) return usage(output, id.error);
+          return followPush(api, output, id.data);
+        }
         const parsed = z
           .object({ node: nodeName.optional(), maxRounds })
           .refine((v) => v.node !== undefined || options.behind, 'name a node, or use --behind')
@@ -52,18 +74,86 @@ export function registerPushCommand(program: Command): void {
           return plan.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
         }
         output.progress(`pushing ${what}…`);
-        const outcome = await api.call<PushOutcome>('POST', '/push', request);
-        output.result(outcome);
-        printOutcome(output, outcome);
-        return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
+        const answer = await api.send('POST', '/push', { ...request, wait: options.wait });
+        if (answer.status >= 400) throw problemError(answer);
+        if (answer.status === 200) return finished(output, answer.body as PushOutcome);
+        const { push } = answer.body as { push: string };
+        if (!options.wait) {
+          output.result({ push, state: 'running' });
+          output.line(`push ${push} started; follow it with mesh push --follow ${push} (or see mesh pushes)`);
+          return ExitCode.ok;
+        }
+        output.progress(
+          `push ${push} is taking a while; following it (Ctrl-C stops following, not the push)`,
+        );
+        return followPush(api, output, push);
       }),
     );
+}
+
+function finished(output: Output, outcome: PushOutcome): ExitCode {
+  output.result(outcome);
+  printOutcome(output, outcome);
+  return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
+}
+
+/**
+ * Follows a push by its record until it is done, showing each round's progress, then prints
+ * what `mesh push` prints for a push that answered at once. A failed push exits as its answer
+ * would have.
+ */
+async function followPush(api: ApiClient, output: Output, id: string, pollMs = 1000): Promise<ExitCode> {
+  let shown = '';
+  for (;;) {
+    const record = await api.call<PushRecordView>('GET', `/pushes/${id}`);
+    if (record.state === 'done') {
+      if (record.outcome !== 'failed') return finished(output, outcomeOfRecord(record as PushRecord));
+      const message =
+        record.errorMessage ?? `the push failed (${record.error}); the control plane logged why`;
+      output.error(`mesh: push ${id} failed: ${message}`);
+      output.result({ error: { code: 'push_failed', message, push: id, failed: record.error } });
+      return failedPushExit(record.error);
+    }
+    if (record.state === 'unfinished') {
+      output.error(
+        `mesh: push ${id} never finished (its flow stopped); run mesh push --behind to finish its work`,
+      );
+      return ExitCode.failed;
+    }
+    const line = progressLine(record);
+    if (line !== shown) output.progress(line);
+    shown = line;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/** `push ID: round 1 [########------------] 4,000 of 10,000 looked at, 3,950 flushed`. */
+function progressLine(record: PushRecordView): string {
+  const progress = record.progress;
+  if (!progress) return `push ${record.id}: starting…`;
+  const checked = progress.checked ?? 0;
+  const filled = progress.pending === 0 ? 20 : Math.min(20, Math.round((20 * checked) / progress.pending));
+  const count = (n: number) => n.toLocaleString('en');
+  const flushed = progress.flushedCount + (progress.sentInRound ?? 0);
+  return `push ${record.id}: round ${progress.round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(progress.pending)} looked at, ${count(flushed)} flushed`;
+}
+
+/** A failed push exits as its answer would have: 3 for an unknown node, 6 for "try again", else 1. */
+function failedPushExit(failed: string | null): ExitCode {
+  if (failed === 'NodeNotFoundError') return ExitCode.notFound;
+  if (failed && toldFailures.includes(failed)) return ExitCode.unavailable;
+  return ExitCode.failed;
 }
 
 function printOutcome(output: Output, outcome: PushOutcome) {
   if (outcome.pushed) output.line(`pushed ${outcome.pushed.node} at revision ${outcome.pushed.revision}`);
   for (const f of outcome.flushed)
     output.line(`flushed ${f.node} at revision ${f.revision} (round ${f.round})`);
+  const unlisted = (outcome.flushedCount ?? outcome.flushed.length) - outcome.flushed.length;
+  if (unlisted > 0)
+    output.line(
+      `… and ${unlisted.toLocaleString('en')} more flushed (its record lists the first ${outcome.flushed.length.toLocaleString('en')})`,
+    );
   output.line(consistency(outcome, 'the mesh is'));
 }
 
@@ -87,12 +177,26 @@ const sign = { added: '+', removed: '-', changed: '~' } as const;
 const changeLine = (change: DeclarationChange) =>
   `${sign[change.change]} ${change.section} ${change.item}${change.detail ? `: ${change.detail}` : ''}`;
 
+/**
+ * The closing lines: consistent, or which nodes are still behind and what to do; a node that
+ * cannot be sent is named with its reason, since another push would not send it either.
+ */
 function consistency(
-  outcome: Pick<PushOutcome, 'behind' | 'rounds'> & { flushed: readonly unknown[] },
+  outcome: Pick<PushOutcome, 'behind' | 'rounds' | 'unsendable' | 'flushedCount'> & {
+    flushed: readonly unknown[];
+  },
   what: string,
 ) {
   const rounds = `${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'}`;
-  return outcome.behind.length > 0
-    ? `${what} NOT consistent: ${outcome.behind.join(', ')} still behind after ${rounds}; run mesh push --behind again, or raise --max-rounds`
-    : `${what} consistent (${outcome.flushed.length} flushed in ${rounds})`;
+  const flushed = outcome.flushedCount ?? outcome.flushed.length;
+  if (outcome.behind.length === 0) return `${what} consistent (${flushed} flushed in ${rounds})`;
+  const unsendable = outcome.unsendable ?? [];
+  const cannot = new Set(unsendable.map((entry) => entry.node));
+  const waiting = outcome.behind.filter((node) => !cannot.has(node));
+  return [
+    ...unsendable.map((entry) => `${entry.node} NOT sent: ${entry.reason}`),
+    waiting.length > 0
+      ? `${what} NOT consistent: ${waiting.join(', ')} still behind after ${rounds}; run mesh push --behind again, or raise --max-rounds`
+      : `${what} NOT consistent: ${[...cannot].join(', ')} cannot be sent until changed; every other node was sent`,
+  ].join('\n');
 }

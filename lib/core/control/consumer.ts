@@ -39,7 +39,7 @@ type GroupState = {
  * hidden as long as it is, so the subject's order is kept.
  */
 export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) {
-  const plans = planBatch(records);
+  const plans = planBatch(records, deps.now());
   const groups = new Map<string, GroupState>();
 
   async function handle(record: QueueRecord): Promise<string> {

@@ -27,6 +27,85 @@ export class MessageRejectedError extends ControlError {
   }
 }
 
+/**
+ * A report whose sequence is further ahead of the control plane's clock than a host's clock may
+ * be: recorded, it would make every real report of its node stale until the clock caught up.
+ */
+export class SequenceAheadError extends MessageRejectedError {
+  override name = 'SequenceAheadError';
+  readonly sequence: number;
+  readonly latestAccepted: number;
+  constructor(
+    node: string,
+    sequence: number,
+    bound: { readonly latestAccepted: number; readonly leadMs: number },
+  ) {
+    super(
+      `report ${sequence} for ${node} is ahead of the clock: a sequence counts the host's clock in milliseconds and may lead the control plane's by ${bound.leadMs / 60_000} minutes at most (up to ${bound.latestAccepted} now)`,
+    );
+    this.sequence = sequence;
+    this.latestAccepted = bound.latestAccepted;
+  }
+}
+
+/** A node the mesh does not hold (never added, or removed since). */
+export class UnknownNodeError extends MessageRejectedError {
+  override name = 'UnknownNodeError';
+  constructor(node: string) {
+    super(`there is no node ${node}`);
+  }
+}
+
+/** A report queued before its node was added: it is about an earlier node of the same name, removed since. */
+export class ReportBeforeNodeError extends MessageRejectedError {
+  override name = 'ReportBeforeNodeError';
+  constructor(node: string, queuedAt: string, createdAt: string) {
+    super(
+      `the report for ${node} was queued at ${queuedAt}, before node ${node} was added (${createdAt}): it is about a node of that name removed since`,
+    );
+  }
+}
+
+/** A report naming a revision its node was never sent. */
+export class RevisionNotSentError extends MessageRejectedError {
+  override name = 'RevisionNotSentError';
+  constructor(node: string, revision: number, sentRevision: number | undefined) {
+    super(
+      sentRevision === undefined
+        ? `${node} was sent nothing yet, so it cannot report revision ${revision}`
+        : `${node} was sent revision ${sentRevision} at most, so it cannot report revision ${revision}`,
+    );
+  }
+}
+
+/** A build whose finishedAt is further from when it was received than a build's clock may be. */
+export class BuildTimeOutOfBoundsError extends MessageRejectedError {
+  override name = 'BuildTimeOutOfBoundsError';
+  readonly earliest: string;
+  readonly latest: string;
+  constructor(reason: string, bounds: { readonly earliest: string; readonly latest: string }) {
+    super(reason);
+    this.earliest = bounds.earliest;
+    this.latest = bounds.latest;
+  }
+}
+
+/** Retracting a version of which no successful build was recorded. */
+export class BuildNotFoundError extends ControlError {
+  override name = 'BuildNotFoundError';
+  constructor(module: string, version: string) {
+    super(`no successful build of ${module} ${version} was recorded`);
+  }
+}
+
+/** A retraction that kept losing its race with new builds of the module; asked again, it completes. */
+export class RetractionContentionError extends ControlError {
+  override name = 'RetractionContentionError';
+  constructor(module: string, version: string) {
+    super(`builds of ${module} kept changing its latest while ${version} was retracted`);
+  }
+}
+
 /** The push after an upgrade failed or timed out; logged, never a reason to hold the upgrade. */
 export class PushFailedError extends ControlError {
   override name = 'PushFailedError';

@@ -1,3 +1,4 @@
+import { isSequenceAhead } from './bounds.ts';
 import { type ControlMessage, parseControlMessage, type ReportBody } from './messages.ts';
 import type { QueueRecord } from './ports.ts';
 
@@ -9,9 +10,10 @@ export type Plan =
 /**
  * Reads every record once and marks what a newer message of the same subject in this batch
  * sets aside: an upgrade or catch-up followed by another of its subject, and a report that a
- * newer report of its node makes moot (see `coversReport`). Builds are each kept once anyway.
+ * newer report of its node makes moot (see `coversReport`); a report that leads `now` by more
+ * than the bound sets nothing aside. Builds are each kept once anyway.
  */
-export function planBatch(records: readonly QueueRecord[]): Map<string, Plan> {
+export function planBatch(records: readonly QueueRecord[], now: Date): Map<string, Plan> {
   const plans = new Map<string, Plan>();
   const newest = new Map<string, { messageId: string; index: number }>();
   const reports: Array<{ messageId: string; index: number; body: ReportBody }> = [];
@@ -34,7 +36,9 @@ export function planBatch(records: readonly QueueRecord[]): Map<string, Plan> {
     plans.set(record.messageId, { ok: true, message });
     if (message.type === 'build') return;
     if (message.type === 'report') {
-      reports.push({ messageId: record.messageId, index, body: message.body });
+      // One that will be refused for leading the clock covers nothing: it is never recorded.
+      if (!isSequenceAhead(message.body.sequence, now))
+        reports.push({ messageId: record.messageId, index, body: message.body });
       return;
     }
     newest.set(message.subject, { messageId: record.messageId, index });

@@ -13,21 +13,69 @@ export type RecordedReport = ReportBody & {
   readonly appliedAt?: string;
 };
 
+export type ReportTimes = {
+  /** When the consumer took it: the node was last heard then. */
+  readonly heardAt: string;
+  /** When the control plane put it on the queue (the envelope's sentAt), by its own clock. */
+  readonly queuedAt: string;
+};
+
 export interface ReportStore {
   /**
-   * Records the report if it is newer than the one kept for its node. Throws StaleReportError
-   * when it is not, StoreUnavailableError when the store cannot be reached.
+   * Records the report if its node exists and was added before the report was queued, the
+   * revision it names was sent to the node (a heartbeat's revision 0 names none), and it is
+   * newer than the one kept. Throws UnknownNodeError, ReportBeforeNodeError,
+   * RevisionNotSentError or StaleReportError when not, StoreUnavailableError when the store
+   * cannot be reached.
    */
-  recordReport(report: ReportBody, heardAt: string): Promise<void>;
+  recordReport(report: ReportBody, times: ReportTimes): Promise<void>;
+  /**
+   * Forgets the node's kept report, so its host's next report is recorded whatever its
+   * sequence; answers the report forgotten (undefined when there was none). Throws
+   * UnknownNodeError for a node the mesh does not hold.
+   */
+  resetReport(node: string): Promise<RecordedReport | undefined>;
 }
 
-export type RecordedBuild = BuildBody & { readonly recordedAt: string };
+export type RecordedBuild = BuildBody & {
+  /** When the control plane received it, by its own clock: what orders a module's builds. */
+  readonly receivedAt: string;
+  readonly recordedAt: string;
+};
+
+export type BuildTimes = Pick<RecordedBuild, 'receivedAt' | 'recordedAt'>;
+
+/** What became of a build result: kept for the first time, a repeat, or kept but of a retracted version. */
+export type BuildRecording = 'recorded' | 'repeat' | 'retracted';
+
+export type Retraction = {
+  readonly module: string;
+  readonly version: string;
+  /** When the version was first retracted. */
+  readonly retractedAt: string;
+  /** Whether it was retracted before this request. */
+  readonly already: boolean;
+  /** The ids of the successful builds of that version. */
+  readonly builds: readonly string[];
+  /** The module's latest successful build now; null when none is left. */
+  readonly latest: RecordedBuild | null;
+};
 
 export interface BuildStore {
-  /** Keeps the first result for a build id; a repeat changes nothing and says so. */
-  recordBuild(build: BuildBody, recordedAt: string): Promise<'recorded' | 'repeat'>;
-  /** Each module's latest successful build (by finishedAt, then id). */
+  /**
+   * Keeps the first result for a build id; a repeat changes nothing and says so. A successful
+   * build becomes its module's latest when it was received after the latest, unless its
+   * version is retracted.
+   */
+  recordBuild(build: BuildBody, times: BuildTimes): Promise<BuildRecording>;
+  /** Each module's latest successful build (by receivedAt, then id), retracted versions left out. */
   latestSuccessfulBuilds(): Promise<readonly RecordedBuild[]>;
+  /**
+   * Retracts a version of a module for good: no build of it is the module's latest again, and
+   * when it is the latest now, the build received before it becomes the latest. Throws
+   * BuildNotFoundError when no successful build of that version was recorded.
+   */
+  retractBuild(module: string, version: string, retractedAt: string): Promise<Retraction>;
 }
 
 export type Outgoing = {

@@ -2,6 +2,7 @@ import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
+import { checkBuildTimes, checkReportSequence } from './bounds.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError } from './errors.ts';
 import {
   type BuildMessage,
@@ -49,15 +50,32 @@ export async function settleMessage(
 }
 
 async function settleReport(message: ReportMessage, deps: SettleDeps) {
-  await deps.reports.recordReport(message.body, deps.now().toISOString());
+  const now = deps.now();
+  checkReportSequence(message.body, now);
+  await deps.reports.recordReport(message.body, {
+    heardAt: now.toISOString(),
+    queuedAt: new Date(message.sentAt).toISOString(),
+  });
   return `recorded report ${message.body.sequence} (${message.body.state}, revision ${message.body.revision})`;
 }
 
 async function settleBuild(message: BuildMessage, deps: SettleDeps) {
-  const result = await deps.builds.recordBuild(message.body, deps.now().toISOString());
-  return result === 'recorded'
-    ? `recorded build ${message.body.id} (${message.body.module} ${message.body.version}, ${message.body.result})`
-    : `build ${message.body.id} was already recorded; the repeat is ignored`;
+  const now = deps.now();
+  const receivedAt = new Date(message.sentAt);
+  checkBuildTimes(message.body, receivedAt, now);
+  const { id, module, version, result } = message.body;
+  const recording = await deps.builds.recordBuild(message.body, {
+    receivedAt: receivedAt.toISOString(),
+    recordedAt: now.toISOString(),
+  });
+  switch (recording) {
+    case 'recorded':
+      return `recorded build ${id} (${module} ${version}, ${result})`;
+    case 'repeat':
+      return `build ${id} was already recorded; the repeat is ignored`;
+    case 'retracted':
+      return `kept build ${id}, but ${module} ${version} is retracted: it is never announced`;
+  }
 }
 
 async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {

@@ -16,6 +16,15 @@ export type NodeCredential = {
   readonly enrolledThumbprint: string | undefined;
 };
 
+/** Whether the credential read for `thumbprint` is that key, named by a completed enrolment. */
+export function namesEnrolledKey(credential: NodeCredential, thumbprint: string): boolean {
+  return (
+    credential.key !== undefined &&
+    credential.key.thumbprint === thumbprint &&
+    credential.enrolledThumbprint === thumbprint
+  );
+}
+
 export interface NodeCredentialReader {
   readCredential(node: string, thumbprint: string): Promise<NodeCredential>;
 }

@@ -8,7 +8,7 @@ import {
   ProofStaleError,
   WrongNodeError,
 } from './errors.ts';
-import type { NodeCredentialReader, ProofReplayGuard } from './ports.ts';
+import { type NodeCredentialReader, namesEnrolledKey, type ProofReplayGuard } from './ports.ts';
 import {
   bodyHash,
   defaultMaxSkewSeconds,
@@ -68,7 +68,7 @@ export async function verifyHostProof(request: ProvenRequest, options: VerifyOpt
   }
 
   const credential = await options.credentials.readCredential(claims.sub, kid);
-  if (!credential.key || credential.enrolledThumbprint !== kid || credential.key.thumbprint !== kid) {
+  if (!credential.key || !namesEnrolledKey(credential, kid)) {
     throw new NodeNotEnrolledError(
       'not_enrolled',
       `node ${claims.sub} has no completed enrolment for this key`,

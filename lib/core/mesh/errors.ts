@@ -115,6 +115,36 @@ export class RemovalTooLargeError extends MeshError {
   }
 }
 
+/** A change would take a node past one of its limits (lib/core/mesh/limits.ts). */
+export class LimitReachedError extends MeshError {
+  override name = 'LimitReachedError';
+  readonly node: string;
+  readonly limit: string;
+  readonly max: number;
+  constructor(node: string, limit: string, max: number, what: string, options?: ErrorOptions) {
+    super(`node ${node} already has ${max} ${what}, its limit (${limit}); remove some first`, options);
+    this.node = node;
+    this.limit = limit;
+    this.max = max;
+  }
+}
+
+/**
+ * A node's declaration composed larger than one declaration may be: the push does not send it,
+ * names it in `behind` with this reason, and goes on with the others.
+ */
+export class DeclarationTooLargeError extends MeshError {
+  override name = 'DeclarationTooLargeError';
+  readonly node: string;
+  constructor(node: string, bytes: number, max: number, options?: ErrorOptions) {
+    super(
+      `${node}'s declaration would be ${bytes} bytes, over the ${max} one declaration may be; remove modules or relations from it`,
+      options,
+    );
+    this.node = node;
+  }
+}
+
 /** A write raced with another and lost; the caller reads again and retries. */
 export class MeshRaceError extends MeshError {
   override name = 'MeshRaceError';

@@ -1,4 +1,4 @@
-import type { DeliveryReader, PushRequest } from '../ports.ts';
+import type { DeliveryReader, PushOutcome, PushRequest } from '../ports.ts';
 import type { Declaration } from './declaration.ts';
 import { type DeclarationChange, diffDeclarations } from './declaration-diff.ts';
 import { DryRunPushStore } from './dry-run-store.ts';
@@ -21,6 +21,7 @@ export type PushPlan = {
   readonly flushed: readonly PlannedSend[];
   readonly rounds: number;
   readonly behind: readonly string[];
+  readonly unsendable?: PushOutcome['unsendable'];
 };
 
 /**
@@ -60,5 +61,6 @@ export async function planPush(
     flushed: outcome.flushed.map((send) => planned(send.node, send.revision, send.round)),
     rounds: outcome.rounds,
     behind: outcome.behind,
+    ...(outcome.unsendable ? { unsendable: outcome.unsendable } : {}),
   };
 }

@@ -31,8 +31,20 @@ export type PushRecord = {
   /** What was still behind at the bound (the first `keptNodesPerList`); `behindCount` is all of them. */
   readonly behind: readonly string[];
   readonly behindCount: number;
-  /** The name of what failed (`NodeNotFoundError`, `States.Timeout`, …), never its message. */
+  /** The name of what failed (`NodeNotFoundError`, `States.Timeout`, …). */
   readonly error: string | null;
+  /** Its message, kept only for the failures operators are told about (`toldFailures`), never a defect's. */
+  readonly errorMessage?: string | null;
+  /** Set by the flow at each round while it runs (best effort); absent on older records. */
+  readonly progress?: {
+    readonly round: number;
+    readonly flushedCount: number;
+    readonly pending: number;
+    readonly checked?: number;
+    readonly sentInRound?: number;
+  };
+  /** Nodes that could not be sent, with why (the first `keptNodesPerList`). */
+  readonly unsendable?: PushOutcome['unsendable'];
 };
 
 /** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
@@ -46,6 +58,10 @@ export interface PushRecordWriter {
   start(record: PushRecord): Promise<void>;
   /** Writes the finished record over the running one (or alone, when the start was not written). */
   finish(record: PushRecord): Promise<void>;
+  /** Notes a running push's round as it starts; a record that is done is left as it is. */
+  progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void>;
+  /** Counts a finished batch into the round's progress, atomically (batches finish together). */
+  batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
 }
 
 export interface PushRecordReader {
@@ -95,13 +111,19 @@ export class RecordedPushFlow implements PushFlow {
   async push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome> {
     const startedAt = this.#now();
     const running = runningRecord(asker?.pushId ?? newPushId(startedAt), request, asker, startedAt);
-    await this.#quietly(running, () => this.#records.start(running));
+    if (!asker?.started) await this.#quietly(running, () => this.#records.start(running));
     let outcome: PushOutcome;
     try {
-      // Only the request reaches the flow: who asked is the record's, not the flow's.
-      outcome = await this.flow.push(request);
+      // Who asked stays the record's; the flow gets the record's id to report its rounds to.
+      outcome = await this.flow.push({ ...request, pushId: running.id });
     } catch (error) {
-      const failed = { ...finished(running, this.#now()), outcome: 'failed' as const, error: nameOf(error) };
+      const name = nameOf(error);
+      const failed = {
+        ...finished(running, this.#now()),
+        outcome: 'failed' as const,
+        error: name,
+        errorMessage: toldFailures.includes(name) ? (error as Error).message : null,
+      };
       await this.#quietly(failed, () => this.#records.finish(failed));
       throw error;
     }
@@ -119,7 +141,7 @@ export class RecordedPushFlow implements PushFlow {
   }
 }
 
-function runningRecord(
+export function runningRecord(
   id: string,
   request: PushRequest,
   asker: PushAsker | undefined,
@@ -164,8 +186,38 @@ export function doneRecord(running: PushRecord, outcome: PushOutcome, at: Date):
     rounds: outcome.rounds,
     behind: outcome.behind.slice(0, keptNodesPerList),
     behindCount: outcome.behind.length,
+    progress: { round: outcome.rounds, flushedCount: outcome.flushed.length, pending: 0 },
+    ...(outcome.unsendable ? { unsendable: outcome.unsendable.slice(0, keptNodesPerList) } : {}),
   };
 }
+
+/**
+ * The push contract read back from a finished record, for an answer given after the flow ran
+ * elsewhere; the counts are added when the record's lists were cut to `keptNodesPerList`.
+ */
+export function outcomeOfRecord(record: PushRecord): PushOutcome {
+  const cut = record.flushedCount > record.flushed.length || record.behindCount > record.behind.length;
+  return {
+    pushed: record.pushed,
+    flushed: record.flushed,
+    rounds: record.rounds ?? 0,
+    behind: record.behind,
+    ...(record.unsendable?.length ? { unsendable: record.unsendable } : {}),
+    ...(cut ? { flushedCount: record.flushedCount, behindCount: record.behindCount } : {}),
+  };
+}
+
+/**
+ * The failures whose message an operator is told (they name a node, or say to try again); a
+ * defect's message stays in the log.
+ */
+export const toldFailures: readonly string[] = [
+  'NodeNotFoundError',
+  'PushContentionError',
+  'MeshRaceError',
+  'StoreUnavailableError',
+  'PushFlowUnavailableError',
+];
 
 /** A failed flow is named by what a Task threw (PushFlowFailedError.error); anything else by its class. */
 function nameOf(error: unknown): string {

@@ -2,7 +2,9 @@ import * as z from 'zod';
 import { mapLimit } from '../map-limit.ts';
 import { nodeName } from '../names.ts';
 import type { PushOutcome, PushRequest } from '../ports.ts';
-import type { Pusher } from './push.ts';
+import { DeclarationTooLargeError, NodeNotFoundError } from './errors.ts';
+import type { NodeSend, Pusher } from './push.ts';
+import { pushId } from './push-records.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
@@ -12,26 +14,66 @@ const defaultMaxRounds = 5;
 /** Nodes per Map item: small enough to keep one send task short, large enough to keep the state small. */
 export const batchSize = 25;
 
-export const pushRequestSchema = z
-  .object({
-    node: nodeName.optional(),
-    behind: z.boolean().optional(),
-    full: z.boolean().optional(),
-    maxRounds: z.number().int().min(1).max(50).optional(),
-  })
-  .strict()
-  .refine((request) => request.node !== undefined || request.behind === true, {
-    message: 'name a node, or ask for behind: true',
-  })
-  .refine((request) => !request.full || request.behind === true, {
-    message: 'full is an audit of push --behind: it needs behind: true',
-  });
+const requestFields = {
+  node: nodeName.optional(),
+  behind: z.boolean().optional(),
+  full: z.boolean().optional(),
+  maxRounds: z.number().int().min(1).max(50).optional(),
+};
+
+const meaningful = <T extends z.ZodType<{ node?: string; behind?: boolean; full?: boolean }>>(schema: T) =>
+  schema
+    .refine((request) => request.node !== undefined || request.behind === true, {
+      message: 'name a node, or ask for behind: true',
+    })
+    .refine((request) => !request.full || request.behind === true, {
+      message: 'full is an audit of push --behind: it needs behind: true',
+    });
+
+/** What an operator asks for (`POST /push/plan`, and the push a `POST /push` starts). */
+export const pushRequestSchema = meaningful(z.object(requestFields).strict());
+
+/** `POST /push`: the request, and whether to wait for it (`wait: false` answers its id at once). */
+export const pushBodySchema = meaningful(
+  z.object({ ...requestFields, wait: z.boolean().optional() }).strict(),
+);
+
+/** What the flow starts from: the request, and the record it reports its rounds to. */
+const flowInputSchema = meaningful(z.object({ ...requestFields, pushId: pushId.optional() }).strict());
+
+/** How far a push has come, noted in its record at each round (best effort). */
+export type PushProgress = {
+  readonly round: number;
+  /** Nodes flushed in the rounds before this one. */
+  readonly flushedCount: number;
+  /** The nodes this round looks at. */
+  readonly pending: number;
+  /** Of those, looked at so far, and sent so far: counted up by each batch as it finishes. */
+  readonly checked?: number;
+  readonly sentInRound?: number;
+};
+
+/** Where the flow notes its progress: a round as it starts, each batch as it finishes. */
+export type ProgressNotes = {
+  round(pushId: string, progress: PushProgress): Promise<void>;
+  batch(pushId: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
+};
 
 const flushedSchema = z.object({ node: z.string(), revision: z.number(), round: z.number() });
-const batchResultSchema = z.object({ sent: z.array(flushedSchema), marked: z.array(z.string()) });
+const unsendableSchema = z.object({ node: z.string(), reason: z.string() });
+const batchResultSchema = z.object({
+  sent: z.array(flushedSchema),
+  marked: z.array(z.string()),
+  unsendable: z.array(unsendableSchema).default([]),
+});
 
 const flowStateSchema = z.object({
-  request: z.object({ node: z.string().nullable(), full: z.boolean(), maxRounds: z.number() }),
+  request: z.object({
+    node: z.string().nullable(),
+    full: z.boolean(),
+    maxRounds: z.number(),
+    pushId: z.string().nullable().default(null),
+  }),
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),
   round: z.number(),
@@ -39,6 +81,8 @@ const flowStateSchema = z.object({
   batches: z.array(z.array(z.string())),
   done: z.boolean(),
   behind: z.array(z.string()),
+  /** Nodes this push cannot send (their declaration over its limit): never tried again, named at the end. */
+  unsendable: z.array(unsendableSchema).default([]),
   results: z.array(batchResultSchema).optional(),
 });
 export type FlowState = z.infer<typeof flowStateSchema>;
@@ -46,18 +90,46 @@ export type FlowState = z.infer<typeof flowStateSchema>;
 const sendInputSchema = z.object({
   nodes: z.array(nodeName).max(100),
   round: z.number().int().min(1),
+  /** The record each batch notes itself done in; null for a push kept in no record. */
+  pushId: z.string().nullable().default(null),
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
 
+/**
+ * One node composed and sent, or why it cannot be: its declaration over the limit (it stays
+ * behind, named with the reason), or it was removed while the push ran (nothing to send).
+ */
+async function trySend(
+  pusher: Pusher,
+  node: string,
+  named: boolean,
+): Promise<NodeSend | Unsendable | undefined> {
+  try {
+    return await pusher.sendNode(node);
+  } catch (error) {
+    if (error instanceof DeclarationTooLargeError) return { node, reason: error.message };
+    if (error instanceof NodeNotFoundError && !named) return undefined;
+    throw error;
+  }
+}
+
+type Unsendable = z.infer<typeof unsendableSchema>;
+const isSend = (value: NodeSend | Unsendable | undefined): value is NodeSend =>
+  value !== undefined && 'revision' in value;
+const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsendable =>
+  value !== undefined && 'reason' in value;
+
 /** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
 export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
-  const request = pushRequestSchema.parse(input);
-  const named = request.node ? await pusher.sendNode(request.node) : undefined;
+  const request = flowInputSchema.parse(input);
+  const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
+  const named = isSend(attempt) ? attempt : undefined;
   return {
     request: {
       node: request.node ?? null,
       full: request.full ?? false,
       maxRounds: request.maxRounds ?? defaultMaxRounds,
+      pushId: request.pushId ?? null,
     },
     pushed: named ? { node: named.node, revision: named.revision } : null,
     flushed: [],
@@ -66,6 +138,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
     batches: [],
     done: false,
     behind: [],
+    unsendable: isUnsendable(attempt) ? [attempt] : [],
   };
 }
 
@@ -75,34 +148,71 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
  * mints marked (so an index that lags cannot hide them). At the bound, what is left is checked
  * by composing, so `behind` names exactly the nodes that are behind.
  */
-export async function findBehind(pusher: Pusher, input: unknown): Promise<FlowState> {
+export async function findBehind(
+  pusher: Pusher,
+  input: unknown,
+  progress?: ProgressNotes,
+): Promise<FlowState> {
   const state = flowStateSchema.parse(input);
   const results = state.results ?? [];
   const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
   const hints = results.flatMap((result) => result.marked);
+  const unsendable = [...state.unsendable, ...results.flatMap((result) => result.unsendable)];
+  const cannot = new Set(unsendable.map((entry) => entry.node));
   const audit = state.request.full && state.round === 0;
   const found = await pusher.candidates(audit);
-  const candidates = [...new Set([...found, ...state.hints, ...hints])].sort();
+  const candidates = [...new Set([...found, ...state.hints, ...hints])].filter((n) => !cannot.has(n)).sort();
   const { results: _folded, ...rest } = state;
-  if (candidates.length === 0) return { ...rest, flushed, hints: [], batches: [], done: true, behind: [] };
-  if (state.round >= state.request.maxRounds) {
-    const behind = await pusher.behindOf(candidates);
-    return { ...rest, flushed, hints: [], batches: [], done: true, behind };
-  }
+  const finished = (behind: string[]) => ({
+    ...rest,
+    flushed,
+    unsendable,
+    hints: [],
+    batches: [],
+    done: true,
+    behind: [...new Set([...behind, ...cannot])].sort(),
+  });
+  if (candidates.length === 0) return finished([]);
+  if (state.round >= state.request.maxRounds) return finished(await pusher.behindOf(candidates));
+  if (state.request.pushId)
+    await progress?.round(state.request.pushId, {
+      round: state.round + 1,
+      flushedCount: flushed.length,
+      pending: candidates.length,
+      checked: 0,
+      sentInRound: 0,
+    });
   const batches: string[][] = [];
   for (let index = 0; index < candidates.length; index += batchSize) {
     batches.push(candidates.slice(index, index + batchSize));
   }
-  return { ...rest, flushed, round: state.round + 1, hints: [], batches, done: false, behind: [] };
+  return {
+    ...rest,
+    flushed,
+    unsendable,
+    round: state.round + 1,
+    hints: [],
+    batches,
+    done: false,
+    behind: [],
+  };
 }
 
 /** Send: one Map item, a batch of nodes composed and sent if behind. */
-export async function sendBatch(pusher: Pusher, input: unknown): Promise<BatchResult> {
-  const { nodes, round } = sendInputSchema.parse(input);
-  const sends = await mapLimit(nodes, 4, (node) => pusher.sendNode(node));
+export async function sendBatch(
+  pusher: Pusher,
+  input: unknown,
+  progress?: ProgressNotes,
+): Promise<BatchResult> {
+  const { nodes, round, pushId } = sendInputSchema.parse(input);
+  const attempts = await mapLimit(nodes, 4, (node) => trySend(pusher, node, false));
+  const sends = attempts.filter(isSend);
+  const sent = sends.filter((s) => s.sent);
+  if (pushId) await progress?.batch(pushId, { checked: nodes.length, sent: sent.length });
   return {
-    sent: sends.filter((s) => s.sent).map((s) => ({ node: s.node, revision: s.revision, round })),
+    sent: sent.map((s) => ({ node: s.node, revision: s.revision, round })),
     marked: [...new Set(sends.flatMap((s) => s.marked))],
+    unsendable: attempts.filter(isUnsendable),
   };
 }
 
@@ -112,16 +222,21 @@ const pushOutcomeSchema = z.object({
   flushed: z.array(flushedSchema),
   rounds: z.number(),
   behind: z.array(z.string()),
+  unsendable: z.array(unsendableSchema).default([]),
 });
 
-export const outcomeOf = (output: unknown): PushOutcome => pushOutcomeSchema.parse(output);
+/** The contract from the flow's output; `unsendable` only when some node could not be sent. */
+export function outcomeOf(output: unknown): PushOutcome {
+  const { unsendable, ...outcome } = pushOutcomeSchema.parse(output);
+  return unsendable.length > 0 ? { ...outcome, unsendable } : outcome;
+}
 
 /** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
-export function pushTaskFunctions(pusher: Pusher) {
+export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?: ProgressNotes } = {}) {
   return {
     Begin: (input: unknown) => beginPush(pusher, input),
-    FindBehind: (input: unknown) => findBehind(pusher, input),
-    Send: (input: unknown) => sendBatch(pusher, input),
+    FindBehind: (input: unknown) => findBehind(pusher, input, options.progress),
+    Send: (input: unknown) => sendBatch(pusher, input, options.progress),
   } as const;
 }
 
@@ -136,8 +251,9 @@ export async function runPushSteps(tasks: PushTaskFunctions, request: PushReques
   let state = await tasks.FindBehind(await tasks.Begin(request));
   while (!state.done) {
     const round = state.round;
-    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round })));
+    const pushId = state.request.pushId;
+    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round, pushId })));
     state = await tasks.FindBehind({ ...state, results });
   }
-  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+  return outcomeOf({ ...state, rounds: state.round });
 }

@@ -1,7 +1,8 @@
 import { mapLimit } from '../map-limit.ts';
 import type { NodeSignal } from '../signal/channel.ts';
 import { compose, deliveryEtag, isBehind, type MintDetails, newProvisionSecret } from './declaration.ts';
-import { MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
+import { DeclarationTooLargeError, MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
+import { meshLimits } from './limits.ts';
 import type { PushStore } from './store.ts';
 
 /** One node's send: its revision now, whether this call sent it, and the other nodes its mints marked. */
@@ -13,6 +14,7 @@ export type NodeSend = {
 };
 
 const attempts = 5;
+const encoder = new TextEncoder();
 
 /**
  * Compose-and-send, node by node. Reads only the node's own partition and writes at most once,
@@ -22,15 +24,19 @@ export class Pusher {
   readonly #store: PushStore;
   readonly #mint: MintDetails;
   readonly #announce: (node: string, signal: NodeSignal) => Promise<unknown>;
+  readonly #maxDeclarationBytes: number;
 
   constructor(options: {
     readonly store: PushStore;
+    /** @default meshLimits.declarationBytes */
+    readonly maxDeclarationBytes?: number;
     readonly mint?: Partial<MintDetails>;
     /** Tells the node's host, after a send committed (SignalAnnouncer: never throws). @default nothing */
     readonly announce?: (node: string, signal: NodeSignal) => Promise<unknown>;
   }) {
     this.#store = options.store;
     this.#announce = options.announce ?? (async () => undefined);
+    this.#maxDeclarationBytes = options.maxDeclarationBytes ?? meshLimits.declarationBytes;
     this.#mint = {
       secret: options.mint?.secret ?? newProvisionSecret,
       now: options.mint?.now ?? (() => new Date().toISOString()),
@@ -40,7 +46,8 @@ export class Pusher {
   /**
    * Composes the node and sends it when it is behind; clears its mark when it is not. A lost
    * race (another push sent it, or minted the same provision) is read again and retried. Once a
-   * send committed, the node's host is told (its signal).
+   * send committed, the node's host is told (its signal). A declaration over its size limit is
+   * never written: DeclarationTooLargeError, for the push to name and go on without it.
    */
   async sendNode(node: string): Promise<NodeSend> {
     for (let attempt = 0; attempt < attempts; attempt += 1) {
@@ -51,6 +58,9 @@ export class Pusher {
         if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
         return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [] };
       }
+      const bytes = encoder.encode(composed.canonical).length;
+      if (bytes > this.#maxDeclarationBytes)
+        throw new DeclarationTooLargeError(node, bytes, this.#maxDeclarationBytes);
       const revision = (snapshot.sent?.revision ?? 0) + 1;
       try {
         await this.#store.send({

@@ -23,3 +23,17 @@ export class CredentialRefusedError extends HostAgentError {
     this.code = code;
   }
 }
+
+/**
+ * The control plane refused a report whose sequence leads its clock by more than it takes (422
+ * `sequence_ahead`): the sequence this host keeps grew from a clock that ran ahead.
+ */
+export class SequenceAheadRefusedError extends HostAgentError {
+  override name = 'SequenceAheadRefusedError';
+  /** The largest sequence the control plane takes now. */
+  readonly latestAccepted: number;
+  constructor(message: string, latestAccepted: number) {
+    super(message);
+    this.latestAccepted = latestAccepted;
+  }
+}

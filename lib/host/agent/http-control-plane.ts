@@ -1,6 +1,11 @@
 import { type ApiAnswer, type ApiClient, ApiUnreachableError, problemError } from '../../cli/api-client.ts';
 import { type SignalChannel, signalChannel, signalHeader } from '../../core/signal/channel.ts';
-import { ControlPlaneUnavailableError, CredentialRefusedError, HostAgentError } from './errors.ts';
+import {
+  ControlPlaneUnavailableError,
+  CredentialRefusedError,
+  HostAgentError,
+  SequenceAheadRefusedError,
+} from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
 /** Sends one signed request and gives back what came of it: ApiClient does, and NodeHttpHostApi. */
@@ -87,7 +92,10 @@ function refuse(answer: ApiAnswer): void {
       Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
     );
   }
-  throw new HostAgentError(
-    `the control plane refused: ${problem.status} ${problem.code}: ${problem.message}`,
-  );
+  const refused = `the control plane refused: ${problem.status} ${problem.code}: ${problem.message}`;
+  const latestAccepted = (answer.body as { error?: { details?: { latestAccepted?: unknown } } } | undefined)
+    ?.error?.details?.latestAccepted;
+  if (problem.code === 'sequence_ahead' && typeof latestAccepted === 'number')
+    throw new SequenceAheadRefusedError(refused, latestAccepted);
+  throw new HostAgentError(refused);
 }

@@ -1,5 +1,5 @@
 import type { SignalChannel } from '../../core/signal/channel.ts';
-import { ControlPlaneUnavailableError, CredentialRefusedError } from './errors.ts';
+import { ControlPlaneUnavailableError, CredentialRefusedError, SequenceAheadRefusedError } from './errors.ts';
 import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport, SignalLink } from './ports.ts';
 import { SignalWatch } from './signal-watch.ts';
 
@@ -100,6 +100,17 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       pending = undefined;
     } catch (error) {
       if (signal.aborted) return;
+      if (error instanceof SequenceAheadRefusedError && waiting.sequence > now()) {
+        // Grown from a clock that once ran ahead: start again from this clock, within what is taken.
+        const sequence = Math.min(now(), error.latestAccepted);
+        log(
+          `report sequence ${waiting.sequence} leads the control plane's clock (it takes up to ${error.latestAccepted}); counting again from this host's clock: ${sequence}`,
+        );
+        state = { ...state, lastSequence: sequence };
+        await options.state.save(state);
+        if (pending === waiting) pending = { ...waiting, sequence };
+        return flushReport();
+      }
       say(
         `report ${waiting.state} of revision ${waiting.revision} is waiting to be sent: ${(error as Error).message}`,
       );

@@ -9,6 +9,7 @@ export const environment: RehearsalEnvironment = {
   partition: 'aws',
   urlSuffix: 'amazonaws.com',
   awsEndpointHost: 'aws.localhost:4599',
+  iotDataHost: 'a1b2c3-ats.iot.eu-west-1.aws.localhost',
 };
 
 /**

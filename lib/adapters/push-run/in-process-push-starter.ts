@@ -1,0 +1,20 @@
+import type { PushJob, PushStarter } from '../../core/mesh/push-runs.ts';
+
+/**
+ * Starts a push in this process without waiting for it (the local runtime, tests): the job runs
+ * on its own, as push-run would on AWS; `running` lets a process wait for its pushes before it
+ * stops.
+ */
+export class InProcessPushStarter implements PushStarter {
+  readonly running = new Set<Promise<void>>();
+  readonly #run: (job: PushJob) => Promise<void>;
+
+  constructor(run: (job: PushJob) => Promise<void>) {
+    this.#run = run;
+  }
+
+  async start(job: PushJob): Promise<void> {
+    const run = this.#run(job).finally(() => this.running.delete(run));
+    this.running.add(run);
+  }
+}

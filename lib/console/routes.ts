@@ -1,0 +1,13 @@
+/**
+ * The routes the console reads, all GET: what `mesh console` forwards and nothing else. Kept
+ * here, apart from the function table, so the CLI does not carry the control plane's handlers;
+ * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts.
+ */
+export const consoleReadRoutes: readonly string[] = [
+  '/nodes',
+  '/nodes/{node}',
+  '/graph',
+  '/pushes',
+  '/pushes/{push}',
+  '/dead-letters',
+];

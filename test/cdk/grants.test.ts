@@ -1,0 +1,157 @@
+import { Template } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
+import type { Access } from '../../lib/functions.ts';
+import { functionSpecs } from '../../lib/functions.ts';
+import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
+
+/** The real manifest's stack with cdk.json's flags, unbundled: grants are read from the template. */
+const stack = new MeshStack(unbundledAppAsSynthesized(), 'Mesh');
+const template = Template.fromStack(stack);
+const names = {
+  [logicalId(stack, stack.tables.inventory)]: 'inventory',
+  [logicalId(stack, stack.tables.identity)]: 'identity',
+  [logicalId(stack, stack.control.queue)]: 'control',
+  [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
+  [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
+  ...Object.fromEntries(
+    [...stack.functions.functions].map(([name, fn]) => [logicalId(stack, fn), `function:${name}`]),
+  ),
+};
+const roleOf = (name: string) => logicalId(stack, stack.functions.roles.get(name) as never);
+/** The role's grants but its logs and traces, which every function has. */
+const grantsOfFunction = (name: string) =>
+  grantsOf(template, roleOf(name), names).filter((line) => !/^(logs|xray):/.test(line));
+const dynamodb = (lines: string[]) => lines.filter((line) => line.startsWith('dynamodb:'));
+
+const each = (actions: readonly string[], target: string, partitions?: string) =>
+  actions.map((action) => `${action} ${target}${partitions ? ` ${partitions}` : ''}`);
+const dynamodbActions = (...names: string[]) => names.map((name) => `dynamodb:${name}`);
+const reads = dynamodbActions('GetItem', 'BatchGetItem', 'Query');
+const writes = dynamodbActions('PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem');
+const nodes = 'node#*';
+
+/** What each access must grant, written out here apart from lib/constructs/grants.ts. */
+const grantsOfAccess: Record<Access, string[]> = {
+  'inventory:read': each(reads, 'inventory'),
+  'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
+  'inventory:write': each(writes, 'inventory'),
+  'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
+  'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
+  'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
+  'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
+  'nodeKeys:verify': each(['dynamodb:BatchGetItem'], 'identity', nodes),
+  'deliveries:read': each(['dynamodb:GetItem'], 'inventory', nodes),
+  'tokens:issue': each(
+    ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
+    'inventory',
+    nodes,
+  ),
+  'tokens:revoke': each(['dynamodb:UpdateItem'], 'inventory', nodes),
+  'tokens:enrol': [
+    ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', nodes),
+    ...each(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], 'identity', nodes),
+  ],
+  'hostIdentity:revoke': [
+    ...each(['dynamodb:GetItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
+    ...each(['dynamodb:Query', 'dynamodb:DeleteItem'], 'identity', nodes),
+  ],
+  'keys:rotate': [
+    ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem'], 'inventory', nodes),
+    ...each(
+      ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:Query', 'dynamodb:DeleteItem'],
+      'identity',
+      nodes,
+    ),
+  ],
+  'control:send': each(['sqs:SendMessage'], 'control'),
+  'control:consume': each(
+    ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ChangeMessageVisibility'],
+    'control',
+  ),
+  'deadLetter:send': each(['sqs:SendMessage'], 'deadLetter'),
+  'deadLetter:inspect': each(['sqs:GetQueueAttributes'], 'deadLetter'),
+  'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
+  'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
+  'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
+};
+
+describe('the grants of the deployed roles', () => {
+  it('are exactly what each manifest row’s accesses grant, nothing more', () => {
+    for (const spec of functionSpecs) {
+      const expected = [...new Set(spec.access.flatMap((access) => grantsOfAccess[access]))].sort();
+      expect(grantsOfFunction(spec.name), spec.name).toEqual(expected);
+    }
+  });
+
+  it('hold no DynamoDB or SQS action that no code calls, and nothing on an index but the node list', () => {
+    const all = functionSpecs.flatMap((spec) => grantsOfFunction(spec.name));
+    for (const unused of [
+      'Scan',
+      'BatchWriteItem',
+      'DescribeTable',
+      'GetRecords',
+      'GetShardIterator',
+      'GetQueueUrl',
+    ])
+      expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
+    const onIndexes = [...new Set(all.filter((line) => line.includes('/index/')))];
+    expect(onIndexes).toEqual(['dynamodb:Query inventory/index/gsi1 mesh#node']);
+  });
+
+  it('let the host routes and the broker’s authorizer read node keys only, and write only proof ids', () => {
+    expect(dynamodb(grantsOfFunction('host-authorizer'))).toEqual(['dynamodb:BatchGetItem identity node#*']);
+    for (const name of ['host-report', 'signal-authorizer'])
+      expect(dynamodb(grantsOfFunction(name)), name).toEqual([
+        'dynamodb:BatchGetItem identity node#*',
+        'dynamodb:PutItem inventory proof#*',
+      ]);
+  });
+
+  it('let host-declaration read a node’s items by key alone: no Query, Scan or batch on the inventory', () => {
+    expect(dynamodb(grantsOfFunction('host-declaration'))).toEqual([
+      'dynamodb:BatchGetItem identity node#*',
+      'dynamodb:GetItem inventory node#*',
+      'dynamodb:PutItem inventory proof#*',
+    ]);
+  });
+
+  it('let enrol claim and spend the named node’s token and store its keys, in node partitions only', () => {
+    expect(dynamodb(grantsOfFunction('enrol'))).toEqual([
+      'dynamodb:DeleteItem identity node#*',
+      'dynamodb:GetItem inventory node#*',
+      'dynamodb:PutItem identity node#*',
+      'dynamodb:PutItem inventory node#*',
+      'dynamodb:Query identity node#*',
+      'dynamodb:UpdateItem inventory node#*',
+    ]);
+  });
+
+  it('let push-find-behind read, and write nothing but a push record’s progress', () => {
+    expect(dynamodb(grantsOfFunction('push-find-behind'))).toEqual([
+      'dynamodb:BatchGetItem inventory',
+      'dynamodb:GetItem inventory',
+      'dynamodb:Query inventory',
+      'dynamodb:Query inventory/index/gsi1 mesh#node',
+      'dynamodb:UpdateItem inventory pushes',
+    ]);
+  });
+
+  it('let mesh-push start push-run and nothing else, and push-run start the flow', () => {
+    const lambda = (name: string) => grantsOfFunction(name).filter((line) => /^(lambda|states):/.test(line));
+    expect([lambda('mesh-push'), lambda('push-run')]).toEqual([
+      ['lambda:InvokeFunction function:push-run'],
+      ['states:StartSyncExecution pushFlow'],
+    ]);
+  });
+
+  it('let the push flow invoke its three functions by their ARNs, no version or alias', () => {
+    const machineRole = logicalId(stack, stack.pushFlow.stateMachine.role as never);
+    const invoke = grantsOf(template, machineRole, names).filter((line) => line.startsWith('lambda:'));
+    expect(invoke).toEqual([
+      'lambda:InvokeFunction function:push-begin',
+      'lambda:InvokeFunction function:push-find-behind',
+      'lambda:InvokeFunction function:push-send',
+    ]);
+  });
+});

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { watch } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+let parts: Parts;
+let api: RunningApi;
+
+beforeAll(async () => {
+  const config: MeshConfig = { ...(await provisionTestResources('pushcli')), pushWaitSeconds: 0 };
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  api = await startLocalApi({ port: 0, parts });
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+async function mesh(args: string[]) {
+  const child = watch(process.execPath, ['bin/mesh.ts', '--api', api.url, ...args]);
+  let stdout = '';
+  child.child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const { code } = await child.exited();
+  return { code, stdout, output: child.output() };
+}
+
+async function behindNodes(count: number) {
+  const id = randomBytes(3).toString('hex');
+  const nodes = Array.from({ length: count }, (_, index) => `n${index}-${id}`);
+  for (const node of nodes) {
+    await parts.meshService.addNode(node);
+    await parts.meshService.assign(node, 'web', null);
+  }
+  return nodes;
+}
+
+/** The control plane answers every push with its id at once (MESH_PUSH_WAIT_SECONDS=0): the CLI follows it. */
+describe('mesh push follows a push that outlasts the request', () => {
+  it('shows progress while it follows, then prints what a push answered at once prints', async () => {
+    const nodes = await behindNodes(3);
+
+    const pushed = await mesh(['push', '--behind']);
+
+    expect(pushed.code).toBe(ExitCode.ok);
+    expect(pushed.output).toMatch(/push \d{8}T\d{9}Z-[0-9a-f]{6} is taking a while; following it/);
+    for (const node of nodes)
+      expect(pushed.stdout).toMatch(new RegExp(`flushed ${node} at revision 1 \\(round 1\\)`));
+    expect(pushed.stdout).toMatch(/the mesh is consistent \(\d+ flushed in 1 round\)/);
+  });
+
+  it('--no-wait answers the id at once; --follow ID prints its result, as --json the push contract', async () => {
+    const [node] = await behindNodes(1);
+
+    const started = await mesh(['--json', 'push', node as string, '--no-wait']);
+    const { push } = JSON.parse(started.stdout) as { push: string };
+    const followed = await mesh(['--json', 'push', '--follow', push]);
+    const unknown = await mesh(['push', '--follow', '20260101T000000000Z-000000']);
+
+    expect(started.code).toBe(ExitCode.ok);
+    expect(followed.code).toBe(ExitCode.ok);
+    expect(JSON.parse(followed.stdout)).toEqual({
+      pushed: { node, revision: 1 },
+      flushed: [],
+      rounds: expect.any(Number),
+      behind: [],
+    });
+    expect(unknown.code).toBe(ExitCode.notFound);
+  });
+});

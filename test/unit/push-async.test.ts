@@ -1,0 +1,128 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-push-starter.ts';
+import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import { Pusher } from '../../lib/core/mesh/push.ts';
+import { outcomeOfRecord, RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
+import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
+import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
+import type { PushFlow } from '../../lib/core/ports.ts';
+import { RecordingLog } from '../support/control-fakes.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
+import { MemoryPushRecords } from '../support/memory-push-records.ts';
+
+/** Three nodes behind; the flow's steps in-process with their progress noted in the records. */
+async function world(options: { waitSeconds: number; gate?: Promise<void> }) {
+  const store = new MemoryMeshStore();
+  const service = new MeshService({ store, removals: store });
+  for (const node of ['a', 'b', 'c']) {
+    await service.addNode(node);
+    await service.assign(node, 'web', null);
+  }
+  const records = new MemoryPushRecords();
+  const log = new RecordingLog();
+  const now = () => new Date();
+  const local = new LocalPushFlow({
+    tasks: pushTaskFunctions(new Pusher({ store }), {
+      progress: { round: (id, p) => records.progress(id, p), batch: (id, d) => records.batchDone(id, d) },
+    }),
+  });
+  // a flow that waits for the gate first: a push longer than the request may wait
+  const slow: PushFlow = {
+    push: async (request) => {
+      await options.gate;
+      return local.push(request);
+    },
+  };
+  const pushFlow = new RecordedPushFlow({ flow: slow, records, log, now });
+  const starter = new InProcessPushStarter((job) => runPushJob(job, { pushFlow, log }));
+  const handler = meshPushHandler({
+    pushStore: store,
+    pushRecords: records,
+    pushStarter: starter,
+    config: { pushWaitSeconds: options.waitSeconds } as MeshConfig,
+    now,
+  });
+  const post = async (body: object) => {
+    const answer = (await handler(
+      { headers: {}, pathParameters: null, body: JSON.stringify(body) } as APIGatewayProxyEvent,
+      {} as never,
+    )) as { statusCode: number; body: string; headers: Record<string, string> };
+    return { status: answer.statusCode, body: JSON.parse(answer.body), headers: answer.headers };
+  };
+  return { records, starter, post, local, store };
+}
+
+describe('POST /push, started elsewhere and followed by its record', () => {
+  it('answers the push contract when the push finishes in time, naming its record', async () => {
+    const { post, records } = await world({ waitSeconds: 5 });
+
+    const answer = await post({ behind: true });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({
+      pushed: null,
+      flushed: [
+        { node: 'a', revision: 1, round: 1 },
+        { node: 'b', revision: 1, round: 1 },
+        { node: 'c', revision: 1, round: 1 },
+      ],
+      rounds: 1,
+      behind: [],
+    });
+    const id = answer.headers['mesh-push'] as string;
+    expect(answer.headers.location).toBe(`/pushes/${id}`);
+    expect(records.kept.get(id)).toMatchObject({
+      state: 'done',
+      outcome: 'consistent',
+      requestedBy: 'local',
+    });
+  });
+
+  it('answers 202 with the push id when it runs longer than the wait; the record ends with the same outcome', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const { post, records, starter } = await world({ waitSeconds: 0.2, gate });
+
+    const answer = await post({ behind: true });
+    const whileRunning = records.kept.get(answer.body.push);
+    open();
+    await Promise.all(starter.running);
+    const done = records.kept.get(answer.body.push);
+
+    expect([answer.status, answer.body.state, answer.body.follow]).toEqual([
+      202,
+      'running',
+      `/pushes/${answer.body.push}`,
+    ]);
+    expect(whileRunning?.state).toBe('running');
+    expect(records.notes).toEqual([
+      {
+        id: answer.body.push,
+        progress: { round: 1, flushedCount: 0, pending: 3, checked: 0, sentInRound: 0 },
+      },
+    ]);
+    expect(records.batches).toEqual([{ id: answer.body.push, checked: 3, sent: 3 }]);
+    expect(done?.progress).toEqual({ round: 1, flushedCount: 3, pending: 0 });
+    expect(outcomeOfRecord(done as NonNullable<typeof done>)).toMatchObject({
+      flushed: [{ node: 'a' }, { node: 'b' }, { node: 'c' }],
+      behind: [],
+    });
+  });
+
+  it('with wait: false answers at once, and refuses an unknown node before anything starts', async () => {
+    const { post, records } = await world({ waitSeconds: 5 });
+
+    const started = await post({ behind: true, wait: false });
+    const unknown = await post({ node: 'ghost' });
+
+    expect(started.status).toBe(202);
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'node_not_found']);
+    expect(records.kept.size).toBe(1);
+  });
+});
