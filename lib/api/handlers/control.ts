@@ -79,7 +79,7 @@ export const controlCatchUpHandler = (deps: Deps) =>
     return json(202, { queued });
   });
 
-const retractRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const retractRequest = z.strictObject({ module: moduleName, version: moduleVersion });
 
 /**
  * POST /builds/retractions: retracts a version of a module for good. Answers the retraction and
@@ -93,13 +93,15 @@ export const controlBuildRetractHandler = (deps: Pick<Parts, 'builds'> & Timed) 
     return json(200, { retracted, latest });
   });
 
+export const reportResetPath = z.object({ node: nodeName });
+
 /**
  * DELETE /nodes/{node}/report: forgets the node's kept report, so its host's next report is
  * recorded whatever its sequence. Answers the report forgotten, or null; 404 `node_not_found`.
  */
 export const controlReportResetHandler = (deps: Pick<Parts, 'reports'> & Timed) =>
   edge(deps, async (event) => {
-    const { node } = validate(z.object({ node: nodeName }), event.pathParameters ?? {}, 'path');
+    const { node } = validate(reportResetPath, event.pathParameters ?? {}, 'path');
     const reset = await deps.reports.resetReport(node);
     return json(200, { node, reset: reset ?? null });
   });

@@ -1,5 +1,11 @@
 import type * as z from 'zod';
-import { buildRequest, catchUpRequest, upgradeRequest } from '../../../lib/api/handlers/control.ts';
+import {
+  buildRequest,
+  catchUpRequest,
+  reportResetPath,
+  retractRequest,
+  upgradeRequest,
+} from '../../../lib/api/handlers/control.ts';
 import { enrolBody, issueTokenBody } from '../../../lib/api/handlers/enrolment.ts';
 import { reportPath, reportRequest } from '../../../lib/api/handlers/host.ts';
 import {
@@ -56,6 +62,8 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'control-build': { body: buildRequest },
   'control-upgrade': { body: upgradeRequest },
   'control-catch-up': { body: catchUpRequest },
+  'control-build-retract': { body: retractRequest },
+  'control-report-reset': { path: reportResetPath },
   'mesh-node-list': {},
   'mesh-node-show': { path: nodePath },
   'mesh-graph': {},
