@@ -8,7 +8,7 @@ import { startLocalApi } from '../../../lib/runtime/http-server.ts';
 import { partsFor } from '../../../lib/wiring.ts';
 import { tableContents } from '../table-contents.ts';
 import { type FuzzCase, fuzzCases } from './fuzz-cases.ts';
-import { type SeededWorld, seedWorld } from './fuzz-world.ts';
+import { restoreWorld, type SeededWorld, seedWorld } from './fuzz-world.ts';
 import { forgedProof, proofJti, validProof } from './host-proofs.ts';
 import { fuzzedRoutes } from './route-requests.ts';
 import { itemKey, type StoreChange, storeChange } from './store-change.ts';
@@ -64,10 +64,10 @@ const chunk = 250;
 
 /**
  * Serves the local runtime's HTTP API in-process on the configuration's tables, seeds a small
- * mesh, then sends `cases` generated requests one after another. After each, both tables are
- * read whole (strongly) and compared with before: a request answered 4xx must have changed
- * nothing, save the replay-guard item of a host request whose proof verified (its proof id,
- * spent). No request may be answered 5xx, or not at all; no forged or replayed proof may pass.
+ * mesh, then sends `cases` generated requests one after another, putting the mesh's shape back
+ * between chunks (valid removals take it apart). After each request both tables are read whole
+ * (strongly) and compared with before: a request answered 4xx must have changed nothing, save
+ * the replay-guard item of a host request whose proof verified (its proof id, spent). No request may be answered 5xx, or not at all; no forged or replayed proof may pass.
  */
 export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
   const started = performance.now();
@@ -105,6 +105,10 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
     });
     before = await tableContents(options.config, reader);
     for (let done = 0; done < options.cases; done += chunk) {
+      if (done > 0) {
+        await restoreWorld(api.url);
+        before = await tableContents(options.config, reader);
+      }
       const cases = fc.sample(arbitrary, {
         seed: options.seed + done,
         numRuns: Math.min(chunk, options.cases - done),

@@ -57,23 +57,8 @@ const examples: FuzzWorld['examples'] = {
  * push ids, and the hosts' keys.
  */
 export async function seedWorld(api: string): Promise<SeededWorld> {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const answer = await fetch(`${api}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json' },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await answer.text();
-    if (answer.status >= 300)
-      throw new Error(`fuzz seed: ${method} ${path} answered ${answer.status}: ${text}`);
-    return JSON.parse(text) as Record<string, unknown>;
-  };
-  for (const node of [...nodes, ...fuzzHosts]) await call('POST', '/nodes', { node });
-  await call('PUT', '/nodes/alpha/modules/web', {});
-  await call('PUT', '/nodes/beta/modules/db', { provides: 'postgres' });
-  await call('PUT', '/nodes/gamma/modules/cache', { provides: 'redis' });
-  await call('PUT', '/nodes/gamma/modules/queue', {});
-  await call('POST', '/nodes/alpha/modules/web/consumes', { provider: { node: 'beta', module: 'db' } });
+  const call = caller(api, []);
+  await buildShape(call, [...nodes, ...fuzzHosts]);
   await call('POST', '/push', { behind: true });
   const keys = new Map<string, NodeKeys>();
   for (const node of fuzzHosts) {
@@ -106,4 +91,40 @@ export async function seedWorld(api: string): Promise<SeededWorld> {
       [pattern(pushId), pushes.map((push) => push.id)],
     ]),
   };
+}
+
+type Call = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
+
+/** Calls the API as an operator; an answer of `tolerated` counts as done, any other >= 300 throws. */
+const caller =
+  (api: string, tolerated: number[]): Call =>
+  async (method, path, body) => {
+    const answer = await fetch(`${api}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await answer.text();
+    if (tolerated.includes(answer.status)) return {};
+    if (answer.status >= 300)
+      throw new Error(`fuzz seed: ${method} ${path} answered ${answer.status}: ${text}`);
+    return JSON.parse(text) as Record<string, unknown>;
+  };
+
+/** The seeded mesh's nodes, modules and relation. */
+async function buildShape(call: Call, names: readonly string[]) {
+  for (const node of names) await call('POST', '/nodes', { node });
+  await call('PUT', '/nodes/alpha/modules/web', {});
+  await call('PUT', '/nodes/beta/modules/db', { provides: 'postgres' });
+  await call('PUT', '/nodes/gamma/modules/cache', { provides: 'redis' });
+  await call('PUT', '/nodes/gamma/modules/queue', {});
+  await call('POST', '/nodes/alpha/modules/web/consumes', { provider: { node: 'beta', module: 'db' } });
+}
+
+/**
+ * Puts back what the valid removals of the cases took away (nodes, modules, the relation), so
+ * later valid consumes, rotations and removals still find what they name; what is there stays.
+ */
+export async function restoreWorld(api: string): Promise<void> {
+  await buildShape(caller(api, [409]), nodes);
 }
