@@ -6,7 +6,7 @@ import { rehearsalOperator } from '../../lib/rehearsal/operator-signature.ts';
 import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { type Watched, watch } from '../../test/support/processes.ts';
+import { printedJson, type Watched, watch } from '../../test/support/processes.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
@@ -233,13 +233,7 @@ export class Bed {
     const { code } = await watched.exited();
     const output = watched.output();
     this.commands.push(`  -> exit ${code}: ${output.trim().split('\n').join('\n     ')}`);
-    let json: unknown;
-    try {
-      json = JSON.parse(output.slice(output.indexOf('{')));
-    } catch {
-      json = undefined;
-    }
-    return { code, output, json };
+    return { code, output, json: printedJson(output) };
   }
 
   /** A command line as the bed's log shows it: node's script, or the executable, then the arguments. */

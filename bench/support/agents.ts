@@ -1,11 +1,11 @@
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import type { SignalChannel } from '../../lib/core/signal/channel.ts';
-import { HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
+import { type HostRequests, HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
 import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
 import type { AgentState, AgentStateStore, Applier } from '../../lib/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { connectPassword, hostRequestSigner } from '../../lib/host/proof.ts';
+import { connectPassword, type HostSigningKey, hostRequestSigner } from '../../lib/host/proof.ts';
 
 /** What the benches watch of one agent: when it connected, got each signal, applied each revision. */
 export type AgentTimeline = {
@@ -37,13 +37,19 @@ export type BenchAgents = {
 /**
  * Runs the real host agent (run loop, signed HTTPS control plane, MQTT link) for each node, in
  * this process: on its signal when `channelOf` names one, polling every `intervalMs` otherwise.
- * The apply step only notes the time.
+ * The apply step notes the time, after `applyMs` when given. `requests` replaces how a node's
+ * requests are sent (by default the operator CLI's ApiClient, signed with the node's key);
+ * `heartbeatMs` and `maxBackoffMs` are the run loop's own.
  */
 export function startAgents(options: {
   readonly api: string;
   readonly nodes: ReadonlyMap<string, NodeKeys>;
   readonly channelOf?: (node: string) => SignalChannel | undefined;
   readonly intervalMs: number;
+  readonly heartbeatMs?: number;
+  readonly maxBackoffMs?: number;
+  readonly applyMs?: (node: string) => number;
+  readonly requests?: (node: string, key: HostSigningKey) => HostRequests;
 }): BenchAgents {
   const controller = new AbortController();
   const timelines = new Map<string, AgentTimeline>();
@@ -58,7 +64,17 @@ export function startAgents(options: {
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
     const applier: Applier = {
-      apply: async (_path, revision) => {
+      apply: async (_path, revision, signal) => {
+        const delay = options.applyMs?.(node) ?? 0;
+        if (delay > 0)
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, delay);
+            const early = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            signal.addEventListener('abort', early, { once: true });
+          });
         timeline.appliedAt.set(revision, Date.now());
         return { ok: true };
       },
@@ -67,12 +83,14 @@ export function startAgents(options: {
     running.push(
       runHostAgent({
         controlPlane: new HttpControlPlane(
-          new ApiClient(options.api, { signer: hostRequestSigner(key) }),
+          options.requests?.(node, key) ?? new ApiClient(options.api, { signer: hostRequestSigner(key) }),
           node,
         ),
         applier,
         state: new MemoryAgentState(),
         intervalMs: options.intervalMs,
+        ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
+        ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),
         ...(channel
           ? {
               channel,

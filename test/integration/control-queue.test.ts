@@ -17,7 +17,7 @@ import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.
 import type { MeshConfig } from '../../lib/config.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
-import { envelope } from '../../lib/core/control/messages.ts';
+import { envelope, parseControlMessage } from '../../lib/core/control/messages.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
@@ -291,6 +291,41 @@ describe('the dead-letter copy of a message near the SQS limit', () => {
       createHash('sha256').update(body).digest('hex'),
     );
     expect(copy?.MessageAttributes?.['mesh.deadLetter']?.StringValue).toBe('malformed');
+  });
+});
+
+describe('a report whose free text holds characters SQS refuses', () => {
+  it('is queued, and read back as the host sent it', async () => {
+    // Prepare: a queue of its own; a step with U+FFFE (refused by SQS), an emoji (refused by fauxqs), an escape.
+    const name = `${config.controlQueueUrl.split('/').pop()?.replace('.fifo', '')}-text.fifo`;
+    const created = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: { FifoQueue: 'true', ContentBasedDeduplication: 'true' },
+      }),
+    );
+    const sender = new SqsControlSender({ client: sqs, queueUrl: created.QueueUrl ?? '' });
+    const step = 'apply: \ufffe \u{1f94f} \u001b[31mfailed\u001b[0m';
+    const report = {
+      node: 'text',
+      sequence: 1,
+      state: 'failed' as const,
+      revision: 1,
+      step,
+      sentAt: new Date().toISOString(),
+    };
+    // Act
+    const queued = await sender.send([{ message: envelope('report', report) }]);
+    // Assess
+    const [received] = await until(async () => {
+      const messages = await receiveAll(created.QueueUrl ?? '');
+      return messages.length > 0 ? messages : undefined;
+    });
+    expect(queued).toHaveLength(1);
+    expect(parseControlMessage(received?.Body ?? '')).toMatchObject({
+      ok: true,
+      message: { body: { step } },
+    });
   });
 });
 

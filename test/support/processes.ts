@@ -70,3 +70,12 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** The JSON a command printed (from its first `{`), or undefined when it printed none. */
+export function printedJson(output: string): unknown {
+  try {
+    return JSON.parse(output.slice(output.indexOf('{')));
+  } catch {
+    return undefined;
+  }
+}

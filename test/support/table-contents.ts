@@ -1,14 +1,18 @@
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 
 /**
  * Every item of both tables, read with strong scans and sorted by key, so two readings compare
- * with toEqual: what a request that must write nothing is checked against.
+ * with toEqual: what a request that must write nothing is checked against. `reader` is a client
+ * to read with (the fuzz reads after every request); by default one is made for the reading.
  */
-export async function tableContents(config: MeshConfig): Promise<Record<string, unknown[]>> {
-  const client = makeDynamoDBClient(config);
+export async function tableContents(
+  config: MeshConfig,
+  reader?: DynamoDBClient,
+): Promise<Record<string, unknown[]>> {
+  const client = reader ?? makeDynamoDBClient(config);
   try {
     const contents: Record<string, unknown[]> = {};
     for (const table of [config.inventoryTable, config.identityTable]) {
@@ -28,6 +32,6 @@ export async function tableContents(config: MeshConfig): Promise<Record<string, 
     }
     return contents;
   } finally {
-    client.destroy();
+    if (!reader) client.destroy();
   }
 }

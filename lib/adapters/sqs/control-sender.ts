@@ -30,7 +30,7 @@ export class SqsControlSender implements ControlSender {
             QueueUrl: this.#queueUrl,
             Entries: chunk.map((outgoing, index) => ({
               Id: String(index),
-              MessageBody: JSON.stringify(outgoing.message),
+              MessageBody: queueSafeJson(outgoing.message),
               MessageGroupId: outgoing.message.subject,
               ...(outgoing.deduplicationId ? { MessageDeduplicationId: outgoing.deduplicationId } : {}),
             })),
@@ -55,3 +55,20 @@ export class SqsControlSender implements ControlSender {
 }
 
 const what = 'putting messages on the control queue';
+
+/**
+ * SQS takes only #x9, #xA, #xD, #x20–#xD7FF, #xE000–#xFFFD and #x10000–#x10FFFF in a body and
+ * refuses the whole message otherwise. A host's free text (a report's `step`) may hold U+FFFE,
+ * say, and the emulators refuse every character past U+FFFF too: every character outside
+ * #x20–#xD7FF and #xE000–#xFFFD is written as a JSON escape (`\uXXXX`, a pair of them past
+ * U+FFFF), which JSON.parse reads back as the same text. Outside strings JSON.stringify writes
+ * ASCII only, so escaping the whole text touches nothing else.
+ */
+export function queueSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[^\u0020-\ud7ff\ue000-\ufffd]/gu, (char) =>
+    char
+      .split('')
+      .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .join(''),
+  );
+}

@@ -28,7 +28,7 @@ const edge = (deps: Timed, handler: Handler) => {
     .handler((event) => handler(event, now));
 };
 
-const buildRequest = z.strictObject({
+export const buildRequest = z.strictObject({
   module: moduleName,
   version: moduleVersion,
   /** @default `<module>-<version>-<8 hex>` */
@@ -39,7 +39,8 @@ const buildRequest = z.strictObject({
   finishedAt: z.iso.datetime({ offset: true }).optional(),
 });
 
-const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const catchUpRequest = z.strictObject({});
 
 /** POST /builds: a build result under `build:<id>`. */
 export const controlBuildHandler = (deps: Deps) =>
@@ -73,12 +74,12 @@ export const controlUpgradeHandler = (deps: Deps) =>
 /** POST /catch-up: asks the consumer to re-announce every module's latest successful build. */
 export const controlCatchUpHandler = (deps: Deps) =>
   edge(deps, async (event, now) => {
-    parseBody(event, z.strictObject({}));
+    parseBody(event, catchUpRequest);
     const queued = await queueOne(deps.sender, { message: envelope('catch-up', {}, now()) });
     return json(202, { queued });
   });
 
-const retractRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+export const retractRequest = z.strictObject({ module: moduleName, version: moduleVersion });
 
 /**
  * POST /builds/retractions: retracts a version of a module for good. Answers the retraction and
@@ -92,13 +93,15 @@ export const controlBuildRetractHandler = (deps: Pick<Parts, 'builds'> & Timed) 
     return json(200, { retracted, latest });
   });
 
+export const reportResetPath = z.object({ node: nodeName });
+
 /**
  * DELETE /nodes/{node}/report: forgets the node's kept report, so its host's next report is
  * recorded whatever its sequence. Answers the report forgotten, or null; 404 `node_not_found`.
  */
 export const controlReportResetHandler = (deps: Pick<Parts, 'reports'> & Timed) =>
   edge(deps, async (event) => {
-    const { node } = validate(z.object({ node: nodeName }), event.pathParameters ?? {}, 'path');
+    const { node } = validate(reportResetPath, event.pathParameters ?? {}, 'path');
     const reset = await deps.reports.resetReport(node);
     return json(200, { node, reset: reset ?? null });
   });

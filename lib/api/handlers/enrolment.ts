@@ -21,7 +21,7 @@ const edge = (deps: Optional, handler: Handler) =>
     .use(httpEdge({ mapError: enrolmentProblem, log: deps.log }))
     .handler(handler);
 
-const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
+export const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
 export type EnrolBody = z.infer<typeof enrolBody>;
 
 /**
@@ -35,8 +35,8 @@ export type EnrolAnswer = {
   readonly signal: SignalChannel | null;
 };
 
-const nodePath = z.object({ node: nodeName });
-const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
+export const nodePath = z.object({ node: nodeName });
+export const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
 
 /** `POST /enrol` (auth 'token'): see lib/core/enrolment/enrol.ts for the protocol. */
 export const enrolHandler = (

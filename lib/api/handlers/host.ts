@@ -71,7 +71,8 @@ export const hostDeclarationHandler = (
     return json(200, answer, headers);
   });
 
-const reportRequest = reportBody.omit({ node: true });
+export const reportRequest = reportBody.omit({ node: true });
+export const reportPath = z.object({ node: nodeName });
 
 /**
  * `POST /hosts/{node}/reports`: a host's report, put on the control queue under
@@ -83,7 +84,7 @@ const reportRequest = reportBody.omit({ node: true });
 export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
   provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
     const now = deps.now ?? (() => new Date());
-    const { node } = validate(z.object({ node: nodeName }), event.pathParameters ?? {}, 'path');
+    const { node } = validate(reportPath, event.pathParameters ?? {}, 'path');
     if (authenticatedNode(event) !== node) {
       throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
     }

@@ -20,15 +20,18 @@ const edge = (deps: Deps, handler: Handler) =>
     .use(httpEdge({ mapError: meshProblem, log: deps.log }))
     .handler(handler);
 
-const relationPath = z.object({
+export const relationPath = z.object({
   node: nodeName,
   module: moduleName,
   providerNode: nodeName,
   providerModule: moduleName,
 });
-const cascadeQuery = z
+export const cascadeQuery = z
   .object({ cascade: z.enum(['true', 'false'], { message: 'cascade is true or false' }).optional() })
   .strict();
+export const assignmentPath = z.object({ node: nodeName, module: moduleName });
+export const nodePath = z.object({ node: nodeName });
+export const rotateBody = z.strictObject({});
 const cascadeOf = (event: APIGatewayProxyEvent) =>
   validate(cascadeQuery, event.queryStringParameters ?? {}, 'query').cascade === 'true';
 
@@ -65,18 +68,14 @@ export const meshUnconsumeHandler = (deps: Deps) =>
 /** DELETE /nodes/{node}/modules/{module}?cascade=true */
 export const meshUnassignHandler = (deps: Deps) =>
   edge(deps, async (event) => {
-    const { node, module } = validate(
-      z.object({ node: nodeName, module: moduleName }),
-      event.pathParameters,
-      'path',
-    );
+    const { node, module } = validate(assignmentPath, event.pathParameters, 'path');
     return json(200, answer(await deps.meshService.unassign(node, module, cascadeOf(event))));
   });
 
 /** DELETE /nodes/{node}?cascade=true: the node, its token and host identity, and (with cascade) its consumers' relations. */
 export const meshNodeRemoveHandler = (deps: Deps & Pick<Parts, 'signals'>) =>
   edge(deps, async (event) => {
-    const { node } = validate(z.object({ node: nodeName }), event.pathParameters, 'path');
+    const { node } = validate(nodePath, event.pathParameters, 'path');
     const plan = await deps.meshService.removeNode(node, cascadeOf(event));
     await deps.signals.revoked(node);
     return json(200, answer(plan));
@@ -86,7 +85,7 @@ export const meshNodeRemoveHandler = (deps: Deps & Pick<Parts, 'signals'>) =>
 export const meshRotateHandler = (deps: Deps) =>
   edge(deps, async (event) => {
     const path = validate(relationPath, event.pathParameters, 'path');
-    parseBody(event, z.strictObject({}));
+    parseBody(event, rotateBody);
     const consumer = { node: path.node, module: path.module };
     const provider = { node: path.providerNode, module: path.providerModule };
     await deps.meshService.rotate(consumer, provider);

@@ -32,13 +32,18 @@ const kind = z
     /^[a-z][a-z0-9-]{0,31}$/,
     'a provider kind is a lowercase letter, then up to 31 letters, digits or hyphens',
   );
-const nodeParams = z.object({ node: nodeName });
-const moduleParams = z.object({ node: nodeName, module: moduleName });
+export const nodeParams = z.object({ node: nodeName });
+export const moduleParams = z.object({ node: nodeName, module: moduleName });
+export const nodeAddBody = z.object({ node: nodeName }).strict();
+export const assignBody = z.object({ provides: kind.optional() }).strict();
+export const consumeBody = z
+  .object({ provider: z.object({ node: nodeName, module: moduleName }).strict() })
+  .strict();
 
 /** POST /nodes */
 export const meshNodeAddHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
   edge(parts, async (event) => {
-    const { node } = parseBody(event, z.object({ node: nodeName }).strict());
+    const { node } = parseBody(event, nodeAddBody);
     await parts.meshService.addNode(node);
     return json(201, { node });
   });
@@ -47,7 +52,7 @@ export const meshNodeAddHandler = (parts: Pick<Parts, 'meshService'> & Logged) =
 export const meshAssignHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
-    const { provides } = parseBody(event, z.object({ provides: kind.optional() }).strict());
+    const { provides } = parseBody(event, assignBody);
     await parts.meshService.assign(node, module, provides ?? null);
     return json(201, { node, module, provides: provides ?? null });
   });
@@ -56,10 +61,7 @@ export const meshAssignHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
 export const meshConsumeHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
-    const { provider } = parseBody(
-      event,
-      z.object({ provider: z.object({ node: nodeName, module: moduleName }).strict() }).strict(),
-    );
+    const { provider } = parseBody(event, consumeBody);
     await parts.meshService.consume({ node, module }, provider);
     return json(201, { consumer: { node, module }, provider });
   });

@@ -23,10 +23,12 @@ const edge = (parts: Deps, handler: Handler) =>
     .use(httpEdge({ mapError: meshProblem, log: parts.log }))
     .handler(handler);
 
-const limitQuery = (fallback: number) =>
+export const limitQuery = (fallback: number) =>
   z.strictObject({ limit: z.coerce.number().int().min(1).max(100).default(fallback) });
 const queryOf = (event: APIGatewayProxyEvent, fallback: number) =>
   validate(limitQuery(fallback), event.queryStringParameters ?? {}, 'query');
+export const nodePath = z.object({ node: nodeName });
+export const pushPath = z.object({ push: pushId });
 const clockOf = (parts: Deps) => parts.now ?? (() => new Date());
 
 /** GET /nodes */
@@ -36,7 +38,7 @@ export const meshNodeListHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
 /** GET /nodes/{node} */
 export const meshNodeShowHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
   edge(parts, async (event) => {
-    const { node } = validate(z.object({ node: nodeName }), event.pathParameters, 'path');
+    const { node } = validate(nodePath, event.pathParameters, 'path');
     const details = await parts.meshView.details(node);
     if (!details) throw new NodeNotFoundError(node);
     return json(200, details);
@@ -58,7 +60,7 @@ export const meshPushesHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
 /** GET /pushes/{push} */
 export const meshPushShowHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
   edge(parts, async (event) => {
-    const { push } = validate(z.object({ push: pushId }), event.pathParameters, 'path');
+    const { push } = validate(pushPath, event.pathParameters, 'path');
     const record = await parts.pushRecords.read(push);
     if (!record)
       throw new Problem(404, 'push_not_found', `no push ${push} is kept (records go after 90 days)`);

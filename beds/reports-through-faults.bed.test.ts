@@ -1,0 +1,59 @@
+import { expect, it } from 'vitest';
+import { FaultRig } from '../bench/support/fault-rig.ts';
+import {
+  killedMidPush,
+  runScenario,
+  type ScenarioResult,
+  storeStopped,
+} from '../bench/support/fault-scenarios.ts';
+import { inBed } from './support/bed.ts';
+
+/**
+ * The fault matrix's short form (`npm run bench -- faults` runs it whole): ten hosts' agents
+ * report while the store is stopped for 15 s, under a hold bound of 10 s, so some reports are
+ * held and recorded and some are let go with their `lost` line; then the control plane is
+ * SIGKILLed in the middle of `mesh push --behind`, and the push run again leaves nothing behind.
+ * Every report a host made is recorded, superseded by a newer one of its node, or lost with its
+ * line: none silently.
+ */
+it(
+  'reports through a store outage and a control plane killed mid-push: none lost silently, the push converges',
+  () =>
+    inBed('reports-through-faults', async (bed) => {
+      const rig = new FaultRig({
+        processes: bed,
+        hosts: 10,
+        loadNodes: 100,
+        intervalMs: 2_000,
+        // Reports come from applies here; a heartbeat in flight at the kill would hold the bed for
+        // the queue's visibility timeout (three minutes) before it came back.
+        heartbeatMs: 600_000,
+        holdBoundSeconds: 10,
+      });
+      const timing = { leadInMs: 2_000, tailMs: 5_000, settleMs: 200_000 };
+      const results: ScenarioResult[] = [];
+      try {
+        await rig.start();
+        results.push(await runScenario(rig, { ...storeStopped(15), applyMs: [300, 8_000] }, timing));
+        results.push(await runScenario(rig, killedMidPush, timing));
+      } finally {
+        await rig.stop();
+      }
+      const [outage, killed] = results as [ScenarioResult, ScenarioResult];
+      const shown = results.map((result) => ({ ...result, silentReports: result.silentReports.slice(0, 5) }));
+
+      expect(
+        results.map((result) => [result.name, result.silent, result.storeDisagrees.length]),
+        JSON.stringify(shown, null, 2),
+      ).toEqual([
+        [outage.name, 0, 0],
+        [killed.name, 0, 0],
+      ]);
+      expect(outage.held, 'the outage held reports').toBeGreaterThan(0);
+      expect(outage.lostWithLine, 'the outage outlasted the hold bound for some').toBeGreaterThan(0);
+      expect(outage.recorded).toBeGreaterThan(0);
+      expect(killed.converged, killed.notes.join('; ')).toBe(true);
+      expect(killed.notes[0]).toMatch(/killed with [1-9]\d* of \d+ nodes sent/);
+    }),
+  420_000,
+);

@@ -1,0 +1,28 @@
+import { expect, it } from 'vitest';
+import { routes } from '../../lib/functions.ts';
+import { describeClass, failureClasses } from '../support/fuzz/fuzz-report.ts';
+import { fuzzRoutes } from '../support/fuzz/fuzz-run.ts';
+import { routesWithoutRequests } from '../support/fuzz/route-requests.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/** A few hundred here; `npm run bench -- fuzz` runs 10,000 with the same generator. */
+const cases = 600;
+const seed = Number(process.env.MESH_FUZZ_SEED ?? 15);
+
+it('every route of lib/functions.ts has its schemas in the fuzz', () => {
+  expect(routesWithoutRequests()).toEqual([]);
+});
+
+it(`${cases} fuzzed requests over every route: none answered 5xx, none refused that wrote, no forged proof passed`, async () => {
+  const config = await provisionTestResources('fuzz');
+
+  const figures = await fuzzRoutes({ config, cases, seed });
+
+  const broken = failureClasses(figures.failures);
+  expect(broken.map(describeClass), `seed ${seed}`).toEqual([]);
+  const reached = routes.filter((route) => (figures.byRoute.get(route.handler)?.cases ?? 0) > 0);
+  expect(reached.map((route) => route.handler)).toEqual(routes.map((route) => route.handler));
+  expect(figures.byKind.get('forged proof')?.refused).toBeGreaterThan(0);
+  expect(figures.byKind.get('replay')?.refused).toBeGreaterThan(0);
+  expect(figures.byKind.get('valid')?.ok).toBeGreaterThan(cases / 10);
+}, 120_000);

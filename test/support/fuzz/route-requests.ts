@@ -1,0 +1,87 @@
+import type * as z from 'zod';
+import {
+  buildRequest,
+  catchUpRequest,
+  reportResetPath,
+  retractRequest,
+  upgradeRequest,
+} from '../../../lib/api/handlers/control.ts';
+import { enrolBody, issueTokenBody } from '../../../lib/api/handlers/enrolment.ts';
+import { reportPath, reportRequest } from '../../../lib/api/handlers/host.ts';
+import {
+  assignBody,
+  consumeBody,
+  moduleParams,
+  nodeAddBody,
+  nodeParams,
+} from '../../../lib/api/handlers/mesh.ts';
+import {
+  assignmentPath,
+  cascadeQuery,
+  nodePath,
+  relationPath,
+  rotateBody,
+} from '../../../lib/api/handlers/mesh-removals.ts';
+import { limitQuery, pushPath } from '../../../lib/api/handlers/seeing.ts';
+import { rotationBody } from '../../../lib/core/enrolment/rotation.ts';
+import { pushRequestSchema } from '../../../lib/core/mesh/push-steps.ts';
+import { type Route, routes } from '../../../lib/functions.ts';
+
+/** What a route validates, each part with the schema its handler validates it with. */
+export type RouteRequest = {
+  readonly path?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+};
+
+/**
+ * Every route of lib/functions.ts by its function's name, with the schemas of its handler
+ * (lib/api/handlers/*, lib/core/*). A route added without a line here fails the fuzz's own
+ * test (`routesWithoutRequests`), so no route goes unfuzzed.
+ */
+export const routeRequests: Readonly<Record<string, RouteRequest>> = {
+  health: {},
+  'mesh-node-add': { body: nodeAddBody },
+  'mesh-assign': { path: moduleParams, body: assignBody },
+  'mesh-consume': { path: moduleParams, body: consumeBody },
+  'mesh-unconsume': { path: relationPath },
+  'mesh-unassign': { path: assignmentPath, query: cascadeQuery },
+  'mesh-node-remove': { path: nodePath, query: cascadeQuery },
+  'mesh-rotate': { path: relationPath, body: rotateBody },
+  'mesh-push': { body: pushRequestSchema },
+  'mesh-push-plan': { body: pushRequestSchema },
+  'mesh-status': {},
+  'mesh-declaration': { path: nodeParams },
+  enrol: { body: enrolBody },
+  'token-issue': { path: nodePath, body: issueTokenBody },
+  'token-revoke': { path: nodePath },
+  'node-disenrol': { path: nodePath },
+  'host-declaration': { path: nodePath },
+  'host-keys': { path: nodePath, body: rotationBody },
+  'host-report': { path: reportPath, body: reportRequest },
+  'control-build': { body: buildRequest },
+  'control-upgrade': { body: upgradeRequest },
+  'control-catch-up': { body: catchUpRequest },
+  'control-build-retract': { body: retractRequest },
+  'control-report-reset': { path: reportResetPath },
+  'mesh-node-list': {},
+  'mesh-node-show': { path: nodePath },
+  'mesh-graph': {},
+  'mesh-pushes': { query: limitQuery(20) },
+  'mesh-push-show': { path: pushPath },
+  'control-dead-letters': { query: limitQuery(50) },
+};
+
+/** The routes of the table, each with its schemas. */
+export const fuzzedRoutes = (): ReadonlyArray<Route & { readonly request: RouteRequest }> =>
+  routes
+    .filter((route) => routeRequests[route.handler] !== undefined)
+    .map((route) => ({ ...route, request: routeRequests[route.handler] as RouteRequest }));
+
+/** Routes the table serves that have no line above: each one is a route nobody fuzzes. */
+export const routesWithoutRequests = (): string[] =>
+  routes.filter((route) => routeRequests[route.handler] === undefined).map((route) => route.handler);
+
+/** Routes of the same path: a method outside these is a wrong method there. */
+export const methodsAt = (path: string): string[] =>
+  routes.filter((route) => route.path === path).map((route) => route.method);
