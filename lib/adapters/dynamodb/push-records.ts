@@ -47,40 +47,39 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
   }
 
   async progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void> {
-    try {
-      await askStore(store, () =>
-        this.client.send(
-          new UpdateCommand({
-            TableName: this.tableName,
-            Key: pushKey(id),
-            UpdateExpression: 'SET progress = :progress',
-            ConditionExpression: pushRunning,
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: { ':progress': progress, ':running': 'running' },
-          }),
-        ),
-      );
-    } catch (error) {
-      // a record already done (or never started) keeps what it says
-      if (!conditionFailed(error)) throw error;
-    }
+    await this.#updateWhileRunning(id, {
+      UpdateExpression: 'SET progress = :progress',
+      ConditionExpression: pushRunning,
+      ExpressionAttributeValues: { ':progress': progress },
+    });
   }
 
   async batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void> {
+    await this.#updateWhileRunning(id, {
+      UpdateExpression: 'ADD progress.checked :checked, progress.sentInRound :sent',
+      ConditionExpression: `${pushRunning} AND attribute_exists(progress)`,
+      ExpressionAttributeValues: { ':checked': done.checked, ':sent': done.sent },
+    });
+  }
+
+  /** Updates a running push's progress; a record already done (or never started) keeps what it says. */
+  async #updateWhileRunning(
+    id: string,
+    update: {
+      UpdateExpression: string;
+      ConditionExpression: string;
+      ExpressionAttributeValues: Record<string, unknown>;
+    },
+  ): Promise<void> {
     try {
       await askStore(store, () =>
         this.client.send(
           new UpdateCommand({
             TableName: this.tableName,
             Key: pushKey(id),
-            UpdateExpression: 'ADD progress.checked :checked, progress.sentInRound :sent',
-            ConditionExpression: `${pushRunning} AND attribute_exists(progress)`,
+            ...update,
             ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':checked': done.checked,
-              ':sent': done.sent,
-              ':running': 'running',
-            },
+            ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':running': 'running' },
           }),
         ),
       );

@@ -12,14 +12,20 @@ type RemovalAnswer = {
   behind: string[];
 };
 
+/** A relation's two arguments, `NODE/MODULE PROVIDER-NODE/MODULE`, and its route's path. */
+const relationArguments = z
+  .object({ consumer: nodeModuleArgument, provider: nodeModuleArgument })
+  .transform(({ consumer, provider }) => ({
+    consumer,
+    path: `/nodes/${consumer.node}/modules/${consumer.module}/consumes/${provider.node}/${provider.module}`,
+  }));
+
 /**
  * Registers the commands that take away: `mesh unconsume`, `mesh unassign`, `mesh node remove`,
  * `mesh node disenrol` and `mesh rotate`. Each says what it took and which nodes are behind
  * because of it; one push delivers them all.
  */
 export function registerRemovalCommands(program: Command): void {
-  const relation = (consumer: string, provider: string) =>
-    `/nodes/${consumer.replace('/', '/modules/')}/consumes/${provider}`;
   const node = program.commands.find((command) => command.name() === 'node') ?? program.command('node');
 
   program
@@ -29,12 +35,9 @@ export function registerRemovalCommands(program: Command): void {
     .argument('<provider>', 'PROVIDER-NODE/MODULE')
     .action(
       action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
-        const parsed = z
-          .object({ consumer: nodeModuleArgument, provider: nodeModuleArgument })
-          .safeParse({ consumer: rawConsumer, provider: rawProvider });
+        const parsed = relationArguments.safeParse({ consumer: rawConsumer, provider: rawProvider });
         if (!parsed.success) return usage(output, parsed.error);
-        const { consumer, provider } = parsed.data;
-        const path = relation(`${consumer.node}/${consumer.module}`, `${provider.node}/${provider.module}`);
+        const { consumer, path } = parsed.data;
         return removed(output, await api.call<RemovalAnswer>('DELETE', path), `mesh push ${consumer.node}`);
       }),
     );
@@ -109,13 +112,10 @@ export function registerRemovalCommands(program: Command): void {
     .argument('<provider>', 'PROVIDER-NODE/MODULE')
     .action(
       action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
-        const parsed = z
-          .object({ consumer: nodeModuleArgument, provider: nodeModuleArgument })
-          .safeParse({ consumer: rawConsumer, provider: rawProvider });
+        const parsed = relationArguments.safeParse({ consumer: rawConsumer, provider: rawProvider });
         if (!parsed.success) return usage(output, parsed.error);
-        const { consumer, provider } = parsed.data;
-        const path = `${relation(`${consumer.node}/${consumer.module}`, `${provider.node}/${provider.module}`)}/rotate`;
-        const answer = await api.call<{ rotated: string; behind: string[] }>('POST', path, {});
+        const { consumer, path } = parsed.data;
+        const answer = await api.call<{ rotated: string; behind: string[] }>('POST', `${path}/rotate`, {});
         output.result(answer);
         output.line(
           `rotated the secret of ${answer.rotated}; behind now: ${answer.behind.join(', ')}; mesh push ${consumer.node} delivers both sides`,
