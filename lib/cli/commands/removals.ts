@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import type { Disenrolled } from '../../core/enrolment/ports.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
-import { action, nodeModuleArgument, usage } from '../command-context.ts';
+import { action, type CommandContext, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import type { Output } from '../output.ts';
 
@@ -28,19 +28,13 @@ const relationArguments = z
 export function registerRemovalCommands(program: Command): void {
   const node = program.commands.find((command) => command.name() === 'node') ?? program.command('node');
 
-  program
-    .command('unconsume')
-    .description('withdraw NODE/MODULE as a consumer of PROVIDER-NODE/MODULE: the provision and the grant')
-    .argument('<consumer>', 'NODE/MODULE')
-    .argument('<provider>', 'PROVIDER-NODE/MODULE')
-    .action(
-      action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
-        const parsed = relationArguments.safeParse({ consumer: rawConsumer, provider: rawProvider });
-        if (!parsed.success) return usage(output, parsed.error);
-        const { consumer, path } = parsed.data;
-        return removed(output, await api.call<RemovalAnswer>('DELETE', path), `mesh push ${consumer.node}`);
-      }),
-    );
+  relationCommand(
+    program,
+    'unconsume',
+    'withdraw NODE/MODULE as a consumer of PROVIDER-NODE/MODULE: the provision and the grant',
+    async ({ api, output }, { consumer, path }) =>
+      removed(output, await api.call<RemovalAnswer>('DELETE', path), `mesh push ${consumer.node}`),
+  );
 
   program
     .command('unassign')
@@ -105,22 +99,38 @@ export function registerRemovalCommands(program: Command): void {
       }),
     );
 
+  relationCommand(
+    program,
+    'rotate',
+    'mint a new secret for the provision NODE/MODULE has from PROVIDER-NODE/MODULE',
+    async ({ api, output }, { consumer, path }) => {
+      const answer = await api.call<{ rotated: string; behind: string[] }>('POST', `${path}/rotate`, {});
+      output.result(answer);
+      output.line(
+        `rotated the secret of ${answer.rotated}; behind now: ${answer.behind.join(', ')}; mesh push ${consumer.node} delivers both sides`,
+      );
+      return ExitCode.ok;
+    },
+  );
+}
+
+/** A command on one relation, `NODE/MODULE PROVIDER-NODE/MODULE`, run with both parsed. */
+function relationCommand(
+  program: Command,
+  name: string,
+  description: string,
+  run: (context: CommandContext, relation: z.infer<typeof relationArguments>) => Promise<ExitCode>,
+): void {
   program
-    .command('rotate')
-    .description('mint a new secret for the provision NODE/MODULE has from PROVIDER-NODE/MODULE')
+    .command(name)
+    .description(description)
     .argument('<consumer>', 'NODE/MODULE')
     .argument('<provider>', 'PROVIDER-NODE/MODULE')
     .action(
-      action(async ({ api, output }, rawConsumer: string, rawProvider: string) => {
+      action(async (context, rawConsumer: string, rawProvider: string) => {
         const parsed = relationArguments.safeParse({ consumer: rawConsumer, provider: rawProvider });
-        if (!parsed.success) return usage(output, parsed.error);
-        const { consumer, path } = parsed.data;
-        const answer = await api.call<{ rotated: string; behind: string[] }>('POST', `${path}/rotate`, {});
-        output.result(answer);
-        output.line(
-          `rotated the secret of ${answer.rotated}; behind now: ${answer.behind.join(', ')}; mesh push ${consumer.node} delivers both sides`,
-        );
-        return ExitCode.ok;
+        if (!parsed.success) return usage(context.output, parsed.error);
+        return run(context, parsed.data);
       }),
     );
 }
