@@ -14,11 +14,11 @@ import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
-/** Three nodes behind; the flow's steps in-process with their progress noted in the records. */
-async function world(options: { waitSeconds: number; gate?: Promise<void> }) {
+/** Nodes behind (a, b, c unless named); the flow's steps in-process, their progress noted in the records. */
+async function world(options: { waitSeconds: number; gate?: Promise<void>; nodes?: string[] }) {
   const store = new MemoryMeshStore();
   const service = new MeshService({ store, removals: store });
-  for (const node of ['a', 'b', 'c']) {
+  for (const node of options.nodes ?? ['a', 'b', 'c']) {
     await service.addNode(node);
     await service.assign(node, 'web', null);
   }
@@ -80,6 +80,8 @@ describe('POST /push, started elsewhere and followed by its record', () => {
       outcome: 'consistent',
       requestedBy: 'local',
     });
+    // one batch: its end is the outcome's, so it writes no note of its own
+    expect(records.batches).toEqual([]);
   });
 
   it('answers 202 with the push id when it runs longer than the wait; the record ends with the same outcome', async () => {
@@ -87,7 +89,8 @@ describe('POST /push, started elsewhere and followed by its record', () => {
     const gate = new Promise<void>((resolve) => {
       open = resolve;
     });
-    const { post, records, starter } = await world({ waitSeconds: 0.2, gate });
+    const nodes = Array.from({ length: 30 }, (_, index) => `n${String(index).padStart(2, '0')}`);
+    const { post, records, starter } = await world({ waitSeconds: 0.2, gate, nodes });
 
     const answer = await post({ behind: true });
     const whileRunning = records.kept.get(answer.body.push);
@@ -104,15 +107,17 @@ describe('POST /push, started elsewhere and followed by its record', () => {
     expect(records.notes).toEqual([
       {
         id: answer.body.push,
-        progress: { round: 1, flushedCount: 0, pending: 3, checked: 0, sentInRound: 0 },
+        progress: { round: 1, flushedCount: 0, pending: 30, checked: 0, sentInRound: 0 },
       },
     ]);
-    expect(records.batches).toEqual([{ id: answer.body.push, checked: 3, sent: 3 }]);
-    expect(done?.progress).toEqual({ round: 1, flushedCount: 3, pending: 0 });
-    expect(outcomeOfRecord(done as NonNullable<typeof done>)).toMatchObject({
-      flushed: [{ node: 'a' }, { node: 'b' }, { node: 'c' }],
-      behind: [],
-    });
+    // two batches (25 and 5), each counting itself into the round as it finishes
+    expect(records.batches.map(({ checked, sent }) => [checked, sent]).sort()).toEqual([
+      [25, 25],
+      [5, 5],
+    ]);
+    expect(done?.progress).toEqual({ round: 1, flushedCount: 30, pending: 0 });
+    const outcome = outcomeOfRecord(done as NonNullable<typeof done>);
+    expect([outcome.flushed.map((flushed) => flushed.node), outcome.behind]).toEqual([nodes, []]);
   });
 
   it('with wait: false answers at once, and refuses an unknown node before anything starts', async () => {

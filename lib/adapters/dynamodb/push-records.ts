@@ -17,8 +17,8 @@ import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore
  * | `pushes` | `<push id>` | the record: state, requestedBy, startedAt, finishedAt, request, outcome, pushed, flushed, flushedCount, rounds, behind, behindCount, error; expiresAt (epoch seconds, the table's TTL attribute) |
  *
  * Access: a conditional PutItem when a push starts and another when it is done, a conditional
- * UpdateItem of `progress` as each round starts and as each of its batches finishes (ADD, so
- * batches finishing together all count); reads are one
+ * UpdateItem of `progress` as each round starts and, in a round of several batches, as each batch
+ * finishes (ADD, so batches finishing together all count); reads are one
  * strongly consistent Query of the one partition, newest first (ids sort by time), or a strongly
  * consistent GetItem by id, so a push can be followed while it runs. No index: an index on AWS
  * lags, and a push that just started would not be there. Two writes per push keep this one

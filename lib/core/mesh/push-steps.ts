@@ -83,6 +83,11 @@ const flowStateSchema = z.object({
   behind: z.array(z.string()),
   /** Nodes this push cannot send (their declaration over its limit): never tried again, named at the end. */
   unsendable: z.array(unsendableSchema).default([]),
+  /**
+   * The record this round's batches count themselves into: null for a push kept in no record,
+   * and for a round of one batch, whose end the next round's note (or the outcome) follows at once.
+   */
+  batchRecord: z.string().nullable().default(null),
   results: z.array(batchResultSchema).optional(),
 });
 export type FlowState = z.infer<typeof flowStateSchema>;
@@ -90,7 +95,7 @@ export type FlowState = z.infer<typeof flowStateSchema>;
 const sendInputSchema = z.object({
   nodes: z.array(nodeName).max(100),
   round: z.number().int().min(1),
-  /** The record each batch notes itself done in; null for a push kept in no record. */
+  /** The record the batch counts itself into when done (the flow state's `batchRecord`), or null. */
   pushId: z.string().nullable().default(null),
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
@@ -136,6 +141,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
     round: 0,
     hints: named ? [...named.marked] : [],
     batches: [],
+    batchRecord: null,
     done: false,
     behind: [],
     unsendable: isUnsendable(attempt) ? [attempt] : [],
@@ -169,6 +175,7 @@ export async function findBehind(
     unsendable,
     hints: [],
     batches: [],
+    batchRecord: null,
     done: true,
     behind: [...new Set([...behind, ...cannot])].sort(),
   });
@@ -193,6 +200,7 @@ export async function findBehind(
     round: state.round + 1,
     hints: [],
     batches,
+    batchRecord: batches.length > 1 ? state.request.pushId : null,
     done: false,
     behind: [],
   };
