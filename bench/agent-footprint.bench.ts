@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import { pinnedNode } from '../lib/packaging/node-binaries.ts';
 import { packageMesh } from '../lib/packaging/package.ts';
 import { executableNamed } from '../lib/packaging/targets.ts';
-import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { embeddedBrokerService } from '../lib/runtime/broker/broker-service.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { localServices } from '../lib/runtime/services.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
 import { copyUncached, type Footprint, watchFootprints } from './support/process-footprint.ts';
 import type { BenchTable } from './support/table.ts';
@@ -16,11 +18,19 @@ const idleSeconds = Number(process.env.MESH_BENCH_IDLE_SECONDS ?? 60);
 const goalMb = 60;
 
 /**
- * How an idle agent learns of a change. Connected mode (one MQTT connection to the node's
- * signal topic, fetching only when told) joins this list when the signal channel exists, with
- * the arguments that select it; every variant below is then measured in each mode.
+ * How an idle agent learns of a change: on its node's signal (one MQTT connection to the embedded
+ * broker, fetching when told and every safety interval), or with the broker away, asking every
+ * 30 s and trying the broker again now and then. Each mode runs on its own local control plane,
+ * the second started without its broker; the baselines do not depend on it and run in the first.
  */
-const idleModes = [{ mode: 'poll every 30 s', args: ['--interval', '30'] }] as const;
+const idleModes = [
+  { mode: 'on the signal', services: localServices, baselines: true },
+  {
+    mode: 'broker away: polls every 30 s',
+    services: localServices.filter((service) => service !== embeddedBrokerService),
+    baselines: false,
+  },
+] as const;
 
 type Variant = {
   readonly name: string;
@@ -94,23 +104,26 @@ export async function run(): Promise<BenchTable[]> {
 
   const work = mkdtempSync(join(tmpdir(), 'mesh-bench-footprint-'));
   process.env.MESH_LOG_LEVEL = 'ERROR';
-  const runtime = await startLocalRuntime({ port: await freePort() });
   const children: ChildProcess[] = [];
+  let runtime: RunningLocalRuntime | undefined;
   try {
-    const mesh = (...args: string[]) => exec(meshExecutable.path, ['--api', runtime.url, '--json', ...args]);
     const rows: Array<Array<string | number>> = [];
-    for (const { mode, args: modeArgs } of idleModes) {
+    for (const [modeIndex, { mode, services, baselines }] of idleModes.entries()) {
+      runtime = await startLocalRuntime({ port: await freePort(), mqttPort: 0, services: [...services] });
+      const api = runtime.url;
+      const mesh = (...args: string[]) => exec(meshExecutable.path, ['--api', api, '--json', ...args]);
       // One after the other: the control plane answers "try again" to concurrent model writes.
+      const measured = variants.filter((variant) => variant.agent || baselines);
       const started: ChildProcess[] = [];
-      for (const [index, variant] of variants.entries()) {
-        const binary = join(work, `${index}-${variant.packaged ? 'mesh-host' : 'node'}`);
+      for (const [index, variant] of measured.entries()) {
+        const name = `${modeIndex}-${index}`;
+        const binary = join(work, `${name}-${variant.packaged ? 'mesh-host' : 'node'}`);
         copyUncached(variant.packaged ? hostExecutable.path : pinned.path, binary);
-        const dir = join(work, `host-${index}`);
+        const dir = join(work, `host-${name}`);
         // Pushed before it starts, so its first question brings the declaration to apply.
-        if (variant.agent)
-          await enrolAndPush(mesh, hostExecutable.path, runtime.url, `footprint-${index}`, dir);
-        const runArgs = ['run', '--dir', dir, '--apply', '/bin/true', ...modeArgs];
-        const child = spawn(binary, variant.args({ bundle: bundle.path, run: runArgs, api: runtime.url }), {
+        if (variant.agent) await enrolAndPush(mesh, hostExecutable.path, api, `footprint-${name}`, dir);
+        const runArgs = ['run', '--dir', dir, '--apply', '/bin/true', '--interval', '30'];
+        const child = spawn(binary, variant.args({ bundle: bundle.path, run: runArgs, api }), {
           env: {},
           stdio: ['ignore', 'pipe', 'pipe'],
         });
@@ -136,9 +149,12 @@ export async function run(): Promise<BenchTable[]> {
         started.map((child) => child.pid as number),
         idleSeconds * 1000,
       );
-      variants.forEach((variant, index) => {
+      measured.forEach((variant, index) => {
         rows.push(footprintRow(variant.name, variant.agent ? mode : '-', footprints[index] as Footprint));
       });
+      for (const child of started) child.kill('SIGTERM');
+      await runtime.stop();
+      runtime = undefined;
     }
     return [
       {
@@ -158,7 +174,7 @@ export async function run(): Promise<BenchTable[]> {
         notes: [
           "private = RssAnon (V8 heap, code compiled at run time, buffers); file-backed = RssFile (pages of the executable: Node's own code and data), shared with the page cache and dropped first under memory pressure",
           'compare the agents with the baselines: Node alone is the floor; asking over HTTP with fetch (undici and its WebAssembly HTTP parser) costs more than with node:http',
-          'connected mode (the MQTT signal channel) is not measured: the channel does not exist yet; it joins idleModes in this file when it does',
+          'on the signal: one MQTT connection, a fetch when told and every safety interval (6 h); broker away: the control plane named a broker that does not answer, so the agent asks every 30 s and tries the broker again',
         ],
       },
       {
@@ -176,7 +192,7 @@ export async function run(): Promise<BenchTable[]> {
     ];
   } finally {
     for (const child of children) child.kill('SIGTERM');
-    await runtime.stop();
+    await runtime?.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }
