@@ -5,10 +5,10 @@ import type { MeshConfig } from '../../../lib/config.ts';
 import { possessionProof } from '../../../lib/host/key-rotation.ts';
 import { generateNodeKeys } from '../../../lib/host/keys.ts';
 import { startLocalApi } from '../../../lib/runtime/http-server.ts';
-import { partsFor } from '../../../lib/wiring.ts';
+import { type Parts, partsFor } from '../../../lib/wiring.ts';
 import { tableContents } from '../table-contents.ts';
 import { type FuzzCase, fuzzCases } from './fuzz-cases.ts';
-import { restoreWorld, type SeededWorld, seedWorld } from './fuzz-world.ts';
+import { fuzzModules, fuzzVersions, restoreWorld, type SeededWorld, seedWorld } from './fuzz-world.ts';
 import { forgedProof, proofJti, validProof } from './host-proofs.ts';
 import { fuzzedRoutes } from './route-requests.ts';
 import { itemKey, type StoreChange, storeChange } from './store-change.ts';
@@ -80,7 +80,8 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
       lastError = `${message}${cause ? `: ${cause.stack ?? cause.message}` : ''}`;
     },
   };
-  const api = await startLocalApi({ port: 0, parts: partsFor(options.config, { overrides: { log } }) });
+  const parts = partsFor(options.config, { overrides: { log } });
+  const api = await startLocalApi({ port: 0, parts });
   const reader = makeDynamoDBClient(options.config);
   const figures: FuzzFigures = {
     seed: options.seed,
@@ -91,6 +92,7 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
   };
   try {
     const world = await seedWorld(api.url);
+    await recordBuilds(parts);
     const arbitrary = fuzzCases(fuzzedRoutes(), world);
     let before = await tableContents(options.config, reader);
     let lastAccepted: Sent | undefined = await sendCase(api.url, world, {
@@ -146,6 +148,20 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
     await api.stop();
   }
   return { ...figures, seconds: (performance.now() - started) / 1000 };
+}
+
+/**
+ * Successful builds of every module at both versions, as the queue's consumer would have recorded
+ * them (no consumer runs beside the fuzz), so a valid retraction finds a build to retract.
+ */
+async function recordBuilds(parts: Parts): Promise<void> {
+  const now = new Date().toISOString();
+  for (const module of fuzzModules)
+    for (const version of fuzzVersions)
+      await parts.builds.recordBuild(
+        { id: `fuzz-${module}-${version}`, module, version, result: 'succeeded', finishedAt: now },
+        { receivedAt: now, recordedAt: now },
+      );
 }
 
 type Sent = {

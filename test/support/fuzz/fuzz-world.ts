@@ -8,6 +8,9 @@ import { jsonSchemaOf } from './schema-values.ts';
 /** Nodes and modules of the mesh the fuzz starts from; the valid requests name them most of the time. */
 const nodes = ['alpha', 'beta', 'gamma', 'delta', 'epsilon'];
 const modules = ['web', 'db', 'cache', 'queue'];
+/** The seeded mesh's modules, and the versions valid requests name (builds, upgrades, retractions). */
+export const fuzzModules: readonly string[] = modules;
+export const fuzzVersions = ['1.0.0', '2.0.0'];
 /** Enrolled nodes whose keys sign the host requests; operator requests leave them alone. */
 export const fuzzHosts = ['fuzz-a', 'fuzz-b'];
 
@@ -87,7 +90,7 @@ export async function seedWorld(api: string): Promise<SeededWorld> {
       ['field:providerModule', modules],
       [pattern(nodeName), [...nodes, ...modules]],
       [pattern(tokenString), tokens],
-      [pattern(moduleVersion), ['1.0.0', '2.0.0']],
+      [pattern(moduleVersion), fuzzVersions],
       [pattern(pushId), pushes.map((push) => push.id)],
     ]),
   };
