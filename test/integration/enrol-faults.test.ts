@@ -1,22 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { enrolHandler } from '../../lib/api/handlers/enrolment.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { presenterOf } from '../../lib/core/enrolment/keys.ts';
-import type { NodeKeyStore, TokenStore } from '../../lib/core/enrolment/ports.ts';
+import type { TokenStore } from '../../lib/core/enrolment/ports.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
-import type { NodeKeyRecord } from '../../lib/core/host-identity/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { createTableInput } from '../../lib/runtime/provision.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { KeysThenFault, StoppableStore } from '../support/stoppable-store.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 
 const call = (handler: ReturnType<typeof enrolHandler>, body: unknown) =>
@@ -28,27 +19,6 @@ const code = (answer: APIGatewayProxyResult) =>
   answer.statusCode === 200
     ? 'enrolled'
     : (JSON.parse(answer.body) as { error: { code: string } }).error.code;
-
-/** Writes node keys, then runs `afterWrite` (the store goes away) before answering. */
-class KeysThenFault implements NodeKeyStore {
-  armed = true;
-  private readonly inner: NodeKeyStore;
-  private readonly afterWrite: () => Promise<void>;
-  constructor(inner: NodeKeyStore, afterWrite: () => Promise<void>) {
-    this.inner = inner;
-    this.afterWrite = afterWrite;
-  }
-  async putKeys(record: NodeKeyRecord & { presenter: string; storedAt: string; tokenId: string }) {
-    await this.inner.putKeys(record);
-    if (this.armed) {
-      this.armed = false;
-      await this.afterWrite();
-    }
-  }
-  pruneOtherKeys(node: string, keep: string, tokenIds: readonly string[]) {
-    return this.inner.pruneOtherKeys(node, keep, tokenIds);
-  }
-}
 
 async function assertNothingHalfDone(
   fixture: ReturnType<typeof enrolmentFixture>,
@@ -107,36 +77,18 @@ describe('enrolment when the store goes away between the writes and the spend', 
 });
 
 describe('enrolment when DynamoDB Local is really stopped between the writes and the spend', () => {
-  let dataDir: string;
-  let store: RunningDynamoDBLocal;
-  let port: number;
+  let store: StoppableStore;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'mesh-enrol-fault-'));
-    port = await freePort();
-    store = await startDynamoDBLocal({ port, dataDir });
+    store = await StoppableStore.start('enrol-fault');
   });
 
   afterAll(async () => {
-    await store?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await store?.remove();
   });
 
   it('answers "try again" while it is down and completes the same presenter\'s retry once it is back', async () => {
-    const names = localResourceNames('stopped');
-    const client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: store.endpoint, maxAttempts: 1 });
-    for (const [table, name] of [
-      [inventoryTable, names.inventoryTable],
-      [identityTable, names.identityTable],
-    ] as const) {
-      await client.send(new CreateTableCommand(createTableInput(table, name)));
-      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
-    }
-    const config = {
-      region: 'us-east-1',
-      inventoryTable: names.inventoryTable,
-      identityTable: names.identityTable,
-    } as MeshConfig;
+    const { client, config } = await store.tables('stopped');
     const fixture = enrolmentFixture(config, client);
     await fixture.addNode('stopped');
     const { token } = await issueToken('stopped', 3600, { tokens: fixture.tokens });
@@ -145,7 +97,7 @@ describe('enrolment when DynamoDB Local is really stopped between the writes and
     const keys = await presenterKeys();
 
     const whileDown = await call(handler, { node: 'stopped', token, keys });
-    store = await startDynamoDBLocal({ port, dataDir });
+    await store.restart();
     const afterwards = await call(handler, { node: 'stopped', token, keys });
 
     expect([whileDown.statusCode, code(whileDown)]).toEqual([503, 'try_again']);

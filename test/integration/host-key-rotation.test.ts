@@ -1,12 +1,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { ApiUnreachableError } from '../../lib/cli/api-client.ts';
 import type { MeshConfig } from '../../lib/config.ts';
-import type { NodeKeyStore } from '../../lib/core/enrolment/ports.ts';
 import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
 import {
   keysAfterRefusal,
@@ -15,13 +12,10 @@ import {
   rotateHostKeys,
 } from '../../lib/host/key-rotation.ts';
 import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { createTableInput } from '../../lib/runtime/provision.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { KeysThenFault, StoppableStore } from '../support/stoppable-store.ts';
 import { tableContents } from '../support/table-contents.ts';
 
 const dirs: string[] = [];
@@ -170,55 +164,23 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
   });
 });
 
-/** Writes the new keys, then stops DynamoDB Local before the switch can be written. */
-function keysThenStop(inner: NodeKeyStore, stop: () => Promise<void>): NodeKeyStore & { armed: boolean } {
-  return {
-    armed: true,
-    async putKeys(record) {
-      await inner.putKeys(record);
-      if (this.armed) {
-        this.armed = false;
-        await stop();
-      }
-    },
-    pruneOtherKeys: (node, keep, tokenIds) => inner.pruneOtherKeys(node, keep, tokenIds),
-  };
-}
-
+/** The store stops right after the new keys are written, before the switch is. */
 describe('a rotation when DynamoDB Local is really stopped between its writes', () => {
-  let dataDir: string;
-  let store: RunningDynamoDBLocal;
-  let port: number;
+  let store: StoppableStore;
   let api: RunningApi;
 
   beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'mesh-rotate-fault-'));
-    port = await freePort();
-    store = await startDynamoDBLocal({ port, dataDir });
+    store = await StoppableStore.start('rotate-fault');
   });
   afterAll(async () => {
     await api?.stop();
-    await store?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    await store?.remove();
   });
 
   it('answers "try again", keeps the old key working, and completes when run again', async () => {
-    const names = localResourceNames('rotatestop');
-    const client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: store.endpoint, maxAttempts: 1 });
-    for (const [table, name] of [
-      [inventoryTable, names.inventoryTable],
-      [identityTable, names.identityTable],
-    ] as const) {
-      await client.send(new CreateTableCommand(createTableInput(table, name)));
-      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
-    }
-    const config = {
-      region: 'us-east-1',
-      inventoryTable: names.inventoryTable,
-      identityTable: names.identityTable,
-    } as MeshConfig;
+    const { client, config } = await store.tables('rotatestop');
     const plain = partsFor(config, { clients: { dynamodb: client } });
-    const nodeKeys = keysThenStop(plain.nodeKeys, () => store.stop());
+    const nodeKeys = new KeysThenFault(plain.nodeKeys, () => store.stop());
     const parts: Parts = partsFor(config, { clients: { dynamodb: client }, overrides: { nodeKeys } });
     nodeKeys.armed = false;
     api = await startLocalApi({ port: 0, parts });
@@ -229,7 +191,7 @@ describe('a rotation when DynamoDB Local is really stopped between its writes', 
     const whileDown = await rotateHostKeys({ dir, api: api.url, node: 'stopped', current: old }).catch(
       (error: unknown) => error,
     );
-    store = await startDynamoDBLocal({ port, dataDir });
+    await store.restart();
     const next = (await loadNodeKeys(pendingDir(dir))) as NodeKeys;
     const between = [await fetchAs('stopped', old), await fetchAs('stopped', next)];
     const afterwards = await rotateHostKeys({ dir, api: api.url, node: 'stopped', current: old });

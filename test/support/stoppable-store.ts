@@ -1,0 +1,96 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateTableCommand, type DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { NodeKeyStore } from '../../lib/core/enrolment/ports.ts';
+import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
+import { createTableInput } from '../../lib/runtime/provision.ts';
+import { freePort } from '../../lib/runtime/tcp-ports.ts';
+
+/**
+ * A DynamoDB Local of its own, on disk, that a test really stops between two writes and starts
+ * again on the same port and data, as a store outage would look to the control plane.
+ */
+export class StoppableStore {
+  #store: RunningDynamoDBLocal;
+  readonly #port: number;
+  readonly #dataDir: string;
+
+  private constructor(store: RunningDynamoDBLocal, port: number, dataDir: string) {
+    this.#store = store;
+    this.#port = port;
+    this.#dataDir = dataDir;
+  }
+
+  static async start(name: string): Promise<StoppableStore> {
+    const dataDir = mkdtempSync(join(tmpdir(), `mesh-${name}-`));
+    const port = await freePort();
+    return new StoppableStore(await startDynamoDBLocal({ port, dataDir }), port, dataDir);
+  }
+
+  /** Both tables under `prefix`, and a client that tries once, so an outage shows at once. */
+  async tables(prefix: string): Promise<{ client: DynamoDBClient; config: MeshConfig }> {
+    const names = localResourceNames(prefix);
+    const client = makeDynamoDBClient(
+      { region: 'us-east-1' },
+      { endpoint: this.#store.endpoint, maxAttempts: 1 },
+    );
+    for (const [table, name] of [
+      [inventoryTable, names.inventoryTable],
+      [identityTable, names.identityTable],
+    ] as const) {
+      await client.send(new CreateTableCommand(createTableInput(table, name)));
+      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
+    }
+    const config = {
+      region: 'us-east-1',
+      inventoryTable: names.inventoryTable,
+      identityTable: names.identityTable,
+    } as MeshConfig;
+    return { client, config };
+  }
+
+  stop(): Promise<void> {
+    return this.#store.stop();
+  }
+
+  /** Starts it again on its port and data, as it was when stopped. */
+  async restart(): Promise<void> {
+    this.#store = await startDynamoDBLocal({ port: this.#port, dataDir: this.#dataDir });
+  }
+
+  async remove(): Promise<void> {
+    await this.#store.stop();
+    rmSync(this.#dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A node key store that runs `afterWrite` once, right after its first key write (while `armed`):
+ * the moment between an enrolment's or a rotation's writes.
+ */
+export class KeysThenFault implements NodeKeyStore {
+  armed = true;
+  readonly #inner: NodeKeyStore;
+  readonly #afterWrite: () => Promise<void>;
+
+  constructor(inner: NodeKeyStore, afterWrite: () => Promise<void>) {
+    this.#inner = inner;
+    this.#afterWrite = afterWrite;
+  }
+
+  async putKeys(record: Parameters<NodeKeyStore['putKeys']>[0]): Promise<void> {
+    await this.#inner.putKeys(record);
+    if (this.armed) {
+      this.armed = false;
+      await this.#afterWrite();
+    }
+  }
+
+  pruneOtherKeys(...args: Parameters<NodeKeyStore['pruneOtherKeys']>) {
+    return this.#inner.pruneOtherKeys(...args);
+  }
+}
