@@ -11,7 +11,7 @@ import { type ControlMessage, envelope } from '../../lib/core/control/messages.t
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
-import { watch } from '../support/processes.ts';
+import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { sqsRecordOf } from '../support/sqs-records.ts';
 
@@ -78,14 +78,9 @@ async function sentNode(label: string): Promise<string> {
 }
 
 async function mesh(...args: string[]) {
-  const child = watch(process.execPath, ['bin/mesh.ts', '--api', api.url, ...args]);
-  let stdout = '';
-  child.child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  const { code } = await child.exited();
-  const json = args.includes('--json') && stdout.trim() ? JSON.parse(stdout) : undefined;
-  return { code, stdout, json, output: child.output() };
+  const ran = await runMesh(api.url, args);
+  const json = args.includes('--json') && ran.stdout.trim() ? JSON.parse(ran.stdout) : undefined;
+  return { ...ran, json };
 }
 
 describe('a report sequence is bounded by the clock (item 2)', () => {

@@ -4,7 +4,7 @@ import type { MeshConfig } from '../../lib/config.ts';
 import { tokenPattern } from '../../lib/core/enrolment/token.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { partsFor } from '../../lib/wiring.ts';
-import { watch } from '../support/processes.ts';
+import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -23,15 +23,7 @@ afterAll(async () => {
   await api?.stop();
 });
 
-async function mesh(args: string[]) {
-  const child = watch(process.execPath, ['bin/mesh.ts', '--api', api.url, ...args]);
-  let stdout = '';
-  child.child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  const { code } = await child.exited();
-  return { code, stdout, output: child.output() };
-}
+const mesh = (args: string[]) => runMesh(api.url, args);
 
 describe('mesh token', () => {
   it('issue prints the token once on stdout; --json gives one document; a new one replaces the old', async () => {

@@ -4,7 +4,7 @@ import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
-import { watch } from '../support/processes.ts';
+import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let parts: Parts;
@@ -20,15 +20,7 @@ afterAll(async () => {
   await api?.stop();
 });
 
-async function mesh(args: string[]) {
-  const child = watch(process.execPath, ['bin/mesh.ts', '--api', api.url, ...args]);
-  let stdout = '';
-  child.child.stdout?.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-  });
-  const { code } = await child.exited();
-  return { code, stdout, output: child.output() };
-}
+const mesh = (args: string[]) => runMesh(api.url, args);
 
 async function behindNodes(count: number) {
   const id = randomBytes(3).toString('hex');

@@ -79,3 +79,17 @@ export function printedJson(output: string): unknown {
     return undefined;
   }
 }
+
+/** Runs the operator CLI from source against API; its stdout apart, and everything it printed. */
+export async function runMesh(
+  api: string,
+  args: readonly string[],
+): Promise<{ code: number | null; stdout: string; output: string }> {
+  const child = watch(process.execPath, ['bin/mesh.ts', '--api', api, ...args]);
+  let stdout = '';
+  child.child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  const { code } = await child.exited();
+  return { code, stdout, output: child.output() };
+}
