@@ -31,15 +31,21 @@ type Sends = {
 const sends = (plan: Sends) =>
   [plan.pushed, ...plan.flushed].map((send) => send && { node: send.node, revision: send.revision });
 
+/** Two new nodes: app's web consumes broker's rabbit (amqp); neither pushed yet. */
+async function relatedPair(): Promise<{ broker: string; app: string }> {
+  const id = randomBytes(3).toString('hex');
+  const [broker, app] = [`broker-${id}`, `app-${id}`];
+  await parts.meshService.addNode(broker);
+  await parts.meshService.addNode(app);
+  await parts.meshService.assign(broker, 'rabbit', 'amqp');
+  await parts.meshService.assign(app, 'web', null);
+  await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+  return { broker, app };
+}
+
 describe('mesh push --plan on DynamoDB Local', () => {
   it('writes nothing to either table, and names exactly the sends the push then makes', async () => {
-    const id = randomBytes(3).toString('hex');
-    const [broker, app] = [`broker-${id}`, `app-${id}`];
-    await parts.meshService.addNode(broker);
-    await parts.meshService.addNode(app);
-    await parts.meshService.assign(broker, 'rabbit', 'amqp');
-    await parts.meshService.assign(app, 'web', null);
-    await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+    const { broker, app } = await relatedPair();
 
     const before = await tableContents(config);
     const { status, plan: planned } = await plan({ node: app });
@@ -61,13 +67,7 @@ describe('mesh push --plan on DynamoDB Local', () => {
   });
 
   it('says a rotated secret changed, and never shows it', async () => {
-    const id = randomBytes(3).toString('hex');
-    const [broker, app] = [`broker-${id}`, `app-${id}`];
-    await parts.meshService.addNode(broker);
-    await parts.meshService.addNode(app);
-    await parts.meshService.assign(broker, 'rabbit', 'amqp');
-    await parts.meshService.assign(app, 'web', null);
-    await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+    const { broker, app } = await relatedPair();
     await parts.pushFlow.push({ node: app });
     await parts.meshService.rotate({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
 
