@@ -1,5 +1,4 @@
-import { type DynamoDBClient, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { nodeItemKey } from '../../lib/adapters/dynamodb/keys.ts';
 import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/node-key-store.ts';
@@ -8,6 +7,7 @@ import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { PresentedKeys } from '../../lib/core/enrolment/keys.ts';
 import { generateNodeKeys } from '../../lib/host/keys.ts';
+import { scanAll } from '../support/table-contents.ts';
 
 /** Shared by the enrolment integration tests: a store, a settable clock, nodes and keys. */
 export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = makeDynamoDBClient(config)) {
@@ -42,17 +42,4 @@ export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = ma
 export async function presenterKeys(): Promise<PresentedKeys> {
   const { keys } = await generateNodeKeys();
   return { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk } as PresentedKeys;
-}
-
-export async function scanAll(client: DynamoDBClient, table: string) {
-  const items: Array<Record<string, unknown>> = [];
-  let start: Record<string, never> | undefined;
-  do {
-    const page = await client.send(
-      new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
-    );
-    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
-    start = page.LastEvaluatedKey as typeof start;
-  } while (start);
-  return items;
 }

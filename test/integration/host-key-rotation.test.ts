@@ -14,6 +14,7 @@ import {
 import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { KeysThenFault, StoppableStore } from '../support/stoppable-store.ts';
 import { tableContents } from '../support/table-contents.ts';
@@ -28,41 +29,20 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A control plane on `config`: the local API over the given parts, and an operator's calls to it. */
+/**
+ * The host calls, and `enrolled`: a node added and enrolled with keys kept in a new DIR, as
+ * `mesh-host enrol` leaves them.
+ */
 function controlPlane(api: RunningApi) {
-  const operator = async (method: string, path: string, body?: unknown) => {
-    const answer = await fetch(`${api.url}${path}`, {
-      method,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
-  };
-  /** A node added and enrolled with keys kept in a new DIR, as `mesh-host enrol` leaves them. */
+  const calls = hostCalls(api.url);
   const enrolled = async (node: string) => {
-    await operator('POST', '/nodes', { node });
-    const { body } = await operator('POST', `/nodes/${node}/token`, {});
+    await calls.operator('POST', '/nodes', { node });
     const dir = hostDir();
     const { keys } = await loadOrCreateNodeKeys(dir);
-    const answer = await fetch(`${api.url}/enrol`, {
-      method: 'POST',
-      body: JSON.stringify({
-        node,
-        token: body.token,
-        keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
-      }),
-    });
-    expect(answer.status).toBe(200);
-    return { dir, keys, token: body.token as string };
+    const token = await calls.enrol(node, keys);
+    return { dir, keys, token };
   };
-  /** Whether the control plane takes `keys` for the node: the status and code of a signed fetch. */
-  const fetchAs = async (node: string, keys: NodeKeys) => {
-    const answer = await new NodeHttpHostApi(api.url, signingKeyOf(node, keys)).send(
-      'GET',
-      `/hosts/${node}/declaration`,
-    );
-    return `${answer.status} ${(answer.body as { error?: { code: string } })?.error?.code ?? 'ok'}`;
-  };
-  return { operator, enrolled, fetchAs };
+  return { ...calls, enrolled };
 }
 
 describe('mesh-host rotate against the local API on DynamoDB Local', () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
+import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { partsFor } from '../../lib/wiring.ts';
+import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;
@@ -18,36 +18,14 @@ afterAll(async () => {
   await api?.stop();
 });
 
-const operator = async (method: string, path: string, body?: unknown) => {
-  const answer = await fetch(`${api.url}${path}`, {
-    method,
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
-};
+const calls = () => hostCalls(api.url);
+const operator = (method: string, path: string, body?: unknown) => calls().operator(method, path, body);
+const fetchAs = (node: string, keys: NodeKeys) => calls().fetchAs(node, keys);
 
 async function enrol(node: string): Promise<NodeKeys> {
-  const { body } = await operator('POST', `/nodes/${node}/token`, {});
   const { keys } = await generateNodeKeys();
-  const answer = await fetch(`${api.url}/enrol`, {
-    method: 'POST',
-    body: JSON.stringify({
-      node,
-      token: body.token,
-      keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
-    }),
-  });
-  expect(answer.status).toBe(200);
+  await calls().enrol(node, keys);
   return keys;
-}
-
-/** The host's signed fetch of its declaration: the status, and the error code when refused. */
-async function fetchAs(node: string, keys: NodeKeys) {
-  const url = `${api.url}/hosts/${node}/declaration`;
-  const authorization = await hostProof(signingKeyOf(node, keys), { method: 'GET', url });
-  const answer = await fetch(url, { headers: { authorization } });
-  const body = (await answer.json()) as { error?: { code: string } };
-  return `${answer.status} ${body.error?.code ?? 'ok'}`;
 }
 
 describe('revoking a host identity takes effect at the next request', () => {

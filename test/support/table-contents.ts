@@ -16,15 +16,7 @@ export async function tableContents(
   try {
     const contents: Record<string, unknown[]> = {};
     for (const table of [config.inventoryTable, config.identityTable]) {
-      const items: Record<string, unknown>[] = [];
-      let start: Record<string, never> | undefined;
-      do {
-        const page = await client.send(
-          new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
-        );
-        items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
-        start = page.LastEvaluatedKey as typeof start;
-      } while (start);
+      const items = await scanAll(client, table);
       contents[table] = items
         .map((item) => ({ key: `${String(item.pk)} ${String(item.sk)}`, item }))
         .sort((a, b) => a.key.localeCompare(b.key))
@@ -34,4 +26,21 @@ export async function tableContents(
   } finally {
     if (!reader) client.destroy();
   }
+}
+
+/** Every item of `table`, read strongly, page after page. */
+export async function scanAll(
+  client: DynamoDBClient,
+  table: string,
+): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let start: Record<string, never> | undefined;
+  do {
+    const page = await client.send(
+      new ScanCommand({ TableName: table, ConsistentRead: true, ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
+    start = page.LastEvaluatedKey as typeof start;
+  } while (start);
+  return items;
 }
