@@ -24,6 +24,17 @@ function keyPair() {
   };
 }
 
+/**
+ * A random positive serial, as hex, whose DER INTEGER is minimal: its first byte is neither zero
+ * nor above 0x7f. OpenSSL refuses a certificate whose serial starts with a needless zero byte
+ * ("illegal padding"), and a CA it cannot read leaves the server certificate unverifiable.
+ */
+export function serialNumberOf(random: Uint8Array): string {
+  const bytes = Buffer.from(random);
+  bytes[0] = (bytes[0] ?? 0) & 0x7f || 0x01;
+  return bytes.toString('hex');
+}
+
 function certificate(
   subject: string,
   publicKey: forge.pki.PublicKey,
@@ -31,8 +42,7 @@ function certificate(
 ): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  // a positive serial: the high bit clear
-  cert.serialNumber = `0${randomBytes(15).toString('hex')}`;
+  cert.serialNumber = serialNumberOf(randomBytes(16));
   cert.validity.notBefore = new Date(Date.now() - 60_000);
   cert.validity.notAfter = new Date(Date.now() + day);
   cert.setSubject([{ name: 'commonName', value: subject }]);
