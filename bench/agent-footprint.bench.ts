@@ -1,19 +1,22 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { pinnedNode } from '../lib/packaging/node-binaries.ts';
-import { packageMesh } from '../lib/packaging/package.ts';
-import { executableNamed } from '../lib/packaging/targets.ts';
 import { embeddedBrokerService } from '../lib/runtime/broker/broker-service.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 import { localServices } from '../lib/runtime/services.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
+import {
+  enrolPackaged,
+  meshCli,
+  packagedHere,
+  shippedFlags,
+  spawnWatched,
+  untilSeen,
+} from './support/packaged-agents.ts';
 import { copyUncached, type Footprint, watchFootprints } from './support/process-footprint.ts';
 import type { BenchTable } from './support/table.ts';
 
-const exec = promisify(execFile);
 const idleSeconds = Number(process.env.MESH_BENCH_IDLE_SECONDS ?? 60);
 const goalMb = 60;
 
@@ -41,7 +44,6 @@ type Variant = {
   readonly agent: boolean;
 };
 
-const shippedFlags = executableNamed('mesh-host')?.execArgv ?? [];
 const every30s = (request: string) => `setInterval(() => ${request}, 30_000); ${request};`;
 const variants: readonly Variant[] = [
   { name: 'packaged mesh-host (as shipped)', packaged: true, args: ({ run }) => run, agent: true },
@@ -90,17 +92,7 @@ const variants: readonly Variant[] = [
  * Then the size of every executable.
  */
 export async function run(): Promise<BenchTable[]> {
-  const packaged = await packageMesh({ unit: false, log: (line) => process.stdout.write(`  ${line}\n`) });
-  const pinned = await pinnedNode();
-  const here = (name: string) =>
-    packaged.executables.find(
-      (entry) => entry.executable === name && entry.target.machine === pinned.machine,
-    );
-  const hostExecutable = here('mesh-host');
-  const meshExecutable = here('mesh');
-  const bundle = packaged.bundles.find((entry) => entry.executable === 'mesh-host');
-  if (!hostExecutable || !meshExecutable || !bundle)
-    throw new Error('no executables for this machine were built');
+  const here = await packagedHere();
 
   const work = mkdtempSync(join(tmpdir(), 'mesh-bench-footprint-'));
   process.env.MESH_LOG_LEVEL = 'ERROR';
@@ -111,35 +103,32 @@ export async function run(): Promise<BenchTable[]> {
     for (const [modeIndex, { mode, services, baselines }] of idleModes.entries()) {
       runtime = await startLocalRuntime({ port: await freePort(), mqttPort: 0, services: [...services] });
       const api = runtime.url;
-      const mesh = (...args: string[]) => exec(meshExecutable.path, ['--api', api, '--json', ...args]);
+      const mesh = meshCli(here.meshPath, api);
       // One after the other: the control plane answers "try again" to concurrent model writes.
       const measured = variants.filter((variant) => variant.agent || baselines);
       const started: ChildProcess[] = [];
       for (const [index, variant] of measured.entries()) {
         const name = `${modeIndex}-${index}`;
         const binary = join(work, `${name}-${variant.packaged ? 'mesh-host' : 'node'}`);
-        copyUncached(variant.packaged ? hostExecutable.path : pinned.path, binary);
+        copyUncached(variant.packaged ? here.hostPath : here.nodePath, binary);
         const dir = join(work, `host-${name}`);
         // Pushed before it starts, so its first question brings the declaration to apply.
-        if (variant.agent) await enrolAndPush(mesh, hostExecutable.path, api, `footprint-${name}`, dir);
-        const runArgs = ['run', '--dir', dir, '--apply', '/bin/true', '--interval', '30'];
-        const child = spawn(binary, variant.args({ bundle: bundle.path, run: runArgs, api }), {
-          env: {},
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        children.push(child);
-        started.push(child);
-        let output = '';
-        const keep = (chunk: Buffer) => {
-          output += chunk.toString();
-        };
-        child.stdout?.on('data', keep);
-        child.stderr?.on('data', keep);
         if (variant.agent) {
-          await until(
-            () => /applied revision/.test(output),
+          const node = `footprint-${name}`;
+          await mesh('node', 'add', node);
+          await mesh('assign', node, 'web');
+          await enrolPackaged(mesh, here.hostPath, api, node, dir);
+          await mesh('push', node);
+        }
+        const runArgs = ['run', '--dir', dir, '--apply', '/bin/true', '--interval', '30'];
+        const agent = spawnWatched(binary, variant.args({ bundle: here.bundlePath, run: runArgs, api }));
+        children.push(agent.child);
+        started.push(agent.child);
+        if (variant.agent) {
+          await untilSeen(
+            () => /applied revision/.test(agent.output()),
             `${variant.name} to apply its push`,
-            () => output,
+            agent.output,
           );
         }
       }
@@ -158,7 +147,7 @@ export async function run(): Promise<BenchTable[]> {
     }
     return [
       {
-        title: `agent-footprint: idle agent over ${idleSeconds} s after one applied push (MB = MiB; Node ${pinned.version})`,
+        title: `agent-footprint: idle agent over ${idleSeconds} s after one applied push (MB = MiB; Node ${here.nodeVersion})`,
         columns: [
           'agent',
           'mode',
@@ -180,12 +169,12 @@ export async function run(): Promise<BenchTable[]> {
       {
         title: 'agent-footprint: executables (single executables on the pinned Node)',
         columns: ['executable', 'MB', 'application blob KB', 'bundle KB', 'code cache'],
-        rows: packaged.executables.map((entry) => [
+        rows: here.result.executables.map((entry) => [
           entry.name,
           entry.bytes / 1024 / 1024,
           entry.blobBytes / 1024,
-          (packaged.bundles.find((item) => item.executable === entry.executable)?.bytes ?? 0) / 1024,
-          entry.target.machine === pinned.machine ? 'yes' : 'no (made only for this machine)',
+          (here.result.bundles.find((item) => item.executable === entry.executable)?.bytes ?? 0) / 1024,
+          entry.target.machine === here.machine ? 'yes' : 'no (made only for this machine)',
         ]),
         notes: ['the rest of each executable is the Node binary of its target, as published on npm'],
       },
@@ -195,24 +184,6 @@ export async function run(): Promise<BenchTable[]> {
     await runtime?.stop();
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-async function enrolAndPush(
-  mesh: (...args: string[]) => Promise<unknown>,
-  host: string,
-  api: string,
-  node: string,
-  dir: string,
-): Promise<void> {
-  await mesh('node', 'add', node);
-  await mesh('assign', node, 'web');
-  const tokenFile = join(dir, '..', `${node}.token`);
-  mkdirSync(dir, { recursive: true });
-  await mesh('token', 'issue', node, '--out', tokenFile);
-  await exec(host, ['enrol', '--api', api, '--node', node, '--token-file', tokenFile, '--dir', dir], {
-    env: {},
-  });
-  await mesh('push', node);
 }
 
 function footprintRow(name: string, mode: string, footprint: Footprint): Array<string | number> {
@@ -228,12 +199,4 @@ function footprintRow(name: string, mode: string, footprint: Footprint): Array<s
     (footprint.cpuMs / (footprint.seconds * 1000)) * 100,
     mb(footprint.rssMaxKb) <= goalMb ? 'yes' : 'NO',
   ];
-}
-
-async function until(check: () => boolean, what: string, output: () => string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; its output:\n${output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }

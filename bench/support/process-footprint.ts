@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { median } from './stats.ts';
 
@@ -19,6 +19,23 @@ export function readCpuMs(pid: number): number {
   // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks();
+}
+
+/**
+ * Time the process's threads have run on a CPU, in milliseconds, as the scheduler counts it in
+ * nanoseconds (readCpuMs counts 10 ms clock ticks). Threads that have ended are not counted:
+ * Node's (the main thread, libuv's pool, V8's platform workers) live as long as the process.
+ */
+export function readRunTimeMs(pid: number): number {
+  let nanoseconds = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return nanoseconds / 1e6;
 }
 
 let ticks: number | undefined;

@@ -13,9 +13,6 @@ import {
 } from './mesh-items.ts';
 import { type Item, itemPresent, type TransactItem } from './requests.ts';
 
-/** DynamoDB's bound on the items of one TransactWriteItems. */
-export const transactionLimit = 100;
-
 type Key = { readonly pk: string; readonly sk: string };
 type Where = { readonly inventory: string; readonly identity: string };
 

@@ -5,8 +5,8 @@ import type { RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
-import { removalItems, transactionLimit } from './mesh-removal.ts';
-import { queryAll, transact } from './requests.ts';
+import { removalItems } from './mesh-removal.ts';
+import { queryAll, transact, transactionLimit } from './requests.ts';
 
 const store = 'the inventory table';
 

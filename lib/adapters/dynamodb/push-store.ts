@@ -1,5 +1,5 @@
 import { MeshRaceError } from '../../core/mesh/errors.ts';
-import type { NodeSnapshot } from '../../core/mesh/model.ts';
+import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
 import { nodePartition } from './keys.ts';
 import {
@@ -12,13 +12,26 @@ import {
   provisionItem,
   snapshotFrom,
 } from './mesh-items.ts';
-import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
+import {
+  type Item,
+  itemAbsent,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+  transactionLimit,
+} from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const neverSent = itemAbsent;
 const revisionIsNext = 'revision = :previous';
 const provisionUnminted = itemAbsent;
 const grantUnissued = itemAbsent;
+const markIsAsRead = 'marks = :seen';
+const neverMarked = itemAbsent;
+
+/** The send's own items besides its mints: the delivery and the two that clear the node's mark. */
+const sendOwnItems = 3;
 
 /** Asked of every push request, so the push bench can count what a push costs. */
 const capacity = { ReturnConsumedCapacity: 'TOTAL' } as const;
@@ -30,7 +43,24 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
     return snapshotFrom(node, await this.#partition(node));
   }
 
+  /**
+   * One transaction when it fits DynamoDB's 100 items. A send minting more (a node given many
+   * relations at once: 2 items a provision, 2 more a provider marked) first mints the overflow
+   * in transactions of its own, each fenced by the node's mark: it must be the one read (then
+   * the one the previous step left), and each step moves it on, so a removal or change that
+   * read the node before a step fails its own mark condition and reads again. A send that loses
+   * after a step leaves provisions that exist for relations that exist: the next compose finds
+   * and sends them, and their providers are already marked for the grants.
+   */
   async send(write: SendWrite): Promise<void> {
+    let mark = write.mark;
+    let mints = write.mints;
+    while (itemsFor(write.node, mints) + sendOwnItems > transactionLimit) {
+      const ahead = mintsThatFit(write.node, mints, transactionLimit - 2);
+      await this.#mintAhead(write.node, ahead, mark);
+      mark = (mark ?? 0) + 1;
+      mints = mints.slice(ahead.length);
+    }
     const items: TransactItem[] = [
       {
         Put: {
@@ -42,8 +72,41 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
             : {}),
         },
       },
+      ...this.#mintItems(write.node, mints),
     ];
-    for (const mint of write.mints) {
+    const markAt = items.length;
+    if (mark !== undefined) items.push(...markClears(this.tableName, write.node, mark));
+    const failed = await this.#transact(items);
+    if (!failed) return;
+    const lost = failed.findIndex(Boolean);
+    const race = lost === 0 ? 'revision' : lost === markAt ? 'mark' : 'mint';
+    throw new MeshRaceError(race, failed[lost]?.old);
+  }
+
+  /** Mints ahead of a send: the node's mark moved on from `mark` (its fence), the mints, their providers marked. */
+  async #mintAhead(node: string, mints: readonly Provision[], mark: number | undefined): Promise<void> {
+    const [bump, listed] = markUpdates(this.tableName, node, this.now());
+    const update = bump?.Update as NonNullable<TransactItem['Update']>;
+    const fence: TransactItem = {
+      Update: {
+        ...update,
+        ConditionExpression: mark === undefined ? neverMarked : markIsAsRead,
+        ExpressionAttributeValues: {
+          ...update.ExpressionAttributeValues,
+          ...(mark === undefined ? {} : { ':seen': mark }),
+        },
+      },
+    };
+    const failed = await this.#transact([fence, listed as TransactItem, ...this.#mintItems(node, mints)]);
+    if (!failed) return;
+    const lost = failed.findIndex(Boolean);
+    throw new MeshRaceError(lost === 0 ? 'mark' : 'mint', failed[lost]?.old);
+  }
+
+  /** Each mint's provision and grant, then a mark on each provider node other than `node`. */
+  #mintItems(node: string, mints: readonly Provision[]): TransactItem[] {
+    const items: TransactItem[] = [];
+    for (const mint of mints) {
       items.push(
         {
           Put: {
@@ -55,15 +118,9 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
         { Put: { TableName: this.tableName, Item: grantItem(mint), ConditionExpression: grantUnissued } },
       );
     }
-    const providers = new Set(write.mints.map((mint) => mint.providerNode).filter((n) => n !== write.node));
-    for (const provider of providers) items.push(...markUpdates(this.tableName, provider, this.now()));
-    const markAt = items.length;
-    if (write.mark !== undefined) items.push(...markClears(this.tableName, write.node, write.mark));
-    const failed = await this.#transact(items);
-    if (!failed) return;
-    const lost = failed.findIndex(Boolean);
-    const race = lost === 0 ? 'revision' : lost === markAt ? 'mark' : 'mint';
-    throw new MeshRaceError(race, failed[lost]?.old);
+    for (const provider of providersOf(node, mints))
+      items.push(...markUpdates(this.tableName, provider, this.now()));
+    return items;
   }
 
   async clearMark(node: string, mark: number): Promise<void> {
@@ -108,4 +165,18 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
   #transact(items: readonly TransactItem[]) {
     return transact(this.client, store, items, capacity);
   }
+}
+
+const providersOf = (node: string, mints: readonly Provision[]) =>
+  new Set(mints.map((mint) => mint.providerNode).filter((provider) => provider !== node));
+
+/** The items `mints` take in a transaction: a provision and a grant each, two for each provider marked. */
+const itemsFor = (node: string, mints: readonly Provision[]) =>
+  mints.length * 2 + providersOf(node, mints).size * 2;
+
+/** The longest run of `mints`, from the first, whose items fit in `room`. */
+function mintsThatFit(node: string, mints: readonly Provision[], room: number): readonly Provision[] {
+  let count = 0;
+  while (count < mints.length && itemsFor(node, mints.slice(0, count + 1)) <= room) count += 1;
+  return mints.slice(0, count);
 }

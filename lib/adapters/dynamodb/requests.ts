@@ -30,6 +30,9 @@ export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
 }
 
 // Condition parts every store uses.
+/** DynamoDB's bound on the items of one TransactWriteItems. */
+export const transactionLimit = 100;
+
 export const itemAbsent = 'attribute_not_exists(pk)';
 export const itemPresent = 'attribute_exists(pk)';
 

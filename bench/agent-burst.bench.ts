@@ -1,0 +1,174 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import {
+  enrolPackaged,
+  meshCli,
+  packagedHere,
+  shippedFlags,
+  spawnWatched,
+  untilSeen,
+  type WatchedProcess,
+} from './support/packaged-agents.ts';
+import { readRunTimeMs } from './support/process-footprint.ts';
+import { median, percentile } from './support/stats.ts';
+import type { BenchTable } from './support/table.ts';
+
+const rounds = Number(process.env.MESH_BENCH_ROUNDS ?? 15);
+/**
+ * Each agent's node is as large as the mesh's limits let a node's provisions be (lib/core/mesh/limits.ts):
+ * 50 consumer modules, each consuming 4 of its own provider node's 20 modules, so 200 provisions,
+ * each with its user, resource and secret. The provider nodes have no agent.
+ */
+const consumerModules = 50;
+const consumesEach = 4;
+const providerModules = 20;
+const provisionsPerNode = consumerModules * consumesEach;
+
+type Variant = {
+  readonly name: string;
+  readonly packaged: boolean;
+  readonly flags: readonly string[];
+};
+
+const variants: readonly Variant[] = [
+  { name: 'packaged mesh-host (interpreter only, as shipped)', packaged: true, flags: [] },
+  { name: 'same bundle on Node, shipped flags', packaged: false, flags: shippedFlags },
+  { name: 'same bundle on Node, no flags (JIT compilers on)', packaged: false, flags: [] },
+];
+
+type Samples = { startMs: number; startCpuMs: number; applyMs: number[]; applyCpuMs: number[] };
+
+/**
+ * What running on V8's interpreter alone (the packaged agent's flags, chosen for memory) costs
+ * when an agent does work: each variant runs as the agent of its own node, whose declaration
+ * carries 200 provisions, on the local control plane.
+ * Measured: start-up to the first applied push, then `rounds` pushes, each one assignment more,
+ * timed from the push to the agent's "applied revision" line, with the agent's own CPU time for
+ * it. The variants take turns within each round, so the machine's noise falls on all of them.
+ */
+export async function run(): Promise<BenchTable[]> {
+  const here = await packagedHere();
+  const work = mkdtempSync(join(tmpdir(), 'mesh-bench-burst-'));
+  process.env.MESH_LOG_LEVEL = 'ERROR';
+  const agents: WatchedProcess[] = [];
+  let runtime: RunningLocalRuntime | undefined;
+  try {
+    runtime = await startLocalRuntime({ port: 0, mqttPort: 0, logLevel: 'ERROR' });
+    const { parts, url: api } = runtime;
+    const mesh = meshCli(here.meshPath, api);
+    process.stdout.write(`  building ${variants.length} nodes of ${provisionsPerNode} provisions each\n`);
+    const nodes = variants.map((_, index) => `burst-${index}`);
+    for (const node of nodes) {
+      const provider = `${node}-provider`;
+      await parts.meshService.addNode(provider);
+      for (let index = 0; index < providerModules; index += 1)
+        await parts.meshService.assign(provider, `${provider}-db${index}`, 'postgres');
+      await parts.meshService.addNode(node);
+      for (let index = 0; index < consumerModules; index += 1) {
+        await parts.meshService.assign(node, `${node}-app${index}`, null);
+        for (let each = 0; each < consumesEach; each += 1)
+          await parts.meshService.consume(
+            { node, module: `${node}-app${index}` },
+            { node: provider, module: `${provider}-db${(index * consumesEach + each) % providerModules}` },
+          );
+      }
+    }
+    await parts.pushFlow.push({ behind: true });
+    const { stdout } = (await mesh('declaration', nodes[0] as string)) as { stdout: string };
+    const declarationBytes = Buffer.byteLength(stdout);
+
+    const samples: Samples[] = [];
+    for (const [index, variant] of variants.entries()) {
+      const node = nodes[index] as string;
+      const dir = join(work, node);
+      await enrolPackaged(mesh, here.hostPath, api, node, dir);
+      const runArgs = ['run', '--dir', dir, '--apply', '/bin/true'];
+      const started = performance.now();
+      const agent = variant.packaged
+        ? spawnWatched(here.hostPath, runArgs)
+        : spawnWatched(here.nodePath, [...variant.flags, here.bundlePath, ...runArgs]);
+      agents.push(agent);
+      await untilSeen(
+        () => /applied revision/.test(agent.output()),
+        `${variant.name} to start`,
+        agent.output,
+        {
+          everyMs: 5,
+        },
+      );
+      samples.push({
+        startMs: performance.now() - started,
+        startCpuMs: readRunTimeMs(agent.child.pid as number),
+        applyMs: [],
+        applyCpuMs: [],
+      });
+    }
+    // Let start-up garbage and the broker sessions settle.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+
+    for (let round = 0; round < rounds; round += 1) {
+      process.stdout.write(`  round ${round + 1}/${rounds}\n`);
+      for (const [index, variant] of variants.entries()) {
+        const node = nodes[index] as string;
+        const agent = agents[index] as WatchedProcess;
+        const pid = agent.child.pid as number;
+        await parts.meshService.assign(node, `${node}-extra${round}`, null);
+        const cpuBefore = readRunTimeMs(pid);
+        const started = performance.now();
+        const outcome = await parts.pushFlow.push({ node });
+        const revision = outcome.pushed?.revision;
+        await untilSeen(
+          () => agent.output().includes(`applied revision ${revision}\n`),
+          `${variant.name} to apply revision ${revision}`,
+          agent.output,
+          { everyMs: 2 },
+        );
+        const sample = samples[index] as Samples;
+        sample.applyMs.push(performance.now() - started);
+        // The report after the apply is part of the agent's work on a change.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        sample.applyCpuMs.push(readRunTimeMs(pid) - cpuBefore);
+      }
+    }
+
+    const baseline = samples[samples.length - 1] as Samples;
+    const rows = variants.map((variant, index) => {
+      const sample = samples[index] as Samples;
+      return [
+        variant.name,
+        sample.startMs,
+        sample.startCpuMs,
+        median(sample.applyMs),
+        percentile(sample.applyMs, 90),
+        median(sample.applyCpuMs),
+        `${(median(sample.applyCpuMs) / median(baseline.applyCpuMs)).toFixed(2)}×`,
+      ];
+    });
+    return [
+      {
+        title: `agent-burst: an agent's work on a change, ${rounds} pushes of a ${(declarationBytes / 1024).toFixed(0)} KB declaration (${provisionsPerNode} provisions; Node ${here.nodeVersion}; ms)`,
+        columns: [
+          'agent',
+          'start → first applied',
+          'CPU at start',
+          'push → applied, median',
+          'p90',
+          'agent CPU per change, median',
+          'CPU vs JIT',
+        ],
+        rows,
+        notes: [
+          `shipped flags: ${shippedFlags.join(' ')}`,
+          'push → applied runs from the push request (send, signal) to the agent printing its "applied revision" line: fetch, verify, write, apply hook /bin/true',
+          'agent CPU per change: the time the agent process ran on a CPU (/proc/PID/schedstat, all its threads) from before the push until 150 ms after the apply, its report included',
+        ],
+      },
+    ];
+  } finally {
+    for (const agent of agents) agent.child.kill('SIGTERM');
+    await runtime?.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { meshLimits } from '../../lib/core/mesh/limits.ts';
+import { Pusher } from '../../lib/core/mesh/push.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * A send that mints more provisions than one DynamoDB transaction holds (100 items: two a
+ * provision, two a provider marked) mints the overflow in steps of its own, each fenced by the
+ * node's mark (lib/adapters/dynamodb/push-store.ts). DynamoDB Local enforces the 100-item bound
+ * as AWS does.
+ */
+let config: MeshConfig;
+let parts: Parts;
+
+beforeAll(async () => {
+  config = await provisionTestResources('send-steps');
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+});
+
+const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
+const declarationOf = async (node: string) =>
+  (await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
+
+/** CONSUMER's modules `a00`, `m01`…, each consuming the module `db` of every provider node. */
+async function consumerOf(consumer: string, providers: readonly string[], modules: number): Promise<void> {
+  for (const provider of providers) {
+    await parts.meshService.addNode(provider);
+    await parts.meshService.assign(provider, `db-${provider}`, 'postgres');
+  }
+  await parts.meshService.addNode(consumer);
+  for (let index = 0; index < modules; index += 1) {
+    const module = index === 0 ? 'a00' : `m${String(index).padStart(2, '0')}`;
+    await parts.meshService.assign(consumer, module, null);
+    for (const provider of providers)
+      await parts.meshService.consume(
+        { node: consumer, module },
+        { node: provider, module: `db-${provider}` },
+      );
+  }
+}
+
+describe('a send larger than one transaction, on DynamoDB Local', () => {
+  it('sends a node given its whole consume limit at once: every provision minted, every provider flushed with its grants', async () => {
+    const consumer = unique('many');
+    const providers = Array.from({ length: 20 }, (_, index) => `${consumer}-p${index}`);
+    await consumerOf(consumer, providers, meshLimits.consumesPerNode / providers.length);
+
+    const outcome = await parts.pushFlow.push({ node: consumer });
+
+    expect(outcome.pushed).toMatchObject({ node: consumer, revision: 1 });
+    expect(outcome.flushed.map((entry) => entry.node).sort()).toEqual(expect.arrayContaining(providers));
+    expect(outcome.behind.filter((node) => node.startsWith(consumer))).toEqual([]);
+    const provisions = (await declarationOf(consumer))?.provisions ?? [];
+    expect(provisions).toHaveLength(meshLimits.consumesPerNode);
+    const secrets = new Map(provisions.map((p) => [`${p.provider.node} ${p.module}`, p.secret]));
+    for (const provider of providers) {
+      const grants = (await declarationOf(provider))?.grants ?? [];
+      expect(grants).toHaveLength(meshLimits.consumesPerNode / providers.length);
+      for (const grant of grants)
+        expect(grant.secret).toBe(secrets.get(`${provider} ${grant.consumer.module}`));
+    }
+    expect((await parts.pushStore.listMarked()).filter((node) => node.startsWith(consumer))).toEqual([]);
+  });
+
+  it('a relation withdrawn between the compose and a minting step stops the step, so no grant outlives its relation', async () => {
+    const consumer = unique('racing');
+    const providers = [0, 1, 2, 3].map((index) => `${consumer}-p${index}`);
+    await consumerOf(consumer, providers, 15);
+    const [withdrawnFrom, withdrawn] = [providers[0] as string, { node: consumer, module: 'a00' }];
+
+    // The push has composed from its read; the withdrawal is written before its first step.
+    let transactions = 0;
+    const pushClient = makeDynamoDBClient(config);
+    pushClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand') {
+          transactions += 1;
+          if (transactions === 1)
+            await parts.meshService.unconsume(withdrawn, {
+              node: withdrawnFrom,
+              module: `db-${withdrawnFrom}`,
+            });
+        }
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const pushing = partsFor(config, { clients: { dynamodb: pushClient } });
+    const sent = await new Pusher({ store: pushing.pushStore }).sendNode(consumer);
+    await parts.pushFlow.push({ behind: true });
+
+    // the first step refused at its fence; composed again, one step and the send
+    expect(sent).toMatchObject({ node: consumer, revision: 1, sent: true });
+    expect(transactions).toBe(3);
+    const provisions = (await declarationOf(consumer))?.provisions ?? [];
+    expect(provisions).toHaveLength(15 * 4 - 1);
+    expect(provisions.filter((p) => p.module === 'a00').map((p) => p.provider.node)).toEqual(
+      providers.slice(1),
+    );
+    const grants = (await declarationOf(withdrawnFrom))?.grants ?? [];
+    expect(grants.map((grant) => grant.consumer.module)).not.toContain('a00');
+    expect(grants).toHaveLength(14);
+  });
+});
