@@ -136,7 +136,7 @@ export function seedItems(size: number): Item[] {
     for (const assignment of assignments) {
       const consumedBy = assignment.module === 'broker' ? grants.length : 0;
       items.push({ ...assignmentItem(node, assignment), ...(consumedBy ? { consumedBy } : {}) });
-      items.push(carrierItem(assignment.module, node));
+      items.push(carrierItem(assignment.module, node, assignment.version));
     }
     if (relation) items.push(relationItem(node, relation));
     if (provision) items.push(provisionItem(provision), grantItem(provision));

@@ -56,7 +56,7 @@ export interface PushFlow {
 /**
  * Sets a known module's version (some node was assigned it, else ModuleNotFoundError and nothing
  * written), then the version on every carrier's assignment with its stale mark, one transaction
- * per carrier. Returns the carriers.
+ * per carrier; a carrier already at the version is left as it is. Returns every carrier.
  */
 export interface ModuleVersions {
   setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }>;

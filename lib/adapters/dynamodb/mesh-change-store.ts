@@ -120,7 +120,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
           ConditionExpression: notYetAssigned,
         },
       },
-      { Put: { TableName: this.tableName, Item: carrierItem(assignment.module, node) } },
+      { Put: { TableName: this.tableName, Item: carrierItem(assignment.module, node, assignment.version) } },
       ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (!failed) return;

@@ -21,7 +21,7 @@ import type { Item, TransactItem } from './requests.ts';
  * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | — |
  * | `mesh#marked`    | `<n>`                         | the same mark, in the one partition find-behind reads | — |
  * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides?, consumedBy (N, how many relations consume it) | — |
- * | `module#<m>`     | `carrier#<n>`                 | the same assignment, in the module's partition: node | — |
+ * | `module#<m>`     | `carrier#<n>`                 | the same assignment, in the module's partition: node, version? (the assignment's) | — |
  * | `node#<n>`       | `consumes#<cm>#<pn>#<pm>`     | relation: consumerModule, providerNode, providerModule, kind | — |
  * | `node#<p>`       | `consumedby#<pm>#<cn>#<cm>`   | the same relation on the provider's side: consumerNode, consumerModule, providerModule | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
@@ -93,7 +93,11 @@ export const assignmentItem = (node: string, a: Assignment): Item => ({
   provides: a.provides ?? undefined,
 });
 
-export const carrierItem = (module: string, node: string): Item => ({ ...carrierKey(module, node), node });
+export const carrierItem = (module: string, node: string, version: string | null): Item => ({
+  ...carrierKey(module, node),
+  node,
+  version: version ?? undefined,
+});
 
 export const relationItem = (node: string, r: Relation): Item => ({ ...relationKeyOf(node, r), ...r });
 

@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { moduleKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * An upgrade's pass over a module's carriers (lib/adapters/dynamodb/module-versions.ts): 8
+ * transactions at a time, carriers already at the version skipped, and a pass that a newer
+ * version overtook stopped. Transactions are counted by a middleware on the SDK client.
+ */
+let config: MeshConfig;
+let parts: Parts;
+
+beforeAll(async () => {
+  config = await provisionTestResources('upgrade-pass');
+  parts = partsFor(config);
+});
+
+const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
+
+/** Parts whose DynamoDB client counts TransactWriteItems and may act before each. */
+function countedParts(before: (count: number) => Promise<void> = async () => undefined) {
+  const counted = { transactions: 0 };
+  const client = makeDynamoDBClient(config);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        counted.transactions += 1;
+        await before(counted.transactions);
+      }
+      return next(args);
+    },
+    { step: 'initialize' },
+  );
+  return { counted, parts: partsFor(config, { clients: { dynamodb: client } }) };
+}
+
+async function carriersOf(module: string, count: number): Promise<string[]> {
+  const nodes = Array.from({ length: count }, (_, index) => `${module}-n${index}`);
+  for (const node of nodes) {
+    await parts.meshService.addNode(node);
+    await parts.meshService.assign(node, module, null);
+  }
+  await parts.pushFlow.push({ behind: true });
+  return nodes;
+}
+
+const versionsOf = async (nodes: readonly string[], module: string) =>
+  Promise.all(
+    nodes.map(async (node) => {
+      const snapshot = await parts.pushStore.readNode(node);
+      return snapshot?.assignments.find((assignment) => assignment.module === module)?.version ?? null;
+    }),
+  );
+
+describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
+  it('moves every carrier and marks it; a repeat, and a carrier assigned since, write nothing', async () => {
+    const module = unique('base');
+    const nodes = await carriersOf(module, 20);
+    const first = countedParts();
+
+    const { carriers } = await first.parts.moduleVersions.setModuleVersion(module, '2.0');
+    const marked = await parts.pushStore.listMarked();
+    await parts.meshService.addNode(`${module}-late`);
+    await parts.meshService.assign(`${module}-late`, module, null);
+    const repeat = countedParts();
+    const again = await repeat.parts.moduleVersions.setModuleVersion(module, '2.0');
+
+    expect([...carriers].sort()).toEqual([...nodes].sort());
+    expect(first.counted.transactions).toBe(20);
+    expect(await versionsOf(nodes, module)).toEqual(nodes.map(() => '2.0'));
+    expect(marked).toEqual(expect.arrayContaining(nodes));
+    expect(again.carriers).toHaveLength(21);
+    expect(repeat.counted.transactions).toBe(0);
+    expect(await versionsOf([`${module}-late`], module)).toEqual(['2.0']);
+  });
+
+  it('stops a pass that a newer version overtook after the round it was in', async () => {
+    const module = unique('cache');
+    const nodes = await carriersOf(module, 20);
+    const inventory = documentClient(makeDynamoDBClient(config));
+    // A newer upgrade lands while the pass's first 8 are being written.
+    const { counted, parts: overtaken } = countedParts(async (count) => {
+      if (count !== 1) return;
+      await inventory.send(
+        new UpdateCommand({
+          TableName: config.inventoryTable,
+          Key: moduleKey(module),
+          UpdateExpression: 'SET version = :newer',
+          ExpressionAttributeValues: { ':newer': '3.0' },
+        }),
+      );
+    });
+
+    await overtaken.moduleVersions.setModuleVersion(module, '2.0');
+
+    expect(counted.transactions).toBe(8);
+    const versions = await versionsOf(nodes, module);
+    expect(versions.filter((version) => version === '2.0')).toHaveLength(8);
+    expect(versions.filter((version) => version === null)).toHaveLength(12);
+  });
+});
