@@ -6,7 +6,7 @@ import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { meshNodeRemoveHandler, meshUnassignHandler } from '../../lib/api/handlers/mesh-removals.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { MeshRaceError, RemovalTooLargeError } from '../../lib/core/mesh/errors.ts';
+import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -163,16 +163,6 @@ describe('removals on DynamoDB Local, held to ADR 83', () => {
     const provider = await parts.pushStore.readNode(broker);
     expect(provider?.assignments.map((a) => a.module)).toEqual(['rabbit']);
     expect(provider?.dependents.map((d) => d.consumerNode)).toContain(late);
-  });
-
-  it('refuses a removal larger than one transaction, and changes nothing', async () => {
-    const node = `big-${randomBytes(3).toString('hex')}`;
-    await parts.meshService.addNode(node);
-    for (let index = 0; index < 55; index += 1) await parts.meshService.assign(node, `m${index}`, null);
-    const itemsBefore = await scanCount();
-
-    await expect(parts.meshService.removeNode(node, false)).rejects.toBeInstanceOf(RemovalTooLargeError);
-    expect(await scanCount()).toBe(itemsBefore);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MeshRaceError, NodeNotFoundError, RemovalTooLargeError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../core/mesh/model.ts';
-import type { RemovalPlan } from '../../core/mesh/removal.ts';
+import { firstStep, joinSteps, type RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
@@ -10,11 +10,15 @@ import { queryAll, transact, transactionLimit } from './requests.ts';
 
 const store = 'the inventory table';
 
+/** A node at every limit (500 relations, 100 modules) is taken away in about 40 steps. */
+const maxSteps = 100;
+
 /**
- * Removals on the inventory table and, when a node goes, its keys in the identity table: one
- * transaction across both, so a removed node's host is refused at once and nothing is left
- * half-removed. What a removal takes is decided by the core from the node's partition read
- * whole (lib/core/mesh/removal.ts); mesh-removal.ts turns that into the transaction.
+ * Removals on the inventory table and, when a node goes, its keys in the identity table: the
+ * node, its keys and what is left of it go in one transaction across both, so a removed node's
+ * host is refused at once and no node is left half-removed. What a removal takes is decided by
+ * the core from the node's partition read whole (lib/core/mesh/removal.ts); mesh-removal.ts
+ * turns that into the transaction.
  */
 export class DynamoDBMeshRemovals implements MeshRemovals {
   readonly #client: DynamoDBDocumentClient;
@@ -34,25 +38,46 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
     this.#now = options.now ?? (() => new Date().toISOString());
   }
 
+  /**
+   * One transaction when the removal fits in DynamoDB's 100 items. A larger one (a node with
+   * many modules, a provider with many consumers, removed with --cascade) is taken away in
+   * steps, each a removal on its own (`firstStep`: relations, then modules, the node last), each
+   * decided from a fresh read with every condition that read gives. A step that loses a race
+   * fails the call with the steps before it kept; run again, the removal goes on from there.
+   */
   async remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan> {
-    const read = await this.#partition(this.#inventory, node);
-    const snapshot = snapshotFrom(node, read);
-    if (!snapshot) throw new NodeNotFoundError(node);
-    const decided = plan(snapshot);
-    const keys = decided.node ? await this.#partition(this.#identity, node) : [];
-    const items = removalItems(
-      decided,
-      read,
-      keys,
-      { inventory: this.#inventory, identity: this.#identity },
-      this.#now(),
-    );
-    if (items.length > transactionLimit) {
-      throw new RemovalTooLargeError(decided.node ?? `from ${node}`, items.length, transactionLimit);
+    const steps: RemovalPlan[] = [];
+    for (let round = 0; round < maxSteps; round += 1) {
+      const read = await this.#partition(this.#inventory, node);
+      const snapshot = snapshotFrom(node, read);
+      if (!snapshot) throw new NodeNotFoundError(node);
+      const decided = plan(snapshot);
+      const keys = decided.node ? await this.#partition(this.#identity, node) : [];
+      const itemsOf = (part: RemovalPlan) =>
+        removalItems(
+          part,
+          read,
+          part.node ? keys : [],
+          { inventory: this.#inventory, identity: this.#identity },
+          this.#now(),
+        );
+      const whole = itemsOf(decided);
+      if (whole.length <= transactionLimit) {
+        await this.#write(whole);
+        return joinSteps([...steps, decided]);
+      }
+      const step = firstStep(decided, node, (part) => itemsOf(part).length <= transactionLimit);
+      if (!step)
+        throw new RemovalTooLargeError(decided.node ?? `from ${node}`, whole.length, transactionLimit);
+      await this.#write(itemsOf(step));
+      steps.push(step);
     }
+    throw new Error(`removing from ${node} took more than ${maxSteps} steps`);
+  }
+
+  async #write(items: Parameters<typeof transact>[2]): Promise<void> {
     const failed = await transact(this.#client, store, items);
     if (failed) throw new MeshRaceError('model', failed.find(Boolean)?.old);
-    return decided;
   }
 
   #partition(table: string, node: string) {

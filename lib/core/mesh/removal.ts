@@ -11,9 +11,10 @@ export type RelationRef = {
 
 /**
  * What a removal takes away, decided from the node's snapshot before anything is written, and
- * then written in one transaction: each relation withdrawn with its provision (the consumer's
- * side) and its grant (the provider's side), each assignment, the node itself if it goes, and
- * a mark on every remaining node whose declaration changes, so one push delivers them all.
+ * then written in one transaction (in steps when it is larger, `firstStep`): each relation
+ * withdrawn with its provision (the consumer's side) and its grant (the provider's side), each
+ * assignment, the node itself if it goes, and a mark on every remaining node whose declaration
+ * changes, so one push delivers them all.
  */
 export type RemovalPlan = {
   readonly relations: readonly RelationRef[];
@@ -85,6 +86,55 @@ export function planRemoveNode(snapshot: NodeSnapshot, cascade: boolean): Remova
     marked: unique(relations.flatMap((r) => [r.consumerNode, r.providerNode])).filter(
       (n) => n !== snapshot.node,
     ),
+  };
+}
+
+/**
+ * The largest first part of `plan` that is a removal on its own, for a store whose writes are
+ * bounded (`fits`): relations first, since withdrawing one always leaves a consistent mesh, then
+ * assignments once every relation is in, never the node itself. Every node it changes is
+ * marked, `node` (the one removed from) included: should the rest not follow, a push sends each
+ * what is left. Undefined when not even one relation or assignment fits.
+ */
+export function firstStep(
+  plan: RemovalPlan,
+  node: string,
+  fits: (step: RemovalPlan) => boolean,
+): RemovalPlan | undefined {
+  const stepOf = (
+    relations: readonly RelationRef[],
+    assignments: RemovalPlan['assignments'],
+  ): RemovalPlan => ({
+    relations,
+    assignments,
+    marked: unique([
+      node,
+      ...relations.flatMap((r) => [r.consumerNode, r.providerNode]),
+      ...assignments.map((a) => a.node),
+    ]),
+  });
+  let largest: RemovalPlan | undefined;
+  for (let count = 1; count <= plan.relations.length; count += 1) {
+    const step = stepOf(plan.relations.slice(0, count), []);
+    if (!fits(step)) return largest;
+    largest = step;
+  }
+  for (let count = 1; count <= plan.assignments.length; count += 1) {
+    const step = stepOf(plan.relations, plan.assignments.slice(0, count));
+    if (!fits(step)) return largest;
+    largest = step;
+  }
+  return largest;
+}
+
+/** What a removal carried out in steps took away, as one plan: the node, if it went, marked by none. */
+export function joinSteps(steps: readonly RemovalPlan[]): RemovalPlan {
+  const removed = steps.find((step) => step.node)?.node;
+  return {
+    relations: steps.flatMap((step) => step.relations),
+    assignments: steps.flatMap((step) => step.assignments),
+    ...(removed ? { node: removed } : {}),
+    marked: unique(steps.flatMap((step) => step.marked)).filter((n) => n !== removed),
   };
 }
 

@@ -40,9 +40,10 @@ export interface MeshChangeStore {
 export interface MeshRemovals {
   /**
    * Reads the node whole, asks `plan` what to take away, and takes it away in one transaction,
-   * marking every node the plan names: NodeNotFoundError, whatever `plan` throws, MeshRaceError
-   * when something the plan was made from changed meanwhile (a new consumer of a provider being
-   * removed, say), RemovalTooLargeError past one transaction.
+   * marking every node the plan names; a removal larger than a transaction goes in steps, each
+   * a removal of its own read again (`firstStep`). NodeNotFoundError, whatever `plan` throws,
+   * MeshRaceError when something a step was made from changed meanwhile (a new consumer of a
+   * provider being removed, say), RemovalTooLargeError when not even one relation fits.
    */
   remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan>;
 }

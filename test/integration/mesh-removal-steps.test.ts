@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { HasDependentsError } from '../../lib/core/mesh/errors.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+import { tableContents } from '../support/table-contents.ts';
+
+/**
+ * Removals larger than one DynamoDB transaction (100 items, which DynamoDB Local enforces as AWS
+ * does) are taken away in steps (lib/adapters/dynamodb/mesh-removals.ts): relations, then
+ * modules, the node last, each step decided from a fresh read.
+ */
+let config: MeshConfig;
+let parts: Parts;
+
+beforeAll(async () => {
+  config = await provisionTestResources('removal-steps');
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+});
+
+const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
+const sent = async (node: string) => (await parts.deliveries.readDelivery(node))?.declaration as Declaration;
+
+/** Parts whose DynamoDB client counts TransactWriteItems and may act after each. */
+function countedParts(after: (count: number) => Promise<void> = async () => undefined) {
+  const counted = { transactions: 0 };
+  const client = makeDynamoDBClient(config);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'TransactWriteItemsCommand') {
+        counted.transactions += 1;
+        await after(counted.transactions);
+      }
+      return result;
+    },
+    { step: 'initialize' },
+  );
+  return { counted, parts: partsFor(config, { clients: { dynamodb: client } }) };
+}
+
+/** A provider node `hub` whose module `db` is consumed by `perNode` modules on each of `nodes` nodes, all sent. */
+async function hubWithConsumers(nodes: number, perNode: number) {
+  const hub = unique('hub');
+  await parts.meshService.addNode(hub);
+  await parts.meshService.assign(hub, 'db', 'postgres');
+  const consumers = Array.from({ length: nodes }, (_, index) => `${hub}-c${index}`);
+  for (const node of consumers) {
+    await parts.meshService.addNode(node);
+    for (let index = 0; index < perNode; index += 1) {
+      await parts.meshService.assign(node, `app${index}`, null);
+      await parts.meshService.consume({ node, module: `app${index}` }, { node: hub, module: 'db' });
+    }
+  }
+  await parts.pushFlow.push({ behind: true });
+  return { hub, consumers };
+}
+
+describe('a removal larger than one transaction, on DynamoDB Local', () => {
+  it('removes a node with 55 modules in steps, and nothing of it is left', async () => {
+    const node = unique('big');
+    await parts.meshService.addNode(node);
+    for (let index = 0; index < 55; index += 1) await parts.meshService.assign(node, `m${index}`, null);
+    await parts.pushFlow.push({ node });
+    const { counted, parts: removing } = countedParts();
+
+    const removed = await removing.meshService.removeNode(node, false);
+
+    expect(removed.assignments).toHaveLength(55);
+    expect(removed.node).toBe(node);
+    expect(counted.transactions).toBeGreaterThan(1);
+    expect(await parts.pushStore.readNode(node)).toBeUndefined();
+    // the push's record, kept for its 90 days, may name it; nothing of the mesh may
+    const left = (Object.values(await tableContents(config)).flat() as Array<Record<string, unknown>>).filter(
+      (item) => item.pk === `node#${node}` || item.sk === `carrier#${node}` || item.sk === node,
+    );
+    expect(left).toEqual([]);
+  });
+
+  it('refuses a provider with 120 consumers without --cascade, changing nothing, and with it withdraws them all in steps', async () => {
+    const { hub, consumers } = await hubWithConsumers(6, 20);
+    const before = await tableContents(config);
+
+    const refused = await parts.meshService.removeNode(hub, false).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(HasDependentsError);
+    expect(await tableContents(config)).toEqual(before);
+
+    const { counted, parts: removing } = countedParts();
+    const removed = await removing.meshService.removeNode(hub, true);
+    const outcome = await parts.pushFlow.push({ behind: true });
+
+    expect(removed.relations).toHaveLength(120);
+    expect(removed.marked).toEqual([...consumers].sort());
+    expect(counted.transactions).toBeGreaterThan(1);
+    expect(outcome.flushed.map((entry) => entry.node).sort()).toEqual(expect.arrayContaining(consumers));
+    for (const node of consumers) {
+      expect((await sent(node)).provisions).toEqual([]);
+      expect((await parts.pushStore.readNode(node))?.relations).toEqual([]);
+    }
+    expect(await parts.pushStore.readNode(hub)).toBeUndefined();
+  });
+
+  it('reads again before each step: a consumer added between steps is withdrawn with the rest', async () => {
+    const { hub, consumers } = await hubWithConsumers(3, 20);
+    const late = `${hub}-late`;
+    await parts.meshService.addNode(late);
+    await parts.meshService.assign(late, 'web', null);
+    const { parts: removing } = countedParts(async (count) => {
+      if (count === 1)
+        await parts.meshService.consume({ node: late, module: 'web' }, { node: hub, module: 'db' });
+    });
+
+    const removed = await removing.meshService.removeNode(hub, true);
+
+    expect(removed.marked).toEqual([...consumers, late].sort());
+    expect((await parts.pushStore.readNode(late))?.relations).toEqual([]);
+    expect(await parts.pushStore.readNode(hub)).toBeUndefined();
+  });
+});
