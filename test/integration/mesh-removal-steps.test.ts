@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { HasDependentsError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
+import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
 /**
  * Removals larger than one DynamoDB transaction (100 items, which DynamoDB Local enforces as AWS
@@ -23,24 +23,6 @@ beforeAll(async () => {
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
 const sent = async (node: string) => (await parts.deliveries.readDelivery(node))?.declaration as Declaration;
-
-/** Parts whose DynamoDB client counts TransactWriteItems and may act after each. */
-function countedParts(after: (count: number) => Promise<void> = async () => undefined) {
-  const counted = { transactions: 0 };
-  const client = makeDynamoDBClient(config);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const result = await next(args);
-      if (context.commandName === 'TransactWriteItemsCommand') {
-        counted.transactions += 1;
-        await after(counted.transactions);
-      }
-      return result;
-    },
-    { step: 'initialize' },
-  );
-  return { counted, parts: partsFor(config, { clients: { dynamodb: client } }) };
-}
 
 /** A provider node `hub` whose module `db` is consumed by `perNode` modules on each of `nodes` nodes, all sent. */
 async function hubWithConsumers(nodes: number, perNode: number) {
@@ -65,7 +47,7 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     await parts.meshService.addNode(node);
     for (let index = 0; index < 55; index += 1) await parts.meshService.assign(node, `m${index}`, null);
     await parts.pushFlow.push({ node });
-    const { counted, parts: removing } = countedParts();
+    const { counted, parts: removing } = partsWatchingTransactions(config);
 
     const removed = await removing.meshService.removeNode(node, false);
 
@@ -88,7 +70,7 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     expect(refused).toBeInstanceOf(HasDependentsError);
     expect(await tableContents(config)).toEqual(before);
 
-    const { counted, parts: removing } = countedParts();
+    const { counted, parts: removing } = partsWatchingTransactions(config);
     const removed = await removing.meshService.removeNode(hub, true);
     const outcome = await parts.pushFlow.push({ behind: true });
 
@@ -108,9 +90,11 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     const late = `${hub}-late`;
     await parts.meshService.addNode(late);
     await parts.meshService.assign(late, 'web', null);
-    const { parts: removing } = countedParts(async (count) => {
-      if (count === 1)
-        await parts.meshService.consume({ node: late, module: 'web' }, { node: hub, module: 'db' });
+    const { parts: removing } = partsWatchingTransactions(config, {
+      after: async (count) => {
+        if (count === 1)
+          await parts.meshService.consume({ node: late, module: 'web' }, { node: hub, module: 'db' });
+      },
     });
 
     const removed = await removing.meshService.removeNode(hub, true);

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
 /**
  * A send that mints more provisions than one DynamoDB transaction holds (100 items: two a
@@ -74,29 +74,21 @@ describe('a send larger than one transaction, on DynamoDB Local', () => {
     const [withdrawnFrom, withdrawn] = [providers[0] as string, { node: consumer, module: 'a00' }];
 
     // The push has composed from its read; the withdrawal is written before its first step.
-    let transactions = 0;
-    const pushClient = makeDynamoDBClient(config);
-    pushClient.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'TransactWriteItemsCommand') {
-          transactions += 1;
-          if (transactions === 1)
-            await parts.meshService.unconsume(withdrawn, {
-              node: withdrawnFrom,
-              module: `db-${withdrawnFrom}`,
-            });
-        }
-        return next(args);
+    const { counted, parts: pushing } = partsWatchingTransactions(config, {
+      before: async (count) => {
+        if (count === 1)
+          await parts.meshService.unconsume(withdrawn, {
+            node: withdrawnFrom,
+            module: `db-${withdrawnFrom}`,
+          });
       },
-      { step: 'initialize' },
-    );
-    const pushing = partsFor(config, { clients: { dynamodb: pushClient } });
+    });
     const sent = await new Pusher({ store: pushing.pushStore }).sendNode(consumer);
     await parts.pushFlow.push({ behind: true });
 
     // the first step refused at its fence; composed again, one step and the send
     expect(sent).toMatchObject({ node: consumer, revision: 1, sent: true });
-    expect(transactions).toBe(3);
+    expect(counted.transactions).toBe(3);
     const provisions = (await declarationOf(consumer))?.provisions ?? [];
     expect(provisions).toHaveLength(15 * 4 - 1);
     expect(provisions.filter((p) => p.module === 'a00').map((p) => p.provider.node)).toEqual(

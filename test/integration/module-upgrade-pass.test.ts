@@ -7,11 +7,12 @@ import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
 /**
  * An upgrade's pass over a module's carriers (lib/adapters/dynamodb/module-versions.ts): 8
  * transactions at a time, carriers already at the version skipped, and a pass that a newer
- * version overtook stopped. Transactions are counted by a middleware on the SDK client.
+ * version overtook stopped. Transactions are counted on the SDK client (test/support).
  */
 let config: MeshConfig;
 let parts: Parts;
@@ -22,23 +23,6 @@ beforeAll(async () => {
 });
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
-
-/** Parts whose DynamoDB client counts TransactWriteItems and may act before each. */
-function countedParts(before: (count: number) => Promise<void> = async () => undefined) {
-  const counted = { transactions: 0 };
-  const client = makeDynamoDBClient(config);
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName === 'TransactWriteItemsCommand') {
-        counted.transactions += 1;
-        await before(counted.transactions);
-      }
-      return next(args);
-    },
-    { step: 'initialize' },
-  );
-  return { counted, parts: partsFor(config, { clients: { dynamodb: client } }) };
-}
 
 async function carriersOf(module: string, count: number): Promise<string[]> {
   const nodes = Array.from({ length: count }, (_, index) => `${module}-n${index}`);
@@ -62,13 +46,13 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
   it('moves every carrier and marks it; a repeat, and a carrier assigned since, write nothing', async () => {
     const module = unique('base');
     const nodes = await carriersOf(module, 20);
-    const first = countedParts();
+    const first = partsWatchingTransactions(config);
 
     const { carriers } = await first.parts.moduleVersions.setModuleVersion(module, '2.0');
     const marked = await parts.pushStore.listMarked();
     await parts.meshService.addNode(`${module}-late`);
     await parts.meshService.assign(`${module}-late`, module, null);
-    const repeat = countedParts();
+    const repeat = partsWatchingTransactions(config);
     const again = await repeat.parts.moduleVersions.setModuleVersion(module, '2.0');
 
     expect([...carriers].sort()).toEqual([...nodes].sort());
@@ -85,16 +69,18 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
     const nodes = await carriersOf(module, 20);
     const inventory = documentClient(makeDynamoDBClient(config));
     // A newer upgrade lands while the pass's first 8 are being written.
-    const { counted, parts: overtaken } = countedParts(async (count) => {
-      if (count !== 1) return;
-      await inventory.send(
-        new UpdateCommand({
-          TableName: config.inventoryTable,
-          Key: moduleKey(module),
-          UpdateExpression: 'SET version = :newer',
-          ExpressionAttributeValues: { ':newer': '3.0' },
-        }),
-      );
+    const { counted, parts: overtaken } = partsWatchingTransactions(config, {
+      before: async (count) => {
+        if (count !== 1) return;
+        await inventory.send(
+          new UpdateCommand({
+            TableName: config.inventoryTable,
+            Key: moduleKey(module),
+            UpdateExpression: 'SET version = :newer',
+            ExpressionAttributeValues: { ':newer': '3.0' },
+          }),
+        );
+      },
     });
 
     await overtaken.moduleVersions.setModuleVersion(module, '2.0');
