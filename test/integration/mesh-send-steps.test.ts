@@ -67,6 +67,24 @@ describe('a send larger than one transaction, on DynamoDB Local', () => {
     expect((await parts.pushStore.listMarked()).filter((node) => node.startsWith(consumer))).toEqual([]);
   });
 
+  it('sends a node in steps whose relations wait unminted with no mark (items written before marks), and leaves it unmarked', async () => {
+    const consumer = unique('unmarked');
+    const providers = [0, 1, 2, 3].map((index) => `${consumer}-p${index}`);
+    await consumerOf(consumer, providers, 15);
+    const mark = (await parts.pushStore.readNode(consumer))?.mark as number;
+    await parts.pushStore.clearMark(consumer, mark);
+    expect((await parts.pushStore.readNode(consumer))?.mark).toBeUndefined();
+    const { counted, parts: pushing } = partsWatchingTransactions(config);
+
+    const sent = await new Pusher({ store: pushing.pushStore }).sendNode(consumer);
+
+    expect(sent).toMatchObject({ node: consumer, revision: 1, sent: true });
+    expect(counted.transactions).toBe(2);
+    expect((await declarationOf(consumer))?.provisions).toHaveLength(15 * 4);
+    expect((await parts.pushStore.readNode(consumer))?.mark).toBeUndefined();
+    expect(await parts.pushStore.listMarked()).not.toContain(consumer);
+  });
+
   it('a relation withdrawn between the compose and a minting step stops the step, so no grant outlives its relation', async () => {
     const consumer = unique('racing');
     const providers = [0, 1, 2, 3].map((index) => `${consumer}-p${index}`);
