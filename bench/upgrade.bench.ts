@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { DynamoDBModuleVersions } from '../lib/adapters/dynamodb/module-versions.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { partsWatchingTransactions } from '../test/support/watched-transactions.ts';
 import type { BenchTable } from './support/table.ts';
 
 const carriers = Number(process.env.MESH_BENCH_CARRIERS ?? 1000);
@@ -30,23 +30,17 @@ export async function run(): Promise<BenchTable[]> {
     let version = 0;
     for (const latencyMs of [0, awsLatencyMs]) {
       for (const inFlight of [1, 8]) {
-        const watch = { transactions: 0, inFlight: 0, maxInFlight: 0 };
-        const client = makeDynamoDBClient(config);
-        client.middlewareStack.add(
-          (next, context) => async (args) => {
-            if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
-            watch.transactions += 1;
+        const watch = { inFlight: 0, maxInFlight: 0 };
+        const { counted, client } = partsWatchingTransactions(config, {
+          before: async () => {
             watch.inFlight += 1;
             watch.maxInFlight = Math.max(watch.maxInFlight, watch.inFlight);
-            try {
-              if (latencyMs > 0) await sleep(latencyMs);
-              return await next(args);
-            } finally {
-              watch.inFlight -= 1;
-            }
+            if (latencyMs > 0) await sleep(latencyMs);
           },
-          { step: 'initialize' },
-        );
+          after: async () => {
+            watch.inFlight -= 1;
+          },
+        });
         const versions = new DynamoDBModuleVersions({
           client: documentClient(client),
           tableName: config.inventoryTable,
@@ -57,7 +51,7 @@ export async function run(): Promise<BenchTable[]> {
         const started = performance.now();
         await versions.setModuleVersion('base', `${version}.0`);
         const passMs = performance.now() - started;
-        const moved = watch.transactions;
+        const moved = counted.transactions;
         const again = performance.now();
         await versions.setModuleVersion('base', `${version}.0`);
         const repeatMs = performance.now() - again;
@@ -70,7 +64,7 @@ export async function run(): Promise<BenchTable[]> {
           passMs / moved,
           ((passMs / moved) * 10_000) / 1000,
           repeatMs / 1000,
-          watch.transactions - moved,
+          counted.transactions - moved,
         ]);
       }
     }

@@ -123,19 +123,37 @@ const provisionAttributes = (p: Provision): Provision => ({
 export const provisionItem = (p: Provision): Item => ({ ...provisionKeyOf(p), ...provisionAttributes(p) });
 export const grantItem = (p: Provision): Item => ({ ...grantKeyOf(p), ...provisionAttributes(p) });
 
+/** The mark is still the one a read saw; and there was none when it saw none. */
+export const markIsAsSeen = 'marks = :seen';
+export const unmarked = 'attribute_not_exists(pk)';
+
 /**
  * The stale mark, as the items of a transaction: a counter in the node's partition, so a send
  * clears only the mark it answered, and its entry in `mesh#marked`, where find-behind reads it.
+ * With `fence`, the counter moves on only from the mark seen (`seen` undefined: none), so a
+ * write done in steps fails at the step after anything else marked the node (push-store.ts).
  */
-export function markUpdates(tableName: string, node: string, markedAt: string): TransactItem[] {
+export function markUpdates(
+  tableName: string,
+  node: string,
+  markedAt: string,
+  fence?: { readonly seen: number | undefined },
+): TransactItem[] {
+  const seen = fence?.seen;
   return [
     {
       Update: {
         TableName: tableName,
         Key: markKey(node),
         UpdateExpression: 'ADD marks :one SET #node = :node, markedAt = :now',
+        ...(fence ? { ConditionExpression: seen === undefined ? unmarked : markIsAsSeen } : {}),
         ExpressionAttributeNames: { '#node': 'node' },
-        ExpressionAttributeValues: { ':one': 1, ':node': node, ':now': markedAt },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':node': node,
+          ':now': markedAt,
+          ...(seen === undefined ? {} : { ':seen': seen }),
+        },
       },
     },
     { Put: { TableName: tableName, Item: { ...markedKey(node), node, markedAt } } },
@@ -149,7 +167,7 @@ export function markClears(tableName: string, node: string, seen: number): Trans
       Delete: {
         TableName: tableName,
         Key: markKey(node),
-        ConditionExpression: 'marks = :seen',
+        ConditionExpression: markIsAsSeen,
         ExpressionAttributeValues: { ':seen': seen },
       },
     },

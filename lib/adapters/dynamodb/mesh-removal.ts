@@ -5,11 +5,13 @@ import {
   consumedByKey,
   grantKeyOf,
   markedKey,
+  markIsAsSeen,
   markKey,
   markUpdates,
   nodeKey,
   provisionKeyOf,
   relationKeyOf,
+  unmarked,
 } from './mesh-items.ts';
 import { type Item, itemPresent, type TransactItem } from './requests.ts';
 
@@ -19,8 +21,6 @@ type Where = { readonly inventory: string; readonly identity: string };
 const stillThere = itemPresent;
 const counted = 'consumedBy = :seen';
 const neverCounted = 'attribute_not_exists(consumedBy) OR consumedBy = :zero';
-const markUnchanged = 'marks = :seen';
-const unmarked = 'attribute_not_exists(pk)';
 
 /**
  * The one transaction that carries out a removal plan (lib/core/mesh/removal.ts), from the
@@ -66,7 +66,7 @@ export function removalItems(
           Delete: {
             TableName: where.inventory,
             Key: key,
-            ConditionExpression: markUnchanged,
+            ConditionExpression: markIsAsSeen,
             ExpressionAttributeValues: { ':seen': item.marks },
           },
         });

@@ -6,7 +6,7 @@ import type { MeshRemovals } from '../../core/mesh/store.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
 import { removalItems } from './mesh-removal.ts';
-import { queryAll, transact, transactionLimit } from './requests.ts';
+import { type Item, queryAll, transact, transactionLimit } from './requests.ts';
 
 const store = 'the inventory table';
 
@@ -52,16 +52,12 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
       const snapshot = snapshotFrom(node, read);
       if (!snapshot) throw new NodeNotFoundError(node);
       const decided = plan(snapshot);
-      const keys = decided.node ? await this.#partition(this.#identity, node) : [];
-      const itemsOf = (part: RemovalPlan) =>
-        removalItems(
-          part,
-          read,
-          part.node ? keys : [],
-          { inventory: this.#inventory, identity: this.#identity },
-          this.#now(),
-        );
-      const whole = itemsOf(decided);
+      const itemsOf = (part: RemovalPlan, keys: readonly Item[] = []) =>
+        removalItems(part, read, keys, { inventory: this.#inventory, identity: this.#identity }, this.#now());
+      // The node's keys go only with its last step: a removal too large without them is larger with them.
+      let whole = itemsOf(decided);
+      if (decided.node && whole.length <= transactionLimit)
+        whole = itemsOf(decided, await this.#partition(this.#identity, node));
       if (whole.length <= transactionLimit) {
         await this.#write(whole);
         return joinSteps([...steps, decided]);

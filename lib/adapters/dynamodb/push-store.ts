@@ -27,8 +27,6 @@ const neverSent = itemAbsent;
 const revisionIsNext = 'revision = :previous';
 const provisionUnminted = itemAbsent;
 const grantUnissued = itemAbsent;
-const markIsAsRead = 'marks = :seen';
-const neverMarked = itemAbsent;
 
 /** The send's own items besides its mints: the delivery and the two that clear the node's mark. */
 const sendOwnItems = 3;
@@ -85,19 +83,8 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
 
   /** Mints ahead of a send: the node's mark moved on from `mark` (its fence), the mints, their providers marked. */
   async #mintAhead(node: string, mints: readonly Provision[], mark: number | undefined): Promise<void> {
-    const [bump, listed] = markUpdates(this.tableName, node, this.now());
-    const update = bump?.Update as NonNullable<TransactItem['Update']>;
-    const fence: TransactItem = {
-      Update: {
-        ...update,
-        ConditionExpression: mark === undefined ? neverMarked : markIsAsRead,
-        ExpressionAttributeValues: {
-          ...update.ExpressionAttributeValues,
-          ...(mark === undefined ? {} : { ':seen': mark }),
-        },
-      },
-    };
-    const failed = await this.#transact([fence, listed as TransactItem, ...this.#mintItems(node, mints)]);
+    const fence = markUpdates(this.tableName, node, this.now(), { seen: mark });
+    const failed = await this.#transact([...fence, ...this.#mintItems(node, mints)]);
     if (!failed) return;
     const lost = failed.findIndex(Boolean);
     throw new MeshRaceError(lost === 0 ? 'mark' : 'mint', failed[lost]?.old);
@@ -176,7 +163,16 @@ const itemsFor = (node: string, mints: readonly Provision[]) =>
 
 /** The longest run of `mints`, from the first, whose items fit in `room`. */
 function mintsThatFit(node: string, mints: readonly Provision[], room: number): readonly Provision[] {
+  const providers = new Set<string>();
+  let used = 0;
   let count = 0;
-  while (count < mints.length && itemsFor(node, mints.slice(0, count + 1)) <= room) count += 1;
+  for (const mint of mints) {
+    const marksProvider = mint.providerNode !== node && !providers.has(mint.providerNode);
+    const needs = 2 + (marksProvider ? 2 : 0);
+    if (used + needs > room) break;
+    used += needs;
+    if (marksProvider) providers.add(mint.providerNode);
+    count += 1;
+  }
   return mints.slice(0, count);
 }
