@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { ensureExecutable } from '../lib/packaging/package.ts';
+import { ensureExecutable } from '../tools/packaging/package.ts';
 import { eventually, expectOk, inBed, status } from './support/bed.ts';
 
 const applyHook = resolve(import.meta.dirname, 'support/apply-hook.ts');

@@ -1,11 +1,11 @@
 import { expect, it } from 'vitest';
-import { FaultRig } from '../bench/support/fault-rig.ts';
+import { FaultRig } from '../tools/fleet/fault-rig.ts';
 import {
   killedMidPush,
   runScenario,
   type ScenarioResult,
   storeStopped,
-} from '../bench/support/fault-scenarios.ts';
+} from '../tools/fleet/fault-scenarios.ts';
 import { inBed } from './support/bed.ts';
 
 /**

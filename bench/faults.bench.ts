@@ -1,5 +1,4 @@
-import { BenchProcesses } from './support/bench-processes.ts';
-import { FaultRig } from './support/fault-rig.ts';
+import { FaultRig } from '../tools/fleet/fault-rig.ts';
 import {
   type Fault,
   killedMidBatch,
@@ -8,7 +7,8 @@ import {
   runScenario,
   type ScenarioResult,
   storeStopped,
-} from './support/fault-scenarios.ts';
+} from '../tools/fleet/fault-scenarios.ts';
+import { BenchProcesses } from './support/bench-processes.ts';
 import type { BenchTable } from './support/table.ts';
 
 const faults: readonly Fault[] = [

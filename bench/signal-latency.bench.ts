@@ -2,7 +2,7 @@ import { mapLimit } from '../lib/core/map-limit.ts';
 import type { NodeKeys } from '../lib/host/keys.ts';
 import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
-import { startAgents, until } from './support/agents.ts';
+import { startAgents, until } from '../tools/fleet/agents.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 

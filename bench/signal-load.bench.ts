@@ -7,7 +7,7 @@ import type { SignalChannel } from '../lib/core/signal/channel.ts';
 import { generateNodeKeys, type NodeKeys } from '../lib/host/keys.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
 import { watch } from '../test/support/processes.ts';
-import { type AgentTimeline, startAgents, until } from './support/agents.ts';
+import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 

@@ -2,8 +2,14 @@
 import { relative } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
-import { defaultOutDir, packageMesh } from '../lib/packaging/package.ts';
-import { executableNamed, executables, projectRoot, targetNamed, targets } from '../lib/packaging/targets.ts';
+import { defaultOutDir, packageMesh } from '../tools/packaging/package.ts';
+import {
+  executableNamed,
+  executables,
+  projectRoot,
+  targetNamed,
+  targets,
+} from '../tools/packaging/targets.ts';
 
 /**
  * `npm run package`: `mesh-host` and `mesh` as single executables for linux-x64 and

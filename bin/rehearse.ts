@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { Command, InvalidArgumentError } from 'commander';
-import { RehearseExit, rehearse } from '../lib/rehearsal/command.ts';
+import { RehearseExit, rehearse } from '../tools/rehearsal/command.ts';
 
 /** `npm run rehearse`: run what `cdk deploy` would deploy, on this machine, before any deploy (docs/rehearsal.md). */
 const port = (value: string) => {

@@ -2,11 +2,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inject } from 'vitest';
-import { rehearsalOperator } from '../../lib/rehearsal/operator-signature.ts';
 import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { printedJson, type Watched, watch } from '../../test/support/processes.ts';
+import { rehearsalOperator } from '../../tools/rehearsal/operator-signature.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;

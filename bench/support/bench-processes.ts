@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { type Watched, watch } from '../../test/support/processes.ts';
-import type { RigProcesses } from './fault-rig.ts';
+import type { RigProcesses } from '../../tools/fleet/fault-rig.ts';
 
 /** A bench's own processes, as a bed keeps them: a folder, a store it can stop and start, children it stops. */
 export class BenchProcesses implements RigProcesses {

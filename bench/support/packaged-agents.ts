@@ -2,13 +2,13 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pinnedNode } from '../../lib/packaging/node-binaries.ts';
-import { packageMesh } from '../../lib/packaging/package.ts';
-import { executableNamed } from '../../lib/packaging/targets.ts';
+import { pinnedNode } from '../../tools/packaging/node-binaries.ts';
+import { packageMesh } from '../../tools/packaging/package.ts';
+import { executableNamed } from '../../tools/packaging/targets.ts';
 
 const exec = promisify(execFile);
 
-/** The flags the packaged `mesh-host` runs with, baked into its executable (lib/packaging/targets.ts). */
+/** The flags the packaged `mesh-host` runs with, baked into its executable (tools/packaging/targets.ts). */
 export const shippedFlags = executableNamed('mesh-host')?.execArgv ?? [];
 
 /** The release artifacts for this machine: `mesh-host`, `mesh`, the agent's bundle and the pinned Node. */

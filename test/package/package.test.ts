@@ -7,9 +7,9 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { elfMachines, hasInjectedApplication, readElfHeader } from '../../lib/packaging/elf.ts';
-import type { PackageResult } from '../../lib/packaging/package.ts';
-import { installedExecutable, renderHostUnit } from '../../lib/packaging/systemd-unit.ts';
+import { elfMachines, hasInjectedApplication, readElfHeader } from '../../tools/packaging/elf.ts';
+import type { PackageResult } from '../../tools/packaging/package.ts';
+import { installedExecutable, renderHostUnit } from '../../tools/packaging/systemd-unit.ts';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');

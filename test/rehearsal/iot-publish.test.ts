@@ -2,20 +2,20 @@ import { Agent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { readAssembly } from '../../lib/rehearsal/assembly.ts';
-import { AwsEndpoint } from '../../lib/rehearsal/aws-endpoint.ts';
-import { CustomResourceResponses } from '../../lib/rehearsal/custom-resources.ts';
-import { type FunctionDefinition, readFunctions } from '../../lib/rehearsal/function-definitions.ts';
-import { IamCheck } from '../../lib/rehearsal/iam-check.ts';
-import { TemplatePolicies } from '../../lib/rehearsal/iam-policies.ts';
-import { IotCore } from '../../lib/rehearsal/iot-core.ts';
-import { httpsNamesOf, iotDataHostOf } from '../../lib/rehearsal/iot-endpoint.ts';
-import { readIotModel } from '../../lib/rehearsal/iot-model.ts';
-import { LambdaService } from '../../lib/rehearsal/lambda-service.ts';
-import { RehearsalLedger } from '../../lib/rehearsal/ledger.ts';
-import { stackOnRehearsal } from '../../lib/rehearsal/rehearsal.ts';
-import { projectRoot } from '../../lib/rehearsal/synth.ts';
-import { rehearsalCertificate } from '../../lib/rehearsal/tls-certificate.ts';
+import { readAssembly } from '../../tools/rehearsal/assembly.ts';
+import { AwsEndpoint } from '../../tools/rehearsal/aws-endpoint.ts';
+import { CustomResourceResponses } from '../../tools/rehearsal/custom-resources.ts';
+import { type FunctionDefinition, readFunctions } from '../../tools/rehearsal/function-definitions.ts';
+import { IamCheck } from '../../tools/rehearsal/iam-check.ts';
+import { TemplatePolicies } from '../../tools/rehearsal/iam-policies.ts';
+import { IotCore } from '../../tools/rehearsal/iot-core.ts';
+import { httpsNamesOf, iotDataHostOf } from '../../tools/rehearsal/iot-endpoint.ts';
+import { readIotModel } from '../../tools/rehearsal/iot-model.ts';
+import { LambdaService } from '../../tools/rehearsal/lambda-service.ts';
+import { RehearsalLedger } from '../../tools/rehearsal/ledger.ts';
+import { stackOnRehearsal } from '../../tools/rehearsal/rehearsal.ts';
+import { projectRoot } from '../../tools/rehearsal/synth.ts';
+import { rehearsalCertificate } from '../../tools/rehearsal/tls-certificate.ts';
 
 /**
  * The IoT data plane as the synthesized stack's functions reach it: a real Publish, signed with

@@ -3,9 +3,9 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { CfnTemplate } from '../../lib/rehearsal/assembly.ts';
-import { RehearseExit } from '../../lib/rehearsal/command.ts';
-import type { RehearsalReport } from '../../lib/rehearsal/report.ts';
+import type { CfnTemplate } from '../../tools/rehearsal/assembly.ts';
+import { RehearseExit } from '../../tools/rehearsal/command.ts';
+import type { RehearsalReport } from '../../tools/rehearsal/report.ts';
 
 const root = join(import.meta.dirname, '../..');
 const cdkOut = inject('rehearsalCdkOut');

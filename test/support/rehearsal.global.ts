@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { synthesize } from '../../lib/rehearsal/synth.ts';
+import { synthesize } from '../../tools/rehearsal/synth.ts';
 
 /**
  * One synthesis of the app for the whole rehearsal project: the rehearsal test and every bed

@@ -34,6 +34,12 @@ describe('the house rules, held by reading the code', () => {
     ).toEqual([]);
   });
 
+  it('lib/ is what ships: it imports nothing from the tools, the benches, the beds or the tests', () => {
+    expect(offending(sources('lib'), /(from |import |import\()'(\.\.\/)+(tools|bench|beds|test)\//)).toEqual(
+      [],
+    );
+  });
+
   it('no file under lib/ is over 300 lines', () => {
     const long = sources('lib')
       .map((file) => [file, text(file).split('\n').length] as const)

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { policyVerdict } from '../../../lib/rehearsal/api-authorizers.ts';
-import { matchResource } from '../../../lib/rehearsal/api-events.ts';
-import type { GatewayResponseModel, ResourceNode } from '../../../lib/rehearsal/api-model.ts';
-import { gatewayAnswer, unrenderableParts } from '../../../lib/rehearsal/gateway-responses.ts';
+import { policyVerdict } from '../../../tools/rehearsal/api-authorizers.ts';
+import { matchResource } from '../../../tools/rehearsal/api-events.ts';
+import type { GatewayResponseModel, ResourceNode } from '../../../tools/rehearsal/api-model.ts';
+import { gatewayAnswer, unrenderableParts } from '../../../tools/rehearsal/gateway-responses.ts';
 
 const node = (pathPart: string, path: string, children: ResourceNode[] = []): ResourceNode => ({
   pathPart,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CallContext, credentialScope, readAwsCall } from '../../../lib/rehearsal/aws-requests.ts';
+import { type CallContext, credentialScope, readAwsCall } from '../../../tools/rehearsal/aws-requests.ts';
 
 const tableArn = 'arn:aws:dynamodb:eu-west-1:000000000000:table/Mesh-Inventory';
 const context: CallContext = {

@@ -1,6 +1,6 @@
-import type { CfnTemplate } from '../../../lib/rehearsal/assembly.ts';
-import { identitiesOf, type RehearsalEnvironment } from '../../../lib/rehearsal/identities.ts';
-import { References } from '../../../lib/rehearsal/references.ts';
+import type { CfnTemplate } from '../../../tools/rehearsal/assembly.ts';
+import { identitiesOf, type RehearsalEnvironment } from '../../../tools/rehearsal/identities.ts';
+import { References } from '../../../tools/rehearsal/references.ts';
 
 export const environment: RehearsalEnvironment = {
   stackName: 'Mesh',

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type FunctionDefinition, functionFindings } from '../../../lib/rehearsal/function-definitions.ts';
+import { type FunctionDefinition, functionFindings } from '../../../tools/rehearsal/function-definitions.ts';
 
 const taskRoot = mkdtempSync(join(tmpdir(), 'mesh-rehearsal-task-'));
 writeFileSync(join(taskRoot, 'index.mjs'), 'export const handler = async () => ({});\n');

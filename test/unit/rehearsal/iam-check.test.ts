@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CfnTemplate } from '../../../lib/rehearsal/assembly.ts';
-import { IamCheck, type Principal } from '../../../lib/rehearsal/iam-check.ts';
-import { TemplatePolicies } from '../../../lib/rehearsal/iam-policies.ts';
-import { RehearsalLedger } from '../../../lib/rehearsal/ledger.ts';
+import type { CfnTemplate } from '../../../tools/rehearsal/assembly.ts';
+import { IamCheck, type Principal } from '../../../tools/rehearsal/iam-check.ts';
+import { TemplatePolicies } from '../../../tools/rehearsal/iam-policies.ts';
+import { RehearsalLedger } from '../../../tools/rehearsal/ledger.ts';
 import { fixtureReferences, fixtureTemplate } from './fixture.ts';
 
 const tableArn = 'arn:aws:dynamodb:eu-west-1:000000000000:table/Mesh-Table';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { awsManagedPolicy } from '../../../lib/rehearsal/aws-managed-policies.ts';
-import type { CallContext } from '../../../lib/rehearsal/aws-requests.ts';
-import { customResourceIdentity } from '../../../lib/rehearsal/custom-resource-identity.ts';
-import { invalidAnswer } from '../../../lib/rehearsal/iot-answers.ts';
-import { topicMatches } from '../../../lib/rehearsal/iot-model.ts';
-import { readIotCall } from '../../../lib/rehearsal/iot-requests.ts';
+import { awsManagedPolicy } from '../../../tools/rehearsal/aws-managed-policies.ts';
+import type { CallContext } from '../../../tools/rehearsal/aws-requests.ts';
+import { customResourceIdentity } from '../../../tools/rehearsal/custom-resource-identity.ts';
+import { invalidAnswer } from '../../../tools/rehearsal/iot-answers.ts';
+import { topicMatches } from '../../../tools/rehearsal/iot-model.ts';
+import { readIotCall } from '../../../tools/rehearsal/iot-requests.ts';
 import { environment } from './fixture.ts';
 
 const context: CallContext = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSigV4Signer } from '../../../lib/cli/sigv4.ts';
-import { rehearsalOperator, verifyOperatorSignature } from '../../../lib/rehearsal/operator-signature.ts';
+import { rehearsalOperator, verifyOperatorSignature } from '../../../tools/rehearsal/operator-signature.ts';
 
 const url = 'http://127.0.0.1:4610/v1/nodes/app%2Dx/declaration?b=2&a=1';
 const now = new Date('2026-12-01T10:00:00Z');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { displayName } from '../../../lib/rehearsal/assembly.ts';
-import { RehearsalProblem } from '../../../lib/rehearsal/problems.ts';
+import { displayName } from '../../../tools/rehearsal/assembly.ts';
+import { RehearsalProblem } from '../../../tools/rehearsal/problems.ts';
 import { fixtureReferences, fixtureTemplate } from './fixture.ts';
 
 describe('References', () => {

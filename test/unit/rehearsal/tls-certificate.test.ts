@@ -2,7 +2,7 @@ import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
-import { rehearsalCertificate, serialNumberOf } from '../../../lib/rehearsal/tls-certificate.ts';
+import { rehearsalCertificate, serialNumberOf } from '../../../tools/rehearsal/tls-certificate.ts';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', {
   modulusLength: 2048,

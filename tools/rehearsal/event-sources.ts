@@ -1,6 +1,6 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { type RunningEventSource, startEventSource } from '../runtime/event-source.ts';
+import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
 import { displayName, resourcesOfType } from './assembly.ts';
 import type { FunctionDefinition } from './function-definitions.ts';
 import type { IamCheck } from './iam-check.ts';

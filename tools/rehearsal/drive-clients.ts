@@ -1,9 +1,9 @@
-import { type ApiAnswer, ApiClient } from '../cli/api-client.ts';
-import { createSigV4Signer } from '../cli/sigv4.ts';
-import type { SignalChannel } from '../core/signal/channel.ts';
-import { possessionProof } from '../host/key-rotation.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../host/keys.ts';
-import { connectPassword, hostRequestSigner } from '../host/proof.ts';
+import { type ApiAnswer, ApiClient } from '../../lib/cli/api-client.ts';
+import { createSigV4Signer } from '../../lib/cli/sigv4.ts';
+import type { SignalChannel } from '../../lib/core/signal/channel.ts';
+import { possessionProof } from '../../lib/host/key-rotation.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { connectPassword, hostRequestSigner } from '../../lib/host/proof.ts';
 import type { Denial, RehearsalLedger } from './ledger.ts';
 import { rehearsalOperator } from './operator-signature.ts';
 import { denialLine } from './report.ts';

@@ -6,7 +6,7 @@ import type {
   LocalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
-import { ensureQueueWith, ensureTableFrom } from '../runtime/provision.ts';
+import { ensureQueueWith, ensureTableFrom } from '../../lib/runtime/provision.ts';
 import { resourcesOfType } from './assembly.ts';
 import type { References } from './references.ts';
 

@@ -1,7 +1,7 @@
 /**
  * One Lambda execution environment of the rehearsal: a fresh Node process that loads a bundle
  * from cdk.out the way the Node.js runtime does (LAMBDA_TASK_ROOT, _HANDLER) and runs one
- * invocation at a time, asked over IPC by lib/rehearsal/sandbox-pool.ts.
+ * invocation at a time, asked over IPC by tools/rehearsal/sandbox-pool.ts.
  *
  * Three things stand in for Lambda's runtime and AWS's network here, and nothing else is added:
  * - `@aws-sdk/*` imported by the bundle resolves from LAMBDA_RUNTIME_DIR (the project's

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { LocalRuntimeError } from '../runtime/errors.ts';
+import { LocalRuntimeError } from '../../lib/runtime/errors.ts';
 import { displayName } from './assembly.ts';
 import { driveMesh } from './mesh-drive.ts';
 import { rehearsalOperator } from './operator-signature.ts';

@@ -1,5 +1,5 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { makeSQSClient } from '../adapters/aws-clients.ts';
+import { makeSQSClient } from '../../lib/adapters/aws-clients.ts';
 import { DriveClients, DriveFailure, type DriveStep, expectStatus } from './drive-clients.ts';
 import { refuseAndResetAReport, retractABuild } from './drive-corrections.ts';
 import { rotateAHostsKeys, seeTheMesh, takeAway } from './drive-operator.ts';

@@ -1,6 +1,6 @@
-import { makeDynamoDBClient, makeSQSClient } from '../adapters/aws-clients.ts';
-import { givenEndpoints, type RunningEmulators, startEmulators } from '../runtime/emulators.ts';
-import type { RunningEventSource } from '../runtime/event-source.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
+import { givenEndpoints, type RunningEmulators, startEmulators } from '../../lib/runtime/emulators.ts';
+import type { RunningEventSource } from '../../lib/runtime/event-source.ts';
 import { ApiGateway } from './api-gateway.ts';
 import { type ApiModel, readApi } from './api-model.ts';
 import { type Assembly, readAssembly, resourcesOfType } from './assembly.ts';
