@@ -13,7 +13,7 @@ export type PushRequest = {
   readonly pushId?: string;
 };
 
-/** The brief's push contract; `behind` lists what is still behind when the bound is hit. */
+/** The push contract (docs/http-api.md, `POST /push`); `behind` lists what is still behind when the bound is hit. */
 export type PushOutcome = {
   readonly pushed: { readonly node: string; readonly revision: number } | null;
   readonly flushed: ReadonlyArray<{

@@ -33,7 +33,7 @@ import type { Parts } from '../wiring.ts';
  *   node is the one the request names, so IAM cannot hold the function to one node's items.
  * - `tokens:issue`: a node's token read and put, the node's item checked (node partitions only);
  *   `tokens:revoke`: a node's token updated (node partitions only).
- * - `tokens:enrol`: what enrolment does (diagnosis 082): the named node's token read, claimed and
+ * - `tokens:enrol`: what enrolment does (docs/decisions/claimed-not-spent-tokens.md): the named node's token read, claimed and
  *   spent with its enrolment (GetItem, UpdateItem, PutItem on inventory node partitions), its
  *   keys and `enrolled` item put and the losers' keys pruned (PutItem, Query, DeleteItem on
  *   identity node partitions). No Query, Scan or batch of the inventory, no index.
