@@ -40,8 +40,15 @@ import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-p
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
-import type { DeadLetterCounter, LetterLog, LetterReader } from './core/control/letters.ts';
-import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
+import type {
+  BuildStore,
+  ControlSender,
+  DeadLetterCounter,
+  LetterLog,
+  LetterReader,
+  QueueSettlement,
+  ReportStore,
+} from './core/control/ports.ts';
 import type {
   HostIdentityRevocation,
   KeyRotationStore,
@@ -50,18 +57,31 @@ import type {
 } from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
+import type {
+  MeshChangeStore,
+  MeshRemovals,
+  PushRecords,
+  PushStarter,
+  PushStore,
+  PushTaskFunctions,
+} from './core/mesh/ports.ts';
 import { Pusher } from './core/mesh/push.ts';
-import { type PushRecordReader, type PushRecordWriter, RecordedPushFlow } from './core/mesh/push-records.ts';
-import { type PushStarter, runPushJob } from './core/mesh/push-runs.ts';
-import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
+import { RecordedPushFlow } from './core/mesh/push-records.ts';
+import { runPushJob } from './core/mesh/push-runs.ts';
+import { pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
-import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
-import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import type {
+  DeliveryReader,
+  Log,
+  MeshViewReader,
+  ModuleVersions,
+  PushFlow,
+  StatusReader,
+} from './core/ports.ts';
 import { SignalAnnouncer } from './core/signal/announce.ts';
-import { type SignalChannel, type SignalPublisher, signalChannelFor } from './core/signal/channel.ts';
-import type { PresenceStore } from './core/signal/presence.ts';
+import { signalChannelFor } from './core/signal/channel.ts';
+import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
 import { describeCause } from './core/unavailable.ts';
-import type { MeshViewReader } from './core/views.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
@@ -84,7 +104,7 @@ export type Parts = {
   readonly pushTasks: PushTaskFunctions;
   /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
-  readonly pushRecords: PushRecordWriter & PushRecordReader;
+  readonly pushRecords: PushRecords;
   /** Starts an operator's push without waiting for it: push-run on AWS, in-process locally. */
   readonly pushStarter: PushStarter;
   readonly deliveries: DeliveryReader;
@@ -110,7 +130,7 @@ export type Parts = {
   readonly consumer: ConsumerDeps;
   // the change signal
   /** Where a node's host waits for its signal; undefined when no broker is configured. */
-  readonly signalChannel: (node: string) => SignalChannel | undefined;
+  readonly signalChannel: SignalChannels;
   readonly signalPublisher: SignalPublisher;
   readonly signals: SignalAnnouncer;
   readonly signalFailures: CountedMetric;

@@ -3,6 +3,8 @@
  * only what crosses areas is here, so the areas can be built and tested apart.
  */
 
+import type { MeshGraph, NodeDetails } from './views.ts';
+
 /** What `push` is asked to do: a named node, or everything behind (`--behind`, `--full` to audit). */
 export type PushRequest = {
   readonly node?: string;
@@ -108,3 +110,21 @@ export type Log = {
   warn(message: string, extra?: Record<string, unknown>): void;
   error(message: string, extra?: Record<string, unknown>): void;
 };
+
+/** The read models of lib/core/views.ts, for `mesh node list|show`, `mesh graph` and the console. */
+export interface MeshViewReader {
+  /** Every node with its modules, and every relation. */
+  graph(): Promise<MeshGraph>;
+  details(node: string): Promise<NodeDetails | undefined>;
+}
+
+/** What a handler is given as its clock: the wiring's, or a test's fixed one. */
+export type Clock = () => Date;
+
+/**
+ * Occurrences counted during an invocation and published once after it, as one metric
+ * (lib/adapters/counted-metric.ts), so quiet invocations publish nothing.
+ */
+export interface CountedOccurrences {
+  publish(): Promise<void>;
+}
