@@ -40,21 +40,8 @@ import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-p
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
-import type {
-  BuildStore,
-  ControlSender,
-  DeadLetterCounter,
-  LetterLog,
-  LetterReader,
-  QueueSettlement,
-  ReportStore,
-} from './core/control/ports.ts';
-import type {
-  HostIdentityRevocation,
-  KeyRotationStore,
-  NodeKeyStore,
-  TokenStore,
-} from './core/enrolment/ports.ts';
+import type * as control from './core/control/ports.ts';
+import type * as enrolment from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
 import type {
@@ -85,9 +72,10 @@ import { describeCause } from './core/unavailable.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
- * Every part of the control plane, built from one configuration in this one place: the Lambda
- * handlers in functions/ and the local runtime both take their parts from here, and tests pass
- * `partsFor(testConfig)` or their own typed fakes of the same shape. Each part is built on first
+ * Every part of the control plane, built from one configuration in this one place: functions/
+ * and the local runtime take their parts from here. A handler names only the ports it takes
+ * (each area's ports.ts), which these parts satisfy, so tests pass `partsFor(testConfig)` or
+ * typed fakes of just those ports. Each part is built on first
  * use and then kept, so a function builds only the clients and adapters it reaches for, and
  * everything it keeps across invocations (a client's connections, the memory of credentials)
  * lives as long as the process.
@@ -112,21 +100,21 @@ export type Parts = {
   readonly meshView: MeshViewReader;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
-  readonly tokens: TokenStore;
-  readonly nodeKeys: NodeKeyStore;
-  readonly keyRotation: KeyRotationStore;
-  readonly hostIdentities: HostIdentityRevocation;
+  readonly tokens: enrolment.TokenStore;
+  readonly nodeKeys: enrolment.NodeKeyStore;
+  readonly keyRotation: enrolment.KeyRotationStore;
+  readonly hostIdentities: enrolment.HostIdentityRevocation;
   /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
   readonly credentials: NodeCredentialReader;
   readonly replayGuard: ProofReplayGuard;
   // the control queue
-  readonly reports: ReportStore;
-  readonly builds: BuildStore;
-  readonly sender: ControlSender;
-  readonly settlement: QueueSettlement;
+  readonly reports: control.ReportStore;
+  readonly builds: control.BuildStore;
+  readonly sender: control.ControlSender;
+  readonly settlement: control.QueueSettlement;
   readonly lostMessages: LostMessageMetrics;
-  readonly letters: LetterLog & LetterReader;
-  readonly deadLetterCounter: DeadLetterCounter;
+  readonly letters: control.LetterLog & control.LetterReader;
+  readonly deadLetterCounter: control.DeadLetterCounter;
   readonly consumer: ConsumerDeps;
   // the change signal
   /** Where a node's host waits for its signal; undefined when no broker is configured. */
