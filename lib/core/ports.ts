@@ -1,6 +1,7 @@
 /**
- * The ports one area of Mesh offers another. Each area keeps its own ports beside its core;
- * only what crosses areas is here, so the areas can be built and tested apart.
+ * The ports one area of Mesh offers another. Each area keeps its own in its ports.ts
+ * (lib/core/<area>/ports.ts); only what crosses areas is here, with what any handler may take
+ * (the log, the clock, counted occurrences), so the areas can be built and tested apart.
  */
 
 import type { MeshGraph, NodeDetails } from './views.ts';
