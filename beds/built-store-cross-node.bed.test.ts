@@ -5,11 +5,11 @@ import { expect, it } from 'vitest';
 import { addAndEnrol, appliedAsSent, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 /**
- * ADR 83 (issue 057): one push leaves the mesh consistent. A broker node provides amqp and has
- * applied everything it was sent, so it is not behind. Then the app node's web module starts
- * consuming it and only the app node is pushed, once: the provision minted while composing the
- * app makes the broker behind inside that push, which must flush it and have it mint the app's
- * vhost, with no second push.
+ * One push leaves the mesh consistent (docs/decisions/one-push-leaves-the-mesh-consistent.md).
+ * A broker node provides amqp and has applied everything it was sent, so it is not behind. Then
+ * the app node's web module starts consuming it and only the app node is pushed, once: the
+ * provision minted while composing the app makes the broker behind inside that push, which must
+ * flush it and have it mint the app's vhost, with no second push.
  */
 it('a push of only the consumer’s node mints the provision on the provider’s node', () =>
   inBed('built-store-cross-node', async (bed) => {

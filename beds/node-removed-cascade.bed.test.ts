@@ -6,7 +6,7 @@ import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { addAndEnrol, appliedAsSent, expectOk, inBed, status } from './support/bed.ts';
 
 /**
- * Issue 14: a provider's node removed with --cascade takes the relations of every consumer with
+ * A provider's node removed with --cascade takes the relations of every consumer with
  * it and marks their nodes; one push flushes them without the provision, and the removed node's
  * host, its key refused, stops with the decommissioned exit code instead of retrying forever.
  */

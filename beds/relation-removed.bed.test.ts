@@ -4,9 +4,10 @@ import { expect, it } from 'vitest';
 import { addAndEnrol, appliedAsSent, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 /**
- * Issue 14, held to ADR 83: a relation withdrawn takes the provision from the consumer and the
- * grant from the provider in one transaction, and marks both; pushing only the consumer's node
- * flushes the provider, whose hook drops the vhost it minted, in that same push.
+ * One push leaves the mesh consistent (docs/decisions/), for a withdrawn relation: it takes the
+ * provision from the consumer and the grant from the provider in one transaction, and marks
+ * both; pushing only the consumer's node flushes the provider, whose hook drops the vhost it
+ * minted, in that same push.
  */
 it('withdrawing a relation and pushing only the consumer drops the provider’s minted resource', () =>
   inBed('relation-removed', async (bed) => {

@@ -8,11 +8,12 @@ import { addAndEnrol, eventually, expectOk, inBed, issueToken, status } from './
 const root = join(import.meta.dirname, '..');
 
 /**
- * Diagnosis 082: the store goes away while control-node's report is on the way and a second
- * machine enrols into the gap. The report is held (not lost, not blocking), the enrolment is
- * answered "try again" (not refused, not half-done); when the store is back both complete on
- * their own, the mesh holds exactly the keys the second machine generated, and that machine
- * then applies what it is pushed and is heard from.
+ * Holding messages and claimed-not-spent tokens (docs/decisions/): the store goes away while
+ * control-node's report is on the way and a second machine enrols into the gap. The report is
+ * held (not lost, not blocking), the enrolment is answered "try again" (not refused, not
+ * half-done); when the store is back both complete on their own, the mesh holds exactly the
+ * keys the second machine generated, and that machine then applies what it is pushed and is
+ * heard from.
  */
 it('a report held and an enrolment told to try again while the store is away both complete when it is back', () =>
   inBed('store-window', async (bed) => {

@@ -39,15 +39,15 @@ const from = (value: number, where: string): Figure => ({ value, source: where }
 const monthSeconds = 30 * 24 * 3600;
 
 /**
- * What one node costs in a month, as request counts. The fleet's activity is issue 13's: a
- * 30-day month, one push an hour touching 10% of the nodes, state reports on change only. Push
+ * What one node costs in a month, as request counts. The fleet's activity is an assumption
+ * stated here: a 30-day month, one push an hour touching 10% of the nodes, state reports on change only. Push
  * and queue figures are the push and queue benches' counts; figures marked "assumption" are
  * placeholders; the others are read off the code that makes the requests.
  */
 export const activity = {
-  pushesPerMonthFleet: from(720, 'issue 13: one push an hour, 30-day month'),
-  changesPerNodeMonth: from(72, 'issue 13: each push touches 10% of the nodes: 720 × 0.1'),
-  reportsPerChange: from(2, 'mesh-host run reports applying and applied (design brief)'),
+  pushesPerMonthFleet: from(720, 'assumption: one push an hour, 30-day month'),
+  changesPerNodeMonth: from(72, 'assumption: each push touches 10% of the nodes: 720 × 0.1'),
+  reportsPerChange: from(2, 'mesh-host run reports applying and applied (docs/host-agent.md)'),
   pollIntervalSeconds: from(30, 'mesh-host run --interval default (lib/host/commands/run.ts)'),
   heartbeatSeconds: from(180, 'mesh-host run --heartbeat default: sent while polling only'),
   safetyFetchSeconds: from(defaultSafetyIntervalMs / 1000, 'mesh-host run --safety-interval default'),
@@ -272,7 +272,7 @@ export async function run(): Promise<BenchTable[]> {
         ['TOTAL fleet $/month', ...columns.map(({ n, mode }) => summed(n, mode).toFixed(2))],
       ],
       notes: [
-        'activity (issue 13): a 30-day month, one push an hour touching 10% of the nodes (72 changes per node), state reports on change only',
+        'activity (assumed): a 30-day month, one push an hour touching 10% of the nodes (72 changes per node), state reports on change only',
         `per node-month: poll ${counts.poll.fetches.toFixed(0)} fetches + ${counts.poll.heartbeats.toFixed(0)} heartbeats; signal ${counts.signal.fetches.toFixed(0)} fetches (72 on a signal, 120 safety, 30 on reconnect), no heartbeat`,
         'goal: ≤ $0.02 per node-month at 10,000 nodes on the signal',
         'push and queue figures come from `npm run bench -- push` (100 nodes) and `-- queue`; figures marked "assumption" are placeholders',

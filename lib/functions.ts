@@ -13,7 +13,7 @@ export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } fro
  * function and one role per row, the API from the rows' routes, and the local runtime serves
  * the same rows in-process.
  */
-export const functionSpecs: readonly FunctionSpec[] = [
+export const functionSpecs = [
   {
     name: 'health',
     purpose: 'answers that the API is up',
@@ -27,7 +27,7 @@ export const functionSpecs: readonly FunctionSpec[] = [
   ...controlFunctions,
   ...seeingFunctions,
   ...signalFunctions,
-];
+] as const satisfies readonly FunctionSpec[];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */
 export type Route = {

@@ -40,34 +40,42 @@ import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-p
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
-import type { DeadLetterCounter, LetterLog, LetterReader } from './core/control/letters.ts';
-import type { BuildStore, ControlSender, QueueSettlement, ReportStore } from './core/control/ports.ts';
-import type {
-  HostIdentityRevocation,
-  KeyRotationStore,
-  NodeKeyStore,
-  TokenStore,
-} from './core/enrolment/ports.ts';
+import type * as control from './core/control/ports.ts';
+import type * as enrolment from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
+import type {
+  MeshChangeStore,
+  MeshRemovals,
+  PushRecords,
+  PushStarter,
+  PushStore,
+  PushTaskFunctions,
+} from './core/mesh/ports.ts';
 import { Pusher } from './core/mesh/push.ts';
-import { type PushRecordReader, type PushRecordWriter, RecordedPushFlow } from './core/mesh/push-records.ts';
-import { type PushStarter, runPushJob } from './core/mesh/push-runs.ts';
-import { type PushTaskFunctions, pushTaskFunctions } from './core/mesh/push-steps.ts';
+import { RecordedPushFlow } from './core/mesh/push-records.ts';
+import { runPushJob } from './core/mesh/push-runs.ts';
+import { pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
-import type { MeshChangeStore, MeshRemovals, PushStore } from './core/mesh/store.ts';
-import type { DeliveryReader, Log, ModuleVersions, PushFlow, StatusReader } from './core/ports.ts';
+import type {
+  DeliveryReader,
+  Log,
+  MeshViewReader,
+  ModuleVersions,
+  PushFlow,
+  StatusReader,
+} from './core/ports.ts';
 import { SignalAnnouncer } from './core/signal/announce.ts';
-import { type SignalChannel, type SignalPublisher, signalChannelFor } from './core/signal/channel.ts';
-import type { PresenceStore } from './core/signal/presence.ts';
+import { signalChannelFor } from './core/signal/channel.ts';
+import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
 import { describeCause } from './core/unavailable.ts';
-import type { MeshViewReader } from './core/views.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
- * Every part of the control plane, built from one configuration in this one place: the Lambda
- * handlers in functions/ and the local runtime both take their parts from here, and tests pass
- * `partsFor(testConfig)` or their own typed fakes of the same shape. Each part is built on first
+ * Every part of the control plane, built from one configuration in this one place: functions/
+ * and the local runtime take their parts from here. A handler names only the ports it takes
+ * (each area's ports.ts), which these parts satisfy, so tests pass `partsFor(testConfig)` or
+ * typed fakes of just those ports. Each part is built on first
  * use and then kept, so a function builds only the clients and adapters it reaches for, and
  * everything it keeps across invocations (a client's connections, the memory of credentials)
  * lives as long as the process.
@@ -84,7 +92,7 @@ export type Parts = {
   readonly pushTasks: PushTaskFunctions;
   /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
-  readonly pushRecords: PushRecordWriter & PushRecordReader;
+  readonly pushRecords: PushRecords;
   /** Starts an operator's push without waiting for it: push-run on AWS, in-process locally. */
   readonly pushStarter: PushStarter;
   readonly deliveries: DeliveryReader;
@@ -92,25 +100,25 @@ export type Parts = {
   readonly meshView: MeshViewReader;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
-  readonly tokens: TokenStore;
-  readonly nodeKeys: NodeKeyStore;
-  readonly keyRotation: KeyRotationStore;
-  readonly hostIdentities: HostIdentityRevocation;
+  readonly tokens: enrolment.TokenStore;
+  readonly nodeKeys: enrolment.NodeKeyStore;
+  readonly keyRotation: enrolment.KeyRotationStore;
+  readonly hostIdentities: enrolment.HostIdentityRevocation;
   /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
   readonly credentials: NodeCredentialReader;
   readonly replayGuard: ProofReplayGuard;
   // the control queue
-  readonly reports: ReportStore;
-  readonly builds: BuildStore;
-  readonly sender: ControlSender;
-  readonly settlement: QueueSettlement;
+  readonly reports: control.ReportStore;
+  readonly builds: control.BuildStore;
+  readonly sender: control.ControlSender;
+  readonly settlement: control.QueueSettlement;
   readonly lostMessages: LostMessageMetrics;
-  readonly letters: LetterLog & LetterReader;
-  readonly deadLetterCounter: DeadLetterCounter;
+  readonly letters: control.LetterLog & control.LetterReader;
+  readonly deadLetterCounter: control.DeadLetterCounter;
   readonly consumer: ConsumerDeps;
   // the change signal
   /** Where a node's host waits for its signal; undefined when no broker is configured. */
-  readonly signalChannel: (node: string) => SignalChannel | undefined;
+  readonly signalChannel: SignalChannels;
   readonly signalPublisher: SignalPublisher;
   readonly signals: SignalAnnouncer;
   readonly signalFailures: CountedMetric;

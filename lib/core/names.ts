@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-/** The naming rules of the brief, one schema each, so every boundary says the same thing. */
+/** The naming rules, one schema each, so every boundary says the same thing. */
 const dnsLabelRule =
   'a DNS label: a lowercase letter, then up to 62 lowercase letters, digits or hyphens, not ending with a hyphen';
 const dnsLabel = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;

@@ -1,7 +1,10 @@
 /**
- * The ports one area of Mesh offers another. Each area keeps its own ports beside its core;
- * only what crosses areas is here, so the areas can be built and tested apart.
+ * The ports one area of Mesh offers another. Each area keeps its own in its ports.ts
+ * (lib/core/<area>/ports.ts); only what crosses areas is here, with what any handler may take
+ * (the log, the clock, counted occurrences), so the areas can be built and tested apart.
  */
+
+import type { MeshGraph, NodeDetails } from './views.ts';
 
 /** What `push` is asked to do: a named node, or everything behind (`--behind`, `--full` to audit). */
 export type PushRequest = {
@@ -13,7 +16,7 @@ export type PushRequest = {
   readonly pushId?: string;
 };
 
-/** The brief's push contract; `behind` lists what is still behind when the bound is hit. */
+/** The push contract (docs/http-api.md, `POST /push`); `behind` lists what is still behind when the bound is hit. */
 export type PushOutcome = {
   readonly pushed: { readonly node: string; readonly revision: number } | null;
   readonly flushed: ReadonlyArray<{
@@ -108,3 +111,21 @@ export type Log = {
   warn(message: string, extra?: Record<string, unknown>): void;
   error(message: string, extra?: Record<string, unknown>): void;
 };
+
+/** The read models of lib/core/views.ts, for `mesh node list|show`, `mesh graph` and the console. */
+export interface MeshViewReader {
+  /** Every node with its modules, and every relation. */
+  graph(): Promise<MeshGraph>;
+  details(node: string): Promise<NodeDetails | undefined>;
+}
+
+/** What a handler is given as its clock: the wiring's, or a test's fixed one. */
+export type Clock = () => Date;
+
+/**
+ * Occurrences counted during an invocation and published once after it, as one metric
+ * (lib/adapters/counted-metric.ts), so quiet invocations publish nothing.
+ */
+export interface CountedOccurrences {
+  publish(): Promise<void>;
+}

@@ -68,12 +68,6 @@ export function listedNodes(graph: MeshGraph): ListedNode[] {
   }));
 }
 
-export interface MeshViewReader {
-  /** Every node with its modules, and every relation. */
-  graph(): Promise<MeshGraph>;
-  details(node: string): Promise<NodeDetails | undefined>;
-}
-
 export function presenceOf(status: NodeStatus): Presence {
   if (status.online === null) return null;
   return status.online ? 'online' : 'offline';

@@ -10,7 +10,7 @@ import { hostReportHandler } from '../api/handlers/host.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The control area's functions: what puts messages on the control queue, and its consumer. */
-export const controlFunctions: readonly FunctionSpec[] = [
+export const controlFunctions = [
   {
     name: 'host-report',
     purpose: 'verifies the host, queues its report',
@@ -75,4 +75,4 @@ export const controlFunctions: readonly FunctionSpec[] = [
     ],
     handler: controlConsumerHandler,
   },
-];
+] as const satisfies readonly FunctionSpec[];

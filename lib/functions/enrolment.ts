@@ -10,7 +10,7 @@ import { hostKeysHandler } from '../api/handlers/host-keys.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The enrolment area's functions: tokens, enrolment, and what a host fetches with its key. */
-export const enrolmentFunctions: readonly FunctionSpec[] = [
+export const enrolmentFunctions = [
   {
     name: 'enrol',
     purpose: 'claims the token, stores the node keys, spends the token',
@@ -69,4 +69,4 @@ export const enrolmentFunctions: readonly FunctionSpec[] = [
     access: ['nodeKeys:verify'],
     handler: hostAuthorizerHandler,
   },
-];
+] as const satisfies readonly FunctionSpec[];

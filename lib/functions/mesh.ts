@@ -22,7 +22,7 @@ import {
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
-export const meshFunctions: readonly FunctionSpec[] = [
+export const meshFunctions = [
   {
     name: 'mesh-node-add',
     purpose: 'adds a node',
@@ -157,4 +157,4 @@ export const meshFunctions: readonly FunctionSpec[] = [
     timeoutSeconds: 60,
     handler: pushSendHandler,
   },
-];
+] as const satisfies readonly FunctionSpec[];

@@ -2,7 +2,7 @@ import { signalAuthorizerHandler, signalPresenceHandler } from '../api/handlers/
 import type { FunctionSpec } from './spec.ts';
 
 /** The signal area's functions: who may connect to the broker, and presence from its lifecycle events. */
-export const signalFunctions: readonly FunctionSpec[] = [
+export const signalFunctions = [
   {
     name: 'signal-authorizer',
     purpose: "the broker's custom authorizer: checks a host's connect proof, allows its own topics only",
@@ -21,4 +21,4 @@ export const signalFunctions: readonly FunctionSpec[] = [
     access: ['presence:write'],
     handler: signalPresenceHandler,
   },
-];
+] as const satisfies readonly FunctionSpec[];

@@ -9,7 +9,6 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
-import type { Parts } from '../wiring.ts';
 
 /**
  * What a function may touch; the CDK grants exactly these to its role and nothing else
@@ -33,7 +32,7 @@ import type { Parts } from '../wiring.ts';
  *   node is the one the request names, so IAM cannot hold the function to one node's items.
  * - `tokens:issue`: a node's token read and put, the node's item checked (node partitions only);
  *   `tokens:revoke`: a node's token updated (node partitions only).
- * - `tokens:enrol`: what enrolment does (diagnosis 082): the named node's token read, claimed and
+ * - `tokens:enrol`: what enrolment does (docs/decisions/claimed-not-spent-tokens.md): the named node's token read, claimed and
  *   spent with its enrolment (GetItem, UpdateItem, PutItem on inventory node partitions), its
  *   keys and `enrolled` item put and the losers' keys pruned (PutItem, Query, DeleteItem on
  *   identity node partitions). No Query, Scan or batch of the inventory, no index.
@@ -114,26 +113,32 @@ type Common = {
  * One row says everything about a function: its file, what it does, what it may touch, how it
  * is reached (a route, the host authorizer, the control queue, a push flow task, the broker's
  * authorizer or its lifecycle events) and the
- * factory that builds its handler from the wiring's parts. functions/<name>.ts calls the same
- * factory; the local runtime, the CDK and the tests read the rows.
+ * factory that builds its handler from what it is given (`Deps`). functions/<name>.ts calls the
+ * same factory; the local runtime, the CDK and the tests read the rows.
+ *
+ * Each factory names the ports it takes (its deps type, beside it in lib/api/handlers/), so a
+ * row does not know the composition root. A table of rows is typed with `Deps = never`, which
+ * any factory fits; a handler is built only where something that satisfies every row's ports
+ * is at hand: functions/<name>.ts and lib/runtime/, both with lib/wiring.ts's parts, which are
+ * checked there against the ports of each row (lib/functions.ts keeps every row's own type).
  */
-export type FunctionSpec =
+export type FunctionSpec<Deps = never> =
   | (Common & {
       readonly trigger: 'api';
       readonly route: { readonly method: HttpMethod; readonly path: string; readonly auth: RouteAuth };
-      readonly handler: (parts: Parts) => ApiHandler;
+      readonly handler: (deps: Deps) => ApiHandler;
     })
-  | (Common & { readonly trigger: 'authorizer'; readonly handler: (parts: Parts) => AuthorizerHandler })
-  | (Common & { readonly trigger: 'queue'; readonly handler: (parts: Parts) => QueueHandler })
-  | (Common & { readonly trigger: 'flow'; readonly handler: (parts: Parts) => FlowTaskHandler })
+  | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })
+  | (Common & { readonly trigger: 'queue'; readonly handler: (deps: Deps) => QueueHandler })
+  | (Common & { readonly trigger: 'flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
   | (Common & {
       readonly trigger: 'broker-authorizer';
-      readonly handler: (parts: Parts) => BrokerAuthorizerHandler;
+      readonly handler: (deps: Deps) => BrokerAuthorizerHandler;
     })
   | (Common & {
       readonly trigger: 'broker-lifecycle';
-      readonly handler: (parts: Parts) => BrokerLifecycleHandler;
+      readonly handler: (deps: Deps) => BrokerLifecycleHandler;
     })
-  | (Common & { readonly trigger: 'invoke'; readonly handler: (parts: Parts) => InvokedHandler });
+  | (Common & { readonly trigger: 'invoke'; readonly handler: (deps: Deps) => InvokedHandler });
 
-export type ApiFunctionSpec = Extract<FunctionSpec, { trigger: 'api' }>;
+export type ApiFunctionSpec<Deps = never> = Extract<FunctionSpec<Deps>, { trigger: 'api' }>;

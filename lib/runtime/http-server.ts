@@ -22,7 +22,7 @@ export type LocalApiOptions = {
   /** What every handler is built from. */
   readonly parts: Parts;
   /** @default every function of lib/functions.ts */
-  readonly specs?: readonly FunctionSpec[];
+  readonly specs?: readonly FunctionSpec<Parts>[];
   /** Files served beside the routes, by exact path (the console). @default none */
   readonly pages?: readonly StaticPage[];
 };
@@ -34,14 +34,14 @@ export type RunningApi = { readonly url: string; readonly server: Server; stop()
  * handlers, called in-process with the same event shape.
  */
 export async function startLocalApi(options: LocalApiOptions): Promise<RunningApi> {
-  const specs = options.specs ?? functionSpecs;
+  const specs: readonly FunctionSpec<Parts>[] = options.specs ?? functionSpecs;
   const table = routesOf(specs);
   const handlers = new Map<string, ApiHandler>();
   const load = (name: string): ApiHandler => {
     let handler = handlers.get(name);
     if (!handler) {
       const spec = specs.find(
-        (entry): entry is ApiFunctionSpec => entry.name === name && entry.trigger === 'api',
+        (entry): entry is ApiFunctionSpec<Parts> => entry.name === name && entry.trigger === 'api',
       );
       if (!spec) throw new Error(`no api function named ${name}`);
       handler = spec.handler(options.parts);

@@ -17,7 +17,7 @@ import { sqsRecordOf } from '../support/sqs-records.ts';
 
 /**
  * What a hostile or careless sender can no longer do to the store through the control queue
- * (issue 15, items 2, 3 and 8), on DynamoDB Local and fauxqs: the consumer is handed records as
+ * (docs/control-queue.md: a sequence's bound, build times, reports of nodes that exist), on DynamoDB Local and fauxqs: the consumer is handed records as
  * Lambda would hand them, the operator's routes are called through `mesh` itself.
  */
 let config: MeshConfig;
@@ -83,7 +83,7 @@ async function mesh(...args: string[]) {
   return { ...ran, json };
 }
 
-describe('a report sequence is bounded by the clock (item 2)', () => {
+describe('a report sequence is bounded by the clock', () => {
   it('a report far ahead of the clock is dead-lettered as rejected, and the next real report is recorded', async () => {
     // Prepare
     const node = await sentNode('ahead');
@@ -129,7 +129,7 @@ describe('a report sequence is bounded by the clock (item 2)', () => {
   });
 });
 
-describe('reports only for nodes that exist, of revisions they were sent (item 8)', () => {
+describe('reports only for nodes that exist, of revisions they were sent', () => {
   it('a report for a node that does not exist is rejected, and a node added later under its name inherits nothing', async () => {
     // Prepare
     const node = unique('ghost');
@@ -203,7 +203,7 @@ describe('reports only for nodes that exist, of revisions they were sent (item 8
   });
 });
 
-describe('builds: ordered by when the control plane received them, bounded, retractable (item 3)', () => {
+describe('builds: ordered by when the control plane received them, bounded, retractable', () => {
   const build = (module: string, version: string, receivedAt: Date, finishedAt = receivedAt, id?: string) =>
     envelope(
       'build',

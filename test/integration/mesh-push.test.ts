@@ -50,7 +50,7 @@ const partition = async (node: string) =>
     )
   ).Items ?? [];
 
-describe('push on DynamoDB Local, through the real ASL (ADR 83 check)', () => {
+describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh consistent', () => {
   it('one push of the consumer delivers the grant to the provider and names it flushed', async () => {
     // Prepare
     const add = meshNodeAddHandler(deps);

@@ -45,7 +45,7 @@ const call = async (handler: (e: APIGatewayProxyEvent, c: never) => Promise<unkn
   return { status: answer.statusCode, body: JSON.parse(answer.body) };
 };
 
-describe('removals on DynamoDB Local, held to ADR 83', () => {
+describe('removals on DynamoDB Local: one push leaves the mesh consistent', () => {
   it('unconsume withdraws the provision and the grant; one push of the consumer delivers both sides', async () => {
     const { broker, app } = await brokerAndApp();
     expect((await sent(broker)).grants).toHaveLength(1);

@@ -40,6 +40,13 @@ describe('the house rules, held by reading the code', () => {
     );
   });
 
+  it('handlers name the ports they take: only lib/runtime/ and functions/ import the composition root', () => {
+    // The tests, beds and benches build parts of their own with partsFor, as functions/ does.
+    const shipped = ['lib', 'bin', 'tools'].flatMap(sources);
+    const reaching = shipped.filter((file) => file !== 'lib/wiring.ts' && !file.startsWith('lib/runtime/'));
+    expect(offending(reaching, /(from |import |import\()'[^']*\/wiring\.ts'/)).toEqual([]);
+  });
+
   it('no file under lib/ is over 300 lines', () => {
     const long = sources('lib')
       .map((file) => [file, text(file).split('\n').length] as const)

@@ -16,7 +16,7 @@ function mesh() {
   return { store, service, flow, sent };
 }
 
-describe('push (ADR 83), through the real ASL', () => {
+describe('push, through the real ASL: one push leaves the mesh consistent', () => {
   it('one push of a cross-node consumer delivers the grant to the provider, named as flushed', async () => {
     // Prepare
     const { service, flow, sent } = mesh();

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { signalPresenceHandler } from '../../lib/api/handlers/signal.ts';
 import { StalePresenceError } from '../../lib/core/signal/errors.ts';
-import type { PresenceEvent, PresenceStore } from '../../lib/core/signal/presence.ts';
+import type { PresenceStore } from '../../lib/core/signal/ports.ts';
+import type { PresenceEvent } from '../../lib/core/signal/presence.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 

@@ -5,7 +5,8 @@ import { Pusher } from '../../lib/core/mesh/push.ts';
 import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import { SignalAnnouncer } from '../../lib/core/signal/announce.ts';
-import type { NodeSignal, SignalPublisher } from '../../lib/core/signal/channel.ts';
+import type { NodeSignal } from '../../lib/core/signal/channel.ts';
+import type { SignalPublisher } from '../../lib/core/signal/ports.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 

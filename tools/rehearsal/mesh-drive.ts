@@ -98,7 +98,7 @@ const paths: readonly Path[] = [
     },
   ],
   [
-    'a push of the consumer’s node flushes the provider (ADR 83)',
+    'a push of the consumer’s node flushes the provider (one push leaves the mesh consistent)',
     async ({ operator }) => {
       const outcome = expectStatus(await operator.send('POST', '/push', { node: 'app' }), 200, 'POST /push')
         .body as { flushed: Array<{ node: string }>; behind: string[] };

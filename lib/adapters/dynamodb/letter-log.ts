@@ -1,10 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  type LetterLog,
-  type LetterNote,
-  type LetterReader,
-  letterDays,
-} from '../../core/control/letters.ts';
+import { type LetterNote, letterDays } from '../../core/control/letters.ts';
+import type { LetterLog, LetterReader } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { type Item, newestItems, TableStore } from './requests.ts';
 

@@ -1,11 +1,11 @@
 import { viewOfToken } from '../../core/enrolment/token-state.ts';
 import { mapLimit } from '../../core/map-limit.ts';
+import type { MeshViewReader } from '../../core/ports.ts';
 import {
   hideSecrets,
   type MeshEdge,
   type MeshGraph,
   type MeshNode,
-  type MeshViewReader,
   type NodeDetails,
   presenceOf,
 } from '../../core/views.ts';

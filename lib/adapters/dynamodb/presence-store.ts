@@ -1,5 +1,6 @@
 import { PresenceOfUnknownNodeError, StalePresenceError } from '../../core/signal/errors.ts';
-import { type PresenceEvent, type PresenceStore, versionTrustMs } from '../../core/signal/presence.ts';
+import type { PresenceStore } from '../../core/signal/ports.ts';
+import { type PresenceEvent, versionTrustMs } from '../../core/signal/presence.ts';
 import { nodeItemKey, presenceItemKey } from './keys.ts';
 import { itemAbsent, itemPresent, TableStore, transact } from './requests.ts';
 

@@ -1,5 +1,6 @@
-import { type NodeSignal, type SignalPublisher, signalTopic } from '../../core/signal/channel.ts';
+import { type NodeSignal, signalTopic } from '../../core/signal/channel.ts';
 import { BrokerAwayError } from '../../core/signal/errors.ts';
+import type { SignalPublisher } from '../../core/signal/ports.ts';
 import { signalPayload } from './iot-data-publisher.ts';
 
 /** How the embedded broker takes a retained QoS 1 message from the control plane itself. */

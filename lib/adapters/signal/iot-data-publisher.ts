@@ -1,5 +1,6 @@
 import { type IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
-import { type NodeSignal, type SignalPublisher, signalTopic } from '../../core/signal/channel.ts';
+import { type NodeSignal, signalTopic } from '../../core/signal/channel.ts';
+import type { SignalPublisher } from '../../core/signal/ports.ts';
 
 /**
  * The signal on AWS: one IoT data plane Publish per send, QoS 1 and retained, so a host that

@@ -1,5 +1,6 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetterCounter, DeadLetterDepth } from '../../core/control/letters.ts';
+import type { DeadLetterDepth } from '../../core/control/letters.ts';
+import type { DeadLetterCounter } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 
 /**

@@ -3,7 +3,7 @@ import middy from '@middy/core';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { type ConsumerDeps, startBatch } from '../../core/control/consumer.ts';
 import type { QueueRecord } from '../../core/control/ports.ts';
-import type { Parts } from '../../wiring.ts';
+import type { CountedOccurrences } from '../../core/ports.ts';
 
 /**
  * The control queue's consumer: Powertools' BatchProcessor with partial batch responses, and
@@ -12,9 +12,10 @@ import type { Parts } from '../../wiring.ts';
  * without letting us hide them as long as the held one, nor set a held one aside for a newer.
  * Subjects run side by side; records of one subject take turns in batch order.
  */
-export function controlConsumerHandler(
-  parts: { readonly consumer: ConsumerDeps } & Partial<Pick<Parts, 'lostMessages'>>,
-) {
+export function controlConsumerHandler(parts: {
+  readonly consumer: ConsumerDeps;
+  readonly lostMessages?: CountedOccurrences;
+}) {
   const deps = parts.consumer;
   return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event, context) => {
     const records = new Map(event.Records.map((record) => [record.messageId, toQueueRecord(record)]));

@@ -4,10 +4,10 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { checkBuildTimes } from '../../core/control/bounds.ts';
 import { buildResults, envelope } from '../../core/control/messages.ts';
-import type { ControlSender, Outgoing, Queued } from '../../core/control/ports.ts';
+import type { BuildStore, ControlSender, Outgoing, Queued, ReportStore } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../../core/names.ts';
+import type { Clock, Log } from '../../core/ports.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
-import type { Parts } from '../../wiring.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { controlProblem } from '../problems/control.ts';
@@ -17,8 +17,9 @@ import { controlProblem } from '../problems/control.ts';
  * control queue and answer 202; a report reset and a build retraction change the store at once.
  * Domain errors become answers in lib/api/problems/control.ts.
  */
-type Timed = Partial<Pick<Parts, 'log' | 'now'>>;
-type Deps = Pick<Parts, 'sender'> & Timed;
+type Timed = { readonly log?: Log; readonly now?: Clock };
+export type ControlSendDeps = { readonly sender: ControlSender } & Timed;
+type Deps = ControlSendDeps;
 type Handler = (event: APIGatewayProxyEvent, now: () => Date) => Promise<APIGatewayProxyResult>;
 
 const edge = (deps: Timed, handler: Handler) => {
@@ -86,7 +87,7 @@ export const retractRequest = z.strictObject({ module: moduleName, version: modu
  * the module's latest build now, which the next catch-up announces; 404 `build_not_found` when
  * no successful build of that version was recorded.
  */
-export const controlBuildRetractHandler = (deps: Pick<Parts, 'builds'> & Timed) =>
+export const controlBuildRetractHandler = (deps: { readonly builds: BuildStore } & Timed) =>
   edge(deps, async (event, now) => {
     const { module, version } = parseBody(event, retractRequest);
     const { latest, ...retracted } = await deps.builds.retractBuild(module, version, now().toISOString());
@@ -99,7 +100,7 @@ export const reportResetPath = z.object({ node: nodeName });
  * DELETE /nodes/{node}/report: forgets the node's kept report, so its host's next report is
  * recorded whatever its sequence. Answers the report forgotten, or null; 404 `node_not_found`.
  */
-export const controlReportResetHandler = (deps: Pick<Parts, 'reports'> & Timed) =>
+export const controlReportResetHandler = (deps: { readonly reports: ReportStore } & Timed) =>
   edge(deps, async (event) => {
     const { node } = validate(reportResetPath, event.pathParameters ?? {}, 'path');
     const reset = await deps.reports.resetReport(node);

@@ -3,17 +3,30 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { enrol } from '../../core/enrolment/enrol.ts';
 import { publicKeys } from '../../core/enrolment/keys.ts';
+import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from '../../core/enrolment/ports.ts';
 import { defaultTokenTtl, tokenString, tokenTtl } from '../../core/enrolment/token.ts';
 import { issueToken, revokeToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';
+import type { Clock, Log } from '../../core/ports.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
-import type { Parts } from '../../wiring.ts';
+import type { RevocationSignal, SignalChannels } from '../../core/signal/ports.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
 
 /** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */
-type Optional = Partial<Pick<Parts, 'log' | 'now'>>;
+type Optional = { readonly log?: Log; readonly now?: Clock };
+export type EnrolRouteDeps = {
+  readonly tokens: TokenStore;
+  readonly nodeKeys: NodeKeyStore;
+  readonly signalChannel?: SignalChannels;
+  readonly leaseSeconds?: number;
+} & Optional;
+export type TokenDeps = { readonly tokens: TokenStore } & Optional;
+export type DisenrolDeps = {
+  readonly hostIdentities: HostIdentityRevocation;
+  readonly signals: RevocationSignal;
+} & Optional;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 const edge = (deps: Optional, handler: Handler) =>
@@ -39,11 +52,7 @@ export const nodePath = z.object({ node: nodeName });
 export const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
 
 /** `POST /enrol` (auth 'token'): see lib/core/enrolment/enrol.ts for the protocol. */
-export const enrolHandler = (
-  deps: Pick<Parts, 'tokens' | 'nodeKeys'> &
-    Partial<Pick<Parts, 'signalChannel'>> &
-    Optional & { leaseSeconds?: number },
-) =>
+export const enrolHandler = (deps: EnrolRouteDeps) =>
   edge(deps, async (event) => {
     const body = parseBody(event, enrolBody);
     const enrolled = await enrol(body, {
@@ -62,7 +71,7 @@ export const enrolHandler = (
   });
 
 /** `POST /nodes/{node}/token` (operator): issues the node's one live token; answers it once. */
-export const tokenIssueHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
+export const tokenIssueHandler = (deps: TokenDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     const { ttl } = parseBody(event, issueTokenBody);
@@ -72,14 +81,14 @@ export const tokenIssueHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
   });
 
 /** `DELETE /nodes/{node}/token` (operator): revokes the node's token unless it is spent. */
-export const tokenRevokeHandler = (deps: Pick<Parts, 'tokens'> & Optional) =>
+export const tokenRevokeHandler = (deps: TokenDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     return json(200, await revokeToken(node, deps));
   });
 
 /** `DELETE /nodes/{node}/enrolment` (operator): revokes the node's host identity; the node stays. */
-export const nodeDisenrolHandler = (deps: Pick<Parts, 'hostIdentities' | 'signals'> & Optional) =>
+export const nodeDisenrolHandler = (deps: DisenrolDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     const disenrolled = await deps.hostIdentities.disenrol(node);

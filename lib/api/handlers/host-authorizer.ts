@@ -1,9 +1,10 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { HostIdentityError, WrongNodeError } from '../../core/host-identity/errors.ts';
+import type { NodeCredentialReader } from '../../core/host-identity/ports.ts';
 import { requestTarget } from '../../core/host-identity/proof.ts';
 import { RefusedKeys } from '../../core/host-identity/refused-keys.ts';
 import { verifyHostProof } from '../../core/host-identity/verify.ts';
-import type { Parts } from '../../wiring.ts';
+import type { Clock } from '../../core/ports.ts';
 import { queryPairs } from '../host-auth.ts';
 
 /**
@@ -28,7 +29,7 @@ import { queryPairs } from '../host-auth.ts';
  * AUTHORIZER_CONFIGURATION_ERROR, which lib/constructs/api.ts maps to 503 `try_again`.
  */
 export function hostAuthorizerHandler(
-  deps: Pick<Parts, 'credentials'> & Partial<Pick<Parts, 'now'>>,
+  deps: { readonly credentials: NodeCredentialReader; readonly now?: Clock },
   options: { readonly refusedKeysRemembered?: number } = {},
 ) {
   const now = deps.now ?? (() => new Date());

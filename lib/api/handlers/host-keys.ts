@@ -1,5 +1,5 @@
+import type { KeyRotationStore, NodeKeyStore } from '../../core/enrolment/ports.ts';
 import { rotateNodeKeys, rotationBody } from '../../core/enrolment/rotation.ts';
-import type { Parts } from '../../wiring.ts';
 import { authenticatedHost } from '../host-auth.ts';
 import { json, parseBody } from '../http.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
@@ -17,7 +17,9 @@ export type RotationAnswer = {
  * `POST /hosts/{node}/keys`: the node replaces its keys, proven by the key it has (the request's
  * proof) and by the new one (the body's possession proof). See lib/core/enrolment/rotation.ts.
  */
-export const hostKeysHandler = (deps: Pick<Parts, 'nodeKeys' | 'keyRotation'> & Proven) =>
+export const hostKeysHandler = (
+  deps: { readonly nodeKeys: NodeKeyStore; readonly keyRotation: KeyRotationStore } & Proven,
+) =>
   provenRoute(deps, 'proof-id', enrolmentProblem).handler(async function rotateKeys(event) {
     const host = authenticatedHost(event);
     const body = parseBody(event, rotationBody);

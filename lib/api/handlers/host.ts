@@ -3,9 +3,12 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { checkReportSequence } from '../../core/control/bounds.ts';
 import { envelope, reportBody } from '../../core/control/messages.ts';
+import type { ControlSender } from '../../core/control/ports.ts';
+import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { nodeName } from '../../core/names.ts';
+import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
 import { signalHeader } from '../../core/signal/channel.ts';
-import type { Parts } from '../../wiring.ts';
+import type { SignalChannels } from '../../core/signal/ports.ts';
 import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication } from '../host-auth.ts';
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
@@ -14,7 +17,12 @@ import { controlProblem } from '../problems/control.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/api/host-auth.ts). */
-export type Proven = Pick<Parts, 'credentials' | 'replayGuard'> & Partial<Pick<Parts, 'log' | 'now'>>;
+export type Proven = {
+  readonly credentials: NodeCredentialReader;
+  readonly replayGuard: ProofReplayGuard;
+  readonly log?: Log;
+  readonly now?: Clock;
+};
 
 export const provenRoute = (
   deps: Proven,
@@ -46,7 +54,7 @@ export type HostDeclarationAnswer = {
  * one of them says in `Mesh-Signal` where the host waits for its signal, when there is a broker.
  */
 export const hostDeclarationHandler = (
-  deps: Pick<Parts, 'deliveries'> & Partial<Pick<Parts, 'signalChannel'>> & Proven,
+  deps: { readonly deliveries: DeliveryReader; readonly signalChannel?: SignalChannels } & Proven,
 ) =>
   provenRoute(deps).handler(async function fetchDeclaration(event) {
     const node = authenticatedNode(event);
@@ -81,7 +89,7 @@ export const reportPath = z.object({ node: nodeName });
  * reaches the queue, which holds it (see `proof-id-while-store-answers`). A sequence further
  * ahead of the clock than lib/core/control/bounds.ts allows is 422 `sequence_ahead`.
  */
-export const hostReportHandler = (deps: Pick<Parts, 'sender'> & Proven) =>
+export const hostReportHandler = (deps: { readonly sender: ControlSender } & Proven) =>
   provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
     const now = deps.now ?? (() => new Date());
     const { node } = validate(reportPath, event.pathParameters ?? {}, 'path');

@@ -2,8 +2,10 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { type RemovalPlan, relationName } from '../../core/mesh/removal.ts';
+import type { MeshService } from '../../core/mesh/service.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
-import type { Parts } from '../../wiring.ts';
+import type { Log } from '../../core/ports.ts';
+import type { RevocationSignal } from '../../core/signal/ports.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { meshProblem } from '../problems/mesh.ts';
@@ -12,7 +14,8 @@ import { meshProblem } from '../problems/mesh.ts';
  * The mesh's removals and provision rotation, one factory per function of lib/functions/mesh.ts.
  * Each answers what it took away and which nodes are now behind: one push delivers them all.
  */
-type Deps = Pick<Parts, 'meshService'> & Partial<Pick<Parts, 'log'>>;
+export type MeshRemovalDeps = { readonly meshService: MeshService; readonly log?: Log };
+type Deps = MeshRemovalDeps;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
 const edge = (deps: Deps, handler: Handler) =>
@@ -73,7 +76,7 @@ export const meshUnassignHandler = (deps: Deps) =>
   });
 
 /** DELETE /nodes/{node}?cascade=true: the node, its token and host identity, and (with cascade) its consumers' relations. */
-export const meshNodeRemoveHandler = (deps: Deps & Pick<Parts, 'signals'>) =>
+export const meshNodeRemoveHandler = (deps: Deps & { readonly signals: RevocationSignal }) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters, 'path');
     const plan = await deps.meshService.removeNode(node, cascadeOf(event));

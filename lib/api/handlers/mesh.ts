@@ -1,13 +1,16 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import type { MeshConfig } from '../../config.ts';
 import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { planPush } from '../../core/mesh/plan.ts';
+import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.ts';
 import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-records.ts';
 import { waitForPush } from '../../core/mesh/push-runs.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
+import type { MeshService } from '../../core/mesh/service.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
-import type { Parts } from '../../wiring.ts';
+import type { Clock, DeliveryReader, Log, StatusReader } from '../../core/ports.ts';
 import { callerOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
@@ -19,7 +22,17 @@ import { meshProblem } from '../problems/mesh.ts';
  * validates, makes one call and answers. Domain errors become answers in lib/api/problems/mesh.ts.
  */
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
-type Logged = Partial<Pick<Parts, 'log'>>;
+type Logged = { readonly log?: Log };
+export type MeshChangeDeps = { readonly meshService: MeshService } & Logged;
+export type MeshPushDeps = {
+  readonly pushStore: PushStore;
+  readonly pushRecords: PushRecords;
+  readonly pushStarter: PushStarter;
+  readonly config: Pick<MeshConfig, 'pushWaitSeconds'>;
+  readonly now: Clock;
+} & Logged;
+export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
+export type MeshStatusDeps = { readonly statusReader: StatusReader } & Logged;
 
 const edge = (parts: Logged, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -41,7 +54,7 @@ export const consumeBody = z
   .strict();
 
 /** POST /nodes */
-export const meshNodeAddHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+export const meshNodeAddHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node } = parseBody(event, nodeAddBody);
     await parts.meshService.addNode(node);
@@ -49,7 +62,7 @@ export const meshNodeAddHandler = (parts: Pick<Parts, 'meshService'> & Logged) =
   });
 
 /** PUT /nodes/{node}/modules/{module} */
-export const meshAssignHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+export const meshAssignHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provides } = parseBody(event, assignBody);
@@ -58,7 +71,7 @@ export const meshAssignHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
   });
 
 /** POST /nodes/{node}/modules/{module}/consumes */
-export const meshConsumeHandler = (parts: Pick<Parts, 'meshService'> & Logged) =>
+export const meshConsumeHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provider } = parseBody(event, consumeBody);
@@ -67,9 +80,7 @@ export const meshConsumeHandler = (parts: Pick<Parts, 'meshService'> & Logged) =
   });
 
 /** POST /push */
-export const meshPushHandler = (
-  parts: Pick<Parts, 'pushStore' | 'pushRecords' | 'pushStarter' | 'config' | 'now'> & Logged,
-) =>
+export const meshPushHandler = (parts: MeshPushDeps) =>
   edge(parts, async (event) => {
     const { wait = true, ...request } = parseBody(event, pushBodySchema);
     // Checked here so an unknown node is a 404 before any flow starts.
@@ -92,7 +103,7 @@ export const meshPushHandler = (
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */
-export const meshPushPlanHandler = (parts: Pick<Parts, 'pushStore' | 'deliveries'> & Logged) =>
+export const meshPushPlanHandler = (parts: MeshSentDeps) =>
   edge(parts, async (event) => {
     const request = parseBody(event, pushRequestSchema);
     if (request.node && !(await parts.pushStore.readNode(request.node)))
@@ -101,11 +112,11 @@ export const meshPushPlanHandler = (parts: Pick<Parts, 'pushStore' | 'deliveries
   });
 
 /** GET /status */
-export const meshStatusHandler = (parts: Pick<Parts, 'statusReader'> & Logged) =>
+export const meshStatusHandler = (parts: MeshStatusDeps) =>
   edge(parts, async () => json(200, { nodes: await parts.statusReader.status() }));
 
 /** GET /nodes/{node}/declaration */
-export const meshDeclarationHandler = (parts: Pick<Parts, 'pushStore' | 'deliveries'> & Logged) =>
+export const meshDeclarationHandler = (parts: MeshSentDeps) =>
   edge(parts, async (event) => {
     const { node } = validate(nodeParams, event.pathParameters, 'path');
     const delivery = await parts.deliveries.readDelivery(node);

@@ -1,11 +1,13 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import type { DeadLetterCounter, LetterReader } from '../../core/control/ports.ts';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import type { PushRecordReader } from '../../core/mesh/ports.ts';
 import { pushId, viewOfPushRecord } from '../../core/mesh/push-records.ts';
 import { nodeName } from '../../core/names.ts';
+import type { Clock, Log, MeshViewReader } from '../../core/ports.ts';
 import { listedNodes } from '../../core/views.ts';
-import type { Parts } from '../../wiring.ts';
 import { json, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -16,7 +18,7 @@ import { meshProblem } from '../problems/mesh.ts';
  * and writes nothing; the console and `mesh node|graph|pushes` use them.
  */
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
-type Deps = Partial<Pick<Parts, 'log' | 'now'>>;
+type Deps = { readonly log?: Log; readonly now?: Clock };
 
 const edge = (parts: Deps, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -32,11 +34,11 @@ export const pushPath = z.object({ push: pushId });
 const clockOf = (parts: Deps) => parts.now ?? (() => new Date());
 
 /** GET /nodes */
-export const meshNodeListHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+export const meshNodeListHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
   edge(parts, async () => json(200, { nodes: listedNodes(await parts.meshView.graph()) }));
 
 /** GET /nodes/{node} */
-export const meshNodeShowHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+export const meshNodeShowHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
   edge(parts, async (event) => {
     const { node } = validate(nodePath, event.pathParameters, 'path');
     const details = await parts.meshView.details(node);
@@ -45,11 +47,11 @@ export const meshNodeShowHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
   });
 
 /** GET /graph */
-export const meshGraphHandler = (parts: Pick<Parts, 'meshView'> & Deps) =>
+export const meshGraphHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
   edge(parts, async () => json(200, await parts.meshView.graph()));
 
 /** GET /pushes?limit=N */
-export const meshPushesHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
+export const meshPushesHandler = (parts: { readonly pushRecords: PushRecordReader } & Deps) =>
   edge(parts, async (event) => {
     const { limit } = queryOf(event, 20);
     const now = clockOf(parts)();
@@ -58,7 +60,7 @@ export const meshPushesHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
   });
 
 /** GET /pushes/{push} */
-export const meshPushShowHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
+export const meshPushShowHandler = (parts: { readonly pushRecords: PushRecordReader } & Deps) =>
   edge(parts, async (event) => {
     const { push } = validate(pushPath, event.pathParameters, 'path');
     const record = await parts.pushRecords.read(push);
@@ -71,7 +73,9 @@ export const meshPushShowHandler = (parts: Pick<Parts, 'pushRecords'> & Deps) =>
  * GET /dead-letters?limit=N: what the consumer noted, and the dead-letter queue's own count, read
  * without receiving. A count that cannot be read is `null`: the notes are still worth showing.
  */
-export const controlDeadLettersHandler = (parts: Pick<Parts, 'letters' | 'deadLetterCounter'> & Deps) =>
+export const controlDeadLettersHandler = (
+  parts: { readonly letters: LetterReader; readonly deadLetterCounter: DeadLetterCounter } & Deps,
+) =>
   edge(parts, async (event) => {
     const { limit } = queryOf(event, 50);
     const [letters, queue] = await Promise.all([

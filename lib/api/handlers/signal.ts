@@ -1,11 +1,14 @@
 import type { IoTCustomAuthorizerEvent, IoTCustomAuthorizerResult, PolicyDocument } from 'aws-lambda';
 import * as z from 'zod';
+import type { MeshConfig } from '../../config.ts';
 import { HostIdentityError } from '../../core/host-identity/errors.ts';
+import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { nodeName } from '../../core/names.ts';
+import type { Clock, Log } from '../../core/ports.ts';
 import { verifyConnect } from '../../core/signal/connect.ts';
 import { nodePolicy } from '../../core/signal/policy.ts';
+import type { PresenceStore } from '../../core/signal/ports.ts';
 import { notePresence, type PresenceOutcome } from '../../core/signal/presence.ts';
-import type { Parts } from '../../wiring.ts';
 
 /**
  * How long one connection lasts. A policy refresh would present the same password again, which
@@ -24,9 +27,16 @@ export const connectionSeconds = 86_400;
  * store that cannot be asked throws, which IoT answers as a refused connect: the host tries
  * again later, and polls meanwhile.
  */
-export function signalAuthorizerHandler(
-  deps: Pick<Parts, 'credentials' | 'replayGuard' | 'config' | 'log'> & Partial<Pick<Parts, 'now'>>,
-) {
+export type SignalAuthorizerDeps = {
+  readonly credentials: NodeCredentialReader;
+  readonly replayGuard: ProofReplayGuard;
+  /** The account, region and partition the policy's resources are in. */
+  readonly config: Pick<MeshConfig, 'region' | 'signal'>;
+  readonly log: Log;
+  readonly now?: Clock;
+};
+
+export function signalAuthorizerHandler(deps: SignalAuthorizerDeps) {
   const scope = {
     partition: deps.config.signal?.partition ?? 'aws',
     region: deps.config.region,
@@ -96,7 +106,7 @@ export type LifecycleEvent = z.input<typeof lifecycleEvent>;
  * and dropped: retrying it would change nothing. A store that cannot be asked throws, so the
  * rule's asynchronous invocation is retried by Lambda.
  */
-export function signalPresenceHandler(deps: Pick<Parts, 'presence' | 'log'>) {
+export function signalPresenceHandler(deps: { readonly presence: PresenceStore; readonly log: Log }) {
   return async function recordLifecycle(event: unknown): Promise<PresenceOutcome | 'dropped'> {
     const parsed = lifecycleEvent.safeParse(event);
     const node = parsed.success ? nodeName.safeParse(parsed.data.clientId) : undefined;

@@ -1,11 +1,11 @@
 import { describeCause } from '../unavailable.ts';
 import { HeldBehindError, MessageHeldError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
-import { type LetterLog, letterNoteOf } from './letters.ts';
+import { letterNoteOf } from './letters.ts';
 import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import { planBatch } from './plan.ts';
-import type { DeadLetterKind, QueueRecord, QueueSettlement } from './ports.ts';
+import type { DeadLetterKind, LetterLog, QueueRecord, QueueSettlement } from './ports.ts';
 import { type SettleDeps, settleMessage } from './settle.ts';
 
 export type ConsumerDeps = SettleDeps & {

@@ -21,26 +21,12 @@ export type LetterNote = {
   readonly bodyBytes: number;
 };
 
-export interface LetterLog {
-  note(letter: LetterNote): Promise<void>;
-}
-
-export interface LetterReader {
-  /** The newest first. */
-  list(limit: number): Promise<LetterNote[]>;
-}
-
 /** How many copies the dead-letter queue holds, as SQS counts them (approximately). */
 export type DeadLetterDepth = {
   readonly approximateMessages: number;
   /** Received by someone (a redrive, a person reading it) and not yet deleted. */
   readonly approximateInFlight: number;
 };
-
-/** Counts the dead-letter queue without receiving from it. */
-export interface DeadLetterCounter {
-  depth(): Promise<DeadLetterDepth>;
-}
 
 /** As long as the dead-letter queue keeps its copies (lib/resources.ts). */
 export const letterDays = 14;

@@ -1,3 +1,4 @@
+import type { DeadLetterDepth, LetterNote } from './letters.ts';
 import type { BuildBody, ControlMessage, ReportBody } from './messages.ts';
 
 /**
@@ -118,4 +119,20 @@ export interface QueueSettlement {
       readonly subject?: string;
     },
   ): Promise<void>;
+}
+
+/** Where what the consumer let go or dead-lettered is noted (letters.ts), best effort. */
+export interface LetterLog {
+  note(letter: LetterNote): Promise<void>;
+}
+
+/** The console's dead-letter list. */
+export interface LetterReader {
+  /** The newest first. */
+  list(limit: number): Promise<LetterNote[]>;
+}
+
+/** Counts the dead-letter queue without receiving from it. */
+export interface DeadLetterCounter {
+  depth(): Promise<DeadLetterDepth>;
 }

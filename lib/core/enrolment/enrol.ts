@@ -22,7 +22,8 @@ export type EnrolDeps = {
 };
 
 /**
- * Enrols a node with a one-time token (diagnosis 082, point 4).
+ * Enrols a node with a one-time token, claimed and spent only once the enrolment is complete
+ * (docs/decisions/claimed-not-spent-tokens.md).
  *
  * 1. The presenting keys claim the token for a lease (conditional write).
  * 2. The node's keys are written to the identity table, marked with the token; the write

@@ -224,7 +224,7 @@ export async function sendBatch(
   };
 }
 
-/** The brief's contract, from the flow's last state (what the ASL's final Pass selects). */
+/** The push contract (docs/http-api.md, `POST /push`), from the flow's last state (what the ASL's final Pass selects). */
 const pushOutcomeSchema = z.object({
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),

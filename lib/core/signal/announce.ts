@@ -1,6 +1,7 @@
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
-import type { NodeSignal, SignalPublisher } from './channel.ts';
+import type { NodeSignal } from './channel.ts';
+import type { SignalPublisher } from './ports.ts';
 
 export type SignalAnnouncerDeps = {
   readonly publisher: SignalPublisher;

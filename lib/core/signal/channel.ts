@@ -17,11 +17,6 @@ export const nodeSignal = z.object({
 });
 export type NodeSignal = z.infer<typeof nodeSignal>;
 
-/** Publishes a node's signal (QoS 1, retained): the IoT data plane on AWS, the embedded broker locally. */
-export interface SignalPublisher {
-  publish(node: string, signal: NodeSignal): Promise<void>;
-}
-
 /**
  * Where a host waits for its signal, as the control plane hands it out (the enrolment answer,
  * the declaration route's `Mesh-Signal` header): the broker's URL, the MQTT username to connect

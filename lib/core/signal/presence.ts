@@ -1,5 +1,6 @@
 import type { Log } from '../ports.ts';
 import { PresenceOfUnknownNodeError, StalePresenceError } from './errors.ts';
+import type { PresenceStore } from './ports.ts';
 
 /**
  * Presence instead of heartbeats: the broker says when a node's host connects and disconnects,
@@ -22,14 +23,6 @@ export type PresenceEvent = {
 
 /** Past this much newer, an event wins whatever its version says. */
 export const versionTrustMs = 5 * 60 * 1000;
-
-export interface PresenceStore {
-  /**
-   * Records the event unless a newer one is recorded (StalePresenceError) or the node does not
-   * exist (PresenceOfUnknownNodeError); writes nothing then.
-   */
-  recordPresence(event: PresenceEvent): Promise<void>;
-}
 
 export type PresenceOutcome = 'recorded' | 'stale' | 'unknown-node';
 
