@@ -89,7 +89,11 @@ export function expandMeshFile(
         }
         if (!provider.modules.some(([name]) => name === providerModule)) {
           problems.push(
-            problem('unknown-provider', at, `${ref}: node ${providerNode} has no module ${providerModule} in the file`),
+            problem(
+              'unknown-provider',
+              at,
+              `${ref}: node ${providerNode} has no module ${providerModule} in the file`,
+            ),
           );
           continue;
         }
@@ -138,7 +142,12 @@ export function expandMeshFile(
 
 type Problem = ReturnType<typeof problemAt>;
 
-function sourcesOf(file: MeshFile, maxNodes: number, problems: MeshFileProblem[], problem: Problem): Source[] {
+function sourcesOf(
+  file: MeshFile,
+  maxNodes: number,
+  problems: MeshFileProblem[],
+  problem: Problem,
+): Source[] {
   const sources: Source[] = [];
   let total = 0;
   const modulesOf = (modules: Record<string, ModuleEntry | null> | undefined) =>
@@ -181,7 +190,9 @@ function sourcesOf(file: MeshFile, maxNodes: number, problems: MeshFileProblem[]
     });
   }
   if (total > maxNodes)
-    problems.push(problem('too-many-nodes', ['nodes'], `the file has ${total} nodes, more than ${maxNodes}`, true));
+    problems.push(
+      problem('too-many-nodes', ['nodes'], `the file has ${total} nodes, more than ${maxNodes}`, true),
+    );
   return sources;
 }
 

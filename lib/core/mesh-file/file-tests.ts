@@ -62,15 +62,23 @@ export function checkTests(
     } else if (failing.length > 0) {
       const named = failing.slice(0, namedAtMost).join(', ');
       const more = failing.length > namedAtMost ? ` and ${failing.length - namedAtMost} more` : '';
-      problems.push(problem('test-failed', path, `test failed: ${describe(test)}: not so for ${named}${more}`));
+      problems.push(
+        problem('test-failed', path, `test failed: ${describe(test)}: not so for ${named}${more}`),
+      );
     }
   }
   return problems;
 }
 
 const describe = (test: FileTest) => {
-  const subject = test.consumer ?? `nodes labelled ${Object.entries(test.label ?? {}).map(([k, v]) => `${k}=${v}`).join(',')}`;
-  return test.reaches ? `${subject} reaches ${test.reaches}` : `${subject} must not consume ${test.mustNotConsume}`;
+  const subject =
+    test.consumer ??
+    `nodes labelled ${Object.entries(test.label ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',')}`;
+  return test.reaches
+    ? `${subject} reaches ${test.reaches}`
+    : `${subject} must not consume ${test.mustNotConsume}`;
 };
 
 /** The subjects the test fails for, in mesh order; undefined when it is about nobody. */
@@ -93,7 +101,8 @@ function failingSubjects(test: FileTest, nodes: readonly MeshNode[]): string[] |
       for (const { module } of node.assignments) {
         if (!consumer.module(module)) continue;
         subjects += 1;
-        if (!holds(node.relations.filter((r) => r.consumerModule === module))) failing.push(`${node.node}/${module}`);
+        if (!holds(node.relations.filter((r) => r.consumerModule === module)))
+          failing.push(`${node.node}/${module}`);
       }
     }
   }

@@ -5,7 +5,10 @@
  */
 export type Expansion =
   | { readonly names: string[] }
-  | { readonly error: string; /** Set when the pattern is well-formed but too large. */ readonly count?: number };
+  | {
+      readonly error: string /** Set when the pattern is well-formed but too large. */;
+      readonly count?: number;
+    };
 
 const dnsLabel = /^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -15,7 +18,8 @@ export function expandPattern(pattern: string, max: number): Expansion {
   const parts: Part[] = [];
   const token = /\[([^\]]*)\]|([^[\]]+)|([[\]])/g;
   for (const [, range, text, stray] of pattern.matchAll(token)) {
-    if (stray) return { error: `${pattern}: a range is [START-END], and this one has an unmatched "${stray}"` };
+    if (stray)
+      return { error: `${pattern}: a range is [START-END], and this one has an unmatched "${stray}"` };
     if (text !== undefined) {
       parts.push(text);
       continue;

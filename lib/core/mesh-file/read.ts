@@ -52,6 +52,7 @@ export function readMeshFile(
   options: ReadMeshFileOptions = {},
 ): { format: MeshFileFormat; file: MeshFile; mesh: DesiredMesh } {
   const checked = checkMeshFile(text, options);
-  if (checked.problems.length > 0 || !checked.file || !checked.mesh) throw new BadMeshFileError(checked.problems);
+  if (checked.problems.length > 0 || !checked.file || !checked.mesh)
+    throw new BadMeshFileError(checked.problems);
   return { format: checked.format, file: checked.file, mesh: checked.mesh };
 }

@@ -38,11 +38,15 @@ export const providerRef = z
     'a provider is NODE/MODULE, both DNS labels',
   );
 
-export const labels = z.record(labelKey, labelValue).describe('Labels, key: value; selectors pick nodes by them');
+export const labels = z
+  .record(labelKey, labelValue)
+  .describe('Labels, key: value; selectors pick nodes by them');
 
 export const moduleEntry = z
   .strictObject({
-    provides: providerKind.optional().describe('Makes the module a provider of this kind (mesh-wide, set once)'),
+    provides: providerKind
+      .optional()
+      .describe('Makes the module a provider of this kind (mesh-wide, set once)'),
     consumes: z.array(providerRef).optional().describe('The providers this module uses, NODE/MODULE'),
   })
   .nullable()

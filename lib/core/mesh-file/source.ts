@@ -59,7 +59,8 @@ export function readSource(text: string, maxBytes: number): SourceFile {
   // Names, kinds and labels in the wrong format leave the structure whole: the checks across
   // fields still run, so the file's other problems are reported with these.
   const usable = issues.every(
-    (issue) => formatOnly.has(issue.code) || (issue.code === 'invalid_type' && issue.path.at(-2) === 'labels'),
+    (issue) =>
+      formatOnly.has(issue.code) || (issue.code === 'invalid_type' && issue.path.at(-2) === 'labels'),
   );
   return { format, file: usable ? (value as MeshFile) : undefined, problems, locate };
 }
@@ -85,7 +86,8 @@ function withUnderBadKeys(issues: readonly Issue[], value: unknown): Issue[] {
       value,
     );
     const inner = schema.safeParse(entry);
-    if (!inner.success) all.push(...inner.error.issues.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
+    if (!inner.success)
+      all.push(...inner.error.issues.map((i) => ({ ...i, path: [...issue.path, ...i.path] })));
   }
   return all;
 }
@@ -102,7 +104,12 @@ function problemsOf(issue: z.core.$ZodIssue, problem: Problem): MeshFileProblem[
   if (issue.code === 'unrecognized_keys') {
     const fields = fieldsAt(path);
     return issue.keys.map((key) =>
-      problem('unknown-field', [...path, key], `unknown field "${key}"${fields ? ` (here: ${fields})` : ''}`, true),
+      problem(
+        'unknown-field',
+        [...path, key],
+        `unknown field "${key}"${fields ? ` (here: ${fields})` : ''}`,
+        true,
+      ),
     );
   }
   if (issue.code === 'invalid_key') {
