@@ -12,7 +12,7 @@ import {
 } from './mesh.ts';
 import { type Locate, type MeshFileProblem, pathText, problemAt } from './problems.ts';
 import { expandPattern } from './ranges.ts';
-import type { MeshFile, ModuleEntry } from './schema.ts';
+import { type MeshFile, type ModuleEntry, providerKind } from './schema.ts';
 
 export type ExpandOptions = {
   readonly limits: MeshFileLimits;
@@ -29,6 +29,8 @@ export type ExpandOptions = {
 type Source = {
   readonly path: Origin;
   readonly names: readonly string[];
+  /** Where each name comes from: the entry, or the group's pattern that made it. */
+  readonly madeBy: readonly Origin[];
   readonly labels: Labels;
   readonly modules: ReadonlyArray<readonly [string, ModuleEntry]>;
 };
@@ -49,13 +51,13 @@ export function expandMeshFile(
 
   const owner = new Map<string, Source>();
   for (const source of sources)
-    for (const name of source.names) {
+    for (const [i, name] of source.names.entries()) {
       const first = owner.get(name);
       if (first)
         problems.push(
           problem(
             'duplicate-node',
-            source.path,
+            source.madeBy[i] ?? source.path,
             `node ${name} is defined twice: in ${pathText(first.path)} and in ${pathText(source.path)}`,
             source.path[0] === 'nodes',
           ),
@@ -154,9 +156,11 @@ function sourcesOf(
     Object.entries(modules ?? {}).map(([name, entry]) => [name, entry ?? {}] as const);
   for (const [name, entry] of Object.entries(file.nodes ?? {})) {
     total += 1;
+    const path = ['nodes', name];
     sources.push({
-      path: ['nodes', name],
+      path,
       names: [name],
+      madeBy: [path],
       labels: sortedLabels(entry?.labels ?? {}),
       modules: modulesOf(entry?.modules),
     });
@@ -164,6 +168,7 @@ function sourcesOf(
   for (const [group, entry] of Object.entries(file.groups ?? {})) {
     const patterns = typeof entry.nodes === 'string' ? [entry.nodes] : entry.nodes;
     const names: string[] = [];
+    const madeBy: Origin[] = [];
     for (const [i, pattern] of patterns.entries()) {
       const at = typeof entry.nodes === 'string' ? ['groups', group, 'nodes'] : ['groups', group, 'nodes', i];
       const expanded = expandPattern(pattern, maxNodes - total);
@@ -180,11 +185,15 @@ function sourcesOf(
         continue;
       }
       total += expanded.names.length;
-      names.push(...expanded.names);
+      for (const name of expanded.names) {
+        names.push(name);
+        madeBy.push(at);
+      }
     }
     sources.push({
       path: ['groups', group],
       names,
+      madeBy,
       labels: sortedLabels(entry.labels ?? {}),
       modules: modulesOf(entry.modules),
     });
@@ -206,7 +215,7 @@ function kindsOf(
   const given = new Map<string, { kind: string; path: Origin }>();
   for (const source of sources)
     for (const [module, entry] of source.modules) {
-      if (!entry.provides) continue;
+      if (!entry.provides || !providerKind.safeParse(entry.provides).success) continue;
       const path = [...source.path, 'modules', module, 'provides'];
       const first = given.get(module);
       if (!first) given.set(module, { kind: entry.provides, path });

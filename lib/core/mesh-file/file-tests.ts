@@ -1,7 +1,7 @@
 import type { Relation } from '../mesh/model.ts';
 import type { Labels, MeshNode } from './mesh.ts';
 import { type Locate, type MeshFileProblem, problemAt } from './problems.ts';
-import type { FileTest } from './schema.ts';
+import { type FileTest, modulePattern } from './schema.ts';
 
 /**
  * The file's tests (Tailscale's policy tests, for a mesh): each names who it is about (the
@@ -56,6 +56,9 @@ export function checkTests(
       );
       continue;
     }
+    // A pattern the schema refused is reported there; the test is not run on it.
+    const patterns = [test.consumer, test.reaches, test.mustNotConsume].filter((p) => p !== undefined);
+    if (!patterns.every((pattern) => modulePattern.safeParse(pattern).success)) continue;
     const failing = failingSubjects(test, nodes);
     if (failing === undefined) {
       problems.push(problem('test-failed', path, `test failed: ${describe(test)}: it matches nothing`));
