@@ -23,7 +23,7 @@ export function checkKinds(desired: DesiredMesh, live: LiveMesh, locate = nowher
       seen.add(module);
       const existing = kinds.get(module);
       if (existing === undefined || provides === null || provides === existing) continue;
-      const at = [...originOf(desired, node.node), 'modules', module];
+      const at = [...originOf(desired, node.node), 'modules', module, 'provides'];
       const message = new ProviderKindConflictError(module, existing, provides).message;
       problems.push(problem('provider-kind-conflict', at, `${message} (a module's kind is mesh-wide)`));
     }

@@ -1,6 +1,6 @@
-import { canonicalJson, digestOf } from '../mesh/canonical.ts';
+import { createHash } from 'node:crypto';
 import type { Relation } from '../mesh/model.ts';
-import type { RelationRef } from '../mesh/removal.ts';
+import { type RelationRef, relationName } from '../mesh/removal.ts';
 import type { DesiredMesh, Labels, LiveMesh, LiveNode, MeshFileLimits } from './mesh.ts';
 import { byText, defaultLimits, providerOf } from './mesh.ts';
 import { checkKinds, checkLimits, type MassRemoval, massRemovalOf, type Tally } from './plan-checks.ts';
@@ -71,9 +71,6 @@ export type PlanOptions = {
   readonly locate?: Locate;
 };
 
-export const relationName = (consumerNode: string, relation: Relation) =>
-  `${consumerNode}/${relation.consumerModule} -> ${providerOf(relation)}`;
-
 const relationKey = (relation: Relation) => `${relation.consumerModule}>${providerOf(relation)}`;
 
 const changeOf = (consumerNode: string, r: Relation): RelationChange => ({
@@ -109,26 +106,14 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
   for (const want of desired.nodes) {
     const have = liveNodes.get(want.node);
     if (!have) add.nodes.push({ node: want.node, labels: want.labels });
-    else {
-      const set = Object.fromEntries(
-        Object.entries(want.labels).filter(([key, value]) => have.labels[key] !== value),
-      );
-      const extra = Object.keys(have.labels)
-        .filter((key) => !(key in want.labels))
-        .sort(byText);
-      if (Object.keys(set).length > 0 || (prune && extra.length > 0))
-        labels.push({ node: want.node, set, unset: prune ? extra : [] });
-      if (extra.length > 0) drift.labels.push({ node: want.node, keys: extra });
-    }
-    const haveModules = new Map((have?.assignments ?? []).map((a) => [a.module, a]));
-    for (const assignment of want.assignments)
-      if (!haveModules.delete(assignment.module)) add.modules.push({ node: want.node, ...assignment });
-    for (const [module, { provides }] of haveModules)
+    else diffLabels(want.labels, have, prune, labels, drift.labels);
+    const modules = diffLists(want.assignments, have?.assignments ?? [], (a) => a.module);
+    for (const { module, provides } of modules.added) add.modules.push({ node: want.node, module, provides });
+    for (const { module, provides } of modules.extra)
       drift.modules.push({ node: want.node, module, provides });
-    const haveRelations = new Map((have?.relations ?? []).map((r) => [relationKey(r), r]));
-    for (const relation of want.relations)
-      if (!haveRelations.delete(relationKey(relation))) add.relations.push(changeOf(want.node, relation));
-    for (const relation of haveRelations.values()) drift.relations.push(changeOf(want.node, relation));
+    const relations = diffLists(want.relations, have?.relations ?? [], relationKey);
+    for (const relation of relations.added) add.relations.push(changeOf(want.node, relation));
+    for (const relation of relations.extra) drift.relations.push(changeOf(want.node, relation));
   }
   const named = new Set(desired.nodes.map((node) => node.node));
   for (const node of live.nodes) {
@@ -168,12 +153,48 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     labels,
     remove,
     drift,
-    provisions: { minted: add.relations.map(name), withdrawn: remove.relations.map(name) },
+    provisions: { minted: add.relations.map(relationName), withdrawn: remove.relations.map(relationName) },
     behind: [...behind].sort(byText),
     massRemoval,
     problems,
   };
-  return { ...plan, digest: digestOf(canonicalJson(plan)) };
+  return { ...plan, digest: digestOfPlan(plan) };
+}
+
+function diffLabels(
+  want: Labels,
+  have: LiveNode,
+  prune: boolean,
+  labels: Array<ApplyPlan['labels'][number]>,
+  drift: Array<ApplyPlan['drift']['labels'][number]>,
+) {
+  const set = Object.fromEntries(Object.entries(want).filter(([key, value]) => have.labels[key] !== value));
+  const extra = Object.keys(have.labels)
+    .filter((key) => !Object.hasOwn(want, key))
+    .sort(byText);
+  if (Object.keys(set).length > 0 || (prune && extra.length > 0))
+    labels.push({ node: have.node, set, unset: prune ? extra : [] });
+  if (extra.length > 0) drift.push({ node: have.node, keys: extra });
+}
+
+const unchanged = { added: [], extra: [] } as const;
+
+/**
+ * What `want` has that `have` lacks and the other way round, by key. Lists alike in the same
+ * order (a re-apply, the usual case) are found so in one pass, without building an index.
+ */
+function diffLists<T>(
+  want: readonly T[],
+  have: readonly T[],
+  key: (item: T) => string,
+): { readonly added: readonly T[]; readonly extra: readonly T[] } {
+  if (want.length === 0 && have.length === 0) return unchanged;
+  if (want.length === have.length && want.every((item, i) => key(item) === key(have[i] as T)))
+    return unchanged;
+  if (have.length === 0) return { added: want, extra: [] };
+  const index = new Map(have.map((item) => [key(item), item]));
+  const added = want.filter((item) => !index.delete(key(item)));
+  return { added, extra: [...index.values()] };
 }
 
 function sortDrift(drift: {
@@ -191,6 +212,35 @@ function sortDrift(drift: {
       byText(`${a.providerNode}/${a.providerModule}`, `${b.providerNode}/${b.providerModule}`),
   );
   drift.labels.sort((a, b) => byText(a.node, b.node));
+}
+
+/**
+ * The plan's digest: SHA-256 over one line per fact, in the plan's canonical order. Lines, not
+ * canonical JSON, because sorting the keys of 50,000 small objects costs more than the plan.
+ */
+function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
+  const lines: string[] = [];
+  const line = (...parts: readonly unknown[]) => lines.push(parts.join(' '));
+  const labelText = (labels: Labels) =>
+    Object.entries(labels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+  line('revision', plan.revision, plan.prune ? 'prune' : 'keep');
+  for (const { node, labels } of plan.add.nodes) line('+node', node, labelText(labels));
+  for (const m of plan.add.modules) line('+module', m.node, m.module, m.provides ?? '-');
+  for (const r of plan.add.relations) line('+relation', relationName(r), r.kind);
+  for (const l of plan.labels) line('labels', l.node, labelText(l.set), l.unset.join(','));
+  for (const r of plan.remove.relations) line('-relation', relationName(r));
+  for (const m of plan.remove.modules) line('-module', m.node, m.module);
+  for (const node of plan.remove.nodes) line('-node', node);
+  for (const r of plan.drift.relations) line('~relation', relationName(r));
+  for (const m of plan.drift.modules) line('~module', m.node, m.module);
+  for (const node of plan.drift.nodes) line('~node', node);
+  for (const l of plan.drift.labels) line('~labels', l.node, l.keys.join(','));
+  for (const node of plan.behind) line('behind', node);
+  if (plan.massRemoval) line('mass-removal', plan.massRemoval.message);
+  for (const p of plan.problems) line('problem', p.code, p.path, p.message);
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
 
 /** The file and the mesh agree: nothing to add, change or remove, and no drift. */
