@@ -144,8 +144,6 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     ...checkLimits({ desired, add, drift: prune ? undefined : drift, limits, locate: options.locate }),
   ];
   const massRemoval = prune ? massRemovalOf(remove, tally, options.allowMassRemoval ?? false) : null;
-  const name = (r: RelationChange) =>
-    `${r.consumerNode}/${r.consumerModule} -> ${r.providerNode}/${r.providerModule}`;
   const plan = {
     revision: live.revision,
     prune,

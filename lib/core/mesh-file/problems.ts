@@ -99,12 +99,12 @@ export const formatProblems = (problems: readonly MeshFileProblem[], file = 'mes
 
 /**
  * The file cannot be applied as it is: every problem found, at once, and nothing written. The
- * CLI exits 2 on it (kubectl's "error" for `diff`), the API answers 422 with the problems.
+ * API answers 422 with the problems, which the CLI's table makes exit 2 (an error for `mesh
+ * diff` too, whose 1 means "differs").
  */
 export class BadMeshFileError extends MeshError {
   override name = 'BadMeshFileError';
   readonly problems: readonly MeshFileProblem[];
-  readonly exitCode = 2;
   constructor(problems: readonly MeshFileProblem[], options?: ErrorOptions) {
     super(
       `the mesh file has ${problems.length === 1 ? '1 problem' : `${problems.length} problems`}:\n${formatProblems(problems)}`,

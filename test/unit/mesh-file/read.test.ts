@@ -8,7 +8,7 @@ import {
 import { expandPattern } from '../../../lib/core/mesh-file/ranges.ts';
 
 /** The file in issue 21, as written there. */
-export const issueExample = `version: 1
+const issueExample = `version: 1
 nodes:
   broker-1:
     labels: {role: broker}
