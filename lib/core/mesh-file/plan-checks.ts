@@ -1,7 +1,18 @@
 import { MeshError, ProviderKindConflictError } from '../mesh/errors.ts';
-import { type DesiredMesh, type LiveMesh, liveKinds, type MeshFileLimits, type Origin } from './mesh.ts';
+import type { Relation } from '../mesh/model.ts';
+import { checkTests } from './file-tests.ts';
+import {
+  type DesiredMesh,
+  type LiveMesh,
+  liveKinds,
+  type MeshAssignment,
+  type MeshFileLimits,
+  type MeshNode,
+  type Origin,
+} from './mesh.ts';
 import type { ApplyPlan, ModuleChange, RelationChange } from './plan.ts';
 import { BadMeshFileError, type Locate, type MeshFileProblem, problemAt } from './problems.ts';
+import type { FileTest } from './schema.ts';
 
 /** What a plan is checked with beyond the file itself: the live mesh's kinds, limits with drift kept, the prune guard. */
 
@@ -94,6 +105,43 @@ export function checkLimits(input: {
   for (const node of new Set(add.relations.map((r) => r.providerNode)))
     check(node, 'consumersPerNode', consumers.get(node) ?? 0, keptConsumers.get(node) ?? 0, 'consumers');
   return problems;
+}
+
+/**
+ * The file's tests, held on the mesh as the apply leaves it: what the file asks for and, without
+ * prune, the drift kept beside it (a relation the file dropped can still break `mustNotConsume`).
+ */
+export function checkTestsAfter(input: {
+  readonly tests: readonly FileTest[];
+  readonly desired: DesiredMesh;
+  readonly live: LiveMesh;
+  readonly drift: (KeptDrift & { readonly nodes: readonly string[] }) | undefined;
+  readonly locate: Locate | undefined;
+}): MeshFileProblem[] {
+  const { tests, desired, live, drift } = input;
+  if (tests.length === 0) return [];
+  const kept = new Map<string, { assignments: MeshAssignment[]; relations: Relation[] }>();
+  const keptOf = (node: string) => {
+    let found = kept.get(node);
+    if (!found) kept.set(node, (found = { assignments: [], relations: [] }));
+    return found;
+  };
+  const gone = new Set(drift?.nodes ?? []);
+  for (const { node, module, provides } of drift?.modules ?? [])
+    if (!gone.has(node)) keptOf(node).assignments.push({ module, provides });
+  for (const { consumerNode, ...relation } of drift?.relations ?? [])
+    if (!gone.has(consumerNode)) keptOf(consumerNode).relations.push(relation);
+  const nodes: MeshNode[] = desired.nodes.map((node) => {
+    const extra = kept.get(node.node);
+    if (!extra) return node;
+    return {
+      ...node,
+      assignments: [...node.assignments, ...extra.assignments],
+      relations: [...node.relations, ...extra.relations],
+    };
+  });
+  for (const node of live.nodes) if (gone.has(node.node)) nodes.push(node);
+  return checkTests(tests, nodes, input.locate ?? nowhere);
 }
 
 /** The live mesh's size, for the guard's shares. */

@@ -3,8 +3,16 @@ import type { Relation } from '../mesh/model.ts';
 import { type RelationRef, relationName } from '../mesh/removal.ts';
 import type { DesiredMesh, Labels, LiveMesh, LiveNode, MeshFileLimits } from './mesh.ts';
 import { byText, defaultLimits, providerOf } from './mesh.ts';
-import { checkKinds, checkLimits, type MassRemoval, massRemovalOf, type Tally } from './plan-checks.ts';
+import {
+  checkKinds,
+  checkLimits,
+  checkTestsAfter,
+  type MassRemoval,
+  massRemovalOf,
+  type Tally,
+} from './plan-checks.ts';
 import type { Locate, MeshFileProblem } from './problems.ts';
+import type { FileTest } from './schema.ts';
 
 export type RelationChange = RelationRef & { readonly kind: string };
 export type ModuleChange = {
@@ -16,6 +24,9 @@ export type ModuleChange = {
 /**
  * What an apply would do to the live mesh, computed from the file's mesh and the live one and
  * written nowhere. Every list is in canonical order, so the digest names the plan's meaning.
+ * Carried out in this order: removals (relations, modules, nodes: the removal rules' order, and
+ * room made under the limits first), then additions (nodes, modules, relations: a relation
+ * needs its provider's assignment), then labels.
  */
 export type ApplyPlan = {
   /** The live mesh's revision the plan was computed on: applying it on another is refused. */
@@ -69,6 +80,8 @@ export type PlanOptions = {
   readonly limits?: Partial<MeshFileLimits>;
   /** The file's locations, for the problems the plan finds (from checkMeshFile). */
   readonly locate?: Locate;
+  /** The file's tests, held on the mesh the apply leaves (drift kept included). */
+  readonly tests?: readonly FileTest[];
 };
 
 const relationKey = (relation: Relation) => `${relation.consumerModule}>${providerOf(relation)}`;
@@ -142,6 +155,13 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
   const problems = [
     ...checkKinds(desired, live, options.locate),
     ...checkLimits({ desired, add, drift: prune ? undefined : drift, limits, locate: options.locate }),
+    ...checkTestsAfter({
+      tests: options.tests ?? [],
+      desired,
+      live,
+      drift: prune ? undefined : drift,
+      locate: options.locate,
+    }),
   ];
   const massRemoval = prune ? massRemovalOf(remove, tally, options.allowMassRemoval ?? false) : null;
   const plan = {

@@ -225,6 +225,37 @@ nodes:
     expect(pruned.problems).toEqual([]);
   });
 
+  it('holds the file’s tests on the mesh the apply leaves, drift kept included', () => {
+    const base = applied();
+    const live: LiveMesh = {
+      ...base,
+      nodes: [
+        ...base.nodes.map((n) =>
+          n.node === 'web-2'
+            ? {
+                ...n,
+                relations: [
+                  ...n.relations,
+                  { consumerModule: 'nginx', providerNode: 'db-1', providerModule: 'pg', kind: 'postgres' },
+                ],
+              }
+            : n,
+        ),
+        { node: 'db-1', labels: {}, assignments: [{ module: 'pg', provides: 'postgres' }], relations: [] },
+      ],
+    };
+    const text = `${small}tests:\n  - {label: {role: web}, mustNotConsume: "db-*/*"}\n`;
+    const checked = checkMeshFile(text, { kinds: liveKinds(live) });
+    expect(checked.problems).toEqual([]);
+    const options = { tests: checked.file?.tests, locate: checked.locate };
+    const kept = planApply(fileOf(text, live), live, options);
+    expect(kept.problems.map((p) => `${p.line}:${p.column} ${p.code} ${p.message}`)).toEqual([
+      '14:5 test-failed test failed: nodes labelled role=web must not consume db-*/*: not so for web-2',
+    ]);
+    const pruned = planApply(fileOf(text, live), live, { ...options, prune: true, allowMassRemoval: true });
+    expect(pruned.problems).toEqual([]);
+  });
+
   it('refuses a plan computed on another revision', () => {
     const plan = planApply(fileOf(small), empty);
     expect(() => assertCurrent(plan, '0')).not.toThrow();
