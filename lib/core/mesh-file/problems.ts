@@ -27,8 +27,10 @@ export const problemCodes = [
   'bad-range',
   /** More nodes than a mesh file may hold. */
   'too-many-nodes',
-  /** A node defined twice: in two groups, or in a group and in `nodes`. */
+  /** A node defined twice: in two groups, or in a group and in `nodes`, or twice in `nodes`. */
   'duplicate-node',
+  /** A key given twice in one map (a module, a label, a group). */
+  'duplicate-key',
   /** The same provider listed twice in one module's `consumes`. */
   'duplicate-relation',
   /** `consumes` names a node or module that is not in the file. */

@@ -172,9 +172,20 @@ tests:
   });
 
   it('reports a syntax error where it is, and goes no further', () => {
-    const { problems } = checkMeshFile('version: 1\nnodes:\n  a: {}\n  a: {}\n');
-    expect(brief(problems)).toEqual(['4:3 syntax ']);
-    expect(checkMeshFile('version: 1\nnodes: [\n').problems[0]?.code).toBe('syntax');
+    expect(brief(checkMeshFile('version: 1\nnodes: [\n  a: 1\n').problems)).toEqual(['4:1 syntax ']);
+  });
+
+  it('reports a key given twice, a node or any other, in YAML and JSON', () => {
+    const yaml = 'version: 1\nnodes:\n  a: {labels: {k: v, k: w}}\n  a: {}\n';
+    expect(brief(checkMeshFile(yaml).problems)).toEqual([
+      '3:22 duplicate-key nodes.a.labels.k',
+      '4:3 duplicate-node nodes.a',
+    ]);
+    const json = '{"version": 1, "nodes": {"a": {}, "a": {}}, "version": 1}';
+    expect(brief(checkMeshFile(json).problems)).toEqual([
+      '1:35 duplicate-node nodes.a',
+      '1:45 duplicate-key version',
+    ]);
   });
 
   it('refuses a file larger than the bound before parsing it', () => {
