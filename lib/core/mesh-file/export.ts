@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import { byText, compareRelations, type MeshNode, providerOf } from './mesh.ts';
 import type { MeshFile, ModuleEntry } from './schema.ts';
 import type { MeshFileFormat } from './source.ts';
@@ -13,7 +12,52 @@ export function exportMeshFile(
   format: MeshFileFormat = 'yaml',
 ): string {
   const file = canonicalFile(mesh.nodes);
-  return format === 'json' ? `${JSON.stringify(file, null, 2)}\n` : stringify(file, { lineWidth: 0 });
+  return format === 'json' ? `${JSON.stringify(file, null, 2)}\n` : yamlText(file);
+}
+
+/** Words some YAML reader takes for a boolean or null when bare (YAML 1.1 had more than 1.2). */
+const notStrings = /^(?:y|n|yes|no|on|off|true|false|null)$/i;
+
+/**
+ * A scalar bare when every YAML reader takes it for a string (a letter first, then name
+ * characters, no reserved word), else double-quoted: JSON's quoting is YAML's.
+ */
+const scalar = (text: string) =>
+  /^[A-Za-z][A-Za-z0-9._/-]*$/.test(text) && !notStrings.test(text) ? text : JSON.stringify(text);
+
+/**
+ * The file as block YAML, written directly: its shape is fixed and its scalars are names, so
+ * writing it is a few lines, and the yaml package's general emitter took seconds at 10,000 nodes.
+ * The round trip through the parser is held by test/unit/mesh-file/export.property.test.ts.
+ */
+function yamlText(file: MeshFile): string {
+  const lines = [`version: ${file.version}`];
+  const nodes = Object.entries(file.nodes ?? {});
+  if (nodes.length === 0) lines.push('nodes: {}');
+  else lines.push('nodes:');
+  for (const [node, entry] of nodes) {
+    const labels = Object.entries(entry?.labels ?? {});
+    const modules = Object.entries(entry?.modules ?? {});
+    if (labels.length === 0 && modules.length === 0) {
+      lines.push(`  ${scalar(node)}: {}`);
+      continue;
+    }
+    lines.push(`  ${scalar(node)}:`);
+    if (labels.length > 0) lines.push('    labels:');
+    for (const [key, value] of labels) lines.push(`      ${scalar(key)}: ${scalar(value)}`);
+    if (modules.length > 0) lines.push('    modules:');
+    for (const [module, body] of modules) {
+      if (!body?.provides && !body?.consumes) {
+        lines.push(`      ${scalar(module)}: {}`);
+        continue;
+      }
+      lines.push(`      ${scalar(module)}:`);
+      if (body.provides) lines.push(`        provides: ${scalar(body.provides)}`);
+      if (body.consumes)
+        lines.push('        consumes:', ...body.consumes.map((ref) => `          - ${scalar(ref)}`));
+    }
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 export function canonicalFile(nodes: readonly MeshNode[]): MeshFile {

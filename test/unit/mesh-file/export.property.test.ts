@@ -15,7 +15,25 @@ const tricky = ['true', 'null', 'yes', 'no', 'on', 'y', 'nan', 'inf', 'e1', 'x0'
 const name = fc.oneof(fc.stringMatching(/^[a-z](?:[a-z0-9-]{0,6}[a-z0-9])?$/), fc.constantFrom(...tricky));
 const labelValue = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,5}[A-Za-z0-9])?$/),
-  fc.constantFrom('1', '007', '1.5', '1e3', '0x10', 'true', 'False', 'NULL', 'Yes', '0o7', '1_000', '12-01'),
+  fc.constantFrom(
+    '1',
+    '007',
+    '1.5',
+    '1e3',
+    '0x10',
+    'true',
+    'False',
+    'NULL',
+    'Yes',
+    'Y',
+    'oFF',
+    'NO',
+    'inf',
+    'nan',
+    '0o7',
+    '1_000',
+    '12-01',
+  ),
 );
 const labelKey = fc.stringMatching(/^[a-z][a-z0-9_-]{0,6}$/);
 
