@@ -12,7 +12,7 @@ import {
 } from './mesh.ts';
 import { type Locate, type MeshFileProblem, pathText, problemAt } from './problems.ts';
 import { expandPattern } from './ranges.ts';
-import { type MeshFile, type ModuleEntry, providerKind } from './schema.ts';
+import { type MeshFile, type ModuleEntry, providerKind, providerRef } from './schema.ts';
 
 export type ExpandOptions = {
   readonly limits: MeshFileLimits;
@@ -33,6 +33,7 @@ type Source = {
   readonly madeBy: readonly Origin[];
   readonly labels: Labels;
   readonly modules: ReadonlyArray<readonly [string, ModuleEntry]>;
+  readonly moduleNames: ReadonlySet<string>;
 };
 
 /**
@@ -78,6 +79,7 @@ export function expandMeshFile(
       const seen = new Set<string>();
       for (const [i, ref] of (entry.consumes ?? []).entries()) {
         const at = [...source.path, 'modules', module, 'consumes', i];
+        if (!providerRef.safeParse(ref).success) continue; // reported by the schema
         const [providerNode = '', providerModule = ''] = ref.split('/');
         if (seen.has(ref)) {
           problems.push(problem('duplicate-relation', at, `${module} lists ${ref} twice`));
@@ -89,7 +91,7 @@ export function expandMeshFile(
           problems.push(problem('unknown-provider', at, `${ref}: no node ${providerNode} in the file`));
           continue;
         }
-        if (!provider.modules.some(([name]) => name === providerModule)) {
+        if (!provider.moduleNames.has(providerModule)) {
           problems.push(
             problem(
               'unknown-provider',
@@ -152,8 +154,10 @@ function sourcesOf(
 ): Source[] {
   const sources: Source[] = [];
   let total = 0;
-  const modulesOf = (modules: Record<string, ModuleEntry | null> | undefined) =>
-    Object.entries(modules ?? {}).map(([name, entry]) => [name, entry ?? {}] as const);
+  const modulesOf = (given: Record<string, ModuleEntry | null> | undefined) => {
+    const modules = Object.entries(given ?? {}).map(([name, entry]) => [name, entry ?? {}] as const);
+    return { modules, moduleNames: new Set(modules.map(([name]) => name)) };
+  };
   for (const [name, entry] of Object.entries(file.nodes ?? {})) {
     total += 1;
     const path = ['nodes', name];
@@ -162,7 +166,7 @@ function sourcesOf(
       names: [name],
       madeBy: [path],
       labels: sortedLabels(entry?.labels ?? {}),
-      modules: modulesOf(entry?.modules),
+      ...modulesOf(entry?.modules),
     });
   }
   for (const [group, entry] of Object.entries(file.groups ?? {})) {
@@ -195,7 +199,7 @@ function sourcesOf(
       names,
       madeBy,
       labels: sortedLabels(entry.labels ?? {}),
-      modules: modulesOf(entry.modules),
+      ...modulesOf(entry.modules),
     });
   }
   if (total > maxNodes)
