@@ -122,8 +122,8 @@ export function checkTestsAfter(input: {
   if (tests.length === 0) return [];
   const kept = new Map<string, { assignments: MeshAssignment[]; relations: Relation[] }>();
   const keptOf = (node: string) => {
-    let found = kept.get(node);
-    if (!found) kept.set(node, (found = { assignments: [], relations: [] }));
+    const found = kept.get(node) ?? { assignments: [], relations: [] };
+    kept.set(node, found);
     return found;
   };
   const gone = new Set(drift?.nodes ?? []);

@@ -97,7 +97,7 @@ const changeOf = (consumerNode: string, r: Relation): RelationChange => ({
 /**
  * Plans an apply: one pass over the file's nodes against the live nodes by name, one over the
  * live nodes the file does not name. Each node is compared through indexes of its own lists, so
- * the cost is linear in the two meshes and a 10,000-node mesh plans in milliseconds.
+ * the cost is linear in the two meshes, with no loop over one inside a loop over the other.
  */
 export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOptions = {}): ApplyPlan {
   const prune = options.prune ?? false;

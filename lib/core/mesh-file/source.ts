@@ -85,7 +85,7 @@ function duplicateKeys(
   const problems: MeshFileProblem[] = [];
   const walk = (node: unknown, path: readonly (string | number)[]) => {
     if (path.length > deepestField) return;
-    if (isSeq(node)) node.items.forEach((item, i) => walk(item, [...path, i]));
+    if (isSeq(node)) for (const [i, item] of node.items.entries()) walk(item, [...path, i]);
     if (!isMap(node)) return;
     const seen = new Set<string>();
     for (const pair of node.items) {
