@@ -4,6 +4,7 @@ import {
   applyInMemory,
   exportMeshFile,
   type LiveMesh,
+  liveKinds,
   type MeshNode,
   planApply,
   planMatches,
@@ -109,6 +110,37 @@ describe('export', () => {
       expect(Math.min(seen.relations, seen.labels, seen.tricky)).toBeGreaterThan(20);
     },
   );
+
+  it('an apply with prune makes any mesh the file’s; one without leaves only drift', () => {
+    let applied = 0;
+    fc.assert(
+      fc.property(liveMesh, liveMesh, (before, wanted) => {
+        const kinds = liveKinds(before);
+        // A module's kind is fixed mesh-wide: a file giving another is refused, not planned.
+        fc.pre(
+          wanted.nodes.every((n) =>
+            n.assignments.every((a) => !kinds.has(a.module) || kinds.get(a.module) === a.provides),
+          ),
+        );
+        const text = exportMeshFile(wanted);
+        const { mesh } = readMeshFile(text, { kinds });
+        const pruned = planApply(mesh, before, { prune: true, allowMassRemoval: true });
+        expect(pruned.problems).toEqual([]);
+        expect(exportMeshFile(applyInMemory(before, pruned, '2'))).toBe(text);
+        const kept = applyInMemory(before, planApply(mesh, before), '2');
+        const again = planApply(mesh, kept);
+        expect([again.add.nodes, again.add.modules, again.add.relations, again.labels]).toEqual([
+          [],
+          [],
+          [],
+          [],
+        ]);
+        applied += 1;
+      }),
+      { numRuns: 200 },
+    );
+    expect(applied).toBeGreaterThan(100);
+  });
 
   it('writes nodes, modules, consumes and labels in order, and quotes what YAML would misread', () => {
     const live: LiveMesh = {
