@@ -29,7 +29,7 @@ export {
 export type { MeshFileProblem, ProblemCode } from './problems.ts';
 export { BadMeshFileError, formatProblems, problemCodes } from './problems.ts';
 export type { CheckedMeshFile, ReadMeshFileOptions } from './read.ts';
-export { checkMeshFile, defaultMaxBytes, defaultMaxNodes, readMeshFile } from './read.ts';
+export { checkMeshFile, defaultMaxBytes, defaultMaxNodes, maxProblems, readMeshFile } from './read.ts';
 export type { FileTest, MeshFile } from './schema.ts';
 export { meshFileJsonSchema, meshFileSchema } from './schema.ts';
 export type { Requirement, Selector } from './selectors.ts';

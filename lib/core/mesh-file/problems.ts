@@ -107,11 +107,16 @@ export const formatProblems = (problems: readonly MeshFileProblem[], file = 'mes
 export class BadMeshFileError extends MeshError {
   override name = 'BadMeshFileError';
   readonly problems: readonly MeshFileProblem[];
-  constructor(problems: readonly MeshFileProblem[], options?: ErrorOptions) {
+  /** Problems found beyond those listed (see maxProblems in read.ts). */
+  readonly omitted: number;
+  constructor(problems: readonly MeshFileProblem[], omitted = 0, options?: ErrorOptions) {
+    const count = problems.length + omitted;
+    const more = omitted > 0 ? `\n… and ${omitted} more` : '';
     super(
-      `the mesh file has ${problems.length === 1 ? '1 problem' : `${problems.length} problems`}:\n${formatProblems(problems)}`,
+      `the mesh file has ${count === 1 ? '1 problem' : `${count} problems`}:\n${formatProblems(problems)}${more}`,
       options,
     );
     this.problems = problems;
+    this.omitted = omitted;
   }
 }

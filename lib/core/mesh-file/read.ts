@@ -24,8 +24,19 @@ export type CheckedMeshFile = {
   readonly file: MeshFile | undefined;
   /** The mesh the file asks for; meaningful only when there are no problems. */
   readonly mesh: DesiredMesh | undefined;
+  /** The first `maxProblems` problems in file order. */
   readonly problems: readonly MeshFileProblem[];
+  /** How many more were found and left out, so an answer stays small. */
+  readonly omitted: number;
   readonly locate: Locate;
+};
+
+/** Problems reported at most: a file of 100,000 bad names needs its first screenful, not all. */
+export const maxProblems = 1000;
+
+const capped = (problems: readonly MeshFileProblem[]) => {
+  const sorted = sortProblems(problems);
+  return { problems: sorted.slice(0, maxProblems), omitted: Math.max(0, sorted.length - maxProblems) };
 };
 
 /**
@@ -35,15 +46,15 @@ export type CheckedMeshFile = {
 export function checkMeshFile(text: string, options: ReadMeshFileOptions = {}): CheckedMeshFile {
   const source = readSource(text, options.maxBytes ?? defaultMaxBytes);
   const { format, file, locate } = source;
-  if (!file) return { format, file, mesh: undefined, problems: sortProblems(source.problems), locate };
+  if (!file) return { format, file, mesh: undefined, ...capped(source.problems), locate };
   const expanded = expandMeshFile(file, locate, {
     limits: { ...defaultLimits, ...options.limits },
     maxNodes: options.maxNodes ?? defaultMaxNodes,
     kinds: options.kinds,
   });
   const tested = checkTests(file.tests ?? [], expanded.mesh.nodes, locate);
-  const problems = sortProblems([...source.problems, ...expanded.problems, ...tested]);
-  return { format, file, mesh: expanded.mesh, problems, locate };
+  const found = capped([...source.problems, ...expanded.problems, ...tested]);
+  return { format, file, mesh: expanded.mesh, ...found, locate };
 }
 
 /** As checkMeshFile, for callers that go on only with a good file: BadMeshFileError otherwise. */
@@ -53,6 +64,6 @@ export function readMeshFile(
 ): { format: MeshFileFormat; file: MeshFile; mesh: DesiredMesh } {
   const checked = checkMeshFile(text, options);
   if (checked.problems.length > 0 || !checked.file || !checked.mesh)
-    throw new BadMeshFileError(checked.problems);
+    throw new BadMeshFileError(checked.problems, checked.omitted);
   return { format: checked.format, file: checked.file, mesh: checked.mesh };
 }

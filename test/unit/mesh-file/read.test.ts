@@ -188,6 +188,15 @@ tests:
     ]);
   });
 
+  it('lists the first thousand problems in file order and counts the rest', () => {
+    const text = `version: 1\nnodes:\n${Array.from({ length: 1500 }, (_, i) => `  Bad-${i}: {}`).join('\n')}\n`;
+    const checked = checkMeshFile(text);
+    expect(checked.problems).toHaveLength(1000);
+    expect(checked.omitted).toBe(500);
+    expect(checked.problems[0]?.line).toBe(3);
+    expect(() => readMeshFile(text)).toThrow(/the mesh file has 1500 problems:[^]*… and 500 more$/);
+  });
+
   it('refuses a file larger than the bound before parsing it', () => {
     const { problems } = checkMeshFile(`version: 1\n${'#'.repeat(100)}\n`, { maxBytes: 50 });
     expect(problems[0]?.code).toBe('too-large');
