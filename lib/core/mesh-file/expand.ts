@@ -154,6 +154,7 @@ function sourcesOf(
 ): Source[] {
   const sources: Source[] = [];
   let total = 0;
+  let full = false;
   const modulesOf = (given: Record<string, ModuleEntry | null> | undefined) => {
     const modules = Object.entries(given ?? {}).map(([name, entry]) => [name, entry ?? {}] as const);
     return { modules, moduleNames: new Set(modules.map(([name]) => name)) };
@@ -175,17 +176,21 @@ function sourcesOf(
     const madeBy: Origin[] = [];
     for (const [i, pattern] of patterns.entries()) {
       const at = typeof entry.nodes === 'string' ? ['groups', group, 'nodes'] : ['groups', group, 'nodes', i];
-      const expanded = expandPattern(pattern, maxNodes - total);
+      // Past the bound, patterns are only checked, not expanded, and the bound is reported once.
+      const expanded = expandPattern(pattern, full ? 0 : maxNodes - total);
       if ('error' in expanded) {
         if (expanded.count === undefined) problems.push(problem('bad-range', at, expanded.error));
-        else
-          problems.push(
-            problem(
-              'too-many-nodes',
-              at,
-              `${pattern} is ${expanded.count} nodes: with the ${total} before it, more than the ${maxNodes} a mesh file may hold`,
-            ),
-          );
+        else {
+          if (!full)
+            problems.push(
+              problem(
+                'too-many-nodes',
+                at,
+                `${pattern} is ${expanded.count} nodes: with the ${total} before it, more than the ${maxNodes} a mesh file may hold (patterns after it are not expanded)`,
+              ),
+            );
+          full = true;
+        }
         continue;
       }
       total += expanded.names.length;

@@ -188,6 +188,18 @@ tests:
     ]);
   });
 
+  it('reports the node bound once, and still checks the patterns after it', () => {
+    const text = `version: 1
+groups:
+  a: {nodes: "a-[1-6]"}
+  b: {nodes: ["b-[1-6]", "c-[1-6]", "d-[2-1]"]}
+`;
+    expect(brief(checkMeshFile(text, { maxNodes: 10 }).problems)).toEqual([
+      '4:15 too-many-nodes groups.b.nodes[0]',
+      '4:37 bad-range groups.b.nodes[2]',
+    ]);
+  });
+
   it('lists the first thousand problems in file order and counts the rest', () => {
     const text = `version: 1\nnodes:\n${Array.from({ length: 1500 }, (_, i) => `  Bad-${i}: {}`).join('\n')}\n`;
     const checked = checkMeshFile(text);
