@@ -18,6 +18,7 @@ import type { SendWrite } from '../../lib/core/mesh/store.ts';
 import type { PushFlow } from '../../lib/core/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/flow/push-definition.ts';
+import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
@@ -81,7 +82,7 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
   });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,
-    {} as never,
+    localLambdaContext('mesh-push') as never,
   )) as Answer;
   const { error } = JSON.parse(answer.body) as { error?: { code: string; message: string } };
   return {
