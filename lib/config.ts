@@ -16,10 +16,13 @@ const configSchema = z.object({
   deadLetterQueueUrl: z.url(),
   /** When set, push runs on the Step Functions Express state machine; otherwise in-process from the same ASL. */
   pushFlowArn: z.string().startsWith('arn:').optional(),
-  /** When set, an operator's push runs in the push-run function, invoked without waiting; otherwise in-process. */
+  /** When set, an operator's push runs in the push-run function; otherwise in-process. */
   pushRunnerArn: z.string().startsWith('arn:').optional(),
-  /** How long `POST /push` waits for a push to finish before answering 202 with its id. */
-  pushWaitSeconds: z.coerce.number().min(0).max(25).default(20),
+  /**
+   * At most how long `POST /push` waits for a push to finish before answering 202 with its id;
+   * by default as long as the request may still take (tests set 0 to see the 202).
+   */
+  pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
   /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
   holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
   logLevel: z.enum(logLevels),

@@ -3,7 +3,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   makeDynamoDBClient,
   makeIotDataClient,
-  makeLambdaClient,
+  makePushRunClient,
   makeSFNClient,
   makeSQSClient,
 } from './adapters/aws-clients.ts';
@@ -93,7 +93,7 @@ export type Parts = {
   /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
   readonly pushRecords: PushRecords;
-  /** Starts an operator's push without waiting for it: push-run on AWS, in-process locally. */
+  /** Runs an operator's push where it outlives the request: push-run on AWS, in-process locally. */
   readonly pushStarter: PushStarter;
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
@@ -172,7 +172,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       ),
     pushStarter: () =>
       config.pushRunnerArn
-        ? new LambdaPushStarter({ client: makeLambdaClient(config), functionArn: config.pushRunnerArn })
+        ? new LambdaPushStarter({ client: makePushRunClient(config), functionArn: config.pushRunnerArn })
         : new InProcessPushStarter((job) => runPushJob(job, parts)),
     pushFlow: () =>
       new RecordedPushFlow({

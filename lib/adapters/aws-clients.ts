@@ -45,8 +45,15 @@ export function makeSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>, 
   });
 }
 
-export function makeLambdaClient(config: Pick<MeshConfig, 'region'>) {
-  return new LambdaClient(common(config.region, {}));
+/**
+ * For the push-run invoke only: one attempt, since a retried invoke could push twice, and no
+ * request timeout, since a waited invoke lasts as long as the push; its caller lets it go.
+ */
+export function makePushRunClient(config: Pick<MeshConfig, 'region'>) {
+  return new LambdaClient({
+    ...common(config.region, { maxAttempts: 1 }),
+    requestHandler: { ...requestHandler, requestTimeout: 0, throwOnRequestTimeout: false },
+  });
 }
 
 export function makeSFNClient(config: Pick<MeshConfig, 'region'>) {

@@ -1,10 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { Log } from '../core/ports.ts';
-import { StoreUnavailableError } from '../core/unavailable.ts';
+import { storeErrors } from '../core/unavailable.ts';
 import { powertoolsLog } from '../observability.ts';
 import { json } from './http.ts';
-import { internalProblem, Problem, type ProblemBody, tryAgainProblem } from './problem.ts';
+import { internalProblem, Problem, type ProblemBody, problemsFrom } from './problem.ts';
 
 export type HttpEdgeOptions = {
   /** Turns this area's domain errors into Problems (lib/api/problems/); what it leaves undefined is a 500. */
@@ -46,9 +46,9 @@ export function httpEdge(
   };
 }
 
+const storeProblem = problemsFrom(storeErrors);
+
 function toProblem(error: unknown, mapError: HttpEdgeOptions['mapError']): Problem {
   if (error instanceof Problem) return error;
-  if (error instanceof StoreUnavailableError)
-    return tryAgainProblem('the control plane cannot reach its store now', { cause: error });
-  return mapError?.(error) ?? internalProblem();
+  return storeProblem(error) ?? mapError?.(error) ?? internalProblem();
 }

@@ -1,4 +1,4 @@
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { Problem } from './problem.ts';
 
@@ -15,6 +15,28 @@ export function json(
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   };
+}
+
+/** API Gateway answers 504 itself when an integration has not answered this long after the request came. */
+export const gatewayTimeoutMs = 29_000;
+
+/** Kept back from any wait for the answer itself (middy's timeoutEarlyInMillis): a read, the response. */
+export const answerEarlyMs = 1_000;
+
+/**
+ * How long a handler may still wait before it must answer: the invocation's remaining time, or
+ * API Gateway's 29 s from when the request came, whichever ends first, less what answering
+ * takes. No context, no wait.
+ */
+export function timeToAnswer(
+  event: APIGatewayProxyEvent,
+  context: Pick<Context, 'getRemainingTimeInMillis'> | undefined,
+  now = Date.now(),
+): number {
+  const remaining = context?.getRemainingTimeInMillis?.() ?? 0;
+  const received = event.requestContext?.requestTimeEpoch;
+  const gatewayLeft = typeof received === 'number' ? received + gatewayTimeoutMs - now : remaining;
+  return Math.max(0, Math.min(remaining, gatewayLeft) - answerEarlyMs);
 }
 
 /** Parses and validates a JSON body; every failure is a 4xx that says what is wrong. */

@@ -1,3 +1,4 @@
+import { ErrorTable, tryAgain } from './error-table.ts';
 import { isTransientFault } from './faults.ts';
 
 /**
@@ -14,6 +15,14 @@ export class StoreUnavailableError extends Error {
     this.what = what;
   }
 }
+
+/** Every area's store being away: every Task of the push flow waits it out before the flow fails. */
+export const storeErrors = new ErrorTable({
+  StoreUnavailableError: tryAgain(StoreUnavailableError, {
+    says: 'the control plane cannot reach its store now',
+    retriedByFlow: true,
+  }),
+});
 
 /** Runs one request to a store; an answer of "not now" becomes StoreUnavailableError, anything else passes. */
 export async function askStore<T>(what: string, request: () => Promise<T>): Promise<T> {

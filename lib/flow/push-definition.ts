@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { pushFailures } from '../core/mesh/errors.ts';
 
 /** The push flow's one definition, read by the local runner and by the CDK alike. */
 export const pushDefinitionPath = new URL('./push.asl.json', import.meta.url);
@@ -15,18 +16,14 @@ export const pushTasks = {
 } as const;
 
 /**
- * The errors every Task's Retry waits out: Lambda's own "not now" faults, and our store being
- * away (a Task's error name is its error's `name`, locally and on Lambda alike). When the
- * retries run out, the push handler answers these as "try again".
+ * The failures every Task's Retry waits out, from their rows (lib/core/mesh/errors.ts): Lambda's
+ * own "not now" faults, and our store being away (a Task's error name is its error's `name`,
+ * locally and on Lambda alike). The ASL's Retry lists must name exactly these; when the
+ * retries run out, the push is answered "try again".
  */
-export const lambdaTransientErrors: readonly string[] = [
-  'Lambda.TooManyRequestsException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-];
-export const storeUnavailableError = 'StoreUnavailableError';
-export const transientTaskErrors: readonly string[] = [...lambdaTransientErrors, storeUnavailableError];
+export const retriedByFlow: readonly string[] = [...pushFailures.rows]
+  .filter(([, row]) => row.retriedByFlow)
+  .map(([name]) => name);
 
 /** `${PushSendFunctionArn}` for `push-send`: the substitution the CDK fills with the function's ARN. */
 export const substitutionFor = (handler: string) =>

@@ -89,7 +89,8 @@ export const meshFunctions = [
   },
   {
     name: 'mesh-push',
-    purpose: 'records and starts a push, answers its outcome when it finishes in time, else its id',
+    purpose:
+      'records a push and runs it in push-run, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator' },
     access: ['inventory:read', 'pushes:write', 'pushRun:invoke'],
@@ -98,7 +99,7 @@ export const meshFunctions = [
   },
   {
     name: 'push-run',
-    purpose: 'runs a push mesh-push started on the push state machine and keeps its outcome in its record',
+    purpose: 'runs a push mesh-push recorded on the push state machine and keeps its outcome in its record',
     trigger: 'invoke',
     access: ['pushes:write', 'pushFlow:start'],
     // A push flow (Express) runs five minutes at most.

@@ -14,6 +14,7 @@ import {
 import type { MeshConfig } from '../../lib/config.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
+import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -32,7 +33,7 @@ const call = (
 ) =>
   handler(
     { headers: {}, pathParameters: null, body: null, ...event } as APIGatewayProxyEvent,
-    {} as never,
+    localLambdaContext('mesh-push') as never,
   ) as Promise<{
     statusCode: number;
     body: string;

@@ -9,6 +9,7 @@ import {
 } from '../../lib/api/handlers/mesh.ts';
 import { meshRotateHandler, meshUnconsumeHandler } from '../../lib/api/handlers/mesh-removals.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -36,7 +37,7 @@ const call = (
       queryStringParameters: null,
       ...event,
     } as APIGatewayProxyEvent,
-    {} as never,
+    localLambdaContext('mesh-push') as never,
   ) as Promise<Answer>;
 const code = (answer: Answer) => [answer.statusCode, JSON.parse(answer.body).error?.code ?? 'ok'];
 

@@ -5,8 +5,9 @@ import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-pus
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
 import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
+import { meshProblem } from '../../lib/api/problems/mesh.ts';
 import type { MeshConfig } from '../../lib/config.ts';
-import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
+import { MeshRaceError, PushFlowFailedError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
@@ -16,12 +17,8 @@ import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { SendWrite } from '../../lib/core/mesh/store.ts';
 import type { PushFlow } from '../../lib/core/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import {
-  lambdaTransientErrors,
-  pushTasks,
-  readPushDefinition,
-  storeUnavailableError,
-} from '../../lib/flow/push-definition.ts';
+import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/flow/push-definition.ts';
+import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
@@ -85,7 +82,7 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
   });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,
-    {} as never,
+    localLambdaContext('mesh-push') as never,
   )) as Answer;
   const { error } = JSON.parse(answer.body) as { error?: { code: string; message: string } };
   return {
@@ -120,7 +117,7 @@ describe('the push flow retries a store that is away for a moment', () => {
     expect(store.deliveries.has('a') && store.deliveries.has('b')).toBe(true);
   });
 
-  it('every Task retries Lambda’s own faults and the store being away', () => {
+  it('every Task retries exactly the failures whose rows say the flow retries them, each once', () => {
     const states = JSON.parse(readPushDefinition()) as {
       States: Record<string, { ItemProcessor?: { States: Record<string, unknown> } }>;
     };
@@ -134,9 +131,23 @@ describe('the push flow retries a store that is away for a moment', () => {
       (all[task]?.Retry ?? []).flatMap((retrier) => retrier.ErrorEquals).sort(),
     ]);
 
-    const expected = [...lambdaTransientErrors, storeUnavailableError].sort();
+    const expected = [...retriedByFlow].sort();
     expect(retried).toEqual(Object.keys(pushTasks).map((task) => [task, expected]));
-    expect(new StoreUnavailableError('x').name).toBe(storeUnavailableError);
+    expect(expected).toEqual([
+      'Lambda.AWSLambdaException',
+      'Lambda.SdkClientException',
+      'Lambda.ServiceException',
+      'Lambda.TooManyRequestsException',
+      new StoreUnavailableError('x').name,
+    ]);
+  });
+
+  it('answers every failure the flow retried, once its retries ran out, as try again', () => {
+    const answers = retriedByFlow.map((name) => meshProblem(new PushFlowFailedError(name, 'm')));
+
+    expect(answers.map((answer) => [answer?.status, answer?.code])).toEqual(
+      retriedByFlow.map(() => [503, 'try_again']),
+    );
   });
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-push-starter.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
+import { answerEarlyMs, gatewayTimeoutMs, timeToAnswer } from '../../lib/api/http.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { outcomeOfRecord, RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
@@ -10,12 +11,19 @@ import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
 import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { PushFlow } from '../../lib/core/ports.ts';
+import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
 /** Nodes behind (a, b, c unless named); the flow's steps in-process, their progress noted in the records. */
-async function world(options: { waitSeconds: number; gate?: Promise<void>; nodes?: string[] }) {
+async function world(options: {
+  waitSeconds?: number;
+  gate?: Promise<void>;
+  nodes?: string[];
+  /** The invocation's time, as Lambda gives it (API Gateway's own 29 s is longer in these tests). */
+  invocationMs?: number;
+}) {
   const store = new MemoryMeshStore();
   const service = new MeshService({ store, removals: store });
   for (const node of options.nodes ?? ['a', 'b', 'c']) {
@@ -43,13 +51,18 @@ async function world(options: { waitSeconds: number; gate?: Promise<void>; nodes
     pushStore: store,
     pushRecords: records,
     pushStarter: starter,
-    config: { pushWaitSeconds: options.waitSeconds } as MeshConfig,
+    config: (options.waitSeconds === undefined ? {} : { pushWaitSeconds: options.waitSeconds }) as MeshConfig,
     now,
   });
   const post = async (body: object) => {
     const answer = (await handler(
-      { headers: {}, pathParameters: null, body: JSON.stringify(body) } as APIGatewayProxyEvent,
-      {} as never,
+      {
+        headers: {},
+        pathParameters: null,
+        body: JSON.stringify(body),
+        requestContext: { requestTimeEpoch: Date.now() },
+      } as APIGatewayProxyEvent,
+      localLambdaContext('mesh-push', options.invocationMs) as never,
     )) as { statusCode: number; body: string; headers: Record<string, string> };
     return { status: answer.statusCode, body: JSON.parse(answer.body), headers: answer.headers };
   };
@@ -129,5 +142,42 @@ describe('POST /push, started elsewhere and followed by its record', () => {
     expect(started.status).toBe(202);
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'node_not_found']);
     expect(records.kept.size).toBe(1);
+  });
+
+  it('waits as long as the invocation has left, less the time to answer, then answers 202', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const { post, starter } = await world({ gate, invocationMs: answerEarlyMs + 300 });
+
+    const asked = Date.now();
+    const answer = await post({ behind: true });
+    const took = Date.now() - asked;
+    open();
+    await Promise.all(starter.running);
+
+    expect(answer.status).toBe(202);
+    expect(took).toBeGreaterThanOrEqual(250);
+    expect(took).toBeLessThan(answerEarlyMs);
+  });
+});
+
+describe('timeToAnswer', () => {
+  const context = (remainingMs: number) => ({ getRemainingTimeInMillis: () => remainingMs });
+  const received = (at: number) => ({ requestContext: { requestTimeEpoch: at } }) as APIGatewayProxyEvent;
+
+  it('is the invocation’s remaining time less the time to answer', () => {
+    expect(timeToAnswer(received(1_000), context(10_000), 1_000)).toBe(10_000 - answerEarlyMs);
+  });
+
+  it('ends with API Gateway’s 29 s from when the request came, when that is sooner', () => {
+    expect(timeToAnswer(received(0), context(29_000), 5_000)).toBe(gatewayTimeoutMs - 5_000 - answerEarlyMs);
+  });
+
+  it('is nothing without a context, or once the time is spent', () => {
+    expect([timeToAnswer(received(0), undefined, 0), timeToAnswer(received(0), context(500), 0)]).toEqual([
+      0, 0,
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PushRecordConflictError } from '../../core/mesh/errors.ts';
 import {
   type PushRecord,
-  PushRecordConflictError,
   type PushRecordReader,
   type PushRecordWriter,
   pushRecordDays,

@@ -1,9 +1,9 @@
 import type { PushJob, PushStarter } from '../../core/mesh/push-runs.ts';
 
 /**
- * Starts a push in this process without waiting for it (the local runtime, tests): the job runs
- * on its own, as push-run would on AWS; `running` lets a process wait for its pushes before it
- * stops.
+ * Runs a push in this process (the local runtime, tests): the job runs on its own, as push-run
+ * would on AWS, and the request waits on the run itself, not on its record; `running` lets a
+ * process wait for its pushes before it stops.
  */
 export class InProcessPushStarter implements PushStarter {
   readonly running = new Set<Promise<void>>();
@@ -13,8 +13,18 @@ export class InProcessPushStarter implements PushStarter {
     this.#run = run;
   }
 
-  async start(job: PushJob): Promise<void> {
+  async start(job: PushJob, waitMs: number): Promise<boolean> {
     const run = this.#run(job).finally(() => this.running.delete(run));
     this.running.add(run);
+    if (waitMs <= 0) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), waitMs);
+    });
+    try {
+      return await Promise.race([run.then(() => true as const), waited]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

@@ -3,9 +3,11 @@ import { PushFlowUnavailableError } from '../../core/mesh/errors.ts';
 import type { PushJob, PushStarter } from '../../core/mesh/push-runs.ts';
 
 /**
- * Starts a push in the `push-run` function with an asynchronous invocation (InvocationType
- * Event): Lambda queues it and answers at once. Lambda retries a failed invocation; push-run
- * never fails one (lib/core/mesh/push-runs.ts), so a push runs once.
+ * Runs a push in the `push-run` function. Waited for, it is a synchronous invoke whose answer
+ * is the push being done; when the wait is up the request is let go and the push runs on (a
+ * Lambda invocation does not stop when its caller stops listening, as with API Gateway's own
+ * timeout). Not waited for, it is an asynchronous invoke (Event), queued and answered at once.
+ * The client must not retry (maxAttempts 1): a retried invoke could push twice.
  */
 export class LambdaPushStarter implements PushStarter {
   readonly #client: LambdaClient;
@@ -16,19 +18,27 @@ export class LambdaPushStarter implements PushStarter {
     this.#functionArn = options.functionArn;
   }
 
-  async start(job: PushJob): Promise<void> {
+  async start(job: PushJob, waitMs: number): Promise<boolean> {
+    const waits = waitMs > 0;
+    const letGo = new AbortController();
+    const timer = waits ? setTimeout(() => letGo.abort(), waitMs) : undefined;
     try {
       const answer = await this.#client.send(
         new InvokeCommand({
           FunctionName: this.#functionArn,
-          InvocationType: 'Event',
+          InvocationType: waits ? 'RequestResponse' : 'Event',
           Payload: new TextEncoder().encode(JSON.stringify(job)),
         }),
+        { abortSignal: letGo.signal },
       );
-      if (answer.StatusCode !== 202)
-        throw new Error(`Lambda answered ${answer.StatusCode} to an asynchronous invoke`);
+      if (answer.StatusCode !== (waits ? 200 : 202))
+        throw new Error(`Lambda answered ${answer.StatusCode} to an invoke`);
+      return waits;
     } catch (error) {
+      if (letGo.signal.aborted) return false;
       throw new PushFlowUnavailableError('the push could not be started', { cause: error });
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -1,18 +1,17 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { MeshConfig } from '../../config.ts';
 import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { planPush } from '../../core/mesh/plan.ts';
 import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.ts';
 import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-records.ts';
-import { waitForPush } from '../../core/mesh/push-runs.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log, StatusReader } from '../../core/ports.ts';
 import { callerOf } from '../caller.ts';
-import { json, parseBody, validate } from '../http.ts';
+import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
@@ -21,7 +20,7 @@ import { meshProblem } from '../problems/mesh.ts';
  * The mesh's operator handlers, one factory per function of lib/functions/mesh.ts; each
  * validates, makes one call and answers. Domain errors become answers in lib/api/problems/mesh.ts.
  */
-type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Logged = { readonly log?: Log };
 export type MeshChangeDeps = { readonly meshService: MeshService } & Logged;
 export type MeshPushDeps = {
@@ -81,7 +80,7 @@ export const meshConsumeHandler = (parts: MeshChangeDeps) =>
 
 /** POST /push */
 export const meshPushHandler = (parts: MeshPushDeps) =>
-  edge(parts, async (event) => {
+  edge(parts, async (event, context) => {
     const { wait = true, ...request } = parseBody(event, pushBodySchema);
     // Checked here so an unknown node is a 404 before any flow starts.
     if (request.node && !(await parts.pushStore.readNode(request.node)))
@@ -90,12 +89,16 @@ export const meshPushHandler = (parts: MeshPushDeps) =>
     const id = newPushId(startedAt);
     const requestedBy = callerOf(event);
     await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt));
-    await parts.pushStarter.start({ pushId: id, request, requestedBy });
+    // As long as this request may still take (docs/decisions/push-without-polling.md).
+    const cap = parts.config.pushWaitSeconds;
+    const waitMs = wait
+      ? Math.min(timeToAnswer(event, context), cap === undefined ? Infinity : cap * 1000)
+      : 0;
+    const done = await parts.pushStarter.start({ pushId: id, request, requestedBy }, waitMs);
     const headers = { location: `/pushes/${id}`, 'mesh-push': id };
-    const record = wait
-      ? await waitForPush(id, { records: parts.pushRecords, waitMs: parts.config.pushWaitSeconds * 1000 })
-      : undefined;
-    if (!record) return json(202, { push: id, state: 'running', follow: `/pushes/${id}` }, headers);
+    const record = done ? await parts.pushRecords.read(id) : undefined;
+    if (record?.state !== 'done')
+      return json(202, { push: id, state: 'running', follow: `/pushes/${id}` }, headers);
     // A failed flow is named in its record; meshProblem maps the name, as for a flow run here.
     if (record.outcome === 'failed')
       throw new PushFlowFailedError(record.error ?? 'Error', record.errorMessage ?? `push ${id} failed`);

@@ -1,19 +1,20 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import { answeredStatus } from '../../core/error-table.ts';
 import type { DeclarationChange } from '../../core/mesh/declaration-diff.ts';
+import { pushFailures } from '../../core/mesh/errors.ts';
 import type { PlannedSend, PushPlan } from '../../core/mesh/plan.ts';
 import {
   outcomeOfRecord,
   type PushRecord,
   type PushRecordView,
   pushId,
-  toldFailures,
 } from '../../core/mesh/push-records.ts';
 import { nodeName } from '../../core/names.ts';
 import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
-import { ExitCode } from '../exit-codes.ts';
+import { ExitCode, exitCodeForStatus } from '../exit-codes.ts';
 import type { Output } from '../output.ts';
 
 const maxRounds = z.coerce
@@ -138,11 +139,14 @@ function progressLine(record: PushRecordView): string {
   return `push ${record.id}: round ${progress.round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(progress.pending)} looked at, ${count(flushed)} flushed`;
 }
 
-/** A failed push exits as its answer would have: 3 for an unknown node, 6 for "try again", else 1. */
+/**
+ * A failure the operator is told about exits as its answer would have (3 for an unknown node, 6
+ * for "try again"), read from the row of what failed; one whose message stays in the log, 1.
+ */
 function failedPushExit(failed: string | null): ExitCode {
-  if (failed === 'NodeNotFoundError') return ExitCode.notFound;
-  if (failed && toldFailures.includes(failed)) return ExitCode.unavailable;
-  return ExitCode.failed;
+  const row = failed ? pushFailures.named(failed) : undefined;
+  const status = row?.told ? answeredStatus(row) : undefined;
+  return status === undefined ? ExitCode.failed : exitCodeForStatus(status);
 }
 
 function printOutcome(output: Output, outcome: PushOutcome) {

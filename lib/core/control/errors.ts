@@ -1,9 +1,11 @@
+import { ErrorTable, internal, refused, tryAgain } from '../error-table.ts';
 import { describeCause } from '../unavailable.ts';
 
 /**
  * The control area's one error tree. Whatever goes wrong while a message is settled ends up as
  * one of these (or the core's StoreUnavailableError), and lib/core/control/outcome.ts turns each
- * into a queue outcome (acknowledge, hold, dead-letter) in one place.
+ * into a queue outcome (acknowledge, hold, dead-letter) in one place. The table at the end says
+ * how the operator's and hosts' routes answer each (lib/core/error-table.ts).
  */
 export class ControlError extends Error {
   override name = 'ControlError';
@@ -128,3 +130,25 @@ export class MessageHeldError extends ControlError {
 export class HeldBehindError extends ControlError {
   override name = 'HeldBehindError';
 }
+
+/** On the queue every one of these is settled (lib/core/control/outcome.ts); a few also answer a route. */
+export const controlErrors = new ErrorTable({
+  ControlError: internal(ControlError),
+  StaleReportError: internal(StaleReportError),
+  MessageRejectedError: internal(MessageRejectedError),
+  SequenceAheadError: refused(SequenceAheadError, 422, 'sequence_ahead', {
+    details: (e) => ({ sequence: e.sequence, latestAccepted: e.latestAccepted }),
+  }),
+  UnknownNodeError: refused(UnknownNodeError, 404, 'node_not_found'),
+  ReportBeforeNodeError: internal(ReportBeforeNodeError),
+  RevisionNotSentError: internal(RevisionNotSentError),
+  BuildTimeOutOfBoundsError: refused(BuildTimeOutOfBoundsError, 422, 'finished_at_out_of_bounds', {
+    details: (e) => ({ earliest: e.earliest, latest: e.latest }),
+  }),
+  BuildNotFoundError: refused(BuildNotFoundError, 404, 'build_not_found'),
+  RetractionContentionError: tryAgain(RetractionContentionError, { retryAfterSeconds: 1 }),
+  PushFailedError: internal(PushFailedError),
+  PushTimeoutError: internal(PushTimeoutError),
+  MessageHeldError: internal(MessageHeldError),
+  HeldBehindError: internal(HeldBehindError),
+});

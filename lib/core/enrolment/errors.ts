@@ -1,6 +1,7 @@
+import { ErrorTable, internal, refused } from '../error-table.ts';
 import type { TokenRecord } from './ports.ts';
 
-/** The enrolment area's errors; lib/api/problems/enrolment.ts maps them to HTTP answers. */
+/** The enrolment area's errors, and at the end their table (lib/core/error-table.ts): one row each. */
 export class EnrolmentError extends Error {
   override name = 'EnrolmentError';
 }
@@ -98,3 +99,41 @@ export class EnrolmentMovedError extends EnrolmentError {
     this.current = current;
   }
 }
+
+const tokenRefusals = { unknown: 404, expired: 410, revoked: 410, spent: 403 } as const;
+const rotationRefusals = {
+  possession: [400, 'possession_invalid'],
+  moved: [409, 'enrolment_moved'],
+  not_enrolled: [401, 'not_enrolled'],
+} as const;
+
+/**
+ * Held is "try again" with the lease left (a normal race, not a fault, so not logged as one); a
+ * refused token says which way; an operator's request names what it found; a key rotation says
+ * why it cannot go ahead. docs/http-api.md lists the answers.
+ */
+export const enrolmentErrors = new ErrorTable({
+  EnrolmentError: internal(EnrolmentError),
+  TokenRefusedError: refused(
+    TokenRefusedError,
+    (e) => tokenRefusals[e.reason],
+    (e) => `token_${e.reason}`,
+  ),
+  TokenHeldError: refused(TokenHeldError, 409, 'token_held', {
+    retryAfterSeconds: (e) => e.retryAfterSeconds,
+    details: (e) => ({ retryAfterSeconds: e.retryAfterSeconds }),
+  }),
+  // The core decides from the item it carries what the presenter is told.
+  TokenConditionFailedError: internal(TokenConditionFailedError),
+  NodeUnknownError: refused(NodeUnknownError, 404, 'node_unknown'),
+  NoTokenError: refused(NoTokenError, 404, 'no_token'),
+  TokenAlreadySpentError: refused(TokenAlreadySpentError, 409, 'token_spent'),
+  TokenIssueConflictError: refused(TokenIssueConflictError, 409, 'token_conflict'),
+  KeyRotationRefusedError: refused(
+    KeyRotationRefusedError,
+    (e) => rotationRefusals[e.reason][0],
+    (e) => rotationRefusals[e.reason][1],
+  ),
+  // The rotation turns it into a KeyRotationRefusedError.
+  EnrolmentMovedError: internal(EnrolmentMovedError),
+});

@@ -1,3 +1,6 @@
+import { ErrorTable, refused } from '../error-table.ts';
+import { proofScheme } from './proof.ts';
+
 /**
  * Why a host request was not accepted as coming from the node it names. Every one of these is
  * a refusal of the request, not a fault of the control plane: the edge answers 401 (the proof
@@ -54,3 +57,23 @@ export class WrongNodeError extends HostIdentityError {
     this.target = target;
   }
 }
+
+/**
+ * 401 when the proof does not show who sent the request, with `WWW-Authenticate` naming why;
+ * 403 when it does, but that node may not act on this route.
+ */
+const unproven = {
+  headers: (e: HostIdentityError) => ({ 'www-authenticate': `${proofScheme} error="${e.code}"` }),
+};
+const code = (e: HostIdentityError) => e.code;
+
+export const hostIdentityErrors = new ErrorTable({
+  HostIdentityError: refused(HostIdentityError, 401, code, unproven),
+  ProofMissingError: refused(ProofMissingError, 401, code, unproven),
+  ProofInvalidError: refused(ProofInvalidError, 401, code, unproven),
+  ProofMismatchError: refused(ProofMismatchError, 401, code, unproven),
+  ProofStaleError: refused(ProofStaleError, 401, code, unproven),
+  ProofReplayedError: refused(ProofReplayedError, 401, code, unproven),
+  NodeNotEnrolledError: refused(NodeNotEnrolledError, 401, code, unproven),
+  WrongNodeError: refused(WrongNodeError, 403, code),
+});

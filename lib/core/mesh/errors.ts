@@ -1,4 +1,7 @@
-/** The mesh area's errors; the handlers' mapError turns them into HTTP answers in one place. */
+import { ErrorTable, internal, refused, relaying, tryAgain } from '../error-table.ts';
+import { storeErrors } from '../unavailable.ts';
+
+/** The mesh area's errors, and at the end their table (lib/core/error-table.ts): one row each. */
 export class MeshError extends Error {
   override name = 'MeshError';
 }
@@ -194,7 +197,65 @@ export class PushFlowFailedError extends MeshError {
   }
 }
 
+/** A push record's write found it already started (a repeated id) or already done; nothing was written. */
+export class PushRecordConflictError extends MeshError {
+  override name = 'PushRecordConflictError';
+  constructor(id: string, step: 'start' | 'finish', options?: ErrorOptions) {
+    super(`push ${id} is already ${step === 'start' ? 'recorded' : 'done'}`, options);
+  }
+}
+
 /** The push flow could not be started now (Step Functions throttled, failing or unreachable). */
 export class PushFlowUnavailableError extends MeshError {
   override name = 'PushFlowUnavailableError';
 }
+
+/** Contention is "not now", not "no": nothing was half-done and the same request can succeed. */
+const contention = { retryAfterSeconds: 1 };
+
+/** What the push flow's Tasks fail with when Lambda itself could not run them now. */
+const lambdaFault = tryAgain(undefined, {
+  says: 'the push flow could not run its steps',
+  told: false,
+  retriedByFlow: true,
+});
+
+export const meshErrors = new ErrorTable({
+  MeshError: internal(MeshError),
+  NodeNotFoundError: refused(NodeNotFoundError, 404, 'node_not_found'),
+  ModuleNotAssignedError: refused(ModuleNotAssignedError, 404, 'module_not_assigned'),
+  NodeExistsError: refused(NodeExistsError, 409, 'node_exists'),
+  AlreadyAssignedError: refused(AlreadyAssignedError, 409, 'already_assigned'),
+  ProviderKindConflictError: refused(ProviderKindConflictError, 409, 'provider_kind_conflict'),
+  NotAProviderError: refused(NotAProviderError, 422, 'not_a_provider'),
+  DuplicateRelationError: refused(DuplicateRelationError, 409, 'duplicate_relation'),
+  SelfConsumptionError: refused(SelfConsumptionError, 422, 'self_consumption'),
+  RelationNotFoundError: refused(RelationNotFoundError, 404, 'relation_not_found'),
+  ProvisionNotMintedError: refused(ProvisionNotMintedError, 409, 'not_minted'),
+  HasDependentsError: refused(HasDependentsError, 409, 'has_dependents', { details: (e) => e.dependents }),
+  RemovalTooLargeError: refused(RemovalTooLargeError, 422, 'removal_too_large'),
+  LimitReachedError: refused(LimitReachedError, 422, 'limit_reached', {
+    details: (e) => ({ node: e.node, limit: e.limit, max: e.max }),
+  }),
+  // The push names the node in `unsendable` and goes on; it never ends a request.
+  DeclarationTooLargeError: internal(DeclarationTooLargeError),
+  MeshRaceError: tryAgain(MeshRaceError, contention),
+  PushContentionError: tryAgain(PushContentionError, contention),
+  // Met while an upgrade is settled on the queue, which rejects the message (lib/core/control/settle.ts).
+  ModuleNotFoundError: internal(ModuleNotFoundError),
+  PushFlowFailedError: relaying(PushFlowFailedError, (e) => e.error),
+  PushFlowUnavailableError: tryAgain(PushFlowUnavailableError, {
+    says: 'the push flow could not be started',
+  }),
+  PushRecordConflictError: internal(PushRecordConflictError),
+  'Lambda.TooManyRequestsException': lambdaFault,
+  'Lambda.ServiceException': lambdaFault,
+  'Lambda.AWSLambdaException': lambdaFault,
+  'Lambda.SdkClientException': lambdaFault,
+});
+
+/**
+ * What a push can fail with, by the name its record and the flow carry: the mesh's errors, the
+ * push flow's own and a store that stayed away.
+ */
+export const pushFailures = new ErrorTable({}, storeErrors, meshErrors);

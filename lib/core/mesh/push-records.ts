@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { Log, PushAsker, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
-import { MeshError } from './errors.ts';
+import { pushFailures } from './errors.ts';
 
 /**
  * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is
@@ -33,7 +33,7 @@ export type PushRecord = {
   readonly behindCount: number;
   /** The name of what failed (`NodeNotFoundError`, `States.Timeout`, …). */
   readonly error: string | null;
-  /** Its message, kept only for the failures operators are told about (`toldFailures`), never a defect's. */
+  /** Its message, kept only when its row says operators are told it (`pushFailures`), never a defect's. */
   readonly errorMessage?: string | null;
   /** Set by the flow at each round while it runs (best effort); absent on older records. */
   readonly progress?: {
@@ -68,14 +68,6 @@ export interface PushRecordReader {
   /** The newest first, read strongly consistent. */
   list(limit: number): Promise<PushRecord[]>;
   read(id: string): Promise<PushRecord | undefined>;
-}
-
-/** A record's write found it already started (a repeated id) or already done; nothing was written. */
-export class PushRecordConflictError extends MeshError {
-  override name = 'PushRecordConflictError';
-  constructor(id: string, step: 'start' | 'finish', options?: ErrorOptions) {
-    super(`push ${id} is already ${step === 'start' ? 'recorded' : 'done'}`, options);
-  }
 }
 
 /** `20260722T101500123Z-4f2a9c`: the start time to the millisecond, then six random hex digits. */
@@ -122,7 +114,7 @@ export class RecordedPushFlow implements PushFlow {
         ...finished(running, this.#now()),
         outcome: 'failed' as const,
         error: name,
-        errorMessage: toldFailures.includes(name) ? (error as Error).message : null,
+        errorMessage: pushFailures.named(name)?.told ? (error as Error).message : null,
       };
       await this.#quietly(failed, () => this.#records.finish(failed));
       throw error;
@@ -206,18 +198,6 @@ export function outcomeOfRecord(record: PushRecord): PushOutcome {
     ...(cut ? { flushedCount: record.flushedCount, behindCount: record.behindCount } : {}),
   };
 }
-
-/**
- * The failures whose message an operator is told (they name a node, or say to try again); a
- * defect's message stays in the log.
- */
-export const toldFailures: readonly string[] = [
-  'NodeNotFoundError',
-  'PushContentionError',
-  'MeshRaceError',
-  'StoreUnavailableError',
-  'PushFlowUnavailableError',
-];
 
 /** A failed flow is named by what a Task threw (PushFlowFailedError.error); anything else by its class. */
 function nameOf(error: unknown): string {

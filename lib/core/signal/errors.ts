@@ -1,3 +1,5 @@
+import { ErrorTable, internal } from '../error-table.ts';
+
 /** The signal area's one error tree: the change signal, the broker's authorizer and presence. */
 export class SignalError extends Error {
   override name = 'SignalError';
@@ -17,3 +19,11 @@ export class PresenceOfUnknownNodeError extends SignalError {
 export class BrokerAwayError extends SignalError {
   override name = 'BrokerAwayError';
 }
+
+/** None reaches a client: presence settles them, and a signal that could not be published is counted. */
+export const signalErrors = new ErrorTable({
+  SignalError: internal(SignalError),
+  StalePresenceError: internal(StalePresenceError),
+  PresenceOfUnknownNodeError: internal(PresenceOfUnknownNodeError),
+  BrokerAwayError: internal(BrokerAwayError),
+});
