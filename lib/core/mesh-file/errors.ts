@@ -1,0 +1,18 @@
+import { ErrorTable, refused } from '../error-table.ts';
+import { MassRemovalError, StalePlanError } from './plan-checks.ts';
+import { BadMeshFileError } from './problems.ts';
+import { BadSelectorError } from './selectors.ts';
+
+/** The mesh file's errors and their answers: a bad file names every problem, a stale plan both revisions. */
+export const meshFileErrors = new ErrorTable({
+  BadMeshFileError: refused(BadMeshFileError, 422, 'bad_mesh_file', {
+    details: (e) => ({ problems: e.problems, omitted: e.omitted }),
+  }),
+  MassRemovalError: refused(MassRemovalError, 409, 'mass_removal', {
+    details: (e) => ({ nodes: e.removal.nodes, relations: e.removal.relations }),
+  }),
+  StalePlanError: refused(StalePlanError, 409, 'stale_plan', {
+    details: (e) => ({ planned: e.planned, current: e.current }),
+  }),
+  BadSelectorError: refused(BadSelectorError, 400, 'bad_selector'),
+});
