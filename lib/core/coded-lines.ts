@@ -4,6 +4,8 @@
  * the beds, the benches) read the code and the fields, which keep their meaning when the words
  * change. Every code is listed in docs/codes.md; test/unit/coded-lines.test.ts holds the list.
  */
+import type { Log } from './ports.ts';
+
 export type Level = 'info' | 'warn' | 'error';
 
 export type CodedLine<Fields extends object> = {
@@ -32,7 +34,12 @@ export function codedLine<Fields extends object = Record<string, never>>(
 }
 
 export function say<Fields extends object>(line: CodedLine<Fields>, fields: Fields): Said {
-  return { code: line.code, level: line.level, message: line.text(fields), fields: { ...(fields as Record<string, unknown>) } };
+  return {
+    code: line.code,
+    level: line.level,
+    message: line.text(fields),
+    fields: { ...(fields as Record<string, unknown>) },
+  };
 }
 
 /** The fields of `said` when it is a `line`, typed as that line's; undefined when it is another. */
@@ -43,6 +50,14 @@ export function fieldsOf<Fields extends object>(said: Said, line: CodedLine<Fiel
 /** The line for programs: one JSON object, code first. */
 export function jsonLine(said: Said): string {
   return JSON.stringify({ code: said.code, level: said.level, message: said.message, ...said.fields });
+}
+
+/**
+ * Logs a line through the Log port (Powertools' JSON on AWS and in `npm start`): the text is the
+ * log's message, and the code and the fields sit beside it, as `extra` does (the error, say).
+ */
+export function logLine(log: Log, said: Said, extra: Record<string, unknown> = {}): void {
+  log[said.level](said.message, { code: said.code, ...said.fields, ...extra });
 }
 
 /** The line as printed, newline included: `prefix` and the text for people, or the JSON line. */

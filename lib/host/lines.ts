@@ -1,4 +1,11 @@
-import { type CodedLine, codedLine, type LineFormat, printedLine, type Said, say } from '../core/coded-lines.ts';
+import {
+  type CodedLine,
+  codedLine,
+  type LineFormat,
+  printedLine,
+  type Said,
+  say,
+} from '../core/coded-lines.ts';
 
 /**
  * What `mesh-host run` says as it goes (docs/codes.md); people see each after `mesh-host NODE: `.
@@ -54,7 +61,8 @@ export const agentLines = {
   reportWaiting: codedLine<{ readonly state: string; readonly revision: number; readonly reason: string }>(
     'host.report-waiting',
     'warn',
-    ({ state, revision, reason }) => `report ${state} of revision ${revision} is waiting to be sent: ${reason}`,
+    ({ state, revision, reason }) =>
+      `report ${state} of revision ${revision} is waiting to be sent: ${reason}`,
   ),
   sequenceReset: codedLine<{
     readonly sequence: number;
@@ -97,7 +105,11 @@ export const agentLines = {
     'info',
     ({ url }) => `the broker is back: on the signal again at ${url}, polling stopped`,
   ),
-  brokerUnreachable: codedLine<{ readonly url: string; readonly reason: string; readonly pollSeconds: number }>(
+  brokerUnreachable: codedLine<{
+    readonly url: string;
+    readonly reason: string;
+    readonly pollSeconds: number;
+  }>(
     'host.signal.unreachable',
     'warn',
     ({ url, reason, pollSeconds }) =>
@@ -106,7 +118,8 @@ export const agentLines = {
   brokerLost: codedLine<{ readonly reason: string; readonly pollSeconds: number }>(
     'host.signal.lost',
     'warn',
-    ({ reason, pollSeconds }) => `lost the broker (${reason}); polling every ${pollSeconds} s until it is back`,
+    ({ reason, pollSeconds }) =>
+      `lost the broker (${reason}); polling every ${pollSeconds} s until it is back`,
   ),
   brokerNamed: codedLine<{ readonly url: string; readonly moved: boolean }>(
     'host.signal.named',

@@ -1,5 +1,5 @@
-import type { SignalChannel } from '../../core/signal/channel.ts';
 import { type CodedLine, type Said, say as sayLine } from '../../core/coded-lines.ts';
+import type { SignalChannel } from '../../core/signal/channel.ts';
 import { type AgentLog, agentLines } from '../lines.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, SequenceAheadRefusedError } from './errors.ts';
 import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport, SignalLink } from './ports.ts';

@@ -1,5 +1,5 @@
-import type { NodeSignal, SignalChannel } from '../../core/signal/channel.ts';
 import { type CodedLine, say } from '../../core/coded-lines.ts';
+import type { NodeSignal, SignalChannel } from '../../core/signal/channel.ts';
 import { type AgentLog, agentLines } from '../lines.ts';
 import type { SignalLink } from './ports.ts';
 

@@ -61,7 +61,8 @@ async function runEnrol(
   },
 ): Promise<ExitCode> {
   const print = hostPrinter(lineFormatOf(process.env.MESH_LOG_FORMAT));
-  const complain = (problem: string) => print(streams.err, 'mesh-host: ', commandLines.refusedArguments, { problem });
+  const complain = (problem: string) =>
+    print(streams.err, 'mesh-host: ', commandLines.refusedArguments, { problem });
   const chosen = await chooseToken({
     token: raw.token as string | undefined,
     tokenFrom: raw.tokenFrom as string | undefined,
@@ -131,7 +132,10 @@ async function runEnrol(
       });
       return outcome.status === 400 || outcome.status === 413 ? ExitCode.usage : ExitCode.enrolRefused;
     case 'unreachable':
-      print(streams.err, 'mesh-host: ', commandLines.unreachable, { api: options.api, reason: outcome.message });
+      print(streams.err, 'mesh-host: ', commandLines.unreachable, {
+        api: options.api,
+        reason: outcome.message,
+      });
       return ExitCode.unavailable;
   }
 }

@@ -79,7 +79,8 @@ async function runRotate(raw: Record<string, unknown>): Promise<ExitCode> {
         previous: outcome.previous,
         thumbprint: outcome.thumbprint,
       });
-    else print(process.stdout, '', commandLines.rotationFinished, { node, thumbprint: outcome.thumbprint, dir });
+    else
+      print(process.stdout, '', commandLines.rotationFinished, { node, thumbprint: outcome.thumbprint, dir });
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof ApiUnreachableError)) throw error;

@@ -10,8 +10,8 @@ import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier } from '../agent/shell-applier.ts';
 import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
-import { connectPassword } from '../proof.ts';
 import { type AgentLog, agentLines, commandLines, hostPrinter } from '../lines.ts';
+import { connectPassword } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
 const runOptions = z.object({
