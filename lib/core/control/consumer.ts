@@ -231,5 +231,10 @@ const messageAbout = (message: ControlMessage) => ({ type: message.type, subject
 /** What a line says the message is about; a report's node and sequence too, as the fault rig counts by them. */
 const aboutMessage = (message: ControlMessage): About =>
   message.type === 'report'
-    ? { ...messageAbout(message), node: message.body.node, sequence: message.body.sequence }
+    ? {
+        ...messageAbout(message),
+        node: message.body.node,
+        sequence: message.body.sequence,
+        state: message.body.state,
+      }
     : messageAbout(message);

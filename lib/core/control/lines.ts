@@ -6,6 +6,7 @@ export type About = {
   readonly subject: string;
   readonly node?: string;
   readonly sequence?: number;
+  readonly state?: string;
 };
 
 type HeldOrLost = About & { readonly seconds: number; readonly reason: string };
