@@ -127,12 +127,12 @@ export const agentLines = {
     ({ url, moved }) => `the control plane ${moved ? 'moved' : 'named'} the broker: ${url}`,
   ),
   signalled: codedLine<{ readonly revision: number }>(
-    'host.signalled',
+    'host.signal.revision',
     'info',
     ({ revision }) => `signal: revision ${revision} was sent; fetching it`,
   ),
   signalledRevoked: codedLine(
-    'host.signalled-revoked',
+    'host.signal.revoked',
     'info',
     () => 'signal: this node’s host identity was revoked; asking the control plane',
   ),
@@ -199,7 +199,7 @@ export const commandLines = {
       `rotated ${node}'s keys: key ${previous} replaced by ${thumbprint}, which the control plane takes now; the old key is refused`,
   ),
   rotationFinished: codedLine<{ readonly node: string; readonly thumbprint: string; readonly dir: string }>(
-    'host.rotated-earlier',
+    'host.rotate.finished',
     'info',
     ({ node, thumbprint, dir }) =>
       `finished an earlier rotation of ${node}'s keys: the control plane had switched to key ${thumbprint}; it is now the key in ${dir}`,
