@@ -43,7 +43,9 @@ describe('npm start: the local runtime as a real process', () => {
     };
 
     const first = watch(process.execPath, ['bin/local.ts'], { env });
-    const { dynamodb: dynamodbEndpoint } = await first.waitForCode(runtimeLines.stores, { timeoutMs: 30_000 });
+    const { dynamodb: dynamodbEndpoint } = await first.waitForCode(runtimeLines.stores, {
+      timeoutMs: 30_000,
+    });
     await first.waitForCode(runtimeLines.ready);
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);

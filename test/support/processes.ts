@@ -146,10 +146,18 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The JSON a command printed (from its first `{`), or undefined when it printed none. */
+/**
+ * The JSON document a command printed under --json (its result, indented, so its first and last
+ * lines are `{` and `}` alone), or undefined when it printed none; the coded lines on its
+ * stderr, one object a line, are not it.
+ */
 export function printedJson(output: string): unknown {
+  const lines = output.split('\n');
+  const start = lines.findIndex((line) => line === '{' || line === '{}');
+  if (start < 0) return undefined;
+  const end = lines[start] === '{}' ? start : lines.indexOf('}', start);
   try {
-    return JSON.parse(output.slice(output.indexOf('{')));
+    return JSON.parse(lines.slice(start, end + 1).join('\n'));
   } catch {
     return undefined;
   }

@@ -7,7 +7,7 @@ import { consumerLines } from '../../lib/core/control/lines.ts';
 import { signalLines } from '../../lib/core/signal/lines.ts';
 import { agentLines, commandLines } from '../../lib/host/lines.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
-import { codedLineReader, codedLinesIn } from '../support/processes.ts';
+import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
 const catalogues = { runtimeLines, consumerLines, signalLines, agentLines, commandLines, cliLines };
 const every: Array<CodedLine<never>> = Object.values(catalogues).flatMap(
@@ -64,6 +64,14 @@ describe('coded lines: what a program reads of Mesh’s output', () => {
     read(output.slice(0, 30));
     read(output.slice(30));
     expect(split).toEqual([heard]);
+  });
+
+  it('finds the --json result among the coded lines on stderr', () => {
+    const note = jsonLine(say(cliLines.tokenFileNext, { node: 'a', file: 'a.token' }));
+    const result = JSON.stringify({ node: 'a', tokenFile: 'a.token' }, null, 2);
+    expect(printedJson(`${note}\n${result}\n${note}\n`)).toEqual({ node: 'a', tokenFile: 'a.token' });
+    expect(printedJson(`${note}\n{}\n`)).toEqual({});
+    expect(printedJson(`${note}\n`)).toBeUndefined();
   });
 
   it('prints JSON only when asked: MESH_LOG_FORMAT=json', () => {
