@@ -46,6 +46,16 @@ export const runtimeLines = {
     'error',
     ({ reason }) => reason,
   ),
+  brokerAuthorizerFailed: codedLine<{ readonly reason: string }>(
+    'broker.authorizer-failed',
+    'warn',
+    () => 'the broker authorizer failed; connect refused',
+  ),
+  brokerPresenceNotRecorded: codedLine<{ readonly client: string; readonly reason: string }>(
+    'broker.presence-not-recorded',
+    'warn',
+    ({ client }) => `presence of ${client} not recorded`,
+  ),
 } as const;
 
 /** Prints one of the runtime's lines on `stream`: after `mesh: ` for people, or one JSON line. */

@@ -8,4 +8,19 @@ export const signalLines = {
     ({ node, revision }) =>
       `the signal of ${node} for revision ${revision} was not published; its host catches up on its next connect or safety fetch`,
   ),
+  presence: codedLine<{ readonly node: string; readonly state: string; readonly at: string }>(
+    'signal.presence',
+    'info',
+    ({ node, state }) => `node ${node} ${state}`,
+  ),
+  presenceStale: codedLine<{ readonly node: string; readonly state: string; readonly at: string }>(
+    'signal.presence-stale',
+    'info',
+    ({ node, state }) => `kept the newer presence of ${node} over a late ${state}`,
+  ),
+  presenceUnknown: codedLine<{ readonly node: string; readonly state: string; readonly at: string }>(
+    'signal.presence-unknown',
+    'warn',
+    ({ node }) => `presence of ${node}, which is not a node of the mesh`,
+  ),
 } as const;
