@@ -2,30 +2,30 @@ import { codedLine } from '../core/coded-lines.ts';
 
 /**
  * What `mesh` says on stderr besides its result (docs/codes.md): progress, notes, failures. For
- * people each is a line; under `--json` each is one JSON line with its code, the result still
- * the one document on stdout.
+ * people each is a line, a failure after `mesh: `; under `--json` each is one JSON line with its
+ * code, the result still the one document on stdout.
  */
 export const cliLines = {
   unreachable: codedLine<{ readonly reason: string }>(
     'cli.unreachable',
     'error',
-    ({ reason }) => `mesh: ${reason}; is it running? (npm start, or --api URL)`,
+    ({ reason }) => `${reason}; is it running? (npm start, or --api URL)`,
   ),
   refused: codedLine<{ readonly reason: string; readonly status: number; readonly detail: string }>(
     'cli.refused',
     'error',
-    ({ detail }) => `mesh: ${detail}`,
+    ({ detail }) => `${detail}`,
   ),
-  failed: codedLine<{ readonly reason: string }>('cli.failed', 'error', ({ reason }) => `mesh: ${reason}`),
+  failed: codedLine<{ readonly reason: string }>('cli.failed', 'error', ({ reason }) => reason),
   usage: codedLine<{ readonly problem: string; readonly argument?: string }>(
     'cli.usage',
     'error',
-    ({ problem, argument }) => `mesh: ${argument ? `${argument}: ` : ''}${problem}`,
+    ({ problem, argument }) => `${argument ? `${argument}: ` : ''}${problem}`,
   ),
   fileExists: codedLine<{ readonly reason: string }>(
     'cli.file-exists',
     'error',
-    ({ reason }) => `mesh: ${reason}; no token was issued`,
+    ({ reason }) => `${reason}; no token was issued`,
   ),
   planning: codedLine<{ readonly what: string }>(
     'push.planning',
@@ -53,13 +53,12 @@ export const cliLines = {
   pushFailed: codedLine<{ readonly push: string; readonly reason: string }>(
     'push.failed',
     'error',
-    ({ push, reason }) => `mesh: push ${push} failed: ${reason}`,
+    ({ push, reason }) => `push ${push} failed: ${reason}`,
   ),
   pushUnfinished: codedLine<{ readonly push: string }>(
     'push.unfinished',
     'error',
-    ({ push }) =>
-      `mesh: push ${push} never finished (its flow stopped); run mesh push --behind to finish its work`,
+    ({ push }) => `push ${push} never finished (its flow stopped); run mesh push --behind to finish its work`,
   ),
   tokenShownOnce: codedLine<{ readonly node: string; readonly valid: string }>(
     'token.shown-once',

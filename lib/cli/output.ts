@@ -12,7 +12,7 @@ export type Output = {
   line(text: string): void;
   /** The command's result for scripts; printed only under --json. */
   result(value: unknown): void;
-  /** A coded line on stderr: progress of a long operation, a note, a failure. */
+  /** A coded line on stderr: progress of a long operation, a note, a failure (after `mesh: `). */
   say<Fields extends object>(line: CodedLine<Fields>, fields: Fields): void;
 };
 
@@ -26,7 +26,8 @@ export function makeOutput(json: boolean, streams = { out: process.stdout, err: 
       if (json) streams.out.write(`${JSON.stringify(value, null, 2)}\n`);
     },
     say: (line, fields) => {
-      streams.err.write(printedLine(say(line, fields), json ? 'json' : 'text'));
+      const said = say(line, fields);
+      streams.err.write(printedLine(said, json ? 'json' : 'text', said.level === 'error' ? 'mesh: ' : ''));
     },
   };
 }
