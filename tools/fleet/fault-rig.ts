@@ -146,8 +146,10 @@ export class FaultRig {
   killWhen(where: (said: Heard) => boolean): Promise<void> {
     const run = this.runs.at(-1) as Watched;
     return new Promise((resolveKill) => {
+      let killed = false;
       const read = codedLineReader((said) => {
-        if (!where(said) || run.child.signalCode) return;
+        if (killed || !where(said)) return;
+        killed = true;
         run.child.stdout?.off('data', onData);
         run.child.kill('SIGKILL');
         void run.exited().then(() => resolveKill());
