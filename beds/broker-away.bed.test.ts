@@ -1,13 +1,15 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { signalLines } from '../lib/core/signal/lines.ts';
+import { agentLines } from '../lib/host/lines.ts';
 import { addAndEnrol, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
+import { bedLines } from './support/bed-lines.ts';
 
 const appliedRevisions = (bed: Bed, node: string) => {
   const log = join(bed.recordDir(node), 'applied.log');
   return existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map(Number) : [];
 };
-const times = (text: string, pattern: RegExp) => text.match(new RegExp(pattern, 'g'))?.length ?? 0;
 const hosts = ['web-1', 'web-2'];
 
 /** Pushes every node behind and waits until each host applied what it was sent. */
@@ -41,7 +43,7 @@ it('hosts fall back to polling while the broker is away, still apply a push, and
       await expectOk(bed.mesh('assign', node, 'app'), `assign ${node} app`);
     }
     const running = hosts.map((node) => bed.startHost(node, { interval: 2 }));
-    await Promise.all(running.map((host) => host.waitFor(/on the signal at mqtt:\/\//)));
+    await Promise.all(running.map((host) => host.waitForCode(agentLines.onSignal)));
     await pushAndApply(bed, 'the first declaration, on the signal');
     await eventually('both hosts online', async () => {
       const seen = await status(bed);
@@ -49,9 +51,11 @@ it('hosts fall back to polling while the broker is away, still apply a push, and
     });
 
     writeFileSync(brokerOff, 'off\n');
-    await controlPlane.waitFor(/bed: the broker is stopped/);
+    await controlPlane.waitForCode(bedLines.brokerStopped);
     await Promise.all(
-      running.map((host) => host.waitFor(/lost the broker \(.*\); polling every 2 s until it is back/)),
+      running.map((host) =>
+        host.waitForCode(agentLines.brokerLost, { where: (lost) => lost.pollSeconds === 2 }),
+      ),
     );
     const offline = await eventually('both hosts offline', async () => {
       const seen = await status(bed);
@@ -59,11 +63,11 @@ it('hosts fall back to polling while the broker is away, still apply a push, and
     });
     for (const node of hosts) await expectOk(bed.mesh('assign', node, 'cache'), `assign ${node} cache`);
     await pushAndApply(bed, 'a push while the broker is away, by polling');
-    expect(controlPlane.output()).toMatch(/was not published; its host catches up/);
+    expect(controlPlane.heard().some((said) => said.code === signalLines.notPublished.code)).toBe(true);
 
     rmSync(brokerOff);
-    await controlPlane.waitFor(/bed: the broker is started again/);
-    await Promise.all(running.map((host) => host.waitFor(/the broker is back: on the signal again/, 45_000)));
+    await controlPlane.waitForCode(bedLines.brokerStarted);
+    await Promise.all(running.map((host) => host.waitForCode(agentLines.brokerBack, { timeoutMs: 45_000 })));
     await eventually('both hosts online again', async () => {
       const seen = await status(bed);
       return hosts.every((node) => seen.get(node)?.online === true) ? true : undefined;
@@ -72,8 +76,9 @@ it('hosts fall back to polling while the broker is away, still apply a push, and
     await pushAndApply(bed, 'a push on the signal again');
 
     for (const [index, node] of hosts.entries()) {
-      const said = running[index]?.output() ?? '';
-      expect(times(said, /signal: revision \d+ was sent; fetching it/), node).toBeGreaterThanOrEqual(2);
+      const signalled =
+        running[index]?.heard().filter((said) => said.code === agentLines.signalled.code) ?? [];
+      expect(signalled.length, node).toBeGreaterThanOrEqual(2);
       expect(offline.get(node)?.lastHeard, node).not.toBeNull();
     }
   }));

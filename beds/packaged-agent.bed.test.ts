@@ -9,6 +9,8 @@ import {
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
+import { agentLines, commandLines } from '../lib/host/lines.ts';
+import { codedLinesIn } from '../test/support/processes.ts';
 import { ensureExecutable } from '../tools/packaging/package.ts';
 import { eventually, expectOk, inBed, status } from './support/bed.ts';
 
@@ -31,7 +33,12 @@ it('the packaged mesh-host, alone with no node on PATH, enrols, applies a push a
     chmodSync(agent, 0o755);
     const machine = {
       cwd: join(bed.dir, 'machine'),
-      env: { PATH: binDir, BED_RECORD_DIR: bed.recordDir('edge'), BED_APPLY_DELAY_MS: '0' },
+      env: {
+        PATH: binDir,
+        MESH_LOG_FORMAT: 'json',
+        BED_RECORD_DIR: bed.recordDir('edge'),
+        BED_APPLY_DELAY_MS: '0',
+      },
     };
     const nodeOnPath = machine.env.PATH.split(delimiter).filter((dir) => existsSync(join(dir, 'node')));
     expect(nodeOnPath).toEqual([]);
@@ -51,7 +58,9 @@ it('the packaged mesh-host, alone with no node on PATH, enrols, applies a push a
       machine,
     );
     expect(enrolled.code, enrolled.output).toBe(0);
-    expect(enrolled.output).toMatch(/enrolled edge at /);
+    expect(codedLinesIn(enrolled.output)).toContainEqual(
+      expect.objectContaining({ code: commandLines.enrolled.code, node: 'edge' }),
+    );
 
     const host = bed.spawnExecutable(
       'packaged host edge',
@@ -59,7 +68,7 @@ it('the packaged mesh-host, alone with no node on PATH, enrols, applies a push a
       ['run', '--dir', hostDir, '--interval', '1', '--apply', `${process.execPath} ${applyHook}`],
       machine,
     );
-    await host.waitFor(/waiting for a first declaration/);
+    await host.waitForCode(agentLines.waitingFirst);
     // The process running is the artifact itself, not a Node started on its behalf.
     expect(readlinkSync(`/proc/${host.child.pid}/exe`)).toBe(agent);
 

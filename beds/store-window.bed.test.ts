@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
+import { consumerLines } from '../lib/core/control/lines.ts';
+import { commandLines } from '../lib/host/lines.ts';
 import { addAndEnrol, eventually, expectOk, inBed, issueToken, status } from './support/bed.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -33,20 +35,27 @@ it('a report held and an enrolment told to try again while the store is away bot
     );
 
     await bed.stopStore();
-    const enrol = bed.spawn('mesh-host enrol second', [
-      join(root, 'bin/mesh-host.ts'),
-      'enrol',
-      '--api',
-      bed.apiUrl,
-      '--node',
-      'second',
-      '--token',
-      token,
-      '--dir',
-      bed.hostDir('second'),
-    ]);
-    await enrol.waitFor(/told to try again/, 20_000);
-    await controlPlane.waitFor(/held report report:control-node/, 30_000);
+    const enrol = bed.spawn(
+      'mesh-host enrol second',
+      [
+        join(root, 'bin/mesh-host.ts'),
+        'enrol',
+        '--api',
+        bed.apiUrl,
+        '--node',
+        'second',
+        '--token',
+        token,
+        '--dir',
+        bed.hostDir('second'),
+      ],
+      { ...process.env, MESH_LOG_FORMAT: 'json' },
+    );
+    await enrol.waitForCode(commandLines.toldToTryAgain, { timeoutMs: 20_000 });
+    await controlPlane.waitForCode(consumerLines.held, {
+      where: (held) => held.type === 'report' && held.node === 'control-node',
+      timeoutMs: 30_000,
+    });
     expect(enrol.child.exitCode).toBeNull();
 
     await bed.startStore();
@@ -60,8 +69,11 @@ it('a report held and an enrolment told to try again while the store is away bot
       },
       60_000,
     );
-    expect(controlPlane.output()).toMatch(/recorded report \d+ \(applied, revision \d+\)/);
-    expect(controlPlane.output()).not.toMatch(/lost report/);
+    const reports = controlPlane.heard().filter((said) => said.type === 'report');
+    expect(reports.some((said) => said.code === consumerLines.settled.code && said.state === 'applied')).toBe(
+      true,
+    );
+    expect(reports.filter((said) => said.code === consumerLines.lost.code)).toEqual([]);
 
     const generated = JSON.parse(readFileSync(join(bed.hostDir('second'), 'signing.jwk'), 'utf8')) as {
       x: string;

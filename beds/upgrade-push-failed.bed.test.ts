@@ -1,6 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { consumerLines } from '../lib/core/control/lines.ts';
 import { addAndEnrol, appliedVersion, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 const carriers = ['web-1', 'web-2'];
@@ -30,7 +31,10 @@ it('an upgrade whose push failed leaves its carriers behind, and push --behind f
 
     writeFileSync(failUpgradePush, 'on\n');
     await expectOk(bed.mesh('upgrade', 'app', '3.0'), 'mesh upgrade app 3.0');
-    await bed.process('control-plane').waitFor(/push after upgrading app failed/, 30_000);
+    await bed.process('control-plane').waitForCode(consumerLines.upgradePushFailed, {
+      where: (failed) => failed.module === 'app',
+      timeoutMs: 30_000,
+    });
     const behind = await status(bed);
     expect(carriers.map((node) => behind.get(node)?.behind)).toEqual([true, true]);
     expect(carriers.map((node) => appliedVersion(bed, node, 'app'))).toEqual(['2.0', '2.0']);

@@ -6,6 +6,7 @@ import {
   enrolPackaged,
   meshCli,
   packagedHere,
+  saidApplied,
   shippedFlags,
   spawnWatched,
   untilSeen,
@@ -90,14 +91,9 @@ export async function run(): Promise<BenchTable[]> {
         ? spawnWatched(here.hostPath, runArgs)
         : spawnWatched(here.nodePath, [...variant.flags, here.bundlePath, ...runArgs]);
       agents.push(agent);
-      await untilSeen(
-        () => /applied revision/.test(agent.output()),
-        `${variant.name} to start`,
-        agent.output,
-        {
-          everyMs: 5,
-        },
-      );
+      await untilSeen(() => saidApplied(agent), `${variant.name} to start`, agent.output, {
+        everyMs: 5,
+      });
       samples.push({
         startMs: performance.now() - started,
         startCpuMs: readRunTimeMs(agent.child.pid as number),
@@ -120,7 +116,7 @@ export async function run(): Promise<BenchTable[]> {
         const outcome = await parts.pushFlow.push({ node });
         const revision = outcome.pushed?.revision;
         await untilSeen(
-          () => agent.output().includes(`applied revision ${revision}\n`),
+          () => saidApplied(agent, revision),
           `${variant.name} to apply revision ${revision}`,
           agent.output,
           { everyMs: 2 },

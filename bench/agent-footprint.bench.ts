@@ -10,6 +10,7 @@ import {
   enrolPackaged,
   meshCli,
   packagedHere,
+  saidApplied,
   shippedFlags,
   spawnWatched,
   untilSeen,
@@ -125,11 +126,7 @@ export async function run(): Promise<BenchTable[]> {
         children.push(agent.child);
         started.push(agent.child);
         if (variant.agent) {
-          await untilSeen(
-            () => /applied revision/.test(agent.output()),
-            `${variant.name} to apply its push`,
-            agent.output,
-          );
+          await untilSeen(() => saidApplied(agent), `${variant.name} to apply its push`, agent.output);
         }
       }
       // Let start-up garbage settle before the idle minute begins.

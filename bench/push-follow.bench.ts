@@ -2,29 +2,34 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { cliLines } from '../lib/cli/lines.ts';
+import type { PushOutcome } from '../lib/core/ports.ts';
 import { startLocalApi } from '../lib/runtime/http-server.ts';
 import { partsFor } from '../lib/wiring.ts';
+import { codedLineReader, printedJson } from '../test/support/processes.ts';
 import { seed, seedItems } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
 
 const root = join(import.meta.dirname, '..');
 
-/** `mesh CMD…` against `api`: its exit code, its stdout, and how many progress lines it showed. */
+/** `mesh CMD… --json` against `api`: its exit code, its stdout, and how many rounds' progress it showed. */
 function mesh(api: string, args: readonly string[]) {
   return new Promise<{ code: number | null; stdout: string; progress: number; ms: number }>((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [join(root, 'bin/mesh.ts'), '--api', api, ...args], { cwd: root });
+    const child = spawn(process.execPath, [join(root, 'bin/mesh.ts'), '--api', api, '--json', ...args], {
+      cwd: root,
+    });
     let stdout = '';
     let progress = 0;
     child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
     });
-    child.stderr.on('data', (chunk: Buffer) => {
-      const lines = chunk.toString().split('\n').filter(Boolean);
-      progress += lines.filter((line) => / round \d+ \[/.test(line)).length;
-      for (const line of lines) process.stderr.write(`bench push-follow: mesh: ${line}\n`);
+    const read = codedLineReader((said) => {
+      if (said.code === cliLines.progress.code && said.round !== null) progress += 1;
+      process.stderr.write(`bench push-follow: mesh: ${said.message}\n`);
     });
+    child.stderr.on('data', (chunk: Buffer) => read(chunk.toString()));
     child.on('close', (code) => resolve({ code, stdout, progress, ms: performance.now() - started }));
   });
 }
@@ -52,10 +57,10 @@ export async function run(): Promise<BenchTable[]> {
         const changed = performance.now();
         const { carriers } = await parts.moduleVersions.setModuleVersion('base', '2.0');
         const markMs = performance.now() - changed;
-        // as an operator sees it: progress on stderr, the result on stdout (--json shows no progress)
+        // progress on stderr (one coded line each), the push's answer on stdout
         const pushed = await mesh(api.url, ['push', '--behind', '--full', '--max-rounds', '3']);
-        const consistent = /the mesh is consistent \((\d+) flushed in \d+ rounds?\)/.exec(pushed.stdout);
-        const flushed = Number(consistent?.[1] ?? 0);
+        const answer = printedJson(pushed.stdout) as PushOutcome | undefined;
+        const flushed = answer?.behind.length === 0 ? (answer.flushedCount ?? answer.flushed.length) : 0;
         if (pushed.code !== 0 || flushed !== carriers.length)
           throw new Error(
             `the push did not send every node: exit ${pushed.code}, ${flushed} of ${carriers.length}\n${pushed.stdout.slice(-500)}`,

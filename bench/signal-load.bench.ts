@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import type { SignalChannel } from '../lib/core/signal/channel.ts';
 import { generateNodeKeys, type NodeKeys } from '../lib/host/keys.ts';
+import { runtimeLines } from '../lib/runtime/lines.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
 import { watch } from '../test/support/processes.ts';
 import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';
@@ -48,6 +49,7 @@ export async function run(): Promise<BenchTable[]> {
     MESH_MQTT_PORT: '0',
     MESH_DATA: dataDir,
     MESH_LOG_LEVEL: 'ERROR',
+    MESH_LOG_FORMAT: 'json',
   };
   delete env.AWS_ENDPOINT_URL;
   delete env.AWS_ENDPOINT_URL_DYNAMODB;
@@ -60,7 +62,7 @@ export async function run(): Promise<BenchTable[]> {
     if (runtime.child.pid) peakMb = Math.max(peakMb, rssMb(runtime.child.pid));
   }, 200);
   try {
-    await runtime.waitFor(/ready in/, 60_000);
+    await runtime.waitForCode(runtimeLines.ready, { timeoutMs: 60_000 });
     const pid = runtime.child.pid as number;
     const nodes = Array.from({ length: agents }, (_, i) => `load-${String(i).padStart(4, '0')}`);
     const keys = new Map<string, NodeKeys>();

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { inject } from 'vitest';
 import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
+import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { printedJson, type Watched, watch } from '../../test/support/processes.ts';
 import { rehearsalOperator } from '../../tools/rehearsal/operator-signature.ts';
@@ -81,6 +82,7 @@ export class Bed {
       MESH_PORT: String(port),
       MESH_MQTT_PORT: '0',
       MESH_DATA: join(this.dir, 'control'),
+      MESH_LOG_FORMAT: 'json',
       ...env,
     };
     delete processEnv.AWS_ENDPOINT_URL;
@@ -99,8 +101,11 @@ export class Bed {
           ]
         : [join(root, entry)];
     const watched = this.spawn('control-plane', args, processEnv);
-    const ready = await watched.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000);
-    this.apiUrl = ready[1] as string;
+    // The rehearsal's `--serve` prints prose of its own (tools/rehearsal/command.ts), read until it goes.
+    this.apiUrl =
+      bedTarget === 'local'
+        ? (await watched.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url
+        : ((await watched.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000))[1] as string);
     if (bedTarget === 'rehearsal') {
       const [, region] = await watched.waitFor(/MESH_SIGV4_REGION=(\S+)/);
       this.operatorEnvironment = {
@@ -211,6 +216,7 @@ export class Bed {
       ],
       {
         ...process.env,
+        MESH_LOG_FORMAT: 'json',
         BED_RECORD_DIR: this.recordDir(nodeName),
         BED_APPLY_DELAY_MS: String(options.applyDelayMs ?? 0),
       },

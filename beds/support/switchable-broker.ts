@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
+import { type CodedLine, lineFormatOf, printedLine, say as sayLine } from '../../lib/core/coded-lines.ts';
 import { embeddedBrokerService } from '../../lib/runtime/broker/broker-service.ts';
 import { controlEventSource } from '../../lib/runtime/event-source-control.ts';
 import { runLocalRuntime } from '../../lib/runtime/main.ts';
 import type { LocalService } from '../../lib/runtime/services.ts';
+import { bedLines } from './bed-lines.ts';
 
 /**
  * The local control plane whose embedded broker a bed can take away: while the file
@@ -16,6 +18,10 @@ if (!switchFile) {
   process.stderr.write('switchable-broker: BED_BROKER_OFF must name a file\n');
   process.exit(2);
 }
+
+const format = lineFormatOf(process.env.MESH_LOG_FORMAT);
+const say = (line: CodedLine<Record<string, never>>) =>
+  process.stdout.write(printedLine(sayLine(line, {}), format, 'bed: '));
 
 const switchableBroker: LocalService = {
   name: 'the embedded MQTT broker (the bed can stop it)',
@@ -30,10 +36,10 @@ const switchableBroker: LocalService = {
         if (off && running) {
           await running.stop();
           running = undefined;
-          process.stdout.write('bed: the broker is stopped\n');
+          say(bedLines.brokerStopped);
         } else if (!off && !running) {
           running = await embeddedBrokerService.start(parts);
-          process.stdout.write('bed: the broker is started again\n');
+          say(bedLines.brokerStarted);
         }
       } finally {
         turning = false;

@@ -2,6 +2,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { agentLines } from '../../lib/host/lines.ts';
+import { codedLineReader, type Heard } from '../../test/support/processes.ts';
 import { pinnedNode } from '../../tools/packaging/node-binaries.ts';
 import { packageMesh } from '../../tools/packaging/package.ts';
 import { executableNamed } from '../../tools/packaging/targets.ts';
@@ -66,19 +68,34 @@ export async function enrolPackaged(
   });
 }
 
-/** A running `mesh-host run` (or a baseline), with everything it printed so far. */
-export type WatchedProcess = { readonly child: ChildProcess; output(): string };
+/** A running `mesh-host run` (or a baseline), with everything it printed so far, and its coded lines. */
+export type WatchedProcess = { readonly child: ChildProcess; output(): string; heard(): readonly Heard[] };
 
+/** Its lines are JSON (MESH_LOG_FORMAT=json), so a bench reads codes and fields, not prose. */
 export function spawnWatched(binary: string, args: readonly string[]): WatchedProcess {
-  const child = spawn(binary, args, { env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binary, args, { env: { MESH_LOG_FORMAT: 'json' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const keep = (chunk: Buffer) => {
-    output += chunk.toString();
+  const heard: Heard[] = [];
+  const keep = () => {
+    const read = codedLineReader((said) => heard.push(said));
+    return (chunk: Buffer) => {
+      output += chunk.toString();
+      read(chunk.toString());
+    };
   };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { child, output: () => output };
+  child.stdout?.on('data', keep());
+  child.stderr?.on('data', keep());
+  return { child, output: () => output, heard: () => heard };
 }
+
+/** Whether the agent said it applied `revision` (any revision when none is named). */
+export const saidApplied = (agent: WatchedProcess, revision?: number) =>
+  agent
+    .heard()
+    .some(
+      (said) =>
+        said.code === agentLines.applied.code && (revision === undefined || said.revision === revision),
+    );
 
 /** Waits for `check`, checking every `everyMs`; a timeout names what was awaited and shows the output. */
 export async function untilSeen(

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { moduleName, nodeName } from '../core/names.ts';
 import { ApiClient, type ApiProblemError, ApiUnreachableError, type RequestSigner } from './api-client.ts';
 import { ExitCode, exitCodeForStatus } from './exit-codes.ts';
+import { cliLines } from './lines.ts';
 import { makeOutput, type Output } from './output.ts';
 
 /** What every `mesh` command gets: the API, the output, and one way to finish. */
@@ -58,25 +59,25 @@ export function action<Args extends unknown[]>(
 
 function reportFailure(output: Output, error: unknown): ExitCode {
   if (error instanceof ApiUnreachableError) {
-    output.error(`mesh: ${error.message}; is it running? (npm start, or --api URL)`);
+    output.say(cliLines.unreachable, { reason: error.message });
     if (output.json) output.result({ error: { code: 'unreachable', message: error.message } });
     return ExitCode.unavailable;
   }
   if ((error as ApiProblemError).name === 'ApiProblemError') {
     const problem = error as ApiProblemError;
-    output.error(`mesh: ${problem.message}`);
+    output.say(cliLines.refused, { reason: problem.code, status: problem.status, detail: problem.message });
     if (output.json)
       output.result({ error: { code: problem.code, message: problem.message, status: problem.status } });
     return exitCodeForStatus(problem.status);
   }
-  output.error(`mesh: ${(error as Error).message ?? String(error)}`);
+  output.say(cliLines.failed, { reason: (error as Error).message ?? String(error) });
   return ExitCode.failed;
 }
 
 /** A command line the schemas refuse: one line for people, one JSON document under --json. */
 export function usage(output: Output, error: z.ZodError): ExitCode {
   const message = error.issues.map((issue) => issue.message).join('; ');
-  output.error(`mesh: ${message}`);
+  output.say(cliLines.usage, { problem: message });
   if (output.json) output.result({ error: { code: 'usage', message } });
   return ExitCode.usage;
 }

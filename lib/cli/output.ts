@@ -1,6 +1,10 @@
+import { type CodedLine, printedLine, say } from '../core/coded-lines.ts';
+
 /**
  * Where a command's results go: lines for people, or one JSON document for scripts (`--json`).
- * Progress goes to stderr so it never mixes into JSON on stdout.
+ * What it says on the way (progress, notes, failures) goes to stderr, so it never mixes into the
+ * JSON on stdout: a line for people, or under `--json` one JSON line with its code
+ * (lib/cli/lines.ts).
  */
 export type Output = {
   readonly json: boolean;
@@ -8,10 +12,8 @@ export type Output = {
   line(text: string): void;
   /** The command's result for scripts; printed only under --json. */
   result(value: unknown): void;
-  /** Progress of a long operation; to stderr. */
-  progress(text: string): void;
-  /** An error line; to stderr. */
-  error(text: string): void;
+  /** A coded line on stderr: progress of a long operation, a note, a failure (after `mesh: `). */
+  say<Fields extends object>(line: CodedLine<Fields>, fields: Fields): void;
 };
 
 export function makeOutput(json: boolean, streams = { out: process.stdout, err: process.stderr }): Output {
@@ -23,9 +25,9 @@ export function makeOutput(json: boolean, streams = { out: process.stdout, err: 
     result: (value) => {
       if (json) streams.out.write(`${JSON.stringify(value, null, 2)}\n`);
     },
-    progress: (text) => {
-      if (!json) streams.err.write(`${text}\n`);
+    say: (line, fields) => {
+      const said = say(line, fields);
+      streams.err.write(printedLine(said, json ? 'json' : 'text', said.level === 'error' ? 'mesh: ' : ''));
     },
-    error: (text) => streams.err.write(`${text}\n`),
   };
 }

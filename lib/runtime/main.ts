@@ -1,15 +1,18 @@
 import * as z from 'zod';
 import { logLevelOf, type MeshConfig } from '../config.ts';
+import { lineFormatOf } from '../core/coded-lines.ts';
 import type { Parts } from '../wiring.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
+import { runtimeLines, runtimePrinter } from './lines.ts';
 import { defaultMqttPort, startLocalRuntime } from './local-runtime.ts';
 import type { LocalService } from './services.ts';
 
 /**
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
- * MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
+ * MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
+ * lib/runtime/lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
  * a fault in one part, or stops one service).
@@ -21,6 +24,8 @@ export async function runLocalRuntime(
     readonly services?: readonly LocalService[];
   } = {},
 ): Promise<void> {
+  const print = runtimePrinter(lineFormatOf(env.MESH_LOG_FORMAT));
+  const { stdout, stderr } = process;
   const settings = z
     .object({
       port: z.coerce.number().int().min(0).max(65535),
@@ -44,8 +49,10 @@ export async function runLocalRuntime(
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
       pushWaitSeconds: 'MESH_PUSH_WAIT_SECONDS must be a number of seconds from 0 to 25',
     };
-    for (const issue of settings.error.issues)
-      process.stderr.write(`mesh: ${variables[String(issue.path[0])] ?? issue.message}\n`);
+    for (const issue of settings.error.issues) {
+      const variable = String(issue.path[0]);
+      print(stderr, runtimeLines.settingRefused, { variable, problem: variables[variable] ?? issue.message });
+    }
     process.exit(2);
   }
 
@@ -58,34 +65,34 @@ export async function runLocalRuntime(
       logLevel: logLevelOf(env.MESH_LOG_LEVEL),
       ...(options.wire ? { wire: options.wire } : {}),
       ...(options.services ? { services: options.services } : {}),
-      onProgress: (line) => process.stdout.write(`mesh: ${line}\n`),
+      onProgress: (step) => print(stdout, runtimeLines.starting, { step }),
     });
     const { emulators } = runtime;
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    process.stdout.write(
-      [
-        `mesh: control plane ready in ${seconds} s at ${runtime.url}`,
-        `mesh: data kept in ${runtime.dataDir}`,
-        `mesh: DynamoDB ${emulators.emulated.dynamodb ? 'Local' : 'given'} at ${emulators.endpoints.dynamodb}, SQS ${emulators.emulated.sqs ? '(fauxqs)' : 'given'} at ${emulators.endpoints.sqs}`,
-        `mesh: hosts wait for their signal on the embedded MQTT broker at ${runtime.brokerUrl}`,
-        'mesh: press Ctrl-C to stop',
-        '',
-      ].join('\n'),
-    );
+    const seconds = Number(((Date.now() - started) / 1000).toFixed(1));
+    print(stdout, runtimeLines.ready, { url: runtime.url, seconds });
+    print(stdout, runtimeLines.data, { dir: runtime.dataDir });
+    print(stdout, runtimeLines.stores, {
+      dynamodb: emulators.endpoints.dynamodb,
+      dynamodbEmulated: emulators.emulated.dynamodb,
+      sqs: emulators.endpoints.sqs,
+      sqsEmulated: emulators.emulated.sqs,
+    });
+    print(stdout, runtimeLines.broker, { url: runtime.brokerUrl });
+    print(stdout, runtimeLines.howToStop, {});
     let stopping = false;
     const stop = async (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.stdout.write(`mesh: ${signal} received, stopping\n`);
+      print(stdout, runtimeLines.stopping, { signal });
       await runtime.stop();
-      process.stdout.write('mesh: stopped\n');
+      print(stdout, runtimeLines.stopped, {});
       process.exit(0);
     };
     process.on('SIGINT', () => void stop('SIGINT'));
     process.on('SIGTERM', () => void stop('SIGTERM'));
   } catch (error) {
     if (error instanceof LocalRuntimeError) {
-      process.stderr.write(`mesh: ${error.message}\n`);
+      print(stderr, runtimeLines.failed, { error: error.name, reason: error.message });
       process.exit(1);
     }
     throw error;

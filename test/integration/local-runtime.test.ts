@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { isAlive, watch } from '../support/processes.ts';
@@ -33,14 +34,19 @@ describe('npm start: the local runtime as a real process', () => {
   it('serves /health, stops every child on SIGINT, and a second start finds the data of the first', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mesh-data-'));
     const port = await freePort();
-    const env = { ...withoutEndpoints(), MESH_PORT: String(port), MESH_MQTT_PORT: '0', MESH_DATA: dataDir };
+    const env = {
+      ...withoutEndpoints(),
+      MESH_PORT: String(port),
+      MESH_MQTT_PORT: '0',
+      MESH_DATA: dataDir,
+      MESH_LOG_FORMAT: 'json',
+    };
 
     const first = watch(process.execPath, ['bin/local.ts'], { env });
-    const [, dynamodbEndpoint] = (await first.waitFor(
-      /DynamoDB Local at (\S+),/,
-      30_000,
-    )) as RegExpMatchArray;
-    await first.waitFor(/ready in/);
+    const { dynamodb: dynamodbEndpoint } = await first.waitForCode(runtimeLines.stores, {
+      timeoutMs: 30_000,
+    });
+    await first.waitForCode(runtimeLines.ready);
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     expect(await health.json()).toEqual({ status: 'ok', service: 'mesh' });
@@ -58,7 +64,7 @@ describe('npm start: the local runtime as a real process', () => {
     expect(ours.filter(isAlive)).toEqual([]);
 
     const second = watch(process.execPath, ['bin/local.ts'], { env });
-    const [, secondEndpoint] = (await second.waitFor(/DynamoDB Local at (\S+),/, 30_000)) as RegExpMatchArray;
+    const { dynamodb: secondEndpoint } = await second.waitForCode(runtimeLines.stores, { timeoutMs: 30_000 });
     const again = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: secondEndpoint });
     const kept = await again.send(
       new GetItemCommand({ TableName: 'mesh-inventory', Key: { pk: { S: 'kept' }, sk: { S: 'kept' } } }),

@@ -1,9 +1,27 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { CodedLine } from '../../lib/core/coded-lines.ts';
+
+/** A coded line a process printed as JSON (lib/core/coded-lines.ts, or Powertools' with a `code`): all its keys. */
+export type Heard = { readonly code: string; readonly message?: string } & Readonly<Record<string, unknown>>;
+
+/** A heard line of a known code: its typed fields, and whatever else it carries (a message id, say). */
+export type FieldsHeard<Fields> = Omit<Fields, 'code' | 'level' | 'message'> & Heard;
 
 /** A real child process whose whole output is kept, so a failing test can show it. */
 export type Watched = {
   readonly child: ChildProcess;
   output(): string;
+  /** Every coded line it printed so far, in order (MESH_LOG_FORMAT=json, `--json`, Powertools' logs). */
+  heard(): readonly Heard[];
+  /**
+   * Resolves with the fields of the first line of `line`'s code (that `where` takes, if given);
+   * rejects when the process exits first or `timeoutMs` passes.
+   */
+  waitForCode<Fields extends object>(
+    line: CodedLine<Fields> | { readonly code: string },
+    options?: { readonly timeoutMs?: number; readonly where?: (fields: FieldsHeard<Fields>) => boolean },
+  ): Promise<FieldsHeard<Fields>>;
+  /** Prose a process prints without codes (the rehearsal's `--serve`): matched on the whole output. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
@@ -15,51 +33,108 @@ export function watch(
 ): Watched {
   const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: 'pipe' });
   let output = '';
+  const heard: Heard[] = [];
   const listeners = new Set<() => void>();
-  const append = (chunk: Buffer) => {
-    output += chunk.toString();
-    for (const listener of listeners) listener();
+  // Each stream is cut into lines of its own, so a line split across chunks is read whole.
+  const reader = () => {
+    const read = codedLineReader((said) => heard.push(said));
+    return (chunk: Buffer) => {
+      const text = chunk.toString();
+      output += text;
+      read(text);
+      for (const listener of listeners) listener();
+    };
   };
-  child.stdout?.on('data', append);
-  child.stderr?.on('data', append);
+  child.stdout?.on('data', reader());
+  child.stderr?.on('data', reader());
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
   return {
     child,
     output: () => output,
+    heard: () => heard,
     exited: () => exit,
-    waitFor(pattern, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const match = pattern.exec(output);
-          if (match) {
-            cleanup();
-            resolve(match);
-          }
-        };
-        const timer = setTimeout(() => {
-          cleanup();
-          reject(
-            new Error(`timed out after ${timeoutMs} ms waiting for ${pattern}; output so far:\n${output}`),
-          );
-        }, timeoutMs);
-        const onExit = () => {
-          check();
-          cleanup();
-          reject(new Error(`process exited while waiting for ${pattern}; output:\n${output}`));
-        };
-        const cleanup = () => {
-          clearTimeout(timer);
-          listeners.delete(check);
-          child.off('exit', onExit);
-        };
-        listeners.add(check);
-        child.once('exit', onExit);
-        check();
-      });
+    waitForCode<Fields extends object>(
+      line: CodedLine<Fields> | { readonly code: string },
+      options: {
+        readonly timeoutMs?: number;
+        readonly where?: (fields: FieldsHeard<Fields>) => boolean;
+      } = {},
+    ) {
+      const find = () =>
+        heard.find(
+          (said): said is FieldsHeard<Fields> =>
+            said.code === line.code && (options.where?.(said as FieldsHeard<Fields>) ?? true),
+        );
+      return waitUntil(find, `the code ${line.code}`, options.timeoutMs);
+    },
+    waitFor(pattern, timeoutMs) {
+      return waitUntil(() => pattern.exec(output) ?? undefined, String(pattern), timeoutMs);
     },
   };
+
+  function waitUntil<T>(find: () => T | undefined, what: string, timeoutMs = 30_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = find();
+        if (found !== undefined) {
+          cleanup();
+          resolve(found);
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; output so far:\n${output}`));
+      }, timeoutMs);
+      const onExit = () => {
+        check();
+        cleanup();
+        reject(new Error(`process exited while waiting for ${what}; output:\n${output}`));
+      };
+      const cleanup = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+        child.off('exit', onExit);
+      };
+      listeners.add(check);
+      child.once('exit', onExit);
+      check();
+    });
+  }
+}
+
+/** The coded lines in a finished process's output. */
+export function codedLinesIn(output: string): Heard[] {
+  const heard: Heard[] = [];
+  codedLineReader((said) => heard.push(said))(`${output}\n`);
+  return heard;
+}
+
+/** Cuts one stream's text into lines and hands each coded one (a JSON object with a code) to `heard`. */
+export function codedLineReader(heard: (said: Heard) => void): (text: string) => void {
+  let partial = '';
+  return (text) => {
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      const said = codedIn(line);
+      if (said) heard(said);
+    }
+  };
+}
+
+/** The line as a coded line, when it is one JSON object with a code. */
+function codedIn(line: string): Heard | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === 'object' && value !== null && typeof (value as Heard).code === 'string'
+      ? (value as Heard)
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function isAlive(pid: number): boolean {
@@ -71,10 +146,18 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/** The JSON a command printed (from its first `{`), or undefined when it printed none. */
+/**
+ * The JSON document a command printed under --json (its result, indented, so its first and last
+ * lines are `{` and `}` alone), or undefined when it printed none; the coded lines on its
+ * stderr, one object a line, are not it.
+ */
 export function printedJson(output: string): unknown {
+  const lines = output.split('\n');
+  const start = lines.findIndex((line) => line === '{' || line === '{}');
+  if (start < 0) return undefined;
+  const end = lines[start] === '{}' ? start : lines.indexOf('}', start);
   try {
-    return JSON.parse(output.slice(output.indexOf('{')));
+    return JSON.parse(lines.slice(start, end + 1).join('\n'));
   } catch {
     return undefined;
   }

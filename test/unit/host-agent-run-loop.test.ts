@@ -108,7 +108,7 @@ async function runFor(
     intervalMs: 1_000,
     heartbeatMs: parts.heartbeatMs ?? 10_000_000,
     maxBackoffMs: 30_000,
-    log: (line) => lines.push(line),
+    log: (said) => lines.push(said.message),
     signal: controller.signal,
     now: () => clock,
     random: () => 0.5,

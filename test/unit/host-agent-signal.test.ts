@@ -110,7 +110,7 @@ async function run(
     onChannel: async (named) => {
       kept.push(named);
     },
-    log: (line) => lines.push(line),
+    log: (said) => lines.push(said.message),
     signal: controller.signal,
     now: () => clock,
     random: () => 0.5,

@@ -1,10 +1,12 @@
 import { ApiClient } from '../../lib/cli/api-client.ts';
+import { fieldsOf } from '../../lib/core/coded-lines.ts';
 import type { SignalChannel } from '../../lib/core/signal/channel.ts';
 import { type HostRequests, HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
 import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
 import type { AgentState, AgentStateStore, Applier } from '../../lib/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { agentLines } from '../../lib/host/lines.ts';
 import { connectPassword, type HostSigningKey, hostRequestSigner } from '../../lib/host/proof.ts';
 
 /** What the benches watch of one agent: when it connected, got each signal, applied each revision. */
@@ -97,10 +99,10 @@ export function startAgents(options: {
               signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
             }
           : {}),
-        log: (line) => {
-          if (line.startsWith('on the signal at')) timeline.connectedAt ??= Date.now();
-          const signalled = /^signal: revision (\d+) was sent/.exec(line);
-          if (signalled) timeline.signalledAt.set(Number(signalled[1]), Date.now());
+        log: (said) => {
+          if (fieldsOf(said, agentLines.onSignal)) timeline.connectedAt ??= Date.now();
+          const signalled = fieldsOf(said, agentLines.signalled);
+          if (signalled) timeline.signalledAt.set(signalled.revision, Date.now());
         },
         signal: controller.signal,
       }),

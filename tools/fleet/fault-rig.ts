@@ -13,8 +13,9 @@ import { markedPartition } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
 import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
 import { localResourceNames } from '../../lib/resources.ts';
+import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { printedJson, type Watched } from '../../test/support/processes.ts';
+import { codedLineReader, type Heard, printedJson, type Watched } from '../../test/support/processes.ts';
 import { type BenchAgents, startAgents } from './agents.ts';
 import {
   type Accounting,
@@ -117,6 +118,7 @@ export class FaultRig {
       MESH_MQTT_PORT: String(this.mqttPort),
       MESH_DATA: join(this.options.processes.dir, 'control'),
       MESH_LOG_LEVEL: 'INFO',
+      MESH_LOG_FORMAT: 'json',
       ...(this.options.holdBoundSeconds
         ? { MESH_HOLD_BOUND_SECONDS: String(this.options.holdBoundSeconds) }
         : {}),
@@ -130,8 +132,7 @@ export class FaultRig {
       env,
     );
     this.runs.push(run);
-    const [, url] = await run.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000);
-    this.apiUrl = url as string;
+    this.apiUrl = (await run.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url;
   }
 
   /** SIGKILL: nothing of the control plane gets to finish. */
@@ -141,16 +142,19 @@ export class FaultRig {
     await run?.exited();
   }
 
-  /** Kills the control plane the moment its output matches `pattern`, then waits for it to die. */
-  killWhen(pattern: RegExp): Promise<void> {
+  /** Kills the control plane the moment it prints a coded line `where` takes, then waits for it to die. */
+  killWhen(where: (said: Heard) => boolean): Promise<void> {
     const run = this.runs.at(-1) as Watched;
     return new Promise((resolveKill) => {
-      const onData = (chunk: Buffer) => {
-        if (!pattern.test(chunk.toString())) return;
+      let killed = false;
+      const read = codedLineReader((said) => {
+        if (killed || !where(said)) return;
+        killed = true;
         run.child.stdout?.off('data', onData);
         run.child.kill('SIGKILL');
         void run.exited().then(() => resolveKill());
-      };
+      });
+      const onData = (chunk: Buffer) => read(chunk.toString());
       run.child.stdout?.on('data', onData);
     });
   }

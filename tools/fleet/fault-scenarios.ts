@@ -1,3 +1,4 @@
+import { consumerLines } from '../../lib/core/control/lines.ts';
 import type { FaultRig } from './fault-rig.ts';
 import type { Accounting } from './report-ledger.ts';
 
@@ -143,7 +144,7 @@ export const killedMidBatch: Fault = {
   name: 'control plane killed mid-batch',
   applyMs: [500, 5_000],
   async run(rig) {
-    await rig.killWhen(/recorded report/);
+    await rig.killWhen((said) => said.code === consumerLines.settled.code && said.type === 'report');
     await rig.startControlPlane();
     return { notes: [] };
   },

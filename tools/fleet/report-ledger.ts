@@ -1,4 +1,5 @@
 import type { ApiAnswer } from '../../lib/cli/api-client.ts';
+import { consumerLines } from '../../lib/core/control/lines.ts';
 import type { HostRequests } from '../../lib/host/agent/http-control-plane.ts';
 import type { HostReport } from '../../lib/host/agent/ports.ts';
 
@@ -59,17 +60,17 @@ export class ReportLedger {
   }
 }
 
-/** What the control plane said it did with reports: its log lines, and the dead-letter queue's copies. */
+/** What the control plane said it did with reports: its log lines (by code), and the dead-letter queue's copies. */
 export type Evidence = {
-  /** `node sequence` of every `recorded report` line. */
+  /** `node sequence` of every report's `control.settled` line: recorded. */
   readonly recorded: Set<string>;
-  /** `node sequence` of every `superseded: report N for NODE` line. */
+  /** `node sequence` of every `control.superseded` line: not newer than the one recorded. */
   readonly stale: Set<string>;
-  /** Message ids of every `set aside by newer` line. */
+  /** Message ids of every report's `control.set-aside` line. */
   readonly setAside: Set<string>;
-  /** Message ids of every `lost report …` line. */
+  /** Message ids of every report's `control.lost` line. */
   readonly lostLines: Set<string>;
-  /** Message ids of every `held report …` line: the store could not take them then. */
+  /** Message ids of every report's `control.held` line: the store could not take them then. */
   readonly held: Set<string>;
   /** Dead-letter copies: the original message id to its report and kind. */
   readonly deadLetters: Map<string, { readonly key: string; readonly kind: string }>;
@@ -90,29 +91,30 @@ export const emptyEvidence = (): Evidence => ({
   highestRecorded: new Map(),
 });
 
-/** Reads the consumer's lines (Powertools JSON, one object a line) into the evidence. */
+/** Reads the consumer's lines (Powertools JSON, one object a line) into the evidence, by their codes. */
 export function readConsumerLines(output: string, evidence: Evidence, settled: Set<string>): void {
   for (const line of output.split('\n')) {
     if (!line.startsWith('{')) continue;
-    let entry: { message?: string; messageId?: string };
+    let entry: { code?: string; type?: string; node?: string; sequence?: number; messageId?: string };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
       continue;
     }
-    const message = entry.message ?? '';
     const id = entry.messageId;
-    const recorded = /^report report:(\S+): recorded report (\d+) /.exec(message);
-    const stale = /^report report:\S+: superseded: report (\d+) for (\S+) /.exec(message);
-    if (recorded) {
-      const [node, sequence] = [recorded[1] as string, Number(recorded[2])];
+    const ofReport = entry.type === 'report';
+    const { node, sequence } = entry;
+    if (!ofReport) continue;
+    if (entry.code === consumerLines.settled.code && node && sequence !== undefined) {
       evidence.recorded.add(reportKey(node, sequence));
       evidence.highestRecorded.set(node, Math.max(evidence.highestRecorded.get(node) ?? 0, sequence));
-    } else if (stale) evidence.stale.add(reportKey(stale[2] as string, Number(stale[1])));
-    else if (id && /^report report:\S+: set aside by newer/.test(message)) evidence.setAside.add(id);
-    else if (id && /^lost report report:/.test(message)) evidence.lostLines.add(id);
+    } else if (entry.code === consumerLines.superseded.code && node && sequence !== undefined)
+      evidence.stale.add(reportKey(node, sequence));
+    else if (id && entry.code === consumerLines.setAside.code) evidence.setAside.add(id);
+    else if (id && entry.code === consumerLines.lost.code) evidence.lostLines.add(id);
     else {
-      if (id && /^held report report:/.test(message)) evidence.held.add(id);
+      if (id && (entry.code === consumerLines.held.code || entry.code === consumerLines.heldNotCopied.code))
+        evidence.held.add(id);
       continue;
     }
     if (id) {

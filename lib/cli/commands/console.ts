@@ -4,6 +4,7 @@ import { startConsoleProxy } from '../../console/proxy.ts';
 import { problemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 
 /**
  * `mesh console`: the console for the control plane at --api, on 127.0.0.1, its reads signed
@@ -39,7 +40,7 @@ export function registerConsoleCommand(program: Command): void {
           process.once('SIGTERM', () => resolve('SIGTERM'));
         });
         await proxy.stop();
-        output.progress(`mesh console: ${signal} received, stopped`);
+        output.say(cliLines.consoleStopped, { signal });
         return ExitCode.ok;
       }),
     );

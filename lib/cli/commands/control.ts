@@ -4,6 +4,7 @@ import type { Queued } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion } from '../../core/names.ts';
 import { action, type CommandContext } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 
 type BuildAnswer = {
   queued: Queued;
@@ -35,7 +36,8 @@ export function checkArguments<Values extends Record<string, unknown>>(
       });
   }
   if (problems.length === 0) return values as Values;
-  for (const problem of problems) context.output.error(`mesh: ${problem.argument}: ${problem.message}`);
+  for (const problem of problems)
+    context.output.say(cliLines.usage, { argument: problem.argument, problem: problem.message });
   context.output.result({
     error: {
       code: 'usage',

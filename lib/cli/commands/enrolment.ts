@@ -5,6 +5,7 @@ import type { IssuedToken, RevokedToken } from '../../core/enrolment/tokens.ts';
 import { nodeName } from '../../core/names.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { assertSecretFileFree, SecretFileExistsError, writeSecretFile } from '../secret-file.ts';
 
@@ -37,18 +38,14 @@ export function registerEnrolmentCommands(program: Command): void {
           if (options.out === undefined) {
             output.result(issued);
             output.line(issued.token);
-            output.progress(
-              `issued a token for ${issued.node}, ${valid}. It is shown only this once: on the node, run MESH_TOKEN=… mesh-host enrol --node ${issued.node}, or use --out FILE and mesh-host enrol --token-file FILE.`,
-            );
+            output.say(cliLines.tokenShownOnce, { node: issued.node, valid });
             return ExitCode.ok;
           }
           const { token: _shownNowhere, ...described } = issued;
           const file = await writeSecretFile(options.out, `${issued.token}\n`, options.force);
           output.result({ ...described, tokenFile: file });
           output.line(`wrote the token for ${issued.node} to ${file} (mode 0600), ${valid}`);
-          output.progress(
-            `copy ${file} to the node, run mesh-host enrol --node ${issued.node} --token-file FILE there, then delete it`,
-          );
+          output.say(cliLines.tokenFileNext, { node: issued.node, file });
           return ExitCode.ok;
         },
       ),
@@ -79,7 +76,7 @@ async function refuseTakenFile(output: Output, file: string, force: boolean): Pr
     return undefined;
   } catch (error) {
     if (!(error instanceof SecretFileExistsError)) throw error;
-    output.error(`mesh: ${error.message}; no token was issued`);
+    output.say(cliLines.fileExists, { reason: error.message });
     if (output.json) output.result({ error: { code: 'file_exists', message: error.message } });
     return ExitCode.usage;
   }

@@ -4,6 +4,7 @@ import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 
 /** Registers the mesh area's `mesh` commands. */
 export function registerMeshCommands(program: Command): void {
@@ -115,9 +116,12 @@ export function registerMeshCommands(program: Command): void {
         if (!parsed.success) return usage(output, parsed.error);
         const delivery = await api.call<Delivery>('GET', `/nodes/${parsed.data}/declaration`);
         output.result(delivery);
-        output.progress(
-          `${delivery.node}: revision ${delivery.revision}, sent ${delivery.sentAt}, digest ${delivery.digest}`,
-        );
+        output.say(cliLines.declarationSent, {
+          node: delivery.node,
+          revision: delivery.revision,
+          sentAt: delivery.sentAt,
+          digest: delivery.digest,
+        });
         output.line(JSON.stringify(delivery.declaration, null, 2));
         return ExitCode.ok;
       }),

@@ -15,6 +15,7 @@ import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode, exitCodeForStatus } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 
 const maxRounds = z.coerce
@@ -68,13 +69,13 @@ export function registerPushCommand(program: Command): void {
         };
         const what = n ? n : `every node that is behind${options.full ? ' (full audit)' : ''}`;
         if (options.plan) {
-          output.progress(`planning a push of ${what}; nothing is written…`);
+          output.say(cliLines.planning, { what });
           const plan = await api.call<PushPlan>('POST', '/push/plan', request);
           output.result(plan);
           printPlan(output, plan);
           return plan.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
         }
-        output.progress(`pushing ${what}…`);
+        output.say(cliLines.pushing, { what });
         const answer = await api.send('POST', '/push', { ...request, wait: options.wait });
         if (answer.status >= 400) throw problemError(answer);
         if (answer.status === 200) return finished(output, answer.body as PushOutcome);
@@ -84,9 +85,7 @@ export function registerPushCommand(program: Command): void {
           output.line(`push ${push} started; follow it with mesh push --follow ${push} (or see mesh pushes)`);
           return ExitCode.ok;
         }
-        output.progress(
-          `push ${push} is taking a while; following it (Ctrl-C stops following, not the push)`,
-        );
+        output.say(cliLines.following, { push });
         return followPush(api, output, push);
       }),
     );
@@ -111,32 +110,32 @@ async function followPush(api: ApiClient, output: Output, id: string, pollMs = 1
       if (record.outcome !== 'failed') return finished(output, outcomeOfRecord(record as PushRecord));
       const message =
         record.errorMessage ?? `the push failed (${record.error}); the control plane logged why`;
-      output.error(`mesh: push ${id} failed: ${message}`);
+      output.say(cliLines.pushFailed, { push: id, reason: message });
       output.result({ error: { code: 'push_failed', message, push: id, failed: record.error } });
       return failedPushExit(record.error);
     }
     if (record.state === 'unfinished') {
-      output.error(
-        `mesh: push ${id} never finished (its flow stopped); run mesh push --behind to finish its work`,
-      );
+      output.say(cliLines.pushUnfinished, { push: id });
       return ExitCode.failed;
     }
-    const line = progressLine(record);
-    if (line !== shown) output.progress(line);
+    const progress = progressOf(record);
+    const line = JSON.stringify(progress);
+    if (line !== shown) output.say(cliLines.progress, progress);
     shown = line;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
 
-/** `push ID: round 1 [########------------] 4,000 of 10,000 looked at, 3,950 flushed`. */
-function progressLine(record: PushRecordView): string {
+/** Said as `push ID: round 1 [########------------] 4,000 of 10,000 looked at, 3,950 flushed`. */
+function progressOf(record: PushRecordView) {
   const progress = record.progress;
-  if (!progress) return `push ${record.id}: starting…`;
-  const checked = progress.checked ?? 0;
-  const filled = progress.pending === 0 ? 20 : Math.min(20, Math.round((20 * checked) / progress.pending));
-  const count = (n: number) => n.toLocaleString('en');
-  const flushed = progress.flushedCount + (progress.sentInRound ?? 0);
-  return `push ${record.id}: round ${progress.round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(progress.pending)} looked at, ${count(flushed)} flushed`;
+  return {
+    push: record.id,
+    round: progress?.round ?? null,
+    checked: progress?.checked ?? 0,
+    pending: progress?.pending ?? 0,
+    flushed: progress ? progress.flushedCount + (progress.sentInRound ?? 0) : 0,
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../core/vi
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';
+import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 
 /** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
@@ -74,7 +75,7 @@ export function registerSeeingCommands(program: Command): void {
         const graph = await api.call<MeshGraph>('GET', '/graph');
         output.result(graph);
         output.line(graphText(graph, parsed.data as GraphFormat).trimEnd());
-        output.progress(`${graph.nodes.length} nodes, ${graph.edges.length} relations`);
+        output.say(cliLines.graphCounted, { nodes: graph.nodes.length, relations: graph.edges.length });
         return ExitCode.ok;
       }),
     );

@@ -1,7 +1,9 @@
+import { type CodedLine, logLine, say } from '../coded-lines.ts';
 import { describeCause } from '../unavailable.ts';
-import { HeldBehindError, MessageHeldError } from './errors.ts';
+import { HeldBehindError, MessageHeldError, StaleReportError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
 import { letterNoteOf } from './letters.ts';
+import { type About, consumerLines } from './lines.ts';
 import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import { planBatch } from './plan.ts';
@@ -41,6 +43,11 @@ type GroupState = {
 export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) {
   const plans = planBatch(records, deps.now());
   const groups = new Map<string, GroupState>();
+  const log = <Fields extends object>(
+    line: CodedLine<Fields>,
+    fields: Fields,
+    extra?: Record<string, unknown>,
+  ) => logLine(deps.log, say(line, fields), extra);
 
   async function handle(record: QueueRecord): Promise<string> {
     const state = groups.get(record.groupId) ?? { tail: Promise.resolve() };
@@ -65,7 +72,11 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     }
     const plan = plans.get(record.messageId) ?? { ok: false, reason: 'not planned' };
     if (!plan.ok) {
-      deps.log.warn(`malformed ${record.groupId}: ${plan.reason}`, { messageId: record.messageId });
+      log(
+        consumerLines.malformed,
+        { group: record.groupId, reason: plan.reason },
+        { messageId: record.messageId },
+      );
       // A malformed message does not hold its group: nothing after it depends on it.
       return settleDead(record, undefined, {
         kind: 'malformed',
@@ -75,26 +86,36 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       });
     }
     const { message } = plan;
+    const about = aboutMessage(message);
+    const messageId = { messageId: record.messageId };
     if (plan.setAsideBy) {
-      const note = `set aside by newer ${plan.setAsideBy}`;
-      deps.log.info(`${message.type} ${message.subject}: ${note}`, { messageId: record.messageId });
-      return note;
+      log(consumerLines.setAside, { ...about, newer: plan.setAsideBy }, messageId);
+      return `set aside by newer ${plan.setAsideBy}`;
     }
     let outcome: Outcome;
+    let stale = false;
     try {
       outcome = { kind: 'ack', note: await settleMessage(message, record.messageId, deps) };
     } catch (error) {
       outcome = outcomeOfError(error);
-      if (outcome.kind !== 'ack')
-        deps.log.warn(`${message.type} ${message.subject}: ${outcome.reason}`, { error });
+      stale = error instanceof StaleReportError;
+      if (outcome.kind !== 'ack') log(consumerLines.failed, { ...about, reason: outcome.reason }, { error });
     }
-    const about = { type: message.type, subject: message.subject };
     switch (outcome.kind) {
       case 'ack':
-        deps.log.info(`${message.type} ${message.subject}: ${outcome.note}`, { messageId: record.messageId });
+        log(
+          stale ? consumerLines.superseded : consumerLines.settled,
+          { ...about, note: outcome.note },
+          messageId,
+        );
         return outcome.note;
       case 'deadLetter':
-        return settleDead(record, state, { kind: outcome.dead, reason: outcome.reason, ...about });
+        return settleDead(record, state, {
+          kind: outcome.dead,
+          reason: outcome.reason,
+          type: message.type,
+          subject: message.subject,
+        });
       case 'hold':
         return settleUntaken(record, state, message, outcome.reason);
     }
@@ -102,15 +123,17 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
 
   /** The store could not take the message: held, or past the bound let go with a copy and a lost line. */
   function settleUntaken(record: QueueRecord, state: GroupState, message: ControlMessage, reason: string) {
-    const what = `${message.type} ${message.subject}`;
-    return holdOrLetGo(record, state, { what, reason, level: 'info' }, async (heldSeconds) => {
+    const about = aboutMessage(message);
+    return holdOrLetGo(record, state, { about, reason, line: consumerLines.held }, async (seconds) => {
       const letter: Letter = { kind: 'lost', reason, ...messageAbout(message) };
       const failure = await deadLetter(record, letter);
       const notCopied = failure ? `; could not dead-letter it: ${describeCause(failure)}` : '';
       if (failure) await noteLetter(record, { ...letter, reason: `${reason}${notCopied}` }, false);
-      deps.log.error(`lost ${what} after ${heldSeconds} s: ${reason}${notCopied}`, {
-        messageId: record.messageId,
-      });
+      log(
+        consumerLines.lost,
+        { ...about, seconds, reason: `${reason}${notCopied}` },
+        { messageId: record.messageId },
+      );
       deps.countLost(message.type);
       return failure ? `lost: ${reason}${notCopied}` : `dead-lettered (lost): ${reason}`;
     });
@@ -126,13 +149,14 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   async function settleDead(record: QueueRecord, state: GroupState | undefined, letter: Letter) {
     const failure = await deadLetter(record, letter);
     if (!failure) return `dead-lettered (${letter.kind}): ${letter.reason}`;
-    const what = `${letter.type ?? 'message'} ${letter.subject ?? record.groupId}`;
+    const about = { type: letter.type ?? 'message', subject: letter.subject ?? record.groupId };
     const why = letter.reason.startsWith(`${letter.kind}:`)
       ? letter.reason
       : `${letter.kind}: ${letter.reason}`;
     const notCopied = `could not dead-letter it (${why}): ${describeCause(failure)}`;
-    return holdOrLetGo(record, state, { what, reason: notCopied, level: 'warn' }, async (heldSeconds) => {
-      deps.log.error(`lost ${what} after ${heldSeconds} s: ${notCopied}`, { messageId: record.messageId });
+    const held = { about, reason: notCopied, line: consumerLines.heldNotCopied };
+    return holdOrLetGo(record, state, held, async (seconds) => {
+      log(consumerLines.lost, { ...about, seconds, reason: notCopied }, { messageId: record.messageId });
       deps.countLost(letter.type ?? 'unknown');
       await noteLetter(record, { ...letter, kind: 'lost', reason: notCopied }, false);
       return `lost: ${notCopied}`;
@@ -147,18 +171,20 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   async function holdOrLetGo(
     record: QueueRecord,
     state: GroupState | undefined,
-    held: { readonly what: string; readonly reason: string; readonly level: 'info' | 'warn' },
+    held: { readonly about: About; readonly reason: string; readonly line: typeof consumerLines.held },
     letGo: (heldSeconds: number) => Promise<string>,
   ): Promise<string> {
     const decision = decideHold(deps.holdPolicy, record.receiveCount, record.firstReceivedAtMs, deps.clock());
     if (decision.kind === 'lost') return letGo(decision.heldSeconds);
     if (state) state.held = { messageId: record.messageId, visibilitySeconds: decision.visibilitySeconds };
     await holdQuietly(record, decision.visibilitySeconds);
-    deps.log[held.level](`held ${held.what} for ${decision.visibilitySeconds} s: ${held.reason}`, {
-      messageId: record.messageId,
-      receiveCount: record.receiveCount,
-    });
-    throw new MessageHeldError(`held ${held.what}: ${held.reason}`);
+    const { about, reason } = held;
+    log(
+      held.line,
+      { ...about, seconds: decision.visibilitySeconds, reason },
+      { messageId: record.messageId, receiveCount: record.receiveCount },
+    );
+    throw new MessageHeldError(`held ${about.type} ${about.subject}: ${reason}`);
   }
 
   /** Resolves to undefined once the copy is on the dead-letter queue, or to why it is not. */
@@ -173,7 +199,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       await noteLetter(record, letter, true);
       return undefined;
     } catch (error) {
-      deps.log.error(`could not dead-letter ${record.messageId}`, { error });
+      log(consumerLines.notDeadLettered, { messageId: record.messageId }, { error });
       return error ?? new Error('unknown');
     }
   }
@@ -184,7 +210,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     try {
       await deps.letters.note(letterNoteOf(record, letter, copied, deps.now()));
     } catch (error) {
-      deps.log.warn(`could not note ${record.messageId} in the dead-letter list`, { error });
+      log(consumerLines.letterNotNoted, { messageId: record.messageId }, { error });
     }
   }
 
@@ -193,7 +219,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       await deps.settlement.hold(record, seconds);
     } catch (error) {
       // It still goes back, only later: at the queue's own visibility timeout.
-      deps.log.warn(`could not shorten the visibility of ${record.messageId}`, { error });
+      log(consumerLines.visibilityKept, { messageId: record.messageId }, { error });
     }
   }
 
@@ -201,3 +227,14 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
 }
 
 const messageAbout = (message: ControlMessage) => ({ type: message.type, subject: message.subject });
+
+/** What a line says the message is about; a report's node and sequence too, as the fault rig counts by them. */
+const aboutMessage = (message: ControlMessage): About =>
+  message.type === 'report'
+    ? {
+        ...messageAbout(message),
+        node: message.body.node,
+        sequence: message.body.sequence,
+        state: message.body.state,
+      }
+    : messageAbout(message);

@@ -1,9 +1,11 @@
+import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import { checkBuildTimes, checkReportSequence } from './bounds.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError } from './errors.ts';
+import { consumerLines } from './lines.ts';
 import {
   type BuildMessage,
   type CatchUpMessage,
@@ -103,7 +105,10 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
     return `set ${module} to ${version} (carried by ${carriers.length} nodes), pushed ${outcome.flushed.length} in ${outcome.rounds} rounds${still}`;
   } catch (error) {
     const failed = new PushFailedError(module, { cause: error });
-    deps.log.warn(failed.message, { module, version, carriers });
+    logLine(
+      deps.log,
+      say(consumerLines.upgradePushFailed, { module, version, carriers, reason: failed.message }),
+    );
     throw failed;
   }
 }

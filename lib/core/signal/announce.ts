@@ -1,6 +1,8 @@
+import { logLine, say } from '../coded-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import type { NodeSignal } from './channel.ts';
+import { signalLines } from './lines.ts';
 import type { SignalPublisher } from './ports.ts';
 
 export type SignalAnnouncerDeps = {
@@ -36,10 +38,8 @@ export class SignalAnnouncer {
       return true;
     } catch (error) {
       this.#deps.countFailure();
-      this.#deps.log.warn(
-        `the signal of ${node} for revision ${signal.revision} was not published; its host catches up on its next connect or safety fetch`,
-        { node, revision: signal.revision, error: describeCause(error) },
-      );
+      const fields = { node, revision: signal.revision, reason: describeCause(error) };
+      logLine(this.#deps.log, say(signalLines.notPublished, fields), { error: fields.reason });
       return false;
     }
   }

@@ -1,5 +1,7 @@
+import { logLine, say } from '../coded-lines.ts';
 import type { Log } from '../ports.ts';
 import { PresenceOfUnknownNodeError, StalePresenceError } from './errors.ts';
+import { signalLines } from './lines.ts';
 import type { PresenceStore } from './ports.ts';
 
 /**
@@ -34,15 +36,15 @@ export async function notePresence(
   const fields = { node: event.node, state: event.state, at: new Date(event.atMs).toISOString() };
   try {
     await deps.presence.recordPresence(event);
-    deps.log.info(`node ${event.node} ${event.state}`, fields);
+    logLine(deps.log, say(signalLines.presence, fields));
     return 'recorded';
   } catch (error) {
     if (error instanceof StalePresenceError) {
-      deps.log.info(`kept the newer presence of ${event.node} over a late ${event.state}`, fields);
+      logLine(deps.log, say(signalLines.presenceStale, fields));
       return 'stale';
     }
     if (error instanceof PresenceOfUnknownNodeError) {
-      deps.log.warn(`presence of ${event.node}, which is not a node of the mesh`, fields);
+      logLine(deps.log, say(signalLines.presenceUnknown, fields));
       return 'unknown-node';
     }
     throw error;

@@ -1,4 +1,6 @@
+import { type CodedLine, type Said, say as sayLine } from '../../core/coded-lines.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
+import { type AgentLog, agentLines } from '../lines.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, SequenceAheadRefusedError } from './errors.ts';
 import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport, SignalLink } from './ports.ts';
 import { SignalWatch } from './signal-watch.ts';
@@ -30,7 +32,8 @@ export type RunLoopOptions = {
    * or when it answers false, the node was disenrolled or removed and the loop ends.
    */
   readonly keyRefused?: () => Promise<boolean>;
-  readonly log: (line: string) => void;
+  /** Where its lines go (lib/host/lines.ts): `mesh-host run` prints them. */
+  readonly log: AgentLog;
   readonly signal: AbortSignal;
   readonly now?: () => number;
   readonly sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
@@ -53,7 +56,9 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   const heartbeatMs = options.heartbeatMs ?? 180_000;
   const maxBackoffMs = options.maxBackoffMs ?? 60_000;
   const safetyIntervalMs = options.safetyIntervalMs ?? defaultSafetyIntervalMs;
-  const { controlPlane, applier, log, signal } = options;
+  const { controlPlane, applier, signal } = options;
+  const log = <Fields extends object>(line: CodedLine<Fields>, fields: Fields) =>
+    options.log(sayLine(line, fields));
 
   let state: AgentState = await options.state.load();
   const watch = new SignalWatch({
@@ -62,7 +67,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     ...(options.onChannel ? { onChannel: options.onChannel } : {}),
     appliedEtag: () => state.appliedEtag,
     pollSeconds: options.intervalMs / 1000,
-    log,
+    log: options.log,
     now,
     random,
   });
@@ -76,9 +81,11 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   let failures = 0;
   let waitingFor = '';
 
-  const say = (what: string) => {
-    if (what !== waitingFor) log(what);
-    waitingFor = what;
+  /** Says a waiting line once, not again while it would say the same. */
+  const say = <Fields extends object>(line: CodedLine<Fields>, fields: Fields) => {
+    const said: Said = sayLine(line, fields);
+    if (said.message !== waitingFor) options.log(said);
+    waitingFor = said.message;
   };
 
   const report = async (fields: Omit<HostReport, 'sequence' | 'sentAt'>) => {
@@ -103,17 +110,21 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       if (error instanceof SequenceAheadRefusedError && waiting.sequence > now()) {
         // Grown from a clock that once ran ahead: start again from this clock, within what is taken.
         const sequence = Math.min(now(), error.latestAccepted);
-        log(
-          `report sequence ${waiting.sequence} leads the control plane's clock (it takes up to ${error.latestAccepted}); counting again from this host's clock: ${sequence}`,
-        );
+        log(agentLines.sequenceReset, {
+          sequence: waiting.sequence,
+          latestAccepted: error.latestAccepted,
+          restartedAt: sequence,
+        });
         state = { ...state, lastSequence: sequence };
         await options.state.save(state);
         if (pending === waiting) pending = { ...waiting, sequence };
         return flushReport();
       }
-      say(
-        `report ${waiting.state} of revision ${waiting.revision} is waiting to be sent: ${(error as Error).message}`,
-      );
+      say(agentLines.reportWaiting, {
+        state: waiting.state,
+        revision: waiting.revision,
+        reason: (error as Error).message,
+      });
     }
   };
 
@@ -130,27 +141,26 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       const news = watch.fetchStarting();
       const fetched = await controlPlane.fetchDeclaration(state.appliedEtag);
       if (fetched.signal) await watch.learn(fetched.signal);
-      if (failures > 0)
-        log(`control plane is back after ${failures} failed attempt${failures === 1 ? '' : 's'}`);
+      if (failures > 0) log(agentLines.controlPlaneBack, { failures });
       failures = 0;
       if (fetched.status === 'not-sent') {
-        say('waiting for a first declaration: nothing has been pushed to this node yet');
+        say(agentLines.waitingFirst, {});
       } else if (fetched.status === 'unchanged') {
-        say(`up to date at revision ${state.appliedRevision ?? '?'}; waiting for a change`);
+        say(agentLines.upToDate, { revision: state.appliedRevision ?? null });
       } else {
         waitingFor = '';
         const path = await options.state.writeDeclaration(fetched.body);
-        log(`applying revision ${fetched.revision}`);
+        log(agentLines.applying, { revision: fetched.revision });
         await report({ state: 'applying', revision: fetched.revision, step: 'apply' });
         const result = await applier.apply(path, fetched.revision, signal);
         if (signal.aborted) break;
         if (result.ok) {
           state = { ...state, appliedEtag: fetched.etag, appliedRevision: fetched.revision };
           await options.state.save(state);
-          log(`applied revision ${fetched.revision}`);
+          log(agentLines.applied, { revision: fetched.revision });
           await report({ state: 'applied', revision: fetched.revision, step: 'apply' });
         } else {
-          log(`failed to apply revision ${fetched.revision}: ${result.reason}`);
+          log(agentLines.applyFailed, { revision: fetched.revision, reason: result.reason });
           await report({
             state: 'failed',
             revision: fetched.revision,
@@ -170,13 +180,11 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       if (signal.aborted) break;
       if (error instanceof CredentialRefusedError && error.code === 'not_enrolled') {
         if (await options.keyRefused?.()) {
-          log('the control plane took a newer key of this node (a rotation); going on with it');
+          log(agentLines.keyRotated, {});
           fetchDue = true;
           continue;
         }
-        log(
-          `the control plane no longer knows this node's key (${error.message}): the node was disenrolled or removed from the mesh; stopping. Enrol again with a new token to bring it back`,
-        );
+        log(agentLines.decommissioned, { reason: error.message });
         await watch.close();
         return 'decommissioned';
       }
@@ -191,13 +199,13 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
           : error instanceof ControlPlaneUnavailableError
             ? error.message
             : `unexpected: ${(error as Error).message}`;
-      say(`waiting ${(delay / 1000).toFixed(1)} s before trying again: ${reason}`);
+      say(agentLines.retrying, { seconds: delay / 1000, reason });
       waitingFor = '';
       await sleep(delay, signal);
     }
   }
   await watch.close();
-  log('stopped');
+  log(agentLines.stopped, {});
   return 'stopped';
 
   /**

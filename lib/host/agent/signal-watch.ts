@@ -1,4 +1,6 @@
+import { type CodedLine, say } from '../../core/coded-lines.ts';
 import type { NodeSignal, SignalChannel } from '../../core/signal/channel.ts';
+import { type AgentLog, agentLines } from '../lines.ts';
 import type { SignalLink } from './ports.ts';
 
 /** The longest wait between two connect attempts while the broker is away. */
@@ -14,7 +16,7 @@ export type SignalWatchOptions = {
   /** The ETag the host applied last: a signal naming it is no news. */
   readonly appliedEtag: () => string | undefined;
   readonly pollSeconds: number;
-  readonly log: (line: string) => void;
+  readonly log: AgentLog;
   readonly now: () => number;
   readonly random: () => number;
 };
@@ -96,20 +98,18 @@ export class SignalWatch {
       const backoff = Math.min(brokerRetryMaxMs, brokerRetryFirstMs * 2 ** Math.min(this.#failures, 10));
       const wait = Math.round(backoff * (0.5 + this.#options.random() / 2));
       this.#nextAttemptAt = this.#options.now() + wait;
-      this.#say(
-        `the broker at ${channel.url} cannot be reached (${(error as Error).message}); polling every ${this.#options.pollSeconds} s until it is back`,
-      );
+      this.#say(agentLines.brokerUnreachable, {
+        url: channel.url,
+        reason: (error as Error).message,
+        pollSeconds: this.#options.pollSeconds,
+      });
       return;
     }
     this.#connected = true;
     this.#owed = true;
     this.#news += 1;
     this.#failures = 0;
-    this.#say(
-      this.#everConnected
-        ? `the broker is back: on the signal again at ${channel.url}, polling stopped`
-        : `on the signal at ${channel.url}: waiting for a change, fetching now to catch up`,
-    );
+    this.#say(this.#everConnected ? agentLines.brokerBack : agentLines.onSignal, { url: channel.url });
     this.#everConnected = true;
   }
 
@@ -120,7 +120,7 @@ export class SignalWatch {
     this.#channel = channel;
     await this.#options.onChannel?.(channel);
     if (!this.#options.link) return;
-    this.#say(`the control plane ${moved ? 'moved' : 'named'} the broker: ${channel.url}`);
+    this.#say(agentLines.brokerNamed, { url: channel.url, moved });
     if (this.#connected) await this.close();
     this.#nextAttemptAt = 0;
   }
@@ -132,11 +132,8 @@ export class SignalWatch {
 
   #onSignal(channel: SignalChannel, signal: NodeSignal): void {
     if (channel !== this.#channel || signal.etag === this.#options.appliedEtag()) return;
-    this.#say(
-      signal.revoked
-        ? 'signal: this node’s host identity was revoked; asking the control plane'
-        : `signal: revision ${signal.revision} was sent; fetching it`,
-    );
+    if (signal.revoked) this.#say(agentLines.signalledRevoked, {});
+    else this.#say(agentLines.signalled, { revision: signal.revision });
     this.#owed = true;
     this.#news += 1;
     this.#wake.abort();
@@ -149,13 +146,14 @@ export class SignalWatch {
     this.#news += 1;
     this.#nextAttemptAt =
       this.#options.now() + Math.round(brokerRetryFirstMs * (0.5 + this.#options.random() / 2));
-    this.#say(`lost the broker (${reason}); polling every ${this.#options.pollSeconds} s until it is back`);
+    this.#say(agentLines.brokerLost, { reason, pollSeconds: this.#options.pollSeconds });
     this.#wake.abort();
   }
 
   /** Says a line once, not again while nothing changed. */
-  #say(line: string): void {
-    if (line !== this.#lastSaid) this.#options.log(line);
-    this.#lastSaid = line;
+  #say<Fields extends object>(line: CodedLine<Fields>, fields: Fields): void {
+    const said = say(line, fields);
+    if (said.message !== this.#lastSaid) this.#options.log(said);
+    this.#lastSaid = said.message;
   }
 }

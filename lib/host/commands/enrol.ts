@@ -2,10 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Command, Option } from 'commander';
 import * as z from 'zod';
 import { ExitCode } from '../../cli/exit-codes.ts';
+import { lineFormatOf } from '../../core/coded-lines.ts';
 import { tokenString } from '../../core/enrolment/token.ts';
 import { nodeName } from '../../core/names.ts';
 import { defaultPatienceMs, enrolRequestBody, presentEnrolment, sendEnrolment } from '../enrol.ts';
 import { defaultHostDir, loadOrCreateNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
+import { commandLines, hostPrinter } from '../lines.ts';
 import { writeHostEnrolment } from '../state.ts';
 import { chooseToken } from '../token-source.ts';
 
@@ -58,21 +60,24 @@ async function runEnrol(
     err: process.stderr,
   },
 ): Promise<ExitCode> {
+  const print = hostPrinter(lineFormatOf(process.env.MESH_LOG_FORMAT));
+  const complain = (problem: string) =>
+    print(streams.err, 'mesh-host: ', commandLines.refusedArguments, { problem });
   const chosen = await chooseToken({
     token: raw.token as string | undefined,
     tokenFrom: raw.tokenFrom as string | undefined,
     tokenFile: raw.tokenFile as string | undefined,
   });
   if (!chosen.ok) {
-    streams.err.write(`mesh-host: ${chosen.problem}\n`);
+    complain(chosen.problem);
     return ExitCode.usage;
   }
-  for (const warning of chosen.warnings) streams.err.write(`mesh-host: ${warning}\n`);
+  for (const warning of chosen.warnings) print(streams.err, 'mesh-host: ', commandLines.warning, { warning });
   const parsed = enrolOptions.safeParse({ ...raw, token: chosen.token });
   if (!parsed.success) {
     // Never echo the input: it may hold the token.
     const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`);
-    streams.err.write(`mesh-host: ${problems.join('; ')}\n`);
+    complain(problems.join('; '));
     return ExitCode.usage;
   }
   const options = parsed.data;
@@ -81,13 +86,11 @@ async function runEnrol(
     nodeKeys = await loadOrCreateNodeKeys(options.dir);
   } catch (error) {
     if (!(error instanceof NodeKeysUnreadableError)) throw error;
-    streams.err.write(`mesh-host: ${error.message}\n`);
+    complain(error.message);
     return ExitCode.usage;
   }
   const { keys, created } = nodeKeys;
-  streams.err.write(
-    `${created ? 'generated new node keys' : 'presenting the node keys already'} in ${options.dir} (key ${keys.thumbprint})\n`,
-  );
+  print(streams.err, '', commandLines.keys, { created, dir: options.dir, thumbprint: keys.thumbprint });
   const body = enrolRequestBody(options.node, options.token, keys);
   const outcome = await presentEnrolment({
     send: () => sendEnrolment(options.api, body),
@@ -96,7 +99,7 @@ async function runEnrol(
     random: Math.random,
     patienceMs: options.patience * 1000,
     onRetry: (waitMs, reason) =>
-      streams.err.write(`told to try again (${reason}); asking again in ${(waitMs / 1000).toFixed(1)} s\n`),
+      print(streams.err, '', commandLines.toldToTryAgain, { reason, waitSeconds: waitMs / 1000 }),
   });
   switch (outcome.kind) {
     case 'enrolled':
@@ -107,21 +110,32 @@ async function runEnrol(
         enrolledAt: outcome.enrolledAt,
         ...(outcome.signal ? { signal: outcome.signal } : {}),
       });
-      streams.out.write(
-        `enrolled ${outcome.node} at ${outcome.enrolledAt} (key ${outcome.thumbprint}); keys kept in ${options.dir}\n`,
-      );
+      print(streams.out, '', commandLines.enrolled, {
+        node: outcome.node,
+        enrolledAt: outcome.enrolledAt,
+        thumbprint: outcome.thumbprint,
+        dir: options.dir,
+      });
       return ExitCode.ok;
     case 'wait':
-      streams.err.write(`mesh-host: ${waitReason(outcome.reason)} (${outcome.reason})\n`);
-      streams.out.write(`wait ${outcome.waitSeconds} s before running enrol again\n`);
+      print(streams.err, 'mesh-host: ', commandLines.wait, {
+        reason: outcome.reason,
+        explained: waitReason(outcome.reason),
+      });
+      print(streams.out, '', commandLines.waitSeconds, { waitSeconds: outcome.waitSeconds });
       return ExitCode.waitThenRetry;
     case 'refused':
-      streams.err.write(`mesh-host: enrolment refused (${outcome.code}): ${outcome.message}\n`);
+      print(streams.err, 'mesh-host: ', commandLines.refused, {
+        reason: outcome.code,
+        status: outcome.status,
+        detail: outcome.message,
+      });
       return outcome.status === 400 || outcome.status === 413 ? ExitCode.usage : ExitCode.enrolRefused;
     case 'unreachable':
-      streams.err.write(
-        `mesh-host: the control plane at ${options.api} could not be reached (${outcome.message})\n`,
-      );
+      print(streams.err, 'mesh-host: ', commandLines.unreachable, {
+        api: options.api,
+        reason: outcome.message,
+      });
       return ExitCode.unavailable;
   }
 }

@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import { ApiUnreachableError, problemError } from '../../cli/api-client.ts';
 import { ExitCode, exitCodeForStatus } from '../../cli/exit-codes.ts';
+import { lineFormatOf } from '../../core/coded-lines.ts';
 import { pendingDir, rotateHostKeys } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
+import { commandLines, hostPrinter } from '../lines.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
 const rotateOptions = z.object({
@@ -31,8 +33,9 @@ export function registerRotateCommand(program: Command): void {
 }
 
 async function runRotate(raw: Record<string, unknown>): Promise<ExitCode> {
-  const say = (line: string) => process.stdout.write(`${line}\n`);
-  const complain = (line: string) => process.stderr.write(`mesh-host: ${line}\n`);
+  const print = hostPrinter(lineFormatOf(process.env.MESH_LOG_FORMAT));
+  const complain = (problem: string) =>
+    print(process.stderr, 'mesh-host: ', commandLines.refusedArguments, { problem });
   const parsed = rotateOptions.safeParse(raw);
   if (!parsed.success) {
     complain(parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`).join('; '));
@@ -49,7 +52,7 @@ async function runRotate(raw: Record<string, unknown>): Promise<ExitCode> {
     return ExitCode.usage;
   }
   if (!enrolment || !current) {
-    complain(`${dir} holds no enrolment; run mesh-host enrol first`);
+    print(process.stderr, 'mesh-host: ', commandLines.notEnrolled, { dir });
     return ExitCode.usage;
   }
   const api = parsed.data.api ?? enrolment.api;
@@ -59,26 +62,32 @@ async function runRotate(raw: Record<string, unknown>): Promise<ExitCode> {
     if (outcome.kind === 'refused') {
       const problem = problemError(outcome.answer);
       if (outcome.answer.status === 401) {
-        complain(
-          `the control plane no longer knows node ${node}'s key (${problem.code}): the node was disenrolled or removed; enrol again with a new token`,
-        );
+        print(process.stderr, 'mesh-host: ', commandLines.rotationUnknownKey, { node, reason: problem.code });
         return ExitCode.decommissioned;
       }
-      complain(`rotation refused (${problem.code}): ${problem.message}`);
+      print(process.stderr, 'mesh-host: ', commandLines.rotationRefused, {
+        reason: problem.code,
+        status: outcome.answer.status,
+        detail: problem.message,
+      });
       return exitCodeForStatus(outcome.answer.status);
     }
     await writeHostEnrolment(dir, { ...enrolment, thumbprint: outcome.thumbprint });
-    say(
-      outcome.kind === 'rotated'
-        ? `rotated ${node}'s keys: key ${outcome.previous} replaced by ${outcome.thumbprint}, which the control plane takes now; the old key is refused`
-        : `finished an earlier rotation of ${node}'s keys: the control plane had switched to key ${outcome.thumbprint}; it is now the key in ${dir}`,
-    );
+    if (outcome.kind === 'rotated')
+      print(process.stdout, '', commandLines.rotated, {
+        node,
+        previous: outcome.previous,
+        thumbprint: outcome.thumbprint,
+      });
+    else
+      print(process.stdout, '', commandLines.rotationFinished, { node, thumbprint: outcome.thumbprint, dir });
     return ExitCode.ok;
   } catch (error) {
     if (!(error instanceof ApiUnreachableError)) throw error;
-    complain(
-      `${error.message}; the new keys wait in ${pendingDir(dir)}: run mesh-host rotate again to finish (a running agent finishes it too, should the control plane have switched already)`,
-    );
+    print(process.stderr, 'mesh-host: ', commandLines.rotationUnfinished, {
+      reason: error.message,
+      pending: pendingDir(dir),
+    });
     return ExitCode.unavailable;
   }
 }

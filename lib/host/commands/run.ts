@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { ExitCode } from '../../cli/exit-codes.ts';
+import { lineFormatOf, printedLine, say } from '../../core/coded-lines.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
@@ -9,6 +10,7 @@ import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier } from '../agent/shell-applier.ts';
 import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
+import { type AgentLog, agentLines, commandLines, hostPrinter } from '../lines.ts';
 import { connectPassword } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
@@ -26,7 +28,8 @@ const runOptions = z.object({
 
 /**
  * `mesh-host run [--dir DIR] --apply CMD [--interval S]`: the enrolled node's loop, on its
- * signal when the control plane names a broker, polling at --interval while it is away. Exit
+ * signal when the control plane names a broker, polling at --interval while it is away. Its
+ * lines are for people, or one JSON line each under MESH_LOG_FORMAT=json (lib/host/lines.ts). Exit
  * codes: 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR, 9 the node was disenrolled
  * or removed (its key is refused and no rotation left a newer one).
  */
@@ -57,10 +60,12 @@ export function registerRunCommand(program: Command): void {
 }
 
 async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
+  const format = lineFormatOf(process.env.MESH_LOG_FORMAT);
+  const print = hostPrinter(format);
   const parsed = runOptions.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `--${issue.path.join('.')}: ${issue.message}`);
-    process.stderr.write(`mesh-host: ${problems.join('; ')}\n`);
+    print(process.stderr, 'mesh-host: ', commandLines.refusedArguments, { problem: problems.join('; ') });
     return ExitCode.usage;
   }
   const options = parsed.data;
@@ -68,30 +73,31 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const enrolment = await readHostEnrolment(options.dir);
   const keys = await loadNodeKeys(options.dir);
   if (!enrolment || !keys) {
-    process.stderr.write(`mesh-host: ${options.dir} holds no enrolment; run mesh-host enrol first\n`);
+    print(process.stderr, 'mesh-host: ', commandLines.notEnrolled, { dir: options.dir });
     return ExitCode.usage;
   }
   const node = enrolment.node;
   const apiUrl = options.api ?? enrolment.api;
-  const log = (line: string) => process.stdout.write(`mesh-host ${node}: ${line}\n`);
+  const log: AgentLog = (said) => process.stdout.write(printedLine(said, format, `mesh-host ${node}: `));
   let signingKey = signingKeyOf(node, keys);
   const api = new NodeHttpHostApi(apiUrl, signingKey, { timeoutMs: 15_000 });
 
   const controller = new AbortController();
   const stop = (signal: string) => {
     if (controller.signal.aborted) return;
-    log(`${signal} received; stopping after the current step`);
+    log(say(agentLines.stopping, { signal }));
     controller.abort();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 
   log(
-    `running against ${apiUrl}, ${
-      enrolment.signal
-        ? `on the signal at ${enrolment.signal.url} (polling every ${options.interval} s while it is away)`
-        : `asking every ${options.interval} s until the control plane names a broker`
-    }, applying with: ${options.apply}`,
+    say(agentLines.running, {
+      api: apiUrl,
+      broker: enrolment.signal?.url ?? null,
+      intervalSeconds: options.interval,
+      apply: options.apply,
+    }),
   );
   let kept = enrolment;
   const ended = await runHostAgent({

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { IoTCustomAuthorizerEvent } from 'aws-lambda';
+import { logLine, say } from '../../core/coded-lines.ts';
 import type { Log } from '../../core/ports.ts';
 import { type IotPolicyDocument, type IotScope, iotArn, policyAllows } from '../../core/signal/policy.ts';
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../../functions/spec.ts';
+import { runtimeLines } from '../lines.ts';
 
 export type EmbeddedBrokerOptions = {
   readonly host: string;
@@ -86,7 +88,8 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     try {
       answer = await options.authorize(event);
     } catch (error) {
-      options.log.warn('the broker authorizer failed; connect refused', { error: (error as Error).message });
+      const reason = (error as Error).message;
+      logLine(options.log, say(runtimeLines.brokerAuthorizerFailed, { reason }), { error: reason });
       throw refusal(3, 'the authorizer could not answer');
     }
     if (!answer.isAuthenticated) throw refusal(4, 'refused by the authorizer');
@@ -110,9 +113,12 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
         timestamp: Date.now(),
         versionNumber: versions.get(client) ?? 0,
       })
-      .catch((error: unknown) =>
-        options.log.warn(`presence of ${client.id} not recorded`, { error: (error as Error).message }),
-      )
+      .catch((error: unknown) => {
+        const reason = (error as Error).message;
+        logLine(options.log, say(runtimeLines.brokerPresenceNotRecorded, { client: client.id, reason }), {
+          error: reason,
+        });
+      })
       .finally(() => presenceWrites.delete(write));
     presenceWrites.add(write);
   };

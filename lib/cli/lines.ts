@@ -1,0 +1,95 @@
+import { codedLine } from '../core/coded-lines.ts';
+
+/**
+ * What `mesh` says on stderr besides its result (docs/codes.md): progress, notes, failures. For
+ * people each is a line, a failure after `mesh: `; under `--json` each is one JSON line with its
+ * code, the result still the one document on stdout.
+ */
+export const cliLines = {
+  unreachable: codedLine<{ readonly reason: string }>(
+    'cli.unreachable',
+    'error',
+    ({ reason }) => `${reason}; is it running? (npm start, or --api URL)`,
+  ),
+  refused: codedLine<{ readonly reason: string; readonly status: number; readonly detail: string }>(
+    'cli.refused',
+    'error',
+    ({ detail }) => `${detail}`,
+  ),
+  failed: codedLine<{ readonly reason: string }>('cli.failed', 'error', ({ reason }) => reason),
+  usage: codedLine<{ readonly problem: string; readonly argument?: string }>(
+    'cli.usage',
+    'error',
+    ({ problem, argument }) => `${argument ? `${argument}: ` : ''}${problem}`,
+  ),
+  fileExists: codedLine<{ readonly reason: string }>(
+    'cli.file-exists',
+    'error',
+    ({ reason }) => `${reason}; no token was issued`,
+  ),
+  planning: codedLine<{ readonly what: string }>(
+    'push.planning',
+    'info',
+    ({ what }) => `planning a push of ${what}; nothing is written…`,
+  ),
+  pushing: codedLine<{ readonly what: string }>('push.pushing', 'info', ({ what }) => `pushing ${what}…`),
+  following: codedLine<{ readonly push: string }>(
+    'push.following',
+    'info',
+    ({ push }) => `push ${push} is taking a while; following it (Ctrl-C stops following, not the push)`,
+  ),
+  progress: codedLine<{
+    readonly push: string;
+    readonly round: number | null;
+    readonly checked: number;
+    readonly pending: number;
+    readonly flushed: number;
+  }>('push.progress', 'info', ({ push, round, checked, pending, flushed }) => {
+    if (round === null) return `push ${push}: starting…`;
+    const filled = pending === 0 ? 20 : Math.min(20, Math.round((20 * checked) / pending));
+    const count = (n: number) => n.toLocaleString('en');
+    return `push ${push}: round ${round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(pending)} looked at, ${count(flushed)} flushed`;
+  }),
+  pushFailed: codedLine<{ readonly push: string; readonly reason: string }>(
+    'push.failed',
+    'error',
+    ({ push, reason }) => `push ${push} failed: ${reason}`,
+  ),
+  pushUnfinished: codedLine<{ readonly push: string }>(
+    'push.unfinished',
+    'error',
+    ({ push }) => `push ${push} never finished (its flow stopped); run mesh push --behind to finish its work`,
+  ),
+  tokenShownOnce: codedLine<{ readonly node: string; readonly valid: string }>(
+    'token.shown-once',
+    'info',
+    ({ node, valid }) =>
+      `issued a token for ${node}, ${valid}. It is shown only this once: on the node, run MESH_TOKEN=… mesh-host enrol --node ${node}, or use --out FILE and mesh-host enrol --token-file FILE.`,
+  ),
+  tokenFileNext: codedLine<{ readonly node: string; readonly file: string }>(
+    'token.file-next',
+    'info',
+    ({ node, file }) =>
+      `copy ${file} to the node, run mesh-host enrol --node ${node} --token-file FILE there, then delete it`,
+  ),
+  declarationSent: codedLine<{
+    readonly node: string;
+    readonly revision: number;
+    readonly sentAt: string;
+    readonly digest: string;
+  }>(
+    'declaration.sent',
+    'info',
+    ({ node, revision, sentAt, digest }) => `${node}: revision ${revision}, sent ${sentAt}, digest ${digest}`,
+  ),
+  graphCounted: codedLine<{ readonly nodes: number; readonly relations: number }>(
+    'graph.counted',
+    'info',
+    ({ nodes, relations }) => `${nodes} nodes, ${relations} relations`,
+  ),
+  consoleStopped: codedLine<{ readonly signal: string }>(
+    'console.stopped',
+    'info',
+    ({ signal }) => `mesh console: ${signal} received, stopped`,
+  ),
+} as const;
