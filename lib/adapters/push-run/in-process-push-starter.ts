@@ -1,4 +1,5 @@
 import type { PushJob, PushStarter } from '../../core/mesh/push-runs.ts';
+import { asFunction, recordCall } from '../../runtime/call-record.ts';
 
 /**
  * Starts a push in this process without waiting for it (the local runtime, tests): the job runs
@@ -14,7 +15,9 @@ export class InProcessPushStarter implements PushStarter {
   }
 
   async start(job: PushJob): Promise<void> {
-    const run = this.#run(job).finally(() => this.running.delete(run));
+    // on AWS the caller invokes push-run, which runs the job with its own role
+    recordCall({ stand: 'lambda:InvokeFunction' });
+    const run = asFunction('push-run', () => this.#run(job)).finally(() => this.running.delete(run));
     this.running.add(run);
   }
 }

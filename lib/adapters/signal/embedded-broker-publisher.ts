@@ -1,5 +1,6 @@
 import { type NodeSignal, type SignalPublisher, signalTopic } from '../../core/signal/channel.ts';
 import { BrokerAwayError } from '../../core/signal/errors.ts';
+import { recordCall } from '../../runtime/call-record.ts';
 import { signalPayload } from './iot-data-publisher.ts';
 
 /** How the embedded broker takes a retained QoS 1 message from the control plane itself. */
@@ -25,6 +26,8 @@ export class EmbeddedBrokerPublisher implements SignalPublisher {
   async publish(node: string, signal: NodeSignal): Promise<void> {
     const broker = this.#broker;
     if (!broker) throw new BrokerAwayError('the embedded broker is not running');
+    // the IoT data plane's retained Publish, on AWS
+    recordCall({ stand: 'iot:Publish', topic: signalTopic(node), retain: true });
     await broker(signalTopic(node), signalPayload(signal));
   }
 }
