@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localResourceNames, type ResourceNames } from '../../lib/resources.ts';
 import type { RecordedCall } from '../../lib/runtime/call-record.ts';
-import type { AccessRequest, Principal } from './iam-check.ts';
 import { type CallContext, readAwsCall, type TableKeys } from './aws-requests.ts';
+import type { AccessRequest, Principal } from './iam-check.ts';
 import { RehearsalProblem } from './problems.ts';
 import type { JudgedStack, StackFunction } from './stack.ts';
 
@@ -87,7 +87,9 @@ export async function judgeCalls(stack: JudgedStack, records: readonly RecordedC
       judged.add(key);
       const decision = await stack.iam.authorize(principalOf(stack, fn), access);
       if (!decision.allowed)
-        findings.add(`denied: ${fn.displayName} called ${access.action} on ${access.resource}: ${decision.reason}`);
+        findings.add(
+          `denied: ${fn.displayName} called ${access.action} on ${access.resource}: ${decision.reason}`,
+        );
     }
   }
   const silent = [...stack.functions.values()]
@@ -125,7 +127,8 @@ function templateNames(stack: JudgedStack): TemplateNames {
       const table = id ? stack.assembly.template.Resources[id] : undefined;
       if (!id || !table?.Type.startsWith('AWS::DynamoDB::')) return undefined;
       type Key = { AttributeName: string; KeyType: string };
-      const hashOf = (schema: unknown) => (schema as Key[]).find((key) => key.KeyType === 'HASH')?.AttributeName;
+      const hashOf = (schema: unknown) =>
+        (schema as Key[]).find((key) => key.KeyType === 'HASH')?.AttributeName;
       const indexes = (table.Properties?.GlobalSecondaryIndexes ?? []) as Array<{
         IndexName: string;
         KeySchema: Key[];
@@ -133,7 +136,9 @@ function templateNames(stack: JudgedStack): TemplateNames {
       return {
         tableArn: stack.references.identity(id)?.attributes.Arn as string,
         partitionKey: hashOf(table.Properties?.KeySchema) ?? '',
-        indexPartitionKeys: Object.fromEntries(indexes.map((index) => [index.IndexName, hashOf(index.KeySchema)])),
+        indexPartitionKeys: Object.fromEntries(
+          indexes.map((index) => [index.IndexName, hashOf(index.KeySchema)]),
+        ),
       };
     },
     queueArn(localName) {
@@ -157,7 +162,11 @@ function accessesOf(
       if (access.resource.startsWith(`arn:${env.partition}:sqs:`)) {
         const local = access.resource.split(':').at(-1) as string;
         const arn = names.queueArn(local);
-        if (!arn) throw new RehearsalProblem('iam', `${call.operation} names ${local}, which is no queue of the stack`);
+        if (!arn)
+          throw new RehearsalProblem(
+            'iam',
+            `${call.operation} names ${local}, which is no queue of the stack`,
+          );
         return { ...access, resource: arn };
       }
       const table = /:dynamodb:.*:table\/([^/]+)/.exec(access.resource)?.[1];
@@ -180,7 +189,8 @@ function accessesOf(
         )
       : stack.functions.get('push-run')?.logicalId;
   const arn = target ? stack.references.identity(target)?.attributes.Arn : undefined;
-  if (!arn) throw new RehearsalProblem('iam', `${record.stand}: the template has nothing it could be made on`);
+  if (!arn)
+    throw new RehearsalProblem('iam', `${record.stand}: the template has nothing it could be made on`);
   return [{ action: record.stand, resource: arn }];
 }
 

@@ -119,7 +119,13 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
         break;
       }
       default:
-        identity = { ref: generated(128), attributes: {} };
+        identity = {
+          ref: generated(128),
+          // a custom resource's attributes are what its provider answers at deploy: placeholders here
+          attributes: resource.Type.startsWith('Custom::')
+            ? new Proxy({}, { get: (_, name) => `${generated(64)}-${String(name)}` })
+            : {},
+        };
     }
     identities.set(logicalId, identity);
   }

@@ -28,7 +28,11 @@ const rowOf = (description: unknown) => /^mesh ([a-z0-9-]+):/.exec(String(descri
 
 /** Reads a cloud assembly (cdk.out) into the names, ARNs and policies calls are judged against. */
 export function readStack(cdkOut: string): JudgedStack {
-  const assembly = readAssembly(cdkOut);
+  return stackOf(readAssembly(cdkOut));
+}
+
+/** The same, of an assembly read already (or changed in memory, to see a check fail). */
+export function stackOf(assembly: Assembly): JudgedStack {
   const env: RehearsalEnvironment = {
     stackName: assembly.stackName,
     region: assembly.region ?? 'us-east-1',
