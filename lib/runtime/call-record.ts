@@ -52,7 +52,9 @@ export function recordingCalls<C>(client: C): C {
       const request = args.request as { headers?: Record<string, string>; body?: unknown };
       const target = request.headers?.['x-amz-target'];
       const bytes = request.body instanceof Uint8Array ? request.body : undefined;
-      const body = bytes ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString() : request.body;
+      const body = bytes
+        ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString()
+        : request.body;
       if (target && typeof body === 'string')
         recordCall({ target, body: JSON.stringify(shortened(JSON.parse(body || '{}'))) });
       return next(args);

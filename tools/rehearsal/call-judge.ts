@@ -137,7 +137,7 @@ function templateNames(stack: JudgedStack): TemplateNames {
         tableArn: stack.references.identity(id)?.attributes.Arn as string,
         partitionKey: hashOf(table.Properties?.KeySchema) ?? '',
         indexPartitionKeys: Object.fromEntries(
-          indexes.map((index) => [index.IndexName, hashOf(index.KeySchema)]),
+          indexes.map((index) => [index.IndexName, hashOf(index.KeySchema) ?? '']),
         ),
       };
     },

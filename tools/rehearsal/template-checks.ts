@@ -19,6 +19,8 @@ export async function checkTemplate(
   specs: readonly FunctionSpec[] = functionSpecs,
 ): Promise<string[]> {
   return [
+    ...stack.iam.unsupportedConditionKeys(),
+    ...(await checkRoles(stack)),
     ...(await checkRoutes(stack, specs)),
     ...(await checkAuthorizers(stack, specs)),
     ...(await checkPushFlow(stack)),
@@ -55,6 +57,24 @@ async function roleMay(stack: JudgedStack, roleLogicalId: string, label: string,
   return decision.allowed
     ? undefined
     : `denied: ${label} called ${request.action} on ${request.resource}: ${decision.reason}`;
+}
+
+/** Lambda may assume every function's role; a trust policy that refuses it fails the deploy. */
+async function checkRoles(stack: JudgedStack): Promise<string[]> {
+  const findings: string[] = [];
+  for (const fn of stack.functions.values()) {
+    const role = stack.references.identity(fn.roleLogicalId)?.attributes.Arn as string;
+    const principal: Principal = {
+      kind: 'service',
+      service: 'lambda.amazonaws.com',
+      sourceArn: fn.arn,
+      label: 'lambda',
+    };
+    const decision = await stack.iam.authorize(principal, { action: 'sts:AssumeRole', resource: role });
+    if (!decision.allowed)
+      findings.push(`${fn.displayName}: Lambda may not assume its role: ${decision.reason}`);
+  }
+  return findings;
 }
 
 async function checkRoutes(stack: JudgedStack, specs: readonly FunctionSpec[]): Promise<string[]> {
