@@ -119,7 +119,7 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
     ]);
 
     expect(verdict.findings).toEqual([
-      `the embedded broker allowed iot:Subscribe on ${wildcard}, but IAM's evaluator denies it under the 1 policies the authorizer answered`,
+      `the embedded broker allowed iot:Subscribe on ${wildcard}, but IAM's evaluator denies it under the 1 policies Functions/SignalAuthorizer answered`,
     ]);
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { functionSpecs } from '../../lib/functions.ts';
 import { localResourceNames, type ResourceNames } from '../../lib/resources.ts';
 import type { RecordedCall } from '../../lib/runtime/call-record.ts';
 import { type CallContext, readAwsCall, type TableKeys } from './aws-requests.ts';
@@ -206,5 +207,7 @@ async function judgeBrokerDecision(
     { action: record.broker, resource: record.resource },
   );
   if (decision.allowed === record.allowed) return undefined;
-  return `the embedded broker ${record.allowed ? 'allowed' : 'refused'} ${record.broker} on ${record.resource}, but IAM's evaluator ${decision.allowed ? 'allows' : 'denies'} it under the ${documents.length} policies the authorizer answered`;
+  const authorizer = functionSpecs.find((spec) => spec.trigger === 'broker-authorizer')?.name ?? '';
+  const answered = stack.functions.get(authorizer)?.displayName ?? 'the authorizer';
+  return `the embedded broker ${record.allowed ? 'allowed' : 'refused'} ${record.broker} on ${record.resource}, but IAM's evaluator ${decision.allowed ? 'allows' : 'denies'} it under the ${documents.length} policies ${answered} answered`;
 }
