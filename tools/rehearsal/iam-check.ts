@@ -32,9 +32,6 @@ export type AccessRequest = {
 
 export type Decision = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
-/** A grant of a role: one action pattern on one resource pattern, and whether any allowed call used it. */
-export type Grant = { readonly action: string; readonly resource: string; used: boolean };
-
 /** The condition keys the rehearsal sets on requests; a policy testing any other key cannot be judged. */
 export const suppliedConditionKeys = [
   'aws:securetransport',
@@ -51,17 +48,6 @@ export const suppliedConditionKeys = [
   'dynamodb:returnconsumedcapacity',
 ];
 
-const patternRegex = (pattern: string, flags = '') =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replaceAll('*', '.*')
-      .replaceAll('?', '.')}$`,
-    flags,
-  );
-const asList = (value: string | string[] | undefined) =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
-
 /**
  * Judges calls against the template's IAM policies with @cloud-copilot/iam-simulate, in one
  * fake account and region: the principal's identity policies (for a role), the resource's own
@@ -72,7 +58,6 @@ export class IamCheck {
   readonly #policies: TemplatePolicies;
   readonly #references: References;
   readonly #decisions = new Map<string, Promise<Decision>>();
-  readonly #grants = new Map<string, Grant[]>();
 
   constructor(policies: TemplatePolicies, references: References) {
     this.#policies = policies;
@@ -97,9 +82,7 @@ export class IamCheck {
       decision = this.#decide(principal, request);
       this.#decisions.set(key, decision);
     }
-    const settled = await decision;
-    if (settled.allowed && principal.kind === 'role') this.#markUsed(principal.roleLogicalId, request);
-    return settled;
+    return decision;
   }
 
   /**
@@ -136,34 +119,6 @@ export class IamCheck {
     return result.overallResult === 'Allowed'
       ? { allowed: true }
       : { allowed: false, reason: `no statement of the ${documents.length} policies answered allows it` };
-  }
-
-  /** Every grant of a role's identity policies, with whether a call used it. */
-  grants(roleLogicalId: string): readonly Grant[] {
-    return this.#grantsOf(roleLogicalId);
-  }
-
-  #grantsOf(roleLogicalId: string): Grant[] {
-    let grants = this.#grants.get(roleLogicalId);
-    if (!grants) {
-      grants = [];
-      for (const { policy } of this.#policies.identityPolicies(roleLogicalId))
-        for (const statement of policy.Statement.filter((s) => s.Effect === 'Allow'))
-          for (const action of asList(statement.Action))
-            for (const resource of asList(statement.Resource)) grants.push({ action, resource, used: false });
-      this.#grants.set(roleLogicalId, grants);
-    }
-    return grants;
-  }
-
-  #markUsed(roleLogicalId: string, request: AccessRequest) {
-    for (const grant of this.#grantsOf(roleLogicalId)) {
-      if (
-        patternRegex(grant.action, 'i').test(request.action) &&
-        patternRegex(grant.resource).test(request.resource)
-      )
-        grant.used = true;
-    }
   }
 
   #resourcePolicyFor(resource: string): PolicyDocument | undefined {
