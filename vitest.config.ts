@@ -1,13 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-/** The beds that also run against the rehearsal of the synthesized stack (docs/rehearsal.md says why these). */
-const bedsAgainstTheRehearsal = [
-  'beds/built-store-cross-node.bed.test.ts',
-  'beds/host-restart-mid-apply.bed.test.ts',
-  'beds/store-window.bed.test.ts',
-  'beds/module-upgrade.bed.test.ts',
-];
-
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -66,16 +58,17 @@ export default defineConfig({
         },
       },
       {
-        // The synthesized stack itself (npm run rehearse), and beds run against it rather than npm start.
+        // The rehearsal's judge: every AWS call recorded by the projects before it, judged against
+        // the synthesized template (docs/rehearsal.md). Its global setup turns the recording on for
+        // the whole run. It must run after integration, console and beds: those need an explicit
+        // groupOrder below this one, or vitest puts them (fileParallelism: false) after every group.
         test: {
           name: 'rehearsal',
-          include: ['test/rehearsal/**/*.test.ts', ...bedsAgainstTheRehearsal],
+          include: ['test/rehearsal/**/*.test.ts'],
           globalSetup: ['test/support/rehearsal.global.ts'],
-          env: { MESH_BED_TARGET: 'rehearsal' },
-          // after the other projects: its beds and the beds project's would share the two cores
-          sequence: { groupOrder: 1 },
-          testTimeout: 180_000,
-          hookTimeout: 300_000,
+          sequence: { groupOrder: 9 },
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
           fileParallelism: false,
         },
       },

@@ -1,34 +1,16 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { inject } from 'vitest';
 import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { printedJson, type Watched, watch } from '../../test/support/processes.ts';
-import { rehearsalOperator } from '../../tools/rehearsal/operator-signature.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
 
 export type RunOptions = { readonly env?: NodeJS.ProcessEnv; readonly cwd?: string };
-
-/**
- * What a bed runs against: the local runtime (`npm start`, the default), or the rehearsal of
- * the synthesized stack (`npm run rehearse -- --serve`) when MESH_BED_TARGET=rehearsal (the
- * vitest project `rehearsal`, whose global setup synthesizes the app once).
- */
-export const bedTarget: 'local' | 'rehearsal' =
-  process.env.MESH_BED_TARGET === 'rehearsal' ? 'rehearsal' : 'local';
-
-/**
- * How often a host polls while its broker is away, unless a bed says. The rehearsal runs IoT
- * Core without MQTT (docs/rehearsal.md): a host outside its sandboxes cannot reach the data
- * endpoint, so it polls all along, as when the broker is away, and a bed must not wait 30 s
- * for each change.
- */
-const defaultPollSeconds = bedTarget === 'rehearsal' ? 2 : undefined;
 
 export type CommandResult = { readonly code: number | null; readonly output: string; readonly json: unknown };
 
@@ -43,8 +25,6 @@ export class Bed {
   private readonly commands: string[] = [];
   private store: RunningDynamoDBLocal | undefined;
   private storePort = 0;
-  /** `mesh`'s environment: for the rehearsal, the operator's key and region, as for a deployed stack. */
-  private operatorEnvironment: NodeJS.ProcessEnv = process.env;
   apiUrl = '';
 
   constructor(name: string) {
@@ -71,9 +51,8 @@ export class Bed {
   }
 
   /**
-   * The control plane of the bed's target (`npm start`, or the rehearsal of the synthesized
-   * stack), talking to the bed's store when there is one; `entry` starts the local one through a
-   * bed's own entry point instead (one that puts a fault in a part).
+   * The local control plane (`npm start`), talking to the bed's store when there is one; `entry`
+   * starts it through a bed's own entry point instead (one that puts a fault in a part).
    */
   async startControlPlane(env: Record<string, string> = {}, entry = 'bin/local.ts'): Promise<string> {
     const port = await freePort();
@@ -89,60 +68,14 @@ export class Bed {
     delete processEnv.AWS_ENDPOINT_URL_SQS;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
     else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
-    const args =
-      bedTarget === 'rehearsal'
-        ? [
-            join(root, 'bin/rehearse.ts'),
-            '--serve',
-            '--port',
-            String(port),
-            '--cdk-out',
-            inject('rehearsalCdkOut'),
-          ]
-        : [join(root, entry)];
-    const watched = this.spawn('control-plane', args, processEnv);
-    // The rehearsal's `--serve` prints prose of its own (tools/rehearsal/command.ts), read until it goes.
-    this.apiUrl =
-      bedTarget === 'local'
-        ? (await watched.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url
-        : ((await watched.waitFor(/ready in [\d.]+ s at (\S+)/, 90_000))[1] as string);
-    if (bedTarget === 'rehearsal') {
-      const [, region] = await watched.waitFor(/MESH_SIGV4_REGION=(\S+)/);
-      this.operatorEnvironment = {
-        ...process.env,
-        MESH_SIGV4_REGION: region,
-        AWS_ACCESS_KEY_ID: rehearsalOperator.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: rehearsalOperator.secretAccessKey,
-      };
-    }
+    const watched = this.spawn('control-plane', [join(root, entry)], processEnv);
+    this.apiUrl = (await watched.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url;
     return this.apiUrl;
   }
 
-  /**
-   * At the end of a scenario that held, the rehearsal is stopped (its hosts first) and answers
-   * with its verdict: a call denied by the stack's IAM policies, or a problem it found, fails
-   * the bed. The local runtime has no verdict to give.
-   */
-  async finish(): Promise<void> {
-    if (bedTarget !== 'rehearsal') return;
-    const controlPlane = this.process('control-plane');
-    await this.stopProcesses((watched) => watched !== controlPlane);
-    await this.stopProcesses((watched) => watched === controlPlane);
-    const { code } = await controlPlane.exited();
-    this.commands.push(`control-plane stopped: exit ${code}`);
-    if (code !== 0)
-      throw new Error(
-        `the rehearsal of the stack failed (exit ${code}): its report is in the control-plane output`,
-      );
-  }
-
-  /** The physical name of one of the stack's tables (`identity`, `inventory`), as the bed's target named it. */
+  /** The physical name of one of the tables (`identity`, `inventory`). */
   tableName(table: 'identity' | 'inventory'): string {
-    if (bedTarget === 'local') return localResourceNames()[`${table}Table`];
-    const pattern = new RegExp(`table Tables/${table} is (\\S+)`, 'i');
-    const found = pattern.exec(this.process('control-plane').output())?.[1];
-    if (!found) throw new Error(`the rehearsal named no ${table} table`);
-    return found;
+    return localResourceNames()[`${table}Table`];
   }
 
   /** Runs `mesh ARGS --json` against the bed's control plane. */
@@ -195,14 +128,13 @@ export class Bed {
 
   /**
    * Starts `mesh-host run` for an enrolled node with the recording apply hook, on its signal as
-   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s;
-   * 2 s against the rehearsal, whose broker hosts cannot reach).
+   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s).
    */
   startHost(
     nodeName: string,
     options: { applyDelayMs?: number; label?: string; interval?: number } = {},
   ): Watched {
-    const interval = options.interval ?? defaultPollSeconds;
+    const interval = options.interval;
     return this.spawn(
       options.label ?? `host ${nodeName}`,
       [
@@ -224,7 +156,7 @@ export class Bed {
   }
 
   private run(label: string, args: string[]): Promise<CommandResult> {
-    return this.runExecutable(label, node, args, { env: this.operatorEnvironment });
+    return this.runExecutable(label, node, args);
   }
 
   /** Runs COMMAND ARGS to completion, its output kept for a failing bed's message. */
@@ -253,13 +185,8 @@ export class Bed {
     const sections = this.processes.map(
       ({ label, watched }) => `----- ${label} -----\n${watched.output().trimEnd() || '(no output)'}`,
     );
-    const denied = this.processes
-      .filter(({ label }) => label === 'control-plane')
-      .flatMap(({ watched }) => watched.output().split('\n'))
-      .filter((line) => line.startsWith('rehearse: denied: '));
     return [
       `===== bed ${this.name} in ${this.dir} =====`,
-      ...(denied.length > 0 ? ['----- calls the rehearsal denied -----', ...denied] : []),
       '----- commands -----',
       ...this.commands,
       ...sections,
@@ -289,7 +216,6 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   const bed = new Bed(name);
   try {
     await scenario(bed);
-    await bed.finish();
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     failure.message = `${failure.message}\n\n${bed.dump()}`;

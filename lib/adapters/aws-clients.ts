@@ -4,6 +4,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../config.ts';
+import { recordingCalls } from '../runtime/call-record.ts';
 
 /**
  * Short timeouts, because a store that cannot be reached must become a hold or a "try again"
@@ -33,16 +34,20 @@ export function makeDynamoDBClient(
   config: Pick<MeshConfig, 'region' | 'endpoints'>,
   options: ClientOptions = {},
 ) {
-  return new DynamoDBClient(common(config.region, { endpoint: config.endpoints?.dynamodb, ...options }));
+  return recordingCalls(
+    new DynamoDBClient(common(config.region, { endpoint: config.endpoints?.dynamodb, ...options })),
+  );
 }
 
 export function makeSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>, options: ClientOptions = {}) {
   // Emulators hand out queue URLs on hosts that do not resolve (sqs.<region>.localhost); the
   // configured endpoint is the one to call, and on AWS the two are the same.
-  return new SQSClient({
-    ...common(config.region, { endpoint: config.endpoints?.sqs, ...options }),
-    useQueueUrlAsEndpoint: false,
-  });
+  return recordingCalls(
+    new SQSClient({
+      ...common(config.region, { endpoint: config.endpoints?.sqs, ...options }),
+      useQueueUrlAsEndpoint: false,
+    }),
+  );
 }
 
 /**

@@ -81,7 +81,7 @@ export function createSigV4Signer(options: SigV4SignerOptions): RequestSigner {
 /**
  * Chooses SigV4 for execute-api URLs, with the region their host names. Any other URL (the local
  * runtime) is left unsigned unless `signingRegion` is given: then every URL is signed for it, as
- * an API behind a custom domain name, or the rehearsal (`npm run rehearse -- --serve`), needs.
+ * an API behind a custom domain name needs.
  */
 export function sigv4SignerFor(
   url: string,

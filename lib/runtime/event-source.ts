@@ -1,6 +1,7 @@
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Consumer } from 'sqs-consumer';
+import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
@@ -59,7 +60,8 @@ export function startEventSource(options: EventSourceOptions): RunningEventSourc
     });
     consumer.on('error', (error) => onError(error));
     consumer.on('processing_error', (error) => onError(error));
-    consumer.start();
+    // its polls, deletes and the handler's calls are the function's, as Lambda's poller uses its role
+    asFunction(functionName, () => consumer.start());
     return consumer;
   });
 

@@ -13,6 +13,7 @@ import {
   routesOf,
 } from '../functions.ts';
 import type { Parts } from '../wiring.ts';
+import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 import { listen } from './listen.ts';
 
@@ -110,7 +111,9 @@ async function serve(
   }
   const handler = load(match.route.handler);
   const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
-  const result = await handler(event, localLambdaContext(match.route.handler));
+  const result = await asFunction(match.route.handler, () =>
+    handler(event, localLambdaContext(match.route.handler)),
+  );
   response.writeHead(result.statusCode, flattenHeaders(result));
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }

@@ -1,10 +1,6 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../lib/constructs/bundling.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
 import {
   localFunctionArn,
@@ -14,6 +10,7 @@ import {
   substitutionFor,
 } from '../../lib/flow/push-definition.ts';
 import { routes, functionSpecs as specs } from '../../lib/functions.ts';
+import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 import { meshFunctionsOf } from './support.ts';
 
 type Resource = {
@@ -26,31 +23,20 @@ type CfnTemplate = { Resources: Record<string, Resource>; Outputs?: Record<strin
 /**
  * The real app, synthesized the way `npm run synth` does it: the cdk CLI, cdk.json, bin/cdk-app.ts,
  * every function bundled with the local esbuild, cdk-nag AwsSolutions as a validation plugin
- * (an unacknowledged finding fails the synthesis). Offline: no credentials, no lookups.
+ * (an unacknowledged finding fails the synthesis). Offline: no credentials, no lookups. One
+ * synthesis per state of its inputs, shared with test/cdk/template.test.ts and the rehearsal's
+ * judge (tools/rehearsal/synth.ts).
  */
-const outdir = mkdtempSync(join(tmpdir(), 'mesh-cdk-'));
+let outdir: string;
 let template: CfnTemplate;
 let synthOutput = '';
 
 beforeAll(async () => {
-  const run = promisify(execFile);
-  const result = await run('npx', ['cdk', 'synth', '--quiet', '--no-notices', '-o', outdir], {
-    cwd: projectRoot,
-    env: {
-      ...process.env,
-      AWS_EC2_METADATA_DISABLED: 'true',
-      CDK_DISABLE_VERSION_CHECK: 'true',
-      CDK_DISABLE_CLI_TELEMETRY: 'true',
-    },
-    maxBuffer: 64 * 1024 * 1024,
-  }).catch((error: { stdout?: string; stderr?: string; message: string }) => {
-    throw new Error(`cdk synth failed: ${error.message}\n${error.stdout ?? ''}\n${error.stderr ?? ''}`);
-  });
-  synthOutput = `${result.stdout}\n${result.stderr}`;
+  const synth = await cachedSynth();
+  outdir = synth.cdkOut;
+  synthOutput = synth.output;
   template = JSON.parse(readFileSync(join(outdir, 'Mesh.template.json'), 'utf8')) as CfnTemplate;
 }, 600_000);
-
-afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
 const resourcesOf = (type: string) =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);

@@ -224,12 +224,3 @@ function statesAccesses(operation: string, input: Record<string, unknown>): Acce
   if (typeof arn !== 'string') return `Step Functions ${operation} names no ARN the rehearsal can read`;
   return [{ action: `states:${operation}`, resource: arn }];
 }
-
-/** The credential scope of a SigV4 Authorization header: access key, region and service. */
-export function credentialScope(
-  authorization: string | undefined,
-): { readonly accessKeyId: string; readonly region: string; readonly service: string } | undefined {
-  const match = /Credential=([^/]+)\/\d{8}\/([^/]+)\/([^/]+)\/aws4_request/.exec(authorization ?? '');
-  if (!match) return undefined;
-  return { accessKeyId: match[1] as string, region: match[2] as string, service: match[3] as string };
-}

@@ -6,8 +6,6 @@ import {
   type PolicyDocument,
   type TemplatePolicies,
 } from './iam-policies.ts';
-import type { RehearsalLedger } from './ledger.ts';
-import { RehearsalProblem } from './problems.ts';
 import type { References } from './references.ts';
 
 /** Who makes a call: a role's session (a function, the event source, a state machine) or an AWS service. */
@@ -34,9 +32,6 @@ export type AccessRequest = {
 
 export type Decision = { readonly allowed: true } | { readonly allowed: false; readonly reason: string };
 
-/** A grant of a role: one action pattern on one resource pattern, and whether any allowed call used it. */
-export type Grant = { readonly action: string; readonly resource: string; used: boolean };
-
 /** The condition keys the rehearsal sets on requests; a policy testing any other key cannot be judged. */
 export const suppliedConditionKeys = [
   'aws:securetransport',
@@ -53,34 +48,20 @@ export const suppliedConditionKeys = [
   'dynamodb:returnconsumedcapacity',
 ];
 
-const patternRegex = (pattern: string, flags = '') =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replaceAll('*', '.*')
-      .replaceAll('?', '.')}$`,
-    flags,
-  );
-const asList = (value: string | string[] | undefined) =>
-  value === undefined ? [] : Array.isArray(value) ? value : [value];
-
 /**
- * Checks every call against the template's IAM policies with @cloud-copilot/iam-simulate, in
- * one fake account and region: the principal's identity policies (for a role), the resource's
- * own policy, both as AWS combines them within one account. Every decision is written to the
- * ledger; a denial names the principal, the action, the resource and why.
+ * Judges calls against the template's IAM policies with @cloud-copilot/iam-simulate, in one
+ * fake account and region: the principal's identity policies (for a role), the resource's own
+ * policy, both as AWS combines them within one account. A denial says why; a role whose
+ * policies cannot be read throws the RehearsalProblem that says so.
  */
 export class IamCheck {
   readonly #policies: TemplatePolicies;
   readonly #references: References;
-  readonly #ledger: RehearsalLedger;
   readonly #decisions = new Map<string, Promise<Decision>>();
-  readonly #grants = new Map<string, Grant[]>();
 
-  constructor(policies: TemplatePolicies, references: References, ledger: RehearsalLedger) {
+  constructor(policies: TemplatePolicies, references: References) {
     this.#policies = policies;
     this.#references = references;
-    this.#ledger = ledger;
   }
 
   /** Condition keys the template's policies test that the rehearsal does not set, each naming its policy. */
@@ -101,25 +82,13 @@ export class IamCheck {
       decision = this.#decide(principal, request);
       this.#decisions.set(key, decision);
     }
-    const settled = await decision;
-    if (settled.allowed) {
-      this.#ledger.allowed(principal.label, request.action);
-      if (principal.kind === 'role') this.#markUsed(principal.roleLogicalId, request);
-    } else {
-      this.#ledger.denied({
-        principal: principal.label,
-        action: request.action,
-        resource: request.resource,
-        reason: settled.reason,
-      });
-    }
-    return settled;
+    return decision;
   }
 
   /**
    * Judges one request against policy documents that are not the template's but an answer's
    * (the IoT policies a custom authorizer returns for a connection), as identity policies of
-   * `principalArn`. Nothing is written to the ledger: what follows from it is the caller's.
+   * `principalArn`.
    */
   async judge(
     documents: readonly PolicyDocument[],
@@ -152,43 +121,6 @@ export class IamCheck {
       : { allowed: false, reason: `no statement of the ${documents.length} policies answered allows it` };
   }
 
-  /** Every grant of a role's identity policies, with whether a call used it. */
-  grants(roleLogicalId: string): readonly Grant[] {
-    return this.#grantsOf(roleLogicalId);
-  }
-
-  #grantsOf(roleLogicalId: string): Grant[] {
-    let grants = this.#grants.get(roleLogicalId);
-    if (!grants) {
-      grants = [];
-      for (const { policy } of this.#identityPolicies(roleLogicalId))
-        for (const statement of policy.Statement.filter((s) => s.Effect === 'Allow'))
-          for (const action of asList(statement.Action))
-            for (const resource of asList(statement.Resource)) grants.push({ action, resource, used: false });
-      this.#grants.set(roleLogicalId, grants);
-    }
-    return grants;
-  }
-
-  #markUsed(roleLogicalId: string, request: AccessRequest) {
-    for (const grant of this.#grantsOf(roleLogicalId)) {
-      if (
-        patternRegex(grant.action, 'i').test(request.action) &&
-        patternRegex(grant.resource).test(request.resource)
-      )
-        grant.used = true;
-    }
-  }
-
-  #identityPolicies(roleLogicalId: string): NamedPolicy[] {
-    try {
-      return this.#policies.identityPolicies(roleLogicalId);
-    } catch (error) {
-      if (error instanceof RehearsalProblem) this.#ledger.problem(error);
-      return [];
-    }
-  }
-
   #resourcePolicyFor(resource: string): PolicyDocument | undefined {
     const unqualified = resource.replace(/^(arn:[^:]+:lambda:[^:]+:[^:]+:function:[^:]+).*$/, '$1');
     return this.#policies.resourcePolicy(unqualified);
@@ -212,7 +144,7 @@ export class IamCheck {
         'aws:PrincipalAccount': account,
         'aws:PrincipalType': 'AssumedRole',
       });
-      identityPolicies = this.#identityPolicies(principal.roleLogicalId);
+      identityPolicies = this.#policies.identityPolicies(principal.roleLogicalId);
     } else {
       principalArn = principal.service;
       Object.assign(context, { 'aws:SourceArn': principal.sourceArn, 'aws:SourceAccount': account });

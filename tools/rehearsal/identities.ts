@@ -1,21 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { CfnTemplate } from './assembly.ts';
-import { customResourceIdentity, isCustomResource } from './custom-resource-identity.ts';
 
-/** Where the rehearsed stack lives: one fake account and region, and the endpoint standing in for AWS's. */
+/** Where the judged stack lives: one fake account and region. */
 export type RehearsalEnvironment = {
   readonly stackName: string;
   readonly region: string;
   readonly account: string;
   readonly partition: string;
   readonly urlSuffix: string;
-  /**
-   * `host:port` of the rehearsal's AWS endpoint. Queue URLs name it, so even a client that
-   * sends to the queue URL itself (the SDK's default) is checked there.
-   */
-  readonly awsEndpointHost: string;
-  /** The account's IoT data endpoint as DescribeEndpoint answers it: a bare host, port 443 (iot-endpoint.ts). */
-  readonly iotDataHost: string;
 };
 
 /** What CloudFormation would give a resource: its Ref and its Fn::GetAtt attributes. */
@@ -32,10 +24,8 @@ const literal = (value: unknown) => (typeof value === 'string' ? value : undefin
 /**
  * The physical names and ARNs the rehearsal gives every resource: the name a property fixes,
  * else `<stack>-<logicalId>` (CloudFormation adds a random suffix; the rehearsal keeps names
- * readable). A custom resource gets the attributes its provider will answer when the
- * rehearsal can tell them beforehand (custom-resource-identity.ts); the provider is run at
- * deploy and its answer checked against them. Resources of other types get a Ref and no
- * attributes; an attribute asked of them fails where it is asked, naming it.
+ * readable). Resources of other types get a Ref and no attributes; an attribute asked of them
+ * fails where it is asked, naming it.
  */
 export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): Map<string, Identity> {
   const { region, account, partition } = env;
@@ -66,7 +56,7 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
       case 'AWS::SQS::Queue': {
         const fifo = properties.FifoQueue === true || properties.FifoQueue === 'true';
         const name = literal(properties.QueueName) ?? (fifo ? `${generated(75)}.fifo` : generated(80));
-        const url = `http://sqs.${region}.${env.awsEndpointHost}/${account}/${name}`;
+        const url = `https://sqs.${region}.${env.urlSuffix}/${account}/${name}`;
         const arn = `arn:${partition}:sqs:${region}:${account}:${name}`;
         identity = { ref: url, attributes: { Arn: arn, QueueName: name, QueueUrl: url } };
         break;
@@ -129,9 +119,13 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
         break;
       }
       default:
-        identity = isCustomResource(resource)
-          ? customResourceIdentity(resource, env, generated(128))
-          : { ref: generated(128), attributes: {} };
+        identity = {
+          ref: generated(128),
+          // a custom resource's attributes are what its provider answers at deploy: placeholders here
+          attributes: resource.Type.startsWith('Custom::')
+            ? new Proxy({}, { get: (_, name) => `${generated(64)}-${String(name)}` })
+            : {},
+        };
     }
     identities.set(logicalId, identity);
   }

@@ -1,4 +1,5 @@
 import type { PushJob, PushStarter } from '../../core/mesh/push-runs.ts';
+import { asFunction, recordCall } from '../../runtime/call-record.ts';
 
 /**
  * Runs a push in this process (the local runtime, tests): the job runs on its own, as push-run
@@ -14,7 +15,9 @@ export class InProcessPushStarter implements PushStarter {
   }
 
   async start(job: PushJob, waitMs: number): Promise<boolean> {
-    const run = this.#run(job).finally(() => this.running.delete(run));
+    // on AWS the caller invokes push-run, which runs the job with its own role
+    recordCall({ stand: 'lambda:InvokeFunction' });
+    const run = asFunction('push-run', () => this.#run(job)).finally(() => this.running.delete(run));
     this.running.add(run);
     if (waitMs <= 0) return false;
     let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import { type NodeSignal, signalTopic } from '../../core/signal/channel.ts';
 import { BrokerAwayError } from '../../core/signal/errors.ts';
 import type { SignalPublisher } from '../../core/signal/ports.ts';
+import { recordCall } from '../../runtime/call-record.ts';
 import { signalPayload } from './iot-data-publisher.ts';
 
 /** How the embedded broker takes a retained QoS 1 message from the control plane itself. */
@@ -26,6 +27,8 @@ export class EmbeddedBrokerPublisher implements SignalPublisher {
   async publish(node: string, signal: NodeSignal): Promise<void> {
     const broker = this.#broker;
     if (!broker) throw new BrokerAwayError('the embedded broker is not running');
+    // the IoT data plane's retained Publish, on AWS
+    recordCall({ stand: 'iot:Publish', topic: signalTopic(node), retain: true });
     await broker(signalTopic(node), signalPayload(signal));
   }
 }

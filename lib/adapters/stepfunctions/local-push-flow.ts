@@ -7,6 +7,7 @@ import {
   readPushDefinition,
   substitutePushDefinition,
 } from '../../flow/push-definition.ts';
+import { asFunction, recordCall } from '../../runtime/call-record.ts';
 
 // Not a literal, so Lambda bundles leave the local interpreter out.
 const interpreter = 'aws-local-stepfunctions';
@@ -34,15 +35,18 @@ export class LocalPushFlow implements PushFlow {
         validationOptions: { checkArn: false },
       },
     );
+    // on AWS the caller starts the state machine, which then invokes each task as its function
+    recordCall({ stand: 'states:StartSyncExecution' });
     const tasks = this.#tasks;
     const json = <T>(value: T) => JSON.parse(JSON.stringify(value));
     const wait = this.#retryIntervalMs;
     const execution = machine.run(json(request), {
       overrides: {
         taskResourceLocalHandlers: {
-          Begin: async (input) => json(await tasks.Begin(input)),
-          FindBehind: async (input) => json(await tasks.FindBehind(input)),
-          Send: async (input) => json(await tasks.Send(input)),
+          Begin: async (input) => json(await asFunction(pushTasks.Begin, () => tasks.Begin(input))),
+          FindBehind: async (input) =>
+            json(await asFunction(pushTasks.FindBehind, () => tasks.FindBehind(input))),
+          Send: async (input) => json(await asFunction(pushTasks.Send, () => tasks.Send(input))),
         },
         ...(wait !== undefined
           ? { retryIntervalOverrides: Object.fromEntries(Object.keys(pushTasks).map((s) => [s, wait])) }

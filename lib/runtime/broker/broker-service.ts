@@ -1,6 +1,7 @@
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../../functions/spec.ts';
 import { functionSpecs } from '../../functions.ts';
 import type { Parts } from '../../wiring.ts';
+import { asFunction } from '../call-record.ts';
 import type { LocalService } from '../services.ts';
 import { startEmbeddedBroker } from './embedded-broker.ts';
 
@@ -36,5 +37,6 @@ export const embeddedBrokerService: LocalService = {
 function handlerOf<H>(trigger: 'broker-authorizer' | 'broker-lifecycle', parts: Parts): H {
   const spec = functionSpecs.find((entry) => entry.trigger === trigger);
   if (!spec) throw new Error(`lib/functions.ts has no ${trigger} function`);
-  return spec.handler(parts) as H;
+  const handler = spec.handler(parts) as (event: never) => Promise<unknown>;
+  return ((event: never) => asFunction(spec.name, () => handler(event))) as H;
 }

@@ -6,6 +6,7 @@ import { logLine, say } from '../../core/coded-lines.ts';
 import type { Log } from '../../core/ports.ts';
 import { type IotPolicyDocument, type IotScope, iotArn, policyAllows } from '../../core/signal/policy.ts';
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../../functions/spec.ts';
+import { recordCall } from '../call-record.ts';
 import { runtimeLines } from '../lines.ts';
 
 export type EmbeddedBrokerOptions = {
@@ -46,7 +47,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
   const presenceWrites = new Set<Promise<unknown>>();
   let lastVersion = 0;
   const allows = (client: Client | null, action: Parameters<typeof policyAllows>[1], arn: string) =>
-    client !== null && policyAllows(policies.get(client) ?? [], action, arn);
+    client !== null && judged(policies.get(client) ?? [], action, arn);
 
   const broker = await Aedes.createBroker({
     authenticate: (client, username, password, done) => {
@@ -94,7 +95,7 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
     }
     if (!answer.isAuthenticated) throw refusal(4, 'refused by the authorizer');
     const documents = answer.policyDocuments as unknown as IotPolicyDocument[];
-    if (!policyAllows(documents, 'iot:Connect', iotArn(options.scope, 'client', client.id))) {
+    if (!judged(documents, 'iot:Connect', iotArn(options.scope, 'client', client.id))) {
       throw refusal(5, `not authorized to connect as client ${client.id}`);
     }
     policies.set(client, documents);
@@ -153,4 +154,15 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       await Promise.allSettled([...presenceWrites]);
     },
   };
+}
+
+/** The policy's answer, recorded (when calls are) for the rehearsal to judge the same documents with IAM's evaluator. */
+function judged(
+  policies: readonly IotPolicyDocument[],
+  action: Parameters<typeof policyAllows>[1],
+  resource: string,
+): boolean {
+  const allowed = policyAllows(policies, action, resource);
+  recordCall({ broker: action, resource, allowed, policies });
+  return allowed;
 }

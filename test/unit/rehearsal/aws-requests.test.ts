@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type CallContext, credentialScope, readAwsCall } from '../../../tools/rehearsal/aws-requests.ts';
+import { type CallContext, readAwsCall } from '../../../tools/rehearsal/aws-requests.ts';
 
 const tableArn = 'arn:aws:dynamodb:eu-west-1:000000000000:table/Mesh-Inventory';
 const context: CallContext = {
@@ -121,18 +121,5 @@ describe('readAwsCall', () => {
     expect(call('DynamoDB_20120810.ExecuteStatement', { Statement: 'SELECT 1' })).toEqual({
       unreadable: 'DynamoDB ExecuteStatement is an operation the rehearsal cannot read',
     });
-  });
-});
-
-describe('credentialScope', () => {
-  it('reads the access key, region and service a SigV4 header was signed with', () => {
-    const header =
-      'AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE/20261201/eu-west-1/dynamodb/aws4_request, SignedHeaders=host, Signature=ab';
-    expect(credentialScope(header)).toEqual({
-      accessKeyId: 'ASIAEXAMPLE',
-      region: 'eu-west-1',
-      service: 'dynamodb',
-    });
-    expect(credentialScope(undefined)).toBeUndefined();
   });
 });

@@ -8,8 +8,6 @@ export const environment: RehearsalEnvironment = {
   account: '000000000000',
   partition: 'aws',
   urlSuffix: 'amazonaws.com',
-  awsEndpointHost: 'aws.localhost:4599',
-  iotDataHost: 'a1b2c3-ats.iot.eu-west-1.aws.localhost',
 };
 
 /**

@@ -20,10 +20,10 @@ describe('References', () => {
     );
   });
 
-  it('names FIFO queues as SQS needs and points their URLs at the rehearsal endpoint', () => {
+  it('names FIFO queues as SQS needs, with their URLs', () => {
     expect(references.resolve({ 'Fn::GetAtt': ['Queue', 'QueueName'] }, 'here')).toBe('Mesh-Queue.fifo');
     expect(references.resolve({ Ref: 'Queue' }, 'here')).toBe(
-      'http://sqs.eu-west-1.aws.localhost:4599/000000000000/Mesh-Queue.fifo',
+      'https://sqs.eu-west-1.amazonaws.com/000000000000/Mesh-Queue.fifo',
     );
   });
 
