@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** The beds that also run against the rehearsal of the synthesized stack (docs/rehearsal.md says why these). */
@@ -8,9 +9,22 @@ const bedsAgainstTheRehearsal = [
   'beds/module-upgrade.bed.test.ts',
 ];
 
+/**
+ * How the run is ordered (vitest runs one `sequence.groupOrder` after another, each group's files
+ * on its own workers):
+ * - 0: unit, cdk, integration, package and console, their files side by side on every core;
+ * - 1: the beds, one at a time, since each is a control plane, hosts and a store, and several
+ *   of them time outages and kills;
+ * - 2: the rehearsal, alone after the beds, for the same reason.
+ * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
+ * order vitest would run it after every numbered group, whatever the numbers say.
+ */
+const workers = Math.max(2, availableParallelism());
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    maxWorkers: workers,
     projects: [
       {
         test: {
@@ -53,13 +67,13 @@ export default defineConfig({
           setupFiles: ['test/support/integration.setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
-          fileParallelism: false,
         },
       },
       {
         test: {
           name: 'beds',
           include: ['beds/**/*.bed.test.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 180_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -72,8 +86,8 @@ export default defineConfig({
           include: ['test/rehearsal/**/*.test.ts', ...bedsAgainstTheRehearsal],
           globalSetup: ['test/support/rehearsal.global.ts'],
           env: { MESH_BED_TARGET: 'rehearsal' },
-          // after the other projects: its beds and the beds project's would share the two cores
-          sequence: { groupOrder: 1 },
+          // after the beds: its beds and the beds project's would share the two cores
+          sequence: { groupOrder: 2 },
           testTimeout: 180_000,
           hookTimeout: 300_000,
           fileParallelism: false,
