@@ -73,6 +73,8 @@ export default defineConfig({
         test: {
           name: 'beds',
           include: ['beds/**/*.bed.test.ts'],
+          // the run's DynamoDB Local, for the beds that do not stop a store of their own
+          globalSetup: ['test/support/emulators.global.ts'],
           sequence: { groupOrder: 1 },
           testTimeout: 180_000,
           hookTimeout: 120_000,
