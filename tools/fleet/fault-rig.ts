@@ -28,18 +28,6 @@ import {
 
 const root = resolve(import.meta.dirname, '../..');
 
-/**
- * Runs `work` for every item, a few at a time: setting up hundreds of nodes one request after
- * another is most of a short scenario's time, and no scenario depends on their order.
- */
-async function eachAtOnce<T>(items: readonly T[], work: (item: T) => Promise<unknown>): Promise<void> {
-  const queue = [...items];
-  const worker = async () => {
-    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await work(item);
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-}
-
 /** What the rig runs its processes with: a bed (beds/support/bed.ts) or the bench's own. */
 export type RigProcesses = {
   readonly dir: string;
@@ -105,11 +93,11 @@ export class FaultRig {
     await this.startQueue();
     [this.apiPort, this.mqttPort] = [await freePort(), await freePort()];
     await this.startControlPlane();
-    await eachAtOnce([...this.hosts, ...this.loadNodes], async (node) => {
+    for (const node of [...this.hosts, ...this.loadNodes]) {
       await this.operator('POST', '/nodes', { node });
       await this.operator('PUT', `/nodes/${node}/modules/app`, {});
-    });
-    await eachAtOnce(this.hosts, async (node) => {
+    }
+    for (const node of this.hosts) {
       const { token } = (await this.operator('POST', `/nodes/${node}/token`, {})) as { token: string };
       const { keys } = await generateNodeKeys();
       await this.operator('POST', '/enrol', {
@@ -118,7 +106,7 @@ export class FaultRig {
         keys: { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk },
       });
       this.keys.set(node, keys);
-    });
+    }
     await this.operator('POST', '/push', { behind: true });
   }
 
@@ -206,7 +194,7 @@ export class FaultRig {
 
   /** Gives every named node a new module, so each is behind. */
   async markBehind(nodes: readonly string[], module: string): Promise<void> {
-    await eachAtOnce(nodes, (node) => this.operator('PUT', `/nodes/${node}/modules/${module}`, {}));
+    for (const node of nodes) await this.operator('PUT', `/nodes/${node}/modules/${module}`, {});
   }
 
   /** How many nodes are marked behind now (a strongly consistent count of `mesh#marked`). */
