@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import { inject } from 'vitest';
+import { inject, onTestFinished } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import { createSigV4Signer } from '../../lib/cli/sigv4.ts';
@@ -225,6 +225,7 @@ export class Bed {
 
   /** A long-running process from any executable (a packaged `mesh-host`, say). */
   spawnExecutable(label: string, command: string, args: string[], options: RunOptions = {}): Watched {
+    if (this.stopped) throw new Error(`the bed has stopped: not starting ${label}`);
     const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
     this.processes.push({ label, watched });
     this.commands.push(`${label}: ${this.shown(command, args)}`);
@@ -278,6 +279,7 @@ export class Bed {
     args: string[],
     options: RunOptions = {},
   ): Promise<CommandResult> {
+    if (this.stopped) throw new Error(`the bed has stopped: not running ${label}`);
     const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
     this.commands.push(`${label}: ${this.shown(command, args)}`);
     const { code } = await watched.exited();
@@ -311,10 +313,13 @@ export class Bed {
   }
 
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     await this.stopProcesses(() => true);
     await this.store?.stop();
     if (this.sharedStoreInUse) await clearedTables(this.sharedStoreInUse);
   }
+  private stopped = false;
 
   /** Removes the bed's folder: its hosts, records, store and control plane data. */
   remove(): void {
@@ -365,6 +370,9 @@ async function clearedTables(endpoint: string): Promise<string> {
 export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>): Promise<void> {
   const bed = new Bed(name);
   let passed = false;
+  // Also when vitest times the test out and leaves the scenario running: a bed's processes must
+  // not outlive it, least of all on the run's shared store.
+  onTestFinished(() => bed.stop());
   try {
     await scenario(bed);
     await bed.finish();
