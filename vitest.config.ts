@@ -1,8 +1,22 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * How the run is ordered (vitest runs one `sequence.groupOrder` after another, each group's files
+ * on its own workers):
+ * - 0: unit, cdk, integration, package and console, their files side by side on every core;
+ * - 1: the beds, one at a time, since each is a control plane, hosts and a store, and several
+ *   of them time outages and kills;
+ * - 2: the rehearsal's judge of every AWS call the projects before it recorded.
+ * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
+ * order vitest would run it after every numbered group, whatever the numbers say.
+ */
+const workers = Math.max(2, availableParallelism());
 
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
+    maxWorkers: workers,
     projects: [
       {
         test: {
@@ -45,13 +59,15 @@ export default defineConfig({
           setupFiles: ['test/support/integration.setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
-          fileParallelism: false,
         },
       },
       {
         test: {
           name: 'beds',
           include: ['beds/**/*.bed.test.ts'],
+          // the run's DynamoDB Local, for the beds that do not stop a store of their own
+          globalSetup: ['test/support/emulators.global.ts'],
+          sequence: { groupOrder: 1 },
           testTimeout: 180_000,
           hookTimeout: 120_000,
           fileParallelism: false,
@@ -60,13 +76,12 @@ export default defineConfig({
       {
         // The rehearsal's judge: every AWS call recorded by the projects before it, judged against
         // the synthesized template (docs/rehearsal.md). Its global setup turns the recording on for
-        // the whole run. It must run after integration, console and beds: those need an explicit
-        // groupOrder below this one, or vitest puts them (fileParallelism: false) after every group.
+        // the whole run, so it runs last.
         test: {
           name: 'rehearsal',
           include: ['test/rehearsal/**/*.test.ts'],
           globalSetup: ['test/support/rehearsal.global.ts'],
-          sequence: { groupOrder: 9 },
+          sequence: { groupOrder: 2 },
           testTimeout: 120_000,
           hookTimeout: 600_000,
           fileParallelism: false,

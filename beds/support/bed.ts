@@ -1,6 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import { inject, onTestFinished } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { ApiClient } from '../../lib/cli/api-client.ts';
 import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
@@ -25,7 +29,10 @@ export class Bed {
   private readonly commands: string[] = [];
   private store: RunningDynamoDBLocal | undefined;
   private storePort = 0;
+  /** The run's DynamoDB Local, when the bed has no store of its own (see `sharedStore`). */
+  private sharedStoreInUse: string | undefined;
   apiUrl = '';
+  private client: ApiClient | undefined;
 
   constructor(name: string) {
     this.name = name;
@@ -35,7 +42,12 @@ export class Bed {
   /** DynamoDB Local as its own process, on disk, so the bed can stop and restart it. */
   async startStore(): Promise<string> {
     this.storePort ||= await freePort();
-    this.store = await startDynamoDBLocal({ port: this.storePort, dataDir: join(this.dir, 'store') });
+    this.store = await startDynamoDBLocal({
+      port: this.storePort,
+      dataDir: join(this.dir, 'store'),
+      // a JVM on a loaded machine: the default 30 s is not always enough
+      readyTimeoutMs: 90_000,
+    });
     this.commands.push(`store started on :${this.storePort} (pid ${this.store.pid})`);
     return this.store.endpoint;
   }
@@ -51,8 +63,9 @@ export class Bed {
   }
 
   /**
-   * The local control plane (`npm start`), talking to the bed's store when there is one; `entry`
-   * starts it through a bed's own entry point instead (one that puts a fault in a part).
+   * The local control plane (`npm start`), talking to the bed's store when there is one, else to
+   * the run's; `entry` starts it through a bed's own entry point instead (one that puts a fault
+   * in a part).
    */
   async startControlPlane(env: Record<string, string> = {}, entry = 'bin/local.ts'): Promise<string> {
     const port = await freePort();
@@ -66,10 +79,15 @@ export class Bed {
     };
     delete processEnv.AWS_ENDPOINT_URL;
     delete processEnv.AWS_ENDPOINT_URL_SQS;
+    delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
-    else delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
+    else if (sharedStore) {
+      this.sharedStoreInUse ??= await clearedTables(sharedStore);
+      processEnv.AWS_ENDPOINT_URL_DYNAMODB = sharedStore;
+    }
     const watched = this.spawn('control-plane', [join(root, entry)], processEnv);
     this.apiUrl = (await watched.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url;
+    this.client = undefined;
     return this.apiUrl;
   }
 
@@ -77,6 +95,24 @@ export class Bed {
   tableName(table: 'identity' | 'inventory'): string {
     return localResourceNames()[`${table}Table`];
   }
+
+  /**
+   * The bed's control plane's API, called from this process as `mesh` calls it: for the looks a bed takes every quarter second, where a `mesh` process each time
+   * would cost more than the look.
+   */
+  api(): ApiClient {
+    this.client ??= new ApiClient(this.apiUrl, {});
+    return this.client;
+  }
+
+  /** Notes a look the bed took in its log, when it saw something it had not seen before. */
+  noteLook(what: string, seen: unknown): void {
+    const line = `${what}: ${JSON.stringify(seen)}`;
+    if (this.looks.get(what) === line) return;
+    this.looks.set(what, line);
+    this.commands.push(line);
+  }
+  private readonly looks = new Map<string, string>();
 
   /** Runs `mesh ARGS --json` against the bed's control plane. */
   async mesh(...args: string[]): Promise<CommandResult> {
@@ -113,6 +149,7 @@ export class Bed {
 
   /** A long-running process from any executable (a packaged `mesh-host`, say). */
   spawnExecutable(label: string, command: string, args: string[], options: RunOptions = {}): Watched {
+    if (this.stopped) throw new Error(`the bed has stopped: not starting ${label}`);
     const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
     this.processes.push({ label, watched });
     this.commands.push(`${label}: ${this.shown(command, args)}`);
@@ -166,6 +203,7 @@ export class Bed {
     args: string[],
     options: RunOptions = {},
   ): Promise<CommandResult> {
+    if (this.stopped) throw new Error(`the bed has stopped: not running ${label}`);
     const watched = watch(command, args, { env: options.env ?? process.env, cwd: options.cwd ?? root });
     this.commands.push(`${label}: ${this.shown(command, args)}`);
     const { code } = await watched.exited();
@@ -194,8 +232,17 @@ export class Bed {
   }
 
   async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
     await this.stopProcesses(() => true);
     await this.store?.stop();
+    if (this.sharedStoreInUse) await clearedTables(this.sharedStoreInUse);
+  }
+  private stopped = false;
+
+  /** Removes the bed's folder: its hosts, records, store and control plane data. */
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
   }
 
   private async stopProcesses(which: (watched: Watched) => boolean): Promise<void> {
@@ -211,17 +258,50 @@ export class Bed {
   }
 }
 
-/** Runs a scenario in a fresh bed; on failure the error carries every process's output. */
+/**
+ * The run's DynamoDB Local (test/support/shared-emulators.ts, the beds project's global setup),
+ * which a bed's control plane uses unless the bed starts a store of its own to stop: one JVM for
+ * all the beds rather than one each. The beds run one at a time, and each clears the control
+ * plane's tables before its control plane makes them and after it stops, so no bed sees
+ * another's items. Absent when a bed runs outside that project.
+ */
+const sharedStore: string | undefined = (inject('endpoints') as { dynamodb?: string } | undefined)?.dynamodb;
+
+/** Deletes the local control plane's tables from `endpoint`, if there; answers the endpoint. */
+async function clearedTables(endpoint: string): Promise<string> {
+  const names = localResourceNames();
+  const client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint });
+  try {
+    for (const table of [names.inventoryTable, names.identityTable])
+      await client.send(new DeleteTableCommand({ TableName: table })).catch((error: unknown) => {
+        if (!(error instanceof ResourceNotFoundException)) throw error;
+      });
+  } finally {
+    client.destroy();
+  }
+  return endpoint;
+}
+
+/**
+ * Runs a scenario in a fresh bed; on failure the error carries every process's output and the
+ * bed's folder is kept, to be looked at; otherwise the folder is removed.
+ */
 export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>): Promise<void> {
   const bed = new Bed(name);
+  let passed = false;
+  // Also when vitest times the test out and leaves the scenario running: a bed's processes must
+  // not outlive it, least of all on the run's shared store.
+  onTestFinished(() => bed.stop());
   try {
     await scenario(bed);
+    passed = true;
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
     failure.message = `${failure.message}\n\n${bed.dump()}`;
     throw failure;
   } finally {
     await bed.stop();
+    if (passed) bed.remove();
   }
 }
 
@@ -273,21 +353,39 @@ export async function issueToken(bed: Bed, node: string): Promise<string> {
   return (issued.json as { token: string }).token;
 }
 
+/** What `mesh status` shows, by node: the API's `GET /status`, read in this process. */
 export async function status(bed: Bed): Promise<Map<string, NodeStatus>> {
-  const answer = await expectOk(bed.mesh('status'), 'mesh status');
-  return new Map((answer.json as { nodes: NodeStatus[] }).nodes.map((entry) => [entry.node, entry]));
+  const { nodes } = await bed.api().call<{ nodes: NodeStatus[] }>('GET', '/status');
+  bed.noteLook('GET /status', nodes);
+  return byNode(nodes);
 }
 
-/** Waits until every named node is seen applied at the revision it was sent; their status lines. */
+/** The same through `mesh status --json`, a process of its own, as a script reads it. */
+export async function statusThroughMesh(bed: Bed): Promise<Map<string, NodeStatus>> {
+  const answer = await expectOk(bed.mesh('status'), 'mesh status');
+  return byNode((answer.json as { nodes: NodeStatus[] }).nodes);
+}
+
+const byNode = (nodes: NodeStatus[]) => new Map(nodes.map((entry) => [entry.node, entry]));
+
+const appliedAtSent = (entry: NodeStatus | undefined): entry is NodeStatus =>
+  entry !== undefined && entry.appliedRevision !== null && entry.appliedRevision === entry.sentRevision;
+
+/**
+ * Waits until every named node is seen applied at the revision it was sent, then answers their
+ * lines as `mesh status --json` prints them (so every bed that waits so reads the command too).
+ */
 export async function appliedAsSent(bed: Bed, nodes: readonly string[]): Promise<NodeStatus[]> {
-  return eventually(`${nodes.join(' and ')} to report applied at the revision they were sent`, async () => {
+  const what = `${nodes.join(' and ')} to report applied at the revision they were sent`;
+  await eventually(what, async () => {
     const all = await status(bed);
-    const entries = nodes.map((node) => all.get(node));
-    const done = entries.every(
-      (entry) => entry && entry.appliedRevision !== null && entry.appliedRevision === entry.sentRevision,
-    );
-    return done ? (entries as NodeStatus[]) : undefined;
+    return nodes.every((node) => appliedAtSent(all.get(node))) ? true : undefined;
   });
+  const all = await statusThroughMesh(bed);
+  const entries = nodes.map((node) => all.get(node));
+  if (!entries.every(appliedAtSent))
+    throw new Error(`mesh status disagreed with GET /status on ${what}: ${JSON.stringify(entries)}`);
+  return entries;
 }
 
 export async function expectOk(result: Promise<CommandResult>, what: string): Promise<CommandResult> {

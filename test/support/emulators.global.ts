@@ -1,13 +1,11 @@
 import type { TestProject } from 'vitest/node';
-import { startEmulators } from '../../lib/runtime/emulators.ts';
+import { shareEmulators } from './shared-emulators.ts';
 
-/** One DynamoDB Local (in memory) and one fauxqs for the whole integration run. */
+/** The run's DynamoDB Local and fauxqs (test/support/shared-emulators.ts), for a project's tests. */
 export default async function setup(project: TestProject) {
-  const emulators = await startEmulators();
+  const emulators = await shareEmulators();
   project.provide('endpoints', emulators.endpoints);
-  return async () => {
-    await emulators.stop();
-  };
+  return () => emulators.release();
 }
 
 declare module 'vitest' {
