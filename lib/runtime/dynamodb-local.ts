@@ -14,8 +14,14 @@ export type DynamoDBLocalOptions = {
   readonly dataDir?: string;
   /** Fixed port (a bed restarts the store on the same one); a free port when absent. */
   readonly port?: number;
+  /**
+   * How long to wait for it to answer: a cold JVM compiling its launcher takes seconds on an idle
+   * machine and far longer on a busy one, where giving up early only turns slow into failed.
+   */
   readonly readyTimeoutMs?: number;
 };
+
+const defaultReadyTimeoutMs = 90_000;
 
 export type RunningDynamoDBLocal = {
   readonly endpoint: string;
@@ -71,7 +77,7 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
   };
 
   try {
-    await waitUntilReady(endpoint, exited, options.readyTimeoutMs ?? 30_000);
+    await waitUntilReady(endpoint, exited, options.readyTimeoutMs ?? defaultReadyTimeoutMs);
   } catch (error) {
     await stop();
     if (/jdk\.compiler/.test(output)) throw new JavaMissingError('found a Java runtime without its compiler');
