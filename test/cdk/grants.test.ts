@@ -35,6 +35,7 @@ const nodes = 'node#*';
 const grantsOfAccess: Record<Access, string[]> = {
   'inventory:read': each(reads, 'inventory'),
   'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
+  'inventory:scan': each(['dynamodb:Scan'], 'inventory'),
   'inventory:write': each(writes, 'inventory'),
   'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
   'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
