@@ -120,7 +120,9 @@ export class MeshFileService {
       removed.nodes += 1;
       await this.#removedNode(node);
     }
-    const written = await this.#writer.write(plan, reading, { until: late() ? -Infinity : until });
-    return { plan, complete: written.complete, removed, written };
+    const { complete, ...written } = await this.#writer.write(plan, reading, {
+      until: late() ? -Infinity : until,
+    });
+    return { plan, complete, removed, written };
   }
 }
