@@ -60,6 +60,11 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     expect(differs.stdout).toContain('add nodes (1): web-4');
     expect((await mesh(['diff', '-f', join(folder, 'missing.yaml')])).code).toBe(ExitCode.usage);
 
+    const webs = await mesh(['status', '--on', 'role=web']);
+    expect(webs.stdout.split('\n').filter((line) => line.startsWith('web-'))).toHaveLength(3);
+    expect(webs.stdout).not.toContain('broker-1 ');
+    expect((await mesh(['status', '--on', 'role=='])).code).toBe(ExitCode.usage);
+
     const exported = await mesh(['export']);
     expect(exported.code).toBe(ExitCode.ok);
     expect(exported.stdout).toContain('web-3:');

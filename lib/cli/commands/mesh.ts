@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { labels as labelsSchema } from '../../core/mesh-file/schema.ts';
+import { matchesSelector, parseSelector, type Selector } from '../../core/mesh-file/selectors.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
@@ -87,11 +88,21 @@ export function registerMeshCommands(program: Command): void {
   program
     .command('status')
     .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
+    .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
     .action(
-      action(async ({ api, output }) => {
-        const { nodes } = await api.call<{ nodes: NodeStatus[] }>('GET', '/status');
+      action(async ({ api, output }, options: { on?: string }) => {
+        let selector: Selector | undefined;
+        try {
+          selector = options.on === undefined ? undefined : parseSelector(options.on);
+        } catch (error) {
+          output.error(`mesh: ${(error as Error).message}`);
+          return ExitCode.usage;
+        }
+        const all = (await api.call<{ nodes: NodeStatus[] }>('GET', '/status')).nodes;
+        const nodes = selector ? all.filter((n) => matchesSelector(selector, n.labels ?? {})) : all;
         output.result({ nodes });
-        if (nodes.length === 0) output.line('no nodes yet: mesh node add NODE');
+        if (all.length === 0) output.line('no nodes yet: mesh node add NODE');
+        else if (nodes.length === 0) output.line(`no node matches ${options.on}`);
         for (const s of nodes) {
           output.line(
             [
