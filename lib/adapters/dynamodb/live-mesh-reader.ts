@@ -22,6 +22,9 @@ const projected = [
   'kind',
 ];
 
+/** Items a page examines: small enough that a page answers well inside the client's 3 s request timeout on a loaded DynamoDB Local. */
+export const pageItems = 2_000;
+
 /** Segments of the parallel scan: enough to keep a Lambda's connections busy, few enough to stay under the table's read capacity in bursts. */
 export const scanSegments = 8;
 
@@ -102,6 +105,7 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
             Segment: segment,
             TotalSegments: scanSegments,
             ConsistentRead: true,
+            Limit: pageItems,
             FilterExpression:
               '(begins_with(pk, :nodes) AND (sk IN (:node, :mark) OR begins_with(sk, :module) OR begins_with(sk, :consumes))) OR (begins_with(pk, :modules) AND sk = :record)',
             ProjectionExpression: projected.map((_, i) => `#p${i}`).join(', '),
