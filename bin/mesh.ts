@@ -6,6 +6,7 @@ import { registerControlCommands } from '../lib/cli/commands/control.ts';
 import { registerCorrections } from '../lib/cli/commands/corrections.ts';
 import { registerEnrolmentCommands } from '../lib/cli/commands/enrolment.ts';
 import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
+import { registerMeshFileCommands } from '../lib/cli/commands/mesh-file.ts';
 import { registerPushCommand } from '../lib/cli/commands/push.ts';
 import { registerRemovalCommands } from '../lib/cli/commands/removals.ts';
 import { registerSeeingCommands } from '../lib/cli/commands/seeing.ts';
@@ -21,6 +22,7 @@ program.exitOverride((error) => {
   process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
 });
 registerMeshCommands(program);
+registerMeshFileCommands(program);
 registerPushCommand(program);
 registerRemovalCommands(program);
 registerEnrolmentCommands(program);

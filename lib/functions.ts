@@ -35,6 +35,7 @@ export type Route = {
   /** API Gateway resource path; `{name}` segments become path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
+  readonly bodyBytes?: number;
   /** The function (functions/<handler>.ts) that serves it. */
   readonly handler: string;
 };

@@ -14,7 +14,9 @@ import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBDisenrolment } from './adapters/dynamodb/disenrolment.ts';
 import { DynamoDBKeyRotation } from './adapters/dynamodb/key-rotation.ts';
 import { DynamoDBLetterLog } from './adapters/dynamodb/letter-log.ts';
+import { DynamoDBLiveMeshReader } from './adapters/dynamodb/live-mesh-reader.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
+import { DynamoDBMeshFileWriter } from './adapters/dynamodb/mesh-file-writer.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBMeshViewReader } from './adapters/dynamodb/mesh-view-reader.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
@@ -37,6 +39,7 @@ import { SqsDeadLetterCounter } from './adapters/sqs/dead-letter-counter.ts';
 import { SqsQueueSettlement } from './adapters/sqs/queue-settlement.ts';
 import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-push-flow.ts';
+import { built } from './built.ts';
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
@@ -57,6 +60,7 @@ import { RecordedPushFlow } from './core/mesh/push-records.ts';
 import { runPushJob } from './core/mesh/push-runs.ts';
 import { pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
+import { MeshFileService } from './core/mesh-file/service.ts';
 import type {
   DeliveryReader,
   Log,
@@ -88,6 +92,8 @@ export type Parts = {
   readonly meshService: MeshService;
   readonly meshChanges: MeshChangeStore;
   readonly meshRemovals: MeshRemovals;
+  /** The mesh as a file: export, plan, apply (docs/mesh-file.md). */
+  readonly meshFiles: MeshFileService;
   readonly pushStore: PushStore;
   readonly pushTasks: PushTaskFunctions;
   /** The push flow, keeping the record of every push it runs. */
@@ -150,6 +156,13 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     now: () => () => new Date(),
     meshService: () => new MeshService({ store: parts.meshChanges, removals: parts.meshRemovals }),
     meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
+    meshFiles: () =>
+      new MeshFileService({
+        reader: new DynamoDBLiveMeshReader({ client: clients.dynamodb, ...table }),
+        writer: new DynamoDBMeshFileWriter({ client: clients.dynamodb, ...table }),
+        removals: parts.meshService,
+        removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
+      }),
     meshRemovals: () =>
       new DynamoDBMeshRemovals({
         client: clients.dynamodb,
@@ -266,22 +279,6 @@ export function holdPolicyOf(config: Pick<MeshConfig, 'holdBoundSeconds'>): Hold
   return config.holdBoundSeconds
     ? { ...defaultHoldPolicy, boundSeconds: config.holdBoundSeconds }
     : defaultHoldPolicy;
-}
-
-/** An object whose every property is made by its maker on first read, then kept. */
-function built<T extends object>(makers: { readonly [K in keyof T]: () => T[K] }): T {
-  const made = new Map<PropertyKey, unknown>();
-  const object = {} as T;
-  for (const key of Object.keys(makers) as Array<keyof T>) {
-    Object.defineProperty(object, key, {
-      enumerable: true,
-      get: () => {
-        if (!made.has(key)) made.set(key, makers[key]());
-        return made.get(key);
-      },
-    });
-  }
-  return object;
 }
 
 function overridesOf(overrides: PartsOptions['overrides'] = {}) {

@@ -4,6 +4,8 @@ import { Problem } from './problem.ts';
 
 /** Larger bodies are refused before parsing; no Mesh request needs more. */
 export const maxBodyBytes = 64 * 1024;
+/** A mesh file's routes take a file: up to Lambda's 6 MB synchronous payload, its own bound on AWS. */
+export const meshFileBodyBytes = 6 * 1024 * 1024;
 
 export function json(
   status: number,
@@ -43,12 +45,13 @@ export function timeToAnswer(
 export function parseBody<Schema extends z.ZodType>(
   event: APIGatewayProxyEvent,
   schema: Schema,
+  limit = maxBodyBytes,
 ): z.infer<Schema> {
   const raw = event.isBase64Encoded
     ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
     : (event.body ?? '');
-  if (Buffer.byteLength(raw) > maxBodyBytes) {
-    throw new Problem(413, 'body_too_large', `the request body is larger than ${maxBodyBytes} bytes`);
+  if (Buffer.byteLength(raw) > limit) {
+    throw new Problem(413, 'body_too_large', `the request body is larger than ${limit} bytes`);
   }
   let value: unknown;
   try {

@@ -36,8 +36,8 @@ export const nodePartitions = nodePartition('*');
  * The DynamoDB calls Mesh's adapters make, and nothing else: reads are GetItem, BatchGetItem
  * and Query; writes are PutItem, UpdateItem, DeleteItem and the ConditionCheck a transaction
  * holds (TransactWriteItems is judged item by item against these); the inventory's index is
- * queried for the list of every node only. No Scan, BatchWriteItem, DescribeTable or stream
- * read serves any code.
+ * queried for the list of every node only; the table is scanned by the mesh file's routes only
+ * (the whole live mesh). No BatchWriteItem, DescribeTable or stream read serves any code.
  */
 type TableGrant = {
   readonly table: 'inventory' | 'identity';
@@ -61,6 +61,7 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   'inventory:list': [
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndexes: true },
   ],
+  'inventory:scan': [{ table: 'inventory', actions: ['dynamodb:Scan'] }],
   'inventory:write': [{ table: 'inventory', actions: writes }],
   'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
   'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],

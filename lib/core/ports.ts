@@ -98,6 +98,8 @@ export type NodeStatus = {
   readonly online: boolean | null;
   /** The latest of: a report or heartbeat, a connect or disconnect. */
   readonly lastHeard: string | null;
+  /** The node's labels (docs/mesh-file.md), present only when it has some. */
+  readonly labels?: Readonly<Record<string, string>>;
 };
 
 export interface StatusReader {

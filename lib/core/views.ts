@@ -33,6 +33,8 @@ export type MeshNode = NodeStatus & {
 export type MeshGraph = { readonly nodes: readonly MeshNode[]; readonly edges: readonly MeshEdge[] };
 
 export type NodeDetails = MeshNode & {
+  /** The node's labels (docs/mesh-file.md), by key. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly createdAt: string | null;
   /** When the node was last marked behind; null when it is not behind. */
   readonly markedAt: string | null;

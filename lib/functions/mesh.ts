@@ -7,6 +7,7 @@ import {
   meshPushPlanHandler,
   meshStatusHandler,
 } from '../api/handlers/mesh.ts';
+import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../api/handlers/mesh-file.ts';
 import {
   meshNodeRemoveHandler,
   meshRotateHandler,
@@ -19,6 +20,7 @@ import {
   pushRunHandler,
   pushSendHandler,
 } from '../api/handlers/push-tasks.ts';
+import { meshFileBodyBytes } from '../api/http.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
@@ -132,6 +134,35 @@ export const meshFunctions = [
     route: { method: 'GET', path: '/nodes/{node}/declaration', auth: 'operator' },
     access: ['inventory:read'],
     handler: meshDeclarationHandler,
+  },
+  {
+    name: 'mesh-export',
+    purpose: 'the mesh as a file (YAML or JSON) that reproduces it',
+    trigger: 'api',
+    route: { method: 'GET', path: '/mesh/export', auth: 'operator' },
+    access: ['inventory:scan'],
+    timeoutSeconds: 29,
+    handler: meshExportHandler,
+  },
+  {
+    name: 'mesh-plan',
+    purpose: 'the plan of a mesh file against the live mesh; writes nothing',
+    trigger: 'api',
+    route: { method: 'POST', path: '/mesh/plan', auth: 'operator', bodyBytes: meshFileBodyBytes },
+    access: ['inventory:scan'],
+    timeoutSeconds: 29,
+    handler: meshPlanHandler,
+  },
+  {
+    name: 'mesh-apply',
+    purpose:
+      'applies a mesh file: prunes through the removal rules, adds in bulk, as much as the request has time for',
+    trigger: 'api',
+    route: { method: 'POST', path: '/mesh/apply', auth: 'operator', bodyBytes: meshFileBodyBytes },
+    // A prune removes nodes as mesh-node-remove does: their identity revoked, their hosts signalled.
+    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
+    timeoutSeconds: 29,
+    handler: meshApplyHandler,
   },
   {
     name: 'push-begin',

@@ -16,10 +16,12 @@ import type {
  *
  * - `inventory:read`: GetItem, BatchGetItem and Query on the inventory; `inventory:write`:
  *   PutItem, UpdateItem, DeleteItem and a transaction's ConditionCheck. Nothing else the SDK
- *   offers (Scan, BatchWriteItem, DescribeTable, streams) serves any code. The identity table
+ *   offers (BatchWriteItem, DescribeTable, streams) serves any code. The identity table
  *   is reached through the narrower accesses below only.
  * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
  *   list of every node (status, the node list and graph, the audit).
+ * - `inventory:scan`: Scan of the inventory table: the whole live mesh in one pass, read only
+ *   by the mesh file's export, plan and apply (lib/adapters/dynamodb/live-mesh-reader.ts).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
  *   host route can remember proof ids without being able to write the inventory.
  * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
@@ -52,6 +54,7 @@ import type {
 export type Access =
   | 'inventory:read'
   | 'inventory:list'
+  | 'inventory:scan'
   | 'inventory:write'
   | 'proofs:write'
   | 'pushes:write'
@@ -125,7 +128,13 @@ type Common = {
 export type FunctionSpec<Deps = never> =
   | (Common & {
       readonly trigger: 'api';
-      readonly route: { readonly method: HttpMethod; readonly path: string; readonly auth: RouteAuth };
+      readonly route: {
+        readonly method: HttpMethod;
+        readonly path: string;
+        readonly auth: RouteAuth;
+        /** The largest body taken, when a route needs more than maxBodyBytes (lib/api/http.ts). */
+        readonly bodyBytes?: number;
+      };
       readonly handler: (deps: Deps) => ApiHandler;
     })
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })

@@ -102,10 +102,11 @@ async function serve(
     );
     return;
   }
-  const body = await readBody(request);
+  const bodyBytes = match.route.bodyBytes ?? maxBodyBytes;
+  const body = await readBody(request, bodyBytes);
   if (body === undefined) {
     send(response, 413, {
-      error: { code: 'body_too_large', message: `the request body is larger than ${maxBodyBytes} bytes` },
+      error: { code: 'body_too_large', message: `the request body is larger than ${bodyBytes} bytes` },
     });
     return;
   }
@@ -188,12 +189,12 @@ function requestTarget(target: string): URL | undefined {
   }
 }
 
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
+async function readBody(request: IncomingMessage, bodyBytes: number): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > maxBodyBytes) return undefined;
+    if (size > bodyBytes) return undefined;
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

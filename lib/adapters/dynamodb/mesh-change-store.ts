@@ -14,7 +14,7 @@ import {
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { Assignment, Relation } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
-import type { MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
+import type { Labels, MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
 import {
   assignmentFrom,
@@ -53,10 +53,16 @@ const store = 'the inventory table';
 
 /** The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts. */
 export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeStore {
-  async addNode(node: string, createdAt: string): Promise<void> {
+  async addNode(node: string, createdAt: string, labels: Labels = {}): Promise<void> {
     // A new node has never been sent anything, so it is behind from the start.
     const failed = await this.#transact([
-      { Put: { TableName: this.tableName, Item: nodeItem(node, createdAt), ConditionExpression: nodeIsNew } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: nodeItem(node, createdAt, labels),
+          ConditionExpression: nodeIsNew,
+        },
+      },
       ...markUpdates(this.tableName, node, this.now()),
     ]);
     if (failed?.[0]) throw new NodeExistsError(node);

@@ -17,7 +17,7 @@ import type { Item, TransactItem } from './requests.ts';
  *
  * | pk               | sk                            | what | gsi1pk / gsi1sk |
  * |------------------|-------------------------------|------|-----------------|
- * | `node#<n>`       | `node`                        | the node exists: node, createdAt | `mesh#node` / `<n>` (list every node) |
+ * | `node#<n>`       | `node`                        | the node exists: node, createdAt, labels? (M, absent when none), modules/consumes/consumers (N, counts held to the limits) | `mesh#node` / `<n>` (list every node) |
  * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | — |
  * | `mesh#marked`    | `<n>`                         | the same mark, in the one partition find-behind reads | — |
  * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides?, consumedBy (N, how many relations consume it) | — |
@@ -77,13 +77,29 @@ export const carrierKey = (module: string, node: string) => ({
 
 export const allNodesIndex = 'mesh#node';
 
-export const nodeItem = (node: string, createdAt: string): Item => ({
+export const nodeItem = (
+  node: string,
+  createdAt: string,
+  labels: Readonly<Record<string, string>> = {},
+): Item => ({
   ...nodeKey(node),
   node,
   createdAt,
+  ...(Object.keys(labels).length > 0 ? { labels: { ...labels } } : {}),
   gsi1pk: allNodesIndex,
   gsi1sk: node,
 });
+
+/** The node's labels as its item holds them; none when the item has no `labels` map. */
+export function labelsFrom(item: Item | undefined): Record<string, string> {
+  const labels = item?.labels;
+  if (!labels || typeof labels !== 'object') return {};
+  return Object.fromEntries(
+    Object.entries(labels as Record<string, unknown>)
+      .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+  );
+}
 
 export const assignmentItem = (node: string, a: Assignment): Item => ({
   ...assignmentKey(node, a.module),

@@ -10,7 +10,7 @@ import {
   presenceOf,
 } from '../../core/views.ts';
 import { nodePartition } from './keys.ts';
-import { allNodesIndex, markedPartition } from './mesh-items.ts';
+import { allNodesIndex, labelsFrom, markedPartition } from './mesh-items.ts';
 import { edgesOf, type NodePartition, partitionOf, readNodePartition, tokenOf } from './node-partition.ts';
 import { queryAll, TableStore } from './requests.ts';
 import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
@@ -57,6 +57,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
     const declaration = textOf(delivery, 'declaration');
     return {
       ...base,
+      labels: labelsFrom(single.get('node')),
       createdAt: textOf(single.get('node'), 'createdAt'),
       markedAt: textOf(single.get('mark'), 'markedAt'),
       thumbprint: textOf(single.get('enrolment'), 'thumbprint'),

@@ -1,7 +1,7 @@
 import { mapLimit } from '../../core/map-limit.ts';
 import type { NodeStatus, StatusReader } from '../../core/ports.ts';
 import { nodePartition } from './keys.ts';
-import { allNodesIndex } from './mesh-items.ts';
+import { allNodesIndex, labelsFrom } from './mesh-items.ts';
 import { type Item, queryAll, TableStore } from './requests.ts';
 
 const store = 'the inventory table';
@@ -43,6 +43,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
   const enrolment = bySk.get('enrolment');
   const report = bySk.get('report');
   const presence = bySk.get('presence');
+  const labels = labelsFrom(bySk.get('node'));
   return {
     node,
     enrolled: enrolment !== undefined,
@@ -57,6 +58,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
     behind: bySk.has('mark'),
     online: typeof presence?.online === 'boolean' ? presence.online : null,
     lastHeard: latest(textOf(report, 'heardAt'), textOf(presence, 'heardAt')),
+    ...(Object.keys(labels).length > 0 ? { labels } : {}),
   };
 }
 

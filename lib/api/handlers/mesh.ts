@@ -8,6 +8,7 @@ import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.
 import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-records.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
+import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log, StatusReader } from '../../core/ports.ts';
 import { callerOf } from '../caller.ts';
@@ -46,7 +47,7 @@ const kind = z
   );
 export const nodeParams = z.object({ node: nodeName });
 export const moduleParams = z.object({ node: nodeName, module: moduleName });
-export const nodeAddBody = z.object({ node: nodeName }).strict();
+export const nodeAddBody = z.object({ node: nodeName, labels: labels.optional() }).strict();
 export const assignBody = z.object({ provides: kind.optional() }).strict();
 export const consumeBody = z
   .object({ provider: z.object({ node: nodeName, module: moduleName }).strict() })
@@ -55,9 +56,9 @@ export const consumeBody = z
 /** POST /nodes */
 export const meshNodeAddHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
-    const { node } = parseBody(event, nodeAddBody);
-    await parts.meshService.addNode(node);
-    return json(201, { node });
+    const { node, labels: given = {} } = parseBody(event, nodeAddBody);
+    await parts.meshService.addNode(node, given);
+    return json(201, { node, labels: given });
   });
 
 /** PUT /nodes/{node}/modules/{module} */

@@ -8,6 +8,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { assertSecretFileFree, SecretFileExistsError, writeSecretFile } from '../secret-file.ts';
+import { issueUnenrolled } from './unenrolled-tokens.ts';
 
 /** Registers `mesh token issue NODE [--ttl 24h]` and `mesh token revoke NODE`. */
 export function registerEnrolmentCommands(program: Command): void {
@@ -16,13 +17,37 @@ export function registerEnrolmentCommands(program: Command): void {
   token
     .command('issue')
     .description('issue a token for NODE (replacing any earlier one) and print it once, or write it to FILE')
-    .argument('<node>', 'the node the token enrols')
+    .argument('[node]', 'the node the token enrols')
     .option('--ttl <duration>', 'how long the token stays valid: 90s, 15m, 24h, 7d', defaultTokenTtl)
     .option('--out <file>', 'write the token to FILE (mode 0600, created anew) instead of printing it')
     .option('--force', 'with --out: replace FILE if it exists', false)
+    .option(
+      '--unenrolled',
+      'without NODE: a token for every node not enrolled whose token is missing or lapsed',
+    )
+    .option('--out-dir <dir>', 'with --unenrolled: where the token files go, DIR/NODE.token (mode 0600)')
     .action(
       action(
-        async ({ api, output }, rawNode: string, options: { ttl: string; out?: string; force: boolean }) => {
+        async (
+          { api, output },
+          rawNode: string | undefined,
+          options: { ttl: string; out?: string; force: boolean; unenrolled?: boolean; outDir?: string },
+        ) => {
+          if (options.unenrolled || options.outDir !== undefined) {
+            if (rawNode !== undefined || !options.unenrolled || options.outDir === undefined || options.out) {
+              output.error(
+                'mesh: write it as mesh token issue --unenrolled --out-dir DIR, without NODE or --out',
+              );
+              return ExitCode.usage;
+            }
+            const ttl = tokenTtl.safeParse(options.ttl);
+            if (!ttl.success) return usage(output, ttl.error);
+            return issueUnenrolled(api, output, {
+              outDir: options.outDir,
+              ttl: options.ttl,
+              force: options.force,
+            });
+          }
           const parsed = z
             .object({ node: nodeName, ttl: tokenTtl })
             .safeParse({ node: rawNode, ttl: options.ttl });

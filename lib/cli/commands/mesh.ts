@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import { labels as labelsSchema } from '../../core/mesh-file/schema.ts';
+import { matchesSelector, parseSelector, type Selector } from '../../core/mesh-file/selectors.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
@@ -13,11 +15,17 @@ export function registerMeshCommands(program: Command): void {
     .command('add')
     .description('add NODE to the mesh')
     .argument('<node>', 'the node, a DNS label')
+    .option('--label <key=value>', 'a label (repeatable), as in the mesh file', collect, [])
     .action(
-      action(async ({ api, output }, raw: string) => {
-        const parsed = nodeName.safeParse(raw);
+      action(async ({ api, output }, raw: string, options: { label: string[] }) => {
+        const parsed = z
+          .object({ node: nodeName, labels: labelsSchema })
+          .safeParse({ node: raw, labels: labelsOf(options.label) });
         if (!parsed.success) return usage(output, parsed.error);
-        const added = await api.call<{ node: string }>('POST', '/nodes', { node: parsed.data });
+        const added = await api.call<{ node: string }>('POST', '/nodes', {
+          node: parsed.data.node,
+          ...(Object.keys(parsed.data.labels).length > 0 ? { labels: parsed.data.labels } : {}),
+        });
         output.result(added);
         output.line(`added node ${added.node}; assign modules to it, then push it`);
         return ExitCode.ok;
@@ -81,11 +89,21 @@ export function registerMeshCommands(program: Command): void {
   program
     .command('status')
     .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
+    .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
     .action(
-      action(async ({ api, output }) => {
-        const { nodes } = await api.call<{ nodes: NodeStatus[] }>('GET', '/status');
+      action(async ({ api, output }, options: { on?: string }) => {
+        let selector: Selector | undefined;
+        try {
+          selector = options.on === undefined ? undefined : parseSelector(options.on);
+        } catch (error) {
+          output.error(`mesh: ${(error as Error).message}`);
+          return ExitCode.usage;
+        }
+        const all = (await api.call<{ nodes: NodeStatus[] }>('GET', '/status')).nodes;
+        const nodes = selector ? all.filter((n) => matchesSelector(selector, n.labels ?? {})) : all;
         output.result({ nodes });
-        if (nodes.length === 0) output.line('no nodes yet: mesh node add NODE');
+        if (all.length === 0) output.line('no nodes yet: mesh node add NODE');
+        else if (nodes.length === 0) output.line(`no node matches ${options.on}`);
         for (const s of nodes) {
           output.line(
             [
@@ -127,3 +145,15 @@ export function registerMeshCommands(program: Command): void {
       }),
     );
 }
+
+/** Commander's way to take a repeated option as a list. */
+export const collect = (value: string, previous: readonly string[]) => [...previous, value];
+
+/** `k=v` options as labels; a malformed one keeps its text as the key, for the schema to refuse. */
+export const labelsOf = (options: readonly string[]): Record<string, string> =>
+  Object.fromEntries(
+    options.map((option) => {
+      const at = option.indexOf('=');
+      return at < 0 ? [option, ''] : [option.slice(0, at), option.slice(at + 1)];
+    }),
+  );

@@ -91,7 +91,7 @@ export function registerPushCommand(program: Command): void {
     );
 }
 
-function finished(output: Output, outcome: PushOutcome): ExitCode {
+export function finished(output: Output, outcome: PushOutcome): ExitCode {
   output.result(outcome);
   printOutcome(output, outcome);
   return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
@@ -102,7 +102,12 @@ function finished(output: Output, outcome: PushOutcome): ExitCode {
  * what `mesh push` prints for a push that answered at once. A failed push exits as its answer
  * would have.
  */
-async function followPush(api: ApiClient, output: Output, id: string, pollMs = 1000): Promise<ExitCode> {
+export async function followPush(
+  api: ApiClient,
+  output: Output,
+  id: string,
+  pollMs = 1000,
+): Promise<ExitCode> {
   let shown = '';
   for (;;) {
     const record = await api.call<PushRecordView>('GET', `/pushes/${id}`);

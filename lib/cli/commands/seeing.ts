@@ -136,6 +136,10 @@ function detailLines(d: NodeDetails): string[] {
   return [
     `${d.node}  ${d.behind ? `BEHIND since ${d.markedAt ?? '?'}: mesh push ${d.node}` : 'up to date'}${d.presence ? `  ${d.presence}` : ''}`,
     ...field(
+      'labels',
+      Object.entries(d.labels ?? {}).map(([key, value]) => `${key}=${value}`),
+    ),
+    ...field(
       'modules',
       d.modules.map(
         (m) =>

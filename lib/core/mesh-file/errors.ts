@@ -1,5 +1,5 @@
 import { ErrorTable, refused } from '../error-table.ts';
-import { MassRemovalError, StalePlanError } from './plan-checks.ts';
+import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
 import { BadSelectorError } from './selectors.ts';
 
@@ -12,6 +12,9 @@ export const meshFileErrors = new ErrorTable({
     details: (e) => ({ nodes: e.removal.nodes, relations: e.removal.relations }),
   }),
   StalePlanError: refused(StalePlanError, 409, 'stale_plan', {
+    details: (e) => ({ planned: e.planned, current: e.current }),
+  }),
+  PlanChangedError: refused(PlanChangedError, 409, 'plan_changed', {
     details: (e) => ({ planned: e.planned, current: e.current }),
   }),
   BadSelectorError: refused(BadSelectorError, 400, 'bad_selector'),

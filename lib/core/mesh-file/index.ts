@@ -24,6 +24,7 @@ export {
   assertCurrent,
   MassRemovalError,
   massRemovalShare,
+  PlanChangedError,
   StalePlanError,
 } from './plan-checks.ts';
 export type { MeshFileProblem, ProblemCode } from './problems.ts';

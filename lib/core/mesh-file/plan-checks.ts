@@ -196,6 +196,21 @@ export class StalePlanError extends MeshError {
   }
 }
 
+/** The mesh is at the plan's revision, and the file (or its options) now plans something else. */
+export class PlanChangedError extends MeshError {
+  override name = 'PlanChangedError';
+  readonly planned: string;
+  readonly current: string;
+  constructor(planned: string, current: string, options?: ErrorOptions) {
+    super(
+      `the saved plan has digest ${planned}, and the file now plans ${current}: the file or its options changed; plan again`,
+      options,
+    );
+    this.planned = planned;
+    this.current = current;
+  }
+}
+
 /** Throws what stops a plan: the file's problems first, then the mass-removal guard. */
 export function assertApplicable(plan: ApplyPlan): void {
   if (plan.problems.length > 0) throw new BadMeshFileError(plan.problems);

@@ -8,7 +8,7 @@ import {
   type RelationRef,
   type RemovalPlan,
 } from './removal.ts';
-import type { MeshChangeStore, MeshRemovals } from './store.ts';
+import type { Labels, MeshChangeStore, MeshRemovals } from './store.ts';
 
 type NodeModule = { readonly node: string; readonly module: string };
 
@@ -34,8 +34,8 @@ export class MeshService {
     this.#secret = options.secret ?? newProvisionSecret;
   }
 
-  addNode(node: string): Promise<void> {
-    return this.#store.addNode(node, this.#now());
+  addNode(node: string, labels: Labels = {}): Promise<void> {
+    return this.#store.addNode(node, this.#now(), labels);
   }
 
   /**

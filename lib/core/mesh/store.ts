@@ -8,8 +8,8 @@ import type { RelationRef, RemovalPlan } from './removal.ts';
  * domain error), never a silent overwrite.
  */
 export interface MeshChangeStore {
-  /** Creates the node, marked (it was never sent); NodeExistsError when it exists. */
-  addNode(node: string, createdAt: string): Promise<void>;
+  /** Creates the node with its labels, marked (it was never sent); NodeExistsError when it exists. */
+  addNode(node: string, createdAt: string, labels?: Labels): Promise<void>;
 
   /** The module's mesh-wide record, or undefined when no node was ever assigned it. */
   readModule(module: string): Promise<ModuleRecord | undefined>;
@@ -35,6 +35,9 @@ export interface MeshChangeStore {
    */
   rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void>;
 }
+
+/** A node's labels (docs/mesh-file.md): not in its declaration, so setting them marks nothing. */
+export type Labels = Readonly<Record<string, string>>;
 
 /** Removals (lib/core/mesh/removal.ts decides what; this carries it out). */
 export interface MeshRemovals {

@@ -15,6 +15,7 @@ import {
   nodeAddBody,
   nodeParams,
 } from '../../../lib/api/handlers/mesh.ts';
+import { applyBody, exportQuery, planBody } from '../../../lib/api/handlers/mesh-file.ts';
 import {
   assignmentPath,
   cascadeQuery,
@@ -51,6 +52,9 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-push': { body: pushRequestSchema },
   'mesh-push-plan': { body: pushRequestSchema },
   'mesh-status': {},
+  'mesh-export': { query: exportQuery },
+  'mesh-plan': { body: planBody },
+  'mesh-apply': { body: applyBody },
   'mesh-declaration': { path: nodeParams },
   enrol: { body: enrolBody },
   'token-issue': { path: nodePath, body: issueTokenBody },

@@ -1,0 +1,5 @@
+import { meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = meshApplyHandler(partsFor(readConfig()));

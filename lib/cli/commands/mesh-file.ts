@@ -1,0 +1,276 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApplyPlan, MeshFileProblem } from '../../core/mesh-file/index.ts';
+import { planMatches } from '../../core/mesh-file/plan.ts';
+import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
+import type { PushOutcome } from '../../core/ports.ts';
+import { type ApiClient, problemError } from '../api-client.ts';
+import { action } from '../command-context.ts';
+import { ExitCode } from '../exit-codes.ts';
+import type { Output } from '../output.ts';
+import { finished, followPush } from './push.ts';
+
+/**
+ * `mesh export`, `mesh diff -f FILE`, `mesh apply -f FILE` (docs/mesh-file.md). `diff` exits as
+ * `kubectl diff` does: 0 the file matches the mesh, 1 it does not, and more than 1 on an error,
+ * so its "unexpected" is ExitCode.diffFailed, not the 1 other commands use.
+ */
+type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: boolean };
+type ApplyOptions = FileOptions & { plan?: boolean; push?: boolean; revision?: string; digest?: string };
+
+/** `mesh diff`'s exits: 0 same, 1 differs, 2.. errors as everywhere else; an unexpected failure is 10. */
+export const diffExit = { same: 0, differs: 1, unexpected: 10 } as const;
+
+export function registerMeshFileCommands(program: Command): void {
+  program
+    .command('export')
+    .description('print the file that reproduces the mesh (YAML unless --format json), on stdout')
+    .option('--format <format>', 'yaml or json', 'yaml')
+    .action(
+      action(async ({ api, output }, options: { format: string }) => {
+        if (options.format !== 'yaml' && options.format !== 'json') {
+          output.error(`mesh: --format is yaml or json, not ${options.format}`);
+          return ExitCode.usage;
+        }
+        const { file } = await api.call<{ file: string }>('GET', `/mesh/export?format=${options.format}`);
+        // The file itself, under --json too: a JSON export already is one document for scripts.
+        process.stdout.write(file);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('diff')
+    .description(
+      'print the plan of FILE against the mesh; exit 0 when they match, 1 when not, >1 on an error',
+    )
+    .requiredOption('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option('--prune', 'plan removing what the file does not hold', false)
+    .option('--allow-mass-removal', 'with --prune: let it remove more than 10%', false)
+    .action(async (options: FileOptions, command: Command) => {
+      // kubectl's codes: the usual "unexpected" 1 would read as "differs".
+      let planned = false;
+      await action(async ({ api, output }) => {
+        const plan = await planOf(api, output, options, '/mesh/plan');
+        if (typeof plan === 'number') return plan;
+        planned = true;
+        output.result(plan);
+        printPlan(output, plan);
+        return planMatches(plan) ? diffExit.same : diffExit.differs;
+      })(command);
+      if (!planned && process.exitCode === ExitCode.failed) process.exitCode = diffExit.unexpected;
+    });
+
+  program
+    .command('apply')
+    .description(
+      'make the mesh match FILE: add what it lacks; with --prune remove what the file does not hold',
+    )
+    .requiredOption('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option('--plan', 'print the plan, and write nothing', false)
+    .option('--prune', 'remove what the mesh holds and the file does not (drift)', false)
+    .option('--allow-mass-removal', 'with --prune: let it remove more than 10% of nodes or relations', false)
+    .option('--revision <revision>', 'apply only if the mesh is still at this revision (a saved plan)')
+    .option('--digest <digest>', 'apply only if the file still plans this digest (a saved plan)')
+    .option('--push', 'push the nodes left behind once the apply is done', false)
+    .action(
+      action(async ({ api, output }, options: ApplyOptions) => {
+        if (options.allowMassRemoval && !options.prune) {
+          output.error('mesh: --allow-mass-removal goes with --prune');
+          return ExitCode.usage;
+        }
+        if (options.plan) {
+          const plan = await planOf(api, output, options, '/mesh/plan');
+          if (typeof plan === 'number') return plan;
+          output.result(plan);
+          printPlan(output, plan);
+          return ExitCode.ok;
+        }
+        const outcome = await applyAll(api, output, options);
+        if (typeof outcome === 'number') return outcome;
+        output.result(outcome);
+        printApplied(output, outcome);
+        if (!options.push || outcome.plan.behind.length === 0) return ExitCode.ok;
+        return pushBehind(api, output);
+      }),
+    );
+}
+
+function readFile(output: Output, path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    output.error(`mesh: cannot read ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
+}
+
+/** The request's body, or an exit code when the file cannot be read. */
+function bodyOf(output: Output, options: FileOptions) {
+  const file = readFile(output, options.file ?? '');
+  if (file === undefined) return ExitCode.usage;
+  return {
+    file,
+    ...(options.prune ? { prune: true } : {}),
+    ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+  };
+}
+
+/** Posts the file; a bad file's problems are printed as compilers do (FILE:LINE:COL) and exit 2. */
+async function post<T>(
+  api: ApiClient,
+  output: Output,
+  options: FileOptions,
+  path: string,
+  body: object,
+): Promise<T | ExitCode> {
+  const answer = await api.send('POST', path, body);
+  if (answer.status === 422) {
+    const error = (
+      answer.body as {
+        error?: { code?: string; details?: { problems?: MeshFileProblem[]; omitted?: number } };
+      }
+    )?.error;
+    if (error?.code === 'bad_mesh_file') {
+      const problems = error.details?.problems ?? [];
+      for (const p of problems)
+        output.error(`${options.file}:${p.line}:${p.column}: ${p.message} [${p.code}]`);
+      if (error.details?.omitted) output.error(`… and ${error.details.omitted} more`);
+      output.result({ error: { code: 'bad_mesh_file', problems, omitted: error.details?.omitted ?? 0 } });
+      return ExitCode.usage;
+    }
+  }
+  if (answer.status >= 400) throw problemError(answer);
+  return answer.body as T;
+}
+
+async function planOf(api: ApiClient, output: Output, options: FileOptions, path: string) {
+  const body = bodyOf(output, options);
+  if (typeof body === 'number') return body;
+  return post<ApplyPlan>(api, output, options, path, body);
+}
+
+/**
+ * Applies in as many requests as it takes: each applies what fits its time and says whether it
+ * is complete; the next plans the rest again from the mesh as it is (a saved plan's revision
+ * holds for the first only, since the first moves the mesh on).
+ */
+async function applyAll(
+  api: ApiClient,
+  output: Output,
+  options: ApplyOptions,
+): Promise<ApplyOutcome | ExitCode> {
+  const body = bodyOf(output, options);
+  if (typeof body === 'number') return body;
+  const total = { transactions: 0, items: 0, relations: 0, modules: 0, nodes: 0 };
+  let first: ApplyOutcome | undefined;
+  for (let request = 1; ; request++) {
+    const saved =
+      request === 1
+        ? {
+            ...(options.revision ? { revision: options.revision } : {}),
+            ...(options.digest ? { digest: options.digest } : {}),
+          }
+        : {};
+    const outcome = await post<ApplyOutcome>(api, output, options, '/mesh/apply', { ...body, ...saved });
+    if (typeof outcome === 'number') return outcome;
+    first ??= outcome;
+    total.transactions += outcome.written.transactions;
+    total.items += outcome.written.items;
+    total.relations += outcome.removed.relations;
+    total.modules += outcome.removed.modules;
+    total.nodes += outcome.removed.nodes;
+    if (outcome.complete) {
+      // What the first plan said is what was applied; the counts are every request's.
+      return {
+        plan: first.plan,
+        complete: true,
+        removed: { relations: total.relations, modules: total.modules, nodes: total.nodes },
+        written: { transactions: total.transactions, items: total.items },
+      };
+    }
+    output.progress(
+      `applied part ${request}: ${total.items} items in ${total.transactions} transactions so far; continuing…`,
+    );
+  }
+}
+
+async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
+  output.progress('pushing every node that is behind…');
+  const answer = await api.send('POST', '/push', { behind: true, maxRounds: 5, wait: true });
+  if (answer.status >= 400) throw problemError(answer);
+  if (answer.status === 200) return finished(output, answer.body as PushOutcome);
+  const { push } = answer.body as { push: string };
+  output.progress(`push ${push} is taking a while; following it (Ctrl-C stops following, not the push)`);
+  return followPush(api, output, push);
+}
+
+const listed = (names: readonly string[], max = 10) =>
+  names.length <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+
+/** The plan for people: one line per kind of change, the names listed up to ten. */
+export function printPlan(output: Output, plan: ApplyPlan): void {
+  const line = (what: string, names: readonly string[]) => {
+    if (names.length > 0) output.line(`${what} (${names.length}): ${listed(names)}`);
+  };
+  output.line(`plan on mesh revision ${plan.revision}, digest ${plan.digest}`);
+  line(
+    'add nodes',
+    plan.add.nodes.map((n) => n.node),
+  );
+  line(
+    'add modules',
+    plan.add.modules.map((m) => `${m.node}/${m.module}${m.provides ? ` (provides ${m.provides})` : ''}`),
+  );
+  line('add relations', plan.provisions.minted);
+  line(
+    'set labels',
+    plan.labels.map((l) => l.node),
+  );
+  line('remove relations', plan.provisions.withdrawn);
+  line(
+    'remove modules',
+    plan.remove.modules.map((m) => `${m.node}/${m.module}`),
+  );
+  line('remove nodes', plan.remove.nodes);
+  if (!plan.prune) {
+    line('drift nodes, left alone', plan.drift.nodes);
+    line(
+      'drift modules, left alone',
+      plan.drift.modules.map((m) => `${m.node}/${m.module}`),
+    );
+    line(
+      'drift relations, left alone',
+      plan.drift.relations.map(
+        (r) => `${r.consumerNode}/${r.consumerModule} -> ${r.providerNode}/${r.providerModule}`,
+      ),
+    );
+    line(
+      'drift labels, left alone',
+      plan.drift.labels.map((l) => `${l.node} (${l.keys.join(', ')})`),
+    );
+  }
+  line('behind after', plan.behind);
+  if (plan.massRemoval) output.line(plan.massRemoval.message);
+  for (const p of plan.problems) output.line(`problem: ${p.message} [${p.code}]`);
+  if (planMatches(plan)) output.line('the mesh matches the file');
+}
+
+function printApplied(output: Output, outcome: ApplyOutcome): void {
+  const { plan, written, removed } = outcome;
+  const added = plan.add;
+  output.line(
+    `applied on revision ${plan.revision}: added ${added.nodes.length} nodes, ${added.modules.length} modules, ${added.relations.length} relations; labels on ${plan.labels.length} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
+  );
+  const drift =
+    plan.drift.nodes.length +
+    plan.drift.modules.length +
+    plan.drift.relations.length +
+    plan.drift.labels.length;
+  if (!plan.prune && drift > 0)
+    output.line(
+      `left as drift: ${plan.drift.nodes.length} nodes, ${plan.drift.modules.length} modules, ${plan.drift.relations.length} relations, labels on ${plan.drift.labels.length} nodes (mesh apply --prune removes them)`,
+    );
+  if (plan.behind.length > 0)
+    output.line(`${plan.behind.length} behind: ${listed(plan.behind)}; mesh push --behind`);
+}

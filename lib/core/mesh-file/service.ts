@@ -1,0 +1,128 @@
+import type { MeshService } from '../mesh/service.ts';
+import { exportMeshFile } from './export.ts';
+import { type ApplyPlan, planApply } from './plan.ts';
+import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
+import type { LiveMeshReader, LiveMeshReading, MeshFileWriter, WriteTally } from './ports.ts';
+import { BadMeshFileError } from './problems.ts';
+import { checkMeshFile } from './read.ts';
+import type { MeshFileFormat } from './source.ts';
+
+export type PlanRequest = {
+  readonly file: string;
+  readonly prune?: boolean;
+  readonly allowMassRemoval?: boolean;
+};
+
+export type ApplyRequest = PlanRequest & {
+  /** A saved plan's revision: the apply is refused (StalePlanError) when the mesh moved since. */
+  readonly revision?: string;
+  /** A saved plan's digest: refused (PlanChangedError) when the file now plans something else. */
+  readonly digest?: string;
+  /** Epoch ms after which no new transaction starts; the answer then says `complete: false`. */
+  readonly until?: number;
+};
+
+export type ApplyOutcome = {
+  readonly plan: ApplyPlan;
+  /** Every write of the plan was made; when not, the rest is planned again from the mesh as it is. */
+  readonly complete: boolean;
+  readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
+  readonly written: WriteTally;
+};
+
+/** What removals an apply's prune makes: the operator's own, one fact each, under their rules. */
+export type FactRemovals = Pick<MeshService, 'unconsume' | 'unassign' | 'removeNode'>;
+
+/**
+ * The mesh file against the live mesh (docs/mesh-file.md): export it, plan a file against it,
+ * apply a plan. The live mesh is read whole once per call; the plan is the core's.
+ */
+export class MeshFileService {
+  readonly #reader: LiveMeshReader;
+  readonly #writer: MeshFileWriter;
+  readonly #removals: FactRemovals;
+  /** Called for each node a prune removes, after its removal (its host's signal). */
+  readonly #removedNode: (node: string) => Promise<void>;
+
+  constructor(options: {
+    readonly reader: LiveMeshReader;
+    readonly writer: MeshFileWriter;
+    readonly removals: FactRemovals;
+    readonly removedNode?: (node: string) => Promise<void>;
+  }) {
+    this.#reader = options.reader;
+    this.#writer = options.writer;
+    this.#removals = options.removals;
+    this.#removedNode = options.removedNode ?? (async () => {});
+  }
+
+  async export(format: MeshFileFormat): Promise<{ readonly text: string; readonly revision: string }> {
+    const { mesh } = await this.#reader.read();
+    return { text: exportMeshFile(mesh, format), revision: mesh.revision };
+  }
+
+  /** The plan of a file against the live mesh; BadMeshFileError with every problem when the file has any. */
+  async plan(request: PlanRequest): Promise<{ readonly plan: ApplyPlan; readonly reading: LiveMeshReading }> {
+    const reading = await this.#reader.read();
+    const checked = checkMeshFile(request.file, { kinds: reading.mesh.modules });
+    if (checked.problems.length > 0 || !checked.mesh || !checked.file)
+      throw new BadMeshFileError(checked.problems, checked.omitted);
+    const plan = planApply(checked.mesh, reading.mesh, {
+      prune: request.prune ?? false,
+      allowMassRemoval: request.allowMassRemoval ?? false,
+      locate: checked.locate,
+      tests: checked.file.tests ?? [],
+    });
+    return { plan, reading };
+  }
+
+  /**
+   * Plans and carries the plan out: removals through the removal rules (relations, modules,
+   * nodes), then the additions and labels in bulk. Nothing is written when the plan has a
+   * problem, is held back by the mass-removal guard, or was saved on another revision.
+   */
+  async apply(request: ApplyRequest): Promise<ApplyOutcome> {
+    const { plan, reading } = await this.plan(request);
+    if (request.revision !== undefined) assertCurrent(plan, request.revision);
+    if (request.digest !== undefined && request.digest !== plan.digest)
+      throw new PlanChangedError(request.digest, plan.digest);
+    assertApplicable(plan);
+    const until = request.until ?? Infinity;
+    const removed = { relations: 0, modules: 0, nodes: 0 };
+    const incomplete = (): ApplyOutcome => ({
+      plan,
+      complete: false,
+      removed,
+      written: { transactions: 0, items: 0 },
+    });
+    // At least one removal or transaction per request, so a loop of requests always moves on.
+    const late = () => removed.relations + removed.modules + removed.nodes > 0 && Date.now() > until;
+    for (const r of plan.remove.relations) {
+      if (late()) return incomplete();
+      await this.#removals.unconsume(
+        { node: r.consumerNode, module: r.consumerModule },
+        { node: r.providerNode, module: r.providerModule },
+      );
+      removed.relations += 1;
+    }
+    const goneNodes = new Set(plan.remove.nodes);
+    for (const { node, module } of plan.remove.modules) {
+      // A node that goes takes its modules with it, under the node's own rule.
+      if (goneNodes.has(node)) continue;
+      if (late()) return incomplete();
+      await this.#removals.unassign(node, module, false);
+      removed.modules += 1;
+    }
+    for (const node of plan.remove.nodes) {
+      if (late()) return incomplete();
+      const done = await this.#removals.removeNode(node, false);
+      removed.modules += done.assignments.length;
+      removed.nodes += 1;
+      await this.#removedNode(node);
+    }
+    const { complete, ...written } = await this.#writer.write(plan, reading, {
+      until: late() ? -Infinity : until,
+    });
+    return { plan, complete, removed, written };
+  }
+}

@@ -1,0 +1,88 @@
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import { tokenPattern } from '../../lib/core/enrolment/token.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
+import { runMesh } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+let api: RunningApi;
+const folder = mkdtempSync(join(tmpdir(), 'mesh-file-cli-'));
+const mesh = (args: string[]) => runMesh(api.url, args);
+const file = (name: string, text: string) => {
+  const path = join(folder, name);
+  writeFileSync(path, text);
+  return path;
+};
+
+const meshFile = `version: 1
+nodes:
+  broker-1:
+    labels: {role: broker}
+    modules:
+      rabbit: {provides: amqp}
+groups:
+  web:
+    nodes: web-[1-3]
+    labels: {role: web}
+    modules:
+      nginx: {consumes: [broker-1/rabbit]}
+`;
+
+beforeAll(async () => {
+  api = await startLocalApi({ port: 0, parts: partsFor(await provisionTestResources('meshfilecli')) });
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('mesh apply, diff, export and token issue --unenrolled', () => {
+  it('prints a bad file as FILE:LINE:COL and exits 2; applies a good one; diff exits 0, then 1', async () => {
+    const bad = file('bad.yaml', meshFile.replace('broker-1/rabbit', 'broker-3/rabbit'));
+    const refused = await mesh(['apply', '-f', bad]);
+    expect(refused.code).toBe(ExitCode.usage);
+    expect(refused.output).toContain(
+      `${bad}:12:26: broker-3/rabbit: no node broker-3 in the file [unknown-provider]`,
+    );
+
+    const good = file('mesh.yaml', meshFile);
+    const applied = await mesh(['apply', '-f', good]);
+    expect(applied.code).toBe(ExitCode.ok);
+    expect(applied.stdout).toContain('added 4 nodes, 4 modules, 3 relations');
+    expect((await mesh(['diff', '-f', good])).code).toBe(0);
+    const changed = file('changed.yaml', meshFile.replace('web-[1-3]', 'web-[1-4]'));
+    const differs = await mesh(['diff', '-f', changed]);
+    expect(differs.code).toBe(1);
+    expect(differs.stdout).toContain('add nodes (1): web-4');
+    expect((await mesh(['diff', '-f', join(folder, 'missing.yaml')])).code).toBe(ExitCode.usage);
+
+    const webs = await mesh(['status', '--on', 'role=web']);
+    expect(webs.stdout.split('\n').filter((line) => line.startsWith('web-'))).toHaveLength(3);
+    expect(webs.stdout).not.toContain('broker-1 ');
+    expect((await mesh(['status', '--on', 'role=='])).code).toBe(ExitCode.usage);
+
+    const exported = await mesh(['export']);
+    expect(exported.code).toBe(ExitCode.ok);
+    expect(exported.stdout).toContain('web-3:');
+  });
+
+  it('writes one 0600 token file per node not enrolled, printing no token; a second run finds none lapsed', async () => {
+    const out = join(folder, 'tokens');
+    const issued = await mesh(['token', 'issue', '--unenrolled', '--out-dir', out]);
+    expect(issued.code).toBe(ExitCode.ok);
+    expect(issued.output).not.toMatch(tokenPattern);
+    expect(issued.stdout).toContain(`wrote 4 token files (mode 0600) to ${out}`);
+    const files = readdirSync(out).sort();
+    expect(files).toEqual(['broker-1.token', 'web-1.token', 'web-2.token', 'web-3.token']);
+    for (const name of files) {
+      expect(statSync(join(out, name)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(out, name), 'utf8').trim()).toMatch(tokenPattern);
+    }
+    const again = await mesh(['token', 'issue', '--unenrolled', '--out-dir', join(folder, 'again')]);
+    expect(again.stdout).toContain('wrote 0 token files');
+  });
+});
