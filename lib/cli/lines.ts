@@ -22,6 +22,33 @@ export const cliLines = {
     'error',
     ({ problem, argument }) => `${argument ? `${argument}: ` : ''}${problem}`,
   ),
+  fileUnreadable: codedLine<{ readonly file: string; readonly reason: string }>(
+    'cli.file-unreadable',
+    'error',
+    ({ file, reason }) => `cannot read ${file}: ${reason}`,
+  ),
+  meshFileProblem: codedLine<{
+    readonly file: string;
+    readonly line: number;
+    readonly column: number;
+    readonly problem: string;
+    readonly detail: string;
+  }>(
+    'mesh-file.problem',
+    'error',
+    ({ file, line, column, problem, detail }) => `${file}:${line}:${column}: ${detail} [${problem}]`,
+  ),
+  meshFileOmitted: codedLine<{ readonly omitted: number }>(
+    'mesh-file.omitted',
+    'error',
+    ({ omitted }) => `… and ${omitted} more`,
+  ),
+  applyProgress: codedLine<{ readonly part: number; readonly items: number; readonly transactions: number }>(
+    'apply.progress',
+    'info',
+    ({ part, items, transactions }) =>
+      `applied part ${part}: ${items} items in ${transactions} transactions so far; continuing…`,
+  ),
   fileExists: codedLine<{ readonly reason: string }>(
     'cli.file-exists',
     'error',

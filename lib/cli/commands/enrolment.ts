@@ -35,9 +35,10 @@ export function registerEnrolmentCommands(program: Command): void {
         ) => {
           if (options.unenrolled || options.outDir !== undefined) {
             if (rawNode !== undefined || !options.unenrolled || options.outDir === undefined || options.out) {
-              output.error(
-                'mesh: write it as mesh token issue --unenrolled --out-dir DIR, without NODE or --out',
-              );
+              output.say(cliLines.usage, {
+                argument: '--unenrolled',
+                problem: 'write it as mesh token issue --unenrolled --out-dir DIR, without NODE or --out',
+              });
               return ExitCode.usage;
             }
             const ttl = tokenTtl.safeParse(options.ttl);

@@ -7,6 +7,7 @@ import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { action } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { finished, followPush } from './push.ts';
 
@@ -29,7 +30,10 @@ export function registerMeshFileCommands(program: Command): void {
     .action(
       action(async ({ api, output }, options: { format: string }) => {
         if (options.format !== 'yaml' && options.format !== 'json') {
-          output.error(`mesh: --format is yaml or json, not ${options.format}`);
+          output.say(cliLines.usage, {
+            argument: '--format',
+            problem: `yaml or json, not ${options.format}`,
+          });
           return ExitCode.usage;
         }
         const { file } = await api.call<{ file: string }>('GET', `/mesh/export?format=${options.format}`);
@@ -76,7 +80,7 @@ export function registerMeshFileCommands(program: Command): void {
     .action(
       action(async ({ api, output }, options: ApplyOptions) => {
         if (options.allowMassRemoval && !options.prune) {
-          output.error('mesh: --allow-mass-removal goes with --prune');
+          output.say(cliLines.usage, { argument: '--allow-mass-removal', problem: 'goes with --prune' });
           return ExitCode.usage;
         }
         if (options.plan) {
@@ -100,7 +104,7 @@ function readFile(output: Output, path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    output.error(`mesh: cannot read ${path}: ${(error as Error).message}`);
+    output.say(cliLines.fileUnreadable, { file: path, reason: (error as Error).message });
     return undefined;
   }
 }
@@ -134,8 +138,14 @@ async function post<T>(
     if (error?.code === 'bad_mesh_file') {
       const problems = error.details?.problems ?? [];
       for (const p of problems)
-        output.error(`${options.file}:${p.line}:${p.column}: ${p.message} [${p.code}]`);
-      if (error.details?.omitted) output.error(`… and ${error.details.omitted} more`);
+        output.say(cliLines.meshFileProblem, {
+          file: options.file ?? '',
+          line: p.line,
+          column: p.column,
+          problem: p.code,
+          detail: p.message,
+        });
+      if (error.details?.omitted) output.say(cliLines.meshFileOmitted, { omitted: error.details.omitted });
       output.result({ error: { code: 'bad_mesh_file', problems, omitted: error.details?.omitted ?? 0 } });
       return ExitCode.usage;
     }
@@ -189,19 +199,21 @@ async function applyAll(
         written: { transactions: total.transactions, items: total.items },
       };
     }
-    output.progress(
-      `applied part ${request}: ${total.items} items in ${total.transactions} transactions so far; continuing…`,
-    );
+    output.say(cliLines.applyProgress, {
+      part: request,
+      items: total.items,
+      transactions: total.transactions,
+    });
   }
 }
 
 async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
-  output.progress('pushing every node that is behind…');
+  output.say(cliLines.pushing, { what: 'every node that is behind' });
   const answer = await api.send('POST', '/push', { behind: true, maxRounds: 5, wait: true });
   if (answer.status >= 400) throw problemError(answer);
   if (answer.status === 200) return finished(output, answer.body as PushOutcome);
   const { push } = answer.body as { push: string };
-  output.progress(`push ${push} is taking a while; following it (Ctrl-C stops following, not the push)`);
+  output.say(cliLines.following, { push });
   return followPush(api, output, push);
 }
 

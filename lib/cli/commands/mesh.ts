@@ -96,7 +96,7 @@ export function registerMeshCommands(program: Command): void {
         try {
           selector = options.on === undefined ? undefined : parseSelector(options.on);
         } catch (error) {
-          output.error(`mesh: ${(error as Error).message}`);
+          output.say(cliLines.usage, { argument: '--on', problem: (error as Error).message });
           return ExitCode.usage;
         }
         const all = (await api.call<{ nodes: NodeStatus[] }>('GET', '/status')).nodes;
