@@ -20,5 +20,13 @@ export const buildId = z
     'a build id is 1 to 64 letters, digits, dots, underscores or hyphens',
   );
 
+/** A provider's kind (`amqp`), as `mesh assign --provides` and the mesh file's `provides` take it. */
+export const providerKind = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9-]{0,31}$/,
+    'a provider kind is a lowercase letter, then up to 31 letters, digits or hyphens',
+  );
+
 export type NodeName = z.infer<typeof nodeName>;
 export type ModuleName = z.infer<typeof moduleName>;

@@ -6,6 +6,7 @@ import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import { tokenPattern } from '../../lib/core/enrolment/token.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { partsFor } from '../../lib/wiring.ts';
+import { brokerAndThreeWebs } from '../support/mesh-files.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -18,19 +19,7 @@ const file = (name: string, text: string) => {
   return path;
 };
 
-const meshFile = `version: 1
-nodes:
-  broker-1:
-    labels: {role: broker}
-    modules:
-      rabbit: {provides: amqp}
-groups:
-  web:
-    nodes: web-[1-3]
-    labels: {role: web}
-    modules:
-      nginx: {consumes: [broker-1/rabbit]}
-`;
+const meshFile = brokerAndThreeWebs;
 
 beforeAll(async () => {
   api = await startLocalApi({ port: 0, parts: partsFor(await provisionTestResources('meshfilecli')) });

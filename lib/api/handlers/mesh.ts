@@ -9,7 +9,7 @@ import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-
 import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
 import { labels } from '../../core/mesh-file/schema.ts';
-import { moduleName, nodeName } from '../../core/names.ts';
+import { moduleName, nodeName, providerKind } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log, StatusReader } from '../../core/ports.ts';
 import { callerOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
@@ -39,16 +39,10 @@ const edge = (parts: Logged, handler: Handler) =>
     .use(httpEdge({ mapError: meshProblem, log: parts.log }))
     .handler(handler);
 
-const kind = z
-  .string()
-  .regex(
-    /^[a-z][a-z0-9-]{0,31}$/,
-    'a provider kind is a lowercase letter, then up to 31 letters, digits or hyphens',
-  );
 export const nodeParams = z.object({ node: nodeName });
 export const moduleParams = z.object({ node: nodeName, module: moduleName });
 export const nodeAddBody = z.object({ node: nodeName, labels: labels.optional() }).strict();
-export const assignBody = z.object({ provides: kind.optional() }).strict();
+export const assignBody = z.object({ provides: providerKind.optional() }).strict();
 export const consumeBody = z
   .object({ provider: z.object({ node: nodeName, module: moduleName }).strict() })
   .strict();

@@ -1,4 +1,5 @@
 import type { Relation } from '../mesh/model.ts';
+import { providerKind } from '../names.ts';
 import {
   byText,
   compareRelations,
@@ -12,7 +13,7 @@ import {
 } from './mesh.ts';
 import { type Locate, type MeshFileProblem, pathText, problemAt } from './problems.ts';
 import { expandPattern } from './ranges.ts';
-import { type MeshFile, type ModuleEntry, providerKind, providerRef } from './schema.ts';
+import { type MeshFile, type ModuleEntry, providerRef } from './schema.ts';
 
 export type ExpandOptions = {
   readonly limits: MeshFileLimits;

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { moduleName, nodeName } from '../names.ts';
+import { moduleName, nodeName, providerKind } from '../names.ts';
 
 /**
  * The mesh file's structure (docs/mesh-file.md), one schema for the parser and for the JSON
@@ -7,14 +7,6 @@ import { moduleName, nodeName } from '../names.ts';
  * Objects are strict: an unknown field is a typo until proven otherwise. The checks across
  * fields (references, groups, limits, tests) are in expand.ts and file-tests.ts.
  */
-
-/** A provider's kind, as `mesh assign --provides` takes it (lib/api/handlers/mesh.ts). */
-export const providerKind = z
-  .string()
-  .regex(
-    /^[a-z][a-z0-9-]{0,31}$/,
-    'a provider kind is a lowercase letter, then up to 31 letters, digits or hyphens',
-  );
 
 /** Label keys and values never hold `=`, `!` or `,`, so a selector (`role=web,zone!=a`) reads them back. */
 export const labelKey = z

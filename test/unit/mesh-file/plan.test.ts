@@ -15,24 +15,13 @@ import {
   readMeshFile,
   StalePlanError,
 } from '../../../lib/core/mesh-file/index.ts';
+import { brokerAndThreeWebs } from '../../support/mesh-files.ts';
 
 const empty: LiveMesh = { revision: '0', nodes: [] };
 
 const fileOf = (text: string, live: LiveMesh = empty) => readMeshFile(text, { kinds: liveKinds(live) }).mesh;
 
-const small = `version: 1
-nodes:
-  broker-1:
-    labels: {role: broker}
-    modules:
-      rabbit: {provides: amqp}
-groups:
-  web:
-    nodes: web-[1-3]
-    labels: {role: web}
-    modules:
-      nginx: {consumes: [broker-1/rabbit]}
-`;
+const small = brokerAndThreeWebs;
 
 /** The small file applied to an empty mesh: the live mesh it leaves. */
 const applied = (text = small, revision = '1') => {
