@@ -41,12 +41,14 @@ import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-push-flow.ts';
 import { built } from './built.ts';
 import type { MeshConfig } from './config.ts';
+import { logLine, say } from './core/coded-lines.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
 import type * as control from './core/control/ports.ts';
 import type * as enrolment from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
+import { pushLines } from './core/mesh/lines.ts';
 import type {
   MeshChangeStore,
   MeshRemovals,
@@ -290,6 +292,6 @@ async function noteQuietly(parts: Parts, id: string, note: () => Promise<void>):
   try {
     await note();
   } catch (error) {
-    parts.log.warn(`could not note the progress of push ${id}`, { error: describeCause(error) });
+    logLine(parts.log, say(pushLines.progressNotNoted, { pushId: id, reason: describeCause(error) }));
   }
 }

@@ -1,9 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { logLine, say } from '../core/coded-lines.ts';
 import type { Log } from '../core/ports.ts';
 import { storeErrors } from '../core/unavailable.ts';
 import { powertoolsLog } from '../observability.ts';
 import { json } from './http.ts';
+import { edgeLines } from './lines.ts';
 import { internalProblem, Problem, type ProblemBody, problemsFrom } from './problem.ts';
 
 export type HttpEdgeOptions = {
@@ -32,8 +34,11 @@ export function httpEdge(
       const problem = toProblem(request.error, options.mapError);
       const log = options.log ?? defaultLog();
       // "Try again" is an answer, not a failure: a store outage should not flood the error log.
-      if (problem.status === 503) log.warn(`answered try again: ${problem.message}`, { code: problem.code });
-      else if (problem.status >= 500) log.error('request failed', { error: request.error as Error });
+      if (problem.status === 503) {
+        logLine(log, say(edgeLines.tryAgain, { problem: problem.code, reason: problem.message }));
+      } else if (problem.status >= 500) {
+        logLine(log, say(edgeLines.failed, {}), { error: request.error as Error });
+      }
       const body: ProblemBody = {
         error: {
           code: problem.code,

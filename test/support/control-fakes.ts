@@ -176,15 +176,26 @@ export class RecordingSettlement implements QueueSettlement {
   }
 }
 
+type Level = 'info' | 'warn' | 'error';
+
+/**
+ * A log that keeps each line: `lines` its level and text, `coded` beside them the code and the
+ * fields a coded line carries (what a program reads).
+ */
 export class RecordingLog implements Log {
-  readonly lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }> = [];
-  info(message: string) {
-    this.lines.push({ level: 'info', message });
+  readonly lines: Array<{ level: Level; message: string }> = [];
+  readonly coded: Array<{ level: Level; code: unknown; fields: Record<string, unknown> }> = [];
+  info(message: string, fields: Record<string, unknown> = {}) {
+    this.#keep('info', message, fields);
   }
-  warn(message: string) {
-    this.lines.push({ level: 'warn', message });
+  warn(message: string, fields: Record<string, unknown> = {}) {
+    this.#keep('warn', message, fields);
   }
-  error(message: string) {
-    this.lines.push({ level: 'error', message });
+  error(message: string, fields: Record<string, unknown> = {}) {
+    this.#keep('error', message, fields);
+  }
+  #keep(level: Level, message: string, fields: Record<string, unknown>) {
+    this.lines.push({ level, message });
+    this.coded.push({ level, code: fields.code, fields });
   }
 }

@@ -1,15 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { edgeLines } from '../../lib/api/lines.ts';
 import { cliLines } from '../../lib/cli/lines.ts';
 import { type CodedLine, jsonLine, lineFormatOf, printedLine, say } from '../../lib/core/coded-lines.ts';
 import { consumerLines } from '../../lib/core/control/lines.ts';
+import { pushLines } from '../../lib/core/mesh/lines.ts';
 import { signalLines } from '../../lib/core/signal/lines.ts';
 import { agentLines, commandLines } from '../../lib/host/lines.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
-const catalogues = { runtimeLines, consumerLines, signalLines, agentLines, commandLines, cliLines };
+const catalogues = {
+  runtimeLines,
+  consumerLines,
+  signalLines,
+  agentLines,
+  commandLines,
+  cliLines,
+  edgeLines,
+  pushLines,
+};
 const every: Array<CodedLine<never>> = Object.values(catalogues).flatMap(
   (catalogue) => Object.values(catalogue) as Array<CodedLine<never>>,
 );

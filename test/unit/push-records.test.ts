@@ -116,10 +116,11 @@ describe('RecordedPushFlow', () => {
     expect(await w.recorded.push({ node: 'web1' }, { requestedBy: 'local', pushId: 'p4' })).toEqual(
       outcome(),
     );
-    expect(w.log.lines.map((line) => line.message)).toEqual([
-      'could not keep the record of push p4 (running)',
-      'could not keep the record of push p4 (done)',
+    expect(w.log.coded.map((line) => [line.code, line.fields.state])).toEqual([
+      ['push.record-not-kept', 'running'],
+      ['push.record-not-kept', 'done'],
     ]);
+    expect(w.log.lines[0]?.message).toBe('could not keep the record of push p4 (running)');
   });
 
   it('makes an id that sorts by time when none is given', async () => {

@@ -110,7 +110,7 @@ describe('signalAuthorizerHandler', () => {
     );
 
     expect(answers).toEqual([false, false, false]);
-    expect(log.lines.map((line) => line.message)).toEqual(Array(3).fill('refused a broker connect'));
+    expect(log.coded.map((line) => line.code)).toEqual(Array(3).fill('signal.connect-refused'));
   });
 
   it("refuses another node's password, and an HTTP proof in place of a connect proof", async () => {

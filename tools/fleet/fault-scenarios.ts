@@ -12,6 +12,8 @@ export type ScenarioResult = Accounting & {
   readonly notes: string[];
   /** For a killed push: whether `mesh push --behind` run again left nothing behind. */
   readonly converged?: boolean;
+  /** For a killed push: how many of the nodes marked behind it had sent when it was killed. */
+  readonly sentBeforeKill?: { readonly sent: number; readonly of: number };
 };
 
 export type Fault = {
@@ -21,7 +23,11 @@ export type Fault = {
   /** Pushes the hosts' nodes before the fault, so their agents apply and report through it. @default true */
   readonly pushFirst?: boolean;
   /** Does the fault and puts things back; answers what it saw. */
-  run(rig: FaultRig): Promise<{ notes: string[]; converged?: boolean }>;
+  run(rig: FaultRig): Promise<{
+    notes: string[];
+    converged?: boolean;
+    sentBeforeKill?: ScenarioResult['sentBeforeKill'];
+  }>;
 };
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
@@ -59,6 +65,7 @@ export async function runScenario(
     seconds: (Date.now() - started) / 1000,
     notes: [...seen.notes, `queue empty ${(settledIn / 1000).toFixed(0)} s after the hosts stopped`],
     ...(seen.converged !== undefined ? { converged: seen.converged } : {}),
+    ...(seen.sentBeforeKill !== undefined ? { sentBeforeKill: seen.sentBeforeKill } : {}),
   };
 }
 
@@ -127,6 +134,7 @@ export const killedMidPush: Fault = {
     const converged = again.code === 0 && (outcome?.behind ?? ['?']).length === 0 && stillBehind === 0;
     return {
       converged,
+      sentBeforeKill: { sent: total - left, of: total },
       notes: [
         `killed with ${total - left} of ${total} nodes sent (the push exited ${cut.code ?? cut.signal})`,
         `push --behind again: exit ${again.code}, ${outcome?.flushed?.length ?? '?'} flushed, behind [${(outcome?.behind ?? ['?']).join(', ')}]; mesh status: ${stillBehind} behind`,

@@ -1,11 +1,13 @@
 import type { IoTCustomAuthorizerEvent, IoTCustomAuthorizerResult, PolicyDocument } from 'aws-lambda';
 import * as z from 'zod';
 import type { MeshConfig } from '../../config.ts';
+import { logLine, say } from '../../core/coded-lines.ts';
 import { HostIdentityError } from '../../core/host-identity/errors.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import { verifyConnect } from '../../core/signal/connect.ts';
+import { signalLines } from '../../core/signal/lines.ts';
 import { nodePolicy } from '../../core/signal/policy.ts';
 import type { PresenceStore } from '../../core/signal/ports.ts';
 import { notePresence, type PresenceOutcome } from '../../core/signal/presence.ts';
@@ -68,12 +70,15 @@ export function signalAuthorizerHandler(deps: SignalAuthorizerDeps) {
       };
     } catch (error) {
       if (!(error instanceof HostIdentityError)) throw error;
-      deps.log.warn('refused a broker connect', {
-        code: error.code,
-        username: mqtt?.username?.slice(0, 80),
-        clientId: mqtt?.clientId?.slice(0, 80),
-        connection: event.connectionMetadata?.id,
-      });
+      logLine(
+        deps.log,
+        say(signalLines.connectRefused, {
+          problem: error.code,
+          username: mqtt?.username?.slice(0, 80),
+          clientId: mqtt?.clientId?.slice(0, 80),
+          connection: event.connectionMetadata?.id,
+        }),
+      );
       return {
         isAuthenticated: false,
         principalId: 'refused',
@@ -111,9 +116,7 @@ export function signalPresenceHandler(deps: { readonly presence: PresenceStore; 
     const parsed = lifecycleEvent.safeParse(event);
     const node = parsed.success ? nodeName.safeParse(parsed.data.clientId) : undefined;
     if (!parsed.success || !node?.success) {
-      deps.log.warn('dropped a lifecycle event that names no node', {
-        event: JSON.stringify(event).slice(0, 300),
-      });
+      logLine(deps.log, say(signalLines.eventDropped, { event: JSON.stringify(event).slice(0, 300) }));
       return 'dropped';
     }
     return notePresence(deps, {

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import { logLine, say } from '../coded-lines.ts';
 import type { Log, PushAsker, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
+import { describeCause } from '../unavailable.ts';
 import { pushFailures } from './errors.ts';
+import { pushLines } from './lines.ts';
 
 /**
  * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is
@@ -128,7 +131,14 @@ export class RecordedPushFlow implements PushFlow {
     try {
       await write();
     } catch (error) {
-      this.#log.warn(`could not keep the record of push ${record.id} (${record.state})`, { error });
+      logLine(
+        this.#log,
+        say(pushLines.recordNotKept, {
+          pushId: record.id,
+          state: record.state,
+          reason: describeCause(error),
+        }),
+      );
     }
   }
 }

@@ -1,6 +1,8 @@
 import * as z from 'zod';
+import { logLine, say } from '../coded-lines.ts';
 import type { Log, PushFlow, PushRequest } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
+import { pushLines } from './lines.ts';
 import { pushId } from './push-records.ts';
 import { pushRequestSchema } from './push-steps.ts';
 
@@ -44,9 +46,6 @@ export async function runPushJob(input: unknown, deps: { readonly pushFlow: Push
       started: true,
     });
   } catch (error) {
-    deps.log.warn(`push ${job.pushId} failed; its record names what failed`, {
-      pushId: job.pushId,
-      error: describeCause(error),
-    });
+    logLine(deps.log, say(pushLines.runFailed, { pushId: job.pushId, reason: describeCause(error) }));
   }
 }

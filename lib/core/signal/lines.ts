@@ -8,6 +8,17 @@ export const signalLines = {
     ({ node, revision }) =>
       `the signal of ${node} for revision ${revision} was not published; its host catches up on its next connect or safety fetch`,
   ),
+  connectRefused: codedLine<{
+    readonly problem: string;
+    readonly username: string | undefined;
+    readonly clientId: string | undefined;
+    readonly connection: string | undefined;
+  }>('signal.connect-refused', 'warn', ({ problem }) => `refused a broker connect: ${problem}`),
+  eventDropped: codedLine<{ readonly event: string }>(
+    'signal.event-dropped',
+    'warn',
+    () => 'dropped a lifecycle event that names no node',
+  ),
   presence: codedLine<{ readonly node: string; readonly state: string; readonly at: string }>(
     'signal.presence',
     'info',
