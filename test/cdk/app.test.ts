@@ -9,9 +9,8 @@ import {
   substitutePushDefinition,
   substitutionFor,
 } from '../../lib/flow/push-definition.ts';
-import { routes, functionSpecs as specs } from '../../lib/functions.ts';
+import { routes } from '../../lib/functions.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
-import { meshFunctionsOf } from './support.ts';
 
 type Resource = {
   Type: string;
