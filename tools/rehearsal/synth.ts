@@ -167,9 +167,14 @@ function statSafe(path: string): number {
   }
 }
 
-/** Syntheses of older inputs (either kind) not used for a day go; a run still using one has touched it. */
+/**
+ * Syntheses of older inputs (either kind) not used for a day go; a run still using one has
+ * touched it. So does what a synthesizer left half-written when it was killed (a worker timed out).
+ */
 function pruneUnused(keep: string) {
   for (const entry of readdirSync(cacheRoot)) {
+    const partialOf = Number(/\.partial-(\d+)$/.exec(entry)?.[1]);
+    if (partialOf && !pidAlive(partialOf)) rmSync(join(cacheRoot, entry), { recursive: true, force: true });
     if (entry.startsWith(keep) || entry.includes('.')) continue;
     const path = join(cacheRoot, entry);
     if (Date.now() - statSafe(path) > unusedFor) rmSync(path, { recursive: true, force: true });
