@@ -44,6 +44,9 @@ export default defineConfig({
         test: {
           name: 'cdk',
           include: ['test/cdk/**/*.test.ts'],
+          // aws-cdk-lib takes seconds of CPU to import; its files share one import per worker
+          // (they build their own apps and stacks and touch no global state).
+          isolate: false,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
