@@ -5,9 +5,14 @@ import { defineConfig } from 'vitest/config';
  * How the run is ordered (vitest runs one `sequence.groupOrder` after another, each group's files
  * on its own workers):
  * - 0: unit, cdk, integration, package and console, their files side by side on every core;
+ *   the cdk tests read a synthesis of the template alone (no esbuild: seconds), and the one
+ *   synthesis with every function bundled (a minute or more of CPU) is the package project's
+ *   test/package/function-bundles.test.ts, so it overlaps the integration tests instead of
+ *   holding up the template's readers (docs/rehearsal.md, "One synthesis of each kind per run");
  * - 1: the beds, one at a time, since each is a control plane, hosts and a store, and several
  *   of them time outages and kills;
- * - 2: the rehearsal's judge of every AWS call the projects before it recorded.
+ * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
+ *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
  * order vitest would run it after every numbered group, whatever the numbers say.
  */
@@ -39,6 +44,9 @@ export default defineConfig({
         test: {
           name: 'cdk',
           include: ['test/cdk/**/*.test.ts'],
+          // aws-cdk-lib takes seconds of CPU to import; its files share one import per worker
+          // (they build their own apps and stacks and touch no global state).
+          isolate: false,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },

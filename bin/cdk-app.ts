@@ -6,9 +6,13 @@ import { AwsSolutionsChecks } from '../lib/constructs/nag.ts';
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
  * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
- * address: trials, LocalStack). Region and account come from the CLI's environment.
+ * address: trials, LocalStack), `bundle` ('false' writes the template without building the
+ * functions' bundles, for the tests that read only the template: docs/rehearsal.md). Region and
+ * account come from the CLI's environment.
  */
 const app = new App();
+// The CLI asks for every stack's bundles and refuses `aws:` keys from the command line.
+if (String(app.node.tryGetContext('bundle')) === 'false') app.node.setContext('aws:cdk:bundling-stacks', []);
 new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
   retainData: app.node.tryGetContext('retainData') !== 'false',
   firewall: String(app.node.tryGetContext('waf')) !== 'false',

@@ -9,9 +9,8 @@ import {
   substitutePushDefinition,
   substitutionFor,
 } from '../../lib/flow/push-definition.ts';
-import { routes, functionSpecs as specs } from '../../lib/functions.ts';
+import { routes } from '../../lib/functions.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
-import { meshFunctionsOf } from './support.ts';
 
 type Resource = {
   Type: string;
@@ -22,21 +21,22 @@ type CfnTemplate = { Resources: Record<string, Resource>; Outputs?: Record<strin
 
 /**
  * The real app, synthesized the way `npm run synth` does it: the cdk CLI, cdk.json, bin/cdk-app.ts,
- * every function bundled with the local esbuild, cdk-nag AwsSolutions as a validation plugin
- * (an unacknowledged finding fails the synthesis). Offline: no credentials, no lookups. One
- * synthesis per state of its inputs, shared with test/cdk/template.test.ts and the rehearsal's
- * judge (tools/rehearsal/synth.ts).
+ * cdk-nag AwsSolutions as a validation plugin (an unacknowledged finding fails the synthesis),
+ * but without the functions' bundles (`--context bundle=false`): nothing here reads their code,
+ * and test/package/function-bundles.test.ts holds the bundles. Offline: no credentials, no
+ * lookups. One synthesis per state of its inputs, shared with test/cdk/template.test.ts and the
+ * rehearsal's judge (tools/rehearsal/synth.ts).
  */
 let outdir: string;
 let template: CfnTemplate;
 let synthOutput = '';
 
 beforeAll(async () => {
-  const synth = await cachedSynth();
+  const synth = await cachedSynth({ bundles: false });
   outdir = synth.cdkOut;
   synthOutput = synth.output;
   template = JSON.parse(readFileSync(join(outdir, 'Mesh.template.json'), 'utf8')) as CfnTemplate;
-}, 600_000);
+}, 300_000);
 
 const resourcesOf = (type: string) =>
   Object.entries(template.Resources).filter(([, resource]) => resource.Type === type);
@@ -66,24 +66,6 @@ describe('cdk synth of the real app', () => {
     );
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const rule of acknowledged) expect(rule.reason.length, rule.id).toBeGreaterThan(20);
-  });
-
-  it('bundles one function per manifest entry, minified ESM with a source map', () => {
-    const functions = meshFunctionsOf({
-      findResources: (type) => Object.fromEntries(resourcesOf(type)),
-    }) as Array<[string, Resource]>;
-    expect(functions.map(([, fn]) => functionNameOf(fn)).sort()).toEqual(
-      specs.map((spec) => spec.name).sort(),
-    );
-    const assets = JSON.parse(readFileSync(join(outdir, 'Mesh.assets.json'), 'utf8')) as {
-      files: Record<string, { source: { path: string } }>;
-    };
-    for (const [, fn] of functions) {
-      const key = String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '');
-      const source = assets.files[key]?.source.path as string;
-      expect(existsSync(join(outdir, source, 'index.mjs')), functionNameOf(fn)).toBe(true);
-      expect(existsSync(join(outdir, source, 'index.mjs.map')), functionNameOf(fn)).toBe(true);
-    }
   });
 
   it('serves one method per route of the route table', () => {

@@ -6,7 +6,7 @@ import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 let stack: JudgedStack;
 
 beforeAll(async () => {
-  stack = readStack((await cachedSynth()).cdkOut);
+  stack = readStack((await cachedSynth({ bundles: false })).cdkOut);
 }, 600_000);
 
 /**

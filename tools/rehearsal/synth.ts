@@ -28,14 +28,24 @@ export class SynthFailedError extends Error {
  * Synthesizes the app into `outdir` exactly as `npm run synth` does (the cdk CLI, cdk.json,
  * bundling with the local esbuild, cdk-nag), offline: no credentials, no lookups. The CLI and
  * the app run on this Node (24), whatever node the PATH names first. Answers what the CLI
- * printed (cdk-nag's findings among it).
+ * printed (cdk-nag's findings among it). `bundles: false` leaves the functions' code out (the
+ * app's `bundle` context, bin/cdk-app.ts): the same template, its code assets stand-ins, in a
+ * few seconds instead of a minute or more of esbuild.
  */
-export async function synthesize(outdir: string): Promise<string> {
+export async function synthesize(outdir: string, { bundles = true } = {}): Promise<string> {
   const cli = join(projectRoot, 'node_modules', 'aws-cdk', 'bin', 'cdk');
   try {
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      [cli, 'synth', '--quiet', '--no-notices', '--output', outdir],
+      [
+        cli,
+        'synth',
+        '--quiet',
+        '--no-notices',
+        '--output',
+        outdir,
+        ...(bundles ? [] : ['--context', 'bundle=false']),
+      ],
       {
         cwd: projectRoot,
         env: {
@@ -85,7 +95,7 @@ export function synthInputsHash(root = projectRoot): string {
 export type CachedSynth = { readonly cdkOut: string; readonly output: string };
 
 const cacheRoot = join(tmpdir(), 'mesh-synth');
-const lockHeldFor = 5 * 60_000;
+const lockHeldFor = 10 * 60_000;
 const unusedFor = 24 * 3600_000;
 
 const pidAlive = (pid: number) => {
@@ -99,12 +109,15 @@ const pidAlive = (pid: number) => {
 
 /**
  * The app synthesized once per state of its inputs (synthInputsHash), kept in the temp folder
- * and shared by every project and run that asks for it: test/cdk/app.test.ts, the rehearsal's
- * judge and `npm run rehearse`. A lock (a folder holding the synthesizer's pid) keeps two from
- * synthesizing at once; the other waits and takes the result. A failed synthesis is not kept.
+ * and shared by every project and run that asks for it. Two kinds: the template alone
+ * (`bundles: false`: test/cdk/app.test.ts, test/cdk/template.test.ts, the rehearsal's judge),
+ * and with every function bundled (test/package/function-bundles.test.ts, `npm run rehearse`).
+ * A lock (a folder holding the synthesizer's pid) keeps two from synthesizing the same kind at
+ * once; the other waits and takes the result. A failed synthesis is not kept.
  */
-export async function cachedSynth(): Promise<CachedSynth> {
-  const key = synthInputsHash();
+export async function cachedSynth({ bundles = true } = {}): Promise<CachedSynth> {
+  const inputs = synthInputsHash();
+  const key = `${inputs}${bundles ? '' : '-template'}`;
   const cdkOut = join(cacheRoot, key);
   const lock = `${cdkOut}.lock`;
   mkdirSync(cacheRoot, { recursive: true });
@@ -127,10 +140,10 @@ export async function cachedSynth(): Promise<CachedSynth> {
       writeFileSync(join(lock, 'pid'), String(process.pid));
       const partial = `${cdkOut}.partial-${process.pid}`;
       rmSync(partial, { recursive: true, force: true });
-      const output = await synthesize(partial);
+      const output = await synthesize(partial, { bundles });
       writeFileSync(join(partial, 'synth-output.txt'), output);
       renameSync(partial, cdkOut);
-      pruneUnused(key);
+      pruneUnused(inputs);
       return { cdkOut, output };
     } finally {
       rmSync(lock, { recursive: true, force: true });
@@ -154,10 +167,15 @@ function statSafe(path: string): number {
   }
 }
 
-/** Syntheses of older inputs not used for a day go; a run still using one has touched it. */
+/**
+ * Syntheses of older inputs (either kind) not used for a day go; a run still using one has
+ * touched it. So does what a synthesizer left half-written when it was killed (a worker timed out).
+ */
 function pruneUnused(keep: string) {
   for (const entry of readdirSync(cacheRoot)) {
-    if (entry === keep || entry.includes('.')) continue;
+    const partialOf = Number(/\.partial-(\d+)$/.exec(entry)?.[1]);
+    if (partialOf && !pidAlive(partialOf)) rmSync(join(cacheRoot, entry), { recursive: true, force: true });
+    if (entry.startsWith(keep) || entry.includes('.')) continue;
     const path = join(cacheRoot, entry);
     if (Date.now() - statSafe(path) > unusedFor) rmSync(path, { recursive: true, force: true });
   }
