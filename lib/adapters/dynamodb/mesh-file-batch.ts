@@ -19,7 +19,7 @@ export type Op =
 
 export type Keyed = { readonly key: { pk: string; sk: string }; readonly op: Op };
 
-const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
+export const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 
 export const nodeExists = 'attribute_exists(pk)';
 export const moduleIsProvider = 'attribute_exists(pk) AND attribute_exists(provides)';
@@ -51,6 +51,11 @@ export class Batch {
   fits(fact: readonly Keyed[]): boolean {
     const fresh = new Set(fact.map(({ key }) => keyText(key)).filter((k) => !this.#ops.has(k)));
     return this.#ops.size + fresh.size <= transactionLimit;
+  }
+
+  /** The items it touches, each once (`pk`, NUL, `sk`). */
+  keys(): string[] {
+    return [...this.#ops.keys()];
   }
 
   add(fact: readonly Keyed[]): void {
