@@ -60,6 +60,23 @@ export const cliLines = {
     ({ what }) => `planning a push of ${what}; nothing is written…`,
   ),
   pushing: codedLine<{ readonly what: string }>('push.pushing', 'info', ({ what }) => `pushing ${what}…`),
+  pushOnNode: codedLine<{
+    readonly node: string;
+    readonly at: number;
+    readonly of: number;
+    readonly on: string;
+  }>('push.on-node', 'info', ({ node, at, of, on }) => `pushing ${node} (${at} of ${of} matching ${on})…`),
+  pushOnStopped: codedLine<{
+    readonly on: string;
+    readonly pushed: readonly string[];
+    readonly remaining: readonly string[];
+  }>('push.on-stopped', 'error', ({ on, pushed, remaining }) => {
+    const some = (nodes: readonly string[]) =>
+      nodes.length <= 10
+        ? nodes.join(', ')
+        : `${nodes.slice(0, 10).join(', ')} and ${nodes.length - 10} more`;
+    return `push --on ${on} stopped: ${pushed.length} pushed${pushed.length > 0 ? ` (${some(pushed)})` : ''}, ${remaining.length} not (${some(remaining)}); run it again`;
+  }),
   following: codedLine<{ readonly push: string }>(
     'push.following',
     'info',

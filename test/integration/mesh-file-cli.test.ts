@@ -74,4 +74,18 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     const again = await mesh(['token', 'issue', '--unenrolled', '--out-dir', join(folder, 'again')]);
     expect(again.stdout).toContain('wrote 0 token files');
   });
+
+  it('push --on pushes each node its selector picks, as push NODE does, and refuses a node beside it', async () => {
+    const pushed = await mesh(['push', '--on', 'role=web']);
+    expect(pushed.code).toBe(ExitCode.ok);
+    for (const node of ['web-1', 'web-2', 'web-3'])
+      expect(pushed.stdout).toContain(`pushed ${node} at revision`);
+    expect(pushed.stdout).not.toContain('pushed broker-1');
+    expect(pushed.output).toContain('pushing web-3 (3 of 3 matching role=web)');
+    expect(pushed.stdout).toContain('the mesh is consistent');
+    expect((await mesh(['push', '--on', 'role=web', 'web-1'])).code).toBe(ExitCode.usage);
+    expect((await mesh(['push', '--on', 'role=db'])).stdout).toContain(
+      'no node matches role=db: nothing pushed',
+    );
+  });
 });
