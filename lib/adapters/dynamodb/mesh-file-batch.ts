@@ -42,6 +42,8 @@ function merge(a: Op, b: Op): Op {
 
 export class Batch {
   readonly #ops = new Map<string, Keyed>();
+  /** The nodes whose facts it holds: what an apply's progress names. */
+  readonly nodes = new Set<string>();
 
   get size(): number {
     return this.#ops.size;
@@ -58,7 +60,8 @@ export class Batch {
     return [...this.#ops.keys()];
   }
 
-  add(fact: readonly Keyed[]): void {
+  add(fact: readonly Keyed[], node?: string): void {
+    if (node !== undefined) this.nodes.add(node);
     for (const { key, op } of fact) {
       const k = keyText(key);
       const found = this.#ops.get(k);

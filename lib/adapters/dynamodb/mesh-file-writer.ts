@@ -1,6 +1,11 @@
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { ApplyPlan, ModuleChange, RelationChange } from '../../core/mesh-file/plan.ts';
-import type { LiveMeshReading, LiveModule, MeshFileWriter, WriteTally } from '../../core/mesh-file/ports.ts';
+import type {
+  LiveMeshReading,
+  LiveModule,
+  MeshFileWriter,
+  WriteOutcome,
+} from '../../core/mesh-file/ports.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
 import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';
 import { commitPhase } from './mesh-file-lanes.ts';
@@ -15,6 +20,9 @@ const modulesPerFact = 24;
 const relationsPerFact = 12;
 /** Transactions in flight at once, over disjoint items. */
 const defaultLanes = 4;
+
+/** One fact's writes, with the node it is about (none for a module's record). */
+type Fact = { readonly node?: string; readonly writes: Keyed[] };
 
 const providerKey = (r: RelationChange) => `${r.providerNode}/${r.providerModule}`;
 const byProvider = (a: RelationChange, b: RelationChange) =>
@@ -44,10 +52,11 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     plan: ApplyPlan,
     reading: LiveMeshReading,
     options: { readonly until?: number } = {},
-  ): Promise<WriteTally & { readonly complete: boolean }> {
+  ): Promise<WriteOutcome> {
     const now = this.now();
     const tableName = this.tableName;
     const tally = { transactions: 0, items: 0 };
+    const touched = new Set<string>();
     const records = new Map<string, LiveModule>(reading.modules);
     const marks = (node: string) => markUpdates(tableName, node, now).map(raw);
 
@@ -96,23 +105,27 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
         ...marks(node),
       ];
     };
-    const modulesFacts = function* (): Generator<Keyed[]> {
+    const modulesFacts = function* (): Generator<Fact> {
       for (const [node, all] of modulesOf) {
         if (addedNodes.has(node) && withNode(node).length > 0) continue;
         for (let at = 0; at < all.length; at += modulesPerFact) {
           const modules = all.slice(at, at + modulesPerFact);
-          yield [
-            {
-              key: nodeKey(node),
-              op: {
-                op: 'count',
-                counts: { modules: modules.length },
-                limits: { modules: meshLimits.modulesPerNode },
-              },
+          const count: Keyed = {
+            key: nodeKey(node),
+            op: {
+              op: 'count',
+              counts: { modules: modules.length },
+              limits: { modules: meshLimits.modulesPerNode },
             },
-            ...modules.flatMap((change) => assignmentFacts(tableName, change, record(change.module))),
-            ...marks(node),
-          ];
+          };
+          yield {
+            node,
+            writes: [
+              count,
+              ...modules.flatMap((change) => assignmentFacts(tableName, change, record(change.module))),
+              ...marks(node),
+            ],
+          };
         }
       }
     };
@@ -124,36 +137,44 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     const foldedSet = new Set(consumers.flatMap(({ node }) => folded(node)));
     const live = new Map(reading.mesh.nodes.map((node) => [node.node, node.labels]));
 
-    const phases: Keyed[][][] = [
-      recordFacts,
+    const phases: Fact[][] = [
+      recordFacts.map((writes) => ({ writes })),
       [
         ...plan.add.nodes
           .filter(({ node }) => providers.has(node))
-          .map(({ node, labels }) => nodeFact(node, labels)),
+          .map(({ node, labels }) => ({ node, writes: nodeFact(node, labels) })),
         ...modulesFacts(),
       ],
-      consumers.map(({ node, labels }) => nodeFact(node, labels)),
+      consumers.map(({ node, labels }) => ({ node, writes: nodeFact(node, labels) })),
       plan.add.relations
         .filter((relation) => !foldedSet.has(relation))
         .sort(byProvider)
-        .map((relation) => relationFacts(tableName, relation, marks)),
+        .map((relation) => ({
+          node: relation.consumerNode,
+          writes: relationFacts(tableName, relation, marks),
+        })),
       // Labels: not in a declaration, so they mark nothing.
-      plan.labels.map(({ node, set, unset }) => [
-        raw(labelWrite(tableName, node, live.get(node), set, unset)),
-      ]),
+      plan.labels.map(({ node, set, unset }) => ({
+        node,
+        writes: [raw(labelWrite(tableName, node, live.get(node), set, unset))],
+      })),
     ];
 
     const until = options.until ?? Infinity;
     for (const facts of phases) {
-      const done = await commitPhase(pack(facts), (batch) => this.#commit(batch, tally), {
+      const commit = async (batch: Batch) => {
+        await this.#commit(batch, tally);
+        for (const node of batch.nodes) touched.add(node);
+      };
+      const done = await commitPhase(pack(facts), commit, {
         lanes: this.#lanes,
         until,
         shared: sharedKey,
         committed: () => tally.transactions,
       });
-      if (!done) return { ...tally, complete: false };
+      if (!done) return { ...tally, touched: [...touched], complete: false };
     }
-    return { ...tally, complete: true };
+    return { ...tally, touched: [...touched], complete: true };
   }
 
   async #commit(batch: Batch, tally: { transactions: number; items: number }): Promise<void> {
@@ -174,15 +195,15 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
 }
 
 /** Facts packed into transactions in order, each up to DynamoDB's 100 items. */
-function pack(facts: readonly Keyed[][]): Batch[] {
+function pack(facts: readonly Fact[]): Batch[] {
   const batches: Batch[] = [];
   let batch = new Batch();
-  for (const fact of facts) {
-    if (batch.size > 0 && !batch.fits(fact)) {
+  for (const { node, writes } of facts) {
+    if (batch.size > 0 && !batch.fits(writes)) {
       batches.push(batch);
       batch = new Batch();
     }
-    batch.add(fact);
+    batch.add(writes, node);
   }
   if (batch.size > 0) batches.push(batch);
   return batches;
