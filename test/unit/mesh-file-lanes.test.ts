@@ -36,7 +36,7 @@ describe("an apply phase's transactions, several at once", () => {
         for (const key of keys) inFlight.delete(key);
         committed.push(batches.indexOf(batch));
       },
-      { lanes: 4, until: Infinity, shared, committed: () => committed.length },
+      { lanes: 4, until: Infinity, shared, pace: { longest: 0 }, committed: () => committed.length },
     );
     expect(done).toBe(true);
     expect(clashes).toEqual([]);
@@ -55,7 +55,7 @@ describe("an apply phase's transactions, several at once", () => {
         await tick();
         if (first) throw new Error('a condition failed');
       },
-      { lanes: 2, until: Infinity, shared, committed: () => 0 },
+      { lanes: 2, until: Infinity, shared, pace: { longest: 0 }, committed: () => 0 },
     );
     await expect(failing).rejects.toThrow('a condition failed');
     expect(started).toBe(2);
@@ -65,7 +65,7 @@ describe("an apply phase's transactions, several at once", () => {
       async () => {
         committed += 1;
       },
-      { lanes: 2, until: 0, shared, committed: () => committed },
+      { lanes: 2, until: 0, shared, pace: { longest: 0 }, committed: () => committed },
     );
     expect(late).toBe(false);
     expect(committed).toBe(1);

@@ -15,6 +15,8 @@ export type LaneOptions = {
   readonly until: number;
   /** Keys that many transactions only check (a module's record), never write: shared across lanes. */
   readonly shared: (key: string) => boolean;
+  /** The longest a transaction has taken so far in this apply (ms), kept across its phases. */
+  readonly pace: { longest: number };
 };
 
 /** Attempts of a transaction cancelled by a conflict with another in flight (DynamoDB's TransactionConflict). */
@@ -34,7 +36,8 @@ const conflicted = (error: unknown): boolean => {
  * cancel one), and the order within a phase does not matter, since a phase's facts need only the
  * phases before it. Checks on shared keys (a module's record) may overlap; a conflict they cause
  * on DynamoDB is retried. The first failed condition stops the phase: the transactions in flight
- * finish, none starts, and it is reported. Answers false when time ran out first.
+ * finish, none starts, and it is reported. Answers false when time ran out first: no transaction
+ * starts that would not end by `until` at the pace seen so far.
  */
 export async function commitPhase(
   batches: readonly Batch[],
@@ -54,14 +57,20 @@ export async function commitPhase(
     while (!failure && !outOfTime && running.size < options.lanes && waiting.length > 0) {
       const at = startable();
       if (at < 0) break;
-      if (options.committed() > 0 && Date.now() > options.until) {
+      // A transaction started now must end by `until`, or the answer comes too late: those in
+      // flight share the store, so each takes about as long as the longest seen.
+      if (options.committed() > 0 && Date.now() + options.pace.longest > options.until) {
         outOfTime = true;
         break;
       }
       const [next] = waiting.splice(at, 1);
       if (!next) break;
       for (const key of next.keys) busy.add(key);
+      const started = Date.now();
       const done: Promise<void> = retried(() => commit(next.batch))
+        .then(() => {
+          options.pace.longest = Math.max(options.pace.longest, Date.now() - started);
+        })
         .catch((error: unknown) => {
           failure ??= { error };
         })

@@ -161,6 +161,7 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     ];
 
     const until = options.until ?? Infinity;
+    const pace = { longest: 0 };
     for (const facts of phases) {
       const commit = async (batch: Batch) => {
         await this.#commit(batch, tally);
@@ -170,6 +171,7 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
         lanes: this.#lanes,
         until,
         shared: sharedKey,
+        pace,
         committed: () => tally.transactions,
       });
       if (!done) return { ...tally, touched: [...touched], complete: false };
