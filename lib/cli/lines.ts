@@ -1,4 +1,5 @@
 import { codedLine } from '../core/coded-lines.ts';
+import { type MeshMoved, movedText } from '../core/mesh-file/moved.ts';
 
 /**
  * What `mesh` says on stderr besides its result (docs/codes.md): progress, notes, failures. For
@@ -43,11 +44,22 @@ export const cliLines = {
     'error',
     ({ omitted }) => `… and ${omitted} more`,
   ),
-  applyProgress: codedLine<{ readonly part: number; readonly items: number; readonly transactions: number }>(
-    'apply.progress',
-    'info',
-    ({ part, items, transactions }) =>
-      `applied part ${part}: ${items} items in ${transactions} transactions so far; continuing…`,
+  applyProgress: codedLine<{
+    readonly part: number;
+    readonly items: number;
+    readonly transactions: number;
+    readonly touched: number;
+    readonly touchedNodes: readonly string[];
+    readonly remaining: number;
+    readonly remainingNodes: readonly string[];
+  }>('apply.progress', 'info', ({ part, items, transactions, touched, remaining, remainingNodes }) => {
+    const next = remainingNodes.length > 0 ? ` (next: ${remainingNodes.slice(0, 3).join(', ')}…)` : '';
+    return `applied part ${part}: ${touched} nodes written so far, ${remaining} remain${next}; ${items} items in ${transactions} transactions so far; continuing…`;
+  }),
+  applyMoved: codedLine<{ readonly from: string; readonly to: string; readonly moved: MeshMoved }>(
+    'apply.moved',
+    'error',
+    ({ moved }) => `the mesh moved since the plan was made: ${movedText(moved)}; plan again`,
   ),
   fileExists: codedLine<{ readonly reason: string }>(
     'cli.file-exists',
@@ -60,6 +72,23 @@ export const cliLines = {
     ({ what }) => `planning a push of ${what}; nothing is written…`,
   ),
   pushing: codedLine<{ readonly what: string }>('push.pushing', 'info', ({ what }) => `pushing ${what}…`),
+  pushOnNode: codedLine<{
+    readonly node: string;
+    readonly at: number;
+    readonly of: number;
+    readonly on: string;
+  }>('push.on-node', 'info', ({ node, at, of, on }) => `pushing ${node} (${at} of ${of} matching ${on})…`),
+  pushOnStopped: codedLine<{
+    readonly on: string;
+    readonly pushed: readonly string[];
+    readonly remaining: readonly string[];
+  }>('push.on-stopped', 'error', ({ on, pushed, remaining }) => {
+    const some = (nodes: readonly string[]) =>
+      nodes.length <= 10
+        ? nodes.join(', ')
+        : `${nodes.slice(0, 10).join(', ')} and ${nodes.length - 10} more`;
+    return `push --on ${on} stopped: ${pushed.length} pushed${pushed.length > 0 ? ` (${some(pushed)})` : ''}, ${remaining.length} not (${some(remaining)}); run it again`;
+  }),
   following: codedLine<{ readonly push: string }>(
     'push.following',
     'info',

@@ -74,4 +74,37 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     const again = await mesh(['token', 'issue', '--unenrolled', '--out-dir', join(folder, 'again')]);
     expect(again.stdout).toContain('wrote 0 token files');
   });
+
+  it('push --on pushes each node its selector picks, as push NODE does, and refuses a node beside it', async () => {
+    const pushed = await mesh(['push', '--on', 'role=web']);
+    expect(pushed.code).toBe(ExitCode.ok);
+    for (const node of ['web-1', 'web-2', 'web-3'])
+      expect(pushed.stdout).toContain(`pushed ${node} at revision`);
+    expect(pushed.stdout).not.toContain('pushed broker-1');
+    expect(pushed.output).toContain('pushing web-3 (3 of 3 matching role=web)');
+    expect(pushed.stdout).toContain('the mesh is consistent');
+    expect((await mesh(['push', '--on', 'role=web', 'web-1'])).code).toBe(ExitCode.usage);
+    expect((await mesh(['push', '--on', 'role=db'])).stdout).toContain(
+      'no node matches role=db: nothing pushed',
+    );
+  });
+
+  it('apply --from-plan refuses a stale saved plan (exit 4), naming what moved since, and applies a current one', async () => {
+    const grown = file('grown.yaml', meshFile.replace('web-[1-3]', 'web-[1-5]'));
+    const savePlan = async (name: string) => {
+      const planned = await mesh(['--json', 'apply', '-f', grown, '--plan']);
+      expect(planned.code).toBe(ExitCode.ok);
+      return file(name, planned.stdout);
+    };
+    const saved = await savePlan('plan.json');
+    expect((await mesh(['node', 'add', 'web-5'])).code).toBe(ExitCode.ok);
+    const stale = await mesh(['apply', '-f', grown, '--from-plan', saved]);
+    expect(stale.code).toBe(ExitCode.refused);
+    expect(stale.output).toContain(
+      'the mesh moved since the plan was made: 1 node added (web-5); plan again',
+    );
+    const applied = await mesh(['apply', '-f', grown, '--from-plan', await savePlan('again.json')]);
+    expect(applied.code).toBe(ExitCode.ok);
+    expect(applied.stdout).toMatch(/wrote \d+ nodes: .*web-4, web-5/);
+  });
 });

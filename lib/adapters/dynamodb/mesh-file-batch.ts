@@ -19,7 +19,7 @@ export type Op =
 
 export type Keyed = { readonly key: { pk: string; sk: string }; readonly op: Op };
 
-const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
+export const keyText = (key: { pk: string; sk: string }) => `${key.pk}\u0000${key.sk}`;
 
 export const nodeExists = 'attribute_exists(pk)';
 export const moduleIsProvider = 'attribute_exists(pk) AND attribute_exists(provides)';
@@ -42,6 +42,8 @@ function merge(a: Op, b: Op): Op {
 
 export class Batch {
   readonly #ops = new Map<string, Keyed>();
+  /** The nodes whose facts it holds: what an apply's progress names. */
+  readonly nodes = new Set<string>();
 
   get size(): number {
     return this.#ops.size;
@@ -53,7 +55,13 @@ export class Batch {
     return this.#ops.size + fresh.size <= transactionLimit;
   }
 
-  add(fact: readonly Keyed[]): void {
+  /** The items it touches, each once (`pk`, NUL, `sk`). */
+  keys(): string[] {
+    return [...this.#ops.keys()];
+  }
+
+  add(fact: readonly Keyed[], node?: string): void {
+    if (node !== undefined) this.nodes.add(node);
     for (const { key, op } of fact) {
       const k = keyText(key);
       const found = this.#ops.get(k);

@@ -1,193 +1,182 @@
-import {
-  DuplicateRelationError,
-  LimitReachedError,
-  MeshRaceError,
-  NodeExistsError,
-  NotAProviderError,
-} from '../../core/mesh/errors.ts';
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { ApplyPlan, ModuleChange, RelationChange } from '../../core/mesh-file/plan.ts';
-import type { LiveMeshReading, LiveModule, MeshFileWriter, WriteTally } from '../../core/mesh-file/ports.ts';
+import type {
+  LiveMeshReading,
+  LiveModule,
+  MeshFileWriter,
+  WriteOutcome,
+} from '../../core/mesh-file/ports.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
-import {
-  assignmentItem,
-  assignmentKey,
-  carrierItem,
-  consumedByItem,
-  markUpdates,
-  moduleKey,
-  nodeItem,
-  nodeKey,
-  relationItem,
-} from './mesh-items.ts';
-import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
+import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';
+import { commitPhase } from './mesh-file-lanes.ts';
+import { markUpdates, moduleKey, nodeItem, nodeKey } from './mesh-items.ts';
+import { itemAbsent, TableStore, type TableStoreOptions, type TransactItem, transact } from './requests.ts';
 
 const store = 'the inventory table';
 
-/** A write's key, for the batch: every TransactItem here names one item. */
-const keyOf = (write: TransactItem): { pk: string; sk: string } => {
-  const body = (write.Put?.Item ?? write.Update?.Key ?? write.Delete?.Key ?? write.ConditionCheck?.Key) as {
-    pk: string;
-    sk: string;
-  };
-  return { pk: body.pk, sk: body.sk };
-};
-const raw = (write: TransactItem): Keyed => ({ key: keyOf(write), op: { op: 'raw', write } });
+/** Modules written as one fact: three items each and their records, with the node's own, well under 100. */
+const modulesPerFact = 24;
+/** Relations written with their consumer node's fact: four items each, with the node's own, under 100. */
+const relationsPerFact = 12;
+/** Transactions in flight at once, over disjoint items. */
+const defaultLanes = 4;
+
+/** One fact's writes, with the node it is about (none for a module's record). */
+type Fact = { readonly node?: string; readonly writes: Keyed[] };
+
+const providerKey = (r: RelationChange) => `${r.providerNode}/${r.providerModule}`;
+const byProvider = (a: RelationChange, b: RelationChange) =>
+  providerKey(a) < providerKey(b) ? -1 : providerKey(a) > providerKey(b) ? 1 : 0;
+/** A module's record: only checked by the facts that assign it, so many transactions may hold it. */
+const sharedKey = (key: string) => key.startsWith('module#') && key.endsWith('\u0000module');
 
 /**
  * A plan's additions and labels, written in bulk on the inventory table: the items `mesh node
  * add`, `assign` and `consume` write (mesh-change-store.ts), with the same conditions, many facts
- * to a transaction (up to DynamoDB's 100 items). A node added with its modules is one fact: its
- * item carries its module count from the start, as `assign` would have counted it. Transactions
- * run one after another, each committed before the next, because the facts of one phase need the
- * last phase's items (a relation its provider's assignment) and two transactions touching one
- * item at once (a module's record, a provider's count) would cancel each other.
+ * to a transaction (up to DynamoDB's 100 items). Phases run in order, because each needs the
+ * last one's items: new modules' records; nodes that provide a relation added, and modules added
+ * to nodes that exist; every other node added, with its modules and the relations it consumes as
+ * one fact (its item carries its counts from the start, as `assign` and `consume` would have
+ * counted them, and it is marked once); the relations left; labels. Within a phase, transactions
+ * over disjoint items run side by side (mesh-file-lanes.ts).
  */
 export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter {
+  readonly #lanes: number;
+
+  constructor(options: TableStoreOptions & { readonly lanes?: number }) {
+    super(options);
+    this.#lanes = options.lanes ?? defaultLanes;
+  }
+
   async write(
     plan: ApplyPlan,
     reading: LiveMeshReading,
     options: { readonly until?: number } = {},
-  ): Promise<WriteTally & { readonly complete: boolean }> {
+  ): Promise<WriteOutcome> {
     const now = this.now();
+    const tableName = this.tableName;
     const tally = { transactions: 0, items: 0 };
-    const until = options.until ?? Infinity;
+    const touched = new Set<string>();
     const records = new Map<string, LiveModule>(reading.modules);
-    const moduleFacts = (change: ModuleChange): Keyed[] => {
-      const record = records.get(change.module);
-      const facts: Keyed[] = [];
-      if (!record) {
-        records.set(change.module, { version: null, provides: change.provides });
-        facts.push({
-          key: moduleKey(change.module),
-          op: {
-            op: 'put',
-            item: {
-              ...moduleKey(change.module),
-              module: change.module,
-              provides: change.provides ?? undefined,
-            },
-            condition: itemAbsent,
-          },
-        });
-      } else facts.push({ key: moduleKey(change.module), op: moduleUnchanged(record) });
-      const assignment = {
-        module: change.module,
-        version: record?.version ?? null,
-        provides: record?.provides ?? change.provides,
-      };
-      facts.push({
-        key: assignmentKey(change.node, change.module),
-        op: { op: 'put', item: assignmentItem(change.node, assignment), condition: itemAbsent },
-      });
-      facts.push(
-        raw({
-          Put: {
-            TableName: this.tableName,
-            Item: carrierItem(change.module, change.node, assignment.version),
-          },
-        }),
-      );
-      return facts;
-    };
-    const marks = (node: string) => markUpdates(this.tableName, node, now).map(raw);
+    const marks = (node: string) => markUpdates(tableName, node, now).map(raw);
+
+    // New modules' records first: every assignment after is conditioned on its record as written.
+    const fresh = new Map<string, string | null>();
+    for (const { module, provides } of plan.add.modules)
+      if (!records.has(module) && !fresh.has(module)) fresh.set(module, provides);
+    const recordFacts: Keyed[][] = [...fresh].map(([module, provides]) => {
+      records.set(module, { version: null, provides });
+      const item = { ...moduleKey(module), module, provides: provides ?? undefined };
+      return [{ key: moduleKey(module), op: { op: 'put', item, condition: itemAbsent } }];
+    });
+    const record = (module: string) => records.get(module) as LiveModule;
 
     const modulesOf = new Map<string, ModuleChange[]>();
     for (const change of plan.add.modules)
       modulesOf.set(change.node, [...(modulesOf.get(change.node) ?? []), change]);
-    // A node with more modules than fit one transaction beside it gets them in chunks afterwards.
+    const relationsOf = new Map<string, RelationChange[]>();
+    for (const relation of plan.add.relations)
+      relationsOf.set(relation.consumerNode, [...(relationsOf.get(relation.consumerNode) ?? []), relation]);
+    const providers = new Set(plan.add.relations.map((r) => r.providerNode));
+    const addedNodes = new Set(plan.add.nodes.map(({ node }) => node));
+    // A node with more modules than fit one transaction beside it gets them in chunks, as a node that exists.
     const withNode = (node: string) => {
       const modules = modulesOf.get(node) ?? [];
       return modules.length <= modulesPerFact ? modules : [];
     };
-    const added = new Set(
-      plan.add.nodes.filter(({ node }) => withNode(node).length > 0).map(({ node }) => node),
-    );
+    const folded = (node: string) => {
+      const relations = relationsOf.get(node) ?? [];
+      const fits = addedNodes.has(node) && !providers.has(node) && withNode(node).length > 0;
+      return fits && relations.length <= relationsPerFact ? relations : [];
+    };
 
-    const phases: Array<Iterable<Keyed[]>> = [
-      // Nodes added, each with its modules: one fact.
-      (function* () {
-        for (const { node, labels } of plan.add.nodes) {
-          const modules = withNode(node);
-          const item = {
-            ...nodeItem(node, now, labels),
-            ...(modules.length > 0 ? { modules: modules.length } : {}),
-          };
-          yield [
-            { key: nodeKey(node), op: { op: 'put', item, condition: itemAbsent } },
-            ...modules.flatMap(moduleFacts),
-            ...marks(node),
-          ];
-        }
-      })(),
-      // Modules added to nodes that exist, counted on the node under its limit.
-      (function* () {
-        for (const [node, all] of modulesOf) {
-          if (added.has(node)) continue;
-          for (let at = 0; at < all.length; at += modulesPerFact) {
-            const modules = all.slice(at, at + modulesPerFact);
-            yield [
-              {
-                key: nodeKey(node),
-                op: {
-                  op: 'count',
-                  counts: { modules: modules.length },
-                  limits: { modules: meshLimits.modulesPerNode },
-                },
-              },
-              ...modules.flatMap(moduleFacts),
-              ...marks(node),
-            ];
-          }
-        }
-      })(),
-      // Relations, those of one provider side by side so its counts merge in fewer transactions.
-      (function* (tableName: string) {
-        const relations = [...plan.add.relations].sort((a, b) =>
-          providerKey(a) < providerKey(b) ? -1 : providerKey(a) > providerKey(b) ? 1 : 0,
-        );
-        for (const relation of relations) yield relationFacts(tableName, relation, marks);
-      })(this.tableName),
-      // Labels: not in a declaration, so they mark nothing.
-      (function* (tableName: string, live: ReadonlyMap<string, Readonly<Record<string, string>>>) {
-        for (const { node, set, unset } of plan.labels) {
-          const labels = { ...live.get(node) };
-          for (const key of unset) delete labels[key];
-          Object.assign(labels, set);
-          const write: TransactItem = {
-            Update: {
-              TableName: tableName,
-              Key: nodeKey(node),
-              ConditionExpression: nodeExists,
-              ...(Object.keys(labels).length > 0
-                ? {
-                    UpdateExpression: 'SET labels = :labels',
-                    ExpressionAttributeValues: { ':labels': labels },
-                  }
-                : { UpdateExpression: 'REMOVE labels' }),
+    const nodeFact = (node: string, labels: Readonly<Record<string, string>>): Keyed[] => {
+      const modules = withNode(node);
+      const relations = folded(node);
+      const item = {
+        ...nodeItem(node, now, labels),
+        ...(modules.length > 0 ? { modules: modules.length } : {}),
+        ...(relations.length > 0 ? { consumes: relations.length } : {}),
+      };
+      return [
+        { key: nodeKey(node), op: { op: 'put', item, condition: itemAbsent } },
+        ...modules.flatMap((change) => assignmentFacts(tableName, change, record(change.module))),
+        ...relations.flatMap((relation) => relationCore(tableName, relation, false)),
+        ...marks(node),
+      ];
+    };
+    const modulesFacts = function* (): Generator<Fact> {
+      for (const [node, all] of modulesOf) {
+        if (addedNodes.has(node) && withNode(node).length > 0) continue;
+        for (let at = 0; at < all.length; at += modulesPerFact) {
+          const modules = all.slice(at, at + modulesPerFact);
+          const count: Keyed = {
+            key: nodeKey(node),
+            op: {
+              op: 'count',
+              counts: { modules: modules.length },
+              limits: { modules: meshLimits.modulesPerNode },
             },
           };
-          yield [raw(write)];
+          yield {
+            node,
+            writes: [
+              count,
+              ...modules.flatMap((change) => assignmentFacts(tableName, change, record(change.module))),
+              ...marks(node),
+            ],
+          };
         }
-      })(this.tableName, new Map(reading.mesh.nodes.map((node) => [node.node, node.labels]))),
+      }
+    };
+    const firstProvider = (node: string) => folded(node).map(providerKey).sort()[0] ?? '';
+    const consumers = plan.add.nodes
+      .filter(({ node }) => !providers.has(node))
+      .map((added) => ({ ...added, first: firstProvider(added.node) }))
+      .sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+    const foldedSet = new Set(consumers.flatMap(({ node }) => folded(node)));
+    const live = new Map(reading.mesh.nodes.map((node) => [node.node, node.labels]));
+
+    const phases: Fact[][] = [
+      recordFacts.map((writes) => ({ writes })),
+      [
+        ...plan.add.nodes
+          .filter(({ node }) => providers.has(node))
+          .map(({ node, labels }) => ({ node, writes: nodeFact(node, labels) })),
+        ...modulesFacts(),
+      ],
+      consumers.map(({ node, labels }) => ({ node, writes: nodeFact(node, labels) })),
+      plan.add.relations
+        .filter((relation) => !foldedSet.has(relation))
+        .sort(byProvider)
+        .map((relation) => ({
+          node: relation.consumerNode,
+          writes: relationFacts(tableName, relation, marks),
+        })),
+      // Labels: not in a declaration, so they mark nothing.
+      plan.labels.map(({ node, set, unset }) => ({
+        node,
+        writes: [raw(labelWrite(tableName, node, live.get(node), set, unset))],
+      })),
     ];
 
-    for (const phase of phases) {
-      let batch = new Batch();
-      for (const fact of phase) {
-        if (batch.size > 0 && !batch.fits(fact)) {
-          if (tally.transactions > 0 && Date.now() > until) return { ...tally, complete: false };
-          await this.#commit(batch, tally);
-          batch = new Batch();
-        }
-        batch.add(fact);
-      }
-      if (batch.size > 0) {
-        if (tally.transactions > 0 && Date.now() > until) return { ...tally, complete: false };
+    const until = options.until ?? Infinity;
+    const pace = { longest: 0 };
+    for (const facts of phases) {
+      const commit = async (batch: Batch) => {
         await this.#commit(batch, tally);
-      }
+        for (const node of batch.nodes) touched.add(node);
+      };
+      const done = await commitPhase(pack(facts), commit, {
+        lanes: this.#lanes,
+        until,
+        shared: sharedKey,
+        pace,
+        committed: () => tally.transactions,
+      });
+      if (!done) return { ...tally, touched: [...touched], complete: false };
     }
-    return { ...tally, complete: true };
+    return { ...tally, touched: [...touched], complete: true };
   }
 
   async #commit(batch: Batch, tally: { transactions: number; items: number }): Promise<void> {
@@ -203,86 +192,43 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
       return;
     }
     const at = failed.findIndex(Boolean);
-    const found = items[at];
-    throw errorOf(found?.keyed, failed[at]?.old);
+    throw errorOf(items[at]?.keyed, failed[at]?.old);
   }
 }
 
-/** Modules written as one fact: three items each and their records, with the node's own, well under 100. */
-const modulesPerFact = 24;
-
-const providerKey = (r: RelationChange) => `${r.providerNode}/${r.providerModule}`;
-
-/** The module's record unchanged since it was read, as `assign` holds it. */
-function moduleUnchanged(record: LiveModule): Keyed['op'] {
-  const version = record.version === null ? 'attribute_not_exists(version)' : 'version = :version';
-  const provides = record.provides === null ? 'attribute_not_exists(provides)' : 'provides = :provides';
-  const values = {
-    ...(record.version !== null ? { ':version': record.version } : {}),
-    ...(record.provides !== null ? { ':provides': record.provides } : {}),
-  };
-  return {
-    op: 'check',
-    condition: `${version} AND ${provides}`,
-    ...(Object.keys(values).length > 0 ? { values } : {}),
-  };
-}
-
-/** What `consume` writes for one relation, its counts held to the limits. */
-function relationFacts(
-  tableName: string,
-  relation: RelationChange,
-  marks: (node: string) => Keyed[],
-): Keyed[] {
-  const { consumerNode, consumerModule, providerNode, providerModule, kind } = relation;
-  return [
-    { key: assignmentKey(consumerNode, consumerModule), op: { op: 'check', condition: itemPresent } },
-    { key: assignmentKey(providerNode, providerModule), op: { op: 'consumedBy', n: 1 } },
-    {
-      key: { pk: `node#${consumerNode}`, sk: `consumes#${consumerModule}#${providerNode}#${providerModule}` },
-      op: {
-        op: 'put',
-        item: relationItem(consumerNode, { consumerModule, providerNode, providerModule, kind }),
-        condition: itemAbsent,
-      },
-    },
-    raw({ Put: { TableName: tableName, Item: consumedByItem(relation) } }),
-    {
-      key: nodeKey(consumerNode),
-      op: { op: 'count', counts: { consumes: 1 }, limits: { consumes: meshLimits.consumesPerNode } },
-    },
-    {
-      key: nodeKey(providerNode),
-      op: { op: 'count', counts: { consumers: 1 }, limits: { consumers: meshLimits.consumersPerNode } },
-    },
-    ...marks(consumerNode),
-  ];
-}
-
-/** A condition that did not hold, in the words the single writes use. */
-function errorOf(keyed: Keyed | undefined, old: Record<string, unknown> | undefined): Error {
-  const node = String(old?.node ?? keyed?.key.pk.replace(/^node#/, '') ?? '?');
-  if (!keyed) return new MeshRaceError('model', old);
-  const { op } = keyed;
-  if (op.op === 'put' && keyed.key.sk === 'node') return new NodeExistsError(node);
-  if (op.op === 'put' && keyed.key.sk.startsWith('consumes#')) {
-    const [, module, providerNode, providerModule] = keyed.key.sk.split('#');
-    return new DuplicateRelationError(`${node}/${module}`, `${providerNode}/${providerModule}`);
-  }
-  if (op.op === 'consumedBy') {
-    const [, module] = keyed.key.sk.split('#');
-    return new NotAProviderError(node, module ?? '?');
-  }
-  if (op.op === 'count' && old) {
-    const over = Object.keys(op.counts).find(
-      (name) => Number(old[name] ?? 0) + (op.counts[name] ?? 0) > (op.limits[name] ?? 0),
-    );
-    if (over) {
-      const limit =
-        { modules: 'modulesPerNode', consumes: 'consumesPerNode', consumers: 'consumersPerNode' }[over] ??
-        over;
-      return new LimitReachedError(node, limit, op.limits[over] ?? 0, over);
+/** Facts packed into transactions in order, each up to DynamoDB's 100 items. */
+function pack(facts: readonly Fact[]): Batch[] {
+  const batches: Batch[] = [];
+  let batch = new Batch();
+  for (const { node, writes } of facts) {
+    if (batch.size > 0 && !batch.fits(writes)) {
+      batches.push(batch);
+      batch = new Batch();
     }
+    batch.add(writes, node);
   }
-  return new MeshRaceError('model', old);
+  if (batch.size > 0) batches.push(batch);
+  return batches;
+}
+
+function labelWrite(
+  tableName: string,
+  node: string,
+  live: Readonly<Record<string, string>> | undefined,
+  set: Readonly<Record<string, string>>,
+  unset: readonly string[],
+): TransactItem {
+  const labels = { ...live };
+  for (const key of unset) delete labels[key];
+  Object.assign(labels, set);
+  return {
+    Update: {
+      TableName: tableName,
+      Key: nodeKey(node),
+      ConditionExpression: nodeExists,
+      ...(Object.keys(labels).length > 0
+        ? { UpdateExpression: 'SET labels = :labels', ExpressionAttributeValues: { ':labels': labels } }
+        : { UpdateExpression: 'REMOVE labels' }),
+    },
+  };
 }

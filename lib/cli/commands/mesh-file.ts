@@ -4,11 +4,12 @@ import type { ApplyPlan, MeshFileProblem } from '../../core/mesh-file/index.ts';
 import { planMatches } from '../../core/mesh-file/plan.ts';
 import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
 import type { PushOutcome } from '../../core/ports.ts';
-import { type ApiClient, problemError } from '../api-client.ts';
+import { type ApiAnswer, type ApiClient, problemError } from '../api-client.ts';
 import { action } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { applyAll } from './mesh-apply.ts';
 import { finished, followPush } from './push.ts';
 
 /**
@@ -16,8 +17,14 @@ import { finished, followPush } from './push.ts';
  * `kubectl diff` does: 0 the file matches the mesh, 1 it does not, and more than 1 on an error,
  * so its "unexpected" is ExitCode.diffFailed, not the 1 other commands use.
  */
-type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: boolean };
-type ApplyOptions = FileOptions & { plan?: boolean; push?: boolean; revision?: string; digest?: string };
+export type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: boolean };
+export type ApplyOptions = FileOptions & {
+  plan?: boolean;
+  push?: boolean;
+  revision?: string;
+  digest?: string;
+  fromPlan?: string;
+};
 
 /** `mesh diff`'s exits: 0 same, 1 differs, 2.. errors as everywhere else; an unexpected failure is 10. */
 export const diffExit = { same: 0, differs: 1, unexpected: 10 } as const;
@@ -76,6 +83,10 @@ export function registerMeshFileCommands(program: Command): void {
     .option('--allow-mass-removal', 'with --prune: let it remove more than 10% of nodes or relations', false)
     .option('--revision <revision>', 'apply only if the mesh is still at this revision (a saved plan)')
     .option('--digest <digest>', 'apply only if the file still plans this digest (a saved plan)')
+    .option(
+      '--from-plan <plan>',
+      'apply a plan saved by --plan --json only if the mesh has not moved; if it has, say what moved',
+    )
     .option('--push', 'push the nodes left behind once the apply is done', false)
     .action(
       action(async ({ api, output }, options: ApplyOptions) => {
@@ -110,7 +121,7 @@ function readFile(output: Output, path: string): string | undefined {
 }
 
 /** The request's body, or an exit code when the file cannot be read. */
-function bodyOf(output: Output, options: FileOptions) {
+export function bodyOf(output: Output, options: FileOptions) {
   const file = readFile(output, options.file ?? '');
   if (file === undefined) return ExitCode.usage;
   return {
@@ -121,14 +132,18 @@ function bodyOf(output: Output, options: FileOptions) {
 }
 
 /** Posts the file; a bad file's problems are printed as compilers do (FILE:LINE:COL) and exit 2. */
-async function post<T>(
+export async function post<T>(
   api: ApiClient,
   output: Output,
   options: FileOptions,
   path: string,
   body: object,
 ): Promise<T | ExitCode> {
-  const answer = await api.send('POST', path, body);
+  return answered<T>(output, options, await api.send('POST', path, body));
+}
+
+/** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */
+export function answered<T>(output: Output, options: FileOptions, answer: ApiAnswer): T | ExitCode {
   if (answer.status === 422) {
     const error = (
       answer.body as {
@@ -158,53 +173,6 @@ async function planOf(api: ApiClient, output: Output, options: FileOptions, path
   const body = bodyOf(output, options);
   if (typeof body === 'number') return body;
   return post<ApplyPlan>(api, output, options, path, body);
-}
-
-/**
- * Applies in as many requests as it takes: each applies what fits its time and says whether it
- * is complete; the next plans the rest again from the mesh as it is (a saved plan's revision
- * holds for the first only, since the first moves the mesh on).
- */
-async function applyAll(
-  api: ApiClient,
-  output: Output,
-  options: ApplyOptions,
-): Promise<ApplyOutcome | ExitCode> {
-  const body = bodyOf(output, options);
-  if (typeof body === 'number') return body;
-  const total = { transactions: 0, items: 0, relations: 0, modules: 0, nodes: 0 };
-  let first: ApplyOutcome | undefined;
-  for (let request = 1; ; request++) {
-    const saved =
-      request === 1
-        ? {
-            ...(options.revision ? { revision: options.revision } : {}),
-            ...(options.digest ? { digest: options.digest } : {}),
-          }
-        : {};
-    const outcome = await post<ApplyOutcome>(api, output, options, '/mesh/apply', { ...body, ...saved });
-    if (typeof outcome === 'number') return outcome;
-    first ??= outcome;
-    total.transactions += outcome.written.transactions;
-    total.items += outcome.written.items;
-    total.relations += outcome.removed.relations;
-    total.modules += outcome.removed.modules;
-    total.nodes += outcome.removed.nodes;
-    if (outcome.complete) {
-      // What the first plan said is what was applied; the counts are every request's.
-      return {
-        plan: first.plan,
-        complete: true,
-        removed: { relations: total.relations, modules: total.modules, nodes: total.nodes },
-        written: { transactions: total.transactions, items: total.items },
-      };
-    }
-    output.say(cliLines.applyProgress, {
-      part: request,
-      items: total.items,
-      transactions: total.transactions,
-    });
-  }
 }
 
 async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
@@ -274,6 +242,9 @@ function printApplied(output: Output, outcome: ApplyOutcome): void {
   output.line(
     `applied on revision ${plan.revision}: added ${added.nodes.length} nodes, ${added.modules.length} modules, ${added.relations.length} relations; labels on ${plan.labels.length} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
   );
+  const { touched, touchedNodes } = outcome.progress;
+  if (touched > 0)
+    output.line(`wrote ${touched} nodes: ${listed(touchedNodes)}${touched > touchedNodes.length ? '…' : ''}`);
   const drift =
     plan.drift.nodes.length +
     plan.drift.modules.length +

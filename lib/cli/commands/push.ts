@@ -17,6 +17,7 @@ import { action, usage } from '../command-context.ts';
 import { ExitCode, exitCodeForStatus } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { pushOn } from './push-on.ts';
 
 const maxRounds = z.coerce
   .number()
@@ -31,9 +32,10 @@ type PushOptions = {
   plan: boolean;
   wait: boolean;
   follow?: string;
+  on?: string;
 };
 
-/** Registers `mesh push [NODE] [--behind] [--full] [--max-rounds N] [--plan] [--no-wait]`, `mesh push --follow ID`. */
+/** Registers `mesh push [NODE] [--behind] [--full] [--max-rounds N] [--plan] [--no-wait]`, `mesh push --on SELECTOR`, `mesh push --follow ID`. */
 export function registerPushCommand(program: Command): void {
   program
     .command('push')
@@ -47,12 +49,23 @@ export function registerPushCommand(program: Command): void {
     .option('--plan', 'say what the push would send and change, and write nothing', false)
     .option('--no-wait', 'answer the push id at once, and let it run')
     .option('--follow <push>', 'follow a push started earlier, by its id, to its result')
+    .option('--on <selector>', 'push each node whose labels match, e.g. role=web (docs/mesh-file.md)')
     .action(
       action(async ({ api, output }, rawNode: string | undefined, options: PushOptions) => {
         if (options.follow !== undefined) {
           const id = pushId.safeParse(options.follow);
           if (!id.success) return usage(output, id.error);
           return followPush(api, output, id.data);
+        }
+        if (options.on !== undefined) {
+          if (rawNode !== undefined || options.behind || options.full || options.plan) {
+            const problem = 'picks the nodes itself: give no node, --behind, --full or --plan with it';
+            output.say(cliLines.usage, { argument: '--on', problem });
+            return ExitCode.usage;
+          }
+          const rounds = maxRounds.safeParse(options.maxRounds);
+          if (!rounds.success) return usage(output, rounds.error);
+          return pushOn(api, output, options.on, rounds.data);
         }
         const parsed = z
           .object({ node: nodeName.optional(), maxRounds })
@@ -107,12 +120,13 @@ export async function followPush(
   output: Output,
   id: string,
   pollMs = 1000,
+  finish: (output: Output, outcome: PushOutcome) => ExitCode = finished,
 ): Promise<ExitCode> {
   let shown = '';
   for (;;) {
     const record = await api.call<PushRecordView>('GET', `/pushes/${id}`);
     if (record.state === 'done') {
-      if (record.outcome !== 'failed') return finished(output, outcomeOfRecord(record as PushRecord));
+      if (record.outcome !== 'failed') return finish(output, outcomeOfRecord(record as PushRecord));
       const message =
         record.errorMessage ?? `the push failed (${record.error}); the control plane logged why`;
       output.say(cliLines.pushFailed, { push: id, reason: message });
@@ -153,7 +167,7 @@ function failedPushExit(failed: string | null): ExitCode {
   return status === undefined ? ExitCode.failed : exitCodeForStatus(status);
 }
 
-function printOutcome(output: Output, outcome: PushOutcome) {
+export function printOutcome(output: Output, outcome: PushOutcome) {
   if (outcome.pushed) output.line(`pushed ${outcome.pushed.node} at revision ${outcome.pushed.revision}`);
   for (const f of outcome.flushed)
     output.line(`flushed ${f.node} at revision ${f.revision} (round ${f.round})`);

@@ -16,6 +16,8 @@ export type {
   MeshNode,
 } from './mesh.ts';
 export { defaultLimits, liveKinds } from './mesh.ts';
+export type { MeshMoved, MovedList } from './moved.ts';
+export { movedText, whatMoved } from './moved.ts';
 export type { ApplyPlan, ModuleChange, PlanOptions, RelationChange } from './plan.ts';
 export { planApply, planMatches } from './plan.ts';
 export type { MassRemoval } from './plan-checks.ts';

@@ -21,6 +21,12 @@ export type WriteTally = {
   readonly items: number;
 };
 
+/** What one call of the writer did: its tally, the nodes whose facts it committed, whether it finished. */
+export type WriteOutcome = WriteTally & {
+  readonly touched: readonly string[];
+  readonly complete: boolean;
+};
+
 /**
  * Carries out a plan's additions and labels in bulk (lib/adapters/dynamodb/mesh-file-writer.ts):
  * many facts per transaction, each with the conditions and marks its single write has. Stops
@@ -32,5 +38,5 @@ export interface MeshFileWriter {
     plan: ApplyPlan,
     reading: LiveMeshReading,
     options?: { readonly until?: number },
-  ): Promise<WriteTally & { readonly complete: boolean }>;
+  ): Promise<WriteOutcome>;
 }

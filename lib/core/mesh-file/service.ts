@@ -28,7 +28,44 @@ export type ApplyOutcome = {
   readonly complete: boolean;
   readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
   readonly written: WriteTally;
+  /** The nodes this request wrote facts of or removed, and those of the plan it left for the next. */
+  readonly progress: ApplyProgress;
 };
+
+/** How far an apply got, named within bounds: counts, and the first few nodes by name. */
+export type ApplyProgress = {
+  readonly touched: number;
+  readonly touchedNodes: readonly string[];
+  readonly remaining: number;
+  readonly remainingNodes: readonly string[];
+};
+
+/** Nodes named in a progress answer; the counts say how many more. */
+const namedInProgress = 10;
+
+/** Every node whose items the plan writes or removes. */
+function nodesOf(plan: ApplyPlan): Set<string> {
+  return new Set([
+    ...plan.remove.relations.map((r) => r.consumerNode),
+    ...plan.remove.modules.map((m) => m.node),
+    ...plan.remove.nodes,
+    ...plan.add.nodes.map((n) => n.node),
+    ...plan.add.modules.map((m) => m.node),
+    ...plan.add.relations.map((r) => r.consumerNode),
+    ...plan.labels.map((l) => l.node),
+  ]);
+}
+
+function progressOf(plan: ApplyPlan, touched: ReadonlySet<string>, complete: boolean): ApplyProgress {
+  const remaining = complete ? [] : [...nodesOf(plan)].filter((node) => !touched.has(node)).sort();
+  const some = [...touched].sort();
+  return {
+    touched: some.length,
+    touchedNodes: some.slice(0, namedInProgress),
+    remaining: remaining.length,
+    remainingNodes: remaining.slice(0, namedInProgress),
+  };
+}
 
 /** What removals an apply's prune makes: the operator's own, one fact each, under their rules. */
 export type FactRemovals = Pick<MeshService, 'unconsume' | 'unassign' | 'removeNode'>;
@@ -89,11 +126,13 @@ export class MeshFileService {
     assertApplicable(plan);
     const until = request.until ?? Infinity;
     const removed = { relations: 0, modules: 0, nodes: 0 };
+    const touched = new Set<string>();
     const incomplete = (): ApplyOutcome => ({
       plan,
       complete: false,
       removed,
       written: { transactions: 0, items: 0 },
+      progress: progressOf(plan, touched, false),
     });
     // At least one removal or transaction per request, so a loop of requests always moves on.
     const late = () => removed.relations + removed.modules + removed.nodes > 0 && Date.now() > until;
@@ -104,6 +143,7 @@ export class MeshFileService {
         { node: r.providerNode, module: r.providerModule },
       );
       removed.relations += 1;
+      touched.add(r.consumerNode);
     }
     const goneNodes = new Set(plan.remove.nodes);
     for (const { node, module } of plan.remove.modules) {
@@ -112,17 +152,24 @@ export class MeshFileService {
       if (late()) return incomplete();
       await this.#removals.unassign(node, module, false);
       removed.modules += 1;
+      touched.add(node);
     }
     for (const node of plan.remove.nodes) {
       if (late()) return incomplete();
       const done = await this.#removals.removeNode(node, false);
       removed.modules += done.assignments.length;
       removed.nodes += 1;
+      touched.add(node);
       await this.#removedNode(node);
     }
-    const { complete, ...written } = await this.#writer.write(plan, reading, {
+    const {
+      complete,
+      touched: wrote,
+      ...written
+    } = await this.#writer.write(plan, reading, {
       until: late() ? -Infinity : until,
     });
-    return { plan, complete, removed, written };
+    for (const node of wrote) touched.add(node);
+    return { plan, complete, removed, written, progress: progressOf(plan, touched, complete) };
   }
 }

@@ -1,0 +1,136 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBLiveMeshReader } from '../../lib/adapters/dynamodb/live-mesh-reader.ts';
+import { DynamoDBMeshFileWriter } from '../../lib/adapters/dynamodb/mesh-file-writer.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import { LimitReachedError, NotAProviderError } from '../../lib/core/mesh/errors.ts';
+import type { LiveMeshReader } from '../../lib/core/mesh-file/ports.ts';
+import { MeshFileService } from '../../lib/core/mesh-file/service.ts';
+import { partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+import { tableContents } from '../support/table-contents.ts';
+
+/** Six consumers of one provider, one with two modules: folded into their nodes' facts. */
+const file = `version: 1
+nodes:
+  broker-1:
+    labels: {role: broker}
+    modules:
+      rabbit: {provides: amqp}
+      base: {}
+  lone-1:
+    modules:
+      nginx: {consumes: [broker-1/rabbit, web-001/cache]}
+      base: {}
+groups:
+  web:
+    nodes: web-[001-005]
+    labels: {role: web}
+    modules:
+      nginx: {consumes: [broker-1/rabbit]}
+      cache: {provides: memcache}
+`;
+
+/** Times and mark counts differ between two ways of writing one mesh; every other attribute must not. */
+const comparable = (contents: Record<string, unknown[]>): unknown =>
+  JSON.parse(
+    JSON.stringify(Object.values(contents), (key, value) =>
+      key === 'marks' ? 'n' : typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? 'time' : value,
+    ),
+  );
+
+/** A reader that lets the mesh move after it was read, as a concurrent operator would. */
+const movingAfterRead = (config: MeshConfig, move: () => Promise<void>): LiveMeshReader => {
+  const reader = new DynamoDBLiveMeshReader({
+    client: documentClient(makeDynamoDBClient(config)),
+    tableName: config.inventoryTable,
+  });
+  return {
+    read: async () => {
+      const reading = await reader.read();
+      await move();
+      return reading;
+    },
+  };
+};
+
+const serviceOn = (config: MeshConfig, reader: LiveMeshReader, lanes = 4) => {
+  const parts = partsFor(config);
+  const writer = new DynamoDBMeshFileWriter({
+    client: documentClient(makeDynamoDBClient(config)),
+    tableName: config.inventoryTable,
+    lanes,
+  });
+  return new MeshFileService({ reader, writer, removals: parts.meshService });
+};
+
+describe('the mesh file writer on DynamoDB Local', () => {
+  it('writes the items node add, assign and consume write, a fact at a time', async () => {
+    const one = partsFor(await provisionTestResources('writerfacts'));
+    const m = one.meshService;
+    await m.addNode('broker-1', { role: 'broker' });
+    await m.assign('broker-1', 'rabbit', 'amqp');
+    await m.assign('broker-1', 'base', null);
+    for (const n of ['001', '002', '003', '004', '005']) {
+      await m.addNode(`web-${n}`, { role: 'web' });
+      await m.assign(`web-${n}`, 'nginx', null);
+      await m.assign(`web-${n}`, 'cache', 'memcache');
+      await m.consume({ node: `web-${n}`, module: 'nginx' }, { node: 'broker-1', module: 'rabbit' });
+    }
+    await m.addNode('lone-1');
+    await m.assign('lone-1', 'nginx', null);
+    await m.assign('lone-1', 'base', null);
+    await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'broker-1', module: 'rabbit' });
+    await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'web-001', module: 'cache' });
+
+    const bulk = partsFor(await provisionTestResources('writerbulk'));
+    const outcome = await bulk.meshFiles.apply({ file });
+    expect(outcome.complete).toBe(true);
+    expect(comparable(await tableContents(bulk.config))).toEqual(comparable(await tableContents(one.config)));
+  });
+
+  it('holds a relation to its provider: one unassigned since the read stops the apply, its transaction unwritten', async () => {
+    const config = await provisionTestResources('writerprovider');
+    const parts = partsFor(config);
+    await parts.meshFiles.apply({
+      file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',
+    });
+    const reader = movingAfterRead(config, () =>
+      parts.meshService.unassign('broker-1', 'rabbit', false).then(() => {}),
+    );
+    const service = serviceOn(config, reader);
+    const consumer =
+      'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n  web-1:\n    modules:\n      nginx: {consumes: [broker-1/rabbit]}\n';
+    await expect(service.apply({ file: consumer })).rejects.toBeInstanceOf(NotAProviderError);
+    expect(await parts.meshView.details('web-1')).toBeUndefined();
+  });
+
+  it("holds a provider node to its consumers' limit when it filled up since the read", async () => {
+    const config = await provisionTestResources('writerlimit');
+    const parts = partsFor(config);
+    await parts.meshFiles.apply({
+      file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',
+    });
+    const client = documentClient(makeDynamoDBClient(config));
+    // Another operator's consumers, counted on the provider node up to its limit.
+    const fill = async () => {
+      await client.send(
+        new UpdateCommand({
+          TableName: config.inventoryTable,
+          Key: { pk: 'node#broker-1', sk: 'node' },
+          UpdateExpression: 'SET consumers = :full',
+          ExpressionAttributeValues: { ':full': 300 },
+        }),
+      );
+    };
+    const service = serviceOn(config, movingAfterRead(config, fill), 2);
+    const webs =
+      'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\ngroups:\n  web:\n    nodes: web-[01-40]\n    modules:\n      nginx: {consumes: [broker-1/rabbit]}\n';
+    const refused = await service.apply({ file: webs }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LimitReachedError);
+    expect((refused as LimitReachedError).message).toContain('broker-1');
+    expect(await parts.meshView.details('web-01')).toBeUndefined();
+  });
+});
