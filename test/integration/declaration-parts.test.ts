@@ -10,7 +10,7 @@ import { compose, type Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
-import { seedConsumers } from '../support/large-provider.ts';
+import { seedConsumers, seedingClient } from '../support/large-provider.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;

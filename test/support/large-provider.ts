@@ -1,3 +1,4 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   assignmentItem,
@@ -11,10 +12,27 @@ import {
   provisionItem,
   relationItem,
 } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import type { Item } from '../../lib/adapters/dynamodb/requests.ts';
+import { documentClient, type Item } from '../../lib/adapters/dynamodb/requests.ts';
 import { mapLimit } from '../../lib/core/map-limit.ts';
 import { provisionName } from '../../lib/core/mesh/declaration.ts';
 import type { Provision } from '../../lib/core/mesh/model.ts';
+
+/**
+ * A client for seeding only: DynamoDB Local on a loaded machine takes seconds over a batch of
+ * 25, past the control plane's own 3 s request timeout, which is the product's and stays.
+ */
+export function seedingClient(endpoint: string | undefined, region = 'us-east-1'): DynamoDBDocumentClient {
+  return documentClient(
+    new DynamoDBClient({
+      region,
+      maxAttempts: 5,
+      requestHandler: { requestTimeout: 60_000 },
+      ...(endpoint
+        ? { endpoint, credentials: { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' } }
+        : {}),
+    }),
+  );
+}
 
 /** Consumer node names that sort in order: `web-00000`, `web-00001`, … */
 export const consumerName = (index: number) => `web-${String(index).padStart(5, '0')}`;
@@ -81,11 +99,11 @@ export async function seedConsumers(
   ]);
 }
 
-/** BatchWriteItem, 25 items a call, 8 calls at a time, until nothing is left unprocessed. */
+/** BatchWriteItem, 25 items a call, 4 calls at a time, until nothing is left unprocessed. */
 export async function batchPut(client: DynamoDBDocumentClient, tableName: string, items: readonly Item[]) {
   const batches: Item[][] = [];
   for (let at = 0; at < items.length; at += 25) batches.push(items.slice(at, at + 25));
-  await mapLimit(batches, 8, async (batch) => {
+  await mapLimit(batches, 4, async (batch) => {
     let pending = batch.map((Item) => ({ PutRequest: { Item } }));
     while (pending.length > 0) {
       const answer = await client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } }));
