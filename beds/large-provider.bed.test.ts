@@ -26,8 +26,8 @@ async function appliedRevision(bed: Bed, node: string, revision: number) {
 }
 
 /**
- * A provider for a fleet (issue 22): a broker node with 9,999 consumers, seeded through the
- * store, is pushed; its declaration (about 1.7 MB, over one DynamoDB item) is kept in parts and
+ * A provider for a fleet (issue 22): a broker node with 9,999 consumers, their grants seeded
+ * through the store (the provider's side: what its compose reads), is pushed; its declaration (about 1.7 MB, over one DynamoDB item) is kept in parts and
  * its real host fetches it whole with one ETag and applies it, minting every vhost. Then a new
  * consumer node is added and only that node is pushed, once: the broker is flushed in the same
  * push (docs/decisions/one-push-leaves-the-mesh-consistent.md) and its host applies 10,000
@@ -45,6 +45,7 @@ it('a provider with 10,000 consumers is sent in parts, applied by its host, and 
       bed.tableName('inventory'),
       { node: 'broker', module: 'rabbitmq', kind: 'amqp' },
       seeded,
+      { consumerSide: false },
     );
     store.destroy();
     bed.startHost('broker');

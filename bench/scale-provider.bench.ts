@@ -14,7 +14,7 @@ import { signingKeyOf } from '../lib/host/keys.ts';
 import { startLocalApi } from '../lib/runtime/http-server.ts';
 import { partsFor } from '../lib/wiring.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
-import { consumerName, seedConsumers, seedingClient } from '../test/support/large-provider.ts';
+import { seedConsumers, seedingClient } from '../test/support/large-provider.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -43,8 +43,8 @@ const row = (label: string, size: number, figures: Figures, extra: string | numb
 
 /**
  * One provider with thousands of consumers (issue 22): a broker node with MESH_BENCH_PROVIDER_SIZES
- * consumers (default 300, today's one-item limit, and 10,000), seeded through the store, then for
- * each of MESH_BENCH_PROVIDER_RUNS runs (default 3) one consumer's provision rotated, which makes
+ * consumers (default 300, today's one-item limit, and 10,000), their grants seeded through the
+ * store, then for each of MESH_BENCH_PROVIDER_RUNS runs (default 3) one grant more, which makes
  * the broker behind, and the broker composed and sent (`Pusher.sendNode`: its partition read, the
  * compose, the parts and the head); then its enrolled host's real fetch of
  * `GET /hosts/broker/declaration` through the local API (proof, handler, head and parts, the
@@ -57,6 +57,7 @@ export async function run(): Promise<BenchTable[]> {
   const environment = await benchEnvironment();
   const rows: Array<Array<string | number>> = [];
   const notes: string[] = [];
+  const provider = { node: 'broker', module: 'rabbit', kind: 'amqp' };
   const hostDir = mkdtempSync(join(tmpdir(), 'mesh-bench-provider-'));
   try {
     for (const size of sizes) {
@@ -68,13 +69,7 @@ export async function run(): Promise<BenchTable[]> {
       await parts.meshService.assign('broker', 'rabbit', 'amqp');
       const seeded = performance.now();
       const seeding = seedingClient(config.endpoints?.dynamodb);
-      await seedConsumers(
-        seeding,
-        config.inventoryTable,
-        { node: 'broker', module: 'rabbit', kind: 'amqp' },
-        size,
-      );
-      seeding.destroy();
+      await seedConsumers(seeding, config.inventoryTable, provider, size, { consumerSide: false });
       process.stderr.write(
         `bench scale-provider: seeded ${size} consumers in ${((performance.now() - seeded) / 1000).toFixed(1)} s\n`,
       );
@@ -99,10 +94,11 @@ export async function run(): Promise<BenchTable[]> {
       let bytes = 0;
       let answerBytes = 0;
       for (let index = 0; index < runs; index += 1) {
-        await parts.meshService.rotate(
-          { node: consumerName(index), module: 'web' },
-          { node: 'broker', module: 'rabbit' },
-        );
+        // One consumer more makes the provider behind, as a consume and its consumer's push would.
+        await seedConsumers(seeding, config.inventoryTable, provider, 1, {
+          first: size + index,
+          consumerSide: false,
+        });
         const measure = async <T>(into: Figures, fn: () => Promise<T>): Promise<T> => {
           const before = counts.requests;
           const started = performance.now();
@@ -138,13 +134,14 @@ export async function run(): Promise<BenchTable[]> {
       );
       await api.stop();
       client.destroy();
+      seeding.destroy();
     }
   } finally {
     rmSync(hostDir, { recursive: true, force: true });
     await environment.stop();
   }
   notes.push(
-    'one provider node (module rabbit, amqp) with N consumers seeded through the store; each run rotates one consumer’s provision, so the provider is behind, and sends it',
+    'one provider node (module rabbit, amqp) with N consumers’ grants seeded through the store; each run adds one more grant, so the provider is behind, and sends it',
     'requests: DynamoDB requests of the control plane (the fetch’s include the host proof’s key read and replay write); compose + send includes its own partition read',
     `300 is today’s one-item limit (consumersPerNode was 300); a declaration over ${inlineBytes} bytes is kept in parts (lib/adapters/dynamodb/declaration-parts.ts)`,
     `medians of ${Number(process.env.MESH_BENCH_PROVIDER_RUNS ?? 3)} runs on DynamoDB Local (MESH_BENCH_PROVIDER_SIZES, MESH_BENCH_PROVIDER_RUNS)`,

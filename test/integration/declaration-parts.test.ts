@@ -29,13 +29,12 @@ async function largeProvider(node: string, consumers: number, first = 0) {
     await parts.meshService.addNode(node);
     await parts.meshService.assign(node, 'rabbit', 'amqp');
   }
-  await seedConsumers(
-    setup(),
-    config.inventoryTable,
-    { node, module: 'rabbit', kind: 'amqp' },
-    consumers,
+  const seeding = seedingClient(config.endpoints?.dynamodb ?? process.env.AWS_ENDPOINT_URL_DYNAMODB);
+  await seedConsumers(seeding, config.inventoryTable, { node, module: 'rabbit', kind: 'amqp' }, consumers, {
     first,
-  );
+    consumerSide: false,
+  });
+  seeding.destroy();
 }
 
 /** The sort keys of the node's parts, as the table holds them. */

@@ -44,15 +44,23 @@ export const consumerName = (index: number) => `web-${String(index).padStart(5, 
  * provider's side the relation and the grant. The provider's node item must exist (it is made
  * by `mesh node add` and `assign`); its consumer count is set to `count` and it is marked
  * behind, so the next push composes it with every grant. Seeding 10,000 consumers through
- * `consume` and a push of each would take the test minutes; the items are the same.
+ * `consume` and a push of each would take the test minutes; the items are the same. With
+ * `consumerSide: false` only the provider's side is written (a third of the items), which is
+ * all the provider's compose, its send and its host read.
  */
 export async function seedConsumers(
   client: DynamoDBDocumentClient,
   tableName: string,
   provider: { readonly node: string; readonly module: string; readonly kind: string },
   count: number,
-  first = 0,
+  options: {
+    /** The first consumer's index. @default 0 */
+    readonly first?: number;
+    /** The consumers' own items too; without them only what the provider's compose reads. @default true */
+    readonly consumerSide?: boolean;
+  } = {},
 ): Promise<void> {
+  const first = options.first ?? 0;
   const createdAt = '2026-01-01T00:00:00.000Z';
   const items: Item[] = [];
   for (let index = first; index < first + count; index += 1) {
@@ -69,6 +77,8 @@ export async function seedConsumers(
       secret: `seeded-secret-${String(index).padStart(8, '0')}`,
       mintedAt: createdAt,
     };
+    items.push(consumedByItem(provision), grantItem(provision));
+    if (options.consumerSide === false) continue;
     items.push(
       { ...nodeItem(node, createdAt), modules: 1, consumes: 1 },
       assignmentItem(node, { module: 'web', version: null, provides: null }),
@@ -80,8 +90,6 @@ export async function seedConsumers(
         kind: provider.kind,
       }),
       provisionItem(provision),
-      consumedByItem(provision),
-      grantItem(provision),
     );
   }
   await batchPut(client, tableName, items);
