@@ -98,7 +98,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
     const second = await parts.deliveries.readDelivery(node);
     const keys = await partKeys(node);
     expect(second?.revision).toBe(2);
-    expect((second?.declaration as Declaration).grants).toHaveLength(2_510);
+    expect((second?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
     expect(keys.every((key) => key.startsWith(`${'2'.padStart(10, '0')}#${second?.digest}#`))).toBe(true);
 
     // A host that has the ETag costs the head only: nothing of the parts is read.
@@ -126,12 +126,12 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
 
     expect(failed).toBeInstanceOf(StoreUnavailableError);
     expect(during).toEqual(before);
-    expect((during?.declaration as Declaration).grants).toHaveLength(2_500);
+    expect((during?.declaration as Declaration | undefined)?.grants).toHaveLength(2_500);
 
     const again = await pusher().sendNode(node);
     const after = await parts.deliveries.readDelivery(node);
     expect(again).toMatchObject({ revision: 2, sent: true });
-    expect((after?.declaration as Declaration).grants).toHaveLength(2_510);
+    expect((after?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
     expect(await partKeys(node)).toHaveLength((await parts.pushStore.readNode(node))?.sent?.parts ?? 0);
   });
 
@@ -162,7 +162,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
     const read = await reader.readDelivery(node);
 
     expect(read?.revision).toBe(2);
-    expect((read?.declaration as Declaration).grants).toHaveLength(2_510);
+    expect((read?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
     expect(read?.etag).toBe(`"2-${read?.digest}"`);
   });
 
