@@ -9,7 +9,11 @@ import type { MeshConfig } from '../../lib/config.ts';
 import { compose, type Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
+import { signingKeyOf } from '../../lib/host/keys.ts';
+import { startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { seedConsumers, seedingClient } from '../support/large-provider.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -24,8 +28,8 @@ beforeAll(async () => {
 });
 
 /** A provider node whose declaration is over one item: `consumers` grants of about 170 bytes each. */
-async function largeProvider(node: string, consumers: number, first = 0) {
-  if (first === 0) {
+async function largeProvider(node: string, consumers: number, first = 0, add = first === 0) {
+  if (add) {
     await parts.meshService.addNode(node);
     await parts.meshService.assign(node, 'rabbit', 'amqp');
   }
@@ -164,6 +168,30 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
     expect(read?.revision).toBe(2);
     expect((read?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
     expect(read?.etag).toBe(`"2-${read?.digest}"`);
+  });
+
+  it('a host fetches it whole through its own route with one ETag, and 304 with that ETag', async () => {
+    const node = 'parts-host';
+    const keys = await addEnrolledNode(parts, node);
+    await parts.meshService.assign(node, 'rabbit', 'amqp');
+    await largeProvider(node, 2_500, 0, false);
+    await pusher().sendNode(node);
+    const api = await startLocalApi({ port: 0, parts });
+    try {
+      const host = new NodeHttpHostApi(api.url, signingKeyOf(node, keys), { timeoutMs: 60_000 });
+      const fetched = await host.send('GET', `/hosts/${node}/declaration`);
+      const etag = fetched.headers.get('etag') ?? '';
+      const again = await host.send('GET', `/hosts/${node}/declaration`, undefined, {
+        'if-none-match': etag,
+      });
+
+      expect(fetched.status).toBe(200);
+      expect(etag).toBe(`"1-${(fetched.body as { digest: string }).digest}"`);
+      expect((fetched.body as { declaration: Declaration }).declaration.grants).toHaveLength(2_500);
+      expect(again.status).toBe(304);
+    } finally {
+      await api.stop();
+    }
   });
 
   it('a small declaration stays in its delivery item, with no parts', async () => {
