@@ -113,7 +113,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       const known = await parts.deliveries.readDelivery(node, { known: (etag) => etag === second?.etag });
       expect(known).toMatchObject({ revision: 2, etag: second?.etag, declaration: undefined });
     },
-    seeding,
+    patience,
   );
 
   it(
@@ -146,7 +146,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       expect((after?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
       expect(await partKeys(node)).toHaveLength((await parts.pushStore.readNode(node))?.sent?.parts ?? 0);
     },
-    seeding,
+    patience,
   );
 
   it(
@@ -181,7 +181,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       expect((read?.declaration as Declaration | undefined)?.grants).toHaveLength(2_510);
       expect(read?.etag).toBe(`"2-${read?.digest}"`);
     },
-    seeding,
+    patience,
   );
 
   it(
@@ -209,7 +209,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
         await api.stop();
       }
     },
-    seeding,
+    patience,
   );
 
   it(
@@ -223,6 +223,6 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       const sent = await parts.deliveries.readDelivery(node);
       expect((sent?.declaration as Declaration | undefined)?.grants).toHaveLength(3);
     },
-    seeding,
+    patience,
   );
 });
