@@ -91,6 +91,13 @@ export class Bed {
     return this.apiUrl;
   }
 
+  /** Where the control plane's DynamoDB is, for a bed that seeds its tables through the store. */
+  get dynamodbEndpoint(): string {
+    if (this.storePort) return this.storeEndpoint;
+    if (!this.sharedStoreInUse) throw new Error('the bed has no store yet: start its control plane first');
+    return this.sharedStoreInUse;
+  }
+
   /** The physical name of one of the tables (`identity`, `inventory`). */
   tableName(table: 'identity' | 'inventory'): string {
     return localResourceNames()[`${table}Table`];

@@ -2,6 +2,7 @@ import { Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { partsPartition } from '../adapters/dynamodb/declaration-parts.ts';
 import { nodePartition } from '../adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
@@ -43,7 +44,7 @@ type TableGrant = {
   readonly table: 'inventory' | 'identity';
   readonly actions: readonly string[];
   /** The partition keys the calls may touch (`dynamodb:LeadingKeys`); every partition when absent. */
-  readonly partitions?: string;
+  readonly partitions?: string | readonly string[];
   /** The calls go to the table's indexes, not the table. */
   readonly onIndexes?: boolean;
 };
@@ -74,7 +75,13 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
     },
   ],
   'nodeKeys:verify': [{ table: 'identity', actions: ['dynamodb:BatchGetItem'], partitions: nodePartitions }],
-  'deliveries:read': [{ table: 'inventory', actions: ['dynamodb:GetItem'], partitions: nodePartitions }],
+  'deliveries:read': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem'],
+      partitions: [nodePartitions, partsPartition('*')],
+    },
+  ],
   'tokens:issue': [
     {
       table: 'inventory',
@@ -169,7 +176,7 @@ function tableStatements(grant: TableGrant, props: GrantedResources): PolicyStat
     ? indexes.map((index) => `${table.tableArn}/index/${index.indexName}`)
     : [table.tableArn];
   const conditions = grant.partitions
-    ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [grant.partitions] } }
+    ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [grant.partitions].flat() } }
     : undefined;
   return [
     new PolicyStatement({ actions: [...grant.actions], resources, ...(conditions ? { conditions } : {}) }),

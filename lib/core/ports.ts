@@ -73,11 +73,19 @@ export type Delivery = {
   /** Quoted strong ETag for If-None-Match. */
   readonly etag: string;
   readonly sentAt: string;
+  /** Undefined only when the reader was told the caller has this ETag already. */
   readonly declaration: unknown;
 };
 
 export interface DeliveryReader {
-  readDelivery(node: string): Promise<Delivery | undefined>;
+  /**
+   * What the node was last sent. With `known`, a declaration whose ETag the caller already has
+   * is not read (its `declaration` is undefined): a host asking If-None-Match costs the head only.
+   */
+  readDelivery(
+    node: string,
+    options?: { readonly known?: (etag: string) => boolean },
+  ): Promise<Delivery | undefined>;
 }
 
 /** What `mesh status` shows of one node: a read model over the items every area keeps in its partition. */

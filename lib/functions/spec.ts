@@ -30,7 +30,8 @@ import type {
  * - `nodeKeys:verify`: BatchGetItem of node partitions of the identity table, which
  *   holds node keys and which one is enrolled: what a host proof is checked against, and no
  *   access to the inventory, where token hashes and provisions are.
- * - `deliveries:read`: GetItem on node partitions of the inventory: what a node was sent. The
+ * - `deliveries:read`: GetItem on node partitions of the inventory and on the partitions of
+ *   declarations kept in parts (`declaration#*`): what a node was sent. The
  *   node is the one the request names, so IAM cannot hold the function to one node's items.
  * - `tokens:issue`: a node's token read and put, the node's item checked (node partitions only);
  *   `tokens:revoke`: a node's token updated (node partitions only).

@@ -42,7 +42,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
   'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
   'nodeKeys:verify': each(['dynamodb:BatchGetItem'], 'identity', nodes),
-  'deliveries:read': each(['dynamodb:GetItem'], 'inventory', nodes),
+  'deliveries:read': each(['dynamodb:GetItem'], 'inventory', `${nodes},declaration#*`),
   'tokens:issue': each(
     ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:ConditionCheckItem'],
     'inventory',
@@ -107,10 +107,10 @@ describe('the grants of the deployed roles', () => {
       ]);
   });
 
-  it('let host-declaration read a node’s items by key alone: no Query, Scan or batch on the inventory', () => {
+  it('let host-declaration read a node’s items and its declaration’s parts by key alone: no Query, Scan or batch on the inventory', () => {
     expect(dynamodb(grantsOfFunction('host-declaration'))).toEqual([
       'dynamodb:BatchGetItem identity node#*',
-      'dynamodb:GetItem inventory node#*',
+      'dynamodb:GetItem inventory node#*,declaration#*',
       'dynamodb:PutItem inventory proof#*',
     ]);
   });

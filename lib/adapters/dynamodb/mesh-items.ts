@@ -26,7 +26,7 @@ import type { Item, TransactItem } from './requests.ts';
  * | `node#<p>`       | `consumedby#<pm>#<cn>#<cm>`   | the same relation on the provider's side: consumerNode, consumerModule, providerModule | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create) | — |
- * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of) | — |
+ * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of), or `parts` (N) when it is kept in parts (declaration-parts.ts) | — |
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
  *
  * Access patterns: compose reads one node's partition whole (one strongly consistent Query);
@@ -210,30 +210,39 @@ export const relationFrom = (item: Item): Relation => ({
 
 export const provisionFrom = (item: Item): Provision => provisionAttributes(item as Provision);
 
+/** The head of a send: the declaration itself, or with `parts` how many parts hold it (declaration-parts.ts). */
 export const deliveryItem = (
   delivery: Sent & { readonly node: string; readonly canonical: string },
+  parts?: number,
 ): Item => ({
   ...deliveryKey(delivery.node),
   node: delivery.node,
   revision: delivery.revision,
   digest: delivery.digest,
   sentAt: delivery.sentAt,
-  declaration: delivery.canonical,
+  ...(parts === undefined ? { declaration: delivery.canonical } : { parts }),
 });
 
 export const sentFrom = (item: Item): Sent => ({
   revision: Number(item.revision ?? 0),
   digest: text(item, 'digest'),
   sentAt: text(item, 'sentAt'),
+  ...(typeof item.parts === 'number' ? { parts: item.parts } : {}),
 });
 
-export function deliveryFrom(item: Item): Delivery {
-  const sent = sentFrom(item);
+/**
+ * What a host fetches, from the head and the declaration's canonical JSON: the head's own, or
+ * joined from its parts; null when it was not read (the host has it already).
+ */
+export function deliveryFrom(item: Item, canonical: string | null = text(item, 'declaration')): Delivery {
+  const { revision, digest, sentAt } = sentFrom(item);
   return {
     node: text(item, 'node'),
-    ...sent,
-    etag: deliveryEtag(sent.digest, sent.revision),
-    declaration: JSON.parse(text(item, 'declaration') || 'null'),
+    revision,
+    digest,
+    sentAt,
+    etag: deliveryEtag(digest, revision),
+    declaration: canonical === null ? undefined : JSON.parse(canonical || 'null'),
   };
 }
 

@@ -1,8 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { MeshRaceError, NodeNotFoundError, RemovalTooLargeError } from '../../core/mesh/errors.ts';
-import type { NodeSnapshot } from '../../core/mesh/model.ts';
+import type { NodeSnapshot, Sent } from '../../core/mesh/model.ts';
 import { firstStep, joinSteps, type RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
+import { removeParts } from './declaration-parts.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
 import { removalItems } from './mesh-removal.ts';
@@ -60,6 +61,8 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
         whole = itemsOf(decided, await this.#partition(this.#identity, node));
       if (whole.length <= transactionLimit) {
         await this.#write(whole);
+        if (decided.node && snapshot.sent?.parts)
+          await this.#removeParts(node, snapshot.sent, snapshot.sent.parts);
         return joinSteps([...steps, decided]);
       }
       const step = firstStep(decided, node, (part) => itemsOf(part).length <= transactionLimit);
@@ -69,6 +72,16 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
       steps.push(step);
     }
     throw new Error(`removing from ${node} took more than ${maxSteps} steps`);
+  }
+
+  /**
+   * The parts of a removed node's last declaration (declaration-parts.ts), which its head named
+   * and nothing names now. Exactly those keys, so a node of the same name added and pushed since
+   * keeps its own; left behind if the store is away now, unread and harmless.
+   */
+  async #removeParts(node: string, sent: Sent, parts: number): Promise<void> {
+    const where = { client: this.#client, tableName: this.#inventory, node };
+    await removeParts(where, sent, parts).catch(() => undefined);
   }
 
   async #write(items: Parameters<typeof transact>[2]): Promise<void> {

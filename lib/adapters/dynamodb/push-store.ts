@@ -1,6 +1,7 @@
 import { MeshRaceError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
+import { inlineBytes, removeParts, removePartsBefore, splitParts, writeParts } from './declaration-parts.ts';
 import { nodePartition } from './keys.ts';
 import {
   allNodesIndex,
@@ -42,6 +43,29 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
   }
 
   /**
+   * A declaration over one item goes in parts first (declaration-parts.ts), under keys no head
+   * names yet; the head that names them is put by the send's transaction, and the parts it
+   * replaced are removed after it. So what a host reads is one send's whole declaration or the
+   * one before it, whatever fails in between.
+   */
+  async send(write: SendWrite): Promise<void> {
+    const where = { client: this.client, tableName: this.tableName, node: write.node };
+    const parts = Buffer.byteLength(write.canonical) > inlineBytes ? splitParts(write.canonical) : undefined;
+    if (parts) await writeParts(where, write, parts);
+    try {
+      await this.#sendHead(write, parts?.length);
+    } catch (error) {
+      // Named by no head: a lost race's parts go at once, those of a write the store failed with a later send.
+      if (parts && error instanceof MeshRaceError)
+        await removeParts(where, write, parts.length).catch(ignore);
+      throw error;
+    }
+    // The send has committed: old parts that stay (the store away now) are named by no head, and
+    // the next send's removal takes them, so the send is not failed for them.
+    if (parts || write.previousParts) await removePartsBefore(where, write).catch(ignore);
+  }
+
+  /**
    * One transaction when it fits DynamoDB's 100 items. A send minting more (a node given many
    * relations at once: 2 items a provision, 2 more a provider marked) first mints the overflow
    * in transactions of its own, each fenced by the node's mark: it must be the one read (then
@@ -50,7 +74,7 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
    * after a step leaves provisions that exist for relations that exist: the next compose finds
    * and sends them, and their providers are already marked for the grants.
    */
-  async send(write: SendWrite): Promise<void> {
+  async #sendHead(write: SendWrite, parts: number | undefined): Promise<void> {
     let mark = write.mark;
     let mints = write.mints;
     while (itemsFor(write.node, mints) + sendOwnItems > transactionLimit) {
@@ -63,7 +87,7 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
       {
         Put: {
           TableName: this.tableName,
-          Item: deliveryItem(write),
+          Item: deliveryItem(write, parts),
           ConditionExpression: write.previousRevision === undefined ? neverSent : revisionIsNext,
           ...(write.previousRevision !== undefined
             ? { ExpressionAttributeValues: { ':previous': write.previousRevision } }
@@ -153,6 +177,8 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
     return transact(this.client, store, items, capacity);
   }
 }
+
+const ignore = () => undefined;
 
 const providersOf = (node: string, mints: readonly Provision[]) =>
   new Set(mints.map((mint) => mint.providerNode).filter((provider) => provider !== node));

@@ -60,13 +60,17 @@ export const hostDeclarationHandler = (
     const node = authenticatedNode(event);
     const channel = deps.signalChannel?.(node);
     const signal: Record<string, string> = channel ? { [signalHeader]: JSON.stringify(channel) } : {};
-    const delivery = await deps.deliveries.readDelivery(node);
+    const ifNoneMatch = header(event, 'if-none-match');
+    // What the host has already is not read again: a declaration in parts is megabytes.
+    const delivery = await deps.deliveries.readDelivery(node, {
+      known: (etag) => matches(ifNoneMatch, etag),
+    });
     if (!delivery)
       throw new Problem(404, 'not_sent', `nothing was sent to ${node} yet; push it first`, {
         headers: signal,
       });
     const headers = { etag: delivery.etag, 'cache-control': 'no-cache', ...signal };
-    if (matches(header(event, 'if-none-match'), delivery.etag)) {
+    if (matches(ifNoneMatch, delivery.etag)) {
       return { statusCode: 304, headers, body: '' };
     }
     const answer: HostDeclarationAnswer = {

@@ -36,6 +36,8 @@ export type Sent = {
   readonly revision: number;
   readonly digest: string;
   readonly sentAt: string;
+  /** How many parts the store keeps it in, when it was too large for one item; its own bookkeeping, never in the digest. */
+  readonly parts?: number;
 };
 
 /** A relation of another module (on this node or another) to one of this node's providers. */

@@ -72,6 +72,7 @@ export class Pusher {
           sentAt: this.#mint.now(),
           mints: composed.mints,
           mark: snapshot.mark,
+          ...(snapshot.sent?.parts ? { previousParts: snapshot.sent.parts } : {}),
         });
       } catch (error) {
         if (error instanceof MeshRaceError) continue;

@@ -94,4 +94,6 @@ export type SendWrite = {
   readonly mints: readonly Provision[];
   /** The node's own mark as read; cleared with the send only if unchanged. */
   readonly mark: number | undefined;
+  /** The parts the previous declaration was kept in (its Sent), which the store removes once this one is sent. */
+  readonly previousParts?: number;
 };
