@@ -29,6 +29,7 @@ import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
+import { DynamoDBViewPages } from './adapters/dynamodb/view-pages.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
 import { InProcessPushStarter } from './adapters/push-run/in-process-push-starter.ts';
 import { LambdaPushStarter } from './adapters/push-run/lambda-push-starter.ts';
@@ -73,6 +74,7 @@ import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
 import { describeCause } from './core/unavailable.ts';
+import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
@@ -104,6 +106,8 @@ export type Parts = {
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
+  /** `GET /status`, `/nodes` and `/graph` a page at a time. */
+  readonly viewPages: ViewPages;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: enrolment.TokenStore;
@@ -205,6 +209,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
+    viewPages: () => new DynamoDBViewPages({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () =>
       new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
