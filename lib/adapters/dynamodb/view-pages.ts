@@ -13,7 +13,7 @@ import {
 import type { ListedNode, MeshEdge, MeshNode } from '../../core/views.ts';
 import { meshNodeOf } from './mesh-view-reader.ts';
 import { edgesOf, type NodePartition, readNodePartition } from './node-partition.ts';
-import { TableStore } from './requests.ts';
+import { TableStore, type TableStoreOptions } from './requests.ts';
 import { nodeStatusOf } from './status-reader.ts';
 import { nextCandidates } from './view-lists.ts';
 
@@ -31,6 +31,13 @@ const namesPerPage = 20_000;
  * core/view-pages.ts's byte bound, or when it has read `candidatesPerPage` partitions.
  */
 export class DynamoDBViewPages extends TableStore implements ViewPages {
+  readonly #pageBytes: number;
+
+  constructor(options: TableStoreOptions & { readonly pageBytes?: number }) {
+    super(options);
+    this.#pageBytes = options.pageBytes ?? pageBytes;
+  }
+
   statusPage(query: ViewQuery): Promise<Page<NodeStatus>> {
     return this.#page(query, (_partition, status) => status);
   }
@@ -82,7 +89,7 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
         if (!status || !passes(filter, status, partition.assignments)) continue;
         const entry = entryOf(partition, status);
         bytes += jsonBytes(entry) + 1;
-        if (bytes > pageBytes && entries.length > 0)
+        if (bytes > this.#pageBytes && entries.length > 0)
           return { entries, next: at > 0 ? (partitions[at - 1] as NodePartition).node : (after ?? null) };
         entries.push(entry);
         if (entries.length === limit) {
