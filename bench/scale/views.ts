@@ -1,0 +1,187 @@
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBMeshViewReader } from '../../lib/adapters/dynamodb/mesh-view-reader.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import { DynamoDBStatusReader } from '../../lib/adapters/dynamodb/status-reader.ts';
+import { cliPageNodes } from '../../lib/cli/view-pages.ts';
+import { jsonBytes } from '../../lib/core/view-pages.ts';
+import { listedNodes } from '../../lib/core/views.ts';
+import { runMesh } from '../../test/support/processes.ts';
+import type { ScaleMesh } from '../scale.bench.ts';
+import { median, sample } from '../support/stats.ts';
+import type { BenchTable } from '../support/table.ts';
+
+/** AWS's bounds on one request of `mesh status`: API Gateway's 29 s, Lambda's 6 MB answer. */
+const gatewaySeconds = 29;
+const lambdaAnswerBytes = 6 * 1024 * 1024;
+const kib = (bytes: number) => Math.round(bytes / 1024);
+
+type Asked = { readonly ms: number; readonly bytes: number; readonly next?: string };
+
+/**
+ * The views at scale (issue 22, parts 1, 3 and 5): a filtered page, a paged walk of /status, the
+ * console's first render, and `mesh status` paged against AWS's bounds, beside today's
+ * whole-mesh reads of the same store.
+ */
+export async function viewSection(mesh: ScaleMesh): Promise<BenchTable[]> {
+  const { size, runtime } = mesh;
+  const ask = async (route: string): Promise<Asked> => {
+    const started = performance.now();
+    const answer = await fetch(`${runtime.url}${route}`);
+    const text = await answer.text();
+    const ms = performance.now() - started;
+    if (!answer.ok) throw new Error(`${route} answered ${answer.status}: ${text.slice(0, 200)}`);
+    const { next } = JSON.parse(text) as { next?: string };
+    return { ms, bytes: Buffer.byteLength(text), ...(next ? { next } : {}) };
+  };
+  /** Median of 7 after 1 warm-up, and the largest answer. */
+  const timed = async (route: string) => {
+    let bytes = 0;
+    const times = await sample(
+      7,
+      async () => {
+        bytes = Math.max(bytes, (await ask(route)).bytes);
+      },
+      1,
+    );
+    return { ms: median(times), bytes };
+  };
+  const walk = async (route: string, limit: number) => {
+    const started = performance.now();
+    let slowest = 0;
+    let largest = 0;
+    let pages = 0;
+    let cursor: string | undefined;
+    do {
+      const page = await ask(`${route}?limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`);
+      slowest = Math.max(slowest, page.ms);
+      largest = Math.max(largest, page.bytes);
+      pages += 1;
+      cursor = page.next;
+    } while (cursor);
+    return { ms: performance.now() - started, slowest, largest, pages };
+  };
+
+  const rows: Array<Array<string | number>> = [];
+  for (const route of [
+    '/status?behind=true&limit=100',
+    '/status?failed=true&limit=100',
+    '/nodes?offline=true&limit=100',
+    '/graph?module=broker&limit=100',
+  ]) {
+    const { ms, bytes } = await timed(route);
+    rows.push([`filtered page GET ${route}`, Math.round(ms), kib(bytes), 1]);
+  }
+  const walks = size > 20_000 ? 1 : 3;
+  const paged: Array<Awaited<ReturnType<typeof walk>>> = [];
+  for (let i = 0; i < walks; i += 1) paged.push(await walk('/status', 1000));
+  const first = paged[0] as Awaited<ReturnType<typeof walk>>;
+  rows.push([
+    `paged walk of GET /status, 1,000 a page (${walks === 1 ? 'once' : `median of ${walks}`})`,
+    Math.round(median(paged.map((p) => p.ms))),
+    kib(Math.max(...paged.map((p) => p.largest))),
+    first.pages,
+  ]);
+
+  const page = await mesh.browser.context.newPage();
+  const renders: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    await page.goto(`${runtime.url}/console`);
+    await page.waitForSelector('body[data-state="ready"]', { timeout: 120_000 });
+    renders.push(Number(await page.locator('body').getAttribute('data-first-render-ms')));
+  }
+  const boxes = await page.locator('[data-box]').count();
+  await page.close();
+  rows.push([
+    'console first render (navigation → first page drawn, grouped; 5 loads)',
+    Math.round(median(renders)),
+    '',
+    3,
+  ]);
+
+  // Today's way: the whole-mesh readers the routes used before pages, on the same store.
+  const client = makeDynamoDBClient(runtime.config);
+  const table = { client: documentClient(client), tableName: runtime.config.inventoryTable };
+  const today = async (what: string, read: () => Promise<unknown>) => {
+    const started = performance.now();
+    try {
+      const answer = await read();
+      const ms = performance.now() - started;
+      const bytes = jsonBytes(answer);
+      const over = [
+        ms > gatewaySeconds * 1000 ? 'over 29 s' : '',
+        bytes > lambdaAnswerBytes ? 'over 6 MB' : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
+      rows.push([
+        `today: ${what}${over ? ` (${over}: would fail on AWS)` : ''}`,
+        Math.round(ms),
+        kib(bytes),
+        '',
+      ]);
+    } catch (error) {
+      rows.push([
+        `today: ${what} (failed after ${Math.round(performance.now() - started)} ms: ${(error as Error).message})`,
+        '',
+        '',
+        '',
+      ]);
+    }
+  };
+  await today('GET /status, every partition (once)', async () => ({
+    nodes: await new DynamoDBStatusReader(table).status(),
+  }));
+  await today('GET /graph, every partition, the console’s first read (once)', () =>
+    new DynamoDBMeshViewReader(table).graph(),
+  );
+  await today('GET /nodes, every partition (once)', async () => ({
+    nodes: listedNodes(await new DynamoDBMeshViewReader(table).graph()),
+  }));
+  client.destroy();
+
+  // `mesh status` as operators run it: the CLI's pages, each one request, held to AWS's bounds.
+  const cli = await walk('/status', cliPageNodes);
+  const cliStarted = performance.now();
+  const run = await runMesh(runtime.url, ['status']);
+  const cliMs = performance.now() - cliStarted;
+  if (run.code !== 0) throw new Error(`mesh status exited ${run.code}: ${run.output.slice(-500)}`);
+  const printed = run.stdout.split('\n').filter((line) => line.startsWith('node-')).length;
+
+  return [
+    {
+      title: `views at ${size.toLocaleString('en')} nodes on DynamoDB Local: paged and filtered beside today's whole-mesh reads`,
+      columns: ['read', 'median ms', 'largest answer KiB', 'requests'],
+      rows,
+      notes: [
+        `seeded: every node three modules and sent, one in ten a broker, one in 50 behind, one in 40 failed, one in 20 offline`,
+        `a filtered page is 100 nodes; the console's first render reads /graph?limit=400, /pushes and /dead-letters and draws ${boxes} boxes`,
+      ],
+    },
+    {
+      title: `mesh status at ${size.toLocaleString('en')} nodes, paged, against AWS's bounds (${gatewaySeconds} s a request, 6 MB an answer)`,
+      columns: ['measure', 'value', 'bound', 'within'],
+      rows: [
+        [`pages of ${cliPageNodes}`, cli.pages, '', ''],
+        [
+          'slowest request ms',
+          Math.round(cli.slowest),
+          gatewaySeconds * 1000,
+          cli.slowest < gatewaySeconds * 1000 ? 'yes' : 'NO',
+        ],
+        [
+          'largest answer KiB',
+          kib(cli.largest),
+          kib(lambdaAnswerBytes),
+          cli.largest < lambdaAnswerBytes ? 'yes' : 'NO',
+        ],
+        ['whole walk ms (requests only)', Math.round(cli.ms), '', ''],
+        [
+          `mesh status wall ms (the CLI, ${printed} nodes printed)`,
+          Math.round(cliMs),
+          '',
+          printed === size ? 'all' : 'MISSING',
+        ],
+      ],
+    },
+  ];
+}
