@@ -4,14 +4,15 @@ import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 import { type OpenBrowser, openBrowser } from '../test/support/browser.ts';
 import { fleetStateItems } from '../test/support/view-seeds.ts';
-import { nodeName, seed, seedItems } from './push.bench.ts';
+import { seed } from './push.bench.ts';
+import { fleetItems, fleetName } from './scale/fleet-seed.ts';
 import { viewSection } from './scale/views.ts';
 import { benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
 
 /**
  * The mesh at fleet scale (issue 22): for each size, a mesh seeded straight into the store
- * (push.bench.ts's mesh, and test/support/view-seeds.ts's behind, failed and offline nodes),
+ * (scale/fleet-seed.ts, and test/support/view-seeds.ts's behind, failed and offline nodes),
  * served by the local runtime, and each section measuring what it owns against it, new way beside
  * today's in the same run. A section is a function of the seeded mesh that answers its tables;
  * more go in `sections` (and `once`, for what is measured on a mesh of its own).
@@ -45,7 +46,7 @@ export async function run(): Promise<BenchTable[]> {
       });
       try {
         const seeded = await seedFleet(runtime, size);
-        const mesh: ScaleMesh = { size, runtime, browser, nodeName };
+        const mesh: ScaleMesh = { size, runtime, browser, nodeName: fleetName };
         for (const section of sections) {
           const measured = await section(mesh);
           tables.push(
@@ -79,9 +80,9 @@ async function seedFleet(runtime: RunningLocalRuntime, size: number): Promise<nu
     requestHandler: { requestTimeout: 120_000 },
   });
   try {
-    const names = Array.from({ length: size }, (_, i) => nodeName(i));
+    const names = Array.from({ length: size }, (_, i) => fleetName(i));
     await seed(documentClient(client), runtime.config.inventoryTable, [
-      ...seedItems(size),
+      ...fleetItems(size),
       ...fleetStateItems(names),
     ]);
   } finally {

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nodeName, seed, seedItems } from '../../bench/push.bench.ts';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBMeshViewReader } from '../../lib/adapters/dynamodb/mesh-view-reader.ts';
@@ -26,6 +26,8 @@ import { fleetStateItems } from '../support/view-seeds.ts';
  * as the whole read filtered, cursors checked, answers bounded.
  */
 const size = 800;
+// Walks of 800 nodes, and the whole reads they are compared with, on two cores shared by others.
+vi.setConfig({ testTimeout: 600_000 });
 const region = process.env.AWS_REGION ?? 'us-east-1';
 let config: MeshConfig;
 let parts: Parts;
