@@ -1,6 +1,6 @@
 // @ts-check
 import { el, replaceChildren } from './dom.js';
-import { firstPageNodes, groupRoute, LoadedMesh, searchRoutes } from './fleet.js';
+import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes } from './fleet.js';
 import { GraphView } from './graph-view.js';
 import { arrange, groupAbove } from './layout.js';
 import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
@@ -35,7 +35,7 @@ const state = {
   /** @type {MeshGraph | null} */ graph: null,
   /** The nodes loaded of a mesh larger than one page; null while the mesh fits on one. @type {LoadedMesh | null} */
   fleet: null,
-  view: { search: '', trouble: false, grouped: false },
+  view: { search: '', trouble: false, grouped: false, groupBy: '' },
   groupedChosen: false,
   /** @type {Selection | null} */ selected: null,
   /** @type {Box[]} */ boxes: [],
@@ -50,7 +50,9 @@ const graphView = new GraphView(byId('graph'), {
         : { kind: 'group', id: box.id };
     showTab('node');
     void showSelection();
-    const route = box.kind === 'group' && state.fleet ? groupRoute(box.members[0]) : null;
+    const group = box.id.slice('group:'.length);
+    const route =
+      box.kind === 'group' && state.fleet ? groupRoute(box.members[0], group, state.view.groupBy) : null;
     if (route) void load([route]).then(showSelection);
   },
 });
@@ -58,19 +60,30 @@ const context = { nowMs: Date.now(), onNode: (/** @type {string} */ node) => sel
 
 function drawGraph() {
   if (!state.graph) return;
+  const groupBy = /** @type {HTMLSelectElement} */ (byId('group-by'));
+  const keys = labelKeys(state.graph);
+  if (groupBy.options.length !== keys.length + 1)
+    replaceChildren(
+      groupBy,
+      el('option', { value: '' }, 'modules'),
+      ...keys.map((key) =>
+        el('option', { value: key, selected: key === state.view.groupBy }, `label ${key}`),
+      ),
+    );
   const arranged = arrange(state.graph, state.view);
   state.boxes = arranged.boxes;
   graphView.render(arranged);
   const note = byId('graph-note');
   note.hidden = !(arranged.grouped || arranged.shown === 0 || state.view.search || state.view.trouble);
   const fleet = state.fleet;
+  const groups = state.view.groupBy ? `groups by label ${state.view.groupBy}` : 'groups of the same modules';
   note.hidden &&= !fleet;
   note.textContent = fleet
-    ? `${arranged.shown} of ${fleet.size} loaded nodes shown${arranged.grouped ? `, in ${arranged.boxes.length} groups of the same modules` : ''}; the mesh has more: search a name or module, open a group${fleet.next ? ', or load more' : ''}`
+    ? `${arranged.shown} of ${fleet.size} loaded nodes shown${arranged.grouped ? `, in ${arranged.boxes.length} ${groups}` : ''}; the mesh has more: search a name or module, open a group${fleet.next ? ', or load more' : ''}`
     : arranged.shown === 0
       ? 'nothing to show: no node matches'
       : arranged.grouped
-        ? `${arranged.shown} nodes in ${arranged.boxes.length} groups of the same modules: search to see single nodes`
+        ? `${arranged.shown} nodes in ${arranged.boxes.length} ${groups}: search to see single nodes`
         : `${arranged.shown} of ${state.graph.nodes.length} nodes shown`;
   const nodes = state.graph.nodes;
   const behind = nodes.filter((n) => n.behind).length;
@@ -194,6 +207,10 @@ input('trouble').addEventListener('change', () => {
 input('grouped').addEventListener('change', () => {
   state.groupedChosen = true;
   state.view.grouped = input('grouped').checked;
+  drawGraph();
+});
+byId('group-by').addEventListener('change', () => {
+  state.view.groupBy = /** @type {HTMLSelectElement} */ (byId('group-by')).value;
   drawGraph();
 });
 byId('zoom-in').addEventListener('click', () => graphView.zoomBy(1.25));

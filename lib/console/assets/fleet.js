@@ -73,10 +73,20 @@ export function searchRoutes(term) {
   ];
 }
 
-/** The page a group opened loads: the nodes that carry its first module. @param {MeshNode | undefined} member */
-export function groupRoute(member) {
+/**
+ * The page a group opened loads: the nodes of its label value when grouped by a label (the
+ * group's own text is the selector), else the nodes that carry its first module.
+ * @param {MeshNode | undefined} member @param {string} group @param {string | undefined} groupBy
+ */
+export function groupRoute(member, group, groupBy) {
+  if (groupBy) return `/graph?on=${encodeURIComponent(group)}&limit=${loadNodes}`;
   const module = member?.modules[0]?.module;
   return module ? `/graph?module=${encodeURIComponent(module)}&limit=${loadNodes}` : null;
+}
+
+/** The label keys of the nodes loaded, sorted: what the graph may be grouped by. @param {MeshGraph} graph */
+export function labelKeys(graph) {
+  return [...new Set(graph.nodes.flatMap((n) => Object.keys(n.labels ?? {})))].sort();
 }
 
 /**
