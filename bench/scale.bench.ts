@@ -8,7 +8,7 @@ import { seed } from './push.bench.ts';
 import { fleetItems, fleetName } from './scale/fleet-seed.ts';
 import { viewSection } from './scale/views.ts';
 import { benchEnvironment } from './support/environment.ts';
-import type { BenchTable } from './support/table.ts';
+import { type BenchTable, formatTable } from './support/table.ts';
 
 /**
  * The mesh at fleet scale (issue 22): for each size, a mesh seeded straight into the store
@@ -49,6 +49,8 @@ export async function run(): Promise<BenchTable[]> {
         const mesh: ScaleMesh = { size, runtime, browser, nodeName: fleetName };
         for (const section of sections) {
           const measured = await section(mesh);
+          // Said as measured too, so a run cut short still shows the sizes it finished.
+          for (const table of measured) process.stderr.write(`\n${formatTable(table)}`);
           tables.push(
             ...measured.map((table) => ({
               ...table,
