@@ -113,6 +113,20 @@ export async function viewSection(mesh: ScaleMesh): Promise<BenchTable[]> {
     }
   });
 
+  // `mesh status` as operators run it: the CLI's pages, each one request, held to AWS's bounds.
+  const cli = await walk('/status', cliPageNodes).catch((error: Error) => ({
+    ms: Number.NaN,
+    slowest: Number.NaN,
+    largest: Number.NaN,
+    pages: `failed: ${error.message.slice(0, 80)}`,
+  }));
+  const cliStarted = performance.now();
+  const run = await runMesh(runtime.url, ['status']);
+  const cliMs = performance.now() - cliStarted;
+  const printed = run.stdout.split('\n').filter((line) => line.startsWith('node-')).length;
+  const exited =
+    run.code === 0 ? '' : `, exited ${run.code}: ${run.output.trim().split('\n').at(-1)?.slice(0, 100)}`;
+
   // Today's way, last, since a read cut off at its cap runs on: the whole-mesh readers the
   // routes used before pages, on the same store.
   const client = makeDynamoDBClient(runtime.config);
