@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { parseSelector } from '../core/mesh-file/selectors.ts';
+import type { MeshEdge } from '../core/views.ts';
 import type { ApiClient } from './api-client.ts';
 import { cliLines } from './lines.ts';
 import type { Output } from './output.ts';
@@ -63,16 +64,19 @@ export async function readPages<Node>(
   view: string,
   path: string,
   query: URLSearchParams,
-  onPage: (nodes: readonly Node[]) => void,
+  onPage: (nodes: readonly Node[], answer: { readonly edges?: MeshEdge[] }) => void,
 ): Promise<Node[]> {
   const all: Node[] = [];
   let cursor: string | undefined;
   for (let page = 1; ; page += 1) {
     const asked = new URLSearchParams(query);
     if (cursor) asked.set('cursor', cursor);
-    const answer = await api.call<{ nodes: Node[]; next?: string }>('GET', `${path}?${asked}`);
+    const answer = await api.call<{ nodes: Node[]; edges?: MeshEdge[]; next?: string }>(
+      'GET',
+      `${path}?${asked}`,
+    );
     all.push(...answer.nodes);
-    onPage(answer.nodes);
+    onPage(answer.nodes, answer);
     if (!answer.next) return all;
     output.say(cliLines.viewPage, { view, page, nodes: all.length });
     cursor = answer.next;

@@ -10,6 +10,7 @@ import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import {
   behindLine,
+  cliPageNodes,
   filtered,
   readPages,
   type ViewOptions,
@@ -89,7 +90,13 @@ export function registerSeeingCommands(program: Command): void {
           .enum(['mermaid', 'dot'], { message: 'the format is mermaid or dot' })
           .safeParse(options.format);
         if (!parsed.success) return usage(output, parsed.error);
-        const graph = await api.call<MeshGraph>('GET', '/graph');
+        // Every page, so a mesh past one page is drawn whole; the text is printed once at the end.
+        const graph: { nodes: MeshGraph['nodes'][number][]; edges: MeshEdge[] } = { nodes: [], edges: [] };
+        const query = new URLSearchParams({ limit: String(cliPageNodes) });
+        await readPages<MeshGraph['nodes'][number]>(api, output, 'graph', '/graph', query, (nodes, page) => {
+          graph.nodes.push(...nodes);
+          graph.edges.push(...(page.edges ?? []));
+        });
         output.result(graph);
         output.line(graphText(graph, parsed.data as GraphFormat).trimEnd());
         output.say(cliLines.graphCounted, { nodes: graph.nodes.length, relations: graph.edges.length });
