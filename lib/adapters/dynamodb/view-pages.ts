@@ -19,6 +19,8 @@ import { nextCandidates } from './view-lists.ts';
 
 /** Partitions read at once, as the whole-mesh reads do. */
 const readsInFlight = 16;
+/** Partitions read before the page checks whether it is full or past its bytes. */
+const sliceNodes = 128;
 /** Names asked of a list at once when a page is filtered beyond what its list answers. */
 const filteredBatch = 200;
 /** Names a page looks at in its list, read or ruled out by their labels, before it answers. */
@@ -72,29 +74,38 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
       filter.on !== undefined || Object.keys(filter).filter((name) => name !== 'prefix').length > 1;
     let bytes = 0;
     let after = query.after;
+    // The last node looked at: a page cut short by its bytes starts the next page after it.
+    let previous = query.after ?? null;
     let read = 0;
     let looked = 0;
     for (;;) {
       const wanted = limit - entries.length;
       const count = narrowed ? Math.max(wanted, filteredBatch) : wanted;
       const candidates = await nextCandidates(this.client, this.tableName, filter, after, count);
-      const partitions = await mapLimit(candidates.names, readsInFlight, (node) =>
-        readNodePartition(this.client, this.tableName, node),
-      );
-      read += partitions.length;
       looked += candidates.looked;
-      for (const [at, partition] of partitions.entries()) {
-        const status = nodeStatusOf(partition.node, partition.items);
-        // A name whose node item is gone (removed since the list was read) is not in the mesh.
-        if (!status || !passes(filter, status, partition.assignments)) continue;
-        const entry = entryOf(partition, status);
-        bytes += jsonBytes(entry) + 1;
-        if (bytes > this.#pageBytes && entries.length > 0)
-          return { entries, next: at > 0 ? (partitions[at - 1] as NodePartition).node : (after ?? null) };
-        entries.push(entry);
-        if (entries.length === limit) {
-          const last = at === partitions.length - 1 && candidates.done;
-          return { entries, next: last ? null : partition.node };
+      const { names } = candidates;
+      // Read a slice at a time, so a page that fills or is cut short early reads little more.
+      for (let from = 0; from < names.length; from += sliceNodes) {
+        const partitions = await mapLimit(names.slice(from, from + sliceNodes), readsInFlight, (node) =>
+          readNodePartition(this.client, this.tableName, node),
+        );
+        read += partitions.length;
+        for (const [at, partition] of partitions.entries()) {
+          const status = nodeStatusOf(partition.node, partition.items);
+          // A name whose node item is gone (removed since the list was read) is not in the mesh.
+          if (!status || !passes(filter, status, partition.assignments)) {
+            previous = partition.node;
+            continue;
+          }
+          const entry = entryOf(partition, status);
+          bytes += jsonBytes(entry) + 1;
+          if (bytes > this.#pageBytes && entries.length > 0) return { entries, next: previous };
+          entries.push(entry);
+          previous = partition.node;
+          if (entries.length === limit) {
+            const last = from + at === names.length - 1 && candidates.done;
+            return { entries, next: last ? null : partition.node };
+          }
         }
       }
       if (candidates.done || candidates.last === null) return { entries, next: null };
