@@ -106,7 +106,6 @@ export type Parts = {
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
-  /** `GET /status`, `/nodes` and `/graph` a page at a time. */
   readonly viewPages: ViewPages;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
