@@ -10,6 +10,8 @@ export type IndexDescription = {
   readonly indexName: string;
   readonly partitionKey: KeyAttribute;
   readonly sortKey?: KeyAttribute;
+  /** What the index copies of each item: every attribute, or its keys alone. @default 'ALL' */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 };
 
 export type TableDescription = {
@@ -51,6 +53,16 @@ export const inventoryTable: TableDescription = {
       indexName: 'gsi1',
       partitionKey: { name: 'gsi1pk', type: 'S' },
       sortKey: { name: 'gsi1sk', type: 'S' },
+    },
+    {
+      // Sparse: only a failed report or an offline presence carries these keys, so each list
+      // holds just those nodes and is written only when a node turns failed or offline or back
+      // (lib/adapters/dynamodb/view-lists.ts). Keys only, so a heartbeat of a failed node, which
+      // changes no key, writes nothing here.
+      indexName: 'gsi2',
+      partitionKey: { name: 'gsi2pk', type: 'S' },
+      sortKey: { name: 'gsi2sk', type: 'S' },
+      projection: 'KEYS_ONLY',
     },
   ],
   timeToLiveAttribute: 'expiresAt',

@@ -29,6 +29,7 @@ import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
+import { DynamoDBViewPages } from './adapters/dynamodb/view-pages.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
 import { InProcessPushStarter } from './adapters/push-run/in-process-push-starter.ts';
 import { LambdaPushStarter } from './adapters/push-run/lambda-push-starter.ts';
@@ -41,14 +42,12 @@ import { LocalPushFlow } from './adapters/stepfunctions/local-push-flow.ts';
 import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-push-flow.ts';
 import { built } from './built.ts';
 import type { MeshConfig } from './config.ts';
-import { logLine, say } from './core/coded-lines.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
 import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
 import type * as control from './core/control/ports.ts';
 import type * as enrolment from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
 import { RememberedCredentials } from './core/host-identity/remembered-credentials.ts';
-import { pushLines } from './core/mesh/lines.ts';
 import type {
   MeshChangeStore,
   MeshRemovals,
@@ -58,7 +57,7 @@ import type {
   PushTaskFunctions,
 } from './core/mesh/ports.ts';
 import { Pusher } from './core/mesh/push.ts';
-import { RecordedPushFlow } from './core/mesh/push-records.ts';
+import { noteQuietly, RecordedPushFlow } from './core/mesh/push-records.ts';
 import { runPushJob } from './core/mesh/push-runs.ts';
 import { pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
@@ -74,7 +73,7 @@ import type {
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
-import { describeCause } from './core/unavailable.ts';
+import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
 
 /**
@@ -106,6 +105,7 @@ export type Parts = {
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
+  readonly viewPages: ViewPages;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: enrolment.TokenStore;
@@ -180,8 +180,9 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         }),
         {
           progress: {
-            round: (id, progress) => noteQuietly(parts, id, () => parts.pushRecords.progress(id, progress)),
-            batch: (id, done) => noteQuietly(parts, id, () => parts.pushRecords.batchDone(id, done)),
+            round: (id, progress) =>
+              noteQuietly(parts.log, id, () => parts.pushRecords.progress(id, progress)),
+            batch: (id, done) => noteQuietly(parts.log, id, () => parts.pushRecords.batchDone(id, done)),
           },
         },
       ),
@@ -207,6 +208,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
+    viewPages: () => new DynamoDBViewPages({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () =>
       new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
@@ -285,13 +287,4 @@ export function holdPolicyOf(config: Pick<MeshConfig, 'holdBoundSeconds'>): Hold
 
 function overridesOf(overrides: PartsOptions['overrides'] = {}) {
   return Object.fromEntries(Object.entries(overrides).map(([key, value]) => [key, () => value]));
-}
-
-/** A push's progress noted in its record; a note that cannot be written never stops the push. */
-async function noteQuietly(parts: Parts, id: string, note: () => Promise<void>): Promise<void> {
-  try {
-    await note();
-  } catch (error) {
-    logLine(parts.log, say(pushLines.progressNotNoted, { pushId: id, reason: describeCause(error) }));
-  }
 }

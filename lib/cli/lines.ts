@@ -138,6 +138,12 @@ export const cliLines = {
     'info',
     ({ node, revision, sentAt, digest }) => `${node}: revision ${revision}, sent ${sentAt}, digest ${digest}`,
   ),
+  viewPage: codedLine<{ readonly view: string; readonly page: number; readonly nodes: number }>(
+    'view.page',
+    'info',
+    ({ view, page, nodes }) =>
+      `${view}: page ${page}, ${nodes.toLocaleString('en')} nodes so far; reading on…`,
+  ),
   graphCounted: codedLine<{ readonly nodes: number; readonly relations: number }>(
     'graph.counted',
     'info',

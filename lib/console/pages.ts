@@ -35,7 +35,7 @@ export const consoleFiles: ReadonlyArray<{
   { path: '/console', file: 'index.html', contentType: 'text/html; charset=utf-8' },
   { path: '/console/console.css', file: 'console.css', contentType: 'text/css; charset=utf-8' },
   { path: '/console/icon.svg', file: 'icon.svg', contentType: 'image/svg+xml' },
-  ...['app.js', 'dom.js', 'graph-view.js', 'layout.js', 'panels.js'].map((file) => ({
+  ...['app.js', 'dom.js', 'fleet.js', 'graph-view.js', 'layout.js', 'panels.js'].map((file) => ({
     path: `/console/${file}`,
     file,
     contentType: javascript,

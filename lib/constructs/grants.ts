@@ -32,12 +32,14 @@ const inFinding = (value: string, pseudo: string) => (Token.isUnresolved(value) 
 
 /** The partition keys of every node's items (`node#<name>`), in both tables. */
 export const nodePartitions = nodePartition('*');
+/** The index partitions of the views' sparse lists (`view#failed`, `view#offline`). */
+const sparseViews = 'view#*';
 
 /**
  * The DynamoDB calls Mesh's adapters make, and nothing else: reads are GetItem, BatchGetItem
  * and Query; writes are PutItem, UpdateItem, DeleteItem and the ConditionCheck a transaction
- * holds (TransactWriteItems is judged item by item against these); the inventory's index is
- * queried for the list of every node only; the table is scanned by the mesh file's routes only
+ * holds (TransactWriteItems is judged item by item against these); the inventory's indexes are
+ * queried for the list of every node and the sparse lists of failed and offline nodes only; the table is scanned by the mesh file's routes only
  * (the whole live mesh). No BatchWriteItem, DescribeTable or stream read serves any code.
  */
 type TableGrant = {
@@ -45,8 +47,8 @@ type TableGrant = {
   readonly actions: readonly string[];
   /** The partition keys the calls may touch (`dynamodb:LeadingKeys`); every partition when absent. */
   readonly partitions?: string | readonly string[];
-  /** The calls go to the table's indexes, not the table. */
-  readonly onIndexes?: boolean;
+  /** The calls go to this index of the table, not the table. */
+  readonly onIndex?: string;
 };
 
 const reads = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
@@ -60,7 +62,11 @@ const writes = [
 const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   'inventory:read': [{ table: 'inventory', actions: reads }],
   'inventory:list': [
-    { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndexes: true },
+    { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndex: 'gsi1' },
+  ],
+  // The sparse lists of failed and offline nodes (lib/adapters/dynamodb/view-lists.ts).
+  'inventory:views': [
+    { table: 'inventory', actions: ['dynamodb:Query'], partitions: sparseViews, onIndex: 'gsi2' },
   ],
   'inventory:scan': [{ table: 'inventory', actions: ['dynamodb:Scan'] }],
   'inventory:write': [{ table: 'inventory', actions: writes }],
@@ -172,8 +178,10 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
 function tableStatements(grant: TableGrant, props: GrantedResources): PolicyStatement[] {
   const table = grant.table === 'inventory' ? props.inventoryTable : props.identityTable;
   const indexes = grant.table === 'inventory' ? inventoryTable.globalSecondaryIndexes : [];
-  const resources = grant.onIndexes
-    ? indexes.map((index) => `${table.tableArn}/index/${index.indexName}`)
+  const resources = grant.onIndex
+    ? indexes
+        .filter((index) => index.indexName === grant.onIndex)
+        .map((index) => `${table.tableArn}/index/${index.indexName}`)
     : [table.tableArn];
   const conditions = grant.partitions
     ? { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [grant.partitions].flat() } }

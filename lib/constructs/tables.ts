@@ -1,5 +1,5 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { identityTable, inventoryTable, type KeyAttribute, type TableDescription } from '../resources.ts';
 
@@ -41,6 +41,7 @@ export class MeshTables extends Construct {
         ...(index.sortKey
           ? { sortKey: { name: index.sortKey.name, type: attributeType(index.sortKey) } }
           : {}),
+        ...(index.projection === 'KEYS_ONLY' ? { projectionType: ProjectionType.KEYS_ONLY } : {}),
       })),
       ...(description.timeToLiveAttribute ? { timeToLiveAttribute: description.timeToLiveAttribute } : {}),
       billing: Billing.onDemand(),

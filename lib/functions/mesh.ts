@@ -123,7 +123,7 @@ export const meshFunctions = [
     purpose: 'every node: enrolled, sent, applied, behind, last heard',
     trigger: 'api',
     route: { method: 'GET', path: '/status', auth: 'operator' },
-    access: ['inventory:read', 'inventory:list'],
+    access: ['inventory:read', 'inventory:list', 'inventory:views'],
     timeoutSeconds: 29,
     handler: meshStatusHandler,
   },

@@ -20,6 +20,8 @@ import type {
  *   is reached through the narrower accesses below only.
  * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
  *   list of every node (status, the node list and graph, the audit).
+ * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed
+ *   and offline nodes that a filtered page of status, the node list or the graph walks.
  * - `inventory:scan`: Scan of the inventory table: the whole live mesh in one pass, read only
  *   by the mesh file's export, plan and apply (lib/adapters/dynamodb/live-mesh-reader.ts).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
@@ -55,6 +57,7 @@ import type {
 export type Access =
   | 'inventory:read'
   | 'inventory:list'
+  | 'inventory:views'
   | 'inventory:scan'
   | 'inventory:write'
   | 'proofs:write'

@@ -78,7 +78,7 @@ export function createTableInput(table: TableDescription, tableName: string): Cr
               { AttributeName: index.partitionKey.name, KeyType: 'HASH' as const },
               ...(index.sortKey ? [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }] : []),
             ],
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: index.projection ?? 'ALL' },
           })),
         }
       : {}),

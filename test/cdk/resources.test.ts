@@ -21,7 +21,7 @@ describe('the synthesized template follows lib/resources.ts', () => {
               GlobalSecondaryIndexes: local.GlobalSecondaryIndexes.map((index) => ({
                 IndexName: index.IndexName,
                 KeySchema: index.KeySchema,
-                Projection: { ProjectionType: 'ALL' },
+                Projection: index.Projection,
               })),
             }
           : {}),

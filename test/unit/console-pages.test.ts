@@ -19,6 +19,7 @@ describe('the console’s pages', () => {
       '/console/icon.svg',
       '/console/app.js',
       '/console/dom.js',
+      '/console/fleet.js',
       '/console/graph-view.js',
       '/console/layout.js',
       '/console/panels.js',

@@ -133,7 +133,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
   }
 }
 
-function meshNodeOf(partition: NodePartition): MeshNode | undefined {
+export function meshNodeOf(partition: NodePartition): MeshNode | undefined {
   const status = nodeStatusOf(partition.node, partition.items);
   if (!status) return undefined;
   return {

@@ -3,13 +3,14 @@ import type { PresenceStore } from '../../core/signal/ports.ts';
 import { type PresenceEvent, versionTrustMs } from '../../core/signal/presence.ts';
 import { nodeItemKey, presenceItemKey } from './keys.ts';
 import { itemAbsent, itemPresent, TableStore, transact } from './requests.ts';
+import { offlineView } from './view-lists.ts';
 
 /**
  * A node's presence on the broker, in the inventory table:
  *
  * | pk          | sk         | attributes |
  * |-------------|------------|------------|
- * | `node#<n>`  | `presence` | online (BOOL), heardAt (ISO), atMs (N), version (N) |
+ * | `node#<n>`  | `presence` | online (BOOL), heardAt (ISO), atMs (N), version (N), gsi2pk/gsi2sk (`view#offline` / `<n>`, only while offline) |
  *
  * Access: one transaction per lifecycle event, the node's item checked to exist and to be older
  * than the event (a node removed since its host connected gets no presence item back, nor does
@@ -46,7 +47,11 @@ export class DynamoDBPresenceStore extends TableStore implements PresenceStore {
         Update: {
           TableName: this.tableName,
           Key: presenceItemKey(event.node),
-          UpdateExpression: 'SET #online = :online, heardAt = :heardAt, atMs = :atMs, #version = :version',
+          // On gsi2's offline list while disconnected, off it once connected (view-lists.ts).
+          UpdateExpression:
+            event.state === 'connected'
+              ? 'SET #online = :online, heardAt = :heardAt, atMs = :atMs, #version = :version REMOVE gsi2pk, gsi2sk'
+              : 'SET #online = :online, heardAt = :heardAt, atMs = :atMs, #version = :version, gsi2pk = :offlineView, gsi2sk = :node',
           ConditionExpression: newerEventWins,
           ExpressionAttributeNames: { '#online': 'online', '#version': 'version' },
           ExpressionAttributeValues: {
@@ -55,6 +60,7 @@ export class DynamoDBPresenceStore extends TableStore implements PresenceStore {
             ':atMs': event.atMs,
             ':version': event.version,
             ':trustedBefore': event.atMs - versionTrustMs,
+            ...(event.state === 'connected' ? {} : { ':offlineView': offlineView, ':node': event.node }),
           },
         },
       },

@@ -11,13 +11,14 @@ import { askStore } from '../../core/unavailable.ts';
 import { nodeItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
 import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
+import { failedView } from './view-lists.ts';
 
 /**
  * A node's latest report, in the inventory table:
  *
  * | pk          | sk       | attributes |
  * |-------------|----------|------------|
- * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt? |
+ * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed) |
  *
  * Access: one transaction per report: the node's item checked to exist and to be older than the
  * report's time on the queue (a report about an earlier node of the same name, removed since,
@@ -97,7 +98,7 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
       ),
     );
     if (!Attributes) return undefined;
-    const { pk: _pk, sk: _sk, ...kept } = Attributes;
+    const { pk: _pk, sk: _sk, gsi2pk: _gsi2pk, gsi2sk: _gsi2sk, ...kept } = Attributes;
     return { node, ...kept } as RecordedReport;
   }
 
@@ -112,6 +113,9 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
       if (report.step !== undefined) sets.push('step = :step');
       else removes.push('step');
       if (report.state === 'applied') sets.push('appliedRevision = :revision', 'appliedAt = :heardAt');
+      // On gsi2's failed list while failed, off it otherwise (view-lists.ts).
+      if (report.state === 'failed') sets.push('gsi2pk = :failedView', 'gsi2sk = :node');
+      else removes.push('gsi2pk', 'gsi2sk');
     }
     return {
       Update: {
@@ -127,6 +131,7 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
           ':state': report.state,
           ':revision': report.revision,
           ...(!heartbeat && report.step !== undefined ? { ':step': report.step } : {}),
+          ...(report.state === 'failed' ? { ':failedView': failedView, ':node': report.node } : {}),
         },
       },
     };

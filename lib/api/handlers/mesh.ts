@@ -10,12 +10,14 @@ import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts
 import type { MeshService } from '../../core/mesh/service.ts';
 import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
-import type { Clock, DeliveryReader, Log, StatusReader } from '../../core/ports.ts';
+import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
+import type { ViewPages } from '../../core/view-pages.ts';
 import { callerOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
+import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**
  * The mesh's operator handlers, one factory per function of lib/functions/mesh.ts; each
@@ -32,7 +34,7 @@ export type MeshPushDeps = {
   readonly now: Clock;
 } & Logged;
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
-export type MeshStatusDeps = { readonly statusReader: StatusReader } & Logged;
+export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
 
 const edge = (parts: Logged, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
@@ -111,7 +113,11 @@ export const meshPushPlanHandler = (parts: MeshSentDeps) =>
 
 /** GET /status */
 export const meshStatusHandler = (parts: MeshStatusDeps) =>
-  edge(parts, async () => json(200, { nodes: await parts.statusReader.status() }));
+  edge(parts, async (event) => {
+    const query = viewQueryOf(event);
+    const page = await parts.viewPages.statusPage(query);
+    return json(200, { nodes: page.entries, ...nextOf(page.next, query.filter) });
+  });
 
 /** GET /nodes/{node}/declaration */
 export const meshDeclarationHandler = (parts: MeshSentDeps) =>

@@ -7,11 +7,12 @@ import type { PushRecordReader } from '../../core/mesh/ports.ts';
 import { pushId, viewOfPushRecord } from '../../core/mesh/push-records.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log, MeshViewReader } from '../../core/ports.ts';
-import { listedNodes } from '../../core/views.ts';
+import type { ViewPages } from '../../core/view-pages.ts';
 import { json, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
+import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**
  * What operators look at: nodes, the graph, the pushes and the dead letters. Every route reads
@@ -33,9 +34,13 @@ export const nodePath = z.object({ node: nodeName });
 export const pushPath = z.object({ push: pushId });
 const clockOf = (parts: Deps) => parts.now ?? (() => new Date());
 
-/** GET /nodes */
-export const meshNodeListHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
-  edge(parts, async () => json(200, { nodes: listedNodes(await parts.meshView.graph()) }));
+/** GET /nodes?limit&cursor&filters: a page of nodes (lib/api/view-query.ts). */
+export const meshNodeListHandler = (parts: { readonly viewPages: ViewPages } & Deps) =>
+  edge(parts, async (event) => {
+    const query = viewQueryOf(event);
+    const page = await parts.viewPages.nodesPage(query);
+    return json(200, { nodes: page.entries, ...nextOf(page.next, query.filter) });
+  });
 
 /** GET /nodes/{node} */
 export const meshNodeShowHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
@@ -46,9 +51,13 @@ export const meshNodeShowHandler = (parts: { readonly meshView: MeshViewReader }
     return json(200, details);
   });
 
-/** GET /graph */
-export const meshGraphHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
-  edge(parts, async () => json(200, await parts.meshView.graph()));
+/** GET /graph?limit&cursor&filters: a page of nodes and the relations they consume through. */
+export const meshGraphHandler = (parts: { readonly viewPages: ViewPages } & Deps) =>
+  edge(parts, async (event) => {
+    const query = viewQueryOf(event);
+    const { nodes, edges, next } = await parts.viewPages.graphPage(query);
+    return json(200, { nodes, edges, ...nextOf(next, query.filter) });
+  });
 
 /** GET /pushes?limit=N */
 export const meshPushesHandler = (parts: { readonly pushRecords: PushRecordReader } & Deps) =>

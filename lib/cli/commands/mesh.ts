@@ -1,12 +1,19 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { labels as labelsSchema } from '../../core/mesh-file/schema.ts';
-import { matchesSelector, parseSelector, type Selector } from '../../core/mesh-file/selectors.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
+import {
+  behindLine,
+  filtered,
+  readPages,
+  type ViewOptions,
+  viewFilterOptions,
+  viewQueryOf,
+} from '../view-pages.ts';
 
 /** Registers the mesh area's `mesh` commands. */
 export function registerMeshCommands(program: Command): void {
@@ -86,43 +93,35 @@ export function registerMeshCommands(program: Command): void {
       }),
     );
 
-  program
-    .command('status')
-    .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
-    .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
-    .action(
-      action(async ({ api, output }, options: { on?: string }) => {
-        let selector: Selector | undefined;
-        try {
-          selector = options.on === undefined ? undefined : parseSelector(options.on);
-        } catch (error) {
-          output.say(cliLines.usage, { argument: '--on', problem: (error as Error).message });
-          return ExitCode.usage;
+  viewFilterOptions(
+    program
+      .command('status')
+      .description('every node: enrolled, sent revision, applied revision, behind, online, last heard'),
+  ).action(
+    action(async ({ api, output }, options: ViewOptions) => {
+      const asked = viewQueryOf(options);
+      if ('problem' in asked) {
+        output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
+        return ExitCode.usage;
+      }
+      const behind: string[] = [];
+      const nodes = await readPages<NodeStatus>(api, output, 'status', '/status', asked.query, (page) => {
+        for (const s of page) {
+          output.line(statusLine(s));
+          if (s.behind) behind.push(s.node);
         }
-        const all = (await api.call<{ nodes: NodeStatus[] }>('GET', '/status')).nodes;
-        const nodes = selector ? all.filter((n) => matchesSelector(selector, n.labels ?? {})) : all;
-        output.result({ nodes });
-        if (all.length === 0) output.line('no nodes yet: mesh node add NODE');
-        else if (nodes.length === 0) output.line(`no node matches ${options.on}`);
-        for (const s of nodes) {
-          output.line(
-            [
-              s.node,
-              s.enrolled ? 'enrolled' : 'not enrolled',
-              `sent ${s.sentRevision ?? '-'}`,
-              `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
-              s.behind ? 'BEHIND' : 'up to date',
-              ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
-              `last heard ${s.lastHeard ?? 'never'}`,
-            ].join('  '),
-          );
-        }
-        const behind = nodes.filter((s) => s.behind).map((s) => s.node);
-        if (behind.length > 0)
-          output.line(`${behind.length} behind: ${behind.join(', ')}; mesh push --behind`);
-        return ExitCode.ok;
-      }),
-    );
+      });
+      output.result({ nodes });
+      if (nodes.length === 0)
+        output.line(
+          filtered(options)
+            ? `no node matches ${options.on ?? [options.behind && '--behind', options.offline && '--offline', options.failed && '--failed'].filter(Boolean).join(' ')}`
+            : 'no nodes yet: mesh node add NODE',
+        );
+      if (behind.length > 0) output.line(behindLine(behind));
+      return ExitCode.ok;
+    }),
+  );
 
   program
     .command('declaration')
@@ -144,6 +143,18 @@ export function registerMeshCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
+}
+
+function statusLine(s: NodeStatus): string {
+  return [
+    s.node,
+    s.enrolled ? 'enrolled' : 'not enrolled',
+    `sent ${s.sentRevision ?? '-'}`,
+    `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
+    s.behind ? 'BEHIND' : 'up to date',
+    ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
+    `last heard ${s.lastHeard ?? 'never'}`,
+  ].join('  ');
 }
 
 /** Commander's way to take a repeated option as a list. */

@@ -8,25 +8,43 @@ import { ExitCode } from '../exit-codes.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import {
+  behindLine,
+  cliPageNodes,
+  filtered,
+  readPages,
+  type ViewOptions,
+  viewFilterOptions,
+  viewQueryOf,
+} from '../view-pages.ts';
 
 /** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
 export function registerSeeingCommands(program: Command): void {
   const node = program.commands.find((command) => command.name() === 'node') ?? program.command('node');
-  node
-    .command('list')
-    .description('every node: modules, relations each way, sent and applied revisions, behind, last heard')
-    .action(
-      action(async ({ api, output }) => {
-        const { nodes } = await api.call<{ nodes: ListedNode[] }>('GET', '/nodes');
-        output.result({ nodes });
-        if (nodes.length === 0) output.line('no nodes yet: mesh node add NODE');
-        printTable(output, nodes.map(listRow));
-        const behind = nodes.filter((n) => n.behind).map((n) => n.node);
-        if (behind.length > 0)
-          output.line(`${behind.length} behind: ${behind.join(', ')}; mesh push --behind`);
-        return ExitCode.ok;
-      }),
-    );
+  viewFilterOptions(
+    node
+      .command('list')
+      .description('every node: modules, relations each way, sent and applied revisions, behind, last heard'),
+  ).action(
+    action(async ({ api, output }, options: ViewOptions) => {
+      const asked = viewQueryOf(options);
+      if ('problem' in asked) {
+        output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
+        return ExitCode.usage;
+      }
+      const behind: string[] = [];
+      const nodes = await readPages<ListedNode>(api, output, 'node list', '/nodes', asked.query, (page) => {
+        // Columns are padded within a page: a page is printed before the next is read.
+        printTable(output, page.map(listRow));
+        behind.push(...page.filter((n) => n.behind).map((n) => n.node));
+      });
+      output.result({ nodes });
+      if (nodes.length === 0)
+        output.line(filtered(options) ? 'no node matches' : 'no nodes yet: mesh node add NODE');
+      if (behind.length > 0) output.line(behindLine(behind));
+      return ExitCode.ok;
+    }),
+  );
   node
     .command('show')
     .description('one node: modules, relations both ways, token, enrolment and key, sent and applied, behind')
@@ -72,7 +90,13 @@ export function registerSeeingCommands(program: Command): void {
           .enum(['mermaid', 'dot'], { message: 'the format is mermaid or dot' })
           .safeParse(options.format);
         if (!parsed.success) return usage(output, parsed.error);
-        const graph = await api.call<MeshGraph>('GET', '/graph');
+        // Every page, so a mesh past one page is drawn whole; the text is printed once at the end.
+        const graph: { nodes: MeshGraph['nodes'][number][]; edges: MeshEdge[] } = { nodes: [], edges: [] };
+        const query = new URLSearchParams({ limit: String(cliPageNodes) });
+        await readPages<MeshGraph['nodes'][number]>(api, output, 'graph', '/graph', query, (nodes, page) => {
+          graph.nodes.push(...nodes);
+          graph.edges.push(...(page.edges ?? []));
+        });
         output.result(graph);
         output.line(graphText(graph, parsed.data as GraphFormat).trimEnd());
         output.say(cliLines.graphCounted, { nodes: graph.nodes.length, relations: graph.edges.length });

@@ -1,12 +1,14 @@
 // @ts-check
 import { el, replaceChildren } from './dom.js';
+import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes } from './fleet.js';
 import { GraphView } from './graph-view.js';
 import { arrange, groupAbove } from './layout.js';
 import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
 
 /**
  * The console: one page over the read routes (GET /graph, /nodes/{node}, /pushes,
- * /dead-letters), refreshed on a timer while the page is visible, never reloaded whole.
+ * /dead-letters), refreshed on a timer while the page is visible, never reloaded whole. A mesh
+ * larger than the first page of /graph is drawn from the nodes loaded so far (fleet.js).
  *
  * @typedef {import('../../core/views.ts').MeshGraph} MeshGraph
  * @typedef {import('./layout.js').Box} Box
@@ -31,7 +33,9 @@ async function api(/** @type {string} */ path) {
 const settings = await api('/console/settings.json');
 const state = {
   /** @type {MeshGraph | null} */ graph: null,
-  view: { search: '', trouble: false, grouped: false },
+  /** The nodes loaded of a mesh larger than one page; null while the mesh fits on one. @type {LoadedMesh | null} */
+  fleet: null,
+  view: { search: '', trouble: false, grouped: false, groupBy: '' },
   groupedChosen: false,
   /** @type {Selection | null} */ selected: null,
   /** @type {Box[]} */ boxes: [],
@@ -46,29 +50,48 @@ const graphView = new GraphView(byId('graph'), {
         : { kind: 'group', id: box.id };
     showTab('node');
     void showSelection();
+    const group = box.id.slice('group:'.length);
+    const route =
+      box.kind === 'group' && state.fleet ? groupRoute(box.members[0], group, state.view.groupBy) : null;
+    if (route) void load([route]).then(showSelection);
   },
 });
 const context = { nowMs: Date.now(), onNode: (/** @type {string} */ node) => selectNode(node) };
 
 function drawGraph() {
   if (!state.graph) return;
+  const groupBy = /** @type {HTMLSelectElement} */ (byId('group-by'));
+  const keys = labelKeys(state.graph);
+  if (groupBy.options.length !== keys.length + 1)
+    replaceChildren(
+      groupBy,
+      el('option', { value: '' }, 'modules'),
+      ...keys.map((key) =>
+        el('option', { value: key, selected: key === state.view.groupBy }, `label ${key}`),
+      ),
+    );
   const arranged = arrange(state.graph, state.view);
   state.boxes = arranged.boxes;
   graphView.render(arranged);
   const note = byId('graph-note');
   note.hidden = !(arranged.grouped || arranged.shown === 0 || state.view.search || state.view.trouble);
-  note.textContent =
-    arranged.shown === 0
+  const fleet = state.fleet;
+  const groups = state.view.groupBy ? `groups by label ${state.view.groupBy}` : 'groups of the same modules';
+  note.hidden &&= !fleet;
+  note.textContent = fleet
+    ? `${arranged.shown} of ${fleet.size} loaded nodes shown${arranged.grouped ? `, in ${arranged.boxes.length} ${groups}` : ''}; the mesh has more: search a name or module, open a group${fleet.next ? ', or load more' : ''}`
+    : arranged.shown === 0
       ? 'nothing to show: no node matches'
       : arranged.grouped
-        ? `${arranged.shown} nodes in ${arranged.boxes.length} groups of the same modules: search to see single nodes`
+        ? `${arranged.shown} nodes in ${arranged.boxes.length} ${groups}: search to see single nodes`
         : `${arranged.shown} of ${state.graph.nodes.length} nodes shown`;
   const nodes = state.graph.nodes;
   const behind = nodes.filter((n) => n.behind).length;
   const offline = nodes.filter((n) => n.presence === 'offline').length;
+  byId('more').hidden = !fleet?.next;
   replaceChildren(
     byId('summary'),
-    el('strong', {}, `${nodes.length} nodes`),
+    el('strong', {}, fleet ? `${nodes.length} nodes loaded` : `${nodes.length} nodes`),
     ' · ',
     el('span', { class: behind ? 'warn' : '' }, `${behind} behind`),
     offline ? ` · ${offline} offline` : '',
@@ -106,14 +129,18 @@ async function showSelection() {
 async function refresh() {
   context.nowMs = Date.now();
   try {
+    // The summary tile (#summary-tile) is fed here from GET /summary once that route is served:
+    // showSummaryTile(byId('summary-tile'), await api('/summary')) (fleet.js).
     const [graph, pushes, letters] = await Promise.all([
-      api('/graph'),
+      api(`/graph?limit=${firstPageNodes}`),
       api('/pushes?limit=25'),
       api('/dead-letters?limit=50'),
     ]);
-    state.graph = graph;
+    if (graph.next && !state.fleet) state.fleet = new LoadedMesh(graph);
+    else state.fleet?.add(graph);
+    state.graph = state.fleet ? state.fleet.graph() : graph;
     if (!state.groupedChosen) {
-      state.view.grouped = graph.nodes.length > groupAbove;
+      state.view.grouped = state.fleet !== null || graph.nodes.length > groupAbove;
       input('grouped').checked = state.view.grouped;
     }
     drawGraph();
@@ -146,8 +173,31 @@ function showTab(name) {
 
 for (const tab of /** @type {const} */ (['node', 'pushes', 'letters']))
   byId(`tab-${tab}`).addEventListener('click', () => showTab(tab));
+/** Loads pages of /graph into the fleet's nodes and draws again; a page that fails is left out. @param {string[]} routes */
+async function load(routes) {
+  const fleet = state.fleet;
+  if (!fleet) return;
+  const pages = await Promise.all(routes.map((route) => api(route).catch(() => null)));
+  for (const page of pages) if (page) fleet.add(page);
+  state.graph = fleet.graph();
+  drawGraph();
+}
+
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let searching;
 input('search').addEventListener('input', () => {
   state.view.search = input('search').value;
+  drawGraph();
+  clearTimeout(searching);
+  if (state.fleet) searching = setTimeout(() => void load(searchRoutes(state.view.search)), 250);
+});
+byId('more').addEventListener('click', async () => {
+  const fleet = state.fleet;
+  if (!fleet?.next) return;
+  const page = await api(`/graph?limit=${firstPageNodes}&cursor=${encodeURIComponent(fleet.next)}`);
+  fleet.add(page);
+  fleet.next = page.next ?? null;
+  state.graph = fleet.graph();
   drawGraph();
 });
 input('trouble').addEventListener('change', () => {
@@ -157,6 +207,10 @@ input('trouble').addEventListener('change', () => {
 input('grouped').addEventListener('change', () => {
   state.groupedChosen = true;
   state.view.grouped = input('grouped').checked;
+  drawGraph();
+});
+byId('group-by').addEventListener('change', () => {
+  state.view.groupBy = /** @type {HTMLSelectElement} */ (byId('group-by')).value;
   drawGraph();
 });
 byId('zoom-in').addEventListener('click', () => graphView.zoomBy(1.25));

@@ -6,7 +6,7 @@
  * @typedef {import('../../core/views.ts').MeshGraph} MeshGraph
  * @typedef {import('../../core/views.ts').MeshNode} MeshNode
  * @typedef {import('../../core/views.ts').MeshEdge} MeshEdge
- * @typedef {{ readonly search: string, readonly trouble: boolean, readonly grouped: boolean }} View
+ * @typedef {{ readonly search: string, readonly trouble: boolean, readonly grouped: boolean, readonly groupBy?: string }} View
  * @typedef {{
  *   id: string, kind: 'node' | 'group', title: string, lines: string[], members: MeshNode[],
  *   behind: number, offline: number, lagging: number, failed: number, x: number, y: number
@@ -31,6 +31,17 @@ const layerGap = 170;
 export const signatureOf = (node) =>
   node.modules.map((m) => (m.provides ? `${m.module} (${m.provides})` : m.module)).join(', ') ||
   '(no modules)';
+
+/**
+ * The group a node is in when grouped: its modules, or its value of the label `key` (`key=value`,
+ * or `!key` for the nodes without it).
+ * @param {MeshNode} node @param {string | undefined} key
+ */
+export const groupOf = (node, key) => {
+  if (!key) return signatureOf(node);
+  const value = node.labels?.[key];
+  return value === undefined ? `!${key}` : `${key}=${value}`;
+};
 
 /** @param {MeshNode} node */
 const isLagging = (node) => node.sentRevision !== null && node.appliedRevision !== node.sentRevision;
@@ -75,7 +86,7 @@ export function arrange(graph, view) {
   const boxes = new Map();
   const groups = new Map();
   for (const node of nodes) {
-    const key = grouped ? signatureOf(node) : node.node;
+    const key = grouped ? groupOf(node, view.groupBy) : node.node;
     groups.set(key, [...(groups.get(key) ?? []), node]);
   }
   for (const [key, members] of groups) {

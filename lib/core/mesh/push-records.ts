@@ -231,3 +231,12 @@ export function viewOfPushRecord(record: PushRecord, now: Date): PushRecordView 
   const overdue = now.getTime() - Date.parse(record.startedAt) > longestPushMs;
   return record.state === 'running' && overdue ? { ...record, state: 'unfinished' } : record;
 }
+
+/** A push's progress noted in its record; a note that cannot be written never stops the push. */
+export async function noteQuietly(log: Log, pushId: string, note: () => Promise<void>): Promise<void> {
+  try {
+    await note();
+  } catch (error) {
+    logLine(log, say(pushLines.progressNotNoted, { pushId, reason: describeCause(error) }));
+  }
+}

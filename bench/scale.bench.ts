@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { type OpenBrowser, openBrowser } from '../test/support/browser.ts';
+import { fleetStateItems } from '../test/support/view-seeds.ts';
+import { seed } from './push.bench.ts';
+import { fleetItems, fleetName } from './scale/fleet-seed.ts';
+import { viewSection } from './scale/views.ts';
+import { benchEnvironment } from './support/environment.ts';
+import { type BenchTable, formatTable } from './support/table.ts';
+
+/**
+ * The mesh at fleet scale (issue 22): for each size, a mesh seeded straight into the store
+ * (scale/fleet-seed.ts, and test/support/view-seeds.ts's behind, failed and offline nodes),
+ * served by the local runtime, and each section measuring what it owns against it, new way beside
+ * today's in the same run. A section is a function of the seeded mesh that answers its tables;
+ * more go in `sections` (and `once`, for what is measured on a mesh of its own).
+ */
+export type ScaleMesh = {
+  readonly size: number;
+  readonly runtime: RunningLocalRuntime;
+  readonly browser: OpenBrowser;
+  /** A node of the seeded mesh by its index (push.bench.ts's names). */
+  readonly nodeName: (i: number) => string;
+};
+export type ScaleSection = (mesh: ScaleMesh) => Promise<BenchTable[]>;
+
+const sections: readonly ScaleSection[] = [viewSection];
+const once: ReadonlyArray<() => Promise<BenchTable[]>> = [];
+
+const sizes = (process.env.MESH_BENCH_SCALE_SIZES ?? '10000,50000').split(',').map(Number);
+
+export async function run(): Promise<BenchTable[]> {
+  const environment = await benchEnvironment();
+  const browser = await openBrowser({ width: 1600, height: 1000 });
+  const tables: BenchTable[] = [];
+  try {
+    for (const size of sizes) {
+      const runtime = await startLocalRuntime({
+        port: 0,
+        given: environment.emulators.endpoints,
+        resourcePrefix: `bench-scale-${size}-${randomBytes(3).toString('hex')}`,
+        logLevel: 'ERROR',
+        consoleRefreshSeconds: 3600,
+      });
+      try {
+        const seeded = await seedFleet(runtime, size);
+        const mesh: ScaleMesh = { size, runtime, browser, nodeName: fleetName };
+        for (const section of sections) {
+          const measured = await section(mesh);
+          // Said as measured too, so a run cut short still shows the sizes it finished.
+          for (const table of measured) process.stderr.write(`\n${formatTable(table)}`);
+          tables.push(
+            ...measured.map((table) => ({
+              ...table,
+              notes: [...(table.notes ?? []), `seeded ${size} nodes in ${seeded} s`],
+            })),
+          );
+        }
+      } finally {
+        await runtime.stop();
+      }
+    }
+    for (const measure of once) tables.push(...(await measure()));
+    return tables;
+  } finally {
+    await browser.close();
+    await environment.stop();
+  }
+}
+
+/** Seeds the mesh in batches of 25 items; answers the seconds it took. */
+async function seedFleet(runtime: RunningLocalRuntime, size: number): Promise<number> {
+  const started = performance.now();
+  // Batch writes of large items are slow on a busy machine: no 3 s request timeout here.
+  const client = new DynamoDBClient({
+    region: runtime.config.region,
+    endpoint: runtime.config.endpoints?.dynamodb,
+    credentials: { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' },
+    maxAttempts: 10,
+    requestHandler: { requestTimeout: 120_000 },
+  });
+  try {
+    const names = Array.from({ length: size }, (_, i) => fleetName(i));
+    await seed(documentClient(client), runtime.config.inventoryTable, [
+      ...fleetItems(size),
+      ...fleetStateItems(names),
+    ]);
+  } finally {
+    client.destroy();
+  }
+  return Math.round((performance.now() - started) / 1000);
+}

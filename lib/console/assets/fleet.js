@@ -1,0 +1,114 @@
+// @ts-check
+import { el, replaceChildren } from './dom.js';
+
+/**
+ * The console over a mesh larger than one page of `GET /graph` (docs/console.md, "A fleet"):
+ * the first page is drawn at once, grouped, and more nodes are loaded only when asked for: a
+ * search (names that start with it, nodes that carry a module of that name), a group opened
+ * (the nodes that carry its first module), or "more" (the next page). Nothing waits for the
+ * whole mesh. A mesh that fits on the first page is drawn as it always was.
+ *
+ * @typedef {import('../../core/views.ts').MeshGraph} MeshGraph
+ * @typedef {import('../../core/views.ts').MeshNode} MeshNode
+ * @typedef {import('../../core/views.ts').MeshEdge} MeshEdge
+ * @typedef {MeshGraph & { next?: string }} GraphPage
+ */
+
+/** Nodes on the first page: a mesh of up to this many is drawn whole, as before pages. */
+export const firstPageNodes = 400;
+/** Nodes a search or an opened group loads at once. */
+export const loadNodes = 200;
+
+const edgeKey = (/** @type {MeshEdge} */ e) =>
+  `${e.consumer.node}/${e.consumer.module}>${e.provider.node}/${e.provider.module}`;
+
+/** The nodes loaded so far, and where the walk of the whole mesh stopped. */
+export class LoadedMesh {
+  /** @type {Map<string, MeshNode>} */ #nodes = new Map();
+  /** @type {Map<string, MeshEdge>} */ #edges = new Map();
+  /** The cursor of the next page, or null once every page was read. @type {string | null} */
+  next = null;
+
+  /** @param {GraphPage} page */
+  constructor(page) {
+    this.add(page);
+    this.next = page.next ?? null;
+  }
+
+  /** Newer copies of a node replace older ones; nodes not on the page stay as they were. @param {MeshGraph} page */
+  add(page) {
+    for (const node of page.nodes) this.#nodes.set(node.node, node);
+    for (const edge of page.edges) this.#edges.set(edgeKey(edge), edge);
+  }
+
+  /** @returns {MeshGraph} */
+  graph() {
+    const nodes = [...this.#nodes.values()].sort((a, b) => a.node.localeCompare(b.node));
+    // A relation is drawn once both its ends are loaded.
+    const edges = [...this.#edges.values()].filter(
+      (e) => this.#nodes.has(e.consumer.node) && this.#nodes.has(e.provider.node),
+    );
+    return { nodes, edges };
+  }
+
+  get size() {
+    return this.#nodes.size;
+  }
+}
+
+const searchable = /^[a-z0-9-]{1,63}$/;
+
+/**
+ * The pages a search term loads: nodes whose name starts with it, and nodes that carry a module
+ * of that name (a term that is not a name loads nothing).
+ * @param {string} term
+ * @returns {string[]}
+ */
+export function searchRoutes(term) {
+  const t = term.trim().toLowerCase();
+  if (!searchable.test(t)) return [];
+  return [
+    `/graph?prefix=${encodeURIComponent(t)}&limit=${loadNodes}`,
+    `/graph?module=${encodeURIComponent(t)}&limit=${loadNodes}`,
+  ];
+}
+
+/**
+ * The page a group opened loads: the nodes of its label value when grouped by a label (the
+ * group's own text is the selector), else the nodes that carry its first module.
+ * @param {MeshNode | undefined} member @param {string} group @param {string | undefined} groupBy
+ */
+export function groupRoute(member, group, groupBy) {
+  if (groupBy) return `/graph?on=${encodeURIComponent(group)}&limit=${loadNodes}`;
+  const module = member?.modules[0]?.module;
+  return module ? `/graph?module=${encodeURIComponent(module)}&limit=${loadNodes}` : null;
+}
+
+/** The label keys of the nodes loaded, sorted: what the graph may be grouped by. @param {MeshGraph} graph */
+export function labelKeys(graph) {
+  return [...new Set(graph.nodes.flatMap((n) => Object.keys(n.labels ?? {})))].sort();
+}
+
+/**
+ * The summary tile: the mesh counted without reading it (`GET /summary`). Hidden until fed;
+ * the page calls this with the route's answer once the route is there.
+ * @param {HTMLElement} tile
+ * @param {{ nodes: number, enrolled: number, online: number, behind: number,
+ *   revisions: { applied: number, failed: number } }} summary
+ */
+export function showSummaryTile(tile, summary) {
+  const count = (/** @type {number} */ n) => n.toLocaleString('en');
+  replaceChildren(
+    tile,
+    el('strong', {}, `${count(summary.nodes)} nodes`),
+    ` · ${count(summary.enrolled)} enrolled · ${count(summary.online)} online · `,
+    el('span', { class: summary.behind ? 'warn' : '' }, `${count(summary.behind)} behind`),
+    ` · applied ${count(summary.revisions.applied)} · `,
+    el(
+      'span',
+      { class: summary.revisions.failed ? 'warn' : '' },
+      `failed ${count(summary.revisions.failed)}`,
+    ),
+  );
+  tile.hidden = false;
+}

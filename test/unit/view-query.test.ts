@@ -1,0 +1,50 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { Problem } from '../../lib/api/problem.ts';
+import { cursorOf, viewQueryOf } from '../../lib/api/view-query.ts';
+
+const event = (query: Record<string, string>) =>
+  ({ queryStringParameters: query }) as unknown as APIGatewayProxyEvent;
+const refusal = (query: Record<string, string>) => {
+  try {
+    viewQueryOf(event(query));
+  } catch (error) {
+    if (error instanceof Problem) return `${error.status} ${error.code}: ${error.message}`;
+    throw error;
+  }
+  return 'accepted';
+};
+
+describe('the views’ query', () => {
+  it('reads filters and a limit, a thousand nodes when none is named', () => {
+    expect(viewQueryOf(event({}))).toEqual({ filter: {}, limit: 1000 });
+    expect(viewQueryOf(event({ behind: 'true', module: 'web', on: 'role=web', limit: '5' }))).toEqual({
+      filter: { behind: true, module: 'web', on: [{ key: 'role', op: '=', value: 'web' }] },
+      limit: 5,
+    });
+  });
+
+  it('starts after the node its cursor names, for the same filters only', () => {
+    const cursor = cursorOf('node-00041', { behind: true });
+
+    expect(viewQueryOf(event({ behind: 'true', cursor })).after).toBe('node-00041');
+    expect(refusal({ cursor })).toMatch(/^400 bad_cursor: the cursor was given for other filters \(behind\)/);
+    expect(refusal({ failed: 'true', cursor })).toMatch(/^400 bad_cursor/);
+  });
+
+  it('refuses a cursor it did not give, and bad limits, filters and selectors', () => {
+    const forged = Buffer.from(JSON.stringify({ v: 1, after: 'Not A Name', filter: '' })).toString(
+      'base64url',
+    );
+
+    expect(refusal({ cursor: 'abc' })).toMatch(/^400 bad_cursor: the cursor is not one this API gave/);
+    expect(refusal({ cursor: forged })).toMatch(/^400 bad_cursor/);
+    expect(refusal({ cursor: `${cursorOf('a', {})}!` })).toMatch(/^400 bad_cursor/);
+    expect(refusal({ limit: '0' })).toMatch(/^400 invalid_request/);
+    expect(refusal({ limit: '1001' })).toMatch(/^400 invalid_request/);
+    expect(refusal({ behind: 'yes' })).toMatch(/^400 invalid_request/);
+    expect(refusal({ on: 'role==web' })).toMatch(/^400 invalid_request: invalid query: on: selector/);
+    expect(refusal({ prefix: 'Web' })).toMatch(/^400 invalid_request/);
+    expect(refusal({ colour: 'red' })).toMatch(/^400 invalid_request/);
+  });
+});
