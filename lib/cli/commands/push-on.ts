@@ -1,4 +1,4 @@
-import { matchesSelector, parseSelector, type Selector } from '../../core/mesh-file/selectors.ts';
+import { parseSelector } from '../../core/mesh-file/selectors.ts';
 import type { NodeStatus, PushOutcome } from '../../core/ports.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -18,15 +18,13 @@ export async function pushOn(
   on: string,
   maxRounds: number,
 ): Promise<ExitCode> {
-  let selector: Selector;
   try {
-    selector = parseSelector(on);
+    parseSelector(on);
   } catch (error) {
     output.say(cliLines.usage, { argument: '--on', problem: (error as Error).message });
     return ExitCode.usage;
   }
-  const all = (await api.call<{ nodes: NodeStatus[] }>('GET', '/status')).nodes;
-  const picked = all.filter((n) => matchesSelector(selector, n.labels ?? {})).map((n) => n.node);
+  const picked = await nodesOn(api, on);
   const pushes: PushOutcome[] = [];
   if (picked.length === 0) {
     output.result({ on, nodes: [], pushes });
@@ -60,4 +58,17 @@ export async function pushOn(
   }
   output.result({ on, nodes: picked, pushes });
   return exit;
+}
+
+/** The names of the nodes `on` picks, the control plane filtering and paging them (`GET /status?on=`). */
+async function nodesOn(api: ApiClient, on: string): Promise<string[]> {
+  const picked: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = new URLSearchParams({ on, limit: '1000', ...(cursor ? { cursor } : {}) });
+    const page = await api.call<{ nodes: NodeStatus[]; next?: string }>('GET', `/status?${query}`);
+    picked.push(...page.nodes.map((node) => node.node));
+    cursor = page.next;
+  } while (cursor);
+  return picked;
 }
