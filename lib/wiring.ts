@@ -28,6 +28,7 @@ import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
+import { DynamoDBSummaryStore } from './adapters/dynamodb/summary-store.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
 import { InProcessPushStarter } from './adapters/push-run/in-process-push-starter.ts';
@@ -74,6 +75,7 @@ import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
 import { describeCause } from './core/unavailable.ts';
 import { powertoolsLog } from './observability.ts';
+import type { SummaryCounters, SummaryReader, SummaryRebuild } from './core/summary/ports.ts';
 
 /**
  * Every part of the control plane, built from one configuration in this one place: functions/
@@ -104,6 +106,11 @@ export type Parts = {
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
+  /** The summary's counters, kept by the stream aggregator (docs/decisions/summary-from-the-stream.md). */
+  readonly summaryStore: DynamoDBSummaryStore;
+  readonly summaryReader: SummaryReader;
+  readonly summaryCounters: SummaryCounters;
+  readonly summaryRebuild: SummaryRebuild;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: enrolment.TokenStore;
@@ -205,6 +212,10 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
+    summaryStore: () => new DynamoDBSummaryStore({ client: clients.dynamodb, ...table }),
+    summaryReader: () => parts.summaryStore,
+    summaryCounters: () => parts.summaryStore,
+    summaryRebuild: () => parts.summaryStore,
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () =>
       new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),

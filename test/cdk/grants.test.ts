@@ -75,6 +75,20 @@ const grantsOfAccess: Record<Access, string[]> = {
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
+  'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
+  'summary:count': [
+    ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', 'summary#*'),
+    ...each(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], 'inventory/stream'),
+    ...each(['dynamodb:ListStreams'], '*'),
+  ],
+  'summary:rebuild': [
+    ...each(['dynamodb:Scan'], 'inventory'),
+    ...each(
+      ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+      'inventory',
+      'summary#*',
+    ),
+  ],
 };
 
 describe('the grants of the deployed roles', () => {

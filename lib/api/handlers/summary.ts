@@ -1,0 +1,67 @@
+import middy from '@middy/core';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBRecord } from 'aws-lambda';
+import type { Log } from '../../core/ports.ts';
+import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
+import type { Change } from '../../core/summary/stream.ts';
+import { json } from '../http.ts';
+import { httpEdge } from '../http-edge.ts';
+import { meshProblem } from '../problems/mesh.ts';
+
+/**
+ * The summary (docs/decisions/summary-from-the-stream.md): the route that reads it, and the
+ * aggregator the inventory table's stream feeds.
+ */
+
+/** GET /summary: the counters, read without reading any node. */
+export const meshSummaryHandler = (parts: { readonly summaryReader: SummaryReader; readonly log?: Log }) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .handler(async () => json(200, await parts.summaryReader.summary()));
+
+/** POST /summary/rebuild: the counters counted again from a full read; answers the summary counted. */
+export const meshSummaryRebuildHandler = (parts: { readonly summaryRebuild: SummaryRebuild; readonly log?: Log }) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .handler(async () => json(200, await parts.summaryRebuild.rebuild()));
+
+/**
+ * A batch of one shard, as Lambda's event source mapping hands it with a tumbling window (which
+ * is what puts `shardId` in the event; the window's state is not used, but must be answered).
+ */
+export type StreamEvent = { readonly Records: readonly DynamoDBRecord[]; readonly shardId?: string };
+export type StreamResponse = { readonly state: Record<string, string> };
+
+/**
+ * The stream aggregator: the batch's changes applied to the counters once, past the shard's
+ * watermark. A failure throws, so the event source delivers the batch again (halved on AWS,
+ * bisectBatchOnError); what was counted before the failure is skipped then.
+ */
+export const summaryAggregatorHandler =
+  (parts: { readonly summaryCounters: SummaryCounters; readonly log?: Log }) =>
+  async (event: StreamEvent): Promise<StreamResponse> => {
+    const changes = event.Records.map(changeOf);
+    if (changes.length === 0) return { state: {} };
+    const shard = event.shardId ?? 'unknown';
+    const applied = await parts.summaryCounters.apply(shard, changes);
+    if (applied.lost > 0)
+      parts.log?.error('summary changes lost: counters no longer exact until mesh summary rebuild', {
+        shard,
+        ...applied,
+        first: changes[0]?.sequence,
+        last: changes.at(-1)?.sequence,
+      });
+    return { state: {} };
+  };
+
+const imageOf = (image: Record<string, unknown> | undefined) =>
+  image ? unmarshall(image as Record<string, AttributeValue>) : undefined;
+
+function changeOf(record: DynamoDBRecord): Change {
+  return {
+    sequence: record.dynamodb?.SequenceNumber ?? '0',
+    before: imageOf(record.dynamodb?.OldImage),
+    after: imageOf(record.dynamodb?.NewImage),
+  };
+}
