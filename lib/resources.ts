@@ -20,6 +20,11 @@ export type TableDescription = {
   readonly sortKey?: KeyAttribute;
   readonly globalSecondaryIndexes: readonly IndexDescription[];
   readonly timeToLiveAttribute?: string;
+  /**
+   * The table's stream, with both images of each change: what the summary's aggregator reads
+   * (docs/decisions/summary-from-the-stream.md).
+   */
+  readonly stream?: 'NEW_AND_OLD_IMAGES';
 };
 
 export type QueueDescription = {
@@ -54,6 +59,7 @@ export const inventoryTable: TableDescription = {
     },
   ],
   timeToLiveAttribute: 'expiresAt',
+  stream: 'NEW_AND_OLD_IMAGES',
 };
 
 export const identityTable: TableDescription = {

@@ -1,5 +1,5 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, StreamViewType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { identityTable, inventoryTable, type KeyAttribute, type TableDescription } from '../resources.ts';
 
@@ -43,6 +43,7 @@ export class MeshTables extends Construct {
           : {}),
       })),
       ...(description.timeToLiveAttribute ? { timeToLiveAttribute: description.timeToLiveAttribute } : {}),
+      ...(description.stream ? { dynamoStream: StreamViewType[description.stream] } : {}),
       billing: Billing.onDemand(),
       encryption: TableEncryptionV2.awsManagedKey(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },

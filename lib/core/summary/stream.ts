@@ -57,3 +57,6 @@ export function chunksOf(changes: readonly Change[], maxCounters: number): Chunk
   close();
   return chunks;
 }
+
+/** Only a node's partition counts (counters.ts): the event source's filter passes nothing else. */
+export const countedPartitionPrefix = 'node#';
