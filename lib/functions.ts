@@ -4,8 +4,8 @@ import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
 import { seeingFunctions } from './functions/seeing.ts';
 import { signalFunctions } from './functions/signal.ts';
-import { summaryFunctions } from './functions/summary.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
+import { summaryFunctions } from './functions/summary.ts';
 
 export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 

@@ -73,9 +73,9 @@ import type {
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
+import type { SummaryCounters, SummaryReader, SummaryRebuild } from './core/summary/ports.ts';
 import { describeCause } from './core/unavailable.ts';
 import { powertoolsLog } from './observability.ts';
-import type { SummaryCounters, SummaryReader, SummaryRebuild } from './core/summary/ports.ts';
 
 /**
  * Every part of the control plane, built from one configuration in this one place: functions/

@@ -1,4 +1,8 @@
-import { meshSummaryHandler, meshSummaryRebuildHandler, summaryAggregatorHandler } from '../api/handlers/summary.ts';
+import {
+  meshSummaryHandler,
+  meshSummaryRebuildHandler,
+  summaryAggregatorHandler,
+} from '../api/handlers/summary.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /**
@@ -8,7 +12,8 @@ import type { FunctionSpec } from './spec.ts';
 export const summaryFunctions = [
   {
     name: 'mesh-summary',
-    purpose: 'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers per module version',
+    purpose:
+      'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers per module version',
     trigger: 'api',
     route: { method: 'GET', path: '/summary', auth: 'operator' },
     access: ['summary:read'],

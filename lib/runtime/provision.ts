@@ -2,9 +2,9 @@ import {
   CreateTableCommand,
   type CreateTableCommandInput,
   DescribeTableCommand,
-  UpdateTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';

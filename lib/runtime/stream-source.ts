@@ -56,7 +56,8 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
   );
   const onError =
     options.onError ??
-    ((error: Error) => process.stderr.write(`mesh stream source (${options.functionName}): ${error.message}\n`));
+    ((error: Error) =>
+      process.stderr.write(`mesh stream source (${options.functionName}): ${error.message}\n`));
   const shards = new Map<string, ShardState>();
   let stopped = false;
   let passes = 0;
@@ -66,7 +67,9 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
 
   async function streamArn(): Promise<string> {
     for (;;) {
-      const { Table } = await options.dynamodb.send(new DescribeTableCommand({ TableName: options.tableName }));
+      const { Table } = await options.dynamodb.send(
+        new DescribeTableCommand({ TableName: options.tableName }),
+      );
       if (Table?.LatestStreamArn) return Table.LatestStreamArn;
       await sleep(options.idleMs ?? 200);
     }
@@ -89,7 +92,11 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
     const { ShardIterator } = await streams.send(
       new GetShardIteratorCommand({ StreamArn: arn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
     );
-    shards.set(id, { iterator: ShardIterator, done: ShardIterator === undefined, parent: shard.ParentShardId });
+    shards.set(id, {
+      iterator: ShardIterator,
+      done: ShardIterator === undefined,
+      parent: shard.ParentShardId,
+    });
   }
 
   /** One read of a shard, its batch handed until taken; whether it had records. */

@@ -5,7 +5,14 @@ import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '..
 import { type Change, changesAfter, chunksOf, sequenceKey } from '../../core/summary/stream.ts';
 import { type Summary, summaryOf } from '../../core/summary/summary.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
-import { type Item, queryAll, TableStore, type TransactItem, transact, transactionLimit } from './requests.ts';
+import {
+  type Item,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+  transactionLimit,
+} from './requests.ts';
 
 /**
  * The summary's items in the inventory table (docs/decisions/summary-from-the-stream.md):
@@ -37,7 +44,10 @@ const refusedForGood = new Set(['ValidationException', 'ItemCollectionSizeLimitE
 
 export type SummaryLog = { error(message: string, extra?: Record<string, unknown>): void };
 
-export class DynamoDBSummaryStore extends TableStore implements SummaryCounters, SummaryReader, SummaryRebuild {
+export class DynamoDBSummaryStore
+  extends TableStore
+  implements SummaryCounters, SummaryReader, SummaryRebuild
+{
   async apply(shard: string, changes: readonly Change[]): Promise<Applied> {
     let seen = await this.#watermark(shard);
     const fresh = changesAfter(changes, seen);
@@ -57,7 +67,9 @@ export class DynamoDBSummaryStore extends TableStore implements SummaryCounters,
         // A run the store refuses for good would stop the shard forever: it is let go, counted
         // as lost so the summary says it is no longer exact, and the watermark moves past it.
         const first = sequenceKey(chunk.first);
-        const count = fresh.filter((c) => sequenceKey(c.sequence) >= first && sequenceKey(c.sequence) <= last).length;
+        const count = fresh.filter(
+          (c) => sequenceKey(c.sequence) >= first && sequenceKey(c.sequence) <= last,
+        ).length;
         await this.#noteLost(shard, seen, last, count);
         lost += count;
       }
@@ -98,7 +110,9 @@ export class DynamoDBSummaryStore extends TableStore implements SummaryCounters,
     for (const item of kept)
       if (!counted.has(String(item.sk)))
         await askStore(store, () =>
-          this.client.send(new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } })),
+          this.client.send(
+            new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }),
+          ),
         );
     for (const [name, count] of counted)
       await askStore(store, () =>

@@ -1,6 +1,6 @@
-import middy from '@middy/core';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBRecord } from 'aws-lambda';
 import type { Log } from '../../core/ports.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
@@ -21,7 +21,10 @@ export const meshSummaryHandler = (parts: { readonly summaryReader: SummaryReade
     .handler(async () => json(200, await parts.summaryReader.summary()));
 
 /** POST /summary/rebuild: the counters counted again from a full read; answers the summary counted. */
-export const meshSummaryRebuildHandler = (parts: { readonly summaryRebuild: SummaryRebuild; readonly log?: Log }) =>
+export const meshSummaryRebuildHandler = (parts: {
+  readonly summaryRebuild: SummaryRebuild;
+  readonly log?: Log;
+}) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshProblem, log: parts.log }))
     .handler(async () => json(200, await parts.summaryRebuild.rebuild()));

@@ -55,9 +55,7 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
     revisions: [...revisions]
       .sort(([a], [b]) => a - b)
       .map(([revision, counts]) => ({ revision, ...counts })),
-    modules: modules.sort(
-      (a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? ''),
-    ),
+    modules: modules.sort((a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? '')),
     exact,
   };
 }
