@@ -73,7 +73,7 @@ import type {
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
-import type { SummaryCounters, SummaryReader, SummaryRebuild } from './core/summary/ports.ts';
+import type { SummaryStore } from './core/summary/ports.ts';
 import { describeCause } from './core/unavailable.ts';
 import { powertoolsLog } from './observability.ts';
 
@@ -107,10 +107,7 @@ export type Parts = {
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
   /** The summary's counters, kept by the stream aggregator (docs/decisions/summary-from-the-stream.md). */
-  readonly summaryStore: DynamoDBSummaryStore;
-  readonly summaryReader: SummaryReader;
-  readonly summaryCounters: SummaryCounters;
-  readonly summaryRebuild: SummaryRebuild;
+  readonly summary: SummaryStore;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: enrolment.TokenStore;
@@ -212,10 +209,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
-    summaryStore: () => new DynamoDBSummaryStore({ client: clients.dynamodb, ...table }),
-    summaryReader: () => parts.summaryStore,
-    summaryCounters: () => parts.summaryStore,
-    summaryRebuild: () => parts.summaryStore,
+    summary: () => new DynamoDBSummaryStore({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () =>
       new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),

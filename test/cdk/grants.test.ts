@@ -78,13 +78,22 @@ const grantsOfAccess: Record<Access, string[]> = {
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
   'summary:count': [
     ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', 'summary#*'),
-    ...each(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], 'inventory/stream'),
+    ...each(
+      ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'],
+      'inventory/stream',
+    ),
     ...each(['dynamodb:ListStreams'], '*'),
   ],
   'summary:rebuild': [
     ...each(['dynamodb:Scan'], 'inventory'),
     ...each(
-      ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'],
+      [
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+      ],
       'inventory',
       'summary#*',
     ),

@@ -5,11 +5,20 @@ import { cliLines } from '../../lib/cli/lines.ts';
 import { type CodedLine, jsonLine, lineFormatOf, printedLine, say } from '../../lib/core/coded-lines.ts';
 import { consumerLines } from '../../lib/core/control/lines.ts';
 import { signalLines } from '../../lib/core/signal/lines.ts';
+import { summaryLines } from '../../lib/core/summary/lines.ts';
 import { agentLines, commandLines } from '../../lib/host/lines.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
-const catalogues = { runtimeLines, consumerLines, signalLines, agentLines, commandLines, cliLines };
+const catalogues = {
+  runtimeLines,
+  consumerLines,
+  signalLines,
+  summaryLines,
+  agentLines,
+  commandLines,
+  cliLines,
+};
 const every: Array<CodedLine<never>> = Object.values(catalogues).flatMap(
   (catalogue) => Object.values(catalogue) as Array<CodedLine<never>>,
 );

@@ -53,6 +53,7 @@ export class DynamoDBSummaryStore
     const fresh = changesAfter(changes, seen);
     let writes = 0;
     let lost = 0;
+    let reason: string | undefined;
     for (const chunk of chunksOf(fresh, maxCounters)) {
       if (chunk.deltas.size === 0) continue;
       const last = sequenceKey(chunk.last);
@@ -72,11 +73,18 @@ export class DynamoDBSummaryStore
         ).length;
         await this.#noteLost(shard, seen, last, count);
         lost += count;
+        reason = (error as Error).message;
       }
       seen = last;
       writes += 1;
     }
-    return { applied: fresh.length - lost, skipped: changes.length - fresh.length, writes, lost };
+    return {
+      applied: fresh.length - lost,
+      skipped: changes.length - fresh.length,
+      writes,
+      lost,
+      ...(reason === undefined ? {} : { reason }),
+    };
   }
 
   async summary(): Promise<Summary> {

@@ -2,7 +2,9 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBRecord } from 'aws-lambda';
+import { logLine, say } from '../../core/coded-lines.ts';
 import type { Log } from '../../core/ports.ts';
+import { summaryLines } from '../../core/summary/lines.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import type { Change } from '../../core/summary/stream.ts';
 import { json } from '../http.ts';
@@ -15,19 +17,16 @@ import { meshProblem } from '../problems/mesh.ts';
  */
 
 /** GET /summary: the counters, read without reading any node. */
-export const meshSummaryHandler = (parts: { readonly summaryReader: SummaryReader; readonly log?: Log }) =>
+export const meshSummaryHandler = (parts: { readonly summary: SummaryReader; readonly log?: Log }) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshProblem, log: parts.log }))
-    .handler(async () => json(200, await parts.summaryReader.summary()));
+    .handler(async () => json(200, await parts.summary.summary()));
 
 /** POST /summary/rebuild: the counters counted again from a full read; answers the summary counted. */
-export const meshSummaryRebuildHandler = (parts: {
-  readonly summaryRebuild: SummaryRebuild;
-  readonly log?: Log;
-}) =>
+export const meshSummaryRebuildHandler = (parts: { readonly summary: SummaryRebuild; readonly log?: Log }) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshProblem, log: parts.log }))
-    .handler(async () => json(200, await parts.summaryRebuild.rebuild()));
+    .handler(async () => json(200, await parts.summary.rebuild()));
 
 /**
  * A batch of one shard, as Lambda's event source mapping hands it with a tumbling window (which
@@ -42,19 +41,23 @@ export type StreamResponse = { readonly state: Record<string, string> };
  * bisectBatchOnError); what was counted before the failure is skipped then.
  */
 export const summaryAggregatorHandler =
-  (parts: { readonly summaryCounters: SummaryCounters; readonly log?: Log }) =>
+  (parts: { readonly summary: SummaryCounters; readonly log?: Log }) =>
   async (event: StreamEvent): Promise<StreamResponse> => {
     const changes = event.Records.map(changeOf);
     if (changes.length === 0) return { state: {} };
     const shard = event.shardId ?? 'unknown';
-    const applied = await parts.summaryCounters.apply(shard, changes);
-    if (applied.lost > 0)
-      parts.log?.error('summary changes lost: counters no longer exact until mesh summary rebuild', {
-        shard,
-        ...applied,
-        first: changes[0]?.sequence,
-        last: changes.at(-1)?.sequence,
-      });
+    const applied = await parts.summary.apply(shard, changes);
+    if (applied.lost > 0 && parts.log)
+      logLine(
+        parts.log,
+        say(summaryLines.lost, {
+          shard,
+          lost: applied.lost,
+          first: changes[0]?.sequence ?? '',
+          last: changes.at(-1)?.sequence ?? '',
+          reason: applied.reason ?? 'refused by the store',
+        }),
+      );
     return { state: {} };
   };
 

@@ -7,6 +7,7 @@ import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
+import { printSummary } from './summary.ts';
 
 /** Registers the mesh area's `mesh` commands. */
 export function registerMeshCommands(program: Command): void {
@@ -90,8 +91,16 @@ export function registerMeshCommands(program: Command): void {
     .command('status')
     .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
     .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
+    .option('--summary', 'only the counts of the mesh, read without reading any node')
+    .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)')
     .action(
-      action(async ({ api, output }, options: { on?: string }) => {
+      action(async ({ api, output }, options: { on?: string; summary?: boolean; rebuild?: boolean }) => {
+        const summaryProblem = summaryOptionsProblem(options);
+        if (summaryProblem) {
+          output.say(cliLines.usage, summaryProblem);
+          return ExitCode.usage;
+        }
+        if (options.summary) return printSummary(api, output, options.rebuild === true);
         let selector: Selector | undefined;
         try {
           selector = options.on === undefined ? undefined : parseSelector(options.on);
@@ -144,6 +153,14 @@ export function registerMeshCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
+}
+
+/** --summary counts the whole mesh, so it takes no selector, and --rebuild goes only with it. */
+function summaryOptionsProblem(options: { on?: string; summary?: boolean; rebuild?: boolean }) {
+  if (options.rebuild && !options.summary) return { argument: '--rebuild', problem: 'goes with --summary' };
+  if (options.summary && options.on !== undefined)
+    return { argument: '--on', problem: 'the summary counts the whole mesh; drop --on or --summary' };
+  return undefined;
 }
 
 /** Commander's way to take a repeated option as a list. */

@@ -11,6 +11,8 @@ export type Applied = {
   readonly writes: number;
   /** Changes whose run the store refused for good: counted as lost, the summary no longer exact. */
   readonly lost: number;
+  /** Why the store refused what was lost. */
+  readonly reason?: string;
 };
 
 /** The counters the stream aggregator keeps (lib/adapters/dynamodb/summary-store.ts). */
@@ -27,3 +29,6 @@ export interface SummaryReader {
 export interface SummaryRebuild {
   rebuild(): Promise<Summary>;
 }
+
+/** All three, as one store keeps them. */
+export type SummaryStore = SummaryCounters & SummaryReader & SummaryRebuild;
