@@ -106,7 +106,6 @@ export type Parts = {
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
-  /** The summary's counters, kept by the stream aggregator (docs/decisions/summary-from-the-stream.md). */
   readonly summary: SummaryStore;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity

@@ -30,5 +30,5 @@ export interface SummaryRebuild {
   rebuild(): Promise<Summary>;
 }
 
-/** All three, as one store keeps them. */
+/** All three, as one store keeps them (the wiring's `summary`; docs/decisions/summary-from-the-stream.md). */
 export type SummaryStore = SummaryCounters & SummaryReader & SummaryRebuild;
