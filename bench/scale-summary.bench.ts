@@ -1,3 +1,4 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { enrolmentItemKey, presenceItemKey, reportItemKey } from '../lib/adapters/dynamodb/keys.ts';
 import { markKey } from '../lib/adapters/dynamodb/mesh-items.ts';
@@ -67,7 +68,16 @@ export async function run(): Promise<BenchTable[]> {
       });
       const items = [...seedItems(size), ...hostItems(size)];
       const seeding = performance.now();
-      await seed(documentClient(dynamodb), config.inventoryTable, items);
+      // a patient client: on a shared machine a batch write can take longer than the product's 3 s
+      const seeder = new DynamoDBClient({
+        region: config.region,
+        endpoint: config.endpoints?.dynamodb,
+        credentials: { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' },
+        maxAttempts: 10,
+        requestHandler: { requestTimeout: 60_000 },
+      });
+      await seed(documentClient(seeder), config.inventoryTable, items);
+      seeder.destroy();
       const seeded = performance.now();
       await source.caughtUp();
       const drained = performance.now();

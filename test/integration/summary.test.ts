@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { ApiClient } from '../../lib/cli/api-client.ts';
@@ -212,4 +214,40 @@ describe('the summary kept from the stream', () => {
     expect(rebuilt).toEqual(before);
     expect(await client.call<Summary>('GET', '/summary')).toEqual(before);
   });
+
+  it('is what mesh status --summary prints, and --json answers as GET /summary', {
+    timeout: 60_000,
+  }, async () => {
+    const summary = await client.call<Summary>('GET', '/summary');
+
+    const json = await mesh(['status', '--summary', '--json']);
+    const text = await mesh(['status', '--summary']);
+    const refused = await mesh(['status', '--summary', '--on', 'role=web', '--json']);
+
+    expect(JSON.parse(json.stdout)).toEqual(summary);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
+    );
+    expect(text.stdout).toMatch(/^revision +applied +failed$/m);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr.trim().split('\n')[0] ?? '{}')).toMatchObject({
+      code: 'cli.usage',
+      argument: '--on',
+    });
+  });
 });
+
+const meshBin = fileURLToPath(new URL('../../bin/mesh.ts', import.meta.url));
+
+function mesh(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [meshBin, '--api', api.url, ...args],
+      { timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
