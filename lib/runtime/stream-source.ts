@@ -67,10 +67,15 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
 
   async function streamArn(): Promise<string> {
     for (;;) {
-      const { Table } = await options.dynamodb.send(
-        new DescribeTableCommand({ TableName: options.tableName }),
-      );
-      if (Table?.LatestStreamArn) return Table.LatestStreamArn;
+      try {
+        const { Table } = await options.dynamodb.send(
+          new DescribeTableCommand({ TableName: options.tableName }),
+        );
+        if (Table?.LatestStreamArn) return Table.LatestStreamArn;
+      } catch (error) {
+        onError(error as Error);
+      }
+      if (stopped) throw new Error('stopped before the stream was found');
       await sleep(options.idleMs ?? 200);
     }
   }
@@ -144,7 +149,8 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
     }
   }
 
-  const running = loop();
+  // a failure is the source's own to report (onError); nothing is left to reject unheard
+  const running = loop().catch((error: Error) => onError(error));
   return {
     caughtUp() {
       // A pass that found nothing and began after this call saw every change made before it.
@@ -152,7 +158,7 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
     },
     async stop() {
       stopped = true;
-      await running.catch(() => undefined);
+      await running;
       for (const waiter of waiters.splice(0)) waiter.resolve();
       streams.destroy();
     },
