@@ -5,6 +5,7 @@ import { meshFunctions } from './functions/mesh.ts';
 import { seeingFunctions } from './functions/seeing.ts';
 import { signalFunctions } from './functions/signal.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
+import { summaryFunctions } from './functions/summary.ts';
 
 export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
 
@@ -27,6 +28,7 @@ export const functionSpecs = [
   ...controlFunctions,
   ...seeingFunctions,
   ...signalFunctions,
+  ...summaryFunctions,
 ] as const satisfies readonly FunctionSpec[];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

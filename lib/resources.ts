@@ -22,6 +22,11 @@ export type TableDescription = {
   readonly sortKey?: KeyAttribute;
   readonly globalSecondaryIndexes: readonly IndexDescription[];
   readonly timeToLiveAttribute?: string;
+  /**
+   * The table's stream, with both images of each change: what the summary's aggregator reads
+   * (docs/decisions/summary-from-the-stream.md).
+   */
+  readonly stream?: 'NEW_AND_OLD_IMAGES';
 };
 
 export type QueueDescription = {
@@ -66,6 +71,7 @@ export const inventoryTable: TableDescription = {
     },
   ],
   timeToLiveAttribute: 'expiresAt',
+  stream: 'NEW_AND_OLD_IMAGES',
 };
 
 export const identityTable: TableDescription = {

@@ -28,6 +28,7 @@ import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
+import { DynamoDBSummaryStore } from './adapters/dynamodb/summary-store.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
 import { DynamoDBViewPages } from './adapters/dynamodb/view-pages.ts';
 import { LostMessageMetrics } from './adapters/lost-message-metrics.ts';
@@ -73,6 +74,7 @@ import type {
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
+import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
 
@@ -106,6 +108,7 @@ export type Parts = {
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
   readonly viewPages: ViewPages;
+  readonly summary: SummaryStore;
   readonly moduleVersions: ModuleVersions;
   // enrolment and host identity
   readonly tokens: enrolment.TokenStore;
@@ -209,6 +212,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     viewPages: () => new DynamoDBViewPages({ client: clients.dynamodb, ...table }),
+    summary: () => new DynamoDBSummaryStore({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
     tokens: () =>
       new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),

@@ -149,6 +149,17 @@ export const cliLines = {
     'info',
     ({ nodes, relations }) => `${nodes} nodes, ${relations} relations`,
   ),
+  summaryNotExact: codedLine<{ readonly lost: boolean }>(
+    'summary.not-exact',
+    'warn',
+    () =>
+      'the summary may be missing changes (some were let go, or a rebuild is under way): mesh status --summary --rebuild counts it again',
+  ),
+  summaryRebuilt: codedLine<{ readonly nodes: number }>(
+    'summary.rebuilt',
+    'info',
+    ({ nodes }) => `the summary was counted again from every node's items: ${nodes} nodes`,
+  ),
   consoleStopped: codedLine<{ readonly signal: string }>(
     'console.stopped',
     'info',

@@ -7,6 +7,7 @@ import { nodePartition } from '../adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
 import { pushesPartition } from '../adapters/dynamodb/push-records.ts';
+import { summaryPartitions } from '../adapters/dynamodb/summary-store.ts';
 import { nodeTopics } from '../core/signal/channel.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
 import { inventoryTable } from '../resources.ts';
@@ -60,6 +61,30 @@ const writes = [
 ];
 
 const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
+  'summary:read': [
+    { table: 'inventory', actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: summaryPartitions },
+  ],
+  'summary:count': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      partitions: summaryPartitions,
+    },
+  ],
+  'summary:rebuild': [
+    { table: 'inventory', actions: ['dynamodb:Scan'] },
+    {
+      table: 'inventory',
+      actions: [
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+      ],
+      partitions: summaryPartitions,
+    },
+  ],
   'inventory:read': [{ table: 'inventory', actions: reads }],
   'inventory:list': [
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndex: 'gsi1' },
@@ -157,6 +182,10 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
       return;
     case 'deadLetter:inspect':
       props.deadLetterQueue.grant(role, 'sqs:GetQueueAttributes');
+      return;
+    case 'summary:count':
+      // what the stream's event source mapping needs, checked when it is created
+      props.inventoryTable.grantStreamRead(role);
       return;
     case 'signal:publish':
       role.addToPrincipalPolicy(

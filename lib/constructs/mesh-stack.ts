@@ -12,6 +12,7 @@ import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
+import { SummaryAggregator } from './summary-aggregator.ts';
 import { MeshTables } from './tables.ts';
 
 export type MeshStackProps = StackProps & {
@@ -76,6 +77,14 @@ export class MeshStack extends Stack {
         queue: this.control.queue,
         consumer: functionNamed(consumerSpec.name),
         ...(props.consumerMaxConcurrency ? { maxConcurrency: props.consumerMaxConcurrency } : {}),
+      });
+    }
+
+    const aggregatorSpec = specs.find((spec) => spec.trigger === 'stream');
+    if (aggregatorSpec) {
+      new SummaryAggregator(this, 'SummaryAggregator', {
+        table: this.tables.inventory,
+        aggregator: functionNamed(aggregatorSpec.name),
       });
     }
 

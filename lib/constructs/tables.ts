@@ -1,5 +1,12 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, TableEncryptionV2, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  Billing,
+  ProjectionType,
+  StreamViewType,
+  TableEncryptionV2,
+  TableV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { identityTable, inventoryTable, type KeyAttribute, type TableDescription } from '../resources.ts';
 
@@ -44,6 +51,7 @@ export class MeshTables extends Construct {
         ...(index.projection === 'KEYS_ONLY' ? { projectionType: ProjectionType.KEYS_ONLY } : {}),
       })),
       ...(description.timeToLiveAttribute ? { timeToLiveAttribute: description.timeToLiveAttribute } : {}),
+      ...(description.stream ? { dynamoStream: StreamViewType[description.stream] } : {}),
       billing: Billing.onDemand(),
       encryption: TableEncryptionV2.awsManagedKey(),
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },

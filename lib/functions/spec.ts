@@ -4,6 +4,7 @@ import type {
   APIGatewayProxyResult,
   APIGatewayRequestAuthorizerEvent,
   Context,
+  DynamoDBRecord,
   IoTCustomAuthorizerEvent,
   IoTCustomAuthorizerResult,
   SQSBatchResponse,
@@ -51,6 +52,11 @@ import type {
  *   ChangeMessageVisibility for holds. `deadLetter:inspect`: GetQueueAttributes alone.
  * - `pushFlow:start`: StartSyncExecution on the push state machine; `pushRun:invoke`:
  *   lambda:InvokeFunction on the push-run function alone.
+ * - `summary:read`: GetItem and Query on the summary's partitions (`summary#*`) only: the counters.
+ * - `summary:count`: what the stream aggregator does: GetItem, UpdateItem and PutItem on the
+ *   summary's partitions only, and the inventory's stream read (what its event source mapping
+ *   needs: DescribeStream, GetRecords, GetShardIterator, ListStreams).
+ * - `summary:rebuild`: the counters written again from a Scan of the inventory (docs/summary.md).
  * - `signal:publish`: iot:Publish and iot:RetainPublish (the signal is retained) on the nodes'
  *   signal topics only.
  */
@@ -78,7 +84,10 @@ export type Access =
   | 'pushRun:invoke'
   | 'pushRun:invoke'
   | 'signal:publish'
-  | 'presence:write';
+  | 'presence:write'
+  | 'summary:read'
+  | 'summary:count'
+  | 'summary:rebuild';
 
 /**
  * How a route is authenticated:
@@ -97,6 +106,11 @@ export type AuthorizerHandler = (
   event: APIGatewayRequestAuthorizerEvent,
 ) => Promise<APIGatewayAuthorizerResult>;
 export type QueueHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse>;
+/** A batch of one shard of a table's stream, with the shard's id (a tumbling window puts it there). */
+export type StreamHandler = (event: {
+  readonly Records: readonly DynamoDBRecord[];
+  readonly shardId?: string;
+}) => Promise<{ readonly state: Record<string, string> }>;
 export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
 export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
 export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
@@ -144,6 +158,7 @@ export type FunctionSpec<Deps = never> =
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })
   | (Common & { readonly trigger: 'queue'; readonly handler: (deps: Deps) => QueueHandler })
   | (Common & { readonly trigger: 'flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
+  | (Common & { readonly trigger: 'stream'; readonly handler: (deps: Deps) => StreamHandler })
   | (Common & {
       readonly trigger: 'broker-authorizer';
       readonly handler: (deps: Deps) => BrokerAuthorizerHandler;

@@ -4,6 +4,7 @@ import {
   DescribeTableCommand,
   type DynamoDBClient,
   ResourceInUseException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
@@ -62,6 +63,7 @@ export function createTableInput(table: TableDescription, tableName: string): Cr
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST',
+    ...(table.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream } } : {}),
     AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
       AttributeName,
       AttributeType,
@@ -105,6 +107,7 @@ export async function ensureTableFrom(
     { client, maxWaitTime: 30, minDelay: 0.1, maxDelay: 1 },
     { TableName: tableName },
   );
+  await ensureStream(client, input);
   if (timeToLiveAttribute) {
     const described = await client.send(new DescribeTableCommand({ TableName: tableName }));
     if (described.Table?.TableStatus === 'ACTIVE') {
@@ -121,6 +124,15 @@ export async function ensureTableFrom(
       }
     }
   }
+}
+
+/** A table kept in a data folder from before it had a stream gets it now. */
+async function ensureStream(client: DynamoDBClient, input: CreateTableCommandInput): Promise<void> {
+  const wanted = input.StreamSpecification;
+  if (!wanted?.StreamEnabled) return;
+  const described = await client.send(new DescribeTableCommand({ TableName: input.TableName }));
+  if (described.Table?.StreamSpecification?.StreamEnabled) return;
+  await client.send(new UpdateTableCommand({ TableName: input.TableName, StreamSpecification: wanted }));
 }
 
 export function queueAttributes(queue: QueueDescription, deadLetterArn?: string): Record<string, string> {

@@ -1,6 +1,7 @@
 import type { Parts } from '../wiring.ts';
 import { embeddedBrokerService } from './broker/broker-service.ts';
 import { controlEventSource } from './event-source-control.ts';
+import { summaryStreamSource } from './stream-source-summary.ts';
 
 /**
  * Background work the local runtime runs beside the HTTP API, standing in for what AWS runs
@@ -12,4 +13,4 @@ export type LocalService = {
   start(parts: Parts): Promise<{ stop(): Promise<void> }>;
 };
 
-export const localServices: LocalService[] = [controlEventSource, embeddedBrokerService];
+export const localServices: LocalService[] = [controlEventSource, embeddedBrokerService, summaryStreamSource];

@@ -76,6 +76,29 @@ const grantsOfAccess: Record<Access, string[]> = {
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
+  'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
+  'summary:count': [
+    ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', 'summary#*'),
+    // the stream's ARN is the table's attribute, named here as the table
+    ...each(
+      ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
+      'inventory',
+    ),
+  ],
+  'summary:rebuild': [
+    ...each(['dynamodb:Scan'], 'inventory'),
+    ...each(
+      [
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+        'dynamodb:PutItem',
+        'dynamodb:DeleteItem',
+      ],
+      'inventory',
+      'summary#*',
+    ),
+  ],
 };
 
 describe('the grants of the deployed roles', () => {
@@ -88,13 +111,21 @@ describe('the grants of the deployed roles', () => {
 
   it('hold no DynamoDB or SQS action that no code calls, and nothing on an index but the node list and the sparse view lists', () => {
     const all = functionSpecs.flatMap((spec) => grantsOfFunction(spec.name));
-    // The mesh file's routes alone read the whole mesh (lib/adapters/dynamodb/live-mesh-reader.ts).
+    // The mesh file's routes alone read the whole mesh (lib/adapters/dynamodb/live-mesh-reader.ts),
+    // and the summary's rebuild (docs/decisions/summary-from-the-stream.md).
     const scanners = functionSpecs
       .filter((spec) => grantsOfFunction(spec.name).some((line) => line.includes(':Scan ')))
       .map((spec) => spec.name);
-    expect(scanners.sort()).toEqual(['mesh-apply', 'mesh-export', 'mesh-plan']);
-    for (const unused of ['BatchWriteItem', 'DescribeTable', 'GetRecords', 'GetShardIterator', 'GetQueueUrl'])
+    expect(scanners.sort()).toEqual(['mesh-apply', 'mesh-export', 'mesh-plan', 'mesh-summary-rebuild']);
+    for (const unused of ['BatchWriteItem', 'DescribeTable', 'GetQueueUrl'])
       expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
+    // the stream is read by the summary's aggregator alone (its event source mapping)
+    const streamReaders = functionSpecs
+      .filter((spec) =>
+        grantsOfFunction(spec.name).some((line) => /:(GetRecords|GetShardIterator) /.test(line)),
+      )
+      .map((spec) => spec.name);
+    expect(streamReaders).toEqual(['summary-aggregator']);
     const onIndexes = [...new Set(all.filter((line) => line.includes('/index/')))];
     expect(onIndexes.sort()).toEqual([
       'dynamodb:Query inventory/index/gsi1 mesh#node',

@@ -7,6 +7,8 @@ import type { Endpoints } from '../../lib/runtime/emulators.ts';
  */
 export function useEndpoints(endpoints: Endpoints, env: NodeJS.ProcessEnv = process.env): void {
   env.AWS_ENDPOINT_URL_DYNAMODB = endpoints.dynamodb;
+  // DynamoDB Local answers the streams API at the table's endpoint
+  env.AWS_ENDPOINT_URL_DYNAMODB_STREAMS = endpoints.dynamodb;
   env.AWS_ENDPOINT_URL_SQS = endpoints.sqs;
   env.AWS_REGION ??= 'us-east-1';
   if (!env.AWS_ACCESS_KEY_ID && !env.AWS_PROFILE) {

@@ -7,6 +7,7 @@ import { type CodedLine, jsonLine, lineFormatOf, printedLine, say } from '../../
 import { consumerLines } from '../../lib/core/control/lines.ts';
 import { pushLines } from '../../lib/core/mesh/lines.ts';
 import { signalLines } from '../../lib/core/signal/lines.ts';
+import { summaryLines } from '../../lib/core/summary/lines.ts';
 import { agentLines, commandLines } from '../../lib/host/lines.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
@@ -15,6 +16,7 @@ const catalogues = {
   runtimeLines,
   consumerLines,
   signalLines,
+  summaryLines,
   agentLines,
   commandLines,
   cliLines,

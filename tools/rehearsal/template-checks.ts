@@ -6,6 +6,7 @@ import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { referencedId } from './references.ts';
 import type { JudgedStack } from './stack.ts';
+import { checkStreamSource, readsAStream } from './stream-checks.ts';
 
 /**
  * What the synthesized template must agree with, read from the template itself: the function
@@ -25,6 +26,7 @@ export async function checkTemplate(
     ...(await checkAuthorizers(stack, specs)),
     ...(await checkPushFlow(stack)),
     ...(await checkEventSource(stack, specs)),
+    ...(await checkStreamSource(stack, specs, roleMay)),
   ];
 }
 
@@ -51,7 +53,12 @@ async function mayInvoke(stack: JudgedStack, service: string, sourceArn: string,
     : `${service} may not invoke ${fn.displayName} for ${sourceArn}: ${decision.reason}`;
 }
 
-async function roleMay(stack: JudgedStack, roleLogicalId: string, label: string, request: AccessRequest) {
+export async function roleMay(
+  stack: JudgedStack,
+  roleLogicalId: string,
+  label: string,
+  request: AccessRequest,
+) {
   const principal: Principal = { kind: 'role', roleLogicalId, session: 'rehearsal', label };
   const decision = await stack.iam.authorize(principal, request);
   return decision.allowed
@@ -215,9 +222,12 @@ async function checkPushFlow(stack: JudgedStack): Promise<string[]> {
 
 async function checkEventSource(stack: JudgedStack, specs: readonly FunctionSpec[]): Promise<string[]> {
   const template = stack.assembly.template;
-  const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping');
+  // the stream's mapping is checked by checkStreamSource
+  const mappings = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').filter(
+    ([, mapping]) => !readsAStream(mapping),
+  );
   if (mappings.length !== 1)
-    return [`the template has ${mappings.length} event source mappings, where the consumer has one`];
+    return [`the template has ${mappings.length} queue event source mappings, where the consumer has one`];
   const [id, mapping] = mappings[0] as [string, CfnResource];
   const where = displayName(template, id);
   const p = props(mapping);

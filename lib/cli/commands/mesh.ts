@@ -14,6 +14,7 @@ import {
   viewFilterOptions,
   viewQueryOf,
 } from '../view-pages.ts';
+import { printSummary } from './summary.ts';
 
 /** Registers the mesh area's `mesh` commands. */
 export function registerMeshCommands(program: Command): void {
@@ -96,9 +97,17 @@ export function registerMeshCommands(program: Command): void {
   viewFilterOptions(
     program
       .command('status')
-      .description('every node: enrolled, sent revision, applied revision, behind, online, last heard'),
+      .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
+      .option('--summary', 'only the counts of the mesh, read without reading any node')
+      .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)'),
   ).action(
-    action(async ({ api, output }, options: ViewOptions) => {
+    action(async ({ api, output }, options: StatusOptions) => {
+      const summaryProblem = summaryOptionsProblem(options);
+      if (summaryProblem) {
+        output.say(cliLines.usage, summaryProblem);
+        return ExitCode.usage;
+      }
+      if (options.summary) return printSummary(api, output, options.rebuild === true);
       const asked = viewQueryOf(options);
       if ('problem' in asked) {
         output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
@@ -143,6 +152,21 @@ export function registerMeshCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
+}
+
+type StatusOptions = ViewOptions & { readonly summary?: boolean; readonly rebuild?: boolean };
+
+/** --summary counts the whole mesh, so it takes no filter, and --rebuild goes only with it. */
+function summaryOptionsProblem(options: StatusOptions) {
+  if (options.rebuild && !options.summary) return { argument: '--rebuild', problem: 'goes with --summary' };
+  if (options.summary && options.on !== undefined)
+    return { argument: '--on', problem: 'the summary counts the whole mesh; drop --on or --summary' };
+  if (options.summary && filtered(options))
+    return {
+      argument: '--summary',
+      problem: 'the summary counts the whole mesh; drop the filters or --summary',
+    };
+  return undefined;
 }
 
 function statusLine(s: NodeStatus): string {

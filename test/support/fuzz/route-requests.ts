@@ -71,6 +71,8 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-node-list': {},
   'mesh-node-show': { path: nodePath },
   'mesh-graph': {},
+  'mesh-summary': {},
+  'mesh-summary-rebuild': {},
   'mesh-pushes': { query: limitQuery(20) },
   'mesh-push-show': { path: pushPath },
   'control-dead-letters': { query: limitQuery(50) },

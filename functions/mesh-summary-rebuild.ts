@@ -1,0 +1,5 @@
+import { meshSummaryRebuildHandler } from '../lib/api/handlers/summary.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = meshSummaryRebuildHandler(partsFor(readConfig()));

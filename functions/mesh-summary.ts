@@ -1,0 +1,5 @@
+import { meshSummaryHandler } from '../lib/api/handlers/summary.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = meshSummaryHandler(partsFor(readConfig()));

@@ -1,0 +1,234 @@
+import { DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type CounterName, countersOf, type Deltas } from '../../core/summary/counters.ts';
+import { WatermarkMovedError } from '../../core/summary/errors.ts';
+import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
+import { type Change, changesAfter, chunksOf, sequenceKey } from '../../core/summary/stream.ts';
+import { type Summary, summaryOf } from '../../core/summary/summary.ts';
+import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
+import {
+  type Item,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+  transactionLimit,
+} from './requests.ts';
+
+/**
+ * The summary's items in the inventory table (docs/decisions/summary-from-the-stream.md):
+ *
+ * | pk                 | sk          | attributes |
+ * |--------------------|-------------|------------|
+ * | `summary#counters` | `<counter>` | count (N): `nodes`, `applied#3`, … (lib/core/summary/counters.ts) |
+ * | `summary#shards`   | `<shard>`   | sequence (S, padded): the last change of the shard whose deltas are in the counters; expiresAt (TTL) |
+ * | `summary#state`    | `state`     | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
+ *
+ * Access: the aggregator reads a shard's watermark, then applies each run of changes after it in
+ * one transaction: one `ADD count` per counter the run moves and the watermark moved on,
+ * conditioned on being the one it read, so a batch delivered again is counted once. The summary
+ * is one Query of `summary#counters` and one GetItem, whatever the mesh's size. None of these
+ * partitions is a node's, so the counters' own changes on the stream count nothing.
+ */
+export const countersPartition = 'summary#counters';
+export const shardsPartition = 'summary#shards';
+export const stateKey = { pk: 'summary#state', sk: 'state' } as const;
+export const summaryPartitions = 'summary#*';
+
+/** A run's counters and the watermark fit one transaction. */
+const maxCounters = transactionLimit - 1;
+/** A watermark outlives the stream's 24 h retention, after which nothing of its shard comes again. */
+const watermarkDays = 2;
+const store = 'the inventory table';
+/** Failures that are the request's, not the store's: asked again, the same run fails the same way. */
+const refusedForGood = new Set(['ValidationException', 'ItemCollectionSizeLimitExceededException']);
+
+export type SummaryLog = { error(message: string, extra?: Record<string, unknown>): void };
+
+export class DynamoDBSummaryStore
+  extends TableStore
+  implements SummaryCounters, SummaryReader, SummaryRebuild
+{
+  async apply(shard: string, changes: readonly Change[]): Promise<Applied> {
+    let seen = await this.#watermark(shard);
+    const fresh = changesAfter(changes, seen);
+    let writes = 0;
+    let lost = 0;
+    let reason: string | undefined;
+    for (const chunk of chunksOf(fresh, maxCounters)) {
+      if (chunk.deltas.size === 0) continue;
+      const last = sequenceKey(chunk.last);
+      try {
+        const failed = await transact(this.client, 'counting the summary', [
+          ...counterUpdates(this.tableName, chunk.deltas),
+          this.#watermarkMove(shard, seen, last),
+        ]);
+        if (failed) throw new WatermarkMovedError(`shard ${shard}: watermark moved from ${seen ?? 'none'}`);
+      } catch (error) {
+        if (!isRefusedForGood(error)) throw error;
+        // A run the store refuses for good would stop the shard forever: it is let go, counted
+        // as lost so the summary says it is no longer exact, and the watermark moves past it.
+        const first = sequenceKey(chunk.first);
+        const count = fresh.filter(
+          (c) => sequenceKey(c.sequence) >= first && sequenceKey(c.sequence) <= last,
+        ).length;
+        await this.#noteLost(shard, seen, last, count);
+        lost += count;
+        reason = (error as Error).message;
+      }
+      seen = last;
+      writes += 1;
+    }
+    return {
+      applied: fresh.length - lost,
+      skipped: changes.length - fresh.length,
+      writes,
+      lost,
+      ...(reason === undefined ? {} : { reason }),
+    };
+  }
+
+  async summary(): Promise<Summary> {
+    const [items, state] = await Promise.all([
+      queryAll(this.client, store, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': countersPartition },
+      }),
+      askStore(store, () => this.client.send(new GetCommand({ TableName: this.tableName, Key: stateKey }))),
+    ]);
+    const counters = new Map(items.map((item) => [String(item.sk), Number(item.count ?? 0)]));
+    const lost = Number(state.Item?.lost ?? 0);
+    return summaryOf(counters, lost === 0 && state.Item?.rebuilding !== true);
+  }
+
+  /**
+   * Counts every node's items again with a paged Scan and writes the counters as counted,
+   * clearing what was lost. Changes made while it reads may be counted twice or not at all, so
+   * the summary says it is not exact until it is done; run it when the mesh is quiet.
+   */
+  async rebuild(): Promise<Summary> {
+    await this.#setState({ rebuilding: true });
+    const counted = countersOf(await this.#everyNodeItem());
+    const kept = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': countersPartition },
+      ConsistentRead: true,
+    });
+    for (const item of kept)
+      if (!counted.has(String(item.sk)))
+        await askStore(store, () =>
+          this.client.send(
+            new DeleteCommand({ TableName: this.tableName, Key: { pk: item.pk, sk: item.sk } }),
+          ),
+        );
+    for (const [name, count] of counted)
+      await askStore(store, () =>
+        this.client.send(
+          new PutCommand({ TableName: this.tableName, Item: { pk: countersPartition, sk: name, count } }),
+        ),
+      );
+    await this.#setState({ rebuilding: false, lost: 0 });
+    return summaryOf(counted, true);
+  }
+
+  async #everyNodeItem(): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await askStore(store, () =>
+        this.client.send(
+          new ScanCommand({
+            TableName: this.tableName,
+            FilterExpression: 'begins_with(pk, :node)',
+            ExpressionAttributeValues: { ':node': 'node#' },
+            ConsistentRead: true,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  async #watermark(shard: string): Promise<string | undefined> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: shardsPartition, sk: shard },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return typeof Item?.sequence === 'string' ? Item.sequence : undefined;
+  }
+
+  #watermarkMove(shard: string, seen: string | undefined, last: string): TransactItem {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk: shardsPartition, sk: shard },
+        UpdateExpression: 'SET #sequence = :last, expiresAt = :expires',
+        ConditionExpression: seen === undefined ? 'attribute_not_exists(pk)' : '#sequence = :seen',
+        ExpressionAttributeNames: { '#sequence': 'sequence' },
+        ExpressionAttributeValues: {
+          ':last': last,
+          ':expires': Math.floor(Date.parse(this.now()) / 1000) + watermarkDays * 86_400,
+          ...(seen === undefined ? {} : { ':seen': seen }),
+        },
+      },
+    };
+  }
+
+  async #noteLost(shard: string, seen: string | undefined, last: string, count: number): Promise<void> {
+    const failed = await transact(this.client, 'noting lost summary changes', [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: stateKey,
+          UpdateExpression: 'ADD lost :count',
+          ExpressionAttributeValues: { ':count': count },
+        },
+      },
+      this.#watermarkMove(shard, seen, last),
+    ]);
+    if (failed) throw new WatermarkMovedError(`shard ${shard}: watermark moved from ${seen ?? 'none'}`);
+  }
+
+  async #setState(state: { rebuilding: boolean; lost?: number }): Promise<void> {
+    const sets = ['rebuilding = :rebuilding', ...(state.lost === undefined ? [] : ['lost = :lost'])];
+    await askStore(store, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: stateKey,
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ExpressionAttributeValues: {
+            ':rebuilding': state.rebuilding,
+            ...(state.lost === undefined ? {} : { ':lost': state.lost }),
+          },
+        }),
+      ),
+    );
+  }
+}
+
+function counterUpdates(tableName: string, deltas: Deltas): TransactItem[] {
+  return [...deltas].map(([name, delta]: [CounterName, number]) => ({
+    Update: {
+      TableName: tableName,
+      Key: { pk: countersPartition, sk: name },
+      UpdateExpression: 'ADD #count :delta',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':delta': delta },
+    },
+  }));
+}
+
+function isRefusedForGood(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError || error instanceof WatermarkMovedError) return false;
+  return error instanceof Error && refusedForGood.has(error.name);
+}

@@ -1,0 +1,53 @@
+import type { Summary } from '../../core/summary/summary.ts';
+import type { ApiClient } from '../api-client.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
+import type { Output } from '../output.ts';
+
+/**
+ * `mesh status --summary [--rebuild]`: the counts of the mesh from `GET /summary`, which reads
+ * no node, or counted again first (`POST /summary/rebuild`, a full read, for recovery). With
+ * `--json` the result is the summary as the API answers it (docs/http-api.md).
+ */
+export async function printSummary(api: ApiClient, output: Output, rebuild: boolean): Promise<ExitCode> {
+  const summary = rebuild
+    ? await api.call<Summary>('POST', '/summary/rebuild')
+    : await api.call<Summary>('GET', '/summary');
+  output.result(summary);
+  if (rebuild) output.say(cliLines.summaryRebuilt, { nodes: summary.nodes });
+  if (!summary.exact) output.say(cliLines.summaryNotExact, { lost: true });
+  output.line(
+    `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
+  );
+  if (summary.revisions.length > 0) {
+    output.line(
+      table(
+        ['revision', 'applied', 'failed'],
+        summary.revisions.map((r) => [r.revision, r.applied, r.failed]),
+      ),
+    );
+  }
+  if (summary.modules.length > 0) {
+    output.line(
+      table(
+        ['module', 'version', 'carriers'],
+        summary.modules.map((m) => [m.module, m.version ?? '-', m.carriers]),
+      ),
+    );
+  }
+  if (summary.behind > 0) output.line(`${summary.behind} behind; mesh push --behind`);
+  return ExitCode.ok;
+}
+
+function table(head: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number>>): string {
+  const cells = [head, ...rows.map((row) => row.map(String))];
+  const widths = head.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? '').length)));
+  return cells
+    .map((row) =>
+      row
+        .map((cell, column) => (cell ?? '').padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}

@@ -1,0 +1,89 @@
+/**
+ * The summary's counters (docs/decisions/summary-from-the-stream.md): what each item of a node's
+ * partition adds to the counts of the mesh, so that a change of one item moves the counters by
+ * what it added before and adds now. Pure; the stream aggregator
+ * (lib/adapters/dynamodb/summary-store.ts) sums a batch's deltas and a rebuild sums every item's
+ * contribution.
+ *
+ * | item (sort key, in `node#<n>`) | counter | when |
+ * |---|---|---|
+ * | `node`        | `nodes`                     | always |
+ * | `enrolment`   | `enrolled`                  | always |
+ * | `presence`    | `online`                    | online is true |
+ * | `mark`        | `behind`                    | always |
+ * | `report`      | `applied#<revision>`        | appliedRevision is a number |
+ * | `report`      | `failed#<revision>`         | state is `failed` and revision a number |
+ * | `module#<m>`  | `version#<m>#<version>`     | always; an assignment without a version counts under `-` |
+ *
+ * Every other item, and every item outside a node's partition (the counters themselves among
+ * them), counts nothing. The sum agrees with a full read because the stores write a node's other
+ * items only while its node item exists and remove them with it (status-reader.ts reads a
+ * partition without its node item as no node).
+ */
+export type Item = Readonly<Record<string, unknown>>;
+
+/** A counter's name, as its item's sort key: `nodes`, `applied#3`, `version#app#1.2.0`. */
+export type CounterName = string;
+export type Deltas = ReadonlyMap<CounterName, number>;
+
+export const noVersion = '-';
+
+const nodePartitionPrefix = 'node#';
+
+/** The counters one item adds 1 to; none for an item nothing counts. */
+export function contributionOf(item: Item | undefined): CounterName[] {
+  if (!item || typeof item.pk !== 'string' || !item.pk.startsWith(nodePartitionPrefix)) return [];
+  const sk = item.sk;
+  if (typeof sk !== 'string') return [];
+  switch (sk) {
+    case 'node':
+      return ['nodes'];
+    case 'enrolment':
+      return ['enrolled'];
+    case 'presence':
+      return item.online === true ? ['online'] : [];
+    case 'mark':
+      return ['behind'];
+    case 'report':
+      return [
+        ...(isRevision(item.appliedRevision) ? [`applied#${item.appliedRevision}`] : []),
+        ...(item.state === 'failed' && isRevision(item.revision) ? [`failed#${item.revision}`] : []),
+      ];
+    default: {
+      if (!sk.startsWith('module#')) return [];
+      const module = sk.slice('module#'.length);
+      const version = typeof item.version === 'string' ? item.version : noVersion;
+      return [`version#${module}#${version}`];
+    }
+  }
+}
+
+const isRevision = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0;
+
+/** What one change (an item's image before and after; absent when it did not or no longer exists) moves. */
+export function deltasOf(before: Item | undefined, after: Item | undefined): Deltas {
+  const deltas = new Map<CounterName, number>();
+  for (const name of contributionOf(before)) deltas.set(name, (deltas.get(name) ?? 0) - 1);
+  for (const name of contributionOf(after)) deltas.set(name, (deltas.get(name) ?? 0) + 1);
+  return withoutZeros(deltas);
+}
+
+/** Many changes' deltas as one: what a batch applies, one update per counter. */
+export function sumDeltas(all: Iterable<Deltas>): Deltas {
+  const sum = new Map<CounterName, number>();
+  for (const deltas of all) for (const [name, delta] of deltas) sum.set(name, (sum.get(name) ?? 0) + delta);
+  return withoutZeros(sum);
+}
+
+/** Every item's contribution summed: the counters a full read gives (the rebuild's). */
+export function countersOf(items: Iterable<Item>): Deltas {
+  const sum = new Map<CounterName, number>();
+  for (const item of items) for (const name of contributionOf(item)) sum.set(name, (sum.get(name) ?? 0) + 1);
+  return sum;
+}
+
+function withoutZeros(deltas: Map<CounterName, number>): Deltas {
+  for (const [name, delta] of deltas) if (delta === 0) deltas.delete(name);
+  return deltas;
+}

@@ -1,0 +1,89 @@
+import type { NodeStatus } from '../ports.ts';
+import type { MeshNode } from '../views.ts';
+import { type CounterName, type Deltas, noVersion } from './counters.ts';
+
+/**
+ * `GET /summary` and `mesh status --summary`: the counts of the mesh, kept by the stream
+ * aggregator (counters.ts) and read without reading any node.
+ */
+export type Summary = {
+  readonly nodes: number;
+  readonly enrolled: number;
+  readonly online: number;
+  readonly behind: number;
+  /** Per revision, ascending: how many nodes last applied it, how many last reported it failed. */
+  readonly revisions: readonly RevisionCount[];
+  /** Per module and version, by module then version: how many nodes carry it. */
+  readonly modules: readonly ModuleVersionCount[];
+  /**
+   * False when a change may be missing from the counters (the aggregator let a batch go, or a
+   * rebuild is under way): the counts are then not to be trusted until `mesh summary rebuild`.
+   */
+  readonly exact: boolean;
+};
+
+export type RevisionCount = { readonly revision: number; readonly applied: number; readonly failed: number };
+export type ModuleVersionCount = {
+  readonly module: string;
+  /** Null for carriers whose assignment names no version. */
+  readonly version: string | null;
+  readonly carriers: number;
+};
+
+/** The summary the counters say; counters at zero are left out of the lists. */
+export function summaryOf(counters: Deltas, exact: boolean): Summary {
+  const revisions = new Map<number, { applied: number; failed: number }>();
+  const modules: ModuleVersionCount[] = [];
+  for (const [name, count] of counters) {
+    if (count === 0) continue;
+    const [kind, ...rest] = name.split('#');
+    if (kind === 'applied' || kind === 'failed') {
+      const revision = Number(rest[0]);
+      const entry = revisions.get(revision) ?? { applied: 0, failed: 0 };
+      entry[kind] += count;
+      revisions.set(revision, entry);
+    } else if (kind === 'version' && rest.length === 2) {
+      const [module, version] = rest as [string, string];
+      modules.push({ module, version: version === noVersion ? null : version, carriers: count });
+    }
+  }
+  return {
+    nodes: counters.get('nodes') ?? 0,
+    enrolled: counters.get('enrolled') ?? 0,
+    online: counters.get('online') ?? 0,
+    behind: counters.get('behind') ?? 0,
+    revisions: [...revisions]
+      .sort(([a], [b]) => a - b)
+      .map(([revision, counts]) => ({ revision, ...counts })),
+    modules: modules.sort((a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? '')),
+    exact,
+  };
+}
+
+/**
+ * The same summary from today's full reads (`GET /status` and the graph), which read every
+ * node: what the counters must agree with. Failed counts need the report's revision, which a
+ * node's status does not carry, so `failedRevision` gives it.
+ */
+export function summaryFromFullRead(
+  statuses: readonly NodeStatus[],
+  graph: readonly MeshNode[],
+  failedRevision: (node: string) => number | null,
+): Summary {
+  const counters = new Map<CounterName, number>();
+  const add = (name: CounterName) => counters.set(name, (counters.get(name) ?? 0) + 1);
+  for (const status of statuses) {
+    add('nodes');
+    if (status.enrolled) add('enrolled');
+    if (status.online === true) add('online');
+    if (status.behind) add('behind');
+    if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
+    const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
+    if (failed !== null) add(`failed#${failed}`);
+  }
+  for (const node of graph)
+    for (const module of node.modules) add(`version#${module.module}#${module.version ?? noVersion}`);
+  return summaryOf(counters, true);
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

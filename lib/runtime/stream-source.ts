@@ -1,0 +1,189 @@
+import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type Shard,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
+import type { MeshConfig } from '../config.ts';
+import { countedPartitionPrefix } from '../core/summary/stream.ts';
+import type { StreamHandler } from '../functions/spec.ts';
+import { asFunction } from './call-record.ts';
+
+export type StreamSourceOptions = {
+  readonly dynamodb: DynamoDBClient;
+  readonly config: Pick<MeshConfig, 'region' | 'endpoints'>;
+  readonly tableName: string;
+  readonly handler: StreamHandler;
+  readonly functionName: string;
+  /** @default 100, as the summary's event source mapping */
+  readonly batchSize?: number;
+  /** The wait between polls of a shard that had nothing. @default 200 */
+  readonly idleMs?: number;
+  readonly onError?: (error: Error) => void;
+};
+
+export type RunningStreamSource = {
+  /** Resolves once every change made before the call has been handed to the handler and taken. */
+  caughtUp(): Promise<void>;
+  stop(): Promise<void>;
+};
+
+type ShardState = { iterator: string | undefined; done: boolean; parent: string | undefined };
+
+/**
+ * A DynamoDB stream's event source as Lambda's event source mapping runs it for the summary
+ * (lib/constructs/summary-aggregator.ts): each shard read from its start (TRIM_HORIZON) in
+ * order, a child only after its parent is read to its end; records outside a node's partition
+ * filtered out (the mapping's filter); each batch handed to the handler with the shard's id;
+ * a batch whose handler throws is handed again, whole, until it is taken, as the mapping retries
+ * (on AWS it is halved too, and let go after its retries; docs/local-and-aws.md).
+ */
+export function startStreamSource(options: StreamSourceOptions): RunningStreamSource {
+  // The stream's reads are the mapping's, judged from the template (tools/rehearsal/stream-checks.ts);
+  // only the handler's own calls are recorded as the function's.
+  const streams = new DynamoDBStreamsClient({
+    region: options.config.region,
+    ...(options.config.endpoints?.dynamodb
+      ? {
+          endpoint: options.config.endpoints.dynamodb,
+          credentials: { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' },
+        }
+      : {}),
+  });
+  const onError =
+    options.onError ??
+    ((error: Error) =>
+      process.stderr.write(`mesh stream source (${options.functionName}): ${error.message}\n`));
+  const shards = new Map<string, ShardState>();
+  let stopped = false;
+  let passes = 0;
+  const waiters: Array<{ after: number; resolve: () => void }> = [];
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  async function streamArn(): Promise<string> {
+    for (;;) {
+      try {
+        const { Table } = await options.dynamodb.send(
+          new DescribeTableCommand({ TableName: options.tableName }),
+        );
+        if (Table?.LatestStreamArn) return Table.LatestStreamArn;
+      } catch (error) {
+        onError(error as Error);
+      }
+      if (stopped) throw new Error('stopped before the stream was found');
+      await sleep(options.idleMs ?? 200);
+    }
+  }
+
+  async function discover(arn: string): Promise<void> {
+    let start: string | undefined;
+    do {
+      const { StreamDescription } = await streams.send(
+        new DescribeStreamCommand({ StreamArn: arn, ...(start ? { ExclusiveStartShardId: start } : {}) }),
+      );
+      for (const shard of StreamDescription?.Shards ?? []) await track(arn, shard);
+      start = StreamDescription?.LastEvaluatedShardId;
+    } while (start);
+  }
+
+  async function track(arn: string, shard: Shard): Promise<void> {
+    const id = shard.ShardId;
+    if (!id || shards.has(id)) return;
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({ StreamArn: arn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
+    );
+    shards.set(id, {
+      iterator: ShardIterator,
+      done: ShardIterator === undefined,
+      parent: shard.ParentShardId,
+    });
+  }
+
+  /** One read of a shard, its batch handed until taken; whether it had records. */
+  async function readShard(id: string, state: ShardState): Promise<boolean> {
+    const parent = state.parent ? shards.get(state.parent) : undefined;
+    if (state.done || (parent && !parent.done) || !state.iterator) return false;
+    const page = await streams.send(
+      new GetRecordsCommand({ ShardIterator: state.iterator, Limit: options.batchSize ?? 100 }),
+    );
+    const records = (page.Records ?? []).filter(counted);
+    for (let attempt = 1; records.length > 0 && !stopped; attempt += 1) {
+      try {
+        await asFunction(options.functionName, () =>
+          options.handler({ Records: records.map(asLambdaRecord), shardId: id }),
+        );
+        break;
+      } catch (error) {
+        onError(error as Error);
+        await sleep(Math.min(5_000, 100 * 2 ** attempt));
+      }
+    }
+    state.iterator = page.NextShardIterator;
+    if (!state.iterator) state.done = true;
+    return (page.Records ?? []).length > 0;
+  }
+
+  async function loop(): Promise<void> {
+    const arn = await streamArn();
+    while (!stopped) {
+      let busy = false;
+      try {
+        await discover(arn);
+        for (const [id, state] of shards) busy = (await readShard(id, state)) || busy;
+      } catch (error) {
+        onError(error as Error);
+      }
+      if (!busy) {
+        passes += 1;
+        for (const waiter of waiters.splice(0)) {
+          if (passes > waiter.after) waiter.resolve();
+          else waiters.push(waiter);
+        }
+        await sleep(options.idleMs ?? 200);
+      }
+    }
+  }
+
+  // a failure is the source's own to report (onError); nothing is left to reject unheard
+  const running = loop().catch((error: Error) => onError(error));
+  return {
+    caughtUp() {
+      // A pass that found nothing and began after this call saw every change made before it.
+      return new Promise((resolve) => waiters.push({ after: passes + 1, resolve }));
+    },
+    async stop() {
+      stopped = true;
+      await running;
+      for (const waiter of waiters.splice(0)) waiter.resolve();
+      streams.destroy();
+    },
+  };
+}
+
+/** The mapping's filter: only the changes of a node's partition reach the aggregator. */
+function counted(record: StreamRecord): boolean {
+  const pk = record.dynamodb?.Keys?.pk;
+  return pk !== undefined && 'S' in pk && typeof pk.S === 'string' && pk.S.startsWith(countedPartitionPrefix);
+}
+
+/** A stream record as Lambda hands it: the same fields, the event source named. */
+const asLambdaRecord = (record: StreamRecord): DynamoDBRecord =>
+  ({
+    eventID: record.eventID,
+    eventName: record.eventName,
+    eventSource: 'aws:dynamodb',
+    eventVersion: record.eventVersion,
+    awsRegion: record.awsRegion,
+    dynamodb: {
+      ...record.dynamodb,
+      ApproximateCreationDateTime:
+        record.dynamodb?.ApproximateCreationDateTime instanceof Date
+          ? record.dynamodb.ApproximateCreationDateTime.getTime() / 1000
+          : undefined,
+    },
+  }) as DynamoDBRecord;

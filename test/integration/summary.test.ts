@@ -1,0 +1,253 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { ApiClient } from '../../lib/cli/api-client.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { NodeStatus } from '../../lib/core/ports.ts';
+import { type Summary, summaryFromFullRead } from '../../lib/core/summary/summary.ts';
+import type { MeshGraph, NodeDetails } from '../../lib/core/views.ts';
+import { functionSpecs } from '../../lib/functions.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { type RunningStreamSource, startStreamSource } from '../../lib/runtime/stream-source.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * The summary kept by the stream aggregator agrees with a full read: a seeded random walk
+ * changes the mesh (nodes added and removed, enrolled and disenrolled, modules assigned and
+ * upgraded, pushes, reports applied and failed, hosts online and offline) against DynamoDB Local
+ * with the aggregator fed by the table's stream, and after the stream is drained `GET /summary`
+ * equals the summary counted from `GET /status`, the graph and each failed node's report.
+ */
+let config: MeshConfig;
+let parts: Parts;
+let api: RunningApi;
+let client: ApiClient;
+let source: RunningStreamSource;
+const errors: Error[] = [];
+const dynamodb = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
+const aggregator = functionSpecs.find((spec) => spec.trigger === 'stream');
+
+function startAggregator(): RunningStreamSource {
+  if (aggregator?.trigger !== 'stream') throw new Error('no stream function');
+  return startStreamSource({
+    dynamodb,
+    config,
+    tableName: config.inventoryTable,
+    handler: aggregator.handler(parts),
+    functionName: aggregator.name,
+    idleMs: 50,
+    onError: (error) => errors.push(error),
+  });
+}
+
+beforeAll(async () => {
+  config = await provisionTestResources('summary');
+  parts = partsFor(config);
+  api = await startLocalApi({ port: 0, parts });
+  client = new ApiClient(api.url);
+  source = startAggregator();
+});
+
+afterAll(async () => {
+  await source?.stop();
+  await api?.stop();
+  dynamodb.destroy();
+});
+
+/** A small deterministic generator (mulberry32), so a failing walk is the same walk again. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T };
+}
+
+async function fullRead(): Promise<Summary> {
+  const { nodes } = await client.call<{ nodes: NodeStatus[] }>('GET', '/status');
+  const graph = await client.call<MeshGraph>('GET', '/graph');
+  const failed = new Map<string, number | null>();
+  for (const status of nodes.filter((s) => s.reportState === 'failed')) {
+    const details = await client.call<NodeDetails>('GET', `/nodes/${status.node}`);
+    failed.set(status.node, details.report?.revision ?? null);
+  }
+  return summaryFromFullRead(nodes, graph.nodes, (node) => failed.get(node) ?? null);
+}
+
+async function walk(seed: number, steps: number): Promise<Record<string, number>> {
+  const rng = random(seed);
+  const names = ['n-a', 'n-b', 'n-c', 'n-d', 'n-e', 'n-f', 'n-g', 'n-h'];
+  const modules = ['app', 'db', 'cache'];
+  const sequences = new Map<string, number>();
+  const connections = new Map<string, number>();
+  const done: Record<string, number> = {};
+  let clock = Date.now();
+  const actions: Record<string, (node: string) => Promise<unknown>> = {
+    add: (node) => client.call('POST', '/nodes', { node }),
+    enrolled: (node) => addEnrolledNode(parts, node),
+    remove: (node) => client.call('DELETE', `/nodes/${node}?cascade=true`),
+    disenrol: (node) => client.call('DELETE', `/nodes/${node}/enrolment`),
+    assign: (node) => client.call('PUT', `/nodes/${node}/modules/${rng.pick(modules)}`, {}),
+    unassign: (node) => client.call('DELETE', `/nodes/${node}/modules/${rng.pick(modules)}`),
+    upgrade: () =>
+      parts.moduleVersions.setModuleVersion(rng.pick(modules), rng.pick(['1.0.0', '1.1.0', '2.0.0'])),
+    push: (node) => client.call('POST', '/push', { node }),
+    report: async (node) => {
+      const sent = (await client.call<{ revision: number }>('GET', `/nodes/${node}/declaration`)).revision;
+      const sequence = (sequences.get(node) ?? 0) + 1;
+      sequences.set(node, sequence);
+      clock = Math.max(clock + 1000, Date.now());
+      const at = new Date(clock).toISOString();
+      await parts.reports.recordReport(
+        {
+          node,
+          sequence,
+          state: rng.pick(['applied', 'applied', 'failed', 'applying'] as const),
+          revision: sent,
+          sentAt: at,
+        },
+        { queuedAt: at, heardAt: at },
+      );
+    },
+    connect: (node) => {
+      const version = (connections.get(node) ?? 0) + 1;
+      connections.set(node, version);
+      clock = Math.max(clock + 1000, Date.now());
+      return parts.presence.recordPresence({ node, state: 'connected', atMs: clock, version });
+    },
+    disconnect: (node) => {
+      clock = Math.max(clock + 1000, Date.now());
+      return parts.presence.recordPresence({
+        node,
+        state: 'disconnected',
+        atMs: clock,
+        version: connections.get(node) ?? 0,
+      });
+    },
+  };
+  const weighted = [
+    ...Array(4).fill('add'),
+    ...Array(3).fill('enrolled'),
+    'remove',
+    'disenrol',
+    ...Array(3).fill('assign'),
+    'unassign',
+    'upgrade',
+    ...Array(3).fill('push'),
+    ...Array(4).fill('report'),
+    ...Array(2).fill('connect'),
+    'disconnect',
+  ] as const;
+  for (let step = 0; step < steps; step += 1) {
+    const action = rng.pick(weighted);
+    const node = rng.pick(names);
+    try {
+      await (actions[action] as (node: string) => Promise<unknown>)(node);
+      done[action] = (done[action] ?? 0) + 1;
+    } catch {
+      // A refusal (no such node, not sent yet, stale) changes nothing; the walk goes on.
+      done[`${action} refused`] = (done[`${action} refused`] ?? 0) + 1;
+    }
+  }
+  return done;
+}
+
+describe('the summary kept from the stream', () => {
+  it('agrees with a full read after a random walk of changes', { timeout: 400_000 }, async () => {
+    const started = Date.now();
+    const done = await walk(22, 120);
+    const walked = Date.now();
+    await source.caughtUp();
+    console.log(`walk ${walked - started} ms, drained ${Date.now() - walked} ms`, done);
+
+    const summary = await client.call<Summary>('GET', '/summary');
+    const counted = await fullRead();
+
+    expect(summary).toEqual(counted);
+    // the walk reached every kind of change it draws from
+    expect(
+      Object.keys(done)
+        .filter((key) => !key.endsWith('refused'))
+        .sort(),
+    ).toEqual(
+      [
+        'add',
+        'assign',
+        'connect',
+        'disconnect',
+        'disenrol',
+        'enrolled',
+        'push',
+        'remove',
+        'report',
+        'unassign',
+        'upgrade',
+      ].sort(),
+    );
+    expect(summary.nodes).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('counts a change once when the stream is read again from its start', { timeout: 60_000 }, async () => {
+    const before = await client.call<Summary>('GET', '/summary');
+
+    // a second event source over the same stream: every record is delivered again
+    const again = startAggregator();
+    await again.caughtUp();
+    await again.stop();
+
+    expect(await client.call<Summary>('GET', '/summary')).toEqual(before);
+  });
+
+  it('is counted again from a full read by the rebuild, the same', { timeout: 60_000 }, async () => {
+    const before = await client.call<Summary>('GET', '/summary');
+
+    const rebuilt = await client.call<Summary>('POST', '/summary/rebuild');
+
+    expect(rebuilt).toEqual(before);
+    expect(await client.call<Summary>('GET', '/summary')).toEqual(before);
+  });
+
+  it('is what mesh status --summary prints, and --json answers as GET /summary', {
+    timeout: 60_000,
+  }, async () => {
+    const summary = await client.call<Summary>('GET', '/summary');
+
+    const json = await mesh(['status', '--summary', '--json']);
+    const text = await mesh(['status', '--summary']);
+    const refused = await mesh(['status', '--summary', '--on', 'role=web', '--json']);
+
+    expect(JSON.parse(json.stdout)).toEqual(summary);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
+    );
+    if (summary.revisions.length > 0) expect(text.stdout).toMatch(/^revision +applied +failed$/m);
+    expect(refused.code).toBe(2);
+    expect(JSON.parse(refused.stderr.trim().split('\n')[0] ?? '{}')).toMatchObject({
+      code: 'cli.usage',
+      argument: '--on',
+    });
+  });
+});
+
+const meshBin = fileURLToPath(new URL('../../bin/mesh.ts', import.meta.url));
+
+function mesh(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [meshBin, '--api', api.url, ...args],
+      { timeout: 30_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}

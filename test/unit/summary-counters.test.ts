@@ -1,0 +1,222 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  contributionOf,
+  countersOf,
+  type Deltas,
+  deltasOf,
+  type Item,
+  sumDeltas,
+} from '../../lib/core/summary/counters.ts';
+import { type Change, changesAfter, chunksOf, sequenceKey } from '../../lib/core/summary/stream.ts';
+import { summaryOf } from '../../lib/core/summary/summary.ts';
+
+/** Items as the stores write them in a node's partition, and some that count nothing. */
+const node = fc.constantFrom('a', 'b', 'c');
+const revision = fc.integer({ min: 0, max: 4 });
+const item: fc.Arbitrary<Item> = fc.oneof(
+  node.map((n) => ({ pk: `node#${n}`, sk: 'node', node: n, createdAt: 't' })),
+  node.map((n) => ({ pk: `node#${n}`, sk: 'enrolment', enrolledAt: 't' })),
+  fc
+    .record({ n: node, online: fc.boolean() })
+    .map(({ n, online }) => ({ pk: `node#${n}`, sk: 'presence', online })),
+  node.map((n) => ({ pk: `node#${n}`, sk: 'mark', marks: 1 })),
+  fc
+    .record({
+      n: node,
+      state: fc.constantFrom('applied', 'applying', 'failed', 'heartbeat'),
+      revision,
+      applied: fc.option(revision, { nil: undefined }),
+    })
+    .map(({ n, state, revision, applied }) => ({
+      pk: `node#${n}`,
+      sk: 'report',
+      state,
+      revision,
+      ...(applied === undefined ? {} : { appliedRevision: applied }),
+    })),
+  fc
+    .record({
+      n: node,
+      m: fc.constantFrom('app', 'db'),
+      v: fc.option(fc.constantFrom('1.0', '2.0'), { nil: undefined }),
+    })
+    .map(({ n, m, v }) => ({ pk: `node#${n}`, sk: `module#${m}`, module: m, ...(v ? { version: v } : {}) })),
+  node.map((n) => ({ pk: `node#${n}`, sk: 'delivery', revision: 1 })),
+  node.map((n) => ({ pk: `node#${n}`, sk: 'token', tokenId: 'x' })),
+  fc
+    .constantFrom('nodes', 'applied#1', 'version#app#1.0')
+    .map((sk) => ({ pk: 'summary#counters', sk, count: 3 })),
+  node.map((n) => ({ pk: 'mesh#marked', sk: n })),
+);
+const image = fc.option(item, { nil: undefined });
+
+const asObject = (deltas: Deltas) => Object.fromEntries([...deltas].sort(([a], [b]) => (a < b ? -1 : 1)));
+const keyOf = (i: Item) => `${String(i.pk)}|${String(i.sk)}`;
+
+/**
+ * A table as a map of key → item, changed by puts and deletes in order: each change's images
+ * are the item before and after, exactly what a NEW_AND_OLD_IMAGES stream record carries.
+ */
+const writes = fc.array(fc.record({ put: fc.boolean(), item }), { maxLength: 60 });
+function changesOf(ops: readonly { put: boolean; item: Item }[]) {
+  const table = new Map<string, Item>();
+  const changes: Change[] = [];
+  ops.forEach((op, index) => {
+    const key = keyOf(op.item);
+    const before = table.get(key);
+    const after = op.put ? op.item : undefined;
+    if (after) table.set(key, after);
+    else table.delete(key);
+    if (before || after) changes.push({ sequence: String(100 + index * 7), before, after });
+  });
+  return { table, changes };
+}
+
+describe('deltasOf', () => {
+  it('is what the new image counts less what the old one counted', () => {
+    fc.assert(
+      fc.property(image, image, (before, after) => {
+        const deltas = deltasOf(before, after);
+        const again = sumDeltas([deltasOf(undefined, after), deltasOf(before, undefined)]);
+        expect(asObject(deltas)).toEqual(asObject(again));
+      }),
+    );
+  });
+
+  it('undoes itself: a change and its reverse move nothing', () => {
+    fc.assert(
+      fc.property(image, image, (before, after) => {
+        expect(sumDeltas([deltasOf(before, after), deltasOf(after, before)]).size).toBe(0);
+      }),
+    );
+  });
+
+  it('moves nothing for an item written again unchanged, or for one outside a node partition', () => {
+    fc.assert(
+      fc.property(item, (i) => {
+        expect(deltasOf(i, i).size).toBe(0);
+        expect(deltasOf(undefined, { ...i, pk: 'summary#counters' }).size).toBe(0);
+      }),
+    );
+  });
+
+  it('moves each counter by at most one, and only the counters the item kind names', () => {
+    fc.assert(
+      fc.property(image, image, (before, after) => {
+        for (const [name, delta] of deltasOf(before, after)) {
+          expect(Math.abs(delta)).toBe(1);
+          expect(name).toMatch(
+            /^(nodes|enrolled|online|behind|applied#\d+|failed#\d+|version#[a-z]+#[^#]+)$/,
+          );
+        }
+      }),
+    );
+  });
+
+  it('counts each kind of item as the full read does', () => {
+    expect(contributionOf({ pk: 'node#a', sk: 'node' })).toEqual(['nodes']);
+    expect(contributionOf({ pk: 'node#a', sk: 'enrolment' })).toEqual(['enrolled']);
+    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: true })).toEqual(['online']);
+    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: false })).toEqual([]);
+    expect(contributionOf({ pk: 'node#a', sk: 'mark', marks: 2 })).toEqual(['behind']);
+    expect(
+      contributionOf({ pk: 'node#a', sk: 'report', state: 'failed', revision: 4, appliedRevision: 3 }),
+    ).toEqual(['applied#3', 'failed#4']);
+    expect(contributionOf({ pk: 'node#a', sk: 'report', state: 'heartbeat', revision: 0 })).toEqual([]);
+    expect(contributionOf({ pk: 'node#a', sk: 'module#app', version: '1.2' })).toEqual(['version#app#1.2']);
+    expect(contributionOf({ pk: 'node#a', sk: 'module#app' })).toEqual(['version#app#-']);
+    expect(contributionOf({ pk: 'module#app', sk: 'carrier#a', version: '1.2' })).toEqual([]);
+  });
+});
+
+describe('the deltas of every change, summed', () => {
+  it('equal the counters of the table that results, in any cut of runs', () => {
+    fc.assert(
+      fc.property(writes, fc.integer({ min: 1, max: 8 }), (ops, maxCounters) => {
+        const { table, changes } = changesOf(ops);
+
+        const chunks = chunksOf(changes, maxCounters);
+        const summed = sumDeltas(chunks.map((chunk) => chunk.deltas));
+
+        expect(asObject(summed)).toEqual(
+          asObject(new Map([...countersOf(table.values())].filter(([, n]) => n !== 0))),
+        );
+        for (const chunk of chunks) expect(chunk.deltas.size).toBeLessThanOrEqual(Math.max(maxCounters, 4));
+      }),
+    );
+  });
+
+  it('are counted once when a batch comes again past the watermark, whole or halved', () => {
+    fc.assert(
+      fc.property(writes, fc.nat(), (ops, cut) => {
+        const { table, changes } = changesOf(ops);
+        // what a shard's watermark does: each delivery applies only what is past it
+        let watermark: string | undefined;
+        const applied: Deltas[] = [];
+        const deliver = (batch: readonly Change[]) => {
+          const fresh = changesAfter(batch, watermark);
+          for (const chunk of chunksOf(fresh, 5)) {
+            applied.push(chunk.deltas);
+            watermark = sequenceKey(chunk.last);
+          }
+        };
+        const at = changes.length === 0 ? 0 : cut % changes.length;
+        deliver(changes.slice(0, at));
+        deliver(changes); // the whole batch again, after its first part was counted
+        deliver(changes.slice(at)); // and its second half again, as a bisect hands it
+
+        expect(asObject(sumDeltas(applied))).toEqual(
+          asObject(new Map([...countersOf(table.values())].filter(([, n]) => n !== 0))),
+        );
+      }),
+    );
+  });
+});
+
+describe('sequenceKey', () => {
+  it('orders sequence numbers of any length as numbers', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 40n }),
+        fc.bigInt({ min: 0n, max: 10n ** 40n }),
+        (a, b) => {
+          expect(sequenceKey(String(a)) < sequenceKey(String(b))).toBe(a < b);
+        },
+      ),
+    );
+  });
+});
+
+describe('summaryOf', () => {
+  it('lists revisions and module versions, leaving out what counts zero', () => {
+    const summary = summaryOf(
+      new Map([
+        ['nodes', 3],
+        ['online', 1],
+        ['applied#2', 2],
+        ['failed#3', 1],
+        ['applied#1', 0],
+        ['version#app#1.0', 2],
+        ['version#app#-', 1],
+      ]),
+      true,
+    );
+
+    expect(summary).toEqual({
+      nodes: 3,
+      enrolled: 0,
+      online: 1,
+      behind: 0,
+      revisions: [
+        { revision: 2, applied: 2, failed: 0 },
+        { revision: 3, applied: 0, failed: 1 },
+      ],
+      modules: [
+        { module: 'app', version: null, carriers: 1 },
+        { module: 'app', version: '1.0', carriers: 2 },
+      ],
+      exact: true,
+    });
+  });
+});
