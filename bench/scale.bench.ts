@@ -6,7 +6,9 @@ import { type OpenBrowser, openBrowser } from '../test/support/browser.ts';
 import { fleetStateItems } from '../test/support/view-seeds.ts';
 import { seed } from './push.bench.ts';
 import { fleetItems, fleetName } from './scale/fleet-seed.ts';
+import { summarySection } from './scale/summary.ts';
 import { viewSection } from './scale/views.ts';
+import { run as providerRun } from './scale-provider.bench.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { type BenchTable, formatTable } from './support/table.ts';
 
@@ -14,8 +16,10 @@ import { type BenchTable, formatTable } from './support/table.ts';
  * The mesh at fleet scale (issue 22): for each size, a mesh seeded straight into the store
  * (scale/fleet-seed.ts, and test/support/view-seeds.ts's behind, failed and offline nodes),
  * served by the local runtime, and each section measuring what it owns against it, new way beside
- * today's in the same run. A section is a function of the seeded mesh that answers its tables;
- * more go in `sections` (and `once`, for what is measured on a mesh of its own).
+ * today's in the same run: the summary (scale/summary.ts), the views (scale/views.ts), then once
+ * the provider with 10,000 consumers (scale-provider.bench.ts). A section is a function of the
+ * seeded mesh that answers its tables; more go in `sections` (and `once`, for what is measured on
+ * a mesh of its own).
  */
 export type ScaleMesh = {
   readonly size: number;
@@ -26,8 +30,10 @@ export type ScaleMesh = {
 };
 export type ScaleSection = (mesh: ScaleMesh) => Promise<BenchTable[]>;
 
-const sections: readonly ScaleSection[] = [viewSection];
-const once: ReadonlyArray<() => Promise<BenchTable[]>> = [];
+// The summary first: it waits for the stream to count the seed, so the views read a quiet store.
+const sections: readonly ScaleSection[] = [summarySection, viewSection];
+// One provider with 10,000 consumers beside today's 300 (scale-provider.bench.ts).
+const once: ReadonlyArray<() => Promise<BenchTable[]>> = [providerRun];
 
 const sizes = (process.env.MESH_BENCH_SCALE_SIZES ?? '10000,50000').split(',').map(Number);
 

@@ -183,7 +183,7 @@ export async function viewSection(mesh: ScaleMesh): Promise<BenchTable[]> {
       rows,
       notes: [
         'seeded (scale/fleet-seed.ts): every node one module and labels, sent; one in 100 a broker, one in 30 consuming one; one in 50 behind, one in 40 failed, one in 20 offline',
-        `a filtered page is 100 nodes; the console's first render reads /graph?limit=400, /pushes and /dead-letters and draws ${boxes} boxes`,
+        `a filtered page is 100 nodes; the console's first render reads /graph?limit=400, /pushes, /dead-letters and /summary and draws ${boxes} boxes`,
       ],
     },
     {

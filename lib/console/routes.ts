@@ -1,7 +1,8 @@
 /**
  * The routes the console reads, all GET: what `mesh console` forwards and nothing else. Kept
  * here, apart from the function table, so the CLI does not carry the control plane's handlers;
- * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts.
+ * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts and
+ * lib/functions/summary.ts.
  */
 export const consoleReadRoutes: readonly string[] = [
   '/nodes',
@@ -10,4 +11,5 @@ export const consoleReadRoutes: readonly string[] = [
   '/pushes',
   '/pushes/{push}',
   '/dead-letters',
+  '/summary',
 ];

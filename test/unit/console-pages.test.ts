@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { answerPage, consolePages } from '../../lib/console/pages.ts';
 import { consoleReadRoutes } from '../../lib/console/routes.ts';
 import { seeingFunctions } from '../../lib/functions/seeing.ts';
+import { summaryFunctions } from '../../lib/functions/summary.ts';
 import { routesOf } from '../../lib/functions.ts';
 
 const pages = consolePages({ refreshSeconds: 7, source: 'local control plane' });
@@ -57,8 +58,8 @@ describe('the console’s pages', () => {
     expect(answerPage(page('/console/app.js'), 'HEAD').body).toBe('');
   });
 
-  it('the routes the console forwards are exactly the GET routes of the seeing functions', () => {
-    const seeing = routesOf(seeingFunctions)
+  it('the routes the console forwards are exactly the GET routes of the seeing and summary functions', () => {
+    const seeing = routesOf([...seeingFunctions, ...summaryFunctions])
       .filter((route) => route.method === 'GET')
       .map((route) => route.path);
     expect([...consoleReadRoutes].sort()).toEqual(seeing.sort());

@@ -1,6 +1,6 @@
 // @ts-check
 import { el, replaceChildren } from './dom.js';
-import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes } from './fleet.js';
+import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes, showSummaryTile } from './fleet.js';
 import { GraphView } from './graph-view.js';
 import { arrange, groupAbove } from './layout.js';
 import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
@@ -129,13 +129,13 @@ async function showSelection() {
 async function refresh() {
   context.nowMs = Date.now();
   try {
-    // The summary tile (#summary-tile) is fed here from GET /summary once that route is served:
-    // showSummaryTile(byId('summary-tile'), await api('/summary')) (fleet.js).
-    const [graph, pushes, letters] = await Promise.all([
+    const [graph, pushes, letters, summary] = await Promise.all([
       api(`/graph?limit=${firstPageNodes}`),
       api('/pushes?limit=25'),
       api('/dead-letters?limit=50'),
+      api('/summary'),
     ]);
+    if (graph.next) showSummaryTile(byId('summary-tile'), summary);
     if (graph.next && !state.fleet) state.fleet = new LoadedMesh(graph);
     else state.fleet?.add(graph);
     state.graph = state.fleet ? state.fleet.graph() : graph;

@@ -90,25 +90,26 @@ export function labelKeys(graph) {
 }
 
 /**
- * The summary tile: the mesh counted without reading it (`GET /summary`). Hidden until fed;
- * the page calls this with the route's answer once the route is there.
+ * The summary tile: the mesh counted without reading it (`GET /summary`, docs/http-api.md),
+ * so the first screen of a mesh of any size says how it stands before any node is loaded: the
+ * newest revision's applied count, and the failed ones of every revision (a node counts once
+ * there: its latest report). Shown only for a mesh larger than the graph's first page.
  * @param {HTMLElement} tile
- * @param {{ nodes: number, enrolled: number, online: number, behind: number,
- *   revisions: { applied: number, failed: number } }} summary
+ * @param {{ nodes: number, enrolled: number, online: number, behind: number, exact: boolean,
+ *   revisions: Array<{ revision: number, applied: number, failed: number }> }} summary
  */
 export function showSummaryTile(tile, summary) {
   const count = (/** @type {number} */ n) => n.toLocaleString('en');
+  const newest = summary.revisions.at(-1);
+  const failed = summary.revisions.reduce((sum, r) => sum + r.failed, 0);
   replaceChildren(
     tile,
     el('strong', {}, `${count(summary.nodes)} nodes`),
     ` · ${count(summary.enrolled)} enrolled · ${count(summary.online)} online · `,
     el('span', { class: summary.behind ? 'warn' : '' }, `${count(summary.behind)} behind`),
-    ` · applied ${count(summary.revisions.applied)} · `,
-    el(
-      'span',
-      { class: summary.revisions.failed ? 'warn' : '' },
-      `failed ${count(summary.revisions.failed)}`,
-    ),
+    newest ? ` · revision ${newest.revision} applied on ${count(newest.applied)} · ` : ' · ',
+    el('span', { class: failed ? 'warn' : '' }, `${count(failed)} failed`),
+    summary.exact ? '' : ' (counting again)',
   );
   tile.hidden = false;
 }
