@@ -6,6 +6,7 @@ import { DynamoDBMeshFileWriter } from '../../lib/adapters/dynamodb/mesh-file-wr
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { LimitReachedError, NotAProviderError } from '../../lib/core/mesh/errors.ts';
+import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import type { LiveMeshReader } from '../../lib/core/mesh-file/ports.ts';
 import { MeshFileService } from '../../lib/core/mesh-file/service.ts';
 import { partsFor } from '../../lib/wiring.ts';
@@ -121,7 +122,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
           TableName: config.inventoryTable,
           Key: { pk: 'node#broker-1', sk: 'node' },
           UpdateExpression: 'SET consumers = :full',
-          ExpressionAttributeValues: { ':full': 300 },
+          ExpressionAttributeValues: { ':full': meshLimits.consumersPerNode },
         }),
       );
     };
