@@ -44,7 +44,8 @@ async function consumerOf(consumer: string, providers: readonly string[], module
   }
 }
 
-describe('a send larger than one transaction, on DynamoDB Local', () => {
+// Two hundred providers composed and sent: a minute on a loaded two-core machine, so room past the default.
+describe('a send larger than one transaction, on DynamoDB Local', { timeout: 180_000 }, () => {
   it('sends a node given its whole consume limit at once: every provision minted, every provider flushed with its grants', async () => {
     const consumer = unique('many');
     const providers = Array.from({ length: 20 }, (_, index) => `${consumer}-p${index}`);
