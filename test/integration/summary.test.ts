@@ -44,7 +44,7 @@ function startAggregator(): RunningStreamSource {
 }
 
 beforeAll(async () => {
-  config = await provisionTestResources('summary');
+  config = await provisionTestResources('summary', {}, { streams: true });
   parts = partsFor(config);
   api = await startLocalApi({ port: 0, parts });
   client = new ApiClient(api.url);
