@@ -32,7 +32,16 @@ export type RunningStreamSource = {
   stop(): Promise<void>;
 };
 
-type ShardState = { iterator: string | undefined; done: boolean; parent: string | undefined };
+type ShardState = {
+  iterator: string | undefined;
+  done: boolean;
+  parent: string | undefined;
+  /** The last record handed on, where a fresh iterator starts after. */
+  last: string | undefined;
+};
+
+/** An iterator the stream no longer honours: the mapping takes a fresh one and reads on. */
+const staleIterator = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
 
 /**
  * A DynamoDB stream's event source as Lambda's event source mapping runs it for the summary
@@ -101,16 +110,41 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
       iterator: ShardIterator,
       done: ShardIterator === undefined,
       parent: shard.ParentShardId,
+      last: undefined,
     });
   }
 
+  /**
+   * A fresh iterator after the last record handed on, or at the shard's start when none was:
+   * DynamoDB Local refuses an iterator taken while its shard was empty once records have come
+   * (TrimmedDataAccessException), and on AWS an iterator expires after 15 minutes.
+   */
+  async function renew(arn: string, id: string, state: ShardState): Promise<void> {
+    const { ShardIterator } = await streams.send(
+      new GetShardIteratorCommand({
+        StreamArn: arn,
+        ShardId: id,
+        ...(state.last
+          ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: state.last }
+          : { ShardIteratorType: 'TRIM_HORIZON' }),
+      }),
+    );
+    state.iterator = ShardIterator;
+    if (!state.iterator) state.done = true;
+  }
+
   /** One read of a shard, its batch handed until taken; whether it had records. */
-  async function readShard(id: string, state: ShardState): Promise<boolean> {
+  async function readShard(arn: string, id: string, state: ShardState): Promise<boolean> {
     const parent = state.parent ? shards.get(state.parent) : undefined;
     if (state.done || (parent && !parent.done) || !state.iterator) return false;
-    const page = await streams.send(
-      new GetRecordsCommand({ ShardIterator: state.iterator, Limit: options.batchSize ?? 100 }),
-    );
+    let page: Awaited<ReturnType<typeof getRecords>>;
+    try {
+      page = await getRecords(state.iterator);
+    } catch (error) {
+      if (!staleIterator.has((error as Error).name)) throw error;
+      await renew(arn, id, state);
+      return true;
+    }
     const records = (page.Records ?? []).filter(counted);
     for (let attempt = 1; records.length > 0 && !stopped; attempt += 1) {
       try {
@@ -123,9 +157,14 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
         await sleep(Math.min(5_000, 100 * 2 ** attempt));
       }
     }
+    state.last = page.Records?.at(-1)?.dynamodb?.SequenceNumber ?? state.last;
     state.iterator = page.NextShardIterator;
     if (!state.iterator) state.done = true;
     return (page.Records ?? []).length > 0;
+  }
+
+  function getRecords(iterator: string) {
+    return streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: options.batchSize ?? 100 }));
   }
 
   async function loop(): Promise<void> {
@@ -134,9 +173,12 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
       let busy = false;
       try {
         await discover(arn);
-        for (const [id, state] of shards) busy = (await readShard(id, state)) || busy;
+        for (const [id, state] of shards) busy = (await readShard(arn, id, state)) || busy;
       } catch (error) {
+        // a pass that failed saw nothing for certain: it is not one that found the stream drained
+        busy = true;
         onError(error as Error);
+        await sleep(options.idleMs ?? 200);
       }
       if (!busy) {
         passes += 1;
