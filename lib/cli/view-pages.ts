@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseSelector } from '../core/mesh-file/selectors.ts';
 import type { MeshEdge } from '../core/views.ts';
 import type { ApiClient } from './api-client.ts';
+import { ExitCode } from './exit-codes.ts';
 import { cliLines } from './lines.ts';
 import type { Output } from './output.ts';
 
@@ -89,3 +90,36 @@ export function behindLine(behind: readonly string[]): string {
   const more = behind.length > 20 ? ` and ${(behind.length - 20).toLocaleString('en')} more` : '';
   return `${behind.length} behind: ${shown}${more}; mesh push --behind`;
 }
+
+/**
+ * A node view read and printed whole: the filters checked, each page printed as it comes, then
+ * `--json`'s one document, a line when nothing is listed, and the nodes still behind.
+ */
+export async function printNodeView<Node extends { readonly node: string; readonly behind: boolean }>(
+  { api, output }: { readonly api: ApiClient; readonly output: Output },
+  options: ViewOptions,
+  view: { readonly name: string; readonly path: string; readonly printPage: (page: readonly Node[]) => void },
+): Promise<ExitCode> {
+  const asked = viewQueryOf(options);
+  if ('problem' in asked) {
+    output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
+    return ExitCode.usage;
+  }
+  const behind: string[] = [];
+  const nodes = await readPages<Node>(api, output, view.name, view.path, asked.query, (page) => {
+    view.printPage(page);
+    behind.push(...page.filter((n) => n.behind).map((n) => n.node));
+  });
+  output.result({ nodes });
+  if (nodes.length === 0)
+    output.line(
+      filtered(options) ? `no node matches ${filterWords(options)}` : 'no nodes yet: mesh node add NODE',
+    );
+  if (behind.length > 0) output.line(behindLine(behind));
+  return ExitCode.ok;
+}
+
+const filterWords = (options: ViewOptions) =>
+  [options.on, options.behind && '--behind', options.offline && '--offline', options.failed && '--failed']
+    .filter(Boolean)
+    .join(' ');

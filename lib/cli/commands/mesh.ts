@@ -6,14 +6,7 @@ import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
-import {
-  behindLine,
-  filtered,
-  readPages,
-  type ViewOptions,
-  viewFilterOptions,
-  viewQueryOf,
-} from '../view-pages.ts';
+import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
 import { printSummary } from './summary.ts';
 
 /** Registers the mesh area's `mesh` commands. */
@@ -101,34 +94,21 @@ export function registerMeshCommands(program: Command): void {
       .option('--summary', 'only the counts of the mesh, read without reading any node')
       .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)'),
   ).action(
-    action(async ({ api, output }, options: StatusOptions) => {
+    action(async (context, options: StatusOptions) => {
+      const { api, output } = context;
       const summaryProblem = summaryOptionsProblem(options);
       if (summaryProblem) {
         output.say(cliLines.usage, summaryProblem);
         return ExitCode.usage;
       }
       if (options.summary) return printSummary(api, output, options.rebuild === true);
-      const asked = viewQueryOf(options);
-      if ('problem' in asked) {
-        output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
-        return ExitCode.usage;
-      }
-      const behind: string[] = [];
-      const nodes = await readPages<NodeStatus>(api, output, 'status', '/status', asked.query, (page) => {
-        for (const s of page) {
-          output.line(statusLine(s));
-          if (s.behind) behind.push(s.node);
-        }
+      return printNodeView<NodeStatus>(context, options, {
+        name: 'status',
+        path: '/status',
+        printPage: (page) => {
+          for (const s of page) output.line(statusLine(s));
+        },
       });
-      output.result({ nodes });
-      if (nodes.length === 0)
-        output.line(
-          filtered(options)
-            ? `no node matches ${options.on ?? [options.behind && '--behind', options.offline && '--offline', options.failed && '--failed'].filter(Boolean).join(' ')}`
-            : 'no nodes yet: mesh node add NODE',
-        );
-      if (behind.length > 0) output.line(behindLine(behind));
-      return ExitCode.ok;
     }),
   );
 

@@ -9,13 +9,11 @@ import { type GraphFormat, graphText } from '../graph-text.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import {
-  behindLine,
   cliPageNodes,
-  filtered,
+  printNodeView,
   readPages,
   type ViewOptions,
   viewFilterOptions,
-  viewQueryOf,
 } from '../view-pages.ts';
 
 /** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
@@ -26,24 +24,14 @@ export function registerSeeingCommands(program: Command): void {
       .command('list')
       .description('every node: modules, relations each way, sent and applied revisions, behind, last heard'),
   ).action(
-    action(async ({ api, output }, options: ViewOptions) => {
-      const asked = viewQueryOf(options);
-      if ('problem' in asked) {
-        output.say(cliLines.usage, { argument: asked.argument, problem: asked.problem });
-        return ExitCode.usage;
-      }
-      const behind: string[] = [];
-      const nodes = await readPages<ListedNode>(api, output, 'node list', '/nodes', asked.query, (page) => {
+    action(async (context, options: ViewOptions) =>
+      printNodeView<ListedNode>(context, options, {
+        name: 'node list',
+        path: '/nodes',
         // Columns are padded within a page: a page is printed before the next is read.
-        printTable(output, page.map(listRow));
-        behind.push(...page.filter((n) => n.behind).map((n) => n.node));
-      });
-      output.result({ nodes });
-      if (nodes.length === 0)
-        output.line(filtered(options) ? 'no node matches' : 'no nodes yet: mesh node add NODE');
-      if (behind.length > 0) output.line(behindLine(behind));
-      return ExitCode.ok;
-    }),
+        printPage: (page) => printTable(context.output, page.map(listRow)),
+      }),
+    ),
   );
   node
     .command('show')
