@@ -52,8 +52,14 @@ export type NodeDetails = MeshNode & {
   /** What its modules consume, and who consumes from its modules. */
   readonly consumes: readonly MeshEdge[];
   readonly consumedBy: readonly MeshEdge[];
-  /** The declaration as last sent, every secret hidden; null before the first push. */
+  /**
+   * The declaration as last sent, every secret hidden; null before the first push, and when it
+   * was too large for one item and is kept in parts (`declarationParts`): the answer stays
+   * small, and `GET /nodes/{node}/declaration` serves it whole.
+   */
   readonly declaration: unknown;
+  /** How many parts the declaration last sent is kept in; null when it is in its delivery item. */
+  readonly declarationParts: number | null;
 };
 
 /** A node as `mesh node list` shows it: with how many relations it has each way. */

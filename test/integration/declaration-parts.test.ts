@@ -100,6 +100,12 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       expect(JSON.stringify(declaration).length).toBeGreaterThan(inlineBytes);
       expect(await partKeys(node)).toHaveLength(snapshot?.sent?.parts ?? 0);
       expect(snapshot?.sent?.parts).toBeGreaterThan(1);
+      // node show names the parts rather than answering the whole declaration, or none
+      expect(await parts.meshView.details(node)).toMatchObject({
+        sentRevision: 1,
+        declaration: null,
+        declarationParts: snapshot?.sent?.parts,
+      });
 
       await largeProvider(node, 10, 2_500);
       await pusher().sendNode(node);

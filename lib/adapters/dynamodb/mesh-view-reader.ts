@@ -75,6 +75,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
       consumes: edgesOf(partition),
       consumedBy: await this.#consumersOf(partition),
       declaration: declaration === null ? null : hideSecrets(JSON.parse(declaration)),
+      declarationParts: typeof delivery?.parts === 'number' ? delivery.parts : null,
     };
   }
 

@@ -170,7 +170,9 @@ function detailLines(d: NodeDetails): string[] {
       'sent',
       d.sentRevision === null
         ? ['never']
-        : [`revision ${d.sentRevision} at ${d.sentAt}, digest ${d.sentDigest}`],
+        : [
+            `revision ${d.sentRevision} at ${d.sentAt}, digest ${d.sentDigest}${d.declarationParts === null ? '' : `, kept in ${d.declarationParts} parts (mesh declaration ${d.node})`}`,
+          ],
     ),
     ...field('applied', [
       d.appliedRevision === null ? 'never' : `revision ${d.appliedRevision} at ${d.appliedAt}`,

@@ -113,18 +113,24 @@ export function nodePanel(d, context) {
       ],
     ]),
     el('h3', {}, 'Declaration as last sent'),
-    d.declaration === null
-      ? el('p', { class: 'muted' }, 'nothing sent yet')
-      : el(
-          'details',
-          {},
-          el(
-            'summary',
+    d.declarationParts !== null
+      ? el(
+          'p',
+          { class: 'muted' },
+          `revision ${d.sentRevision}, kept in ${d.declarationParts} parts: too large to show here; mesh declaration ${d.node}`,
+        )
+      : d.declaration === null
+        ? el('p', { class: 'muted' }, 'nothing sent yet')
+        : el(
+            'details',
             {},
-            `revision ${d.sentRevision}, digest ${(d.sentDigest ?? '').slice(0, 12)}… (secrets hidden)`,
+            el(
+              'summary',
+              {},
+              `revision ${d.sentRevision}, digest ${(d.sentDigest ?? '').slice(0, 12)}… (secrets hidden)`,
+            ),
+            el('pre', { id: 'declaration' }, JSON.stringify(d.declaration, null, 2)),
           ),
-          el('pre', { id: 'declaration' }, JSON.stringify(d.declaration, null, 2)),
-        ),
   ];
 }
 
