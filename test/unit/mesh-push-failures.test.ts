@@ -45,8 +45,16 @@ class FailingStore extends MemoryMeshStore {
     return super.listMarked();
   }
 
+  /** Sends of a node that lose their race, as many as its count. */
+  readonly losing = new Map<string, number>();
+
   override async send(write: SendWrite): Promise<void> {
     if (this.sendsLose) throw new MeshRaceError('revision');
+    const losses = this.losing.get(write.node) ?? 0;
+    if (losses > 0) {
+      this.losing.set(write.node, losses - 1);
+      throw new MeshRaceError('revision');
+    }
     return super.send(write);
   }
 }
@@ -115,6 +123,20 @@ describe('the push flow retries a store that is away for a moment', () => {
 
     expect(outcome.behind).toEqual([]);
     expect(store.deliveries.has('a') && store.deliveries.has('b')).toBe(true);
+  });
+
+  it('tries a flushed node that kept losing its race again in the next round, rather than failing the push', async () => {
+    // a provider whose consumers all mint into it in the same round loses every attempt of one round
+    const { store, flow } = await mesh(['a', 'b']);
+    store.losing.set('b', 5);
+
+    const outcome = await flow.push({ behind: true });
+
+    expect(outcome.behind).toEqual([]);
+    expect(outcome.flushed.map(({ node, round }) => [node, round])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
   });
 
   it('every Task retries exactly the failures whose rows say the flow retries them, each once', () => {

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { mapLimit } from '../map-limit.ts';
 import { nodeName } from '../names.ts';
 import type { PushOutcome, PushRequest } from '../ports.ts';
-import { DeclarationTooLargeError, NodeNotFoundError } from './errors.ts';
+import { DeclarationTooLargeError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import type { NodeSend, Pusher } from './push.ts';
 import { pushId } from './push-records.ts';
 
@@ -102,7 +102,10 @@ export type BatchResult = z.infer<typeof batchResultSchema>;
 
 /**
  * One node composed and sent, or why it cannot be: its declaration over the limit (it stays
- * behind, named with the reason), or it was removed while the push ran (nothing to send).
+ * behind, named with the reason), or it was removed while the push ran (nothing to send). A
+ * flushed node that lost every race of its send stays marked and is a candidate of the next
+ * round: a provider sent in the round its consumers mint into it loses to them (801 consumers
+ * of one broker did), and the round after, those mints are done.
  */
 async function trySend(
   pusher: Pusher,
@@ -114,6 +117,8 @@ async function trySend(
   } catch (error) {
     if (error instanceof DeclarationTooLargeError) return { node, reason: error.message };
     if (error instanceof NodeNotFoundError && !named) return undefined;
+    if (error instanceof PushContentionError && !named)
+      return { node, revision: 0, sent: false, marked: [node] };
     throw error;
   }
 }
