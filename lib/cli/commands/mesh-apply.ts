@@ -5,7 +5,8 @@ import { type ApiClient, problemError } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
-import { type ApplyOptions, answered, bodyOf, post } from './mesh-file.ts';
+import { type ApplyOptions, answered, bodyOf } from './mesh-file.ts';
+import { planPages } from './mesh-file-pages.ts';
 
 /** A plan saved by `mesh apply --plan --json`, or an exit code when it cannot be read. */
 function savedPlan(output: Output, path: string): ApplyPlan | ExitCode {
@@ -45,7 +46,7 @@ export async function applyAll(
     const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
     const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
     if (answer.status === 409 && code === 'stale_plan' && saved) {
-      const now = await post<ApplyPlan>(api, output, options, '/mesh/plan', body);
+      const now = await planPages(api, output, options, body);
       if (typeof now !== 'number') {
         const moved = whatMoved(saved, now);
         output.say(cliLines.applyMoved, { from: saved.revision, to: now.revision, moved });

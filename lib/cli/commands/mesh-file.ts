@@ -10,6 +10,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { applyAll } from './mesh-apply.ts';
+import { exportText, planPages } from './mesh-file-pages.ts';
 import { finished, followPush } from './push.ts';
 
 /**
@@ -43,7 +44,7 @@ export function registerMeshFileCommands(program: Command): void {
           });
           return ExitCode.usage;
         }
-        const { file } = await api.call<{ file: string }>('GET', `/mesh/export?format=${options.format}`);
+        const file = await exportText(api, output, options.format);
         // The file itself, under --json too: a JSON export already is one document for scripts.
         process.stdout.write(file);
         return ExitCode.ok;
@@ -62,7 +63,7 @@ export function registerMeshFileCommands(program: Command): void {
       // kubectl's codes: the usual "unexpected" 1 would read as "differs".
       let planned = false;
       await action(async ({ api, output }) => {
-        const plan = await planOf(api, output, options, '/mesh/plan');
+        const plan = await planOf(api, output, options);
         if (typeof plan === 'number') return plan;
         planned = true;
         output.result(plan);
@@ -95,7 +96,7 @@ export function registerMeshFileCommands(program: Command): void {
           return ExitCode.usage;
         }
         if (options.plan) {
-          const plan = await planOf(api, output, options, '/mesh/plan');
+          const plan = await planOf(api, output, options);
           if (typeof plan === 'number') return plan;
           output.result(plan);
           printPlan(output, plan);
@@ -131,17 +132,6 @@ export function bodyOf(output: Output, options: FileOptions) {
   };
 }
 
-/** Posts the file; a bad file's problems are printed as compilers do (FILE:LINE:COL) and exit 2. */
-export async function post<T>(
-  api: ApiClient,
-  output: Output,
-  options: FileOptions,
-  path: string,
-  body: object,
-): Promise<T | ExitCode> {
-  return answered<T>(output, options, await api.send('POST', path, body));
-}
-
 /** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */
 export function answered<T>(output: Output, options: FileOptions, answer: ApiAnswer): T | ExitCode {
   if (answer.status === 422) {
@@ -169,10 +159,10 @@ export function answered<T>(output: Output, options: FileOptions, answer: ApiAns
   return answer.body as T;
 }
 
-async function planOf(api: ApiClient, output: Output, options: FileOptions, path: string) {
+async function planOf(api: ApiClient, output: Output, options: FileOptions) {
   const body = bodyOf(output, options);
   if (typeof body === 'number') return body;
-  return post<ApplyPlan>(api, output, options, path, body);
+  return planPages(api, output, options, body);
 }
 
 async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
