@@ -52,20 +52,21 @@ function cutInside(text: string, start: number, budget: number): number {
 /** Where a list sits in a document: the keys from its root. */
 export type ListPath = readonly string[];
 
-type Doc = Readonly<Record<string, unknown>>;
+type Doc = object;
 
-const listAt = (doc: Doc, path: ListPath): readonly unknown[] => {
+export const listAt = (doc: Doc, path: ListPath): readonly unknown[] => {
   let value: unknown = doc;
-  for (const key of path) value = (value as Doc | undefined)?.[key];
+  for (const key of path) value = (value as Record<string, unknown> | undefined)?.[key];
   if (!Array.isArray(value)) throw new Error(`no list at ${path.join('.')}`);
   return value;
 };
 
 /** The document with the list at `path` replaced (copying only the maps on the way). */
-function withList(doc: Doc, path: ListPath, list: readonly unknown[]): Doc {
+export function withList<T extends object>(doc: T, path: ListPath, list: readonly unknown[]): T {
   const [key, ...rest] = path;
   if (key === undefined) return doc;
-  return { ...doc, [key]: rest.length === 0 ? list : withList(doc[key] as Doc, rest, list) };
+  const inner = (doc as Record<string, object>)[key] as object;
+  return { ...doc, [key]: rest.length === 0 ? list : withList(inner, rest, list) };
 }
 
 /**
@@ -81,7 +82,7 @@ export function pageOfLists<T extends object>(
   start: number,
   budget: number,
 ): { readonly page: T; readonly next: number | null; readonly total: number } {
-  const lists = paths.map((path) => listAt(doc as Doc, path));
+  const lists = paths.map((path) => listAt(doc, path));
   let page = paths.reduce((shell, path) => withList(shell, path, []), doc as Doc);
   let bytes = jsonBytes(page);
   const total = lists.reduce((sum, list) => sum + list.length, 0);
@@ -119,7 +120,7 @@ export function joinListPages<T extends object>(pages: readonly T[], paths: read
       withList(
         doc,
         path,
-        pages.flatMap((page) => listAt(page as Doc, path)),
+        pages.flatMap((page) => listAt(page, path)),
       ),
     first as Doc,
   ) as T;

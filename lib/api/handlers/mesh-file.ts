@@ -4,7 +4,7 @@ import * as z from 'zod';
 import { pageOfLists, pageOfText } from '../../core/answer-pages.ts';
 import { meshErrors } from '../../core/mesh/errors.ts';
 import { meshFileErrors } from '../../core/mesh-file/errors.ts';
-import { ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
+import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
 import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
 import type { MeshFileService } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
@@ -103,5 +103,5 @@ export const meshApplyHandler = (deps: MeshFileDeps) =>
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
     const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}) });
-    return json(200, outcome, { 'mesh-revision': outcome.plan.revision });
+    return json(200, boundedOutcome(outcome, pageBytes), { 'mesh-revision': outcome.plan.revision });
   });

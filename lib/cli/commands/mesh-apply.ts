@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { type ApplyPlan, whatMoved } from '../../core/mesh-file/index.ts';
-import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
+import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
@@ -32,7 +32,7 @@ export async function applyAll(
   api: ApiClient,
   output: Output,
   options: ApplyOptions,
-): Promise<ApplyOutcome | ExitCode> {
+): Promise<BoundedApplyOutcome | ExitCode> {
   const body = bodyOf(output, options);
   if (typeof body === 'number') return body;
   const saved = options.fromPlan === undefined ? undefined : savedPlan(output, options.fromPlan);
@@ -40,7 +40,7 @@ export async function applyAll(
   const revision = saved?.revision ?? options.revision;
   const digest = saved?.digest ?? options.digest;
   const total = { transactions: 0, items: 0, relations: 0, modules: 0, nodes: 0, touched: 0 };
-  let first: ApplyOutcome | undefined;
+  let first: BoundedApplyOutcome | undefined;
   for (let request = 1; ; request++) {
     const held = request === 1 ? { ...(revision ? { revision } : {}), ...(digest ? { digest } : {}) } : {};
     const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
@@ -53,7 +53,7 @@ export async function applyAll(
       }
       throw problemError(answer);
     }
-    const outcome = answered<ApplyOutcome>(output, options, answer);
+    const outcome = answered<BoundedApplyOutcome>(output, options, answer);
     if (typeof outcome === 'number') return outcome;
     first ??= outcome;
     total.transactions += outcome.written.transactions;
@@ -66,6 +66,8 @@ export async function applyAll(
       // What the first plan said is what was applied; the counts are every request's.
       return {
         plan: first.plan,
+        planCounts: first.planCounts,
+        planCut: first.planCut,
         complete: true,
         removed: { relations: total.relations, modules: total.modules, nodes: total.nodes },
         written: { transactions: total.transactions, items: total.items },

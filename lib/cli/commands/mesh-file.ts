@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApplyPlan, MeshFileProblem } from '../../core/mesh-file/index.ts';
+import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
 import { planMatches } from '../../core/mesh-file/plan.ts';
-import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
 import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiAnswer, type ApiClient, problemError } from '../api-client.ts';
 import { action } from '../command-context.ts';
@@ -106,7 +106,7 @@ export function registerMeshFileCommands(program: Command): void {
         if (typeof outcome === 'number') return outcome;
         output.result(outcome);
         printApplied(output, outcome);
-        if (!options.push || outcome.plan.behind.length === 0) return ExitCode.ok;
+        if (!options.push || outcome.planCounts.behind === 0) return ExitCode.ok;
         return pushBehind(api, output);
       }),
     );
@@ -175,8 +175,11 @@ async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
   return followPush(api, output, push);
 }
 
-const listed = (names: readonly string[], max = 10) =>
-  names.length <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+const listed = (names: readonly string[], max = 10) => listedOf(names, names.length, max);
+
+/** The first names of a list of `total` (the list itself may be cut short), and how many more. */
+const listedOf = (names: readonly string[], total: number, max = 10) =>
+  total <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${total - max} more`;
 
 /** The plan for people: one line per kind of change, the names listed up to ten. */
 export function printPlan(output: Output, plan: ApplyPlan): void {
@@ -226,24 +229,22 @@ export function printPlan(output: Output, plan: ApplyPlan): void {
   if (planMatches(plan)) output.line('the mesh matches the file');
 }
 
-function printApplied(output: Output, outcome: ApplyOutcome): void {
+function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
   const { plan, written, removed } = outcome;
-  const added = plan.add;
+  // The answer's lists may be cut (a plan over one answer's bytes): its counts are whole.
+  const count = (path: string) => outcome.planCounts[path] ?? 0;
   output.line(
-    `applied on revision ${plan.revision}: added ${added.nodes.length} nodes, ${added.modules.length} modules, ${added.relations.length} relations; labels on ${plan.labels.length} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
+    `applied on revision ${plan.revision}: added ${count('add.nodes')} nodes, ${count('add.modules')} modules, ${count('add.relations')} relations; labels on ${count('labels')} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
   );
   const { touched, touchedNodes } = outcome.progress;
   if (touched > 0)
     output.line(`wrote ${touched} nodes: ${listed(touchedNodes)}${touched > touchedNodes.length ? '…' : ''}`);
   const drift =
-    plan.drift.nodes.length +
-    plan.drift.modules.length +
-    plan.drift.relations.length +
-    plan.drift.labels.length;
+    count('drift.nodes') + count('drift.modules') + count('drift.relations') + count('drift.labels');
   if (!plan.prune && drift > 0)
     output.line(
-      `left as drift: ${plan.drift.nodes.length} nodes, ${plan.drift.modules.length} modules, ${plan.drift.relations.length} relations, labels on ${plan.drift.labels.length} nodes (mesh apply --prune removes them)`,
+      `left as drift: ${count('drift.nodes')} nodes, ${count('drift.modules')} modules, ${count('drift.relations')} relations, labels on ${count('drift.labels')} nodes (mesh apply --prune removes them)`,
     );
-  if (plan.behind.length > 0)
-    output.line(`${plan.behind.length} behind: ${listed(plan.behind)}; mesh push --behind`);
+  const behind = count('behind');
+  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; mesh push --behind`);
 }

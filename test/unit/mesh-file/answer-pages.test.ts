@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
+import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
 import { joinListPages, pageOfLists, pageOfText } from '../../../lib/core/answer-pages.ts';
 import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/core/mesh-file/index.ts';
-import { planListPaths } from '../../../lib/core/mesh-file/pages.ts';
+import { type BoundedApplyOutcome, planCountsOf, planListPaths } from '../../../lib/core/mesh-file/pages.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
 import { pageBytes } from '../../../lib/core/view-pages.ts';
@@ -34,13 +34,11 @@ function generatedMesh(count: number, revision = 'r1'): LiveMesh {
   return { revision, nodes };
 }
 
-/** A service over a live mesh held in memory; it is only read here, so writes and removals refuse. */
+/** A service over a live mesh held in memory, whose writer says it wrote everything and writes nothing. */
 function serviceOver(live: () => LiveMesh): MeshFileService {
   const reader: LiveMeshReader = { read: async () => ({ mesh: live(), modules: new Map() }) };
   const writer: MeshFileWriter = {
-    write: async () => {
-      throw new Error('nothing is written in these tests');
-    },
+    write: async () => ({ transactions: 0, items: 0, touched: [], complete: true }),
   };
   const refuse = async () => {
     throw new Error('nothing is removed in these tests');
@@ -145,6 +143,22 @@ describe('GET /mesh/export and POST /mesh/plan a page at a time', { timeout: 60_
     expect(pages.length).toBeGreaterThan(2);
     const plans = pages.map(({ body: { next: _next, ...plan } }) => plan as unknown as ApplyPlan);
     expect(joinListPages(plans, planListPaths)).toEqual(whole);
+  });
+
+  it("answers an apply within 1 MB, its plan's lists cut to their first names and every list counted", async () => {
+    // Every node, module and relation of the live mesh is drift to this file, and every node added is behind.
+    const file = 'version: 1\ngroups:\n  new:\n    nodes: new-[00001-04000]\n    modules:\n      nginx: {}\n';
+    const { plan: whole } = await service.plan({ file });
+    expect(Buffer.byteLength(JSON.stringify(whole))).toBeGreaterThan(2 * oneMiB);
+    const answer = await ask(meshApplyHandler({ meshFiles: service }), { body: JSON.stringify({ file }) });
+    expect(answer.status).toBe(200);
+    expect(answer.bytes).toBeLessThanOrEqual(oneMiB);
+    const outcome = answer.body as unknown as BoundedApplyOutcome;
+    expect(outcome.planCut).toBe(true);
+    expect(outcome.planCounts).toEqual(planCountsOf(whole));
+    expect(outcome.plan.behind).toEqual(whole.behind.slice(0, outcome.plan.behind.length));
+    expect(outcome.plan.behind.length).toBeGreaterThanOrEqual(10);
+    expect(outcome.plan.digest).toBe(whole.digest);
   });
 
   it('refuses a cursor it did not give (400 bad_cursor), and a page of a mesh that moved (409)', async () => {
