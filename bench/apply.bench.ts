@@ -62,7 +62,16 @@ function meter(client: DynamoDBClient) {
   return counts;
 }
 
-type Measured = { ms: number; requests: number; items: number; parts: number };
+/** One apply request's time, and the parts of it spent reading the mesh and writing; the rest is the check, the plan and the answer. */
+type RequestTime = { ms: number; read: number; write: number };
+type Measured = {
+  ms: number;
+  requests: number;
+  items: number;
+  parts: number;
+  slowest?: RequestTime;
+  each?: RequestTime[];
+};
 
 /** Applies a file as `mesh apply` does: requests of at most API Gateway's 29 s until complete. */
 async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measured> {
@@ -70,18 +79,25 @@ async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measur
   const before = { ...counts };
   const parts = partsFor(config, { clients: { dynamodb: client } });
   const table = { client: documentClient(client), tableName: config.inventoryTable };
-  const handler = meshApplyHandler(
-    lanes === undefined
-      ? parts
-      : {
-          meshFiles: new MeshFileService({
-            reader: new DynamoDBLiveMeshReader(table),
-            writer: new DynamoDBMeshFileWriter({ ...table, lanes }),
-            removals: parts.meshService,
-          }),
-        },
-  );
+  // The reader and the writer timed, to say where each request's time goes.
+  const timing = { read: 0, write: 0 };
+  const reader = new DynamoDBLiveMeshReader(table);
+  const writer = new DynamoDBMeshFileWriter({ ...table, ...(lanes === undefined ? {} : { lanes }) });
+  const timed = <T>(part: 'read' | 'write', work: () => Promise<T>) => {
+    const started = performance.now();
+    return work().finally(() => {
+      timing[part] += performance.now() - started;
+    });
+  };
+  const handler = meshApplyHandler({
+    meshFiles: new MeshFileService({
+      reader: { read: () => timed('read', () => reader.read()) },
+      writer: { write: (...args) => timed('write', () => writer.write(...args)) },
+      removals: parts.meshService,
+    }),
+  });
   const started = performance.now();
+  const each: RequestTime[] = [];
   let requests = 0;
   for (;;) {
     requests += 1;
@@ -90,7 +106,11 @@ async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measur
       body: JSON.stringify({ file }),
       requestContext: { requestTimeEpoch: Date.now() },
     } as unknown as APIGatewayProxyEvent;
+    timing.read = 0;
+    timing.write = 0;
+    const asked = performance.now();
     const answer = await handler(event, localLambdaContext('mesh-apply', 29_000));
+    each.push({ ms: performance.now() - asked, read: timing.read, write: timing.write });
     if (answer.statusCode === 503) {
       // The store said "try again" (a request past the client's timeout on a loaded emulator): as mesh apply would be run again.
       process.stderr.write(`apply request ${requests}: 503, asking again\n`);
@@ -99,11 +119,14 @@ async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measur
     if (answer.statusCode !== 200) throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
     if ((JSON.parse(answer.body) as ApplyOutcome).complete) break;
   }
+  const slowest = each.reduce((a, b) => (b.ms > a.ms ? b : a));
   return {
     ms: performance.now() - started,
     requests: counts.requests - before.requests,
     items: counts.items - before.items,
     parts: requests,
+    slowest,
+    each,
   };
 }
 
@@ -175,6 +198,7 @@ export async function run(): Promise<BenchTable[]> {
         loop.requests,
         loop.items,
         loop.parts,
+        '',
         1,
       ]);
     }
@@ -193,6 +217,7 @@ export async function run(): Promise<BenchTable[]> {
         one.requests,
         one.items,
         one.parts,
+        seconds(one.slowest?.ms ?? 0),
         1,
       ]);
     }
@@ -220,7 +245,7 @@ export async function run(): Promise<BenchTable[]> {
         applied.push(a);
         reapplied.push(r);
         progress(
-          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts; re-apply ${seconds(r.ms)} s, ${r.items} items`,
+          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts, slowest request ${seconds(a.slowest?.ms ?? 0)} s; re-apply ${seconds(r.ms)} s, ${r.items} items`,
         );
       }
       if (applied.length === 0) continue;
@@ -236,8 +261,19 @@ export async function run(): Promise<BenchTable[]> {
           mid(list, (m) => m.requests),
           mid(list, (m) => m.items),
           mid(list, (m) => m.parts),
+          seconds(Math.max(...list.map((m) => m.slowest?.ms ?? 0))),
           list.length,
         ]);
+      const last = applied[applied.length - 1];
+      if (last?.each)
+        notes.push(
+          `${size} nodes, each request of the last apply (seconds: whole = read + check, plan and answer + write): ${last.each
+            .map(
+              (r) =>
+                `${seconds(r.ms)} = ${seconds(r.read)} + ${seconds(r.ms - r.read - r.write)} + ${seconds(r.write)}`,
+            )
+            .join('; ')}`,
+        );
     }
     if (!skip)
       notes.push(
@@ -255,7 +291,15 @@ export async function run(): Promise<BenchTable[]> {
     {
       title:
         'mesh apply: a generated mesh (3 modules a node, 1 relation a node, 1 provider per 100 consumers)',
-      columns: ['what', 'seconds (median)', 'DynamoDB requests', 'items written', 'parts', 'runs'],
+      columns: [
+        'what',
+        'seconds (median)',
+        'DynamoDB requests',
+        'items written',
+        'parts',
+        'slowest request (s)',
+        'runs',
+      ],
       rows,
       notes,
     },
