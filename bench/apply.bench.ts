@@ -74,7 +74,12 @@ type Measured = {
 };
 
 /** Applies a file as `mesh apply` does: requests of at most API Gateway's 29 s until complete. */
-async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measured> {
+async function applyFile(
+  bed: Bed,
+  file: string,
+  lanes?: number,
+  options: { readonly recheck?: boolean } = {},
+): Promise<Measured> {
   const { config, client, counts } = bed;
   const before = { ...counts };
   const parts = partsFor(config, { clients: { dynamodb: client } });
@@ -101,9 +106,11 @@ async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measur
   let requests = 0;
   for (;;) {
     requests += 1;
+    // A comment that differs each request makes another text: checked again, as before the check was kept.
+    const sent = options.recheck ? `${file}# request ${requests}\n` : file;
     const event = {
       headers: {},
-      body: JSON.stringify({ file }),
+      body: JSON.stringify({ file: sent }),
       requestContext: { requestTimeEpoch: Date.now() },
     } as unknown as APIGatewayProxyEvent;
     timing.read = 0;
@@ -274,6 +281,45 @@ export async function run(): Promise<BenchTable[]> {
             )
             .join('; ')}`,
         );
+    }
+    // The largest size again with the file checked on every request (each sent with another comment): what keeping the check brings.
+    const largest = sizes[sizes.length - 1] ?? smallest;
+    if (process.env.MESH_BENCH_APPLY_RECHECK !== '0') {
+      const bed = await fresh(environment, 'recheck');
+      try {
+        const again = await applyFile(bed, generatedFile(largest), undefined, { recheck: true });
+        progress(
+          `apply ${largest}, checked every request: ${seconds(again.ms)} s, ${again.parts} parts, slowest request ${seconds(again.slowest?.ms ?? 0)} s`,
+        );
+        rows.push([
+          `${largest} nodes, mesh apply -f, the file checked again on every request`,
+          seconds(again.ms),
+          again.requests,
+          again.items,
+          again.parts,
+          seconds(again.slowest?.ms ?? 0),
+          1,
+        ]);
+        notes.push(
+          `${largest} nodes checked every request, each request (seconds: whole = read + check, plan and answer + write): ${(
+            again.each ?? []
+          )
+            .map(
+              (r) =>
+                `${seconds(r.ms)} = ${seconds(r.read)} + ${seconds(r.ms - r.read - r.write)} + ${seconds(r.write)}`,
+            )
+            .join('; ')}`,
+        );
+      } catch (error) {
+        progress(
+          `apply ${largest}, checked every request: failed: ${(error as Error).message.slice(0, 200)}`,
+        );
+        notes.push(
+          `${largest} nodes checked every request: a request failed: ${(error as Error).message.slice(0, 120)}`,
+        );
+      } finally {
+        bed.client.destroy();
+      }
     }
     if (!skip)
       notes.push(
