@@ -58,7 +58,8 @@ describe('the documented example, a provider of 801 consumers, through the CLI',
     expect(pushed.code, pushed.output).toBe(ExitCode.ok);
     const outcome = JSON.parse(pushed.stdout) as PushOutcome;
     expect(outcome.behind).toEqual([]);
-    expect(outcome.flushedCount ?? outcome.flushed.length).toBe(802);
+    // Every node sent at least once; a provider may be sent again in a later round, with the grants its consumers' sends minted.
+    expect(new Set(outcome.flushed.map((sent) => sent.node)).size).toBe(802);
 
     // Every node recomposed: none differs from what it was sent.
     const audit = await mesh(['--json', 'push', '--behind', '--full', '--plan']);
