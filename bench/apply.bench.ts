@@ -62,48 +62,81 @@ function meter(client: DynamoDBClient) {
   return counts;
 }
 
-type Measured = { ms: number; requests: number; items: number; parts: number };
+/** One apply request's time, and the parts of it spent reading the mesh and writing; the rest is the check, the plan and the answer. */
+type RequestTime = { ms: number; read: number; write: number };
+type Measured = {
+  ms: number;
+  requests: number;
+  items: number;
+  parts: number;
+  slowest?: RequestTime;
+  each?: RequestTime[];
+};
 
 /** Applies a file as `mesh apply` does: requests of at most API Gateway's 29 s until complete. */
-async function applyFile(bed: Bed, file: string, lanes?: number): Promise<Measured> {
+async function applyFile(
+  bed: Bed,
+  file: string,
+  lanes?: number,
+  options: { readonly recheck?: boolean } = {},
+): Promise<Measured> {
   const { config, client, counts } = bed;
   const before = { ...counts };
   const parts = partsFor(config, { clients: { dynamodb: client } });
   const table = { client: documentClient(client), tableName: config.inventoryTable };
-  const handler = meshApplyHandler(
-    lanes === undefined
-      ? parts
-      : {
-          meshFiles: new MeshFileService({
-            reader: new DynamoDBLiveMeshReader(table),
-            writer: new DynamoDBMeshFileWriter({ ...table, lanes }),
-            removals: parts.meshService,
-          }),
-        },
-  );
+  // The reader and the writer timed, to say where each request's time goes.
+  const timing = { read: 0, write: 0 };
+  const reader = new DynamoDBLiveMeshReader(table);
+  const writer = new DynamoDBMeshFileWriter({ ...table, ...(lanes === undefined ? {} : { lanes }) });
+  const timed = <T>(part: 'read' | 'write', work: () => Promise<T>) => {
+    const started = performance.now();
+    return work().finally(() => {
+      timing[part] += performance.now() - started;
+    });
+  };
+  const handler = meshApplyHandler({
+    meshFiles: new MeshFileService({
+      reader: { read: () => timed('read', () => reader.read()) },
+      writer: { write: (...args) => timed('write', () => writer.write(...args)) },
+      removals: parts.meshService,
+    }),
+  });
   const started = performance.now();
+  const each: RequestTime[] = [];
   let requests = 0;
+  // Answers of "try again" in a row: a store that keeps saying so ends the run, as an operator would stop.
+  let unavailable = 0;
   for (;;) {
     requests += 1;
+    // A comment that differs each request makes another text: checked again, as before the check was kept.
+    const sent = options.recheck ? `${file}# request ${requests}\n` : file;
     const event = {
       headers: {},
-      body: JSON.stringify({ file }),
+      body: JSON.stringify({ file: sent }),
       requestContext: { requestTimeEpoch: Date.now() },
     } as unknown as APIGatewayProxyEvent;
+    timing.read = 0;
+    timing.write = 0;
+    const asked = performance.now();
     const answer = await handler(event, localLambdaContext('mesh-apply', 29_000));
-    if (answer.statusCode === 503) {
+    each.push({ ms: performance.now() - asked, read: timing.read, write: timing.write });
+    if (answer.statusCode === 503 && ++unavailable < 5) {
       // The store said "try again" (a request past the client's timeout on a loaded emulator): as mesh apply would be run again.
       process.stderr.write(`apply request ${requests}: 503, asking again\n`);
       continue;
     }
     if (answer.statusCode !== 200) throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
+    unavailable = 0;
     if ((JSON.parse(answer.body) as ApplyOutcome).complete) break;
   }
+  const slowest = each.reduce((a, b) => (b.ms > a.ms ? b : a));
   return {
     ms: performance.now() - started,
     requests: counts.requests - before.requests,
     items: counts.items - before.items,
     parts: requests,
+    slowest,
+    each,
   };
 }
 
@@ -149,7 +182,7 @@ async function fresh(environment: BenchEnvironment, label: string): Promise<Bed>
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
 export async function run(): Promise<BenchTable[]> {
-  const environment = await benchEnvironment();
+  let environment = await benchEnvironment();
   const rows: Array<Array<string | number>> = [];
   const notes: string[] = [];
   const progress = (text: string) => process.stderr.write(`${text}\n`);
@@ -175,6 +208,7 @@ export async function run(): Promise<BenchTable[]> {
         loop.requests,
         loop.items,
         loop.parts,
+        '',
         1,
       ]);
     }
@@ -193,6 +227,7 @@ export async function run(): Promise<BenchTable[]> {
         one.requests,
         one.items,
         one.parts,
+        seconds(one.slowest?.ms ?? 0),
         1,
       ]);
     }
@@ -220,7 +255,7 @@ export async function run(): Promise<BenchTable[]> {
         applied.push(a);
         reapplied.push(r);
         progress(
-          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts; re-apply ${seconds(r.ms)} s, ${r.items} items`,
+          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts, slowest request ${seconds(a.slowest?.ms ?? 0)} s; re-apply ${seconds(r.ms)} s, ${r.items} items`,
         );
       }
       if (applied.length === 0) continue;
@@ -236,8 +271,62 @@ export async function run(): Promise<BenchTable[]> {
           mid(list, (m) => m.requests),
           mid(list, (m) => m.items),
           mid(list, (m) => m.parts),
+          seconds(Math.max(...list.map((m) => m.slowest?.ms ?? 0))),
           list.length,
         ]);
+      const last = applied[applied.length - 1];
+      if (last?.each)
+        notes.push(
+          `${size} nodes, each request of the last apply (seconds: whole = read + check, plan and answer + write): ${last.each
+            .map(
+              (r) =>
+                `${seconds(r.ms)} = ${seconds(r.read)} + ${seconds(r.ms - r.read - r.write)} + ${seconds(r.write)}`,
+            )
+            .join('; ')}`,
+        );
+    }
+    // The largest size again with the file checked on every request (each sent with another comment): what keeping the check brings.
+    const largest = sizes[sizes.length - 1] ?? smallest;
+    if (process.env.MESH_BENCH_APPLY_RECHECK !== '0') {
+      // A DynamoDB Local of its own, as the first apply had: one holding a mesh of 10,000 nodes
+      // already answered every request of a second one "try again" here (2026-12-02).
+      await environment.stop();
+      environment = await benchEnvironment();
+      const bed = await fresh(environment, 'recheck');
+      try {
+        const again = await applyFile(bed, generatedFile(largest), undefined, { recheck: true });
+        progress(
+          `apply ${largest}, checked every request: ${seconds(again.ms)} s, ${again.parts} parts, slowest request ${seconds(again.slowest?.ms ?? 0)} s`,
+        );
+        rows.push([
+          `${largest} nodes, mesh apply -f, the file checked again on every request`,
+          seconds(again.ms),
+          again.requests,
+          again.items,
+          again.parts,
+          seconds(again.slowest?.ms ?? 0),
+          1,
+        ]);
+        notes.push(
+          `${largest} nodes checked every request, each request (seconds: whole = read + check, plan and answer + write): ${(
+            again.each ?? []
+          )
+            .map(
+              (r) =>
+                `${seconds(r.ms)} = ${seconds(r.read)} + ${seconds(r.ms - r.read - r.write)} + ${seconds(r.write)}`,
+            )
+            .join('; ')}`,
+        );
+      } catch (error) {
+        progress(
+          `apply ${largest}, checked every request: failed: ${(error as Error).message.slice(0, 200)}`,
+        );
+        notes.push(
+          `${largest} nodes checked every request: a request failed: ${(error as Error).message.slice(0, 120)}`,
+        );
+      } finally {
+        bed.client.destroy();
+      }
     }
     if (!skip)
       notes.push(
@@ -255,7 +344,15 @@ export async function run(): Promise<BenchTable[]> {
     {
       title:
         'mesh apply: a generated mesh (3 modules a node, 1 relation a node, 1 provider per 100 consumers)',
-      columns: ['what', 'seconds (median)', 'DynamoDB requests', 'items written', 'parts', 'runs'],
+      columns: [
+        'what',
+        'seconds (median)',
+        'DynamoDB requests',
+        'items written',
+        'parts',
+        'slowest request (s)',
+        'runs',
+      ],
       rows,
       notes,
     },

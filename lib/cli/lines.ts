@@ -138,6 +138,16 @@ export const cliLines = {
     'info',
     ({ node, revision, sentAt, digest }) => `${node}: revision ${revision}, sent ${sentAt}, digest ${digest}`,
   ),
+  answerPage: codedLine<{ readonly what: string; readonly page: number }>(
+    'answer.page',
+    'info',
+    ({ what, page }) => `${what}: page ${page} read; reading on…`,
+  ),
+  answerRestarted: codedLine<{ readonly what: string; readonly reason: string }>(
+    'answer.restarted',
+    'warn',
+    ({ what, reason }) => `${what}: ${reason}; reading it again from its first page`,
+  ),
   viewPage: codedLine<{ readonly view: string; readonly page: number; readonly nodes: number }>(
     'view.page',
     'info',

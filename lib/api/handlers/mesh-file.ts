@@ -1,14 +1,19 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
+import { pageOfLists, pageOfText } from '../../core/answer-pages.ts';
 import { meshErrors } from '../../core/mesh/errors.ts';
 import { meshFileErrors } from '../../core/mesh-file/errors.ts';
+import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
+import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
 import type { MeshFileService } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
+import { pageBytes } from '../../core/view-pages.ts';
+import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { json, meshFileBodyBytes, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
-import { problemsFrom } from '../problem.ts';
+import { Problem, problemsFrom } from '../problem.ts';
 
 /** The mesh as a file (docs/mesh-file.md): export, plan and apply, one factory per function of lib/functions/mesh.ts. */
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -21,8 +26,9 @@ const edge = (deps: MeshFileDeps, handler: Handler) =>
     .handler(handler);
 
 const format = z.enum(['yaml', 'json']);
-export const exportQuery = z.object({ format: format.optional() }).strict();
-export const planBody = z
+const cursor = z.string().min(1).max(maxCursorChars);
+export const exportQuery = z.object({ format: format.optional(), cursor: cursor.optional() }).strict();
+const fileBody = z
   .object({
     file: z.string(),
     /** Informational: the file's own text says which it is (JSON is YAML). */
@@ -31,7 +37,9 @@ export const planBody = z
     allowMassRemoval: z.boolean().optional(),
   })
   .strict();
-export const applyBody = planBody
+/** The next page of a plan is asked with the same body and the page's `next` as `cursor`. */
+export const planBody = fileBody.extend({ cursor: cursor.optional() }).strict();
+export const applyBody = fileBody
   .extend({
     revision: z.string().min(1).max(64).optional(),
     digest: z.string().min(1).max(64).optional(),
@@ -41,21 +49,46 @@ export const applyBody = planBody
 /** Kept back from the request's time for the answer (a plan of 10,000 nodes is a few hundred KB). */
 const answerMarginMs = 3_000;
 
-/** GET /mesh/export?format=yaml|json */
+const badCursor = () =>
+  new Problem(400, 'bad_cursor', 'the cursor is not one this API gave: start again without it');
+
+/**
+ * GET /mesh/export?format=yaml|json[&cursor=C]: the file a page at a time, each page its text
+ * from the cursor's place (whole lines) up to the page's bytes; every page of one revision.
+ */
 export const meshExportHandler = (deps: MeshFileDeps) =>
   edge(deps, async (event) => {
     const query = validate(exportQuery, event.queryStringParameters ?? {}, 'query');
     const chosen = query.format ?? 'yaml';
+    const at = query.cursor === undefined ? undefined : answerCursorAt(query.cursor, 'export');
+    if (at && at.what !== chosen) throw badCursor();
     const { text, revision } = await deps.meshFiles.export(chosen);
-    return json(200, { format: chosen, revision, file: text }, { 'mesh-revision': revision });
+    if (at && at.revision !== revision) throw new ExportMovedError(at.revision, revision);
+    if (at && at.at >= text.length) throw badCursor();
+    const { chunk, next } = pageOfText(text, at?.at ?? 0, pageBytes);
+    const more =
+      next === null ? {} : { next: answerCursorOf({ of: 'export', revision, what: chosen, at: next }) };
+    return json(200, { format: chosen, revision, file: chunk, ...more }, { 'mesh-revision': revision });
   });
 
-/** POST /mesh/plan: the plan of a file against the live mesh; writes nothing. */
+/**
+ * POST /mesh/plan: the plan of a file against the live mesh, a page at a time (its lists cut,
+ * its other fields on every page); writes nothing. A later page is planned again and must be the
+ * same plan: the mesh at the same revision (else 409 stale_plan), the file planning the same digest.
+ */
 export const meshPlanHandler = (deps: MeshFileDeps) =>
   edge(deps, async (event) => {
-    const body = parseBody(event, planBody, meshFileBodyBytes);
+    const { cursor: asked, ...body } = parseBody(event, planBody, meshFileBodyBytes);
+    const at = asked === undefined ? undefined : answerCursorAt(asked, 'plan');
     const { plan } = await deps.meshFiles.plan(body);
-    return json(200, plan, { 'mesh-revision': plan.revision });
+    if (at && at.revision !== plan.revision) throw new StalePlanError(at.revision, plan.revision);
+    if (at && at.what !== plan.digest) throw new PlanChangedError(at.what, plan.digest);
+    const { page, next, total } = pageOfLists(plan, planListPaths, at?.at ?? 0, pageBytes);
+    if (at && at.at >= total) throw badCursor();
+    const { revision, digest } = plan;
+    const more =
+      next === null ? {} : { next: answerCursorOf({ of: 'plan', revision, what: digest, at: next }) };
+    return json(200, { ...page, ...more }, { 'mesh-revision': plan.revision });
   });
 
 /**
@@ -70,5 +103,5 @@ export const meshApplyHandler = (deps: MeshFileDeps) =>
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
     const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}) });
-    return json(200, outcome, { 'mesh-revision': outcome.plan.revision });
+    return json(200, boundedOutcome(outcome, pageBytes), { 'mesh-revision': outcome.plan.revision });
   });

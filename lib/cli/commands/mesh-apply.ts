@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { type ApplyPlan, whatMoved } from '../../core/mesh-file/index.ts';
-import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
+import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
-import { type ApplyOptions, answered, bodyOf, post } from './mesh-file.ts';
+import { type ApplyOptions, answered, bodyOf } from './mesh-file.ts';
+import { planPages } from './mesh-file-pages.ts';
 
 /** A plan saved by `mesh apply --plan --json`, or an exit code when it cannot be read. */
 function savedPlan(output: Output, path: string): ApplyPlan | ExitCode {
@@ -31,7 +32,7 @@ export async function applyAll(
   api: ApiClient,
   output: Output,
   options: ApplyOptions,
-): Promise<ApplyOutcome | ExitCode> {
+): Promise<BoundedApplyOutcome | ExitCode> {
   const body = bodyOf(output, options);
   if (typeof body === 'number') return body;
   const saved = options.fromPlan === undefined ? undefined : savedPlan(output, options.fromPlan);
@@ -39,20 +40,20 @@ export async function applyAll(
   const revision = saved?.revision ?? options.revision;
   const digest = saved?.digest ?? options.digest;
   const total = { transactions: 0, items: 0, relations: 0, modules: 0, nodes: 0, touched: 0 };
-  let first: ApplyOutcome | undefined;
+  let first: BoundedApplyOutcome | undefined;
   for (let request = 1; ; request++) {
     const held = request === 1 ? { ...(revision ? { revision } : {}), ...(digest ? { digest } : {}) } : {};
     const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
     const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
     if (answer.status === 409 && code === 'stale_plan' && saved) {
-      const now = await post<ApplyPlan>(api, output, options, '/mesh/plan', body);
+      const now = await planPages(api, output, options, body);
       if (typeof now !== 'number') {
         const moved = whatMoved(saved, now);
         output.say(cliLines.applyMoved, { from: saved.revision, to: now.revision, moved });
       }
       throw problemError(answer);
     }
-    const outcome = answered<ApplyOutcome>(output, options, answer);
+    const outcome = answered<BoundedApplyOutcome>(output, options, answer);
     if (typeof outcome === 'number') return outcome;
     first ??= outcome;
     total.transactions += outcome.written.transactions;
@@ -65,6 +66,8 @@ export async function applyAll(
       // What the first plan said is what was applied; the counts are every request's.
       return {
         plan: first.plan,
+        planCounts: first.planCounts,
+        planCut: first.planCut,
         complete: true,
         removed: { relations: total.relations, modules: total.modules, nodes: total.nodes },
         written: { transactions: total.transactions, items: total.items },

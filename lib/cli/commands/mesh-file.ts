@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ApplyPlan, MeshFileProblem } from '../../core/mesh-file/index.ts';
+import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
 import { planMatches } from '../../core/mesh-file/plan.ts';
-import type { ApplyOutcome } from '../../core/mesh-file/service.ts';
 import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiAnswer, type ApiClient, problemError } from '../api-client.ts';
 import { action } from '../command-context.ts';
@@ -10,6 +10,7 @@ import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { applyAll } from './mesh-apply.ts';
+import { exportText, planPages } from './mesh-file-pages.ts';
 import { finished, followPush } from './push.ts';
 
 /**
@@ -43,7 +44,7 @@ export function registerMeshFileCommands(program: Command): void {
           });
           return ExitCode.usage;
         }
-        const { file } = await api.call<{ file: string }>('GET', `/mesh/export?format=${options.format}`);
+        const file = await exportText(api, output, options.format);
         // The file itself, under --json too: a JSON export already is one document for scripts.
         process.stdout.write(file);
         return ExitCode.ok;
@@ -62,7 +63,7 @@ export function registerMeshFileCommands(program: Command): void {
       // kubectl's codes: the usual "unexpected" 1 would read as "differs".
       let planned = false;
       await action(async ({ api, output }) => {
-        const plan = await planOf(api, output, options, '/mesh/plan');
+        const plan = await planOf(api, output, options);
         if (typeof plan === 'number') return plan;
         planned = true;
         output.result(plan);
@@ -95,7 +96,7 @@ export function registerMeshFileCommands(program: Command): void {
           return ExitCode.usage;
         }
         if (options.plan) {
-          const plan = await planOf(api, output, options, '/mesh/plan');
+          const plan = await planOf(api, output, options);
           if (typeof plan === 'number') return plan;
           output.result(plan);
           printPlan(output, plan);
@@ -105,7 +106,7 @@ export function registerMeshFileCommands(program: Command): void {
         if (typeof outcome === 'number') return outcome;
         output.result(outcome);
         printApplied(output, outcome);
-        if (!options.push || outcome.plan.behind.length === 0) return ExitCode.ok;
+        if (!options.push || outcome.planCounts.behind === 0) return ExitCode.ok;
         return pushBehind(api, output);
       }),
     );
@@ -129,17 +130,6 @@ export function bodyOf(output: Output, options: FileOptions) {
     ...(options.prune ? { prune: true } : {}),
     ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
   };
-}
-
-/** Posts the file; a bad file's problems are printed as compilers do (FILE:LINE:COL) and exit 2. */
-export async function post<T>(
-  api: ApiClient,
-  output: Output,
-  options: FileOptions,
-  path: string,
-  body: object,
-): Promise<T | ExitCode> {
-  return answered<T>(output, options, await api.send('POST', path, body));
 }
 
 /** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */
@@ -169,10 +159,10 @@ export function answered<T>(output: Output, options: FileOptions, answer: ApiAns
   return answer.body as T;
 }
 
-async function planOf(api: ApiClient, output: Output, options: FileOptions, path: string) {
+async function planOf(api: ApiClient, output: Output, options: FileOptions) {
   const body = bodyOf(output, options);
   if (typeof body === 'number') return body;
-  return post<ApplyPlan>(api, output, options, path, body);
+  return planPages(api, output, options, body);
 }
 
 async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
@@ -185,8 +175,11 @@ async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
   return followPush(api, output, push);
 }
 
-const listed = (names: readonly string[], max = 10) =>
-  names.length <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${names.length - max} more`;
+const listed = (names: readonly string[], max = 10) => listedOf(names, names.length, max);
+
+/** The first names of a list of `total` (the list itself may be cut short), and how many more. */
+const listedOf = (names: readonly string[], total: number, max = 10) =>
+  total <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${total - max} more`;
 
 /** The plan for people: one line per kind of change, the names listed up to ten. */
 export function printPlan(output: Output, plan: ApplyPlan): void {
@@ -236,24 +229,22 @@ export function printPlan(output: Output, plan: ApplyPlan): void {
   if (planMatches(plan)) output.line('the mesh matches the file');
 }
 
-function printApplied(output: Output, outcome: ApplyOutcome): void {
+function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
   const { plan, written, removed } = outcome;
-  const added = plan.add;
+  // The answer's lists may be cut (a plan over one answer's bytes): its counts are whole.
+  const count = (path: string) => outcome.planCounts[path] ?? 0;
   output.line(
-    `applied on revision ${plan.revision}: added ${added.nodes.length} nodes, ${added.modules.length} modules, ${added.relations.length} relations; labels on ${plan.labels.length} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
+    `applied on revision ${plan.revision}: added ${count('add.nodes')} nodes, ${count('add.modules')} modules, ${count('add.relations')} relations; labels on ${count('labels')} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
   );
   const { touched, touchedNodes } = outcome.progress;
   if (touched > 0)
     output.line(`wrote ${touched} nodes: ${listed(touchedNodes)}${touched > touchedNodes.length ? '…' : ''}`);
   const drift =
-    plan.drift.nodes.length +
-    plan.drift.modules.length +
-    plan.drift.relations.length +
-    plan.drift.labels.length;
+    count('drift.nodes') + count('drift.modules') + count('drift.relations') + count('drift.labels');
   if (!plan.prune && drift > 0)
     output.line(
-      `left as drift: ${plan.drift.nodes.length} nodes, ${plan.drift.modules.length} modules, ${plan.drift.relations.length} relations, labels on ${plan.drift.labels.length} nodes (mesh apply --prune removes them)`,
+      `left as drift: ${count('drift.nodes')} nodes, ${count('drift.modules')} modules, ${count('drift.relations')} relations, labels on ${count('drift.labels')} nodes (mesh apply --prune removes them)`,
     );
-  if (plan.behind.length > 0)
-    output.line(`${plan.behind.length} behind: ${listed(plan.behind)}; mesh push --behind`);
+  const behind = count('behind');
+  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; mesh push --behind`);
 }

@@ -1,4 +1,5 @@
 import { ErrorTable, refused } from '../error-table.ts';
+import { ExportMovedError } from './pages.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
 import { BadSelectorError } from './selectors.ts';
@@ -18,4 +19,7 @@ export const meshFileErrors = new ErrorTable({
     details: (e) => ({ planned: e.planned, current: e.current }),
   }),
   BadSelectorError: refused(BadSelectorError, 400, 'bad_selector'),
+  ExportMovedError: refused(ExportMovedError, 409, 'mesh_moved', {
+    details: (e) => ({ exported: e.exported, current: e.current }),
+  }),
 });

@@ -4,7 +4,7 @@ import { type ApplyPlan, planApply } from './plan.ts';
 import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
 import type { LiveMeshReader, LiveMeshReading, MeshFileWriter, WriteTally } from './ports.ts';
 import { BadMeshFileError } from './problems.ts';
-import { checkMeshFile } from './read.ts';
+import { type CheckedMeshFile, checkMeshFile } from './read.ts';
 import type { MeshFileFormat } from './source.ts';
 
 export type PlanRequest = {
@@ -67,6 +67,24 @@ function progressOf(plan: ApplyPlan, touched: ReadonlySet<string>, complete: boo
   };
 }
 
+/**
+ * The last file checked, with the live kinds it was checked against: `mesh apply` sends the same
+ * file with every part of an apply, and checking it (parsing with positions for its problems) is
+ * the largest fixed cost of a request at 10,000 nodes (docs/mesh-file.md, "Figures"), paid
+ * before any write. The check is pure, so the same text and kinds give the same result.
+ */
+class LastChecked {
+  #last: { readonly file: string; readonly kinds: string; readonly checked: CheckedMeshFile } | undefined;
+
+  check(file: string, kinds: ReadonlyMap<string, string | null> | undefined): CheckedMeshFile {
+    const key = JSON.stringify([...(kinds ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    if (this.#last && this.#last.file === file && this.#last.kinds === key) return this.#last.checked;
+    const checked = checkMeshFile(file, { kinds });
+    this.#last = { file, kinds: key, checked };
+    return checked;
+  }
+}
+
 /** What removals an apply's prune makes: the operator's own, one fact each, under their rules. */
 export type FactRemovals = Pick<MeshService, 'unconsume' | 'unassign' | 'removeNode'>;
 
@@ -80,6 +98,7 @@ export class MeshFileService {
   readonly #removals: FactRemovals;
   /** Called for each node a prune removes, after its removal (its host's signal). */
   readonly #removedNode: (node: string) => Promise<void>;
+  readonly #checked = new LastChecked();
 
   constructor(options: {
     readonly reader: LiveMeshReader;
@@ -101,7 +120,7 @@ export class MeshFileService {
   /** The plan of a file against the live mesh; BadMeshFileError with every problem when the file has any. */
   async plan(request: PlanRequest): Promise<{ readonly plan: ApplyPlan; readonly reading: LiveMeshReading }> {
     const reading = await this.#reader.read();
-    const checked = checkMeshFile(request.file, { kinds: reading.mesh.modules });
+    const checked = this.#checked.check(request.file, reading.mesh.modules);
     if (checked.problems.length > 0 || !checked.mesh || !checked.file)
       throw new BadMeshFileError(checked.problems, checked.omitted);
     const plan = planApply(checked.mesh, reading.mesh, {

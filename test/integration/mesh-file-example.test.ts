@@ -1,0 +1,70 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import type { PushPlan } from '../../lib/core/mesh/plan.ts';
+import type { PushOutcome } from '../../lib/core/ports.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { runMesh } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * The example of docs/mesh-file.md, as the document shows it: broker-1, web-1 and the group
+ * web-001 … web-800, 801 consumers of broker-1/rabbit. Taken from the document itself, so the
+ * example users copy is the one that is applied.
+ */
+function documentedExample(): string {
+  const doc = readFileSync(join(import.meta.dirname, '../../docs/mesh-file.md'), 'utf8');
+  const block = /```yaml\n([\s\S]*?)```/.exec(doc)?.[1];
+  if (!block?.includes('web-[001-800]'))
+    throw new Error('docs/mesh-file.md has no example with web-[001-800]');
+  return block;
+}
+
+let api: RunningApi;
+let parts: Parts;
+const folder = mkdtempSync(join(tmpdir(), 'mesh-file-example-'));
+const mesh = (args: string[]) => runMesh(api.url, args);
+
+beforeAll(async () => {
+  parts = partsFor(await provisionTestResources('example801'));
+  api = await startLocalApi({ port: 0, parts });
+});
+
+afterAll(async () => {
+  await api?.stop();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe('the documented example, a provider of 801 consumers, through the CLI', () => {
+  const path = join(folder, 'mesh.yaml');
+
+  it('applies, and then diff exits 0: the mesh holds the file, broker-1 consumed by all 801', async () => {
+    writeFileSync(path, documentedExample());
+    const applied = await mesh(['apply', '-f', path]);
+    expect(applied.code, applied.output).toBe(ExitCode.ok);
+    expect(applied.stdout).toContain('added 802 nodes, 802 modules, 801 relations');
+
+    const diff = await mesh(['diff', '-f', path]);
+    expect(diff.code, diff.stdout).toBe(0);
+    expect(diff.stdout).toContain('the mesh matches the file');
+    expect((await parts.meshView.details('broker-1'))?.consumedBy).toHaveLength(801);
+  }, 600_000);
+
+  it('push --behind then leaves nothing behind, and the audit (push --behind --full --plan) finds nothing', async () => {
+    const pushed = await mesh(['--json', 'push', '--behind', '--max-rounds', '5']);
+    expect(pushed.code, pushed.output).toBe(ExitCode.ok);
+    const outcome = JSON.parse(pushed.stdout) as PushOutcome;
+    expect(outcome.behind).toEqual([]);
+    // Every node sent at least once; a provider may be sent again in a later round, with the grants its consumers' sends minted.
+    expect(new Set(outcome.flushed.map((sent) => sent.node)).size).toBe(802);
+
+    // Every node recomposed: none differs from what it was sent.
+    const audit = await mesh(['--json', 'push', '--behind', '--full', '--plan']);
+    expect(audit.code, audit.output).toBe(ExitCode.ok);
+    expect((JSON.parse(audit.stdout) as PushPlan).behind).toEqual([]);
+    expect((await mesh(['diff', '-f', path])).code).toBe(0);
+  }, 600_000);
+});
