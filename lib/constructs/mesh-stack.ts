@@ -104,7 +104,11 @@ export class MeshStack extends Stack {
       functionNamed,
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
-    this.roles = new OperatorRoles(this, 'Roles', { api: this.api.api, routes: routesOf(specs) });
+    this.roles = new OperatorRoles(this, 'Roles', {
+      api: this.api.api,
+      stageName: this.api.stageName,
+      routes: routesOf(specs),
+    });
     const firewall = props.firewall ?? true;
     const stage = this.api.api.deploymentStage;
     this.firewall = firewall

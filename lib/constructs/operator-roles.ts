@@ -1,4 +1,4 @@
-import { type CfnElement, Stack } from 'aws-cdk-lib';
+import { type CfnElement, Stack, Token } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
@@ -18,6 +18,8 @@ import { throwIfProblems } from './names.ts';
 export type OperatorRolesProps = {
   /** The control plane's API; each policy names its methods on the API's deployment stage. */
   readonly api: RestApi;
+  /** That stage's name. */
+  readonly stageName: string;
   /** The route table (lib/functions.ts): each operator route names the role that may call it. */
   readonly routes: readonly Route[];
 };
@@ -47,8 +49,12 @@ export class OperatorRoles extends Construct {
   constructor(scope: Construct, id: string, props: OperatorRolesProps) {
     super(scope, id);
     throwIfProblems('OperatorRoles', [...roleProblems(props.routes), ...wildcardProblems(props.routes)]);
-    const stage = props.api.deploymentStage.stageName;
-    const apiId = Stack.of(this).resolve((props.api.node.defaultChild as CfnElement).logicalId);
+    const stage = props.stageName;
+    const stack = Stack.of(this);
+    const apiId = stack.resolve((props.api.node.defaultChild as CfnElement).logicalId);
+    // How cdk-nag writes the ARN in a finding: a pseudo parameter as `<AWS::Region>`, unless the stack's is known.
+    const known = (value: string, name: string) => (Token.isUnresolved(value) ? `<AWS::${name}>` : value);
+    const arnInFinding = `arn:<AWS::Partition>:execute-api:${known(stack.region, 'Region')}:${known(stack.account, 'AccountId')}:<${apiId}>/${stage}`;
     const policies = {} as Record<OperatorRole, ManagedPolicy>;
     for (const role of operatorRoles) {
       const routes = routesOfRole(props.routes, role);
@@ -67,7 +73,7 @@ export class OperatorRoles extends Construct {
         ...paths
           .filter(({ path }) => path.includes('*'))
           .map(({ method, path }) => ({
-            id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/${stage}/${method}${path}]`,
+            id: `AwsSolutions-IAM5[Resource::${arnInFinding}/${method}${path}]`,
             reason: `${method} ${path}: each * is a path parameter of a route ${rolePolicyNames[role]} may call; the routes are checked so that no * reaches a route of a higher role`,
           })),
       );
