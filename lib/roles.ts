@@ -1,5 +1,5 @@
 import { matchRoute } from './api/routes.ts';
-import type { HttpMethod, OperatorRole } from './functions/spec.ts';
+import type { OperatorRole } from './functions/spec.ts';
 import type { Route } from './functions.ts';
 
 export type { OperatorRole } from './functions/spec.ts';
@@ -100,12 +100,13 @@ export function wildcardProblems(routes: readonly Route[]): string[] {
   });
 }
 
-/** The role the route of a request needs, when the request is one of an operator route. */
+/** The role the route of a request needs, and the route, when the request is one of an operator route. */
 export function roleNeeded(
   routes: readonly Route[],
-  method: HttpMethod | string,
+  method: string,
   path: string,
-): OperatorRole | undefined {
+): { readonly role: OperatorRole; readonly route: string } | undefined {
   const match = matchRoute(routes, method, path.split('?')[0] ?? path);
-  return match && 'route' in match && match.route.auth === 'operator' ? match.route.role : undefined;
+  if (!match || !('route' in match) || match.route.auth !== 'operator' || !match.route.role) return undefined;
+  return { role: match.route.role, route: `${match.route.method} ${match.route.path}` };
 }

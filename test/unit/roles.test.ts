@@ -76,9 +76,12 @@ describe('the operator roles of the function table', () => {
   });
 
   it('names the role a request needs', () => {
-    expect(roleNeeded(routes, 'POST', '/nodes/alpha/token')).toBe('admin');
-    expect(roleNeeded(routes, 'POST', '/push?wait=1')).toBe('operator');
-    expect(roleNeeded(routes, 'GET', '/nodes/alpha')).toBe('viewer');
+    expect(roleNeeded(routes, 'POST', '/nodes/alpha/token')).toEqual({
+      role: 'admin',
+      route: 'POST /nodes/{node}/token',
+    });
+    expect(roleNeeded(routes, 'POST', '/push?wait=1')?.role).toBe('operator');
+    expect(roleNeeded(routes, 'GET', '/nodes/alpha')?.role).toBe('viewer');
     expect(roleNeeded(routes, 'POST', '/hosts/alpha/reports')).toBeUndefined();
     expect(roleNeeded(routes, 'GET', '/nowhere')).toBeUndefined();
   });
