@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { consoleReadRoutes } from '../../lib/console/routes.ts';
 import { type Route, routes } from '../../lib/functions.ts';
 import {
   arnPathOf,
@@ -61,6 +62,12 @@ describe('the operator roles of the function table', () => {
           candidate.method === 'GET' && candidate.auth === 'operator' && candidate.role !== 'viewer',
       ),
     ).toEqual([]);
+  });
+
+  it('lets a viewer read everything the console reads', () => {
+    expect(
+      consoleReadRoutes.map((path) => roleNeeded(routes, 'GET', path.replace(/\{\w+\}/g, 'alpha'))?.role),
+    ).toEqual(consoleReadRoutes.map(() => 'viewer'));
   });
 
   it('each role is allowed what the ones before it are', () => {
