@@ -4,10 +4,17 @@ import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
 import { seeingFunctions } from './functions/seeing.ts';
 import { signalFunctions } from './functions/signal.ts';
-import type { ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
+import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './functions/spec.ts';
 import { summaryFunctions } from './functions/summary.ts';
 
-export type { Access, ApiFunctionSpec, FunctionSpec, HttpMethod, RouteAuth } from './functions/spec.ts';
+export type {
+  Access,
+  ApiFunctionSpec,
+  FunctionSpec,
+  HttpMethod,
+  OperatorRole,
+  RouteAuth,
+} from './functions/spec.ts';
 
 /**
  * Every Lambda function of Mesh, one row each (lib/functions/<area>.ts): the CDK builds one
@@ -37,6 +44,8 @@ export type Route = {
   /** API Gateway resource path; `{name}` segments become path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
+  /** Who among operators may call it (operator routes only; lib/roles.ts). */
+  readonly role?: OperatorRole;
   readonly bodyBytes?: number;
   /** The function (functions/<handler>.ts) that serves it. */
   readonly handler: string;

@@ -1,4 +1,5 @@
 import type { ProblemBody } from '../api/problem.ts';
+import { type OperatorRole, rolePolicyNames } from '../roles.ts';
 
 /** Signs a request before it is sent; the SigV4 signer for a deployed stack is one. */
 export type RequestSigner = (request: Request) => Promise<Request>;
@@ -11,7 +12,15 @@ export type ApiAnswer = {
   readonly headers: HeaderReader;
   /** Parsed JSON, or undefined for an empty body. */
   readonly body: unknown;
+  /** On IAM's refusal of an operator route: the role its row names (ApiClientOptions.roleNeeded). */
+  readonly needs?: RoleNeeded;
 };
+
+/** The role an operator route needs, and the route (`POST /nodes/{node}/token`). */
+export type RoleNeeded = { readonly role: OperatorRole; readonly route: string };
+
+/** Finds the role a request's route needs in the route table; the `mesh` CLI's reads lib/functions.ts. */
+export type RoleLookup = (method: string, path: string) => Promise<RoleNeeded | undefined>;
 
 /** The control plane could not be reached at all (refused, reset, timed out). */
 export class ApiUnreachableError extends Error {
@@ -24,11 +33,13 @@ export class ApiProblemError extends Error {
   readonly status: number;
   readonly code: string;
   readonly headers: HeaderReader;
-  constructor(status: number, code: string, message: string, headers: HeaderReader) {
+  readonly needs: RoleNeeded | undefined;
+  constructor(status: number, code: string, message: string, headers: HeaderReader, needs?: RoleNeeded) {
     super(message);
     this.status = status;
     this.code = code;
     this.headers = headers;
+    this.needs = needs;
   }
 }
 
@@ -36,6 +47,8 @@ export type ApiClientOptions = {
   readonly signer?: RequestSigner;
   readonly fetch?: typeof fetch;
   readonly timeoutMs?: number;
+  /** Asked on IAM's refusal (403 from API Gateway) for the role the call needs. @default none */
+  readonly roleNeeded?: RoleLookup;
 };
 
 /** The one way the CLIs talk to the control plane: JSON in, JSON out, problems as errors. */
@@ -73,7 +86,13 @@ export class ApiClient {
       const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
       throw new ApiUnreachableError(`the control plane at ${this.baseUrl} could not be reached (${cause})`);
     }
-    return { status: response.status, headers: response.headers, body: answerBody(await response.text()) };
+    const answer = {
+      status: response.status,
+      headers: response.headers,
+      body: answerBody(await response.text()),
+    };
+    const needs = isIamRefusal(answer) ? await this.options.roleNeeded?.(method, path) : undefined;
+    return needs ? { ...answer, needs } : answer;
   }
 
   /** Sends a request and throws ApiProblemError unless it succeeded. */
@@ -93,12 +112,30 @@ export function answerBody(text: string): unknown {
   }
 }
 
+/**
+ * API Gateway's refusal of a signed request IAM does not allow: 403 with its gateway response's
+ * type, ACCESS_DENIED, as the code (lib/constructs/api.ts), the message naming execute-api:Invoke.
+ */
+export function isIamRefusal(answer: ApiAnswer): boolean {
+  const problem = (answer.body as Partial<ProblemBody> | undefined)?.error;
+  return (
+    answer.status === 403 &&
+    (problem?.code === 'ACCESS_DENIED' || /execute-api:Invoke/.test(String(problem?.message ?? '')))
+  );
+}
+
 export function problemError(answer: ApiAnswer): ApiProblemError {
   const problem = (answer.body as Partial<ProblemBody> | undefined)?.error;
+  const message = problem?.message ?? `the control plane answered ${answer.status}`;
   return new ApiProblemError(
     answer.status,
     problem?.code ?? `http_${answer.status}`,
-    problem?.message ?? `the control plane answered ${answer.status}`,
+    answer.needs ? `${message}: ${roleSentence(answer.needs)}` : message,
     answer.headers,
+    answer.needs,
   );
 }
+
+/** What an operator refused for want of a role is told. */
+export const roleSentence = ({ role, route }: RoleNeeded): string =>
+  `${route} needs the ${rolePolicyNames[role]} role (or higher)`;

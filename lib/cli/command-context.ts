@@ -1,10 +1,12 @@
 import { type Command, Option } from 'commander';
 import * as z from 'zod';
 import { moduleName, nodeName } from '../core/names.ts';
+import { rolePolicyNames } from '../roles.ts';
 import { ApiClient, type ApiProblemError, ApiUnreachableError, type RequestSigner } from './api-client.ts';
 import { ExitCode, exitCodeForStatus } from './exit-codes.ts';
 import { cliLines } from './lines.ts';
 import { makeOutput, type Output } from './output.ts';
+import { roleNeededFromTable } from './role-needed.ts';
 
 /** What every `mesh` command gets: the API, the output, and one way to finish. */
 export type CommandContext = {
@@ -34,7 +36,7 @@ function contextFrom(command: Command): CommandContext {
   const options = command.optsWithGlobals<{ api: string; json: boolean }>();
   const signer = signerFor(options.api);
   return {
-    api: new ApiClient(options.api, signer ? { signer } : {}),
+    api: new ApiClient(options.api, { roleNeeded: roleNeededFromTable, ...(signer ? { signer } : {}) }),
     output: makeOutput(Boolean(options.json)),
   };
 }
@@ -65,9 +67,23 @@ function reportFailure(output: Output, error: unknown): ExitCode {
   }
   if ((error as ApiProblemError).name === 'ApiProblemError') {
     const problem = error as ApiProblemError;
-    output.say(cliLines.refused, { reason: problem.code, status: problem.status, detail: problem.message });
+    const refused = { reason: problem.code, status: problem.status, detail: problem.message };
+    if (problem.needs)
+      output.say(cliLines.roleNeeded, {
+        ...refused,
+        role: rolePolicyNames[problem.needs.role],
+        route: problem.needs.route,
+      });
+    else output.say(cliLines.refused, refused);
     if (output.json)
-      output.result({ error: { code: problem.code, message: problem.message, status: problem.status } });
+      output.result({
+        error: {
+          code: problem.code,
+          message: problem.message,
+          status: problem.status,
+          ...(problem.needs ? { role: rolePolicyNames[problem.needs.role] } : {}),
+        },
+      });
     return exitCodeForStatus(problem.status);
   }
   output.say(cliLines.failed, { reason: (error as Error).message ?? String(error) });

@@ -17,6 +17,13 @@ export const cliLines = {
     'error',
     ({ detail }) => `${detail}`,
   ),
+  roleNeeded: codedLine<{
+    readonly reason: string;
+    readonly status: number;
+    readonly detail: string;
+    readonly role: string;
+    readonly route: string;
+  }>('cli.role-needed', 'error', ({ detail }) => `${detail}`),
   failed: codedLine<{ readonly reason: string }>('cli.failed', 'error', ({ reason }) => reason),
   usage: codedLine<{ readonly problem: string; readonly argument?: string }>(
     'cli.usage',

@@ -29,6 +29,7 @@ const readRoutes: readonly Route[] = consoleReadRoutes.map((path) => ({
   method: 'GET',
   path,
   auth: 'operator',
+  role: 'viewer',
   handler: 'console',
 }));
 

@@ -82,6 +82,8 @@ export class ControlPlaneApi extends Construct {
   public readonly accessLogs: LogGroup;
   public readonly authorizer: RequestAuthorizer | undefined;
   public readonly methods: ReadonlyMap<string, Method>;
+  /** The deployment stage's name, as a string (the stage's own is a token). */
+  public readonly stageName: string;
 
   constructor(scope: Construct, id: string, props: ControlPlaneApiProps) {
     super(scope, id);
@@ -94,6 +96,7 @@ export class ControlPlaneApi extends Construct {
       ...(props.hostIdentityHeaders?.length === 0 ? ['hostIdentityHeaders may not be empty'] : []),
     ]);
 
+    this.stageName = props.stageName ?? 'v1';
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
       removalPolicy: RemovalPolicy.DESTROY,
@@ -105,7 +108,7 @@ export class ControlPlaneApi extends Construct {
       cloudWatchRole: true,
       cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
       deployOptions: {
-        stageName: props.stageName ?? 'v1',
+        stageName: this.stageName,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
         accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
         loggingLevel: MethodLoggingLevel.ERROR,

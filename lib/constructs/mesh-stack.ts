@@ -1,7 +1,8 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { type FunctionSpec, functionSpecs } from '../functions.ts';
+import { type FunctionSpec, functionSpecs, routesOf } from '../functions.ts';
 import { consumerTimeoutSeconds } from '../resources.ts';
+import { rolePolicyNames } from '../roles.ts';
 import { MeshAlarms } from './alarms.ts';
 import { ControlPlaneApi } from './api.ts';
 import type { RouteBudgets } from './api-budgets.ts';
@@ -10,6 +11,7 @@ import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
+import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
 import { SummaryAggregator } from './summary-aggregator.ts';
@@ -52,6 +54,7 @@ export class MeshStack extends Stack {
   public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
   public readonly signal: SignalBroker | undefined;
+  public readonly roles: OperatorRoles;
 
   constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
     super(scope, id, props);
@@ -101,6 +104,11 @@ export class MeshStack extends Stack {
       functionNamed,
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
+    this.roles = new OperatorRoles(this, 'Roles', {
+      api: this.api.api,
+      stageName: this.api.stageName,
+      routes: routesOf(specs),
+    });
     const firewall = props.firewall ?? true;
     const stage = this.api.api.deploymentStage;
     this.firewall = firewall
@@ -136,6 +144,12 @@ export class MeshStack extends Stack {
       value: this.api.api.url,
       description: 'the control plane: mesh --api <this URL> (requests are signed with SigV4)',
     });
+    for (const [role, policy] of Object.entries(this.roles.policies)) {
+      new CfnOutput(this, `${rolePolicyNames[role as keyof typeof rolePolicyNames]}PolicyArn`, {
+        value: policy.managedPolicyArn,
+        description: `attach to an operator's principal to grant the ${role} role (docs/deploy.md)`,
+      });
+    }
     new CfnOutput(this, 'InventoryTableName', { value: this.tables.inventory.tableName });
     new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });

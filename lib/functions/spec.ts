@@ -101,6 +101,29 @@ export type Access =
 export type RouteAuth = 'operator' | 'host' | 'token' | 'none';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
+/**
+ * Who among operators may call a route (lib/roles.ts; the IAM managed policies MeshViewer,
+ * MeshOperator, MeshAdmin of lib/constructs/operator-roles.ts): `viewer` every read,
+ * `operator` the changes, pushes, applies, upgrades and rollouts, `admin` tokens, disenrolment,
+ * node removal, report resets and build retractions. Each role may call its own routes and those of
+ * the roles before it.
+ */
+export type OperatorRole = 'viewer' | 'operator' | 'admin';
+
+/**
+ * A route: an operator route names its role, and only an operator route names one (a host proves
+ * its key, a token is its own authority), so a row without it does not type.
+ */
+export type RouteSpec = {
+  readonly method: HttpMethod;
+  readonly path: string;
+  /** The largest body taken, when a route needs more than maxBodyBytes (lib/api/http.ts). */
+  readonly bodyBytes?: number;
+} & (
+  | { readonly auth: 'operator'; readonly role: OperatorRole }
+  | { readonly auth: Exclude<RouteAuth, 'operator'>; readonly role?: never }
+);
+
 export type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 export type AuthorizerHandler = (
   event: APIGatewayRequestAuthorizerEvent,
@@ -146,13 +169,7 @@ type Common = {
 export type FunctionSpec<Deps = never> =
   | (Common & {
       readonly trigger: 'api';
-      readonly route: {
-        readonly method: HttpMethod;
-        readonly path: string;
-        readonly auth: RouteAuth;
-        /** The largest body taken, when a route needs more than maxBodyBytes (lib/api/http.ts). */
-        readonly bodyBytes?: number;
-      };
+      readonly route: RouteSpec;
       readonly handler: (deps: Deps) => ApiHandler;
     })
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })

@@ -15,7 +15,7 @@ export const summaryFunctions = [
     purpose:
       'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers per module version',
     trigger: 'api',
-    route: { method: 'GET', path: '/summary', auth: 'operator' },
+    route: { method: 'GET', path: '/summary', auth: 'operator', role: 'viewer' },
     access: ['summary:read'],
     handler: meshSummaryHandler,
   },
@@ -23,7 +23,7 @@ export const summaryFunctions = [
     name: 'mesh-summary-rebuild',
     purpose: 'counts the summary again from a full read of the inventory, for recovery',
     trigger: 'api',
-    route: { method: 'POST', path: '/summary/rebuild', auth: 'operator' },
+    route: { method: 'POST', path: '/summary/rebuild', auth: 'operator', role: 'operator' },
     access: ['summary:rebuild'],
     timeoutSeconds: 29,
     handler: meshSummaryRebuildHandler,

@@ -16,7 +16,12 @@ import { consumerTimeoutSeconds } from '../../lib/resources.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
 
 const hostAuthorizerName = 'host-authorizer';
-const route = (path: string) => ({ method: 'GET' as const, path, auth: 'operator' as const });
+const route = (path: string) => ({
+  method: 'GET' as const,
+  path,
+  auth: 'operator' as const,
+  role: 'viewer' as const,
+});
 
 import { allowed, fixtureStack, logicalId, meshFunctionsOf, problemsOf, unbundledApp } from './support.ts';
 
@@ -426,12 +431,13 @@ describe('ControlPlaneApi', () => {
 
   it('reports every route that does not fit, together', () => {
     const scope = new Stack(unbundledApp(), 'Routes');
-    const api = (name: string, path: string, auth: 'operator' | 'host') => ({
+    const api = (name: string, path: string, auth: 'operator' | 'host'): FunctionSpec => ({
       name,
       purpose: 'x',
       access: [],
       trigger: 'api' as const,
-      route: { method: 'GET' as const, path, auth },
+      route:
+        auth === 'operator' ? { method: 'GET', path, auth, role: 'viewer' } : { method: 'GET', path, auth },
       handler: unused,
     });
     const problems = problemsOf(
