@@ -44,7 +44,7 @@ export function parseWaves(text: string): Share[] {
   const samekind = (a: Share, b: Share) => 'count' in a === 'count' in b;
   for (let i = 1; i < shares.length; i += 1) {
     const [before, now] = [shares[i - 1] as Share, shares[i] as Share];
-    if (samekind(before, now) && valueOf(now) <= valueOf(before))
+    if (samekind(before, now) && sizeOf(now) <= sizeOf(before))
       throw new RolloutUsageError(
         `--waves: sizes are cumulative and must grow (${parts[i - 1]} then ${parts[i]})`,
       );
@@ -52,7 +52,7 @@ export function parseWaves(text: string): Share[] {
   return shares;
 }
 
-const valueOf = (share: Share) => ('count' in share ? share.count : share.percent);
+const sizeOf = (share: Share) => ('count' in share ? share.count : share.percent);
 
 /** `--max-failures N|P%`. */
 export function parseMaxFailures(text: string): Share {
