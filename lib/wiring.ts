@@ -180,6 +180,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         new Pusher({
           store: parts.pushStore,
           announce: (node, signal) => parts.signals.announce(node, signal),
+          lastSent: parts.deliveries,
         }),
         {
           progress: {
