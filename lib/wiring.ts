@@ -77,6 +77,7 @@ import type { PresenceStore, SignalChannels, SignalPublisher } from './core/sign
 import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
+import { type RolloutParts, rolloutBuilders } from './wiring-rollouts.ts';
 
 /**
  * Every part of the control plane, built from one configuration in this one place: functions/
@@ -136,7 +137,7 @@ export type Parts = {
   readonly presence: PresenceStore;
   /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
   readonly embeddedBroker: EmbeddedBrokerPublisher;
-};
+} & RolloutParts;
 
 export type PartsOptions = {
   /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
@@ -278,6 +279,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     signalFailures: () => new CountedMetric('SignalsNotPublished'),
     presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
     embeddedBroker: () => new EmbeddedBrokerPublisher(),
+    ...rolloutBuilders(() => parts, clients, config),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;
