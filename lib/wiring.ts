@@ -259,6 +259,8 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
       countLost: (type) => parts.lostMessages.count(type),
       letters: parts.letters,
+      rollouts: parts.rollouts,
+      rolloutDriver: parts.rolloutDriver,
     }),
     signalChannel: () => {
       const signal = config.signal;
