@@ -25,6 +25,12 @@ export const ExitCode = {
    * its key. Restarting cannot mend that: the systemd unit does not restart on it.
    */
   decommissioned: 9,
+  /** `mesh push|upgrade --waves`, `mesh rollout resume`: the rollout halted (failures past --max-failures); `mesh rollout show ID` says why. */
+  rolloutHalted: 10,
+  /** The rollout paused between waves (`--pause`): `mesh rollout resume ID` sends the next. */
+  rolloutPaused: 11,
+  /** The rollout was aborted: nothing more is sent, the nodes not sent stay behind. */
+  rolloutAborted: 12,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
