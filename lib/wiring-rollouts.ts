@@ -1,6 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { makeSFNClient } from './adapters/aws-clients.ts';
 import { DynamoDBRolloutFacts } from './adapters/dynamodb/rollout-facts.ts';
 import { DynamoDBRolloutStore } from './adapters/dynamodb/rollout-store.ts';
+import { StepFunctionsRolloutDriver } from './adapters/stepfunctions/rollout-flow-driver.ts';
 import type { MeshConfig } from './config.ts';
 import { Pusher } from './core/mesh/push.ts';
 import { RecordedPushFlow } from './core/mesh/push-records.ts';
@@ -34,7 +36,13 @@ export function rolloutBuilders(
   return {
     rolloutStore: () => new DynamoDBRolloutStore(table()),
     rolloutFacts: () => new DynamoDBRolloutFacts(table()),
-    rolloutDriver: () => new RolloutKicks(),
+    rolloutDriver: () =>
+      config.rolloutFlowArn
+        ? new StepFunctionsRolloutDriver({
+            client: makeSFNClient(config),
+            stateMachineArn: config.rolloutFlowArn,
+          })
+        : new RolloutKicks(),
     rollouts: () => {
       const parts = partsOf();
       // a wave is not a push of its own: the flow runs unrecorded, the rollout's record says what it sent

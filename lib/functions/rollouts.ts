@@ -1,5 +1,6 @@
 import {
   rolloutAbortHandler,
+  rolloutAdvanceHandler,
   rolloutListHandler,
   rolloutResumeHandler,
   rolloutShowHandler,
@@ -15,7 +16,7 @@ export const rolloutFunctions = [
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts', auth: 'operator' },
     // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
     timeoutSeconds: 29,
     handler: rolloutStartHandler,
   },
@@ -29,7 +30,7 @@ export const rolloutFunctions = [
   },
   {
     name: 'rollout-show',
-    purpose: 'one rollout: every wave, every node with its outcome and a failed node’s last step',
+    purpose: 'one rollout: every wave, every node with its outcome and the last step of a failed node',
     trigger: 'api',
     route: { method: 'GET', path: '/rollouts/{id}', auth: 'operator' },
     access: ['inventory:read'],
@@ -40,7 +41,7 @@ export const rolloutFunctions = [
     purpose: 'a paused or halted rollout goes on with its next wave',
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts/{id}/resume', auth: 'operator' },
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
     handler: rolloutResumeHandler,
   },
   {
@@ -50,5 +51,16 @@ export const rolloutFunctions = [
     route: { method: 'POST', path: '/rollouts/{id}/abort', auth: 'operator' },
     access: ['inventory:read', 'inventory:write'],
     handler: rolloutAbortHandler,
+  },
+  {
+    name: 'rollout-advance',
+    purpose:
+      'rollout flow: steps one rollout (sends its next wave, or reads the reports of its hosts) until it waits',
+    trigger: 'rollout-flow',
+    // a wave is a run of the push flow; its record is read and written, and its nodes' reports read
+    access: ['inventory:read', 'inventory:write', 'pushFlow:start'],
+    // a wave's push flow (Express) runs five minutes at most
+    timeoutSeconds: 330,
+    handler: rolloutAdvanceHandler,
   },
 ] as const satisfies readonly FunctionSpec[];

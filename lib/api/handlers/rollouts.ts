@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import type { Log } from '../../core/ports.ts';
+import { advanceForFlow } from '../../core/rollout/drive.ts';
 import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
 import { optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
 import { type Rollouts, rolloutIdPattern, summaryOf } from '../../core/rollout/service.ts';
@@ -42,7 +43,7 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
       ...(request.nodes ? { nodes: request.nodes } : {}),
       options,
     });
-    await deps.rolloutDriver.started(record.id);
+    await deps.rolloutDriver.started(record);
     return json(201, record);
   });
 
@@ -66,7 +67,7 @@ export const rolloutResumeHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const { id } = validate(idPath, event.pathParameters, 'path');
     const record = await deps.rollouts.resume(id);
-    await deps.rolloutDriver.started(id);
+    await deps.rolloutDriver.started(record);
     return json(200, record);
   });
 
@@ -76,3 +77,8 @@ export const rolloutAbortHandler = (deps: RolloutDeps) =>
     const { id } = validate(idPath, event.pathParameters, 'path');
     return json(200, await deps.rollouts.abort(id));
   });
+
+/** rollout-advance: the rollout flow's Task, one rollout stepped until it waits (lib/core/rollout/drive.ts). */
+export const rolloutAdvanceHandler =
+  (deps: { readonly rollouts: Rollouts; readonly log: Log; readonly now: () => Date }) => (input: unknown) =>
+    advanceForFlow(deps, input);

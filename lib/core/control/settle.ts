@@ -149,7 +149,7 @@ async function startUpgradeRollout(
     nodes: [...carriers].sort(),
     options,
   });
-  await deps.rolloutDriver?.started(record.id);
+  await deps.rolloutDriver?.started(record);
   return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
 }
 

@@ -2,7 +2,7 @@ import { logLine, say } from '../coded-lines.ts';
 import { pushLines } from '../mesh/lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
-import { RolloutRaceError } from './errors.ts';
+import { RolloutNotFoundError, RolloutRaceError } from './errors.ts';
 import type { RolloutStore } from './ports.ts';
 import type { Rollouts } from './service.ts';
 
@@ -35,4 +35,39 @@ export async function driveRunning(
       logLine(deps.log, say(pushLines.rolloutStepFailed, { rollout: id, reason: describeCause(error) }));
     }
   }
+}
+
+/** How often the rollout flow asks again while a wave waits: reports arrive within seconds. */
+export const flowPollSeconds = 10;
+
+/**
+ * The rollout flow's Task (lib/flow/rollout.asl.json): steps the rollout until it waits, and
+ * says whether it is finished and how long to wait. A step that failed (the store away, a wave's
+ * push failed) is logged and asked again after a wait, never thrown: the flow's own retries are
+ * for Lambda's faults, and the record makes every step safe to take again.
+ */
+export async function advanceForFlow(
+  deps: { readonly rollouts: Rollouts; readonly log: Log; readonly now: () => Date },
+  input: unknown,
+): Promise<{ readonly id: string; readonly finished: boolean; readonly waitSeconds: number }> {
+  const id = String((input as { id?: unknown } | null)?.id ?? '');
+  for (let steps = 0; steps < 3; steps += 1) {
+    try {
+      const { record, decision } = await deps.rollouts.step(id);
+      if (record.state !== 'running') return { id, finished: true, waitSeconds: 0 };
+      if (decision.kind === 'send') continue;
+      const until = decision.kind === 'wait' ? Date.parse(decision.until) - deps.now().getTime() : 0;
+      return {
+        id,
+        finished: false,
+        waitSeconds: Math.max(1, Math.min(flowPollSeconds, Math.ceil(until / 1000))),
+      };
+    } catch (error) {
+      if (error instanceof RolloutNotFoundError) return { id, finished: true, waitSeconds: 0 };
+      if (!(error instanceof RolloutRaceError))
+        logLine(deps.log, say(pushLines.rolloutStepFailed, { rollout: id, reason: describeCause(error) }));
+      return { id, finished: false, waitSeconds: flowPollSeconds };
+    }
+  }
+  return { id, finished: false, waitSeconds: 1 };
 }

@@ -44,7 +44,8 @@ export interface RolloutFacts {
 
 /** Tells whatever drives rollouts that one started or was resumed, so it does not wait for its next tick. */
 export interface RolloutDriver {
-  started(id: string): Promise<void>;
+  /** The record as started or resumed: its id and version name the flow's execution on AWS. */
+  started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void>;
 }
 
 /**
@@ -55,8 +56,8 @@ export interface RolloutDriver {
 export class RolloutKicks implements RolloutDriver {
   readonly #listeners = new Set<(id: string) => void>();
 
-  async started(id: string): Promise<void> {
-    for (const listener of this.#listeners) listener(id);
+  async started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void> {
+    for (const listener of this.#listeners) listener(record.id);
   }
 
   listen(listener: (id: string) => void): () => void {
