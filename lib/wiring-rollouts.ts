@@ -53,6 +53,7 @@ export function rolloutBuilders(
         facts: parts.rolloutFacts,
         wave: (nodes) => flow.push({ nodes }),
         behind: async () => pusher.behindOf(await pusher.candidates(false)),
+        exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
         now: parts.now,
       });
     },

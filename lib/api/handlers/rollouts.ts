@@ -25,10 +25,10 @@ const edge = (deps: Deps, handler: Handler) =>
     .use(httpEdge({ mapError: rolloutProblem, log: deps.log }))
     .handler(handler);
 
-const idPath = z.strictObject({
+export const idPath = z.strictObject({
   id: z.string().regex(rolloutIdPattern, 'a rollout id looks like 20260722T101500123Z-4f2a9c'),
 });
-const pageQuery = z.strictObject({
+export const pageQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(50).default(20),
   cursor: z.string().regex(rolloutIdPattern).optional(),
 });

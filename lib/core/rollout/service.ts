@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { NodeNotFoundError } from '../mesh/errors.ts';
 import type { PushOutcome } from '../ports.ts';
 import { type Advanced, advance } from './advance.ts';
 import { EmptyRolloutError, RolloutNotFoundError } from './errors.ts';
@@ -22,6 +23,8 @@ export type RolloutDeps = {
   readonly wave: (nodes: readonly string[]) => Promise<PushOutcome>;
   /** The nodes behind now, for a rollout of `push --behind` or of a named node's flush. */
   readonly behind: () => Promise<string[]>;
+  /** Whether a node exists: a named push's node must (NodeNotFoundError), as `POST /push` says. */
+  readonly exists: (node: string) => Promise<boolean>;
   readonly now: () => Date;
 };
 
@@ -69,6 +72,7 @@ export class Rollouts {
   async #nodesOf(origin: RolloutOrigin, given: readonly string[]): Promise<string[]> {
     if (origin.kind === 'behind') return (await this.#deps.behind()).sort();
     if (origin.kind === 'push') {
+      if (!(await this.#deps.exists(origin.node))) throw new NodeNotFoundError(origin.node);
       const others = (await this.#deps.behind()).filter((node) => node !== origin.node).sort();
       return [origin.node, ...others];
     }
