@@ -92,7 +92,13 @@ export async function run(): Promise<BenchTable[]> {
         declaration.includes('"2.0-bad"') ? 'app 2.0-bad does not start' : undefined,
     });
     const timelines = [...fleet.timelines.values()];
-    await until('every agent to catch up', () => timelines.every((t) => t.appliedAt.has(1)), 600_000);
+    await until('every agent to connect', () => timelines.every((t) => t.connectedAt), 600_000);
+    try {
+      await until('every agent to catch up', () => timelines.every((t) => t.appliedAt.has(1)), 600_000);
+    } catch (error) {
+      const behind = timelines.filter((t) => !t.appliedAt.has(1)).map((t) => t.node);
+      throw new Error(`${(error as Error).message}: ${behind.length} have not (${behind.slice(0, 5).join(', ')}…)`);
+    }
     const revisionNow = new Map(timelines.map((t) => [t.node, 1]));
     const latestApplied = (t: AgentTimeline) => Math.max(0, ...t.appliedAt.keys());
 
