@@ -25,14 +25,17 @@ export const rolloutDriverService: LocalService = {
         return;
       }
       clearTimeout(timer);
-      running = driveRunning(parts).finally(() => {
-        running = undefined;
-        if (stopped) return;
-        if (again) {
-          again = false;
-          setImmediate(tick);
-        } else timer = setTimeout(tick, rolloutTickMs);
-      });
+      // driveRunning logs what fails; a rejection left here would end the process
+      running = driveRunning(parts)
+        .catch(() => undefined)
+        .finally(() => {
+          running = undefined;
+          if (stopped) return;
+          if (again) {
+            again = false;
+            setImmediate(tick);
+          } else timer = setTimeout(tick, rolloutTickMs);
+        });
     };
     const unlisten =
       parts.rolloutDriver instanceof RolloutKicks ? parts.rolloutDriver.listen(tick) : () => undefined;

@@ -15,7 +15,17 @@ export async function driveRunning(
   deps: { readonly rollouts: Rollouts; readonly rolloutStore: RolloutStore; readonly log: Log },
   only?: readonly string[],
 ): Promise<void> {
-  const ids = only ?? (await deps.rolloutStore.running());
+  let ids: readonly string[];
+  try {
+    ids = only ?? (await deps.rolloutStore.running());
+  } catch (error) {
+    // the store away: the next tick asks again; a driver never stops for it
+    logLine(
+      deps.log,
+      say(pushLines.rolloutStepFailed, { rollout: '(the running list)', reason: describeCause(error) }),
+    );
+    return;
+  }
   for (const id of ids) {
     try {
       const { decision } = await deps.rollouts.step(id);
