@@ -9,6 +9,7 @@ import { registerMeshCommands } from '../lib/cli/commands/mesh.ts';
 import { registerMeshFileCommands } from '../lib/cli/commands/mesh-file.ts';
 import { registerPushCommand } from '../lib/cli/commands/push.ts';
 import { registerRemovalCommands } from '../lib/cli/commands/removals.ts';
+import { registerRolloutCommands } from '../lib/cli/commands/rollout.ts';
 import { registerSeeingCommands } from '../lib/cli/commands/seeing.ts';
 import { ExitCode } from '../lib/cli/exit-codes.ts';
 import { registerSigV4Signer } from '../lib/cli/sigv4.ts';
@@ -24,6 +25,7 @@ program.exitOverride((error) => {
 registerMeshCommands(program);
 registerMeshFileCommands(program);
 registerPushCommand(program);
+registerRolloutCommands(program);
 registerRemovalCommands(program);
 registerEnrolmentCommands(program);
 registerControlCommands(program);

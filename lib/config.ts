@@ -16,6 +16,8 @@ const configSchema = z.object({
   deadLetterQueueUrl: z.url(),
   /** When set, push runs on the Step Functions Express state machine; otherwise in-process from the same ASL. */
   pushFlowArn: z.string().startsWith('arn:').optional(),
+  /** The rollout flow (Standard); absent locally, where the runtime's own driver steps rollouts. */
+  rolloutFlowArn: z.string().startsWith('arn:').optional(),
   /** When set, an operator's push runs in the push-run function; otherwise in-process. */
   pushRunnerArn: z.string().startsWith('arn:').optional(),
   /**
@@ -66,6 +68,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     controlQueueUrl: env.MESH_CONTROL_QUEUE_URL,
     deadLetterQueueUrl: env.MESH_DEAD_LETTER_QUEUE_URL,
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
+    rolloutFlowArn: env.MESH_ROLLOUT_FLOW_ARN || undefined,
     pushRunnerArn: env.MESH_PUSH_RUNNER_ARN || undefined,
     pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
@@ -104,6 +107,7 @@ export function configEnvironment(
     MESH_DEAD_LETTER_QUEUE_URL: config.deadLetterQueueUrl,
     MESH_LOG_LEVEL: config.logLevel,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
+    ...(config.rolloutFlowArn ? { MESH_ROLLOUT_FLOW_ARN: config.rolloutFlowArn } : {}),
     ...(config.pushRunnerArn ? { MESH_PUSH_RUNNER_ARN: config.pushRunnerArn } : {}),
     ...(config.pushWaitSeconds !== undefined
       ? { MESH_PUSH_WAIT_SECONDS: String(config.pushWaitSeconds) }

@@ -2,6 +2,7 @@ import { healthHandler } from './api/handlers/health.ts';
 import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
+import { rolloutFunctions } from './functions/rollouts.ts';
 import { seeingFunctions } from './functions/seeing.ts';
 import { signalFunctions } from './functions/signal.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './functions/spec.ts';
@@ -36,6 +37,7 @@ export const functionSpecs = [
   ...seeingFunctions,
   ...signalFunctions,
   ...summaryFunctions,
+  ...rolloutFunctions,
 ] as const satisfies readonly FunctionSpec[];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

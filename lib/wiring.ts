@@ -77,6 +77,7 @@ import type { PresenceStore, SignalChannels, SignalPublisher } from './core/sign
 import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
+import { type RolloutParts, rolloutBuilders } from './wiring-rollouts.ts';
 
 /**
  * Every part of the control plane, built from one configuration in this one place: functions/
@@ -136,7 +137,7 @@ export type Parts = {
   readonly presence: PresenceStore;
   /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
   readonly embeddedBroker: EmbeddedBrokerPublisher;
-};
+} & RolloutParts;
 
 export type PartsOptions = {
   /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
@@ -180,6 +181,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         new Pusher({
           store: parts.pushStore,
           announce: (node, signal) => parts.signals.announce(node, signal),
+          lastSent: parts.deliveries,
         }),
         {
           progress: {
@@ -257,6 +259,8 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
       countLost: (type) => parts.lostMessages.count(type),
       letters: parts.letters,
+      rollouts: parts.rollouts,
+      rolloutDriver: parts.rolloutDriver,
     }),
     signalChannel: () => {
       const signal = config.signal;
@@ -277,6 +281,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     signalFailures: () => new CountedMetric('SignalsNotPublished'),
     presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
     embeddedBroker: () => new EmbeddedBrokerPublisher(),
+    ...rolloutBuilders(() => parts, clients, config),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;

@@ -1,5 +1,13 @@
 #!/usr/bin/env node
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -8,10 +16,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * provider "mints" each granted resource (a broker vhost, say) by writing a file named after it.
  * It converges, as docs/hook-writers.md asks of every hook: a resource no longer granted is
  * dropped (its file removed) in the same apply.
- * BED_APPLY_DELAY_MS makes the step slow, so a bed can act while a host is mid-apply.
+ * BED_APPLY_DELAY_MS makes the step slow, so a bed can act while a host is mid-apply. A line
+ * `module=version` in the record folder's `fail-on` makes it fail (exit 1) on a declaration that
+ * carries that module at that version, as a release that does not start would.
  */
 type Declaration = {
   node: string;
+  modules: Array<{ name: string; version: string | null }>;
   grants: Array<{ module: string; kind: string; resource: string; user: string; consumer: { node: string } }>;
   provisions: Array<{ module: string; resource: string; provider: { node: string } }>;
 };
@@ -27,6 +38,21 @@ if (!record || !path || !revision) {
 const declaration = JSON.parse(readFileSync(path, 'utf8')) as Declaration;
 appendFileSync(join(record, 'started.log'), `${revision}\n`);
 await sleep(Number(process.env.BED_APPLY_DELAY_MS ?? 0));
+
+const failOn = join(record, 'fail-on');
+const bad = existsSync(failOn)
+  ? readFileSync(failOn, 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split('='))
+      .find(([module, version]) =>
+        declaration.modules.some((m) => m.name === module && m.version === version),
+      )
+  : undefined;
+if (bad) {
+  appendFileSync(join(record, 'failed.log'), `${revision} ${bad.join('=')}\n`);
+  process.stderr.write(`apply-hook: ${bad.join(' ')} does not start on ${declaration.node}\n`);
+  process.exit(1);
+}
 
 const vhosts = join(record, 'vhosts');
 mkdirSync(vhosts, { recursive: true });

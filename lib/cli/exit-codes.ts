@@ -25,6 +25,13 @@ export const ExitCode = {
    * its key. Restarting cannot mend that: the systemd unit does not restart on it.
    */
   decommissioned: 9,
+  // 10 is `mesh diff`'s "something unexpected" (README)
+  /** `mesh push|upgrade --waves`, `mesh rollout resume`: the rollout halted (failures past --max-failures); `mesh rollout show ID` says why. */
+  rolloutHalted: 11,
+  /** The rollout paused between waves (`--pause`): `mesh rollout resume ID` sends the next. */
+  rolloutPaused: 12,
+  /** The rollout was aborted: nothing more is sent, the nodes not sent stay behind. */
+  rolloutAborted: 13,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

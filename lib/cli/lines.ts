@@ -7,6 +7,52 @@ import { type MeshMoved, movedText } from '../core/mesh-file/moved.ts';
  * code, the result still the one document on stdout.
  */
 export const cliLines = {
+  rolloutStarted: codedLine<{
+    readonly rollout: string;
+    readonly what: string;
+    readonly waves: number;
+    readonly nodes: number;
+  }>(
+    'rollout.started',
+    'info',
+    ({ rollout, what, waves, nodes }) => `rollout ${rollout}: ${what}, ${nodes} nodes in ${waves} waves`,
+  ),
+  rolloutWave: codedLine<{
+    readonly rollout: string;
+    readonly wave: number;
+    readonly of: number;
+    readonly nodes: readonly string[];
+    readonly counts: Readonly<Record<string, number>>;
+    readonly remaining: number;
+  }>('rollout.wave', 'info', ({ wave, of, nodes, counts, remaining }) => {
+    const shown =
+      nodes.length > 10 ? `${nodes.slice(0, 10).join(', ')} and ${nodes.length - 10} more` : nodes.join(', ');
+    const states = Object.entries(counts)
+      .map(([state, count]) => `${count} ${state}`)
+      .join(', ');
+    return `wave ${wave}/${of}: ${shown}: ${states}; ${remaining} nodes in later waves`;
+  }),
+  rolloutFailedNode: codedLine<{
+    readonly rollout: string;
+    readonly node: string;
+    readonly state: string;
+    readonly step: string;
+  }>(
+    'rollout.node-failed',
+    'warn',
+    ({ node, state, step }) => `${node} ${state === 'failed' ? `failed at ${step}` : `timed out (${step})`}`,
+  ),
+  rolloutEnded: codedLine<{
+    readonly rollout: string;
+    readonly state: string;
+    readonly reason?: string;
+    readonly notSent: number;
+  }>(
+    'rollout.ended',
+    'info',
+    ({ rollout, state, reason, notSent }) =>
+      `rollout ${rollout} ${state}${reason ? `: ${reason}` : ''}${notSent > 0 ? `; ${notSent} nodes not sent stay behind` : ''}`,
+  ),
   unreachable: codedLine<{ readonly reason: string }>(
     'cli.unreachable',
     'error',

@@ -182,6 +182,16 @@ export class MeshFunctions extends Construct {
     }
   }
 
+  /** Grants `rolloutFlow:start` to the functions that list it, and tells them where the flow is. */
+  connectRolloutFlow(stateMachine: IStateMachine): void {
+    for (const spec of this.specs) {
+      if (!spec.access.includes('rolloutFlow:start')) continue;
+      const fn = this.get(spec.name);
+      stateMachine.grantStartExecution(fn);
+      fn.addEnvironment('MESH_ROLLOUT_FLOW_ARN', stateMachine.stateMachineArn);
+    }
+  }
+
   /**
    * Grants `pushRun:invoke` on the `invoke`-triggered push-run function to the functions that
    * list it, and tells them its ARN.

@@ -13,6 +13,7 @@ import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
+import { RolloutStateMachine } from './rollout-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
 import { SummaryAggregator } from './summary-aggregator.ts';
 import { MeshTables } from './tables.ts';
@@ -50,6 +51,8 @@ export class MeshStack extends Stack {
   public readonly control: ControlQueue;
   public readonly functions: MeshFunctions;
   public readonly pushFlow: PushStateMachine;
+  /** The rollout flow, when the manifest has its 'rollout-flow' function. */
+  public readonly rolloutFlow: RolloutStateMachine | undefined;
   public readonly api: ControlPlaneApi;
   public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
@@ -98,6 +101,10 @@ export class MeshStack extends Stack {
     });
     this.functions.connectPushFlow(this.pushFlow.stateMachine);
     this.functions.connectPushRunner();
+    this.rolloutFlow = specs.some((spec) => spec.trigger === 'rollout-flow')
+      ? new RolloutStateMachine(this, 'RolloutFlow', { specs, functionNamed })
+      : undefined;
+    if (this.rolloutFlow) this.functions.connectRolloutFlow(this.rolloutFlow.stateMachine);
 
     this.api = new ControlPlaneApi(this, 'Api', {
       specs,

@@ -14,6 +14,8 @@ export type PushRequest = {
   readonly maxRounds?: number;
   /** The record the flow reports its rounds to (push-records.ts); set by the recorder, not by an operator. */
   readonly pushId?: string;
+  /** A rollout's wave: these nodes, then only what they pair with (lib/core/mesh/push-steps.ts). */
+  readonly nodes?: readonly string[];
 };
 
 /** The push contract (docs/http-api.md, `POST /push`); `behind` lists what is still behind when the bound is hit. */

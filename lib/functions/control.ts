@@ -64,7 +64,8 @@ export const controlFunctions = [
     name: 'control-consumer',
     purpose: 'consumes the control queue: reports, builds, upgrades, catch-up; holds and dead-letters',
     trigger: 'queue',
-    // control:send for catch-up's re-announced upgrades; pushFlow:start and inventory:write for upgrades.
+    // control:send for catch-up's re-announced upgrades; pushFlow:start and inventory:write for upgrades;
+    // rolloutFlow:start for an upgrade in waves, whose rollout it starts.
     access: [
       'inventory:read',
       'inventory:write',
@@ -72,6 +73,7 @@ export const controlFunctions = [
       'control:send',
       'deadLetter:send',
       'pushFlow:start',
+      'rolloutFlow:start',
     ],
     handler: controlConsumerHandler,
   },

@@ -50,6 +50,7 @@ import type {
  * - `control:send` / `deadLetter:send`: SendMessage alone. `control:consume`: what the event
  *   source mapping needs (ReceiveMessage, DeleteMessage, GetQueueAttributes) and
  *   ChangeMessageVisibility for holds. `deadLetter:inspect`: GetQueueAttributes alone.
+ * - `rolloutFlow:start`: StartExecution on the rollout state machine (docs/decisions/rollouts-in-waves.md).
  * - `pushFlow:start`: StartSyncExecution on the push state machine; `pushRun:invoke`:
  *   lambda:InvokeFunction on the push-run function alone.
  * - `summary:read`: GetItem and Query on the summary's partitions (`summary#*`) only: the counters.
@@ -81,6 +82,7 @@ export type Access =
   | 'deadLetter:send'
   | 'deadLetter:inspect'
   | 'pushFlow:start'
+  | 'rolloutFlow:start'
   | 'pushRun:invoke'
   | 'pushRun:invoke'
   | 'signal:publish'
@@ -175,6 +177,8 @@ export type FunctionSpec<Deps = never> =
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })
   | (Common & { readonly trigger: 'queue'; readonly handler: (deps: Deps) => QueueHandler })
   | (Common & { readonly trigger: 'flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
+  /** The rollout flow's one Task (lib/flow/rollout.asl.json): a Standard workflow, not the push flow. */
+  | (Common & { readonly trigger: 'rollout-flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
   | (Common & { readonly trigger: 'stream'; readonly handler: (deps: Deps) => StreamHandler })
   | (Common & {
       readonly trigger: 'broker-authorizer';

@@ -1,6 +1,7 @@
 import type { Parts } from '../wiring.ts';
 import { embeddedBrokerService } from './broker/broker-service.ts';
 import { controlEventSource } from './event-source-control.ts';
+import { rolloutDriverService } from './rollout-driver.ts';
 import { summaryStreamSource } from './stream-source-summary.ts';
 
 /**
@@ -13,4 +14,9 @@ export type LocalService = {
   start(parts: Parts): Promise<{ stop(): Promise<void> }>;
 };
 
-export const localServices: LocalService[] = [controlEventSource, embeddedBrokerService, summaryStreamSource];
+export const localServices: LocalService[] = [
+  controlEventSource,
+  embeddedBrokerService,
+  summaryStreamSource,
+  rolloutDriverService,
+];

@@ -14,6 +14,7 @@ const names = {
   [logicalId(stack, stack.control.queue)]: 'control',
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
+  ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
   ...Object.fromEntries(
     [...stack.functions.functions].map(([name, fn]) => [logicalId(stack, fn), `function:${name}`]),
   ),
@@ -74,6 +75,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'deadLetter:send': each(['sqs:SendMessage'], 'deadLetter'),
   'deadLetter:inspect': each(['sqs:GetQueueAttributes'], 'deadLetter'),
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
+  'rolloutFlow:start': each(['states:StartExecution'], 'rolloutFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),

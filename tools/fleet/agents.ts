@@ -15,18 +15,23 @@ export type AgentTimeline = {
   connectedAt: number | undefined;
   readonly signalledAt: Map<number, number>;
   readonly appliedAt: Map<number, number>;
+  /** Revisions whose apply failed (`failWhen`), and when. */
+  readonly failedAt: Map<number, number>;
 };
 
 /** The agent's memory, kept in the bench's process. */
 class MemoryAgentState implements AgentStateStore {
   #state: AgentState = { lastSequence: 0 };
+  /** The last declaration written, for an applier that looks at what it applies. */
+  declaration = '';
   async load() {
     return this.#state;
   }
   async save(state: AgentState) {
     this.#state = state;
   }
-  async writeDeclaration() {
+  async writeDeclaration(body: string) {
+    this.declaration = body;
     return '/dev/null';
   }
 }
@@ -41,7 +46,8 @@ export type BenchAgents = {
  * this process: on its signal when `channelOf` names one, polling every `intervalMs` otherwise.
  * The apply step notes the time, after `applyMs` when given. `requests` replaces how a node's
  * requests are sent (by default the operator CLI's ApiClient, signed with the node's key);
- * `heartbeatMs` and `maxBackoffMs` are the run loop's own.
+ * `heartbeatMs` and `maxBackoffMs` are the run loop's own. `failWhen` makes an apply fail, with
+ * the reason it answers, for a declaration it picks (a module version that does not start, say).
  */
 export function startAgents(options: {
   readonly api: string;
@@ -52,6 +58,7 @@ export function startAgents(options: {
   readonly maxBackoffMs?: number;
   readonly applyMs?: (node: string) => number;
   readonly requests?: (node: string, key: HostSigningKey) => HostRequests;
+  readonly failWhen?: (node: string, declaration: string) => string | undefined;
 }): BenchAgents {
   const controller = new AbortController();
   const timelines = new Map<string, AgentTimeline>();
@@ -62,9 +69,11 @@ export function startAgents(options: {
       connectedAt: undefined,
       signalledAt: new Map(),
       appliedAt: new Map(),
+      failedAt: new Map(),
     };
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
+    const state = new MemoryAgentState();
     const applier: Applier = {
       apply: async (_path, revision, signal) => {
         const delay = options.applyMs?.(node) ?? 0;
@@ -77,6 +86,11 @@ export function startAgents(options: {
             };
             signal.addEventListener('abort', early, { once: true });
           });
+        const failed = options.failWhen?.(node, state.declaration);
+        if (failed !== undefined) {
+          timeline.failedAt.set(revision, Date.now());
+          return { ok: false, reason: failed };
+        }
         timeline.appliedAt.set(revision, Date.now());
         return { ok: true };
       },
@@ -89,7 +103,7 @@ export function startAgents(options: {
           node,
         ),
         applier,
-        state: new MemoryAgentState(),
+        state,
         intervalMs: options.intervalMs,
         ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
         ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),

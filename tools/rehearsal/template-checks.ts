@@ -187,9 +187,14 @@ async function checkAuthorizers(stack: JudgedStack, specs: readonly FunctionSpec
 
 async function checkPushFlow(stack: JudgedStack): Promise<string[]> {
   const template = stack.assembly.template;
-  const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine');
+  // the rollout flow (lib/constructs/rollout-flow.ts) is the other state machine
+  const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine').filter(
+    ([id]) => !displayName(template, id).startsWith('RolloutFlow/'),
+  );
   if (machines.length !== 1)
-    return [`the template has ${machines.length} state machines, where the push flow is one`];
+    return [
+      `the template has ${machines.length} state machines besides the rollout flow, where the push flow is one`,
+    ];
   const [id, machine] = machines[0] as [string, CfnResource];
   const where = displayName(template, id);
   const p = props(machine);

@@ -7,9 +7,13 @@ import { buildResults, envelope } from '../../core/control/messages.ts';
 import type { BuildStore, ControlSender, Outgoing, Queued, ReportStore } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
+import { RolloutUsageError } from '../../core/rollout/errors.ts';
+import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requests.ts';
+import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
 import { controlProblem } from '../problems/control.ts';
 
 /**
@@ -40,7 +44,13 @@ export const buildRequest = z.strictObject({
   finishedAt: z.iso.datetime({ offset: true }).optional(),
 });
 
-export const upgradeRequest = z.strictObject({ module: moduleName, version: moduleVersion });
+const partialWaves = { ...waveFields, waves: waveFields.waves.optional() };
+export const upgradeRequest = z.strictObject({
+  module: moduleName,
+  version: moduleVersion,
+  /** In waves (docs/decisions/rollouts-in-waves.md): the consumer starts a rollout instead of a push. */
+  ...partialWaves,
+});
 export const catchUpRequest = z.strictObject({});
 
 /** POST /builds: a build result under `build:<id>`. */
@@ -67,10 +77,27 @@ export const controlBuildHandler = (deps: Deps) =>
 /** POST /upgrades: an upgrade under `upgrade:<module>`. */
 export const controlUpgradeHandler = (deps: Deps) =>
   edge(deps, async (event, now) => {
-    const body = parseBody(event, upgradeRequest);
-    const queued = await queueOne(deps.sender, { message: envelope('upgrade', body, now()) });
-    return json(202, { queued, upgrade: body });
+    const { module, version, ...waves } = parseBody(event, upgradeRequest);
+    const at = now();
+    const rollout =
+      waves.waves === undefined
+        ? undefined
+        : { id: newRolloutId(at), ...checkedWaves({ ...waves, waves: waves.waves }) };
+    const body = { module, version, ...(rollout ? { rollout } : {}) };
+    const queued = await queueOne(deps.sender, { message: envelope('upgrade', body, at) });
+    return json(202, { queued, upgrade: { module, version }, ...(rollout ? { rollout: rollout.id } : {}) });
   });
+
+/** The wave options as asked, once they are known to read (a RolloutUsageError is the 400 it would be on /rollouts). */
+function checkedWaves(waves: WaveRequest): WaveRequest {
+  try {
+    optionsOf(waves);
+  } catch (error) {
+    if (error instanceof RolloutUsageError) throw new Problem(400, 'rollout_usage', error.message);
+    throw error;
+  }
+  return waves;
+}
 
 /** POST /catch-up: asks the consumer to re-announce every module's latest successful build. */
 export const controlCatchUpHandler = (deps: Deps) =>

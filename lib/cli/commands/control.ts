@@ -5,6 +5,7 @@ import { buildId, moduleName, moduleVersion } from '../../core/names.ts';
 import { action, type CommandContext } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
+import { followRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 
 type BuildAnswer = {
   queued: Queued;
@@ -94,15 +95,31 @@ export function registerControlCommands(program: Command): void {
       }),
     );
 
-  program
-    .command('upgrade')
-    .description("set a module's version and push every node that carries it: queued under upgrade:<module>")
+  withWaveOptions(program.command('upgrade'))
+    .description(
+      "set a module's version and push every node that carries it (with --waves, in a rollout): queued under upgrade:<module>",
+    )
     .argument('<module>', 'the module to upgrade')
     .argument('<version>', 'its new version')
+    .option('--no-wait', 'with --waves: answer the rollout id at once')
     .action(
-      action(async (context, module: string, version: string) => {
+      action(async (context, module: string, version: string, options: WaveOptions) => {
         const body = checkModuleVersion(context, module, version);
         if (!body) return ExitCode.usage;
+        if (options.waves !== undefined) {
+          const answer = await context.api.call<UpgradeAnswer & { rollout: string }>('POST', '/upgrades', {
+            ...body,
+            ...waveBody(options),
+          });
+          context.output.line(
+            `upgrade ${module} to ${version} in waves: rollout ${answer.rollout}, ${queuedLine(answer.queued)}`,
+          );
+          if (!options.wait) {
+            context.output.result(answer);
+            return ExitCode.ok;
+          }
+          return followRollout(context.api, context.output, answer.rollout);
+        }
         const answer = await context.api.call<UpgradeAnswer>('POST', '/upgrades', body);
         context.output.line(
           `upgrade ${answer.upgrade.module} to ${answer.upgrade.version}: ${queuedLine(answer.queued)}; the nodes carrying it are pushed when it is taken`,

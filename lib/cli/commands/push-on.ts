@@ -61,7 +61,7 @@ export async function pushOn(
 }
 
 /** The names of the nodes `on` picks, the control plane filtering and paging them (`GET /status?on=`). */
-async function nodesOn(api: ApiClient, on: string): Promise<string[]> {
+export async function nodesOn(api: ApiClient, on: string): Promise<string[]> {
   const picked: string[] = [];
   let cursor: string | undefined;
   do {

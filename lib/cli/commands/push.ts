@@ -17,7 +17,8 @@ import { action, usage } from '../command-context.ts';
 import { ExitCode, exitCodeForStatus } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
-import { pushOn } from './push-on.ts';
+import { nodesOn, pushOn } from './push-on.ts';
+import { startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 
 const maxRounds = z.coerce
   .number()
@@ -33,12 +34,11 @@ type PushOptions = {
   wait: boolean;
   follow?: string;
   on?: string;
-};
+} & WaveOptions;
 
 /** Registers `mesh push [NODE] [--behind] [--full] [--max-rounds N] [--plan] [--no-wait]`, `mesh push --on SELECTOR`, `mesh push --follow ID`. */
 export function registerPushCommand(program: Command): void {
-  program
-    .command('push')
+  withWaveOptions(program.command('push'))
     .description(
       'send NODE, then flush every other node that is behind, in bounded rounds; or --behind without a node',
     )
@@ -57,6 +57,7 @@ export function registerPushCommand(program: Command): void {
           if (!id.success) return usage(output, id.error);
           return followPush(api, output, id.data);
         }
+        if (options.waves !== undefined) return pushInWaves(api, output, rawNode, options);
         if (options.on !== undefined) {
           if (rawNode !== undefined || options.behind || options.full || options.plan) {
             const problem = 'picks the nodes itself: give no node, --behind, --full or --plan with it';
@@ -165,6 +166,35 @@ function failedPushExit(failed: string | null): ExitCode {
   const row = failed ? pushFailures.named(failed) : undefined;
   const status = row?.told ? answeredStatus(row) : undefined;
   return status === undefined ? ExitCode.failed : exitCodeForStatus(status);
+}
+
+/** `mesh push NODE|--behind|--on SELECTOR --waves …`: a rollout (docs/decisions/rollouts-in-waves.md). */
+async function pushInWaves(
+  api: ApiClient,
+  output: Output,
+  rawNode: string | undefined,
+  options: PushOptions,
+) {
+  const picks = [rawNode !== undefined, options.behind, options.on !== undefined].filter(Boolean).length;
+  if (picks !== 1 || options.full || options.plan) {
+    const problem = 'name a node, or --behind, or --on SELECTOR (no --full or --plan)';
+    output.say(cliLines.usage, { argument: '--waves', problem });
+    return ExitCode.usage;
+  }
+  const waves = waveBody(options);
+  if (options.on === undefined)
+    return startRollout(
+      api,
+      output,
+      { ...(rawNode ? { node: rawNode } : { behind: true }), ...waves },
+      options.wait,
+    );
+  const nodes = await nodesOn(api, options.on);
+  if (nodes.length === 0) {
+    output.line(`no node matches ${options.on}: nothing to roll out`);
+    return ExitCode.ok;
+  }
+  return startRollout(api, output, { on: options.on, nodes, ...waves }, options.wait);
 }
 
 export function printOutcome(output: Output, outcome: PushOutcome) {

@@ -1,5 +1,7 @@
 import * as z from 'zod';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
+import { waveFields } from '../rollout/requests.ts';
+import { rolloutIdPattern } from '../rollout/service.ts';
 
 /**
  * What travels on the control queue: one envelope {type, subject, sentAt, body}. The subject is
@@ -33,7 +35,13 @@ export const buildBody = z.strictObject({
   finishedAt: isoTime,
 });
 
-const upgradeBody = z.strictObject({ module: moduleName, version: moduleVersion });
+/** An upgrade in waves (`mesh upgrade --waves`) names the rollout it starts, so a redelivery starts it once. */
+const upgradeRollout = z.strictObject({ id: z.string().regex(rolloutIdPattern), ...waveFields });
+const upgradeBody = z.strictObject({
+  module: moduleName,
+  version: moduleVersion,
+  rollout: upgradeRollout.optional(),
+});
 
 const catchUpBody = z.strictObject({});
 

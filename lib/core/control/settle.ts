@@ -2,6 +2,10 @@ import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
+import type { RolloutDriver } from '../rollout/ports.ts';
+import { optionsOf } from '../rollout/requests.ts';
+import type { Rollouts } from '../rollout/service.ts';
+import type { RolloutOptions } from '../rollout/waves.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import { checkBuildTimes, checkReportSequence } from './bounds.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError } from './errors.ts';
@@ -26,6 +30,9 @@ export type SettleDeps = {
   readonly now: () => Date;
   /** A push that has not answered by then is treated as timed out: logged, not held. */
   readonly pushTimeoutMs: number;
+  /** Where an upgrade in waves starts its rollout instead of pushing --behind (docs/decisions/rollouts-in-waves.md). */
+  readonly rollouts?: Pick<Rollouts, 'start'>;
+  readonly rolloutDriver?: RolloutDriver;
 };
 
 /**
@@ -94,6 +101,7 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
       throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
     throw error;
   }
+  if (message.body.rollout) return startUpgradeRollout(message.body, carriers, deps);
   // The version is in the store: from here on nothing holds the upgrade. A push that fails or
   // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.
   try {
@@ -111,6 +119,38 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
     );
     throw failed;
   }
+}
+
+/**
+ * The carriers in waves: the rollout is recorded under the id the message names (so a redelivery
+ * finds it, and starts nothing twice), then the driver sends its first wave. Options that cannot
+ * be read were refused when the upgrade was asked; here they are refused to the dead letters.
+ */
+async function startUpgradeRollout(
+  body: UpgradeMessage['body'],
+  carriers: readonly string[],
+  deps: SettleDeps,
+) {
+  const { module, version, rollout } = body;
+  if (!rollout || !deps.rollouts)
+    throw new MessageRejectedError(`upgrade ${module} in waves: no rollouts here`);
+  if (carriers.length === 0) return `set ${module} to ${version}: no node carries it, nothing to roll out`;
+  let options: RolloutOptions;
+  try {
+    options = optionsOf(rollout);
+  } catch (error) {
+    throw new MessageRejectedError(`upgrade ${module} in waves: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  const record = await deps.rollouts.start({
+    id: rollout.id,
+    origin: { kind: 'upgrade', module, version },
+    nodes: [...carriers].sort(),
+    options,
+  });
+  await deps.rolloutDriver?.started(record);
+  return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
 }
 
 /** A race lost counts as the store failing: it is tried again too. */

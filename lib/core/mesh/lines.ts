@@ -20,4 +20,14 @@ export const pushLines = {
     'warn',
     ({ pushId }) => `push ${pushId} failed; its record names what failed`,
   ),
+  rolloutMoved: codedLine<{ readonly rollout: string; readonly decision: string; readonly reason?: string }>(
+    'push.rollout-moved',
+    'info',
+    ({ rollout, decision, reason }) => `rollout ${rollout}: ${decision}${reason ? ` (${reason})` : ''}`,
+  ),
+  rolloutStepFailed: codedLine<{ readonly rollout: string; readonly reason: string }>(
+    'push.rollout-step-failed',
+    'warn',
+    ({ rollout, reason }) => `rollout ${rollout}: a step failed (${reason}); the next tick takes it again`,
+  ),
 } as const;

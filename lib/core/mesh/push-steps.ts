@@ -5,6 +5,7 @@ import type { PushOutcome, PushRequest } from '../ports.ts';
 import { DeclarationTooLargeError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import type { NodeSend, Pusher } from './push.ts';
 import { pushId } from './push-records.ts';
+import { candidatesOf } from './round-candidates.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/flow/push.asl.json runs (on Lambda and
@@ -13,6 +14,8 @@ import { pushId } from './push-records.ts';
 const defaultMaxRounds = 5;
 /** Nodes per Map item: small enough to keep one send task short, large enough to keep the state small. */
 export const batchSize = 25;
+/** A wave's nodes, as one rollout's record keeps them (lib/core/rollout/record.ts). */
+const maxWaveNodes = 5_000;
 
 const requestFields = {
   node: nodeName.optional(),
@@ -38,8 +41,15 @@ export const pushBodySchema = meaningful(
   z.object({ ...requestFields, wait: z.boolean().optional() }).strict(),
 );
 
-/** What the flow starts from: the request, and the record it reports its rounds to. */
-const flowInputSchema = meaningful(z.object({ ...requestFields, pushId: pushId.optional() }).strict());
+/**
+ * What the flow starts from: the request, and the record it reports its rounds to; or a
+ * rollout's wave (`nodes`): those nodes, then only the nodes their sends pair with, never
+ * anything else that is behind (docs/decisions/rollouts-in-waves.md).
+ */
+const flowInputSchema = z.union([
+  z.object({ nodes: z.array(nodeName).min(1).max(maxWaveNodes), pushId: pushId.optional() }).strict(),
+  meaningful(z.object({ ...requestFields, pushId: pushId.optional() }).strict()),
+]);
 
 /** How far a push has come, noted in its record at each round (best effort). */
 export type PushProgress = {
@@ -65,6 +75,8 @@ const batchResultSchema = z.object({
   sent: z.array(flushedSchema),
   marked: z.array(z.string()),
   unsendable: z.array(unsendableSchema).default([]),
+  /** What the sends pair with: a wave's next candidates. */
+  paired: z.array(z.string()).default([]),
 });
 
 const flowStateSchema = z.object({
@@ -73,6 +85,9 @@ const flowStateSchema = z.object({
     full: z.boolean(),
     maxRounds: z.number(),
     pushId: z.string().nullable().default(null),
+    /** A rollout's wave: the nodes it sends, and its batches answer what they pair with; null, false for a push. */
+    nodes: z.array(z.string()).nullable().default(null),
+    pairing: z.boolean().default(false),
   }),
   pushed: z.object({ node: z.string(), revision: z.number() }).nullable(),
   flushed: z.array(flushedSchema),
@@ -97,6 +112,8 @@ const sendInputSchema = z.object({
   round: z.number().int().min(1),
   /** The record the batch counts itself into when done (the flow state's `batchRecord`), or null. */
   pushId: z.string().nullable().default(null),
+  /** Answer what the sends pair with (a wave); an ordinary push never needs it, and a provider's could be long. */
+  pairing: z.boolean().default(false),
 });
 export type BatchResult = z.infer<typeof batchResultSchema>;
 
@@ -111,14 +128,16 @@ async function trySend(
   pusher: Pusher,
   node: string,
   named: boolean,
+  pairing = false,
 ): Promise<NodeSend | Unsendable | undefined> {
   try {
-    return await pusher.sendNode(node);
+    return await pusher.sendNode(node, { pairing });
   } catch (error) {
     if (error instanceof DeclarationTooLargeError) return { node, reason: error.message };
     if (error instanceof NodeNotFoundError && !named) return undefined;
     if (error instanceof PushContentionError && !named)
-      return { node, revision: 0, sent: false, marked: [node] };
+      // in a wave too: a node it pairs with is a candidate of its next round while marked
+      return { node, revision: 0, sent: false, marked: [node], pairs: [node] };
     throw error;
   }
 }
@@ -131,7 +150,8 @@ const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsend
 
 /** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
 export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
-  const request = flowInputSchema.parse(input);
+  const parsed = flowInputSchema.parse(input);
+  const request = 'nodes' in parsed ? { pushId: parsed.pushId } : parsed;
   const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
   const named = isSend(attempt) ? attempt : undefined;
   return {
@@ -140,6 +160,8 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
       full: request.full ?? false,
       maxRounds: request.maxRounds ?? defaultMaxRounds,
       pushId: request.pushId ?? null,
+      nodes: 'nodes' in parsed ? [...new Set(parsed.nodes)].sort() : null,
+      pairing: 'nodes' in parsed,
     },
     pushed: named ? { node: named.node, revision: named.revision } : null,
     flushed: [],
@@ -170,9 +192,7 @@ export async function findBehind(
   const hints = results.flatMap((result) => result.marked);
   const unsendable = [...state.unsendable, ...results.flatMap((result) => result.unsendable)];
   const cannot = new Set(unsendable.map((entry) => entry.node));
-  const audit = state.request.full && state.round === 0;
-  const found = await pusher.candidates(audit);
-  const candidates = [...new Set([...found, ...state.hints, ...hints])].filter((n) => !cannot.has(n)).sort();
+  const candidates = (await candidatesOf(pusher, state, hints, results)).filter((n) => !cannot.has(n)).sort();
   const { results: _folded, ...rest } = state;
   const finished = (behind: string[]) => ({
     ...rest,
@@ -217,8 +237,8 @@ export async function sendBatch(
   input: unknown,
   progress?: ProgressNotes,
 ): Promise<BatchResult> {
-  const { nodes, round, pushId } = sendInputSchema.parse(input);
-  const attempts = await mapLimit(nodes, 4, (node) => trySend(pusher, node, false));
+  const { nodes, round, pushId, pairing } = sendInputSchema.parse(input);
+  const attempts = await mapLimit(nodes, 4, (node) => trySend(pusher, node, false, pairing));
   const sends = attempts.filter(isSend);
   const sent = sends.filter((s) => s.sent);
   if (pushId) await progress?.batch(pushId, { checked: nodes.length, sent: sent.length });
@@ -226,6 +246,7 @@ export async function sendBatch(
     sent: sent.map((s) => ({ node: s.node, revision: s.revision, round })),
     marked: [...new Set(sends.flatMap((s) => s.marked))],
     unsendable: attempts.filter(isUnsendable),
+    paired: pairing ? [...new Set(sends.flatMap((s) => s.pairs))] : [],
   };
 }
 
@@ -264,8 +285,10 @@ export async function runPushSteps(tasks: PushTaskFunctions, request: PushReques
   let state = await tasks.FindBehind(await tasks.Begin(request));
   while (!state.done) {
     const round = state.round;
-    const pushId = state.request.pushId;
-    const results = await Promise.all(state.batches.map((nodes) => tasks.Send({ nodes, round, pushId })));
+    const { pushId, pairing } = state.request;
+    const results = await Promise.all(
+      state.batches.map((nodes) => tasks.Send({ nodes, round, pushId, pairing })),
+    );
     state = await tasks.FindBehind({ ...state, results });
   }
   return outcomeOf({ ...state, rounds: state.round });

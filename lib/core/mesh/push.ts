@@ -1,16 +1,29 @@
 import { mapLimit } from '../map-limit.ts';
+import type { DeliveryReader } from '../ports.ts';
 import type { NodeSignal } from '../signal/channel.ts';
-import { compose, deliveryEtag, isBehind, type MintDetails, newProvisionSecret } from './declaration.ts';
+import {
+  compose,
+  type Declaration,
+  deliveryEtag,
+  isBehind,
+  type MintDetails,
+  newProvisionSecret,
+} from './declaration.ts';
 import { DeclarationTooLargeError, MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import { meshLimits } from './limits.ts';
 import type { PushStore } from './store.ts';
 
-/** One node's send: its revision now, whether this call sent it, and the other nodes its mints marked. */
+/**
+ * One node's send: its revision now, whether this call sent it, the other nodes its mints
+ * marked, and the other nodes it pairs with: the providers of its provisions and the consumers
+ * of its grants, which a rollout's wave must send with it (docs/decisions/rollouts-in-waves.md).
+ */
 export type NodeSend = {
   readonly node: string;
   readonly revision: number;
   readonly sent: boolean;
   readonly marked: readonly string[];
+  readonly pairs: readonly string[];
 };
 
 const attempts = 5;
@@ -25,6 +38,7 @@ export class Pusher {
   readonly #mint: MintDetails;
   readonly #announce: (node: string, signal: NodeSignal) => Promise<unknown>;
   readonly #maxDeclarationBytes: number;
+  readonly #lastSent: DeliveryReader | undefined;
 
   constructor(options: {
     readonly store: PushStore;
@@ -33,7 +47,10 @@ export class Pusher {
     readonly mint?: Partial<MintDetails>;
     /** Tells the node's host, after a send committed (SignalAnnouncer: never throws). @default nothing */
     readonly announce?: (node: string, signal: NodeSignal) => Promise<unknown>;
+    /** What each node was last sent: a wave pairs a provider with the consumers of the grants it drops. */
+    readonly lastSent?: DeliveryReader;
   }) {
+    this.#lastSent = options.lastSent;
     this.#store = options.store;
     this.#announce = options.announce ?? (async () => undefined);
     this.#maxDeclarationBytes = options.maxDeclarationBytes ?? meshLimits.declarationBytes;
@@ -49,19 +66,20 @@ export class Pusher {
    * send committed, the node's host is told (its signal). A declaration over its size limit is
    * never written: DeclarationTooLargeError, for the push to name and go on without it.
    */
-  async sendNode(node: string): Promise<NodeSend> {
+  async sendNode(node: string, options: { readonly pairing?: boolean } = {}): Promise<NodeSend> {
     for (let attempt = 0; attempt < attempts; attempt += 1) {
       const snapshot = await this.#store.readNode(node);
       if (!snapshot) throw new NodeNotFoundError(node);
       const composed = compose(snapshot, this.#mint);
       if (!isBehind(snapshot, composed)) {
         if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
-        return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [] };
+        return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [], pairs: [] };
       }
       const bytes = encoder.encode(composed.canonical).length;
       if (bytes > this.#maxDeclarationBytes)
         throw new DeclarationTooLargeError(node, bytes, this.#maxDeclarationBytes);
       const revision = (snapshot.sent?.revision ?? 0) + 1;
+      const dropped = options.pairing && snapshot.sent ? await this.#grantedBefore(node) : [];
       try {
         await this.#store.send({
           node,
@@ -80,7 +98,14 @@ export class Pusher {
       }
       await this.#announce(node, { revision, etag: deliveryEtag(composed.digest, revision) });
       const marked = [...new Set(composed.mints.map((m) => m.providerNode).filter((n) => n !== node))];
-      return { node, revision, sent: true, marked };
+      const { provisions, grants } = composed.declaration;
+      const pairs = new Set([
+        ...provisions.map((p) => p.provider.node),
+        ...grants.map((g) => g.consumer.node),
+        ...dropped,
+      ]);
+      pairs.delete(node);
+      return { node, revision, sent: true, marked, pairs: [...pairs] };
     }
     throw new PushContentionError(node);
   }
@@ -92,6 +117,23 @@ export class Pusher {
       return snapshot !== undefined && isBehind(snapshot, compose(snapshot, this.#mint));
     });
     return nodes.filter((_, index) => checks[index]);
+  }
+
+  /**
+   * The consumers of the grants the node was last sent: a grant it drops now (a relation taken
+   * away) must not reach the provider before the consumer drops its provision.
+   */
+  async #grantedBefore(node: string): Promise<string[]> {
+    const delivery = await this.#lastSent?.readDelivery(node);
+    const declaration = delivery?.declaration as Partial<Declaration> | undefined;
+    return (declaration?.grants ?? []).map((grant) => grant.consumer.node);
+  }
+
+  /** Of these nodes, the ones marked possibly behind (a behind node is always marked). */
+  async markedOf(nodes: readonly string[]): Promise<string[]> {
+    if (nodes.length === 0) return [];
+    const marked = new Set(await this.#store.listMarked());
+    return nodes.filter((node) => marked.has(node));
   }
 
   /**

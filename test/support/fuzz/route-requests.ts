@@ -23,9 +23,11 @@ import {
   relationPath,
   rotateBody,
 } from '../../../lib/api/handlers/mesh-removals.ts';
+import { idPath, pageQuery } from '../../../lib/api/handlers/rollouts.ts';
 import { limitQuery, pushPath } from '../../../lib/api/handlers/seeing.ts';
 import { rotationBody } from '../../../lib/core/enrolment/rotation.ts';
 import { pushRequestSchema } from '../../../lib/core/mesh/push-steps.ts';
+import { rolloutRequest } from '../../../lib/core/rollout/requests.ts';
 import { type Route, routes } from '../../../lib/functions.ts';
 
 /** What a route validates, each part with the schema its handler validates it with. */
@@ -51,6 +53,11 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-rotate': { path: relationPath, body: rotateBody },
   'mesh-push': { body: pushRequestSchema },
   'mesh-push-plan': { body: pushRequestSchema },
+  'rollout-start': { body: rolloutRequest },
+  'rollout-list': { query: pageQuery },
+  'rollout-show': { path: idPath },
+  'rollout-resume': { path: idPath },
+  'rollout-abort': { path: idPath },
   'mesh-status': {},
   'mesh-export': { query: exportQuery },
   'mesh-plan': { body: planBody },

@@ -1,0 +1,5 @@
+import { rolloutAdvanceHandler } from '../lib/api/handlers/rollouts.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = rolloutAdvanceHandler(partsFor(readConfig()));

@@ -1,0 +1,5 @@
+import { rolloutResumeHandler } from '../lib/api/handlers/rollouts.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = rolloutResumeHandler(partsFor(readConfig()));

@@ -1,0 +1,5 @@
+import { rolloutShowHandler } from '../lib/api/handlers/rollouts.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = rolloutShowHandler(partsFor(readConfig()));

@@ -1,0 +1,37 @@
+import { ExecutionAlreadyExists, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { RolloutDriver } from '../../core/rollout/ports.ts';
+import type { RolloutRecord } from '../../core/rollout/record.ts';
+import { askStore } from '../../core/unavailable.ts';
+
+/**
+ * Starts the rollout flow (lib/flow/rollout.asl.json, a Standard workflow) for a rollout started
+ * or resumed. The execution is named after the rollout and its record's version, so the same
+ * start asked twice (a redelivered upgrade, a retried request) is one execution, and a resume,
+ * which writes a new version, starts a new one after the old has finished.
+ */
+export class StepFunctionsRolloutDriver implements RolloutDriver {
+  readonly #client: SFNClient;
+  readonly #stateMachineArn: string;
+
+  constructor(options: { readonly client: SFNClient; readonly stateMachineArn: string }) {
+    this.#client = options.client;
+    this.#stateMachineArn = options.stateMachineArn;
+  }
+
+  async started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void> {
+    try {
+      await askStore('the rollout flow', () =>
+        this.#client.send(
+          new StartExecutionCommand({
+            stateMachineArn: this.#stateMachineArn,
+            name: `${record.id}-v${record.version}`,
+            input: JSON.stringify({ id: record.id }),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (error instanceof ExecutionAlreadyExists) return;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,216 @@
+import type { Command } from 'commander';
+import * as z from 'zod';
+import type { RolloutPage } from '../../core/rollout/ports.ts';
+import { notSent, type RolloutRecord } from '../../core/rollout/record.ts';
+import { describeOrigin, rolloutIdPattern, summaryOf } from '../../core/rollout/service.ts';
+import { type ApiClient, ApiProblemError } from '../api-client.ts';
+import { action, usage } from '../command-context.ts';
+import { ExitCode } from '../exit-codes.ts';
+import { cliLines } from '../lines.ts';
+import type { Output } from '../output.ts';
+
+/** How often a followed rollout is read again. */
+const followMs = 1_000;
+/** How long an upgrade's rollout may take to be started by the consumer before following gives up. */
+const startPatienceMs = 60_000;
+
+const rolloutId = z.string().regex(rolloutIdPattern, 'a rollout id looks like 20260722T101500123Z-4f2a9c');
+
+/** `--waves`, `--max-failures`, `--wave-timeout`, `--pause`, as `mesh push` and `mesh upgrade` take them. */
+export type WaveOptions = {
+  waves?: string;
+  maxFailures?: string;
+  waveTimeout?: string;
+  pause: boolean;
+  wait: boolean;
+};
+
+export function withWaveOptions(command: Command): Command {
+  return command
+    .option('--waves <sizes>', 'send in waves, e.g. 1,10%,100%: each a count or a percentage, cumulative')
+    .option('--max-failures <n>', 'with --waves: halt when more nodes fail than this (N or P%)', undefined)
+    .option(
+      '--wave-timeout <d>',
+      'with --waves: how long a wave waits for its nodes (90s, 10m, 1h)',
+      undefined,
+    )
+    .option('--pause', 'with --waves: stop after each wave until mesh rollout resume', false);
+}
+
+export const waveBody = (options: WaveOptions) => ({
+  waves: options.waves,
+  ...(options.maxFailures !== undefined ? { maxFailures: options.maxFailures } : {}),
+  ...(options.waveTimeout !== undefined ? { waveTimeout: options.waveTimeout } : {}),
+  ...(options.pause ? { pause: true } : {}),
+});
+
+/** POST /rollouts, then the rollout followed to its end (or its id, with --no-wait). */
+export async function startRollout(
+  api: ApiClient,
+  output: Output,
+  body: object,
+  wait: boolean,
+): Promise<ExitCode> {
+  const record = await api.call<RolloutRecord>('POST', '/rollouts', body);
+  return wait ? followRollout(api, output, record.id) : answerId(output, record);
+}
+
+function answerId(output: Output, record: RolloutRecord): ExitCode {
+  output.result(record);
+  output.line(`rollout ${record.id} started; mesh rollout show ${record.id} says how far it came`);
+  return ExitCode.ok;
+}
+
+/**
+ * Reads the rollout until it is no longer running, saying each wave as it is sent and again as
+ * its nodes answer, the failed nodes with their last step, then how it ended; the exit says how.
+ */
+export async function followRollout(api: ApiClient, output: Output, id: string): Promise<ExitCode> {
+  const since = Date.now();
+  let said = '';
+  let started = false;
+  for (;;) {
+    const record = await readOrWait(api, id, since);
+    if (record && !started) {
+      started = true;
+      const nodes = record.waves.reduce((sum, w) => sum + w.nodes.length, 0);
+      output.say(cliLines.rolloutStarted, {
+        rollout: id,
+        what: describeOrigin(record.origin),
+        waves: record.waves.length,
+        nodes,
+      });
+    }
+    if (record && record.current >= 0) {
+      const wave = record.waves[record.current];
+      const counts: Record<string, number> = {};
+      for (const n of wave?.nodes ?? []) counts[n.state] = (counts[n.state] ?? 0) + 1;
+      const line = JSON.stringify([record.current, counts]);
+      if (line !== said) {
+        said = line;
+        output.say(cliLines.rolloutWave, {
+          rollout: id,
+          wave: record.current + 1,
+          of: record.waves.length,
+          nodes: (wave?.nodes ?? []).map((n) => n.node),
+          counts,
+          remaining: notSent(record).length,
+        });
+      }
+    }
+    if (record && record.state !== 'running') return ended(output, record);
+    await new Promise((resolve) => setTimeout(resolve, followMs));
+  }
+}
+
+async function readOrWait(api: ApiClient, id: string, since: number): Promise<RolloutRecord | undefined> {
+  try {
+    return await api.call<RolloutRecord>('GET', `/rollouts/${id}`);
+  } catch (error) {
+    // an upgrade's rollout is started by the queue's consumer: until then it is not found
+    if (error instanceof ApiProblemError && error.status === 404 && Date.now() - since < startPatienceMs)
+      return undefined;
+    throw error;
+  }
+}
+
+const exitOf = {
+  done: ExitCode.ok,
+  halted: ExitCode.rolloutHalted,
+  paused: ExitCode.rolloutPaused,
+  aborted: ExitCode.rolloutAborted,
+} as const;
+
+function ended(output: Output, record: RolloutRecord): ExitCode {
+  for (const wave of record.waves)
+    for (const n of wave.nodes)
+      if (n.state === 'failed' || n.state === 'timed-out')
+        output.say(cliLines.rolloutFailedNode, {
+          rollout: record.id,
+          node: n.node,
+          state: n.state,
+          step: n.step ?? '',
+        });
+  output.say(cliLines.rolloutEnded, {
+    rollout: record.id,
+    state: record.state,
+    ...(record.reason ? { reason: record.reason } : {}),
+    notSent: notSent(record).length,
+  });
+  output.result({ ...record, summary: summaryOf(record) });
+  return exitOf[record.state as keyof typeof exitOf] ?? ExitCode.failed;
+}
+
+/** `mesh rollout list|show|resume|abort`. */
+export function registerRolloutCommands(program: Command): void {
+  const rollout = program.command('rollout').description('rollouts in waves: list, show, resume, abort');
+  rollout
+    .command('list')
+    .description('the rollouts, newest first')
+    .option('--limit <n>', 'how many', '20')
+    .option('--cursor <id>', 'the page after this rollout')
+    .action(
+      action(async ({ api, output }, options: { limit: string; cursor?: string }) => {
+        const query = new URLSearchParams({
+          limit: options.limit,
+          ...(options.cursor ? { cursor: options.cursor } : {}),
+        });
+        const page = await api.call<RolloutPage>('GET', `/rollouts?${query}`);
+        for (const r of page.rollouts) {
+          const counts = Object.entries(r.counts)
+            .map(([state, count]) => `${count} ${state}`)
+            .join(', ');
+          output.line(
+            `${r.id} ${r.state} ${describeOrigin(r.origin)}: wave ${r.wave}/${r.waves}, ${counts}${r.reason ? ` (${r.reason})` : ''}`,
+          );
+        }
+        if (page.cursor) output.line(`more: mesh rollout list --cursor ${page.cursor}`);
+        output.result(page);
+        return ExitCode.ok;
+      }),
+    );
+  rollout
+    .command('show')
+    .argument('<id>', 'the rollout')
+    .description('every wave and node: applied, failed (with its last step), waiting, offline, timed out')
+    .action(
+      action(async ({ api, output }, raw: string) => {
+        const id = rolloutId.safeParse(raw);
+        if (!id.success) return usage(output, id.error);
+        const record = await api.call<RolloutRecord>('GET', `/rollouts/${id.data}`);
+        output.line(
+          `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
+        );
+        record.waves.forEach((wave, index) => {
+          const at = index <= record.current ? `sent ${wave.sentAt ?? ''}` : 'not sent';
+          output.line(`wave ${index + 1}/${record.waves.length} (${at}):`);
+          for (const n of wave.nodes)
+            output.line(
+              `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
+            );
+        });
+        output.result({ ...record, summary: summaryOf(record) });
+        return record.state === 'running' || record.state === 'done' ? ExitCode.ok : exitOf[record.state];
+      }),
+    );
+  for (const [verb, what] of [
+    ['resume', 'a paused or halted rollout goes on; followed to its end unless --no-wait'],
+    ['abort', 'stop a rollout: nothing more is sent'],
+  ] as const)
+    rollout
+      .command(verb)
+      .argument('<id>', 'the rollout')
+      .description(what)
+      .option('--no-wait', 'answer at once')
+      .action(
+        action(async ({ api, output }, raw: string, options: { wait: boolean }) => {
+          const id = rolloutId.safeParse(raw);
+          if (!id.success) return usage(output, id.error);
+          const record = await api.call<RolloutRecord>('POST', `/rollouts/${id.data}/${verb}`, {});
+          if (verb === 'resume' && options.wait) return followRollout(api, output, record.id);
+          output.line(`rollout ${record.id} ${record.state}`);
+          output.result(record);
+          return ExitCode.ok;
+        }),
+      );
+}

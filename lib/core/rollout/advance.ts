@@ -1,0 +1,137 @@
+import { failuresOf, type NodeOutcome, type RolloutRecord } from './record.ts';
+import { failuresBorne, shareText } from './waves.ts';
+
+/** What the control plane knows of one waiting node: its last report, and whether its host is connected. */
+export type NodeFacts = {
+  readonly report?: {
+    readonly revision: number;
+    readonly state: 'applying' | 'applied' | 'failed';
+    readonly step?: string | undefined;
+  };
+  /** false when the node's presence says offline; undefined when nothing is known. */
+  readonly online?: boolean;
+};
+
+export type Facts = ReadonlyMap<string, NodeFacts>;
+
+/**
+ * What the driver does next. send: push the wave's nodes (`wave` is its index), then record it
+ * with waveSent; wait: ask again no later than `until`; halted, paused, done: the record says so
+ * now, write it; idle: nothing to do (the rollout is not running).
+ */
+export type Decision =
+  | { readonly kind: 'send'; readonly wave: number; readonly nodes: readonly string[] }
+  | { readonly kind: 'wait'; readonly until: string }
+  | { readonly kind: 'halted'; readonly reason: string }
+  | { readonly kind: 'paused'; readonly reason: string }
+  | { readonly kind: 'done' }
+  | { readonly kind: 'idle' };
+
+export type Advanced = { readonly record: RolloutRecord; readonly decision: Decision };
+
+/**
+ * One step of a rollout, decided from its record and the facts about the wave in flight. Pure
+ * and idempotent: asked twice with the same facts it answers the same, so a driver that dies
+ * between deciding and writing only decides again. A wave ends when each of its nodes applied
+ * the revision it was sent (or a later one) or failed; when its time runs out first, the nodes
+ * that never answered count as failures. Failures are counted over the whole rollout, since the
+ * bound is what the operator bears in all.
+ */
+export function advance(record: RolloutRecord, facts: Facts, now: Date): Advanced {
+  if (record.state !== 'running') return { record, decision: { kind: 'idle' } };
+  const at = now.toISOString();
+  if (record.current < 0) return sendNext(record);
+  const wave = record.waves[record.current];
+  // a wave that ended before a pause is over: a resume goes on to the next
+  if (!wave?.sentAt || wave.endedAt) return sendNext(record);
+
+  let nodes = wave.nodes.map((n) => judged(n, facts.get(n.node)));
+  let current = withWave(record, { ...wave, nodes });
+  const over = overBound(current);
+  if (over) return halt(current, at, over);
+
+  const deadline = Date.parse(wave.sentAt) + record.options.waveTimeoutSeconds * 1000;
+  const open = nodes.filter(unanswered);
+  if (open.length > 0 && now.getTime() < deadline)
+    return {
+      record: changed(record, current, at),
+      decision: { kind: 'wait', until: new Date(deadline).toISOString() },
+    };
+  if (open.length > 0) {
+    nodes = nodes.map((n) =>
+      unanswered(n) ? { ...n, state: 'timed-out', step: n.state === 'offline' ? 'offline' : 'no answer' } : n,
+    );
+    current = withWave(record, { ...wave, nodes });
+    const late = overBound(current, `wave ${record.current + 1} timed out`);
+    if (late) return halt(current, at, late);
+  }
+  current = withWave(current, { ...wave, nodes, endedAt: at });
+  if (record.current === record.waves.length - 1)
+    return { record: { ...current, state: 'done', updatedAt: at }, decision: { kind: 'done' } };
+  if (record.options.pause) {
+    const reason = `paused after wave ${record.current + 1}: mesh rollout resume ${record.id}`;
+    return {
+      record: { ...current, state: 'paused', reason, updatedAt: at },
+      decision: { kind: 'paused', reason },
+    };
+  }
+  return sendNext({ ...current, updatedAt: at });
+}
+
+const unanswered = (n: NodeOutcome) => n.state === 'waiting' || n.state === 'offline';
+
+/** A waiting node's outcome from its facts: only a report of its revision (or later) answers. */
+function judged(n: NodeOutcome, facts: NodeFacts | undefined): NodeOutcome {
+  if (!unanswered(n) || n.revision === undefined) return n;
+  const report = facts?.report;
+  if (report && report.revision >= n.revision && report.state !== 'applying') {
+    if (report.state === 'applied') return { ...base(n), state: 'applied' };
+    return { ...base(n), state: 'failed', step: report.step ?? 'failed' };
+  }
+  return { ...base(n), state: facts?.online === false ? 'offline' : 'waiting' };
+}
+
+const base = (n: NodeOutcome): NodeOutcome => ({
+  node: n.node,
+  state: n.state,
+  ...(n.revision === undefined ? {} : { revision: n.revision }),
+  ...(n.paired ? { paired: true } : {}),
+});
+
+const withWave = (record: RolloutRecord, wave: RolloutRecord['waves'][number]): RolloutRecord => ({
+  ...record,
+  waves: record.waves.map((w, i) => (i === record.current ? wave : w)),
+});
+
+/** The record only when something in it changed, so a wait that learnt nothing writes nothing. */
+const changed = (before: RolloutRecord, after: RolloutRecord, at: string): RolloutRecord =>
+  JSON.stringify(before.waves) === JSON.stringify(after.waves) ? before : { ...after, updatedAt: at };
+
+/** Why the failures are past the bound, or undefined while they are within it. */
+function overBound(record: RolloutRecord, when?: string): string | undefined {
+  const total = record.waves.reduce((sum, w) => sum + w.nodes.length, 0);
+  const failures = failuresOf(record) - record.borne;
+  const borne = failuresBorne(record.options.maxFailures, total);
+  if (failures <= borne) return undefined;
+  const failed = record.waves
+    .flatMap((w) => w.nodes)
+    .filter((n) => n.state === 'failed' || n.state === 'timed-out')
+    .slice(0, 5)
+    .map((n) => `${n.node} ${n.state === 'failed' ? `failed at ${n.step}` : `timed out (${n.step})`}`);
+  const bound = shareText(record.options.maxFailures);
+  return `${when ? `${when}: ` : ''}${failures} failure${failures === 1 ? '' : 's'}, more than --max-failures ${bound} (${borne} of ${total} nodes): ${failed.join('; ')}`;
+}
+
+function halt(record: RolloutRecord, at: string, reason: string): Advanced {
+  return {
+    record: { ...record, state: 'halted', reason, updatedAt: at },
+    decision: { kind: 'halted', reason },
+  };
+}
+
+function sendNext(record: RolloutRecord): Advanced {
+  const wave = record.current + 1;
+  const next = record.waves[wave];
+  if (!next) return { record: { ...record, state: 'done' }, decision: { kind: 'done' } };
+  return { record, decision: { kind: 'send', wave, nodes: next.nodes.map((n) => n.node) } };
+}

@@ -1,0 +1,64 @@
+import { ErrorTable, refused } from '../error-table.ts';
+
+/** The rollout area's one error tree (lib/core/rollout), and at the end its table: one row each. */
+export class RolloutError extends Error {
+  override name = 'RolloutError';
+}
+
+/** `--waves`, `--max-failures` or `--wave-timeout` that cannot be read: what is wrong, and how it is written. */
+export class RolloutUsageError extends RolloutError {
+  override name = 'RolloutUsageError';
+}
+
+export class RolloutNotFoundError extends RolloutError {
+  override name = 'RolloutNotFoundError';
+  readonly rollout: string;
+  constructor(rollout: string, options?: ErrorOptions) {
+    super(`no rollout named ${rollout}`, options);
+    this.rollout = rollout;
+  }
+}
+
+/** Resume or abort asked of a rollout in a state that cannot take it (resume a done one, say). */
+export class RolloutStateError extends RolloutError {
+  override name = 'RolloutStateError';
+  readonly rollout: string;
+  readonly state: string;
+  constructor(rollout: string, state: string, wanted: string, options?: ErrorOptions) {
+    super(`rollout ${rollout} is ${state}: it cannot be ${wanted}`, options);
+    this.rollout = rollout;
+    this.state = state;
+  }
+}
+
+/** The record changed between its read and this write (another advance, a resume): read it again. */
+export class RolloutRaceError extends RolloutError {
+  override name = 'RolloutRaceError';
+  constructor(rollout: string, options?: ErrorOptions) {
+    super(`rollout ${rollout} changed meanwhile`, options);
+  }
+}
+
+/** Nothing to roll out: no node is behind, or the selector or module names none. */
+export class EmptyRolloutError extends RolloutError {
+  override name = 'EmptyRolloutError';
+}
+
+/** More nodes than one rollout's record keeps (one item of the inventory table). */
+export class RolloutTooLargeError extends RolloutError {
+  override name = 'RolloutTooLargeError';
+}
+
+export const rolloutErrors = new ErrorTable({
+  RolloutError: refused(RolloutError, 409, 'rollout_refused'),
+  RolloutUsageError: refused(RolloutUsageError, 400, 'rollout_usage'),
+  RolloutNotFoundError: refused(RolloutNotFoundError, 404, 'rollout_not_found', {
+    details: (error: RolloutNotFoundError) => ({ rollout: error.rollout }),
+  }),
+  RolloutStateError: refused(RolloutStateError, 409, 'rollout_state', {
+    details: (error: RolloutStateError) => ({ rollout: error.rollout, state: error.state }),
+  }),
+  RolloutRaceError: refused(RolloutRaceError, 409, 'rollout_changed'),
+  EmptyRolloutError: refused(EmptyRolloutError, 409, 'rollout_empty'),
+  RolloutTooLargeError: refused(RolloutTooLargeError, 413, 'rollout_too_large'),
+});

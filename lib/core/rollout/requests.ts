@@ -1,0 +1,42 @@
+import * as z from 'zod';
+import { nodeName } from '../names.ts';
+import { maxRolloutNodes, type RolloutOrigin } from './record.ts';
+import { type RolloutOptions, rolloutOptions } from './waves.ts';
+
+/** What a rollout is cut and bounded by, as a request or an upgrade's message carries it (read by waves.ts). */
+export const waveFields = {
+  waves: z.string().min(1).max(200),
+  maxFailures: z.string().min(1).max(20).optional(),
+  waveTimeout: z.string().min(1).max(20).optional(),
+  pause: z.boolean().optional(),
+};
+export const waveRequest = z.strictObject(waveFields);
+export type WaveRequest = z.infer<typeof waveRequest>;
+
+/**
+ * `POST /rollouts`: a push sent in waves. Exactly one of a node (`mesh push NODE`), `behind`
+ * (`--behind`) or `on` with the nodes the selector picked (`--on`, resolved by the caller as
+ * `mesh push --on` resolves it).
+ */
+export const rolloutRequest = z
+  .strictObject({
+    node: nodeName.optional(),
+    behind: z.literal(true).optional(),
+    on: z.string().min(1).max(500).optional(),
+    nodes: z.array(nodeName).min(1).max(maxRolloutNodes).optional(),
+    ...waveFields,
+  })
+  .refine((r) => [r.node, r.behind, r.on].filter((x) => x !== undefined).length === 1, {
+    message: 'name a node, or ask for behind: true, or on: SELECTOR with its nodes',
+  })
+  .refine((r) => (r.on === undefined) === (r.nodes === undefined), { message: 'on and nodes go together' });
+export type RolloutRequest = z.infer<typeof rolloutRequest>;
+
+export function originOf(request: RolloutRequest): RolloutOrigin {
+  if (request.node !== undefined) return { kind: 'push', node: request.node };
+  if (request.on !== undefined) return { kind: 'on', selector: request.on };
+  return { kind: 'behind' };
+}
+
+/** The options a request asks for; RolloutUsageError (400) when they cannot be read. */
+export const optionsOf = (request: WaveRequest): RolloutOptions => rolloutOptions(request);

@@ -1,0 +1,66 @@
+import {
+  rolloutAbortHandler,
+  rolloutAdvanceHandler,
+  rolloutListHandler,
+  rolloutResumeHandler,
+  rolloutShowHandler,
+  rolloutStartHandler,
+} from '../api/handlers/rollouts.ts';
+import type { FunctionSpec } from './spec.ts';
+
+/** Rollouts in waves (docs/decisions/rollouts-in-waves.md): start, list, show, resume, abort. */
+export const rolloutFunctions = [
+  {
+    name: 'rollout-start',
+    purpose: 'records a push in waves (the nodes behind found, or the nodes given) and tells the driver',
+    trigger: 'api',
+    route: { method: 'POST', path: '/rollouts', auth: 'operator', role: 'operator' },
+    // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
+    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
+    timeoutSeconds: 29,
+    handler: rolloutStartHandler,
+  },
+  {
+    name: 'rollout-list',
+    purpose: 'the rollouts, newest first, a page at a time, without their nodes',
+    trigger: 'api',
+    route: { method: 'GET', path: '/rollouts', auth: 'operator', role: 'viewer' },
+    access: ['inventory:read'],
+    handler: rolloutListHandler,
+  },
+  {
+    name: 'rollout-show',
+    purpose: 'one rollout: every wave, every node with its outcome and the last step of a failed node',
+    trigger: 'api',
+    route: { method: 'GET', path: '/rollouts/{id}', auth: 'operator', role: 'viewer' },
+    access: ['inventory:read'],
+    handler: rolloutShowHandler,
+  },
+  {
+    name: 'rollout-resume',
+    purpose: 'a paused or halted rollout goes on with its next wave',
+    trigger: 'api',
+    route: { method: 'POST', path: '/rollouts/{id}/resume', auth: 'operator', role: 'operator' },
+    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
+    handler: rolloutResumeHandler,
+  },
+  {
+    name: 'rollout-abort',
+    purpose: 'stops a rollout: nothing more is sent, the nodes not sent stay behind',
+    trigger: 'api',
+    route: { method: 'POST', path: '/rollouts/{id}/abort', auth: 'operator', role: 'operator' },
+    access: ['inventory:read', 'inventory:write'],
+    handler: rolloutAbortHandler,
+  },
+  {
+    name: 'rollout-advance',
+    purpose:
+      'rollout flow: steps one rollout (sends its next wave, or reads the reports of its hosts) until it waits',
+    trigger: 'rollout-flow',
+    // a wave is a run of the push flow; its record is read and written, and its nodes' reports read
+    access: ['inventory:read', 'inventory:write', 'pushFlow:start'],
+    // a wave's push flow (Express) runs five minutes at most
+    timeoutSeconds: 330,
+    handler: rolloutAdvanceHandler,
+  },
+] as const satisfies readonly FunctionSpec[];

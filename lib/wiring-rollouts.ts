@@ -1,0 +1,61 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { makeSFNClient } from './adapters/aws-clients.ts';
+import { DynamoDBRolloutFacts } from './adapters/dynamodb/rollout-facts.ts';
+import { DynamoDBRolloutStore } from './adapters/dynamodb/rollout-store.ts';
+import { StepFunctionsRolloutDriver } from './adapters/stepfunctions/rollout-flow-driver.ts';
+import type { MeshConfig } from './config.ts';
+import { Pusher } from './core/mesh/push.ts';
+import { RecordedPushFlow } from './core/mesh/push-records.ts';
+import type { PushStore } from './core/mesh/store.ts';
+import type { PushFlow } from './core/ports.ts';
+import {
+  type RolloutDriver,
+  type RolloutFacts,
+  RolloutKicks,
+  type RolloutStore,
+} from './core/rollout/ports.ts';
+import { Rollouts } from './core/rollout/service.ts';
+
+/** The rollout parts of lib/wiring.ts (docs/decisions/rollouts-in-waves.md), built there the same way. */
+export type RolloutParts = {
+  readonly rollouts: Rollouts;
+  readonly rolloutStore: RolloutStore;
+  readonly rolloutFacts: RolloutFacts;
+  /** Wakes the driver when a rollout starts or resumes: the local runtime's loop listens. */
+  readonly rolloutDriver: RolloutDriver;
+};
+
+type Needs = { readonly pushFlow: PushFlow; readonly pushStore: PushStore; readonly now: () => Date };
+
+export function rolloutBuilders(
+  partsOf: () => RolloutParts & Needs,
+  clients: { readonly dynamodb: DynamoDBDocumentClient },
+  config: MeshConfig,
+): { readonly [Key in keyof RolloutParts]: () => RolloutParts[Key] } {
+  const table = () => ({ client: clients.dynamodb, tableName: config.inventoryTable });
+  return {
+    rolloutStore: () => new DynamoDBRolloutStore(table()),
+    rolloutFacts: () => new DynamoDBRolloutFacts(table()),
+    rolloutDriver: () =>
+      config.rolloutFlowArn
+        ? new StepFunctionsRolloutDriver({
+            client: makeSFNClient(config),
+            stateMachineArn: config.rolloutFlowArn,
+          })
+        : new RolloutKicks(),
+    rollouts: () => {
+      const parts = partsOf();
+      // a wave is not a push of its own: the flow runs unrecorded, the rollout's record says what it sent
+      const flow = parts.pushFlow instanceof RecordedPushFlow ? parts.pushFlow.flow : parts.pushFlow;
+      const pusher = new Pusher({ store: parts.pushStore });
+      return new Rollouts({
+        store: parts.rolloutStore,
+        facts: parts.rolloutFacts,
+        wave: (nodes) => flow.push({ nodes }),
+        behind: async () => pusher.behindOf(await pusher.candidates(false)),
+        exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
+        now: parts.now,
+      });
+    },
+  };
+}

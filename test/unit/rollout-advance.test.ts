@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { advance, type Facts, type NodeFacts } from '../../lib/core/rollout/advance.ts';
+import { RolloutStateError, RolloutUsageError } from '../../lib/core/rollout/errors.ts';
+import {
+  aborted,
+  newRollout,
+  notSent,
+  type RolloutRecord,
+  resumed,
+  waveSent,
+} from '../../lib/core/rollout/record.ts';
+import {
+  cutWaves,
+  parseMaxFailures,
+  parseWaves,
+  parseWaveTimeout,
+  rolloutOptions,
+} from '../../lib/core/rollout/waves.ts';
+
+const nodes = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).padStart(4, '0')}`);
+const t0 = new Date('2026-01-01T00:00:00Z');
+const later = (seconds: number) => new Date(t0.getTime() + seconds * 1000);
+
+function rollout(count: number, given: Parameters<typeof rolloutOptions>[0]): RolloutRecord {
+  return newRollout({
+    id: 'r1',
+    origin: { kind: 'upgrade', module: 'web', version: '2.0-bad' },
+    nodes: nodes(count),
+    rollout: rolloutOptions(given),
+    now: t0.toISOString(),
+  });
+}
+
+/** Sends the wave the record asks for, each node at revision 2. */
+function sendWave(record: RolloutRecord, at = t0): RolloutRecord {
+  const { decision } = advance(record, new Map(), at);
+  if (decision.kind !== 'send') throw new Error(`expected a send, got ${decision.kind}`);
+  return waveSent(
+    record,
+    decision.wave,
+    decision.nodes.map((node) => ({ node, revision: 2 })),
+    at.toISOString(),
+  );
+}
+
+const reports = (record: RolloutRecord, facts: (node: string) => NodeFacts): Facts =>
+  new Map(record.waves.flatMap((w) => w.nodes).map((n) => [n.node, facts(n.node)]));
+const applied: NodeFacts = { report: { revision: 2, state: 'applied' }, online: true };
+
+describe('parseWaves', () => {
+  it('reads counts and percentages, cumulative', () => {
+    expect(parseWaves('1,10%,100%')).toEqual([{ count: 1 }, { percent: 10 }, { percent: 100 }]);
+  });
+  it.each(['', '0', '1,,2', '10%,5%', '3,2', 'ten', '101%', '-1', '0%'])(
+    'refuses %j with a usage error',
+    (text) => {
+      expect(() => parseWaves(text)).toThrow(RolloutUsageError);
+    },
+  );
+  it('reads --max-failures and --wave-timeout', () => {
+    expect(parseMaxFailures('0')).toEqual({ count: 0 });
+    expect(parseMaxFailures('5%')).toEqual({ percent: 5 });
+    expect(parseWaveTimeout('10m')).toBe(600);
+    expect(parseWaveTimeout('90')).toBe(90);
+    expect(() => parseWaveTimeout('10 minutes')).toThrow(RolloutUsageError);
+  });
+});
+
+describe('cutWaves', () => {
+  it('1%,10%,100% of 1,000 is 10, 90, 900', () => {
+    expect(cutWaves(nodes(1000), parseWaves('1%,10%,100%')).map((w) => w.length)).toEqual([10, 90, 900]);
+  });
+  it('the last wave takes the rest, and waves left empty are dropped', () => {
+    expect(cutWaves(nodes(6), parseWaves('1,2')).map((w) => w.length)).toEqual([1, 5]);
+    expect(cutWaves(nodes(2), parseWaves('5,10,20')).map((w) => w.length)).toEqual([2]);
+    expect(cutWaves(nodes(10), parseWaves('1%,100%')).map((w) => w.length)).toEqual([1, 9]);
+  });
+});
+
+describe('advance', () => {
+  it('sends wave by wave, waiting for each node to apply the revision it was sent', () => {
+    let record = sendWave(rollout(6, { waves: '1,100%' }));
+    expect(advance(record, new Map(), later(5)).decision).toEqual({
+      kind: 'wait',
+      until: later(600).toISOString(),
+    });
+    const stale = reports(record, () => ({ report: { revision: 1, state: 'applied' } }));
+    expect(advance(record, stale, later(5)).decision.kind).toBe('wait');
+
+    const next = advance(
+      record,
+      reports(record, () => applied),
+      later(5),
+    );
+    expect(next.decision).toEqual({ kind: 'send', wave: 1, nodes: nodes(6).slice(1) });
+    record = sendWave(next.record, later(5));
+    const done = advance(
+      record,
+      reports(record, () => applied),
+      later(9),
+    );
+    expect(done.decision).toEqual({ kind: 'done' });
+    expect(done.record.state).toBe('done');
+  });
+
+  it('halts on the first failure past the bound, naming the failed node and its step', () => {
+    const record = sendWave(rollout(6, { waves: '1,100%', maxFailures: '0' }));
+    const failed = reports(record, () => ({
+      report: { revision: 2, state: 'failed', step: 'hook exited 1' },
+    }));
+    const { record: halted, decision } = advance(record, failed, later(3));
+    expect(decision.kind).toBe('halted');
+    expect(halted.state).toBe('halted');
+    expect(halted.reason).toContain('n0000 failed at hook exited 1');
+    expect(notSent(halted)).toEqual(nodes(6).slice(1));
+    expect(advance(halted, failed, later(4)).decision).toEqual({ kind: 'idle' });
+  });
+
+  it('bears failures up to --max-failures', () => {
+    const record = sendWave(rollout(10, { waves: '5,100%', maxFailures: '20%' }));
+    const someFail = reports(record, (node) =>
+      node === 'n0000' || node === 'n0001' ? { report: { revision: 2, state: 'failed' } } : applied,
+    );
+    expect(advance(record, someFail, later(1)).decision.kind).toBe('send');
+    const threeFail = reports(record, (node) =>
+      node <= 'n0002' ? { report: { revision: 2, state: 'failed' } } : applied,
+    );
+    expect(advance(record, threeFail, later(1)).decision.kind).toBe('halted');
+  });
+
+  it('after the timeout, the nodes that never answered count as failures; offline ones are named so', () => {
+    const record = sendWave(rollout(4, { waves: '2,100%', waveTimeout: '60s', maxFailures: '1' }));
+    const facts = reports(record, (node) => (node === 'n0000' ? applied : { online: false }));
+    const before = advance(record, facts, later(30));
+    expect(before.decision.kind).toBe('wait');
+    expect(before.record.waves[0]?.nodes[1]).toMatchObject({ node: 'n0001', state: 'offline' });
+    const after = advance(before.record, facts, later(61));
+    expect(after.record.waves[0]?.nodes[1]).toMatchObject({ state: 'timed-out', step: 'offline' });
+    expect(after.decision.kind).toBe('send');
+    const none = advance(record, new Map(), later(61));
+    expect(none.decision.kind).toBe('halted');
+    expect(none.record.reason).toMatch(/^wave 1 timed out: 2 failures/);
+  });
+
+  it('pauses between waves until resumed', () => {
+    const record = sendWave(rollout(3, { waves: '1,100%', pause: true }));
+    const paused = advance(
+      record,
+      reports(record, () => applied),
+      later(1),
+    );
+    expect(paused.decision.kind).toBe('paused');
+    expect(advance(paused.record, new Map(), later(2)).decision).toEqual({ kind: 'idle' });
+    const going = resumed(paused.record, later(3).toISOString());
+    expect(advance(going, new Map(), later(3)).decision).toMatchObject({ kind: 'send', wave: 1 });
+  });
+
+  it('a halted rollout resumed bears the failures it halted on, and aborts refuse twice', () => {
+    const record = sendWave(rollout(3, { waves: '1,100%' }));
+    const halted = advance(
+      record,
+      reports(record, () => ({ report: { revision: 2, state: 'failed' } })),
+      later(1),
+    );
+    const going = resumed(halted.record, later(2).toISOString());
+    expect(advance(going, new Map(), later(2)).decision.kind).toBe('send');
+    const stopped = aborted(going, later(3).toISOString());
+    expect(() => aborted(stopped, later(4).toISOString())).toThrow(RolloutStateError);
+    expect(() => resumed(stopped, later(4).toISOString())).toThrow(RolloutStateError);
+  });
+
+  it('providers paired with a wave are moved into it from a later wave, or join it as paired', () => {
+    const record = rollout(4, { waves: '1,100%' });
+    const sent = waveSent(
+      record,
+      0,
+      [
+        { node: 'n0000', revision: 2 },
+        { node: 'n0003', revision: 5 },
+        { node: 'other', revision: 1 },
+      ],
+      t0.toISOString(),
+    );
+    expect(sent.waves[0]?.nodes).toEqual([
+      { node: 'n0000', state: 'waiting', revision: 2 },
+      { node: 'n0003', state: 'waiting', revision: 5 },
+      { node: 'other', state: 'waiting', revision: 1, paired: true },
+    ]);
+    expect(sent.waves[1]?.nodes.map((n) => n.node)).toEqual(['n0001', 'n0002']);
+  });
+
+  it('is idempotent: the same facts twice decide the same', () => {
+    const record = sendWave(rollout(5, { waves: '2,100%' }));
+    const facts = reports(record, (node) => (node === 'n0000' ? applied : {}));
+    expect(advance(record, facts, later(9))).toEqual(advance(record, facts, later(9)));
+    const once = advance(record, facts, later(9)).record;
+    expect(advance(once, facts, later(9)).record).toBe(once);
+  });
+});

@@ -1,0 +1,155 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { Pusher } from '../../lib/core/mesh/push.ts';
+import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
+import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import { advance } from '../../lib/core/rollout/advance.ts';
+import { newRollout, type RolloutRecord, waveSent } from '../../lib/core/rollout/record.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
+import { emptyCoverage, type ModelWorld, operations, runSequence, type Step } from '../support/mesh-model.ts';
+
+/**
+ * Waves never split a relation (docs/decisions/rollouts-in-waves.md): random meshes, brought
+ * consistent by one push, then changed without a push (consumes, rotations, upgrades, removals),
+ * then rolled out over a random set of nodes in random waves. After every wave, no consumer's
+ * last-sent declaration holds a provision whose provider's last-sent declaration lacks its grant.
+ */
+async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): Promise<PushOutcome> {
+  let state = await findBehind(pusher, await beginPush(pusher, request));
+  while (!state.done) {
+    const { round, request: asked } = state;
+    const results = await Promise.all(
+      state.batches.map((nodes) => sendBatch(pusher, { nodes, round, pairing: asked.pairing })),
+    );
+    state = await findBehind(pusher, { ...state, results });
+  }
+  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+}
+
+function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {
+  const service = new MeshService({ store, removals: store });
+  return {
+    addNode: (node) => service.addNode(node),
+    assign: (node, module, provides) => service.assign(node, module, provides),
+    consume: (consumer, provider) => service.consume(consumer, provider),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade),
+    removeNode: (node, cascade) => service.removeNode(node, cascade),
+    rotate: (consumer, provider) => service.rotate(consumer, provider),
+    moduleVersions: store,
+    push: (request) => run(pusher, request),
+    readNode: (node) => store.readNode(node),
+  };
+}
+
+/**
+ * Each consumer's provision whose provider (a node that still exists) was not sent the matching
+ * grant. A removal can leave one before any rollout (a provider removed with --cascade, its name
+ * added again): a wave must add none.
+ */
+function splitRelations(store: MemoryMeshStore): string[] {
+  const sent = (node: string) => {
+    // a node removed and added again was never sent: the removed one's declaration went with it
+    const canonical = store.nodes.get(node)?.sent ? store.deliveries.get(node) : undefined;
+    return canonical ? (JSON.parse(canonical) as Declaration) : undefined;
+  };
+  const split: string[] = [];
+  for (const node of store.nodes.keys()) {
+    for (const p of sent(node)?.provisions ?? []) {
+      if (p.provider.node === node || !store.nodes.has(p.provider.node)) continue;
+      const grants = sent(p.provider.node)?.grants ?? [];
+      const matched = grants.some(
+        (g) =>
+          g.module === p.provider.module &&
+          g.consumer.node === node &&
+          g.consumer.module === p.module &&
+          g.secret === p.secret,
+      );
+      if (!matched) split.push(`${node}/${p.module} -> ${p.provider.node}/${p.provider.module}`);
+    }
+  }
+  return split;
+}
+
+const consistent: Step = { kind: 'push', node: undefined, full: true, maxRounds: 50 };
+const unpushed = operations.map((steps) => steps.filter((step) => step.kind !== 'push'));
+
+describe('waves never split a relation (property)', () => {
+  it('after every wave, every provision a consumer was sent has its grant on its provider', async () => {
+    let waves = 0;
+    let pairedIn = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        operations,
+        unpushed,
+        fc.array(fc.nat(), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 4 }),
+        async (built, changes, order, sizes) => {
+          const store = new MemoryMeshStore();
+          const lastSent = {
+            readDelivery: async (node: string) => {
+              const canonical = store.deliveries.get(node);
+              return canonical === undefined
+                ? undefined
+                : { node, revision: 0, digest: '', etag: '', sentAt: '', declaration: JSON.parse(canonical) };
+            },
+          };
+          const pusher = new Pusher({ store, lastSent });
+          await runSequence(world(store, pusher), [...built, consistent, ...changes], emptyCoverage(), '');
+          const before = splitRelations(store);
+          const nodes = [...store.nodes.keys()];
+          if (nodes.length === 0) return;
+          const chosen = [...new Set(order.map((at) => nodes[at % nodes.length] as string))];
+          const upTo = sizes.map((_, index) =>
+            sizes.slice(0, index + 1).reduce((sum, size) => sum + size, 0),
+          );
+          let record: RolloutRecord = newRollout({
+            id: 'model',
+            origin: { kind: 'behind' },
+            nodes: chosen,
+            rollout: {
+              waves: upTo.map((count) => ({ count })),
+              maxFailures: { count: 0 },
+              waveTimeoutSeconds: 60,
+              pause: false,
+            },
+            now: new Date(0).toISOString(),
+          });
+          for (;;) {
+            const { record: next, decision } = advance(record, new Map(), new Date(0));
+            if (decision.kind !== 'send') break;
+            const outcome = await run(pusher, { nodes: [...decision.nodes] });
+            const sends = outcome.flushed.map((f) => ({ node: f.node, revision: f.revision }));
+            waves += 1;
+            if (sends.some((s) => !decision.nodes.includes(s.node))) pairedIn += 1;
+            const split = splitRelations(store).filter((relation) => !before.includes(relation));
+            expect({ wave: decision.nodes, split }).toEqual({ wave: decision.nodes, split: [] });
+            // every node the wave sent or checked has answered: the next wave goes
+            record = waveSent(
+              next,
+              decision.wave,
+              [...decision.nodes.map((node) => ({ node, revision: 0 })), ...sends],
+              '',
+            );
+            record = {
+              ...record,
+              waves: record.waves.map((w) => ({
+                ...w,
+                nodes: w.nodes.map((n) => ({ ...n, state: n.state === 'pending' ? n.state : 'applied' })),
+              })),
+            };
+            record = {
+              ...record,
+              waves: record.waves.map((w, i) => (i === record.current ? { ...w, endedAt: '' } : w)),
+            };
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    console.info('rollout model', { waves, pairedIn });
+    expect(pairedIn).toBeGreaterThan(0);
+  });
+});
