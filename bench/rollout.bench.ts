@@ -97,7 +97,9 @@ export async function run(): Promise<BenchTable[]> {
       await until('every agent to catch up', () => timelines.every((t) => t.appliedAt.has(1)), 600_000);
     } catch (error) {
       const behind = timelines.filter((t) => !t.appliedAt.has(1)).map((t) => t.node);
-      throw new Error(`${(error as Error).message}: ${behind.length} have not (${behind.slice(0, 5).join(', ')}…)`);
+      throw new Error(
+        `${(error as Error).message}: ${behind.length} have not (${behind.slice(0, 5).join(', ')}…)`,
+      );
     }
     const revisionNow = new Map(timelines.map((t) => [t.node, 1]));
     const latestApplied = (t: AgentTimeline) => Math.max(0, ...t.appliedAt.keys());

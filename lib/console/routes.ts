@@ -1,8 +1,8 @@
 /**
  * The routes the console reads, all GET: what `mesh console` forwards and nothing else. Kept
  * here, apart from the function table, so the CLI does not carry the control plane's handlers;
- * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts and
- * lib/functions/summary.ts.
+ * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts,
+ * lib/functions/summary.ts and lib/functions/rollouts.ts.
  */
 export const consoleReadRoutes: readonly string[] = [
   '/nodes',
@@ -12,4 +12,6 @@ export const consoleReadRoutes: readonly string[] = [
   '/pushes/{push}',
   '/dead-letters',
   '/summary',
+  '/rollouts',
+  '/rollouts/{id}',
 ];

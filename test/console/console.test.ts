@@ -138,6 +138,16 @@ describe('the console', () => {
       .toMatch(/push app by local consistent 1 sent/);
   });
 
+  it('lists the rollouts with what each rolls out and how far it came', async () => {
+    const started = await api.call<{ id: string }>('POST', '/rollouts', { node: 'spare', waves: '1' });
+
+    await page.click('#tab-rollouts');
+    const entry = page.locator(`details.rollout[data-rollout="${started.id}"] summary`);
+
+    await expect.poll(() => entry.textContent(), { timeout: 30_000 }).toMatch(/push spare \w+ wave \d\/1/);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('lists a let-go and a malformed message in the dead letters, with their reasons', async () => {
     await runtime.parts.sender.send([
       {

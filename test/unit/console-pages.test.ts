@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerPage, consolePages } from '../../lib/console/pages.ts';
 import { consoleReadRoutes } from '../../lib/console/routes.ts';
+import { rolloutFunctions } from '../../lib/functions/rollouts.ts';
 import { seeingFunctions } from '../../lib/functions/seeing.ts';
 import { summaryFunctions } from '../../lib/functions/summary.ts';
 import { routesOf } from '../../lib/functions.ts';
@@ -24,6 +25,7 @@ describe('the console’s pages', () => {
       '/console/graph-view.js',
       '/console/layout.js',
       '/console/panels.js',
+      '/console/rollouts.js',
       '/console/settings.json',
     ]);
     expect(JSON.parse(page('/console/settings.json').body.toString())).toEqual({
@@ -58,8 +60,8 @@ describe('the console’s pages', () => {
     expect(answerPage(page('/console/app.js'), 'HEAD').body).toBe('');
   });
 
-  it('the routes the console forwards are exactly the GET routes of the seeing and summary functions', () => {
-    const seeing = routesOf([...seeingFunctions, ...summaryFunctions])
+  it('the routes the console forwards are exactly the GET routes of the seeing, summary and rollout functions', () => {
+    const seeing = routesOf([...seeingFunctions, ...summaryFunctions, ...rolloutFunctions])
       .filter((route) => route.method === 'GET')
       .map((route) => route.path);
     expect([...consoleReadRoutes].sort()).toEqual(seeing.sort());

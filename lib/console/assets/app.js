@@ -4,6 +4,7 @@ import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes, showSu
 import { GraphView } from './graph-view.js';
 import { arrange, groupAbove } from './layout.js';
 import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
+import { rolloutsPanel } from './rollouts.js';
 
 /**
  * The console: one page over the read routes (GET /graph, /nodes/{node}, /pushes,
@@ -129,11 +130,12 @@ async function showSelection() {
 async function refresh() {
   context.nowMs = Date.now();
   try {
-    const [graph, pushes, letters, summary] = await Promise.all([
+    const [graph, pushes, letters, summary, rollouts] = await Promise.all([
       api(`/graph?limit=${firstPageNodes}`),
       api('/pushes?limit=25'),
       api('/dead-letters?limit=50'),
       api('/summary'),
+      api('/rollouts?limit=20'),
     ]);
     if (graph.next) showSummaryTile(byId('summary-tile'), summary);
     if (graph.next && !state.fleet) state.fleet = new LoadedMesh(graph);
@@ -145,6 +147,12 @@ async function refresh() {
     }
     drawGraph();
     replaceChildren(byId('panel-pushes'), ...pushesPanel(pushes.pushes, context));
+    replaceChildren(byId('panel-rollouts'), ...rolloutsPanel(rollouts.rollouts, context));
+    const unfinished = rollouts.rollouts.filter(
+      (/** @type {{ state: string }} */ r) =>
+        r.state === 'running' || r.state === 'paused' || r.state === 'halted',
+    ).length;
+    byId('tab-rollouts').textContent = unfinished > 0 ? `Rollouts (${unfinished} not done)` : 'Rollouts';
     replaceChildren(byId('panel-letters'), ...lettersPanel(letters, context));
     byId('tab-letters').textContent = `Dead letters (${letters.letters.length})`;
     await showSelection();
@@ -163,15 +171,15 @@ async function refresh() {
   }
 }
 
-/** @param {'node' | 'pushes' | 'letters'} name */
+/** @param {'node' | 'pushes' | 'rollouts' | 'letters'} name */
 function showTab(name) {
-  for (const tab of ['node', 'pushes', 'letters']) {
+  for (const tab of ['node', 'pushes', 'rollouts', 'letters']) {
     byId(`tab-${tab}`).setAttribute('aria-selected', String(tab === name));
     byId(`panel-${tab}`).hidden = tab !== name;
   }
 }
 
-for (const tab of /** @type {const} */ (['node', 'pushes', 'letters']))
+for (const tab of /** @type {const} */ (['node', 'pushes', 'rollouts', 'letters']))
   byId(`tab-${tab}`).addEventListener('click', () => showTab(tab));
 /** Loads pages of /graph into the fleet's nodes and draws again; a page that fails is left out. @param {string[]} routes */
 async function load(routes) {
