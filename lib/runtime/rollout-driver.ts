@@ -1,6 +1,10 @@
 import { driveRunning } from '../core/rollout/drive.ts';
 import { RolloutKicks } from '../core/rollout/ports.ts';
+import { asFunction } from './call-record.ts';
 import type { LocalService } from './services.ts';
+
+/** The function that steps a rollout on AWS (lib/functions/rollouts.ts). */
+const advanceFunction = 'rollout-advance';
 
 /** How often the local driver steps every running rollout: a wave's answers are read this often. */
 export const rolloutTickMs = 1_000;
@@ -25,8 +29,9 @@ export const rolloutDriverService: LocalService = {
         return;
       }
       clearTimeout(timer);
-      // driveRunning logs what fails; a rejection left here would end the process
-      running = driveRunning(parts)
+      // driveRunning logs what fails; a rejection left here would end the process. Its calls
+      // are rollout-advance's, as on AWS, not those of the request whose start woke it.
+      running = asFunction(advanceFunction, () => driveRunning(parts))
         .catch(() => undefined)
         .finally(() => {
           running = undefined;
