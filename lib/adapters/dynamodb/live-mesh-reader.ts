@@ -1,11 +1,9 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { Relation } from '../../core/mesh/model.ts';
 import type { LiveNode, MeshAssignment } from '../../core/mesh-file/mesh.ts';
 import type { LiveMeshReader, LiveMeshReading, LiveModule } from '../../core/mesh-file/ports.ts';
 import { canonicalLive, liveRevision } from '../../core/mesh-file/revision.ts';
-import { askStore } from '../../core/unavailable.ts';
 import { assignmentFrom, labelsFrom, relationFrom } from './mesh-items.ts';
-import { type Item, TableStore } from './requests.ts';
+import { type Item, scanAll, TableStore } from './requests.ts';
 
 const store = 'the inventory table';
 // Every name by placeholder: some (`module`, `kind`) may be DynamoDB's reserved words.
@@ -94,38 +92,26 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
     return { mesh: { revision: liveRevision(nodes, kinds), nodes, modules: kinds }, modules };
   }
 
-  async #segment(segment: number): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await askStore(store, () =>
-        this.client.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            Segment: segment,
-            TotalSegments: scanSegments,
-            ConsistentRead: true,
-            Limit: pageItems,
-            FilterExpression:
-              '(begins_with(pk, :nodes) AND (sk IN (:node, :mark) OR begins_with(sk, :module) OR begins_with(sk, :consumes))) OR (begins_with(pk, :modules) AND sk = :record)',
-            ProjectionExpression: projected.map((_, i) => `#p${i}`).join(', '),
-            ExpressionAttributeNames: Object.fromEntries(projected.map((name, i) => [`#p${i}`, name])),
-            ExpressionAttributeValues: {
-              ':nodes': 'node#',
-              ':node': 'node',
-              ':mark': 'mark',
-              ':module': 'module#',
-              ':consumes': 'consumes#',
-              ':modules': 'module#',
-              ':record': 'module',
-            },
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+  #segment(segment: number): Promise<Item[]> {
+    return scanAll(this.client, store, {
+      TableName: this.tableName,
+      Segment: segment,
+      TotalSegments: scanSegments,
+      ConsistentRead: true,
+      Limit: pageItems,
+      FilterExpression:
+        '(begins_with(pk, :nodes) AND (sk IN (:node, :mark) OR begins_with(sk, :module) OR begins_with(sk, :consumes))) OR (begins_with(pk, :modules) AND sk = :record)',
+      ProjectionExpression: projected.map((_, i) => `#p${i}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(projected.map((name, i) => [`#p${i}`, name])),
+      ExpressionAttributeValues: {
+        ':nodes': 'node#',
+        ':node': 'node',
+        ':mark': 'mark',
+        ':module': 'module#',
+        ':consumes': 'consumes#',
+        ':modules': 'module#',
+        ':record': 'module',
+      },
+    });
   }
 }

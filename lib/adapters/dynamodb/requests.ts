@@ -5,8 +5,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
+  paginateQuery,
+  paginateScan,
   QueryCommand,
   type QueryCommandInput,
+  type ScanCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -60,21 +63,29 @@ function failedConditions(error: unknown): Array<{ readonly old: Item | undefine
 }
 
 /** Every page of a query. */
-export async function queryAll(
+export function queryAll(
   client: DynamoDBDocumentClient,
   what: string,
   input: QueryCommandInput,
 ): Promise<Item[]> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await askStore(what, () =>
-      client.send(new QueryCommand({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) })),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return askStore(what, async () => {
+    const items: Item[] = [];
+    for await (const page of paginateQuery({ client }, input)) items.push(...(page.Items ?? []));
+    return items;
+  });
+}
+
+/** Every page of a scan (of one segment, when the input names one). */
+export function scanAll(
+  client: DynamoDBDocumentClient,
+  what: string,
+  input: ScanCommandInput,
+): Promise<Item[]> {
+  return askStore(what, async () => {
+    const items: Item[] = [];
+    for await (const page of paginateScan({ client }, input)) items.push(...(page.Items ?? []));
+    return items;
+  });
 }
 
 /** The newest `limit` items of one partition whose sort keys sort by time, read strongly. */

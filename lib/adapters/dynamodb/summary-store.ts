@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type CounterName, countersOf, type Deltas } from '../../core/summary/counters.ts';
 import { WatermarkMovedError } from '../../core/summary/errors.ts';
 import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
@@ -8,6 +8,7 @@ import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import {
   type Item,
   queryAll,
+  scanAll,
   TableStore,
   type TransactItem,
   transact,
@@ -132,25 +133,13 @@ export class DynamoDBSummaryStore
     return summaryOf(counted, true);
   }
 
-  async #everyNodeItem(): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await askStore(store, () =>
-        this.client.send(
-          new ScanCommand({
-            TableName: this.tableName,
-            FilterExpression: 'begins_with(pk, :node)',
-            ExpressionAttributeValues: { ':node': 'node#' },
-            ConsistentRead: true,
-            ...(start ? { ExclusiveStartKey: start } : {}),
-          }),
-        ),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return items;
+  #everyNodeItem(): Promise<Item[]> {
+    return scanAll(this.client, store, {
+      TableName: this.tableName,
+      FilterExpression: 'begins_with(pk, :node)',
+      ExpressionAttributeValues: { ':node': 'node#' },
+      ConsistentRead: true,
+    });
   }
 
   async #watermark(shard: string): Promise<string | undefined> {
