@@ -53,6 +53,12 @@ export const agentLines = {
     'info',
     ({ revision }) => `applied revision ${revision}`,
   ),
+  openFailed: codedLine<{ readonly revision: number; readonly reason: string }>(
+    'host.open-failed',
+    'warn',
+    ({ revision, reason }) =>
+      `cannot open the secrets of revision ${revision}, the apply command is not run: ${reason}`,
+  ),
   applyFailed: codedLine<{ readonly revision: number; readonly reason: string }>(
     'host.apply-failed',
     'warn',

@@ -10,6 +10,7 @@ import type {
   Applier,
   ApplyResult,
   ControlPlane,
+  DeclarationOpener,
   FetchedDeclaration,
   HostReport,
 } from '../../lib/host/agent/ports.ts';
@@ -76,6 +77,9 @@ class MemoryState implements AgentStateStore {
   }
 }
 
+/** The declarations of these tests hold nothing sealed: each is handed on as it came. */
+const nothingSealed: DeclarationOpener = { open: async (body) => ({ ok: true, body }) };
+
 const changed = (revision: number): FetchedDeclaration => ({
   status: 'changed',
   etag: `"r${revision}"`,
@@ -88,6 +92,7 @@ async function runFor(
   sleeps: number,
   parts: {
     controlPlane: ControlPlane;
+    opener?: DeclarationOpener;
     applier?: Applier;
     state?: MemoryState;
     heartbeatMs?: number;
@@ -103,6 +108,7 @@ async function runFor(
   const ended = await runHostAgent({
     ...(parts.keyRefused ? { keyRefused: parts.keyRefused } : {}),
     controlPlane: parts.controlPlane,
+    opener: parts.opener ?? nothingSealed,
     applier: parts.applier ?? new RecordingApplier(),
     state,
     intervalMs: 1_000,
@@ -188,6 +194,40 @@ describe('runHostAgent', () => {
     ]);
     expect(controlPlane.reports[1]?.step).toBe('apply: the apply command exited 3');
     expect(state.state.appliedRevision).toBe(4);
+  });
+
+  it('hands the apply command the declaration as opened, and reports a copy that does not open without running it', async () => {
+    const controlPlane = new ScriptedControlPlane([changed(5), changed(6), { status: 'unchanged' }]);
+    const applier = new RecordingApplier();
+    const state = new MemoryState();
+    const opener: DeclarationOpener = {
+      open: async (body) =>
+        body.includes('"revision":5')
+          ? {
+              ok: false,
+              reason:
+                "the sealed copy for the consumer web1 of web1/nginx->broker/rabbit (generation g1) does not open with this node's sealing key",
+            }
+          : { ok: true, body: '{"opened":6}' },
+    };
+
+    const { lines } = await runFor(3, { controlPlane, opener, applier, state });
+
+    expect(applier.applied).toEqual([6]);
+    expect(state.written).toEqual(['{"opened":6}']);
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([
+      ['failed', 5],
+      ['applying', 6],
+      ['applied', 6],
+    ]);
+    expect(controlPlane.reports[0]?.step).toMatch(
+      /^open: the sealed copy for the consumer web1 .* does not open/,
+    );
+    expect(
+      lines.some((line) =>
+        line.startsWith('cannot open the secrets of revision 5, the apply command is not run'),
+      ),
+    ).toBe(true);
   });
 
   it('keeps a report it could not send and sends it when the control plane is back', async () => {

@@ -100,6 +100,7 @@ async function run(
   const controller = new AbortController();
   await runHostAgent({
     controlPlane: parts.controlPlane,
+    opener: { open: async (body) => ({ ok: true, body }) },
     applier: { apply: async () => ({ ok: true }) },
     state: new MemoryState(),
     intervalMs: 30_000,

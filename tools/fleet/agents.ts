@@ -1,6 +1,7 @@
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import { fieldsOf } from '../../lib/core/coded-lines.ts';
 import type { SignalChannel } from '../../lib/core/signal/channel.ts';
+import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 import { type HostRequests, HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
 import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
 import type { AgentState, AgentStateStore, Applier } from '../../lib/host/agent/ports.ts';
@@ -102,6 +103,7 @@ export function startAgents(options: {
           options.requests?.(node, key) ?? new ApiClient(options.api, { signer: hostRequestSigner(key) }),
           node,
         ),
+        opener: new SealedDeclarationOpener(node, () => keys.sealing.privateKey),
         applier,
         state,
         intervalMs: options.intervalMs,

@@ -33,6 +33,15 @@ export interface Applier {
   apply(declarationPath: string, revision: number, signal: AbortSignal): Promise<ApplyResult>;
 }
 
+export type OpenedDeclaration =
+  | { readonly ok: true; readonly body: string }
+  | { readonly ok: false; readonly reason: string };
+
+/** Opens what was sealed to this node in a fetched declaration: the hook is handed it opened. */
+export interface DeclarationOpener {
+  open(body: string): Promise<OpenedDeclaration>;
+}
+
 /** What the agent remembers across restarts, in DIR. */
 export type AgentState = {
   readonly appliedEtag?: string;

@@ -2,7 +2,15 @@ import { type CodedLine, type Said, say as sayLine } from '../../core/coded-line
 import type { SignalChannel } from '../../core/signal/channel.ts';
 import { type AgentLog, agentLines } from '../lines.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, SequenceAheadRefusedError } from './errors.ts';
-import type { AgentState, AgentStateStore, Applier, ControlPlane, HostReport, SignalLink } from './ports.ts';
+import type {
+  AgentState,
+  AgentStateStore,
+  Applier,
+  ControlPlane,
+  DeclarationOpener,
+  HostReport,
+  SignalLink,
+} from './ports.ts';
 import { SignalWatch } from './signal-watch.ts';
 
 /** While on the signal, the host fetches anyway this often (`--safety-interval`). */
@@ -10,6 +18,8 @@ export const defaultSafetyIntervalMs = 6 * 3600 * 1000;
 
 export type RunLoopOptions = {
   readonly controlPlane: ControlPlane;
+  /** Opens what is sealed to the node before the apply command sees the declaration. */
+  readonly opener: DeclarationOpener;
   readonly applier: Applier;
   readonly state: AgentStateStore;
   /** How often to ask for the declaration while not on the signal (no broker, or the broker away). */
@@ -81,6 +91,15 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   let failures = 0;
   let waitingFor = '';
 
+  /** Writes the opened declaration where the apply command reads it (0600) and runs the command. */
+  const applyOpened = async (body: string, revision: number) => {
+    const path = await options.state.writeDeclaration(body);
+    log(agentLines.applying, { revision });
+    await report({ state: 'applying', revision, step: 'apply' });
+    const applied = await applier.apply(path, revision, signal);
+    return applied.ok ? applied : { ...applied, step: 'apply' as const };
+  };
+
   /** Says a waiting line once, not again while it would say the same. */
   const say = <Fields extends object>(line: CodedLine<Fields>, fields: Fields) => {
     const said: Said = sayLine(line, fields);
@@ -149,10 +168,10 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
         say(agentLines.upToDate, { revision: state.appliedRevision ?? null });
       } else {
         waitingFor = '';
-        const path = await options.state.writeDeclaration(fetched.body);
-        log(agentLines.applying, { revision: fetched.revision });
-        await report({ state: 'applying', revision: fetched.revision, step: 'apply' });
-        const result = await applier.apply(path, fetched.revision, signal);
+        const opened = await options.opener.open(fetched.body);
+        const result = opened.ok
+          ? await applyOpened(opened.body, fetched.revision)
+          : ({ ok: false, reason: opened.reason, step: 'open' } as const);
         if (signal.aborted) break;
         if (result.ok) {
           state = { ...state, appliedEtag: fetched.etag, appliedRevision: fetched.revision };
@@ -160,11 +179,14 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
           log(agentLines.applied, { revision: fetched.revision });
           await report({ state: 'applied', revision: fetched.revision, step: 'apply' });
         } else {
-          log(agentLines.applyFailed, { revision: fetched.revision, reason: result.reason });
+          log(result.step === 'open' ? agentLines.openFailed : agentLines.applyFailed, {
+            revision: fetched.revision,
+            reason: result.reason,
+          });
           await report({
             state: 'failed',
             revision: fetched.revision,
-            step: `apply: ${result.reason}`.slice(0, 200),
+            step: `${result.step}: ${result.reason}`.slice(0, 200),
           });
           // Not marked applied, so it is tried again; not at once, so a broken hook does not spin.
           await sleep(Math.min(maxBackoffMs, options.intervalMs * 5), signal);

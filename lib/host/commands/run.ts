@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import { ExitCode } from '../../cli/exit-codes.ts';
 import { lineFormatOf, printedLine, say } from '../../core/coded-lines.ts';
+import { SealedDeclarationOpener } from '../agent/declaration-opener.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
@@ -80,6 +81,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const apiUrl = options.api ?? enrolment.api;
   const log: AgentLog = (said) => process.stdout.write(printedLine(said, format, `mesh-host ${node}: `));
   let signingKey = signingKeyOf(node, keys);
+  let sealingKey = keys.sealing.privateKey;
   const api = new NodeHttpHostApi(apiUrl, signingKey, { timeoutMs: 15_000 });
 
   const controller = new AbortController();
@@ -102,6 +104,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   let kept = enrolment;
   const ended = await runHostAgent({
     controlPlane: new HttpControlPlane(api, node),
+    opener: new SealedDeclarationOpener(node, () => sealingKey),
     applier: new ShellApplier(options.apply, node),
     state: new FileAgentState(options.dir),
     intervalMs: options.interval * 1000,
@@ -112,6 +115,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
       const now = await keysAfterRefusal(options.dir, apiUrl, node).catch(() => undefined);
       if (!now || now.thumbprint === signingKey.thumbprint) return false;
       signingKey = signingKeyOf(node, now);
+      sealingKey = now.sealing.privateKey;
       api.useKey(signingKey);
       kept = { ...kept, thumbprint: now.thumbprint };
       await writeHostEnrolment(options.dir, kept);

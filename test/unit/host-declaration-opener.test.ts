@@ -1,0 +1,140 @@
+import { exportJWK, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { relationOf, sealSecret } from '../../lib/core/sealing/sealed-secret.ts';
+import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
+
+async function sealingKeys() {
+  const pair = await generateKeyPair('ECDH-ES', { crv: 'X25519', extractable: true });
+  return { privateKey: pair.privateKey, publicJwk: await exportJWK(pair.publicKey) };
+}
+
+const toBroker = relationOf({
+  consumerNode: 'web1',
+  consumerModule: 'nginx',
+  providerNode: 'broker',
+  providerModule: 'rabbit',
+});
+const fromWeb2 = relationOf({
+  consumerNode: 'web2',
+  consumerModule: 'app',
+  providerNode: 'web1',
+  providerModule: 'cache',
+});
+
+/** web1: nginx consumes broker/rabbit, and web1's cache is consumed by web2/app. */
+async function declarationOfWeb1(keys: { publicJwk: Parameters<typeof sealSecret>[1] }, generation = 'g1') {
+  return {
+    node: 'web1',
+    modules: [
+      { name: 'nginx', version: null, provides: null },
+      { name: 'cache', version: '2', provides: 'redis' },
+    ],
+    provisions: [
+      {
+        module: 'nginx',
+        provider: { node: 'broker', module: 'rabbit', kind: 'amqp' },
+        resource: 'web1-nginx',
+        user: 'web1-nginx',
+        fingerprint: 'hmac-sha256:aaaaaaaaaaaa',
+        generation,
+        sealed: await sealSecret('consumer-secret', keys.publicJwk, {
+          node: 'web1',
+          side: 'consumer',
+          relation: toBroker,
+          generation,
+        }),
+      },
+    ],
+    grants: [
+      {
+        module: 'cache',
+        kind: 'redis',
+        consumer: { node: 'web2', module: 'app' },
+        resource: 'web2-app',
+        user: 'web2-app',
+        fingerprint: 'hmac-sha256:bbbbbbbbbbbb',
+        generation,
+        sealed: await sealSecret('provider-secret', keys.publicJwk, {
+          node: 'web1',
+          side: 'provider',
+          relation: fromWeb2,
+          generation,
+        }),
+      },
+    ],
+  };
+}
+
+describe('the host opens its sealed secrets before the hook sees the declaration', () => {
+  it('hands on today’s shape: `secret` in clear in each provision and grant, the rest as it came', async () => {
+    const keys = await sealingKeys();
+    const declaration = await declarationOfWeb1(keys);
+
+    const opened = await new SealedDeclarationOpener('web1', () => keys.privateKey).open(
+      JSON.stringify(declaration),
+    );
+
+    expect(opened.ok).toBe(true);
+    const body = JSON.parse((opened as { body: string }).body);
+    expect(body.provisions[0]).toEqual({
+      module: 'nginx',
+      provider: { node: 'broker', module: 'rabbit', kind: 'amqp' },
+      resource: 'web1-nginx',
+      user: 'web1-nginx',
+      fingerprint: 'hmac-sha256:aaaaaaaaaaaa',
+      secret: 'consumer-secret',
+    });
+    expect(body.grants[0]).toMatchObject({
+      consumer: { node: 'web2', module: 'app' },
+      secret: 'provider-secret',
+    });
+    expect(body.modules).toEqual(declaration.modules);
+  });
+
+  it('hands on a declaration with nothing sealed byte for byte', async () => {
+    const keys = await sealingKeys();
+    const body = JSON.stringify({ node: 'web1', modules: [], provisions: [], grants: [] });
+
+    expect(await new SealedDeclarationOpener('web1', () => keys.privateKey).open(body)).toEqual({
+      ok: true,
+      body,
+    });
+  });
+
+  it('refuses the declaration when a copy was moved to another node, naming where it was found', async () => {
+    const keys = await sealingKeys();
+    const ofWeb1 = JSON.stringify(await declarationOfWeb1(keys));
+
+    const opened = await new SealedDeclarationOpener('web3', () => keys.privateKey).open(ofWeb1);
+
+    expect(opened).toEqual({
+      ok: false,
+      reason: expect.stringMatching(
+        /consumer web3 of web3\/nginx->broker\/rabbit .* sealed for another node/,
+      ),
+    });
+  });
+
+  it('refuses a copy whose generation was rewritten, and one sealed to a key this node no longer holds', async () => {
+    const [keys, rotated] = await Promise.all([sealingKeys(), sealingKeys()]);
+    const declaration = await declarationOfWeb1(keys);
+    const regenerated = {
+      ...declaration,
+      provisions: declaration.provisions.map((provision) => ({ ...provision, generation: 'g2' })),
+    };
+
+    const moved = await new SealedDeclarationOpener('web1', () => keys.privateKey).open(
+      JSON.stringify(regenerated),
+    );
+    const oldKey = await new SealedDeclarationOpener('web1', () => rotated.privateKey).open(
+      JSON.stringify(declaration),
+    );
+
+    expect(moved).toMatchObject({ ok: false, reason: expect.stringContaining('(generation g2)') });
+    expect(oldKey).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("does not open with this node's sealing key"),
+    });
+    expect(JSON.stringify([moved, oldKey])).not.toMatch(/consumer-secret|provider-secret/);
+  });
+});
