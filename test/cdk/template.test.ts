@@ -40,7 +40,7 @@ const heldReport: RecordedCall = {
 };
 
 describe('the synthesized template', () => {
-  it('agrees with lib/functions.ts, the push flow’s ASL and what the consumer relies on', async () => {
+  it('agrees with lib/functions.ts, the push and rollout flows’ ASL and what the consumer relies on', async () => {
     expect(await checkTemplate(stackOf(assembly))).toEqual([]);
   });
 
@@ -98,6 +98,48 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
       expect.arrayContaining([
         'PushFlow/StateMachine: ${PushBeginFunctionArn} is push-send, not push-begin',
         'ControlConsumer/Mapping: without ReportBatchItemFailures a held or failed message would be deleted with its batch',
+      ]),
+    );
+  });
+
+  it('a rollout flow of another definition, type or function, and a role that may not invoke its step', async () => {
+    const stack = changed((template) => {
+      const machine = resource(template, 'AWS::StepFunctions::StateMachine', /RolloutFlow/);
+      machine.StateMachineType = 'EXPRESS';
+      machine.DefinitionString = '{"StartAt":"Done","States":{"Done":{"Type":"Succeed"}}}';
+      delete machine.DefinitionS3Location;
+      delete machine.Definition;
+      const substitutions = machine.DefinitionSubstitutions as Record<string, unknown>;
+      substitutions.Extra = substitutions.RolloutAdvanceFunctionArn;
+      const policy = resource(template, 'AWS::IAM::Policy', /RolloutFlow\/StateMachine\/Role\/DefaultPolicy/);
+      const document = policy.PolicyDocument as { Statement: Array<{ Action: string | string[] }> };
+      for (const statement of document.Statement)
+        statement.Action = [statement.Action].flat().filter((action) => action !== 'lambda:InvokeFunction');
+    });
+
+    expect(await checkTemplate(stack)).toEqual(
+      expect.arrayContaining([
+        'RolloutFlow/StateMachine: EXPRESS, where a rollout that waits on hosts needs STANDARD',
+        'RolloutFlow/StateMachine: its definition is not lib/flow/rollout.asl.json',
+        'RolloutFlow/StateMachine: ${Extra} fills no task',
+        expect.stringMatching(/RolloutFlow\/StateMachine.*lambda:InvokeFunction.*RolloutAdvance/),
+      ]),
+    );
+  });
+
+  it('a rollout flow whose step is filled with another function', async () => {
+    const stack = changed((template) => {
+      const machine = resource(template, 'AWS::StepFunctions::StateMachine', /RolloutFlow/);
+      const substitutions = machine.DefinitionSubstitutions as Record<string, unknown>;
+      const push = resource(template, 'AWS::StepFunctions::StateMachine', /PushFlow/);
+      substitutions.RolloutAdvanceFunctionArn = (
+        push.DefinitionSubstitutions as Record<string, unknown>
+      ).PushSendFunctionArn;
+    });
+
+    expect(await checkTemplate(stack)).toEqual(
+      expect.arrayContaining([
+        'RolloutFlow/StateMachine: ${RolloutAdvanceFunctionArn} is push-send, not rollout-advance',
       ]),
     );
   });

@@ -5,13 +5,14 @@ import { consumerTimeoutSeconds, controlQueue } from '../../lib/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { referencedId } from './references.ts';
+import { checkRolloutFlow } from './rollout-flow-checks.ts';
 import type { JudgedStack } from './stack.ts';
 import { checkStreamSource, readsAStream } from './stream-checks.ts';
 
 /**
  * What the synthesized template must agree with, read from the template itself: the function
  * table's routes, authorizations and validators; the authorizers and who may invoke them; the
- * state machine, which must be the ASL file with its substitutions; the event source mapping
+ * state machines, each of which must be its ASL file with its substitutions; the event source mapping
  * and queue settings the consumer relies on. Answers one finding per disagreement, naming the
  * function, the resource and what differs.
  */
@@ -25,6 +26,7 @@ export async function checkTemplate(
     ...(await checkRoutes(stack, specs)),
     ...(await checkAuthorizers(stack, specs)),
     ...(await checkPushFlow(stack)),
+    ...(await checkRolloutFlow(stack, specs, roleMay)),
     ...(await checkEventSource(stack, specs)),
     ...(await checkStreamSource(stack, specs, roleMay)),
   ];

@@ -1,0 +1,73 @@
+import { readFileSync } from 'node:fs';
+import { functionArnPlaceholder } from '../../lib/constructs/names.ts';
+import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
+import { rolloutFlowAslPath } from '../../lib/constructs/rollout-flow.ts';
+import type { FunctionSpec } from '../../lib/functions.ts';
+import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
+import type { AccessRequest } from './iam-check.ts';
+import type { JudgedStack } from './stack.ts';
+
+type RoleMay = (
+  stack: JudgedStack,
+  roleLogicalId: string,
+  label: string,
+  request: AccessRequest,
+) => Promise<string | undefined>;
+
+/**
+ * The rollout flow of the template (lib/constructs/rollout-flow.ts) held to its ASL file: one
+ * Standard state machine (a rollout waits on hosts far longer than Express's five minutes), its
+ * definition the file byte for byte, each placeholder filled with the 'rollout-flow' function it
+ * names and nothing else filled, and its role allowed to invoke each.
+ */
+export async function checkRolloutFlow(
+  stack: JudgedStack,
+  specs: readonly FunctionSpec[],
+  roleMay: RoleMay,
+): Promise<string[]> {
+  const template = stack.assembly.template;
+  const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine').filter(([id]) =>
+    displayName(template, id).startsWith('RolloutFlow/'),
+  );
+  if (machines.length !== 1) return [`the template has ${machines.length} rollout flows, where it needs one`];
+  const [id, machine] = machines[0] as [string, CfnResource];
+  const where = displayName(template, id);
+  const p = machine.Properties ?? {};
+  const findings: string[] = [];
+  if (p.StateMachineType !== 'STANDARD')
+    findings.push(
+      `${where}: ${String(p.StateMachineType)}, where a rollout that waits on hosts needs STANDARD`,
+    );
+  const file = readFileSync(rolloutFlowAslPath, 'utf8');
+  const key = (p.DefinitionS3Location as { Key?: string } | undefined)?.Key;
+  const asset = key ? stack.assembly.assetFile(key) : undefined;
+  const deployed = asset ? readFileSync(asset, 'utf8') : stringOf(p.Definition ?? p.DefinitionString);
+  if (deployed !== file) findings.push(`${where}: its definition is not lib/flow/rollout.asl.json`);
+  const substitutions = (p.DefinitionSubstitutions ?? {}) as Record<string, unknown>;
+  const placeholders = aslPlaceholders(file);
+  const role = arnOf(p.RoleArn);
+  for (const placeholder of placeholders) {
+    const spec = specs.find((candidate) => functionArnPlaceholder(candidate.name) === placeholder);
+    const named = [...stack.functions.values()].find(
+      (fn) => fn.logicalId === arnOf(substitutions[placeholder]),
+    );
+    if (spec?.trigger !== 'rollout-flow' || named?.name !== spec.name) {
+      findings.push(
+        `${where}: \${${placeholder}} is ${named?.name ?? 'no function'}, not ${spec?.name ?? 'a rollout-flow function'}`,
+      );
+      continue;
+    }
+    if (!role) continue;
+    const denied = await roleMay(stack, role, where, {
+      action: 'lambda:InvokeFunction',
+      resource: named.arn,
+    });
+    if (denied) findings.push(denied);
+  }
+  for (const placeholder of Object.keys(substitutions))
+    if (!placeholders.includes(placeholder)) findings.push(`${where}: \${${placeholder}} fills no task`);
+  return findings;
+}
+
+const arnOf = (value: unknown) => /"Fn::GetAtt":\["(\w+)","Arn"\]/.exec(JSON.stringify(value))?.[1];
+const stringOf = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value));
