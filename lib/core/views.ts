@@ -47,6 +47,10 @@ export type NodeDetails = MeshNode & {
     readonly step: string | null;
     readonly sequence: number | null;
     readonly heardAt: string | null;
+    /** The modules (to their versions) the last `applied` report named; null when it named none. */
+    readonly appliedModules: Readonly<Record<string, string | null>> | null;
+    /** The modules the latest report named, while it is `failed`. */
+    readonly failedModules: Readonly<Record<string, string | null>> | null;
   } | null;
   readonly token: TokenView | null;
   /** What its modules consume, and who consumes from its modules. */

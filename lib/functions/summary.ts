@@ -13,7 +13,7 @@ export const summaryFunctions = [
   {
     name: 'mesh-summary',
     purpose:
-      'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers per module version',
+      'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers, applied and failed per module version',
     trigger: 'api',
     route: { method: 'GET', path: '/summary', auth: 'operator', role: 'viewer' },
     access: ['summary:read'],

@@ -5,7 +5,7 @@ import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { NodeStatus } from '../../lib/core/ports.ts';
-import { type Summary, summaryFromFullRead } from '../../lib/core/summary/summary.ts';
+import { type ReportModules, type Summary, summaryFromFullRead } from '../../lib/core/summary/summary.ts';
 import type { MeshGraph, NodeDetails } from '../../lib/core/views.ts';
 import { functionSpecs } from '../../lib/functions.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
@@ -77,12 +77,29 @@ async function fullRead(): Promise<Summary> {
   const { nodes } = await client.call<{ nodes: NodeStatus[] }>('GET', '/status');
   const graph = await client.call<MeshGraph>('GET', '/graph');
   const failed = new Map<string, number | null>();
-  for (const status of nodes.filter((s) => s.reportState === 'failed')) {
-    const details = await client.call<NodeDetails>('GET', `/nodes/${status.node}`);
-    failed.set(status.node, details.report?.revision ?? null);
+  const reported = new Map<string, ReportModules>();
+  for (const status of nodes.filter((s) => s.reportState !== null)) {
+    const { report } = await client.call<NodeDetails>('GET', `/nodes/${status.node}`);
+    if (status.reportState === 'failed') failed.set(status.node, report?.revision ?? null);
+    reported.set(status.node, {
+      ...(report?.appliedModules ? { applied: report.appliedModules } : {}),
+      ...(report?.failedModules ? { failed: report.failedModules } : {}),
+    });
   }
-  return summaryFromFullRead(nodes, graph.nodes, (node) => failed.get(node) ?? null);
+  return summaryFromFullRead(
+    nodes,
+    graph.nodes,
+    (node) => failed.get(node) ?? null,
+    (node) => reported.get(node) ?? {},
+  );
 }
+
+/** A report's state and, as a host sends them with applied and failed, the declaration's modules. */
+const reported = (
+  state: 'applied' | 'failed' | 'applying',
+  modules: Record<string, string | null>,
+): { state: typeof state; modules?: Record<string, string | null> } =>
+  state === 'applying' ? { state } : { state, modules };
 
 async function walk(seed: number, steps: number): Promise<Record<string, number>> {
   const rng = random(seed);
@@ -103,7 +120,12 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
       parts.moduleVersions.setModuleVersion(rng.pick(modules), rng.pick(['1.0.0', '1.1.0', '2.0.0'])),
     push: (node) => client.call('POST', '/push', { node }),
     report: async (node) => {
-      const sent = (await client.call<{ revision: number }>('GET', `/nodes/${node}/declaration`)).revision;
+      const { revision: sent, declaration } = await client.call<{
+        revision: number;
+        declaration: { modules: Array<{ name: string; version: string | null }> };
+      }>('GET', `/nodes/${node}/declaration`);
+      // what a host names: the modules of the declaration it applied or failed
+      const modules = Object.fromEntries(declaration.modules.map((m) => [m.name, m.version]));
       const sequence = (sequences.get(node) ?? 0) + 1;
       sequences.set(node, sequence);
       clock = Math.max(clock + 1000, Date.now());
@@ -112,7 +134,7 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
         {
           node,
           sequence,
-          state: rng.pick(['applied', 'applied', 'failed', 'applying'] as const),
+          ...reported(rng.pick(['applied', 'applied', 'failed', 'applying'] as const), modules),
           revision: sent,
           sentAt: at,
         },
@@ -195,6 +217,9 @@ describe('the summary kept from the stream', () => {
       ].sort(),
     );
     expect(summary.nodes).toBeGreaterThan(0);
+    // the hosts' reports named their modules: counted applied and failed per module version
+    expect(summary.modules.some((m) => m.applied > 0)).toBe(true);
+    expect(summary.modules.some((m) => m.failed > 0)).toBe(true);
     expect(errors).toEqual([]);
   });
 

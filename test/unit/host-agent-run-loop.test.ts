@@ -148,6 +148,32 @@ describe('runHostAgent', () => {
     expect(lines.some((line) => line.startsWith('up to date at revision 3'))).toBe(true);
   });
 
+  it('names the declaration’s modules and versions in its applied and failed reports, not in applying', async () => {
+    const body = JSON.stringify({
+      node: 'web1',
+      modules: [
+        { name: 'app', version: '1.2.0', provides: null },
+        { name: 'cache', version: null, provides: 'redis' },
+      ],
+      provisions: [],
+      grants: [],
+    });
+    const controlPlane = new ScriptedControlPlane([
+      { status: 'changed', etag: '"r7"', revision: 7, body },
+      { status: 'changed', etag: '"r8"', revision: 8, body },
+    ]);
+    const applier = new RecordingApplier([{ ok: true }, { ok: false, reason: 'the apply command exited 1' }]);
+
+    await runFor(2, { controlPlane, applier });
+
+    expect(controlPlane.reports.map(({ state, revision, modules }) => [state, revision, modules])).toEqual([
+      ['applying', 7, undefined],
+      ['applied', 7, { app: '1.2.0', cache: null }],
+      ['applying', 8, undefined],
+      ['failed', 8, { app: '1.2.0', cache: null }],
+    ]);
+  });
+
   it('keeps its sequence growing across restarts, even when the clock is behind it', async () => {
     const controlPlane = new ScriptedControlPlane([changed(1)]);
     const state = new MemoryState({ lastSequence: 5_000_000 });

@@ -14,6 +14,8 @@ import { summaryOf } from '../../lib/core/summary/summary.ts';
 /** Items as the stores write them in a node's partition, and some that count nothing. */
 const node = fc.constantFrom('a', 'b', 'c');
 const revision = fc.integer({ min: 0, max: 4 });
+/** A report's modules: module to version, null for none. */
+const reportModules = fc.dictionary(fc.constantFrom('app', 'db'), fc.constantFrom('1.0', '2.0', null));
 const item: fc.Arbitrary<Item> = fc.oneof(
   node.map((n) => ({ pk: `node#${n}`, sk: 'node', node: n, createdAt: 't' })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'enrolment', enrolledAt: 't' })),
@@ -27,13 +29,17 @@ const item: fc.Arbitrary<Item> = fc.oneof(
       state: fc.constantFrom('applied', 'applying', 'failed', 'heartbeat'),
       revision,
       applied: fc.option(revision, { nil: undefined }),
+      appliedModules: fc.option(reportModules, { nil: undefined }),
+      failedModules: fc.option(reportModules, { nil: undefined }),
     })
-    .map(({ n, state, revision, applied }) => ({
+    .map(({ n, state, revision, applied, appliedModules, failedModules }) => ({
       pk: `node#${n}`,
       sk: 'report',
       state,
       revision,
       ...(applied === undefined ? {} : { appliedRevision: applied }),
+      ...(appliedModules === undefined ? {} : { appliedModules }),
+      ...(failedModules === undefined ? {} : { failedModules }),
     })),
   fc
     .record({
@@ -107,7 +113,7 @@ describe('deltasOf', () => {
         for (const [name, delta] of deltasOf(before, after)) {
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|behind|applied#\d+|failed#\d+|version#[a-z]+#[^#]+)$/,
+            /^(nodes|enrolled|online|behind|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+)$/,
           );
         }
       }),
@@ -124,6 +130,35 @@ describe('deltasOf', () => {
       contributionOf({ pk: 'node#a', sk: 'report', state: 'failed', revision: 4, appliedRevision: 3 }),
     ).toEqual(['applied#3', 'failed#4']);
     expect(contributionOf({ pk: 'node#a', sk: 'report', state: 'heartbeat', revision: 0 })).toEqual([]);
+    expect(
+      contributionOf({
+        pk: 'node#a',
+        sk: 'report',
+        state: 'failed',
+        revision: 4,
+        appliedRevision: 3,
+        appliedModules: { app: '1.1', db: null },
+        failedModules: { app: '1.2', db: null },
+      }),
+    ).toEqual([
+      'applied#3',
+      'failed#4',
+      'applied-version#app#1.1',
+      'applied-version#db#-',
+      'failed-version#app#1.2',
+      'failed-version#db#-',
+    ]);
+    // failed modules count only while the report is failed
+    expect(
+      contributionOf({
+        pk: 'node#a',
+        sk: 'report',
+        state: 'applying',
+        revision: 5,
+        appliedModules: { app: '1.1' },
+        failedModules: { app: '1.2' },
+      }),
+    ).toEqual(['applied-version#app#1.1']);
     expect(contributionOf({ pk: 'node#a', sk: 'module#app', version: '1.2' })).toEqual(['version#app#1.2']);
     expect(contributionOf({ pk: 'node#a', sk: 'module#app' })).toEqual(['version#app#-']);
     expect(contributionOf({ pk: 'module#app', sk: 'carrier#a', version: '1.2' })).toEqual([]);
@@ -142,28 +177,57 @@ describe('the deltas of every change, summed', () => {
         expect(asObject(summed)).toEqual(
           asObject(new Map([...countersOf(table.values())].filter(([, n]) => n !== 0))),
         );
-        for (const chunk of chunks) expect(chunk.deltas.size).toBeLessThanOrEqual(Math.max(maxCounters, 4));
+        for (const chunk of chunks) expect(chunk.deltas.size).toBeLessThanOrEqual(maxCounters);
       }),
     );
   });
 
+  it('cut a change that moves more counters than a transaction holds into parts, resumed where the watermark says', () => {
+    const modules = (version: string) =>
+      Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`m${i}`, version]));
+    const before = {
+      pk: 'node#a',
+      sk: 'report',
+      state: 'applied',
+      revision: 1,
+      appliedRevision: 1,
+      appliedModules: modules('1'),
+    };
+    const after = { ...before, revision: 2, appliedRevision: 2, appliedModules: modules('2') };
+    const change: Change = { sequence: '500', before, after };
+
+    const whole = chunksOf([change], 99);
+    const resumed = chunksOf(changesAfter([change], whole[0]?.mark), 99, whole[0]?.mark);
+
+    expect(whole.map((chunk) => [chunk.deltas.size, chunk.mark, chunk.changes])).toEqual([
+      [99, `${sequenceKey('500')}#0`, 1],
+      [23, sequenceKey('500'), 0],
+    ]);
+    expect(asObject(sumDeltas(whole.map((chunk) => chunk.deltas)))).toEqual(
+      asObject(deltasOf(before, after)),
+    );
+    expect(resumed).toEqual([{ ...whole[1], changes: 1 }]);
+    expect(changesAfter([change], whole[1]?.mark)).toEqual([]);
+  });
+
   it('are counted once when a batch comes again past the watermark, whole or halved', () => {
     fc.assert(
-      fc.property(writes, fc.nat(), (ops, cut) => {
+      fc.property(writes, fc.nat(), fc.nat({ max: 6 }), (ops, cut, stop) => {
         const { table, changes } = changesOf(ops);
         // what a shard's watermark does: each delivery applies only what is past it
         let watermark: string | undefined;
         const applied: Deltas[] = [];
-        const deliver = (batch: readonly Change[]) => {
+        const deliver = (batch: readonly Change[], stopAfter = Number.POSITIVE_INFINITY) => {
           const fresh = changesAfter(batch, watermark);
-          for (const chunk of chunksOf(fresh, 5)) {
+          for (const chunk of chunksOf(fresh, 5, watermark).slice(0, stopAfter)) {
             applied.push(chunk.deltas);
-            watermark = sequenceKey(chunk.last);
+            watermark = chunk.mark;
           }
         };
         const at = changes.length === 0 ? 0 : cut % changes.length;
         deliver(changes.slice(0, at));
-        deliver(changes); // the whole batch again, after its first part was counted
+        deliver(changes, stop); // the whole batch again, after its first part was counted, failing midway
+        deliver(changes); // and again whole
         deliver(changes.slice(at)); // and its second half again, as a bisect hands it
 
         expect(asObject(sumDeltas(applied))).toEqual(
@@ -199,6 +263,10 @@ describe('summaryOf', () => {
         ['applied#1', 0],
         ['version#app#1.0', 2],
         ['version#app#-', 1],
+        ['applied-version#app#1.0', 1],
+        ['applied-version#app#0.9', 1],
+        ['failed-version#app#1.0', 1],
+        ['failed-version#db#2', 0],
       ]),
       true,
     );
@@ -213,8 +281,9 @@ describe('summaryOf', () => {
         { revision: 3, applied: 0, failed: 1 },
       ],
       modules: [
-        { module: 'app', version: null, carriers: 1 },
-        { module: 'app', version: '1.0', carriers: 2 },
+        { module: 'app', version: null, carriers: 1, applied: 0, failed: 0 },
+        { module: 'app', version: '0.9', carriers: 0, applied: 1, failed: 0 },
+        { module: 'app', version: '1.0', carriers: 2, applied: 1, failed: 1 },
       ],
       exact: true,
     });

@@ -1,6 +1,7 @@
 import { viewOfToken } from '../../core/enrolment/token-state.ts';
 import { mapLimit } from '../../core/map-limit.ts';
 import type { MeshViewReader } from '../../core/ports.ts';
+import { noVersion } from '../../core/summary/counters.ts';
 import {
   hideSecrets,
   type MeshEdge,
@@ -69,6 +70,8 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
             step: textOf(report, 'step'),
             sequence: numberOf(report, 'sequence'),
             heardAt: textOf(report, 'heardAt'),
+            appliedModules: modulesOf(report.appliedModules),
+            failedModules: modulesOf(report.failedModules),
           }
         : null,
       token: token ? viewOfToken(token, Date.parse(this.now())) : null,
@@ -148,4 +151,15 @@ export function meshNodeOf(partition: NodePartition): MeshNode | undefined {
       .sort((a, b) => a.module.localeCompare(b.module)),
     presence: presenceOf(status),
   };
+}
+
+/** A report's modules (module to version or null), as the report store keeps them; null for none. */
+function modulesOf(value: unknown): Record<string, string | null> | null {
+  if (!value || typeof value !== 'object') return null;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([module, version]) => [
+      module,
+      typeof version === 'string' && version !== noVersion ? version : null,
+    ]),
+  );
 }

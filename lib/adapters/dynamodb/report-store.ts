@@ -7,6 +7,7 @@ import {
 } from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
 import type { RecordedReport, ReportStore, ReportTimes } from '../../core/control/ports.ts';
+import { noVersion } from '../../core/summary/counters.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { nodeItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
@@ -18,7 +19,7 @@ import { failedView } from './view-lists.ts';
  *
  * | pk          | sk       | attributes |
  * |-------------|----------|------------|
- * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed) |
+ * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, appliedModules? (M of module to version, `-` for none), failedModules? (M), gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed) |
  *
  * Access: one transaction per report: the node's item checked to exist and to be older than the
  * report's time on the queue (a report about an earlier node of the same name, removed since,
@@ -27,7 +28,9 @@ import { failedView } from './view-lists.ts';
  * when the report is newer ("newer wins" on the host's sequence). `mesh status` reads it with
  * the node's other items. A heartbeat moves sequence, sentAt and heardAt but keeps the state
  * and revision of the last real report, so status still shows what was applied.
- * appliedRevision/appliedAt are the last report whose state was `applied`. `mesh report reset`
+ * appliedRevision/appliedAt are the last report whose state was `applied`, appliedModules the
+ * modules (module to version) that report named; failedModules those a report `failed` named,
+ * kept only while the state is failed. `mesh report reset`
  * deletes the item.
  */
 const nodeExists = itemPresent;
@@ -104,6 +107,7 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
 
   #update(report: ReportBody, heardAt: string): TransactItem {
     const heartbeat = report.state === 'heartbeat';
+    const modules = keptModules(report.modules);
     const sets = ['#sequence = :sequence', 'sentAt = :sentAt', 'heardAt = :heardAt'];
     const removes: string[] = [];
     if (heartbeat) {
@@ -113,6 +117,12 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
       if (report.step !== undefined) sets.push('step = :step');
       else removes.push('step');
       if (report.state === 'applied') sets.push('appliedRevision = :revision', 'appliedAt = :heardAt');
+      // What the summary counts per module version (core/summary/counters.ts): the modules of the
+      // revision last applied, and of the one failed while it is failed.
+      if (report.state === 'applied' && modules) sets.push('appliedModules = :modules');
+      else if (report.state === 'applied') removes.push('appliedModules');
+      if (report.state === 'failed' && modules) sets.push('failedModules = :modules');
+      else removes.push('failedModules');
       // On gsi2's failed list while failed, off it otherwise (view-lists.ts).
       if (report.state === 'failed') sets.push('gsi2pk = :failedView', 'gsi2sk = :node');
       else removes.push('gsi2pk', 'gsi2sk');
@@ -131,9 +141,24 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
           ':state': report.state,
           ':revision': report.revision,
           ...(!heartbeat && report.step !== undefined ? { ':step': report.step } : {}),
+          ...(modules && (report.state === 'applied' || report.state === 'failed')
+            ? { ':modules': modules }
+            : {}),
           ...(report.state === 'failed' ? { ':failedView': failedView, ':node': report.node } : {}),
         },
       },
     };
   }
+}
+
+/**
+ * A report's modules as kept: each version a string, `-` for none, as the summary's counters name
+ * it. A report naming no module keeps none (the local stream reader cannot read an empty map back).
+ */
+function keptModules(
+  modules: Readonly<Record<string, string | null>> | undefined,
+): Record<string, string> | undefined {
+  const entries = Object.entries(modules ?? {});
+  if (entries.length === 0) return undefined;
+  return Object.fromEntries(entries.map(([module, version]) => [module, version ?? noVersion]));
 }

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/l
 import { type CounterName, countersOf, type Deltas } from '../../core/summary/counters.ts';
 import { WatermarkMovedError } from '../../core/summary/errors.ts';
 import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
-import { type Change, changesAfter, chunksOf, sequenceKey } from '../../core/summary/stream.ts';
+import { type Change, changesAfter, chunksOf } from '../../core/summary/stream.ts';
 import { type Summary, summaryOf } from '../../core/summary/summary.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import {
@@ -55,28 +55,23 @@ export class DynamoDBSummaryStore
     let writes = 0;
     let lost = 0;
     let reason: string | undefined;
-    for (const chunk of chunksOf(fresh, maxCounters)) {
+    for (const chunk of chunksOf(fresh, maxCounters, seen)) {
       if (chunk.deltas.size === 0) continue;
-      const last = sequenceKey(chunk.last);
       try {
         const failed = await transact(this.client, 'counting the summary', [
           ...counterUpdates(this.tableName, chunk.deltas),
-          this.#watermarkMove(shard, seen, last),
+          this.#watermarkMove(shard, seen, chunk.mark),
         ]);
         if (failed) throw new WatermarkMovedError(`shard ${shard}: watermark moved from ${seen ?? 'none'}`);
       } catch (error) {
         if (!isRefusedForGood(error)) throw error;
         // A run the store refuses for good would stop the shard forever: it is let go, counted
         // as lost so the summary says it is no longer exact, and the watermark moves past it.
-        const first = sequenceKey(chunk.first);
-        const count = fresh.filter(
-          (c) => sequenceKey(c.sequence) >= first && sequenceKey(c.sequence) <= last,
-        ).length;
-        await this.#noteLost(shard, seen, last, count);
-        lost += count;
+        await this.#noteLost(shard, seen, chunk.mark, Math.max(chunk.changes, 1));
+        lost += chunk.changes;
         reason = (error as Error).message;
       }
-      seen = last;
+      seen = chunk.mark;
       writes += 1;
     }
     return {

@@ -30,8 +30,8 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
   if (summary.modules.length > 0) {
     output.line(
       table(
-        ['module', 'version', 'carriers'],
-        summary.modules.map((m) => [m.module, m.version ?? '-', m.carriers]),
+        ['module', 'version', 'carriers', 'applied', 'failed'],
+        summary.modules.map((m) => [m.module, m.version ?? '-', m.carriers, m.applied, m.failed]),
       ),
     );
   }

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { meshLimits } from '../mesh/limits.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 import { waveFields } from '../rollout/requests.ts';
 import { rolloutIdPattern } from '../rollout/service.ts';
@@ -24,6 +25,16 @@ export const reportBody = z.strictObject({
   state: z.enum(reportStates),
   revision: z.number().int().nonnegative(),
   step: z.string().min(1).max(200).optional(),
+  /**
+   * With `applied` and `failed`: the modules of the declaration the host applied or failed to
+   * apply, each with its version (null for none), so the summary counts nodes per module version.
+   */
+  modules: z
+    .record(moduleName, moduleVersion.nullable())
+    .refine((modules) => Object.keys(modules).length <= meshLimits.modulesPerNode, {
+      message: `at most ${meshLimits.modulesPerNode} modules, as a node holds`,
+    })
+    .optional(),
   sentAt: isoTime,
 });
 

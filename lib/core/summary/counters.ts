@@ -13,6 +13,8 @@
  * | `mark`        | `behind`                    | always |
  * | `report`      | `applied#<revision>`        | appliedRevision is a number |
  * | `report`      | `failed#<revision>`         | state is `failed` and revision a number |
+ * | `report`      | `applied-version#<m>#<version>` | each module of appliedModules (the modules the last `applied` report named) |
+ * | `report`      | `failed-version#<m>#<version>`  | state is `failed`: each module of failedModules |
  * | `module#<m>`  | `version#<m>#<version>`     | always; an assignment without a version counts under `-` |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
@@ -48,6 +50,10 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return [
         ...(isRevision(item.appliedRevision) ? [`applied#${item.appliedRevision}`] : []),
         ...(item.state === 'failed' && isRevision(item.revision) ? [`failed#${item.revision}`] : []),
+        ...versionsIn(item.appliedModules).map(([module, version]) => `applied-version#${module}#${version}`),
+        ...(item.state === 'failed'
+          ? versionsIn(item.failedModules).map(([module, version]) => `failed-version#${module}#${version}`)
+          : []),
       ];
     default: {
       if (!sk.startsWith('module#')) return [];
@@ -56,6 +62,15 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return [`version#${module}#${version}`];
     }
   }
+}
+
+/** A report's modules (module to version, null for none), as counter parts: `-` for no version. */
+function versionsIn(modules: unknown): Array<[string, string]> {
+  if (!modules || typeof modules !== 'object') return [];
+  return Object.entries(modules as Record<string, unknown>).map(([module, version]) => [
+    module,
+    typeof version === 'string' ? version : noVersion,
+  ]);
 }
 
 const isRevision = (value: unknown): value is number =>

@@ -11,8 +11,18 @@ export type Change = {
   readonly after: Item | undefined;
 };
 
-/** A run of changes applied together: their summed deltas and the last sequence number among them. */
-export type Chunk = { readonly deltas: Deltas; readonly first: string; readonly last: string };
+/**
+ * A run of changes applied together: their summed deltas, the first and last sequence numbers
+ * among them, and `mark`, the shard's watermark once it is applied.
+ */
+export type Chunk = {
+  readonly deltas: Deltas;
+  readonly first: string;
+  readonly last: string;
+  readonly mark: string;
+  /** How many changes this chunk is the first to apply (a part after the first applies none anew). */
+  readonly changes: number;
+};
 
 /**
  * Sequence numbers are strings of digits of varying length; padded, they compare as strings,
@@ -20,26 +30,45 @@ export type Chunk = { readonly deltas: Deltas; readonly first: string; readonly 
  */
 export const sequenceKey = (sequence: string) => sequence.padStart(48, '0');
 
+/**
+ * The watermark says how far a shard is counted: `<sequenceKey>` when that change and every one
+ * before it are, `<sequenceKey>#<k>` when parts 0 to k of that change are (a change that moves
+ * more counters than one transaction holds, such as a report naming many modules, is applied in
+ * parts, in the order of its counters' names).
+ */
+function watermarkOf(watermark: string): { readonly key: string; readonly part: number | undefined } {
+  const [key = '', part] = watermark.split('#');
+  return { key, part: part === undefined ? undefined : Number(part) };
+}
+
 /** The changes after the shard's watermark (all of them when there is none), in their order. */
 export function changesAfter(changes: readonly Change[], watermark: string | undefined): Change[] {
   if (watermark === undefined) return [...changes];
-  return changes.filter((change) => sequenceKey(change.sequence) > watermark);
+  const { key, part } = watermarkOf(watermark);
+  return changes.filter((change) => {
+    const at = sequenceKey(change.sequence);
+    return at > key || (part !== undefined && at === key);
+  });
 }
 
 /**
  * Changes cut into runs whose summed deltas name at most `maxCounters` counters, each applied in
  * one transaction with the shard's watermark (a transaction holds at most 100 items). A run
  * whose changes move nothing is kept all the same when it is the last, so the watermark moves
- * past it; runs of nothing before a run that moves something are folded into it.
+ * past it; runs of nothing before a run that moves something are folded into it. A change that
+ * alone moves more than `maxCounters` is a run of its own cut in parts, and `watermark` (the
+ * shard's, as read) says which of its parts are applied already.
  */
-export function chunksOf(changes: readonly Change[], maxCounters: number): Chunk[] {
+export function chunksOf(changes: readonly Change[], maxCounters: number, watermark?: string): Chunk[] {
+  const resumed = watermark === undefined ? undefined : watermarkOf(watermark);
   const chunks: Chunk[] = [];
   let run: Deltas[] = [];
   let names = new Set<CounterName>();
   let first: string | undefined;
   let last: string | undefined;
   const close = () => {
-    if (first !== undefined && last !== undefined) chunks.push({ deltas: sumDeltas(run), first, last });
+    if (first !== undefined && last !== undefined)
+      chunks.push({ deltas: sumDeltas(run), first, last, mark: sequenceKey(last), changes: run.length });
     run = [];
     names = new Set();
     first = undefined;
@@ -47,6 +76,21 @@ export function chunksOf(changes: readonly Change[], maxCounters: number): Chunk
   };
   for (const change of changes) {
     const deltas = deltasOf(change.before, change.after);
+    const key = sequenceKey(change.sequence);
+    const fromPart = resumed?.part !== undefined && resumed.key === key ? resumed.part + 1 : 0;
+    if (deltas.size > maxCounters || fromPart > 0) {
+      close();
+      const parts = partsOf(deltas, maxCounters);
+      for (let part = fromPart; part < parts.length; part += 1)
+        chunks.push({
+          deltas: parts[part] as Deltas,
+          first: change.sequence,
+          last: change.sequence,
+          mark: part < parts.length - 1 ? `${key}#${part}` : key,
+          changes: part === fromPart ? 1 : 0,
+        });
+      continue;
+    }
     const grown = new Set([...names, ...deltas.keys()]);
     if (grown.size > maxCounters && run.length > 0) close();
     run.push(deltas);
@@ -56,6 +100,17 @@ export function chunksOf(changes: readonly Change[], maxCounters: number): Chunk
   }
   close();
   return chunks;
+}
+
+/** One change's deltas cut into parts of at most `maxCounters`, the same way every time. */
+function partsOf(deltas: Deltas, maxCounters: number): Deltas[] {
+  const names = [...deltas.keys()].sort();
+  const parts: Deltas[] = [];
+  for (let start = 0; start < names.length; start += maxCounters)
+    parts.push(
+      new Map(names.slice(start, start + maxCounters).map((name) => [name, deltas.get(name) as number])),
+    );
+  return parts;
 }
 
 /** Only a node's partition counts (counters.ts): the event source's filter passes nothing else. */

@@ -13,7 +13,10 @@ export type Summary = {
   readonly behind: number;
   /** Per revision, ascending: how many nodes last applied it, how many last reported it failed. */
   readonly revisions: readonly RevisionCount[];
-  /** Per module and version, by module then version: how many nodes carry it. */
+  /**
+   * Per module and version, by module then version: how many nodes carry it, how many last
+   * applied a declaration with it, and how many last failed one with it.
+   */
   readonly modules: readonly ModuleVersionCount[];
   /**
    * False when a change may be missing from the counters (the aggregator let a batch go, or a
@@ -28,12 +31,29 @@ export type ModuleVersionCount = {
   /** Null for carriers whose assignment names no version. */
   readonly version: string | null;
   readonly carriers: number;
+  readonly applied: number;
+  readonly failed: number;
 };
 
 /** The summary the counters say; counters at zero are left out of the lists. */
 export function summaryOf(counters: Deltas, exact: boolean): Summary {
   const revisions = new Map<number, { applied: number; failed: number }>();
-  const modules: ModuleVersionCount[] = [];
+  const modules = new Map<
+    string,
+    { module: string; version: string | null; carriers: number; applied: number; failed: number }
+  >();
+  const versionOf = (module: string, version: string) => {
+    const key = `${module}#${version}`;
+    const entry = modules.get(key) ?? {
+      module,
+      version: version === noVersion ? null : version,
+      carriers: 0,
+      applied: 0,
+      failed: 0,
+    };
+    modules.set(key, entry);
+    return entry;
+  };
   for (const [name, count] of counters) {
     if (count === 0) continue;
     const [kind, ...rest] = name.split('#');
@@ -42,9 +62,11 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
       const entry = revisions.get(revision) ?? { applied: 0, failed: 0 };
       entry[kind] += count;
       revisions.set(revision, entry);
-    } else if (kind === 'version' && rest.length === 2) {
+    } else if (rest.length === 2) {
       const [module, version] = rest as [string, string];
-      modules.push({ module, version: version === noVersion ? null : version, carriers: count });
+      if (kind === 'version') versionOf(module, version).carriers += count;
+      else if (kind === 'applied-version') versionOf(module, version).applied += count;
+      else if (kind === 'failed-version') versionOf(module, version).failed += count;
     }
   }
   return {
@@ -55,20 +77,30 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
     revisions: [...revisions]
       .sort(([a], [b]) => a - b)
       .map(([revision, counts]) => ({ revision, ...counts })),
-    modules: modules.sort((a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? '')),
+    modules: [...modules.values()].sort(
+      (a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? ''),
+    ),
     exact,
   };
 }
 
+/** A node's report's modules, as `GET /nodes/{node}` shows them (appliedModules, failedModules). */
+export type ReportModules = {
+  readonly applied?: Readonly<Record<string, string | null>>;
+  readonly failed?: Readonly<Record<string, string | null>>;
+};
+
 /**
  * The same summary from today's full reads (`GET /status` and the graph), which read every
  * node: what the counters must agree with. Failed counts need the report's revision, which a
- * node's status does not carry, so `failedRevision` gives it.
+ * node's status does not carry, so `failedRevision` gives it, and the modules a report named,
+ * which `reportModules` gives.
  */
 export function summaryFromFullRead(
   statuses: readonly NodeStatus[],
   graph: readonly MeshNode[],
   failedRevision: (node: string) => number | null,
+  reportModules: (node: string) => ReportModules = () => ({}),
 ): Summary {
   const counters = new Map<CounterName, number>();
   const add = (name: CounterName) => counters.set(name, (counters.get(name) ?? 0) + 1);
@@ -80,6 +112,12 @@ export function summaryFromFullRead(
     if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
     const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
     if (failed !== null) add(`failed#${failed}`);
+    const { applied, failed: failedModules } = reportModules(status.node);
+    for (const [module, version] of Object.entries(applied ?? {}))
+      add(`applied-version#${module}#${version ?? noVersion}`);
+    if (status.reportState === 'failed')
+      for (const [module, version] of Object.entries(failedModules ?? {}))
+        add(`failed-version#${module}#${version ?? noVersion}`);
   }
   for (const node of graph)
     for (const module of node.modules) add(`version#${module.module}#${module.version ?? noVersion}`);

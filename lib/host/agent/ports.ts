@@ -16,6 +16,8 @@ export type HostReport = {
   readonly state: 'applying' | 'applied' | 'failed' | 'heartbeat';
   readonly revision: number;
   readonly step?: string;
+  /** With applied and failed: the declaration's modules and their versions. */
+  readonly modules?: Readonly<Record<string, string | null>>;
   readonly sentAt: string;
 };
 

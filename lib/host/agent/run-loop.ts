@@ -1,6 +1,7 @@
 import { type CodedLine, type Said, say as sayLine } from '../../core/coded-lines.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
 import { type AgentLog, agentLines } from '../lines.ts';
+import { modulesOfDeclaration } from './declared-modules.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError, SequenceAheadRefusedError } from './errors.ts';
 import type {
   AgentState,
@@ -168,6 +169,8 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
         say(agentLines.upToDate, { revision: state.appliedRevision ?? null });
       } else {
         waitingFor = '';
+        const modules = modulesOfDeclaration(fetched.body);
+        const declared = modules ? { modules } : {};
         const opened = await options.opener.open(fetched.body);
         const result = opened.ok
           ? await applyOpened(opened.body, fetched.revision)
@@ -177,7 +180,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
           state = { ...state, appliedEtag: fetched.etag, appliedRevision: fetched.revision };
           await options.state.save(state);
           log(agentLines.applied, { revision: fetched.revision });
-          await report({ state: 'applied', revision: fetched.revision, step: 'apply' });
+          await report({ state: 'applied', revision: fetched.revision, step: 'apply', ...declared });
         } else {
           log(result.step === 'open' ? agentLines.openFailed : agentLines.applyFailed, {
             revision: fetched.revision,
@@ -187,6 +190,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
             state: 'failed',
             revision: fetched.revision,
             step: `${result.step}: ${result.reason}`.slice(0, 200),
+            ...declared,
           });
           // Not marked applied, so it is tried again; not at once, so a broken hook does not spin.
           await sleep(Math.min(maxBackoffMs, options.intervalMs * 5), signal);
