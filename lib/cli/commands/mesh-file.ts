@@ -12,6 +12,7 @@ import type { Output } from '../output.ts';
 import { applyAll } from './mesh-apply.ts';
 import { exportText, planPages } from './mesh-file-pages.ts';
 import { finished, followPush } from './push.ts';
+import { startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 
 /**
  * `mesh export`, `mesh diff -f FILE`, `mesh apply -f FILE` (docs/mesh-file.md). `diff` exits as
@@ -19,13 +20,14 @@ import { finished, followPush } from './push.ts';
  * so its "unexpected" is ExitCode.diffFailed, not the 1 other commands use.
  */
 export type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: boolean };
-export type ApplyOptions = FileOptions & {
-  plan?: boolean;
-  push?: boolean;
-  revision?: string;
-  digest?: string;
-  fromPlan?: string;
-};
+export type ApplyOptions = FileOptions &
+  WaveOptions & {
+    plan?: boolean;
+    push?: boolean;
+    revision?: string;
+    digest?: string;
+    fromPlan?: string;
+  };
 
 /** `mesh diff`'s exits: 0 same, 1 differs, 2.. errors as everywhere else; an unexpected failure is 10. */
 export const diffExit = { same: 0, differs: 1, unexpected: 10 } as const;
@@ -73,8 +75,7 @@ export function registerMeshFileCommands(program: Command): void {
       if (!planned && process.exitCode === ExitCode.failed) process.exitCode = diffExit.unexpected;
     });
 
-  program
-    .command('apply')
+  withWaveOptions(program.command('apply'))
     .description(
       'make the mesh match FILE: add what it lacks; with --prune remove what the file does not hold',
     )
@@ -89,10 +90,18 @@ export function registerMeshFileCommands(program: Command): void {
       'apply a plan saved by --plan --json only if the mesh has not moved; if it has, say what moved',
     )
     .option('--push', 'push the nodes left behind once the apply is done', false)
+    .option('--no-wait', 'with --push --waves: answer the rollout id at once, and let it run')
     .action(
       action(async ({ api, output }, options: ApplyOptions) => {
         if (options.allowMassRemoval && !options.prune) {
           output.say(cliLines.usage, { argument: '--allow-mass-removal', problem: 'goes with --prune' });
+          return ExitCode.usage;
+        }
+        const waved = [options.waves, options.maxFailures, options.waveTimeout].some((o) => o !== undefined);
+        if ((waved || options.pause) && (!options.push || options.waves === undefined || options.plan)) {
+          const problem =
+            'with --max-failures, --wave-timeout and --pause, rolls out the push after the apply: use --push --waves SIZES, without --plan';
+          output.say(cliLines.usage, { argument: '--waves', problem });
           return ExitCode.usage;
         }
         if (options.plan) {
@@ -107,6 +116,8 @@ export function registerMeshFileCommands(program: Command): void {
         output.result(outcome);
         printApplied(output, outcome);
         if (!options.push || outcome.planCounts.behind === 0) return ExitCode.ok;
+        if (options.waves !== undefined)
+          return startRollout(api, output, { behind: true, ...waveBody(options) }, options.wait);
         return pushBehind(api, output);
       }),
     );
