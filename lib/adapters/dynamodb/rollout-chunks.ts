@@ -24,7 +24,7 @@ export const partBytes = 300_000;
 const largestOutcome: NodeOutcome = {
   node: 'n'.repeat(63),
   state: 'timed-out',
-  revision: 9_999_999_999_999_999,
+  revision: Number.MAX_SAFE_INTEGER,
   step: '\u0001'.repeat(200),
   paired: true,
 };
