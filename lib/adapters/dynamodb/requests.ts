@@ -13,6 +13,7 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { mapLimit } from '../../core/map-limit.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 
 /**
@@ -104,6 +105,8 @@ export async function newestItems(
 const keysPerGet = 100;
 const requestsPerWrite = 25;
 const unprocessedRounds = 8;
+/** Batch requests of one read or write in flight at once. */
+const requestsInFlight = 8;
 
 type Key = { readonly pk: string; readonly sk: string };
 const keyText = (key: Record<string, unknown>) => `${key.pk}|${key.sk}`;
@@ -117,22 +120,25 @@ export async function getItems(
 ): Promise<Map<string, Item>> {
   const found = new Map<string, Item>();
   const unique = [...new Map(keys.map((key) => [keyText(key), key])).values()];
-  for (let at = 0; at < unique.length; at += keysPerGet) {
-    let pending: Array<Record<string, unknown>> = unique.slice(at, at + keysPerGet);
+  const batches: Array<Array<Record<string, unknown>>> = [];
+  for (let at = 0; at < unique.length; at += keysPerGet) batches.push(unique.slice(at, at + keysPerGet));
+  await mapLimit(batches, requestsInFlight, async (batch) => {
+    let pending = batch;
     for (let round = 0; pending.length > 0; round += 1) {
       if (round === unprocessedRounds)
         throw new StoreUnavailableError(`reading ${pending.length} items of ${what}`, {
           cause: new Error('left unprocessed'),
         });
+      const asked = pending;
       const answer = await askStore(what, () =>
         client.send(
-          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: pending, ConsistentRead: true } } }),
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: asked, ConsistentRead: true } } }),
         ),
       );
       for (const item of answer.Responses?.[tableName] ?? []) found.set(keyText(item), item);
       pending = answer.UnprocessedKeys?.[tableName]?.Keys ?? [];
     }
-  }
+  });
   return found;
 }
 
@@ -147,19 +153,23 @@ export async function writeItems(
     ...(writes.puts ?? []).map((Item) => ({ PutRequest: { Item } })),
     ...(writes.deletes ?? []).map((Key) => ({ DeleteRequest: { Key } })),
   ];
-  for (let at = 0; at < requests.length; at += requestsPerWrite) {
-    let pending: Array<Record<string, unknown>> = requests.slice(at, at + requestsPerWrite);
+  const batches: Array<Array<Record<string, unknown>>> = [];
+  for (let at = 0; at < requests.length; at += requestsPerWrite)
+    batches.push(requests.slice(at, at + requestsPerWrite));
+  await mapLimit(batches, requestsInFlight, async (batch) => {
+    let pending = batch;
     for (let round = 0; pending.length > 0; round += 1) {
       if (round === unprocessedRounds)
         throw new StoreUnavailableError(`writing ${pending.length} items of ${what}`, {
           cause: new Error('left unprocessed'),
         });
+      const asked = pending;
       const answer = await askStore(what, () =>
-        client.send(new BatchWriteCommand({ RequestItems: { [tableName]: pending } })),
+        client.send(new BatchWriteCommand({ RequestItems: { [tableName]: asked } })),
       );
       pending = answer.UnprocessedItems?.[tableName] ?? [];
     }
-  }
+  });
 }
 
 /** Adds `ALL_OLD` to each item of a transaction, so a failed condition says what it found. */
