@@ -106,7 +106,7 @@ const keysPerGet = 100;
 const requestsPerWrite = 25;
 const unprocessedRounds = 8;
 /** Batch requests of one read or write in flight at once. */
-const requestsInFlight = 8;
+const requestsInFlight = 4;
 
 type Key = { readonly pk: string; readonly sk: string };
 const keyText = (key: Record<string, unknown>) => `${key.pk}|${key.sk}`;

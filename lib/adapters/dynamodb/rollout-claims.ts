@@ -29,7 +29,7 @@ const claimedByStale = '#rollout = :stale';
 /** Longer than any start takes (a request's time): a claim older, of no recorded rollout, was a start that died. */
 export const unrecordedStaleMs = 10 * 60_000;
 /** Transactions of claims in flight at once. */
-const claimsInFlight = 8;
+const claimsInFlight = 4;
 
 const what = 'the inventory table';
 
