@@ -184,7 +184,7 @@ export async function run(): Promise<BenchTable[]> {
       columns: ['nodes', 'way', 'start', 'first page (its size)', 'every page', 'step: send wave 1'],
       rows,
       notes: [
-        `a part holds at most ${nodesPerPart} nodes; a start claims each node, 100 to a transaction, 4 transactions in flight`,
+        `a part holds at most ${nodesPerPart} nodes; a start claims each node, 50 to a transaction, 4 transactions in flight`,
         'the one-item way is the record as it was kept before parts: its read answered the record whole',
         'node names of 21 letters; DynamoDB Local in memory, on the shared machine (load in the note)',
       ],

@@ -2,7 +2,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mapLimit } from '../../core/map-limit.ts';
 import { RolloutOverlapError } from '../../core/rollout/errors.ts';
 import { holdsNodes, type RolloutState } from '../../core/rollout/record.ts';
-import { getItems, itemAbsent, type TransactItem, transact, transactionLimit } from './requests.ts';
+import { StoreUnavailableError } from '../../core/unavailable.ts';
+import { getItems, itemAbsent, type TransactItem, transact } from './requests.ts';
 
 /**
  * Which rollout holds each node, in the inventory table:
@@ -12,8 +13,8 @@ import { getItems, itemAbsent, type TransactItem, transact, transactionLimit } f
  * | `rollout-claim#<node>`   | `claim` | rollout (its id), wave (its index when cut), claimedAt |
  *
  * A partition of its own per node, not the node's `node#` partition, so `mesh status` and a
- * node's removal never meet it. A start claims each of its own nodes (100 to a transaction,
- * `claimable = unclaimed OR claimedByThis OR claimedByStale`), all before its header is written;
+ * node's removal never meet it. A start claims each of its own nodes (in transactions,
+ * `claimable = unclaimed OR claimedByThis OR claimedByStale`; 50 to a transaction), all before its header is written;
  * a batch whose condition fails lets go of what the start claimed and refuses it, naming the
  * rollout that holds the nodes: so of two starts over the same nodes at most one is recorded.
  * A rollout that ends (done, aborted) lets its claims go (`claimedByThis`); a claim left by a
@@ -30,11 +31,29 @@ const claimedByStale = '#rollout = :stale';
 export const unrecordedStaleMs = 10 * 60_000;
 /** Transactions of claims in flight at once. */
 const claimsInFlight = 4;
+/**
+ * Claims a transaction: DynamoDB takes 100, but DynamoDB Local on a busy machine takes over the
+ * client's 3 s for a transaction of 100 while others wait on it; 50 keeps each one short.
+ */
+const claimsPerTransaction = 50;
+/** A transaction of claims that timed out is asked again: a claim put twice by the same start holds (`claimedByThis`). */
+const claimTries = 3;
 
 const what = 'the inventory table';
 
 type Claim = { readonly rollout: string; readonly wave: number; readonly claimedAt: string };
 type HolderState = (id: string) => Promise<RolloutState | undefined>;
+
+/** The same transaction asked again while the store answers "not now". */
+async function again<T>(ask: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || tries === claimTries) throw error;
+    }
+  }
+}
 
 export class RolloutClaims {
   readonly #client: DynamoDBDocumentClient;
@@ -66,8 +85,8 @@ export class RolloutClaims {
     const stale = await this.#staleOrRefuse(id, [...nodes.keys()], stateOf);
     const batches: string[][] = [];
     const names = [...nodes.keys()].sort();
-    for (let at = 0; at < names.length; at += transactionLimit)
-      batches.push(names.slice(at, at + transactionLimit));
+    for (let at = 0; at < names.length; at += claimsPerTransaction)
+      batches.push(names.slice(at, at + claimsPerTransaction));
     const claimedAt = this.#now();
     const taken: string[][] = [];
     let lost: string | undefined;
@@ -85,7 +104,7 @@ export class RolloutClaims {
           },
         };
       });
-      const failed = await transact(this.#client, what, items);
+      const failed = await again(() => transact(this.#client, what, items));
       if (!failed) {
         taken.push(batch);
         return;
@@ -103,23 +122,26 @@ export class RolloutClaims {
   /** Lets go of the claims of rollout `id` on these nodes; a claim another rollout holds now is left. */
   async release(id: string, nodes: readonly string[]): Promise<void> {
     const batches: string[][] = [];
-    for (let at = 0; at < nodes.length; at += transactionLimit)
-      batches.push(nodes.slice(at, at + transactionLimit));
+    for (let at = 0; at < nodes.length; at += claimsPerTransaction)
+      batches.push(nodes.slice(at, at + claimsPerTransaction));
     await mapLimit(batches, claimsInFlight, async (first) => {
       let batch = first;
       while (batch.length > 0) {
-        const failed = await transact(
-          this.#client,
-          what,
-          batch.map((node) => ({
-            Delete: {
-              TableName: this.#tableName,
-              Key: claimKey(node),
-              ConditionExpression: `attribute_not_exists(pk) OR ${claimedByThis}`,
-              ExpressionAttributeNames: { '#rollout': 'rollout' },
-              ExpressionAttributeValues: { ':mine': id },
-            },
-          })),
+        const asked = batch;
+        const failed = await again(() =>
+          transact(
+            this.#client,
+            what,
+            asked.map((node) => ({
+              Delete: {
+                TableName: this.#tableName,
+                Key: claimKey(node),
+                ConditionExpression: `attribute_not_exists(pk) OR ${claimedByThis}`,
+                ExpressionAttributeNames: { '#rollout': 'rollout' },
+                ExpressionAttributeValues: { ':mine': id },
+              },
+            })),
+          ),
         );
         if (!failed) return;
         batch = batch.filter((_, index) => !failed[index]);
