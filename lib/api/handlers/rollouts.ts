@@ -63,6 +63,8 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
       options,
     });
     await deps.rolloutDriver.started(record);
+    // a start asked twice finds the record kept, read without its nodes: its page is read as GET reads it
+    if (record.waves.some((w) => !w.nodes)) return json(201, await firstPage(deps.rollouts, record.id));
     const { page, next } = rolloutPage(record, runsOf(record, 0), 0, sizeOf(record), pageBytes);
     return json(201, { ...page, ...nextOf(record.id, String(record.current), undefined, next) });
   });
