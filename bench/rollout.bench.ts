@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mapLimit } from '../lib/core/map-limit.ts';
-import type { RolloutRecord } from '../lib/core/rollout/record.ts';
+import type { RolloutAnswer as RolloutRecord } from '../lib/core/rollout/pages.ts';
 import type { SignalChannel } from '../lib/core/signal/channel.ts';
 import { generateNodeKeys, type NodeKeys } from '../lib/host/keys.ts';
 import { runtimeLines } from '../lib/runtime/lines.ts';

@@ -2,18 +2,18 @@ import * as z from 'zod';
 import { Problem } from './problem.ts';
 
 /**
- * The cursor of a paged document (`GET /mesh/export`, `POST /mesh/plan`; docs/http-api.md,
+ * The cursor of a paged document (`GET /mesh/export`, `POST /mesh/plan`, `GET /rollouts/{id}`; docs/http-api.md,
  * "Pages and filters"): where the next page starts in the whole answer, and what the whole
  * answer was (its route, the mesh revision, the export's format or the plan's digest), so a page
  * is never cut from another answer. Opaque to callers, as the views' cursors are.
  */
 const cursorSchema = z.strictObject({
   v: z.literal(1),
-  of: z.enum(['export', 'plan']),
+  of: z.enum(['export', 'plan', 'rollout']),
   revision: z.string().min(1).max(64),
   /** The export's format, or the plan's digest. */
   what: z.string().min(1).max(64),
-  at: z.number().int().min(1),
+  at: z.number().int().min(0),
 });
 export type AnswerCursor = z.infer<typeof cursorSchema>;
 

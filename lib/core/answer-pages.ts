@@ -66,7 +66,10 @@ export function withList<T extends object>(doc: T, path: ListPath, list: readonl
   const [key, ...rest] = path;
   if (key === undefined) return doc;
   const inner = (doc as Record<string, object>)[key] as object;
-  return { ...doc, [key]: rest.length === 0 ? list : withList(inner, rest, list) };
+  const value = rest.length === 0 ? list : withList(inner, rest, list);
+  // a list of documents each with its own list (a rollout's waves) stays a list
+  if (Array.isArray(doc)) return Object.assign([...doc], { [key]: value }) as T;
+  return { ...doc, [key]: value };
 }
 
 /**

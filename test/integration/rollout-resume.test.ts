@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import type { RolloutRecord } from '../../lib/core/rollout/record.ts';
+import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 
 /**

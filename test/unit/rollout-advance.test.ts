@@ -44,7 +44,7 @@ function sendWave(record: RolloutRecord, at = t0): RolloutRecord {
 }
 
 const reports = (record: RolloutRecord, facts: (node: string) => NodeFacts): Facts =>
-  new Map(record.waves.flatMap((w) => w.nodes).map((n) => [n.node, facts(n.node)]));
+  new Map(record.waves.flatMap((w) => w.nodes ?? []).map((n) => [n.node, facts(n.node)]));
 const applied: NodeFacts = { report: { revision: 2, state: 'applied' }, online: true };
 
 describe('parseWaves', () => {
@@ -133,9 +133,9 @@ describe('advance', () => {
     const facts = reports(record, (node) => (node === 'n0000' ? applied : { online: false }));
     const before = advance(record, facts, later(30));
     expect(before.decision.kind).toBe('wait');
-    expect(before.record.waves[0]?.nodes[1]).toMatchObject({ node: 'n0001', state: 'offline' });
+    expect(before.record.waves[0]?.nodes?.[1]).toMatchObject({ node: 'n0001', state: 'offline' });
     const after = advance(before.record, facts, later(61));
-    expect(after.record.waves[0]?.nodes[1]).toMatchObject({ state: 'timed-out', step: 'offline' });
+    expect(after.record.waves[0]?.nodes?.[1]).toMatchObject({ state: 'timed-out', step: 'offline' });
     expect(after.decision.kind).toBe('send');
     const none = advance(record, new Map(), later(61));
     expect(none.decision.kind).toBe('halted');
@@ -186,7 +186,7 @@ describe('advance', () => {
       { node: 'n0003', state: 'waiting', revision: 5 },
       { node: 'other', state: 'waiting', revision: 1, paired: true },
     ]);
-    expect(sent.waves[1]?.nodes.map((n) => n.node)).toEqual(['n0001', 'n0002']);
+    expect(sent.waves[1]?.nodes?.map((n) => n.node)).toEqual(['n0001', 'n0002']);
   });
 
   it('is idempotent: the same facts twice decide the same', () => {

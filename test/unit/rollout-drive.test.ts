@@ -16,6 +16,15 @@ const away: RolloutStore = {
   read: async () => {
     throw new StoreUnavailableError('the inventory table');
   },
+  withNodes: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
+  nodesFrom: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
+  held: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
   list: async () => {
     throw new StoreUnavailableError('the inventory table');
   },

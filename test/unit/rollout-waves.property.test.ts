@@ -137,7 +137,10 @@ describe('waves never split a relation (property)', () => {
               ...record,
               waves: record.waves.map((w) => ({
                 ...w,
-                nodes: w.nodes.map((n) => ({ ...n, state: n.state === 'pending' ? n.state : 'applied' })),
+                nodes: (w.nodes ?? []).map((n) => ({
+                  ...n,
+                  state: n.state === 'pending' ? n.state : 'applied',
+                })),
               })),
             };
             record = {

@@ -4,6 +4,8 @@ import {
   TransactionCanceledException,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  BatchWriteCommand,
   DynamoDBDocumentClient,
   paginateQuery,
   paginateScan,
@@ -14,7 +16,8 @@ import {
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { askStore } from '../../core/unavailable.ts';
+import { mapLimit } from '../../core/map-limit.ts';
+import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 
 /**
  * The one way Mesh talks to DynamoDB. Every store is a class built from `{ client, tableName }`
@@ -107,6 +110,77 @@ export async function newestItems(
     ),
   );
   return Items ?? [];
+}
+
+/** BatchGetItem takes 100 keys, BatchWriteItem 25 requests; what the store leaves unprocessed is asked again this many times. */
+const keysPerGet = 100;
+const requestsPerWrite = 25;
+const unprocessedRounds = 8;
+/** Batch requests of one read or write in flight at once. */
+const requestsInFlight = 4;
+
+type Key = { readonly pk: string; readonly sk: string };
+const keyText = (key: Record<string, unknown>) => `${key.pk}|${key.sk}`;
+
+/** Items by key (`pk|sk`), read strongly, 100 keys a request; a key that is absent is not in the map. */
+export async function getItems(
+  client: DynamoDBDocumentClient,
+  what: string,
+  tableName: string,
+  keys: readonly Key[],
+): Promise<Map<string, Item>> {
+  const found = new Map<string, Item>();
+  const unique = [...new Map(keys.map((key) => [keyText(key), key])).values()];
+  const batches: Array<Array<Record<string, unknown>>> = [];
+  for (let at = 0; at < unique.length; at += keysPerGet) batches.push(unique.slice(at, at + keysPerGet));
+  await mapLimit(batches, requestsInFlight, async (batch) => {
+    let pending = batch;
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round === unprocessedRounds)
+        throw new StoreUnavailableError(`reading ${pending.length} items of ${what}`, {
+          cause: new Error('left unprocessed'),
+        });
+      const asked = pending;
+      const answer = await askStore(what, () =>
+        client.send(
+          new BatchGetCommand({ RequestItems: { [tableName]: { Keys: asked, ConsistentRead: true } } }),
+        ),
+      );
+      for (const item of answer.Responses?.[tableName] ?? []) found.set(keyText(item), item);
+      pending = answer.UnprocessedKeys?.[tableName]?.Keys ?? [];
+    }
+  });
+  return found;
+}
+
+/** Unconditional puts and deletes, 25 a request; for items no condition guards (written before what names them). */
+export async function writeItems(
+  client: DynamoDBDocumentClient,
+  what: string,
+  tableName: string,
+  writes: { readonly puts?: readonly Item[]; readonly deletes?: readonly Key[] },
+): Promise<void> {
+  const requests = [
+    ...(writes.puts ?? []).map((Item) => ({ PutRequest: { Item } })),
+    ...(writes.deletes ?? []).map((Key) => ({ DeleteRequest: { Key } })),
+  ];
+  const batches: Array<Array<Record<string, unknown>>> = [];
+  for (let at = 0; at < requests.length; at += requestsPerWrite)
+    batches.push(requests.slice(at, at + requestsPerWrite));
+  await mapLimit(batches, requestsInFlight, async (batch) => {
+    let pending = batch;
+    for (let round = 0; pending.length > 0; round += 1) {
+      if (round === unprocessedRounds)
+        throw new StoreUnavailableError(`writing ${pending.length} items of ${what}`, {
+          cause: new Error('left unprocessed'),
+        });
+      const asked = pending;
+      const answer = await askStore(what, () =>
+        client.send(new BatchWriteCommand({ RequestItems: { [tableName]: asked } })),
+      );
+      pending = answer.UnprocessedItems?.[tableName] ?? [];
+    }
+  });
 }
 
 /** Adds `ALL_OLD` to each item of a transaction, so a failed condition says what it found. */

@@ -1,25 +1,39 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { RolloutRaceError, RolloutTooLargeError } from '../../core/rollout/errors.ts';
+import { RolloutRaceError } from '../../core/rollout/errors.ts';
 import type { RolloutPage, RolloutStore } from '../../core/rollout/ports.ts';
-import type { RolloutRecord } from '../../core/rollout/record.ts';
+import { type RolloutRecord, tallyOf, type Wave } from '../../core/rollout/record.ts';
 import { summaryOf } from '../../core/rollout/service.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
+import {
+  type Item,
+  itemAbsent,
+  queryAll,
+  TableStore,
+  type TableStoreOptions,
+  type TransactItem,
+  transact,
+} from './requests.ts';
+import { keptOf, partsOf, RolloutParts } from './rollout-chunks.ts';
+import { RolloutClaims } from './rollout-claims.ts';
 
 /**
  * Rollouts (lib/core/rollout/record.ts) in the inventory table:
  *
  * | pk                 | sk             | attributes |
  * |--------------------|----------------|------------|
- * | `rollouts`         | `<rollout id>` | state, version (N), createdAt, updatedAt, body: the record as gzipped JSON (B) |
+ * | `rollouts`         | `<rollout id>` | state, version (N), createdAt, updatedAt, body: the header as gzipped JSON (B) |
  * | `rollouts#running` | `<rollout id>` | present exactly while the rollout is running |
+ * | `rollout#<id>`     | `nodes#…`      | a part of a wave's nodes (rollout-chunks.ts) |
+ * | `rollout-claim#<node>` | `claim`    | the rollout holding the node (rollout-claims.ts) |
  *
- * Every write is one transaction: the record, put only if its version is still the one read
- * (`unchanged`, or `unrecorded` for a new one), and the running item put or deleted with it, so
- * a driver finds every running rollout with one Query of a small partition, never a scan. The
- * body is gzipped: a wave's outcomes compress well, and one item holds 400 KB. Reads are strong:
- * a step reads what the step before it wrote.
+ * The header is the record without its nodes: origin, options, state, each wave's tally (size,
+ * counts by state, first failures) and the parts that hold its nodes; a few KB at 50,000 nodes.
+ * A write puts the parts of the waves it changed first, then the header and the running item in
+ * one transaction: the header only if its version is still the one read (`unchanged`, or
+ * `unrecorded` for a new one), the running item put or deleted with it, so a driver finds every
+ * running rollout with one Query of a small partition, never a scan. Reads are strong: a step
+ * reads what the step before it wrote.
  */
 export const rolloutsPartition = 'rollouts';
 const runningPartition = 'rollouts#running';
@@ -28,35 +42,58 @@ const runningKey = (id: string) => ({ pk: runningPartition, sk: id });
 
 const unrecorded = itemAbsent;
 const unchanged = '#version = :read';
-/** Under DynamoDB's 400 KB an item, with room for the key and the plain attributes. */
-const maxBodyBytes = 380_000;
 
 const store = 'the inventory table';
 
 export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
+  readonly #parts: RolloutParts;
+  readonly #claims: RolloutClaims;
+
+  constructor(options: TableStoreOptions) {
+    super(options);
+    this.#parts = new RolloutParts(this.client, this.tableName);
+    this.#claims = new RolloutClaims(this.client, this.tableName, this.now);
+  }
+
   async create(record: RolloutRecord): Promise<boolean> {
-    const failed = await this.#write(record, { ConditionExpression: unrecorded });
-    return failed === undefined;
+    if (await this.#header(record.id)) return false;
+    const own = new Map<string, number>();
+    record.waves.forEach((w, index) => {
+      for (const n of w.nodes ?? []) if (!n.paired) own.set(n.node, index);
+    });
+    const stateOf = async (holder: string) => (await this.read(holder))?.state;
+    await this.#claims.claim(record.id, own, stateOf);
+    try {
+      const { failed } = await this.#write(record, { ConditionExpression: unrecorded });
+      return failed === undefined;
+    } catch (error) {
+      // the header may not be written: a start that fails holds nothing (asked again, it claims again)
+      await this.#claims.release(record.id, [...own.keys()]).catch(() => undefined);
+      throw error;
+    }
   }
 
   async write(record: RolloutRecord): Promise<RolloutRecord> {
     const next = { ...record, version: record.version + 1 };
-    const failed = await this.#write(next, {
+    const { failed, waves } = await this.#write(next, {
       ConditionExpression: unchanged,
       ExpressionAttributeNames: { '#version': 'version' },
       ExpressionAttributeValues: { ':read': record.version },
     });
     if (failed) throw new RolloutRaceError(record.id);
-    return next;
+    const written = { ...next, waves };
+    if (next.state === 'done' || next.state === 'aborted') await this.#letGo(written);
+    return written;
   }
 
-  /** The record and its running item in one transaction; the failed condition's item, if one failed. */
+  /**
+   * The changed parts, then the header and its running item in one transaction (built as a list,
+   * so a start's write may carry more); the failed condition's item, if one failed. Parts the
+   * header no longer names are deleted once it holds, the new ones if it did not.
+   */
   async #write(record: RolloutRecord, condition: Record<string, unknown>) {
-    const body = gzipSync(JSON.stringify(record));
-    if (body.length > maxBodyBytes)
-      throw new RolloutTooLargeError(
-        `rollout ${record.id}: its record is ${body.length} bytes gzipped, over ${maxBodyBytes}`,
-      );
+    const { waves, puts, replaced } = partsOf(record);
+    await this.#parts.put(puts);
     const items: TransactItem[] = [
       {
         Put: {
@@ -67,7 +104,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
             version: record.version,
             createdAt: record.createdAt,
             updatedAt: record.updatedAt,
-            body,
+            body: gzipSync(JSON.stringify({ ...record, waves: waves.map(headerWave) })),
           },
           ...condition,
         },
@@ -82,16 +119,52 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
         : { Delete: { TableName: this.tableName, Key: runningKey(record.id) } },
     ];
     const failed = await transact(this.client, store, items);
-    return failed?.[0];
+    const unnamed = failed ? puts.map((p) => String(p.sk)) : replaced;
+    // what no header names is never read: a delete that fails leaves an item, never a wrong read
+    await this.#parts.remove(record.id, unnamed).catch(() => undefined);
+    return { failed: failed?.[0], waves };
+  }
+
+  /** An ended rollout's own nodes are no longer held: its claims go (read once, at the end). */
+  async #letGo(record: RolloutRecord): Promise<void> {
+    const whole = await this.#parts.withNodes(
+      record,
+      record.waves.map((_, index) => index),
+    );
+    const own = whole.waves.flatMap((w) => (w.nodes ?? []).filter((n) => !n.paired).map((n) => n.node));
+    await this.#claims.release(record.id, own);
   }
 
   async read(id: string): Promise<RolloutRecord | undefined> {
+    const item = await this.#header(id);
+    return item ? recordFrom(item) : undefined;
+  }
+
+  async #header(id: string): Promise<Item | undefined> {
     const { Item } = await askStore(store, () =>
       this.client.send(
         new GetCommand({ TableName: this.tableName, Key: rolloutKey(id), ConsistentRead: true }),
       ),
     );
-    return Item ? recordFrom(Item) : undefined;
+    return Item;
+  }
+
+  withNodes(record: RolloutRecord, waves: readonly number[]): Promise<RolloutRecord> {
+    return this.#parts.withNodes(record, waves);
+  }
+
+  nodesFrom(record: RolloutRecord, at: number, bytes: number) {
+    return this.#parts.from(record, at, bytes);
+  }
+
+  /** From the claims: the wave each node was cut into, as the record's waves are indexed now (-1: an emptied wave, earlier). */
+  async held(record: RolloutRecord, nodes: readonly string[]): Promise<ReadonlyMap<string, number>> {
+    const claims = await this.#claims.of(nodes);
+    const now = new Map(record.waves.map((w, index) => [keptOf(w).cut, index]));
+    const held = new Map<string, number>();
+    for (const [node, claim] of claims)
+      if (claim.rollout === record.id) held.set(node, now.get(claim.wave) ?? -1);
+    return held;
   }
 
   async list(page: { readonly limit: number; readonly cursor?: string | undefined }): Promise<RolloutPage> {
@@ -122,6 +195,12 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     });
     return items.map((item) => String(item.sk));
   }
+}
+
+/** A wave as the header keeps it: its tally and its parts, not its nodes. */
+function headerWave(wave: Wave): Wave {
+  const { nodes: _nodes, ...rest } = wave;
+  return { ...rest, tally: tallyOf(wave) };
 }
 
 function recordFrom(item: Item): RolloutRecord {

@@ -3,11 +3,16 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import type { Log } from '../../core/ports.ts';
 import { advanceForFlow } from '../../core/rollout/drive.ts';
+import { rolloutPage, runsOf } from '../../core/rollout/pages.ts';
 import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
+import { maxRolloutNodes, sizeOf } from '../../core/rollout/record.ts';
 import { optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
-import { type Rollouts, rolloutIdPattern, summaryOf } from '../../core/rollout/service.ts';
+import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
+import { pageBytes } from '../../core/view-pages.ts';
+import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
 import { rolloutProblem } from '../problems/rollout.ts';
 
 /**
@@ -33,7 +38,21 @@ export const pageQuery = z.strictObject({
   cursor: z.string().regex(rolloutIdPattern).optional(),
 });
 
-/** POST /rollouts: records the rollout and tells the driver; 201 with the record. */
+/**
+ * A rollout's answer: its first page (header, every wave's counts, the nodes that fit 1 MB) and
+ * `next` when there are more; the whole record for all but the largest rollouts.
+ */
+async function firstPage(rollouts: Rollouts, id: string) {
+  const { page, next, layout } = await rollouts.page(id, {}, pageBytes);
+  return { ...page, ...nextOf(id, layout, undefined, next) };
+}
+
+const nextOf = (id: string, layout: string, wave: number | undefined, next: number | null) =>
+  next === null
+    ? {}
+    : { next: answerCursorOf({ of: 'rollout', revision: layout, what: `${id}/${wave ?? 'all'}`, at: next }) };
+
+/** POST /rollouts: records the rollout and tells the driver; 201 with its first page. */
 export const rolloutStartHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const request = parseBody(event, rolloutRequest);
@@ -44,7 +63,10 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
       options,
     });
     await deps.rolloutDriver.started(record);
-    return json(201, record);
+    // a start asked twice finds the record kept, read without its nodes: its page is read as GET reads it
+    if (record.waves.some((w) => !w.nodes)) return json(201, await firstPage(deps.rollouts, record.id));
+    const { page, next } = rolloutPage(record, runsOf(record, 0), 0, sizeOf(record), pageBytes);
+    return json(201, { ...page, ...nextOf(record.id, String(record.current), undefined, next) });
   });
 
 /** GET /rollouts?limit=N&cursor=ID: newest first, without their nodes. */
@@ -54,12 +76,31 @@ export const rolloutListHandler = (deps: RolloutReadDeps) =>
     return json(200, await deps.rolloutStore.list(query));
   });
 
-/** GET /rollouts/{id}: the whole record, every wave and node. */
+export const showQuery = z.strictObject({
+  wave: z.coerce.number().int().min(0).max(100).optional(),
+  cursor: z.string().max(maxCursorChars).optional(),
+  limit: z.coerce.number().int().min(1).max(maxRolloutNodes).optional(),
+});
+
+/**
+ * GET /rollouts/{id}[?wave=K][&cursor=C][&limit=N]: a page of the record: its header and every
+ * wave's size and counts, and the nodes (of every wave in order, or of wave K) from the cursor's
+ * place while the page stays under 1 MB; `next` when there are more. A cursor given before a
+ * wave was sent: 409 rollout_moved (a send moves nodes between waves).
+ */
 export const rolloutShowHandler = (deps: { readonly rollouts: Rollouts } & Deps) =>
   edge(deps, async (event) => {
     const { id } = validate(idPath, event.pathParameters, 'path');
-    const record = await deps.rollouts.read(id);
-    return json(200, { ...record, summary: summaryOf(record) });
+    const { wave, cursor, limit } = validate(showQuery, event.queryStringParameters ?? {}, 'query');
+    const at = cursor === undefined ? undefined : answerCursorAt(cursor, 'rollout');
+    if (at && at.what !== `${id}/${wave ?? 'all'}`)
+      throw new Problem(400, 'bad_cursor', 'the cursor is not one this API gave: start again without it');
+    const { page, next, layout, summary } = await deps.rollouts.page(
+      id,
+      { wave, at: at?.at, layout: at?.revision, limit },
+      pageBytes,
+    );
+    return json(200, { ...page, summary, ...nextOf(id, layout, wave, next) });
   });
 
 /** POST /rollouts/{id}/resume: a paused or halted rollout goes on. */
@@ -68,14 +109,15 @@ export const rolloutResumeHandler = (deps: RolloutDeps) =>
     const { id } = validate(idPath, event.pathParameters, 'path');
     const record = await deps.rollouts.resume(id);
     await deps.rolloutDriver.started(record);
-    return json(200, record);
+    return json(200, await firstPage(deps.rollouts, id));
   });
 
 /** POST /rollouts/{id}/abort: nothing more is sent. */
 export const rolloutAbortHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const { id } = validate(idPath, event.pathParameters, 'path');
-    return json(200, await deps.rollouts.abort(id));
+    await deps.rollouts.abort(id);
+    return json(200, await firstPage(deps.rollouts, id));
   });
 
 /** rollout-advance: the rollout flow's Task, one rollout stepped until it waits (lib/core/rollout/drive.ts). */

@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
-import type { RolloutPage } from '../../core/rollout/ports.ts';
-import { notSent, type RolloutRecord } from '../../core/rollout/record.ts';
-import { describeOrigin, rolloutIdPattern, summaryOf } from '../../core/rollout/service.ts';
+import { joinListPages } from '../../core/answer-pages.ts';
+import type { RolloutAnswer } from '../../core/rollout/pages.ts';
+import type { RolloutPage, RolloutSummary } from '../../core/rollout/ports.ts';
+import { describeOrigin, rolloutIdPattern } from '../../core/rollout/service.ts';
 import { type ApiClient, ApiProblemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
@@ -51,11 +52,45 @@ export async function startRollout(
   body: object,
   wait: boolean,
 ): Promise<ExitCode> {
-  const record = await api.call<RolloutRecord>('POST', '/rollouts', body);
+  const record = await api.call<RolloutAnswer>('POST', '/rollouts', body);
   return wait ? followRollout(api, output, record.id) : answerId(output, record);
 }
 
-function answerId(output: Output, record: RolloutRecord): ExitCode {
+/** A page of a rollout as `GET /rollouts/{id}` answers it. */
+type ShownPage = RolloutAnswer & { readonly summary: RolloutSummary; readonly next?: string };
+
+const nodesOf = (record: RolloutAnswer) => record.waves.reduce((sum, w) => sum + w.size, 0);
+const notSentOf = (record: RolloutAnswer) =>
+  record.waves.slice(record.current + 1).reduce((sum, w) => sum + w.size, 0);
+/** How many times a read of every page starts again when a wave was sent meanwhile. */
+const pagingTries = 5;
+
+/** Every page of the rollout, joined: the record whole, as the API answered it before pages. */
+export async function readWhole(api: ApiClient, id: string): Promise<ShownPage> {
+  for (let tries = 1; ; tries += 1) {
+    try {
+      const pages: ShownPage[] = [];
+      let cursor: string | undefined;
+      do {
+        const page: ShownPage = await api.call<ShownPage>(
+          'GET',
+          `/rollouts/${id}${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
+        pages.push(page);
+        cursor = page.next;
+      } while (cursor);
+      const [first] = pages;
+      const paths = (first?.waves ?? []).map((_, index) => ['waves', String(index), 'nodes']);
+      const { next: _next, ...whole } = joinListPages(pages, paths);
+      return whole;
+    } catch (error) {
+      if (!(error instanceof ApiProblemError && error.code === 'rollout_moved') || tries === pagingTries)
+        throw error;
+    }
+  }
+}
+
+function answerId(output: Output, record: RolloutAnswer): ExitCode {
   output.result(record);
   output.line(`rollout ${record.id} started; mesh rollout show ${record.id} says how far it came`);
   return ExitCode.ok;
@@ -69,22 +104,26 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
   const since = Date.now();
   let said = '';
   let started = false;
+  let wave: number | undefined;
   for (;;) {
-    const record = await readOrWait(api, id, since);
+    let record = await readOrWait(api, id, since, wave);
+    // the wave in flight, read on its own page: its nodes' names start the line
+    if (record && record.current >= 0 && record.current !== wave) {
+      wave = record.current;
+      record = await readOrWait(api, id, since, wave);
+    }
     if (record && !started) {
       started = true;
-      const nodes = record.waves.reduce((sum, w) => sum + w.nodes.length, 0);
       output.say(cliLines.rolloutStarted, {
         rollout: id,
         what: describeOrigin(record.origin),
         waves: record.waves.length,
-        nodes,
+        nodes: nodesOf(record),
       });
     }
-    if (record && record.current >= 0) {
-      const wave = record.waves[record.current];
-      const counts: Record<string, number> = {};
-      for (const n of wave?.nodes ?? []) counts[n.state] = (counts[n.state] ?? 0) + 1;
+    if (record && record.current >= 0 && record.current === wave) {
+      const current = record.waves[record.current];
+      const counts = { ...(current?.counts ?? {}) };
       const line = JSON.stringify([record.current, counts]);
       if (line !== said) {
         said = line;
@@ -92,20 +131,28 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
           rollout: id,
           wave: record.current + 1,
           of: record.waves.length,
-          nodes: (wave?.nodes ?? []).map((n) => n.node),
+          nodes: (current?.nodes ?? []).map((n) => n.node),
           counts,
-          remaining: notSent(record).length,
+          remaining: notSentOf(record),
         });
       }
     }
-    if (record && record.state !== 'running') return ended(output, record);
+    if (record && record.state !== 'running') return ended(output, await readWhole(api, id));
     await new Promise((resolve) => setTimeout(resolve, followMs));
   }
 }
 
-async function readOrWait(api: ApiClient, id: string, since: number): Promise<RolloutRecord | undefined> {
+async function readOrWait(
+  api: ApiClient,
+  id: string,
+  since: number,
+  wave: number | undefined,
+): Promise<RolloutAnswer | undefined> {
   try {
-    return await api.call<RolloutRecord>('GET', `/rollouts/${id}`);
+    return await api.call<RolloutAnswer>(
+      'GET',
+      `/rollouts/${id}${wave === undefined ? '' : `?wave=${wave}`}`,
+    );
   } catch (error) {
     // an upgrade's rollout is started by the queue's consumer: until then it is not found
     if (error instanceof ApiProblemError && error.status === 404 && Date.now() - since < startPatienceMs)
@@ -121,7 +168,7 @@ const exitOf = {
   aborted: ExitCode.rolloutAborted,
 } as const;
 
-function ended(output: Output, record: RolloutRecord): ExitCode {
+function ended(output: Output, record: ShownPage): ExitCode {
   for (const wave of record.waves)
     for (const n of wave.nodes)
       if (n.state === 'failed' || n.state === 'timed-out')
@@ -135,9 +182,9 @@ function ended(output: Output, record: RolloutRecord): ExitCode {
     rollout: record.id,
     state: record.state,
     ...(record.reason ? { reason: record.reason } : {}),
-    notSent: notSent(record).length,
+    notSent: notSentOf(record),
   });
-  output.result({ ...record, summary: summaryOf(record) });
+  output.result(record);
   return exitOf[record.state as keyof typeof exitOf] ?? ExitCode.failed;
 }
 
@@ -177,7 +224,7 @@ export function registerRolloutCommands(program: Command): void {
       action(async ({ api, output }, raw: string) => {
         const id = rolloutId.safeParse(raw);
         if (!id.success) return usage(output, id.error);
-        const record = await api.call<RolloutRecord>('GET', `/rollouts/${id.data}`);
+        const record = await readWhole(api, id.data);
         output.line(
           `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
         );
@@ -189,7 +236,7 @@ export function registerRolloutCommands(program: Command): void {
               `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
             );
         });
-        output.result({ ...record, summary: summaryOf(record) });
+        output.result(record);
         return record.state === 'running' || record.state === 'done' ? ExitCode.ok : exitOf[record.state];
       }),
     );
@@ -206,7 +253,7 @@ export function registerRolloutCommands(program: Command): void {
         action(async ({ api, output }, raw: string, options: { wait: boolean }) => {
           const id = rolloutId.safeParse(raw);
           if (!id.success) return usage(output, id.error);
-          const record = await api.call<RolloutRecord>('POST', `/rollouts/${id.data}/${verb}`, {});
+          const record = await api.call<RolloutAnswer>('POST', `/rollouts/${id.data}/${verb}`, {});
           if (verb === 'resume' && options.wait) return followRollout(api, output, record.id);
           output.line(`rollout ${record.id} ${record.state}`);
           output.result(record);

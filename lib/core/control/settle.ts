@@ -2,6 +2,7 @@ import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
+import { RolloutOverlapError } from '../rollout/errors.ts';
 import type { RolloutDriver } from '../rollout/ports.ts';
 import { optionsOf } from '../rollout/requests.ts';
 import type { Rollouts } from '../rollout/service.ts';
@@ -143,12 +144,21 @@ async function startUpgradeRollout(
       cause: error,
     });
   }
-  const record = await deps.rollouts.start({
-    id: rollout.id,
-    origin: { kind: 'upgrade', module, version },
-    nodes: [...carriers].sort(),
-    options,
-  });
+  let record: Awaited<ReturnType<Rollouts['start']>>;
+  try {
+    record = await deps.rollouts.start({
+      id: rollout.id,
+      origin: { kind: 'upgrade', module, version },
+      nodes: [...carriers].sort(),
+      options,
+    });
+  } catch (error) {
+    // another rollout holds its nodes: asked again it would be refused again; the version is set,
+    // its carriers stay behind for a push once that rollout ends
+    if (error instanceof RolloutOverlapError)
+      throw new MessageRejectedError(`upgrade ${module} in waves: ${error.message}`, { cause: error });
+    throw error;
+  }
   await deps.rolloutDriver?.started(record);
   return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
 }

@@ -1,4 +1,11 @@
-import { failuresOf, type NodeOutcome, type RolloutRecord } from './record.ts';
+import {
+  failuresOf,
+  firstFailures,
+  type NodeOutcome,
+  type RolloutRecord,
+  sizeOf,
+  type Wave,
+} from './record.ts';
 import { failuresBorne, shareText } from './waves.ts';
 
 /** What the control plane knows of one waiting node: its last report, and whether its host is connected. */
@@ -17,7 +24,8 @@ export type Facts = ReadonlyMap<string, NodeFacts>;
 /**
  * What the driver does next. send: push the wave's nodes (`wave` is its index), then record it
  * with waveSent; wait: ask again no later than `until`; halted, paused, done: the record says so
- * now, write it; idle: nothing to do (the rollout is not running).
+ * now, write it; idle: nothing to do (the rollout is not running); unread: the next wave is to
+ * be sent but was read without its nodes (read it, and decide again).
  */
 export type Decision =
   | { readonly kind: 'send'; readonly wave: number; readonly nodes: readonly string[] }
@@ -25,7 +33,8 @@ export type Decision =
   | { readonly kind: 'halted'; readonly reason: string }
   | { readonly kind: 'paused'; readonly reason: string }
   | { readonly kind: 'done' }
-  | { readonly kind: 'idle' };
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'unread'; readonly wave: number };
 
 export type Advanced = { readonly record: RolloutRecord; readonly decision: Decision };
 
@@ -44,6 +53,7 @@ export function advance(record: RolloutRecord, facts: Facts, now: Date): Advance
   const wave = record.waves[record.current];
   // a wave that ended before a pause is over: a resume goes on to the next
   if (!wave?.sentAt || wave.endedAt) return sendNext(record);
+  if (!wave.nodes) throw new Error(`rollout ${record.id}: wave ${record.current + 1} read without its nodes`);
 
   let nodes = wave.nodes.map((n) => judged(n, facts.get(n.node)));
   let current = withWave(record, { ...wave, nodes });
@@ -98,7 +108,7 @@ const base = (n: NodeOutcome): NodeOutcome => ({
   ...(n.paired ? { paired: true } : {}),
 });
 
-const withWave = (record: RolloutRecord, wave: RolloutRecord['waves'][number]): RolloutRecord => ({
+const withWave = (record: RolloutRecord, wave: Wave): RolloutRecord => ({
   ...record,
   waves: record.waves.map((w, i) => (i === record.current ? wave : w)),
 });
@@ -109,15 +119,13 @@ const changed = (before: RolloutRecord, after: RolloutRecord, at: string): Rollo
 
 /** Why the failures are past the bound, or undefined while they are within it. */
 function overBound(record: RolloutRecord, when?: string): string | undefined {
-  const total = record.waves.reduce((sum, w) => sum + w.nodes.length, 0);
+  const total = sizeOf(record);
   const failures = failuresOf(record) - record.borne;
   const borne = failuresBorne(record.options.maxFailures, total);
   if (failures <= borne) return undefined;
-  const failed = record.waves
-    .flatMap((w) => w.nodes)
-    .filter((n) => n.state === 'failed' || n.state === 'timed-out')
-    .slice(0, 5)
-    .map((n) => `${n.node} ${n.state === 'failed' ? `failed at ${n.step}` : `timed out (${n.step})`}`);
+  const failed = firstFailures(record).map(
+    (n) => `${n.node} ${n.state === 'failed' ? `failed at ${n.step}` : `timed out (${n.step})`}`,
+  );
   const bound = shareText(record.options.maxFailures);
   return `${when ? `${when}: ` : ''}${failures} failure${failures === 1 ? '' : 's'}, more than --max-failures ${bound} (${borne} of ${total} nodes): ${failed.join('; ')}`;
 }
@@ -129,9 +137,14 @@ function halt(record: RolloutRecord, at: string, reason: string): Advanced {
   };
 }
 
+/**
+ * The next wave's send. Its nodes are the record's when it was read with them; a step that read
+ * only the wave in flight reads the next one (`unread`) and decides again, which decides the same.
+ */
 function sendNext(record: RolloutRecord): Advanced {
   const wave = record.current + 1;
   const next = record.waves[wave];
   if (!next) return { record: { ...record, state: 'done' }, decision: { kind: 'done' } };
+  if (!next.nodes) return { record, decision: { kind: 'unread', wave } };
   return { record, decision: { kind: 'send', wave, nodes: next.nodes.map((n) => n.node) } };
 }

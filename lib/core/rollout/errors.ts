@@ -44,9 +44,39 @@ export class EmptyRolloutError extends RolloutError {
   override name = 'EmptyRolloutError';
 }
 
-/** More nodes than one rollout's record keeps (one item of the inventory table). */
+/** More nodes than one rollout takes (record.ts, maxRolloutNodes). */
 export class RolloutTooLargeError extends RolloutError {
   override name = 'RolloutTooLargeError';
+}
+
+/**
+ * A new rollout names nodes another rollout holds (running, paused or halted): two rollouts
+ * waiting on the same nodes would each judge the other's revisions. Nothing was changed.
+ */
+export class RolloutOverlapError extends RolloutError {
+  override name = 'RolloutOverlapError';
+  /** The rollout that holds them (the first found, when more than one does). */
+  readonly holder: string;
+  /** How many of the new rollout's nodes it holds. */
+  readonly nodes: number;
+  readonly state: string;
+  constructor(holder: string, nodes: number, state: string, options?: ErrorOptions) {
+    super(
+      `${nodes} of these nodes are held by rollout ${holder} (${state}): abort it (mesh rollout abort ${holder}) or wait for it to end`,
+      options,
+    );
+    this.holder = holder;
+    this.nodes = nodes;
+    this.state = state;
+  }
+}
+
+/** A page of a rollout asked with a cursor from before a wave was sent, which moves nodes between waves. */
+export class RolloutMovedError extends RolloutError {
+  override name = 'RolloutMovedError';
+  constructor(rollout: string, options?: ErrorOptions) {
+    super(`rollout ${rollout} sent a wave since the first page: read it again from the start`, options);
+  }
 }
 
 export const rolloutErrors = new ErrorTable({
@@ -61,4 +91,12 @@ export const rolloutErrors = new ErrorTable({
   RolloutRaceError: refused(RolloutRaceError, 409, 'rollout_changed'),
   EmptyRolloutError: refused(EmptyRolloutError, 409, 'rollout_empty'),
   RolloutTooLargeError: refused(RolloutTooLargeError, 413, 'rollout_too_large'),
+  RolloutOverlapError: refused(RolloutOverlapError, 409, 'rollout_overlap', {
+    details: (error: RolloutOverlapError) => ({
+      rollout: error.holder,
+      nodes: error.nodes,
+      state: error.state,
+    }),
+  }),
+  RolloutMovedError: refused(RolloutMovedError, 409, 'rollout_moved'),
 });

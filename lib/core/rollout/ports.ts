@@ -1,13 +1,38 @@
 import type { Facts } from './advance.ts';
-import type { RolloutRecord, RolloutState } from './record.ts';
+import type { NodeOutcome, RolloutRecord, RolloutState } from './record.ts';
 
-/** Where rollouts are kept (lib/adapters/dynamodb/rollout-store.ts): each record whole, written only when unchanged. */
+/**
+ * Where rollouts are kept (lib/adapters/dynamodb/rollout-store.ts): a small header, each wave's
+ * nodes apart, written only when unchanged; each of a rollout's own nodes claimed while it holds it.
+ */
 export interface RolloutStore {
-  /** Writes a new record; false when one is kept under its id already (a start asked twice). */
+  /**
+   * Writes a new record with every wave's nodes, claiming its nodes; false when one is kept under
+   * its id already (a start asked twice). RolloutOverlapError, with nothing written, when another
+   * rollout holding nodes (running, paused, halted) holds some of them.
+   */
   create(record: RolloutRecord): Promise<boolean>;
-  /** Writes the record at `record.version + 1` if the kept one is still at `record.version`; RolloutRaceError if not. */
+  /**
+   * Writes the record at `record.version + 1` if the kept one is still at `record.version`
+   * (RolloutRaceError if not): its header, and the nodes of the waves it holds with them. A record
+   * that is done or aborted lets its nodes go.
+   */
   write(record: RolloutRecord): Promise<RolloutRecord>;
+  /** The record without any wave's nodes (each wave's tally only). */
   read(id: string): Promise<RolloutRecord | undefined>;
+  /** The same record with these waves' nodes read. */
+  withNodes(record: RolloutRecord, waves: readonly number[]): Promise<RolloutRecord>;
+  /**
+   * The nodes from the `at`-th of the rollout's (counted wave after wave) on, a wave's part at a
+   * time, whole parts until they pass `bytes` of JSON or the waves end: what one page is cut from.
+   */
+  nodesFrom(
+    record: RolloutRecord,
+    at: number,
+    bytes: number,
+  ): Promise<ReadonlyArray<{ readonly wave: number; readonly nodes: readonly NodeOutcome[] }>>;
+  /** Which wave of the rollout holds each of these nodes, of its own (-1: a wave since emptied, so an earlier one). */
+  held(record: RolloutRecord, nodes: readonly string[]): Promise<ReadonlyMap<string, number>>;
   /** Newest first, a page at a time. */
   list(page: { readonly limit: number; readonly cursor?: string | undefined }): Promise<RolloutPage>;
   /** The ids of the rollouts running now, without reading every record: what a driver resumes. */

@@ -3,7 +3,9 @@ import { cutWaves, type RolloutOptions } from './waves.ts';
 
 /**
  * A rollout's record: the truth a driver advances (docs/decisions/rollouts-in-waves.md). It is
- * plain JSON, kept whole in one item, written only when its `version` is still the one read.
+ * plain JSON, written only when its `version` is still the one read. A step holds the nodes of
+ * the waves it works on (`nodes`); every other wave is known by its tally alone, so a step costs
+ * its waves, never the whole rollout.
  */
 export type RolloutOrigin =
   | { readonly kind: 'push'; readonly node: string }
@@ -28,10 +30,22 @@ export type NodeOutcome = {
   readonly paired?: true;
 };
 
+/** A wave without its nodes: how many, in which states, and its first failures (a halt names them). */
+export type WaveTally = {
+  readonly size: number;
+  readonly counts: Readonly<Partial<Record<NodeState, number>>>;
+  readonly failed: readonly NodeOutcome[];
+};
+
 export type Wave = {
-  readonly nodes: readonly NodeOutcome[];
+  /** Its nodes, when the record was read with them; absent, the tally says what they are. */
+  readonly nodes?: readonly NodeOutcome[];
+  /** Kept beside the nodes by whoever wrote them; what a wave read without its nodes is known by. */
+  readonly tally?: WaveTally;
   readonly sentAt?: string;
   readonly endedAt?: string;
+  /** Where the store keeps the nodes: its own, carried through unchanged by the core. */
+  readonly kept?: unknown;
 };
 
 export type RolloutState = 'running' | 'paused' | 'halted' | 'aborted' | 'done';
@@ -54,8 +68,15 @@ export type RolloutRecord = {
   readonly version: number;
 };
 
-/** One record holds its rollout whole (one item, 400 KB): enough for the fleets a wave is cut from. */
-export const maxRolloutNodes = 5_000;
+/**
+ * The most nodes one rollout takes. Its nodes are kept a wave (and a chunk) at a time, so the
+ * bound is not an item's size but the start: each node is claimed (one conditional write, 100 to
+ * a transaction) inside the start's request, 500 transactions at this bound.
+ */
+export const maxRolloutNodes = 50_000;
+
+/** How many failures a halt's reason names. */
+const namedFailures = 5;
 
 export function newRollout(options: {
   readonly id: string;
@@ -83,31 +104,52 @@ export function newRollout(options: {
   };
 }
 
+/** A wave's tally: from its nodes when it holds them, else the one kept. */
+export function tallyOf(wave: Wave): WaveTally {
+  if (wave.nodes) return tallied(wave.nodes);
+  if (wave.tally) return wave.tally;
+  throw new Error('a wave with neither its nodes nor its tally');
+}
+
+export function tallied(nodes: readonly NodeOutcome[]): WaveTally {
+  const counts: Partial<Record<NodeState, number>> = {};
+  for (const n of nodes) counts[n.state] = (counts[n.state] ?? 0) + 1;
+  const failed = nodes.filter(isFailure).slice(0, namedFailures);
+  return { size: nodes.length, counts, failed };
+}
+
+const isFailure = (n: NodeOutcome) => n.state === 'failed' || n.state === 'timed-out';
+
 /** What a wave's push did to one node: its revision now, whether it was one of the wave's own. */
 export type WaveSend = { readonly node: string; readonly revision: number };
 
 /**
  * The wave as sent: every node it sent or checked is waiting for its revision, and the providers
  * the sends paired with join it, moved out of a later wave or added as paired (never left for a
- * later wave: a consumer would hold a provision its provider was not sent).
+ * later wave: a consumer would hold a provision its provider was not sent). `held` says which
+ * wave holds each of the rollout's own nodes the sends name outside this wave (the store's
+ * claims); a later wave it names must be read with its nodes. A node held by a later wave but no
+ * longer in it was moved into an earlier one by an earlier send: it is not joined twice.
  */
 export function waveSent(
   record: RolloutRecord,
   wave: number,
   sends: readonly WaveSend[],
   now: string,
+  held: ReadonlyMap<string, number> = heldIn(record),
 ): RolloutRecord {
   const revisions = new Map(sends.map((send) => [send.node, send.revision]));
-  const own = new Set(record.waves[wave]?.nodes.map((n) => n.node));
+  const own = new Set(record.waves[wave]?.nodes?.map((n) => n.node));
   const moved = new Set<string>();
   const waves = record.waves.map((later, index) => {
-    if (index <= wave) return later;
-    const kept = later.nodes.filter((n) => !revisions.has(n.node));
+    if (index <= wave || !later.nodes?.some((n) => revisions.has(n.node))) return later;
     for (const n of later.nodes) if (revisions.has(n.node)) moved.add(n.node);
-    return { ...later, nodes: kept };
+    const { tally: _tally, ...rest } = later;
+    return { ...rest, nodes: later.nodes.filter((n) => !revisions.has(n.node)) };
   });
-  const earlier = new Set(record.waves.slice(0, wave).flatMap((w) => w.nodes.map((n) => n.node)));
-  const joined = [...revisions.keys()].filter((node) => !own.has(node) && !earlier.has(node)).sort();
+  const joined = [...revisions.keys()]
+    .filter((node) => !own.has(node) && (moved.has(node) || !held.has(node)))
+    .sort();
   const nodes: NodeOutcome[] = [
     ...(record.waves[wave]?.nodes ?? []).map((n) => waiting(n, revisions.get(n.node))),
     ...joined.map((node) => ({
@@ -115,13 +157,26 @@ export function waveSent(
       ...(moved.has(node) ? {} : { paired: true as const }),
     })),
   ];
-  waves[wave] = { nodes, sentAt: now };
+  waves[wave] = {
+    nodes,
+    sentAt: now,
+    ...(record.waves[wave]?.kept ? { kept: record.waves[wave]?.kept } : {}),
+  };
   return {
     ...record,
-    waves: waves.filter((w, i) => i <= wave || w.nodes.length > 0),
+    waves: waves.filter((w, i) => i <= wave || tallyOf(w).size > 0),
     current: wave,
     updatedAt: now,
   };
+}
+
+/** Which wave holds each node, from a record read whole (its waves' nodes all present). */
+function heldIn(record: RolloutRecord): Map<string, number> {
+  const held = new Map<string, number>();
+  record.waves.forEach((w, index) => {
+    for (const n of w.nodes ?? []) held.set(n.node, index);
+  });
+  return held;
 }
 
 /** A node the wave's push found gone (removed meanwhile) keeps no revision and is never waited on. */
@@ -154,15 +209,41 @@ export function aborted(
   return { ...record, state: 'aborted', reason, updatedAt: now };
 }
 
-export const allNodes = (record: RolloutRecord) => record.waves.flatMap((w) => w.nodes);
+/** The nodes of the waves the record holds with their nodes. */
+export const allNodes = (record: RolloutRecord) => record.waves.flatMap((w) => w.nodes ?? []);
+
+/** Every node of every wave, by state. */
+export function countsOf(record: RolloutRecord): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const w of record.waves)
+    for (const [state, count] of Object.entries(tallyOf(w).counts))
+      counts[state] = (counts[state] ?? 0) + count;
+  return counts;
+}
+
+export const sizeOf = (record: RolloutRecord) => record.waves.reduce((sum, w) => sum + tallyOf(w).size, 0);
 
 /** Failed and timed-out nodes in every wave sent. */
-export const failuresOf = (record: RolloutRecord) =>
-  allNodes(record).filter((n) => n.state === 'failed' || n.state === 'timed-out').length;
+export const failuresOf = (record: RolloutRecord) => {
+  const counts = countsOf(record);
+  return (counts.failed ?? 0) + (counts['timed-out'] ?? 0);
+};
 
-/** The nodes no wave has sent yet: behind, left for a resume or another push. */
+/** The first failures of the whole rollout, wave after wave: what a halt names. */
+export const firstFailures = (record: RolloutRecord) =>
+  record.waves.flatMap((w) => tallyOf(w).failed).slice(0, namedFailures);
+
+/** The nodes no wave has sent yet (of the waves held with their nodes): behind, left for a resume or another push. */
 export const notSent = (record: RolloutRecord) =>
-  record.waves.slice(record.current + 1).flatMap((w) => w.nodes.map((n) => n.node));
+  record.waves.slice(record.current + 1).flatMap((w) => (w.nodes ?? []).map((n) => n.node));
+
+/** How many nodes no wave has sent yet. */
+export const notSentCount = (record: RolloutRecord) =>
+  record.waves.slice(record.current + 1).reduce((sum, w) => sum + tallyOf(w).size, 0);
 
 export const isFinished = (record: RolloutRecord) =>
   record.state === 'done' || record.state === 'aborted' || record.state === 'halted';
+
+/** Holds its nodes: a rollout that may still send (running, paused) or be resumed (halted). */
+export const holdsNodes = (state: RolloutState) =>
+  state === 'running' || state === 'paused' || state === 'halted';

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { NodeNotFoundError } from '../mesh/errors.ts';
 import type { PushOutcome } from '../ports.ts';
 import { type Advanced, advance } from './advance.ts';
-import { EmptyRolloutError, RolloutNotFoundError } from './errors.ts';
+import { EmptyRolloutError, RolloutMovedError, RolloutNotFoundError, RolloutOverlapError } from './errors.ts';
+import { type RolloutAnswer, rolloutPage, spanOf } from './pages.ts';
 import type { RolloutFacts, RolloutStore, RolloutSummary } from './ports.ts';
 import {
   aborted,
-  allNodes,
+  countsOf,
   newRollout,
   type RolloutOrigin,
   type RolloutRecord,
@@ -46,7 +47,12 @@ export class Rollouts {
     this.#deps = deps;
   }
 
-  /** Records a new rollout; the driver sends its first wave. The same id twice starts it once. */
+  /**
+   * Records a new rollout; the driver sends its first wave. The same id twice starts it once.
+   * Nodes another rollout holds refuse it (RolloutOverlapError), except that an upgrade takes
+   * over from a halted upgrade of the same module: that one is aborted, superseded, as the
+   * rollback of a bad version (`mesh upgrade MODULE PREVIOUS`) needs.
+   */
   async start(input: {
     readonly id?: string;
     readonly origin: RolloutOrigin;
@@ -65,8 +71,18 @@ export class Rollouts {
       rollout: input.options,
       now: now.toISOString(),
     });
-    if (await this.#deps.store.create(record)) return record;
-    return (await this.#deps.store.read(record.id)) ?? record;
+    for (let superseded = 0; ; superseded += 1) {
+      try {
+        if (await this.#deps.store.create(record)) return record;
+        return (await this.#deps.store.read(record.id)) ?? record;
+      } catch (error) {
+        if (!(error instanceof RolloutOverlapError) || superseded === maxSuperseded) throw error;
+        const holder = await this.#deps.store.read(error.holder);
+        if (!holder || !supersedes(record.origin, holder)) throw error;
+        const reason = `superseded by rollout ${record.id} (${describeOrigin(record.origin)})`;
+        await this.#deps.store.write(aborted(holder, this.#deps.now().toISOString(), reason));
+      }
+    }
   }
 
   async #nodesOf(origin: RolloutOrigin, given: readonly string[]): Promise<string[]> {
@@ -79,18 +95,27 @@ export class Rollouts {
     return [...given];
   }
 
-  /** One move of the rollout; RolloutRaceError when another step wrote first (its move stands). */
+  /**
+   * One move of the rollout; RolloutRaceError when another step wrote first (its move stands).
+   * It reads the header and the wave in flight; a send reads the wave it sends, and the later
+   * waves its sends pair with, never the others.
+   */
   async step(id: string): Promise<Advanced> {
-    const record = await this.read(id);
+    const { store } = this.#deps;
+    let record = await this.read(id);
+    if (record.state === 'running' && record.current >= 0)
+      record = await store.withNodes(record, [record.current]);
     const open = record.current < 0 ? [] : (record.waves[record.current]?.nodes ?? []);
     const waiting = open.filter((n) => n.state === 'waiting' || n.state === 'offline').map((n) => n.node);
     const facts = waiting.length > 0 ? await this.#deps.facts.of(waiting) : new Map();
     const now = this.#deps.now();
-    const advanced = advance(record, facts, now);
+    let advanced = advance(record, facts, now);
+    if (advanced.decision.kind === 'unread')
+      advanced = advance(await store.withNodes(advanced.record, [advanced.decision.wave]), facts, now);
     const { decision } = advanced;
     if (decision.kind !== 'send') {
       if (advanced.record === record) return advanced;
-      return { record: await this.#deps.store.write(advanced.record), decision };
+      return { record: await store.write(advanced.record), decision };
     }
     const outcome = await this.#deps.wave(decision.nodes);
     const sent = new Map(outcome.flushed.map((f) => [f.node, f.revision]));
@@ -100,14 +125,51 @@ export class Rollouts {
       ...[...sent].map(([node, revision]) => ({ node, revision })),
       ...[...found].map(([node, revision]) => ({ node, revision })),
     ];
-    const next = waveSent(advanced.record, decision.wave, sends, this.#deps.now().toISOString());
-    return { record: await this.#deps.store.write(next), decision };
+    const own = new Set(decision.nodes);
+    const outside = sends.map((s) => s.node).filter((node) => !own.has(node));
+    const held = outside.length > 0 ? await store.held(advanced.record, outside) : new Map<string, number>();
+    const later = [...new Set(held.values())].filter((wave) => wave > decision.wave);
+    const sending = later.length > 0 ? await store.withNodes(advanced.record, later) : advanced.record;
+    const next = waveSent(sending, decision.wave, sends, this.#deps.now().toISOString(), held);
+    return { record: await store.write(next), decision };
   }
 
+  /** The record's header: every wave's tally, no wave's nodes. */
   async read(id: string): Promise<RolloutRecord> {
     const record = await this.#deps.store.read(id);
     if (!record) throw new RolloutNotFoundError(id);
     return record;
+  }
+
+  /**
+   * A page of the rollout: its header with every wave's counts, and its nodes from the `at`-th
+   * (of all the waves, or of one) while the page fits `bytes`; reads the header and the parts
+   * of waves the page shows. RolloutMovedError when a wave was sent since the page's cursor was
+   * given (`layout`): a send moves nodes between waves.
+   */
+  async page(
+    id: string,
+    asked: {
+      readonly wave?: number | undefined;
+      readonly at?: number | undefined;
+      readonly layout?: string | undefined;
+      readonly limit?: number | undefined;
+    },
+    bytes: number,
+  ): Promise<{
+    readonly page: RolloutAnswer;
+    readonly next: number | null;
+    readonly layout: string;
+    readonly summary: RolloutSummary;
+  }> {
+    const record = await this.read(id);
+    const layout = String(record.current);
+    if (asked.layout !== undefined && asked.layout !== layout) throw new RolloutMovedError(id);
+    const { start, end } = spanOf(record, asked.wave);
+    const at = asked.at ?? start;
+    if (at < start || (at >= end && at > start)) throw new RolloutMovedError(id);
+    const runs = at < end ? await this.#deps.store.nodesFrom(record, at, bytes) : [];
+    return { ...rolloutPage(record, runs, at, end, bytes, asked.limit), layout, summary: summaryOf(record) };
   }
 
   async resume(id: string): Promise<RolloutRecord> {
@@ -118,6 +180,16 @@ export class Rollouts {
     return this.#deps.store.write(aborted(await this.read(id), this.#deps.now().toISOString()));
   }
 }
+
+/** How many halted rollouts one start may supersede, one after another. */
+const maxSuperseded = 3;
+
+/** An upgrade supersedes a halted upgrade of the same module: its version is no longer the one set. */
+const supersedes = (origin: RolloutOrigin, holder: RolloutRecord) =>
+  holder.state === 'halted' &&
+  origin.kind === 'upgrade' &&
+  holder.origin.kind === 'upgrade' &&
+  holder.origin.module === origin.module;
 
 export function describeOrigin(origin: RolloutOrigin): string {
   switch (origin.kind) {
@@ -134,8 +206,7 @@ export function describeOrigin(origin: RolloutOrigin): string {
 
 /** A record as a list shows it. */
 export function summaryOf(record: RolloutRecord): RolloutSummary {
-  const counts: Record<string, number> = {};
-  for (const n of allNodes(record)) counts[n.state] = (counts[n.state] ?? 0) + 1;
+  const counts = countsOf(record);
   return {
     id: record.id,
     origin: record.origin,

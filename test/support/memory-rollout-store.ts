@@ -1,0 +1,109 @@
+import { RolloutOverlapError, RolloutRaceError } from '../../lib/core/rollout/errors.ts';
+import type { NodeRun } from '../../lib/core/rollout/pages.ts';
+import type { RolloutPage, RolloutStore } from '../../lib/core/rollout/ports.ts';
+import { holdsNodes, type NodeOutcome, type RolloutRecord, tallyOf } from '../../lib/core/rollout/record.ts';
+import { summaryOf } from '../../lib/core/rollout/service.ts';
+
+type Kept = { readonly cut: number };
+
+/**
+ * A rollout store in memory, laid out as the DynamoDB one is: a header (each wave's tally), each
+ * wave's nodes apart, a claim per own node. It records which waves each read asked for, so a
+ * test sees that a step reads its waves and no other.
+ */
+export class MemoryRolloutStore implements RolloutStore {
+  readonly headers = new Map<string, RolloutRecord>();
+  readonly nodes = new Map<string, NodeOutcome[]>();
+  readonly claims = new Map<string, { rollout: string; cut: number }>();
+  /** Every wave read with its nodes, as `<id>/<index>`. */
+  readonly reads: string[] = [];
+
+  async create(record: RolloutRecord): Promise<boolean> {
+    if (this.headers.has(record.id)) return false;
+    const held = new Map<string, number>();
+    for (const w of record.waves)
+      for (const n of w.nodes ?? []) {
+        const claim = this.claims.get(n.node);
+        const state = claim && this.headers.get(claim.rollout)?.state;
+        if (claim && claim.rollout !== record.id && (state === undefined || holdsNodes(state)))
+          held.set(claim.rollout, (held.get(claim.rollout) ?? 0) + 1);
+      }
+    const [holder] = [...held].sort((a, b) => b[1] - a[1]);
+    if (holder)
+      throw new RolloutOverlapError(holder[0], holder[1], this.headers.get(holder[0])?.state ?? 'starting');
+    record.waves.forEach((w, cut) => {
+      for (const n of w.nodes ?? []) this.claims.set(n.node, { rollout: record.id, cut });
+    });
+    this.#keep({ ...record, waves: record.waves.map((w, cut) => ({ ...w, kept: { cut } })) });
+    return true;
+  }
+
+  async write(record: RolloutRecord): Promise<RolloutRecord> {
+    if (this.headers.get(record.id)?.version !== record.version) throw new RolloutRaceError(record.id);
+    const next = { ...record, version: record.version + 1 };
+    this.#keep(next);
+    if (next.state === 'done' || next.state === 'aborted')
+      for (const [node, claim] of this.claims) if (claim.rollout === record.id) this.claims.delete(node);
+    return next;
+  }
+
+  #keep(record: RolloutRecord) {
+    for (const w of record.waves)
+      if (w.nodes) this.nodes.set(`${record.id}/${(w.kept as Kept).cut}`, [...w.nodes]);
+    this.headers.set(record.id, {
+      ...record,
+      waves: record.waves.map(({ nodes: _nodes, ...w }, index) => ({
+        ...w,
+        tally: tallyOf(record.waves[index] ?? w),
+      })),
+    });
+  }
+
+  async read(id: string): Promise<RolloutRecord | undefined> {
+    return this.headers.get(id);
+  }
+
+  async withNodes(record: RolloutRecord, waves: readonly number[]): Promise<RolloutRecord> {
+    return {
+      ...record,
+      waves: record.waves.map((w, index) => {
+        if (!waves.includes(index) || w.nodes) return w;
+        this.reads.push(`${record.id}/${index}`);
+        return { ...w, nodes: this.nodes.get(`${record.id}/${(w.kept as Kept).cut}`) ?? [] };
+      }),
+    };
+  }
+
+  async nodesFrom(record: RolloutRecord, at: number): Promise<NodeRun[]> {
+    const whole = await this.withNodes(
+      record,
+      record.waves.map((_, i) => i),
+    );
+    const runs: NodeRun[] = [];
+    let offset = 0;
+    whole.waves.forEach((w, wave) => {
+      const nodes = w.nodes ?? [];
+      if (offset + nodes.length > at) runs.push({ wave, nodes: nodes.slice(Math.max(0, at - offset)) });
+      offset += nodes.length;
+    });
+    return runs;
+  }
+
+  async held(record: RolloutRecord, nodes: readonly string[]): Promise<ReadonlyMap<string, number>> {
+    const now = new Map(record.waves.map((w, index) => [(w.kept as Kept).cut, index]));
+    const held = new Map<string, number>();
+    for (const node of nodes) {
+      const claim = this.claims.get(node);
+      if (claim?.rollout === record.id) held.set(node, now.get(claim.cut) ?? -1);
+    }
+    return held;
+  }
+
+  async list(): Promise<RolloutPage> {
+    return { rollouts: [...this.headers.values()].map(summaryOf) };
+  }
+
+  async running(): Promise<string[]> {
+    return [...this.headers.values()].filter((r) => r.state === 'running').map((r) => r.id);
+  }
+}
