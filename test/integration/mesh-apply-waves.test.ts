@@ -78,7 +78,7 @@ describe('mesh apply --push --waves', () => {
       .map((document) => JSON.parse(document) as RolloutRecord);
     expect(rollout?.origin).toEqual({ kind: 'behind' });
     expect(rollout?.state).toBe('running');
-    const waved = rollout?.waves.map((wave) => wave.nodes.map((n) => n.node)) ?? [];
+    const waved = rollout?.waves.map((wave) => (wave.nodes ?? []).map((n) => n.node)) ?? [];
     expect(waved.map((wave) => wave.length)).toEqual([1, 2, 2]);
     expect(waved.flat().sort()).toEqual(['broker-1', 'web-1', 'web-2', 'web-3', 'web-4']);
     const shown = await mesh(['--json', 'rollout', 'show', rollout?.id ?? '']);
