@@ -7,6 +7,7 @@ import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type ControlMessage, envelope } from '../../lib/core/control/messages.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -150,7 +151,7 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     // Prepare: a report queued while the node's first life was still going on.
     const node = await sentNode('again');
     const queuedAt = new Date();
-    await parts.meshService.removeNode(node, false);
+    await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
     await parts.meshService.addNode(node);
     await parts.meshService.assign(node, 'web', null);
@@ -170,7 +171,7 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     // Prepare: the old host's connection, seen by the broker before the node's second life.
     const node = await sentNode('presence');
     const atMs = Date.now();
-    await parts.meshService.removeNode(node, false);
+    await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
     await parts.meshService.addNode(node);
     // Act

@@ -5,6 +5,7 @@ import { DynamoDBLiveMeshReader } from '../../lib/adapters/dynamodb/live-mesh-re
 import { DynamoDBMeshFileWriter } from '../../lib/adapters/dynamodb/mesh-file-writer.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { LimitReachedError, NotAProviderError } from '../../lib/core/mesh/errors.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import type { LiveMeshReader } from '../../lib/core/mesh-file/ports.ts';
@@ -87,7 +88,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
     await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'web-001', module: 'cache' });
 
     const bulk = partsFor(await provisionTestResources('writerbulk'));
-    const outcome = await bulk.meshFiles.apply({ file });
+    const outcome = await bulk.meshFiles.apply({ by: localActor(), file });
     expect(outcome.complete).toBe(true);
     expect(comparable(await tableContents(bulk.config))).toEqual(comparable(await tableContents(one.config)));
   });
@@ -96,15 +97,18 @@ describe('the mesh file writer on DynamoDB Local', () => {
     const config = await provisionTestResources('writerprovider');
     const parts = partsFor(config);
     await parts.meshFiles.apply({
+      by: localActor(),
       file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',
     });
     const reader = movingAfterRead(config, () =>
-      parts.meshService.unassign('broker-1', 'rabbit', false).then(() => {}),
+      parts.meshService.unassign('broker-1', 'rabbit', false, localActor()).then(() => {}),
     );
     const service = serviceOn(config, reader);
     const consumer =
       'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n  web-1:\n    modules:\n      nginx: {consumes: [broker-1/rabbit]}\n';
-    await expect(service.apply({ file: consumer })).rejects.toBeInstanceOf(NotAProviderError);
+    await expect(service.apply({ by: localActor(), file: consumer })).rejects.toBeInstanceOf(
+      NotAProviderError,
+    );
     expect(await parts.meshView.details('web-1')).toBeUndefined();
   });
 
@@ -112,6 +116,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
     const config = await provisionTestResources('writerlimit');
     const parts = partsFor(config);
     await parts.meshFiles.apply({
+      by: localActor(),
       file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',
     });
     const client = documentClient(makeDynamoDBClient(config));
@@ -132,7 +137,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
     // As the CLI does: a request that ran out of time is asked again, until the limit refuses one.
     let refused: unknown;
     for (let asked = 0; asked < 10 && refused === undefined; asked += 1) {
-      refused = await service.apply({ file: webs }).then(
+      refused = await service.apply({ by: localActor(), file: webs }).then(
         (outcome) => (outcome.complete ? outcome : undefined),
         (error: unknown) => error,
       );

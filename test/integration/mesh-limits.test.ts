@@ -6,6 +6,7 @@ import { nodeKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { LimitReachedError } from '../../lib/core/mesh/errors.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
@@ -46,7 +47,7 @@ describe('a node’s limits on DynamoDB Local', () => {
     expect(refused).toMatchObject({ node, limit: 'modulesPerNode', max: meshLimits.modulesPerNode });
     expect(await tableContents(config)).toEqual(before);
 
-    await parts.meshService.unassign(node, 'm0', false);
+    await parts.meshService.unassign(node, 'm0', false, localActor());
     await parts.meshService.assign(node, 'one-more', null);
     expect((await counts(node)).modules).toBe(meshLimits.modulesPerNode);
   });
@@ -67,9 +68,9 @@ describe('a node’s limits on DynamoDB Local', () => {
       { modules: 2, consumes: 1, consumers: 3 },
     ]);
 
-    await parts.meshService.removeNode(app, false);
+    await parts.meshService.removeNode(app, false, localActor());
     expect(await counts(broker)).toEqual({ modules: 2, consumes: 1, consumers: 1 });
-    await parts.meshService.unassign(broker, 'rabbit', true);
+    await parts.meshService.unassign(broker, 'rabbit', true, localActor());
     expect(await counts(broker)).toEqual({ modules: 1, consumes: 0, consumers: 0 });
   });
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import {
@@ -27,9 +28,9 @@ function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => nu
     addNode: (node) => parts.meshService.addNode(node),
     assign: (node, module, provides) => parts.meshService.assign(node, module, provides),
     consume: (consumer, provider) => parts.meshService.consume(consumer, provider),
-    unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider),
-    unassign: (node, module, cascade) => parts.meshService.unassign(node, module, cascade),
-    removeNode: (node, cascade) => parts.meshService.removeNode(node, cascade),
+    unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => parts.meshService.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => parts.meshService.removeNode(node, cascade, localActor()),
     rotate: (consumer, provider) => parts.meshService.rotate(consumer, provider),
     moduleVersions: parts.moduleVersions,
     push: (request) => parts.pushFlow.push(request),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { HasDependentsError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -49,7 +50,7 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     await parts.pushFlow.push({ node });
     const { counted, parts: removing } = partsWatchingTransactions(config);
 
-    const removed = await removing.meshService.removeNode(node, false);
+    const removed = await removing.meshService.removeNode(node, false, localActor());
 
     expect(removed.assignments).toHaveLength(55);
     expect(removed.node).toBe(node);
@@ -66,12 +67,14 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     const { hub, consumers } = await hubWithConsumers(6, 20);
     const before = await tableContents(config);
 
-    const refused = await parts.meshService.removeNode(hub, false).catch((error: unknown) => error);
+    const refused = await parts.meshService
+      .removeNode(hub, false, localActor())
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(HasDependentsError);
     expect(await tableContents(config)).toEqual(before);
 
     const { counted, parts: removing } = partsWatchingTransactions(config);
-    const removed = await removing.meshService.removeNode(hub, true);
+    const removed = await removing.meshService.removeNode(hub, true, localActor());
     const outcome = await parts.pushFlow.push({ behind: true });
 
     expect(removed.relations).toHaveLength(120);
@@ -97,7 +100,7 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
       },
     });
 
-    const removed = await removing.meshService.removeNode(hub, true);
+    const removed = await removing.meshService.removeNode(hub, true, localActor());
 
     expect(removed.marked).toEqual([...consumers, late].sort());
     expect((await parts.pushStore.readNode(late))?.relations).toEqual([]);

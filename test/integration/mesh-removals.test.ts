@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { meshNodeRemoveHandler, meshUnassignHandler } from '../../lib/api/handlers/mesh-removals.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -53,6 +54,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const plan = await parts.meshService.unconsume(
       { node: app, module: 'web' },
       { node: broker, module: 'rabbit' },
+      localActor(),
     );
     expect(plan.marked).toEqual([app, broker].sort());
     expect(await behind()).toEqual(expect.arrayContaining([app, broker]));
@@ -155,7 +157,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const racing = partsFor(config, { clients: { dynamodb: client } });
     const itemsBefore = await scanCount();
 
-    const attempt = racing.meshService.unassign(broker, 'rabbit', true);
+    const attempt = racing.meshService.unassign(broker, 'rabbit', true, localActor());
 
     await expect(attempt).rejects.toBeInstanceOf(MeshRaceError);
     // Only the consume's two items (its relation and the provider-side entry) are new.

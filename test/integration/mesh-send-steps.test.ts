@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
@@ -96,10 +97,14 @@ describe('a send larger than one transaction, on DynamoDB Local', { timeout: 180
     const { counted, parts: pushing } = partsWatchingTransactions(config, {
       before: async (count) => {
         if (count === 1)
-          await parts.meshService.unconsume(withdrawn, {
-            node: withdrawnFrom,
-            module: `db-${withdrawnFrom}`,
-          });
+          await parts.meshService.unconsume(
+            withdrawn,
+            {
+              node: withdrawnFrom,
+              module: `db-${withdrawnFrom}`,
+            },
+            localActor(),
+          );
       },
     });
     const sent = await new Pusher({ store: pushing.pushStore }).sendNode(consumer);

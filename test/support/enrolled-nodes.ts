@@ -1,3 +1,4 @@
+import { localActor } from '../../lib/core/audit/record.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
 import { publicKeys } from '../../lib/core/enrolment/keys.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
@@ -14,10 +15,11 @@ export async function addEnrolledNode(
   node: string,
 ): Promise<NodeKeys> {
   await parts.meshService.addNode(node);
-  const { token } = await issueToken(node, 3600, { tokens: parts.tokens });
+  const { token } = await issueToken(node, 3600, { tokens: parts.tokens }, localActor());
   const { keys } = await generateNodeKeys();
   await enrol(
     {
+      by: localActor(),
       node,
       token,
       keys: publicKeys.parse({ signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk }),

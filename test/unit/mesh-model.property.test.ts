@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
@@ -37,9 +38,9 @@ function memoryWorld(): ModelWorld {
     addNode: (node) => service.addNode(node),
     assign: (node, module, provides) => service.assign(node, module, provides),
     consume: (consumer, provider) => service.consume(consumer, provider),
-    unconsume: (consumer, provider) => service.unconsume(consumer, provider),
-    unassign: (node, module, cascade) => service.unassign(node, module, cascade),
-    removeNode: (node, cascade) => service.removeNode(node, cascade),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
     rotate: (consumer, provider) => service.rotate(consumer, provider),
     moduleVersions: store,
     push: (request) => push(pusher, request),

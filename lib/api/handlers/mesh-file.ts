@@ -11,6 +11,7 @@ import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
 import { pageBytes } from '../../core/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
+import { actorOf } from '../caller.ts';
 import { json, meshFileBodyBytes, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem, problemsFrom } from '../problem.ts';
@@ -102,6 +103,6 @@ export const meshApplyHandler = (deps: MeshFileDeps) =>
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}) });
+    const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}), by: actorOf(event) });
     return json(200, boundedOutcome(outcome, pageBytes), { 'mesh-revision': outcome.plan.revision });
   });

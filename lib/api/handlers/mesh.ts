@@ -12,7 +12,7 @@ import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
 import type { ViewPages } from '../../core/view-pages.ts';
-import { callerOf } from '../caller.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -84,8 +84,9 @@ export const meshPushHandler = (parts: MeshPushDeps) =>
       throw new NodeNotFoundError(request.node);
     const startedAt = parts.now();
     const id = newPushId(startedAt);
-    const requestedBy = callerOf(event);
-    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt));
+    const by = actorOf(event);
+    const requestedBy = by.principal;
+    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt), by);
     // As long as this request may still take (docs/decisions/push-without-polling.md).
     const cap = parts.config.pushWaitSeconds;
     const waitMs = wait

@@ -1,3 +1,4 @@
+import { type Actor, nodeEntry } from '../audit/record.ts';
 import { newProvisionSecret } from './declaration.ts';
 import { ProviderKindConflictError, SelfConsumptionError } from './errors.ts';
 import type { Relation } from './model.ts';
@@ -70,19 +71,35 @@ export class MeshService {
   }
 
   /** Withdraws a relation: the provision from the consumer, the grant from the provider; both are marked. */
-  unconsume(consumer: NodeModule, provider: NodeModule): Promise<RemovalPlan> {
+  unconsume(consumer: NodeModule, provider: NodeModule, by: Actor): Promise<RemovalPlan> {
     const relation = refOf(consumer, provider);
-    return this.#removals.remove(consumer.node, (snapshot) => planUnconsume(snapshot, relation));
+    const target = `node:${consumer.node}/module:${consumer.module}/consumes:${provider.node}/${provider.module}`;
+    return this.#removals.remove(
+      consumer.node,
+      (snapshot) => planUnconsume(snapshot, relation),
+      nodeEntry(by, 'relation.unconsume', consumer.node, { target }),
+    );
   }
 
   /** Takes a module off a node (see planUnassign for what goes with it). */
-  unassign(node: string, module: string, cascade: boolean): Promise<RemovalPlan> {
-    return this.#removals.remove(node, (snapshot) => planUnassign(snapshot, module, cascade));
+  unassign(node: string, module: string, cascade: boolean, by: Actor): Promise<RemovalPlan> {
+    return this.#removals.remove(
+      node,
+      (snapshot) => planUnassign(snapshot, module, cascade),
+      nodeEntry(by, 'module.unassign', node, {
+        target: `node:${node}/module:${module}`,
+        details: { cascade },
+      }),
+    );
   }
 
   /** Takes a node out of the mesh with its token and host identity (see planRemoveNode). */
-  removeNode(node: string, cascade: boolean): Promise<RemovalPlan> {
-    return this.#removals.remove(node, (snapshot) => planRemoveNode(snapshot, cascade));
+  removeNode(node: string, cascade: boolean, by: Actor): Promise<RemovalPlan> {
+    return this.#removals.remove(
+      node,
+      (snapshot) => planRemoveNode(snapshot, cascade),
+      nodeEntry(by, 'node.remove', node, { details: { cascade } }),
+    );
   }
 
   /** Mints a new secret for a provision; both nodes are marked, so one push delivers both sides. */

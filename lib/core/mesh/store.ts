@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit/record.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from './model.ts';
 import type { RelationRef, RemovalPlan } from './removal.ts';
 
@@ -48,7 +49,11 @@ export interface MeshRemovals {
    * MeshRaceError when something a step was made from changed meanwhile (a new consumer of a
    * provider being removed, say), RemovalTooLargeError when not even one relation fits.
    */
-  remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan>;
+  remove(
+    node: string,
+    plan: (snapshot: NodeSnapshot) => RemovalPlan,
+    entry: AuditEntry,
+  ): Promise<RemovalPlan>;
 }
 
 /** What compose-and-send needs from the store (lib/core/mesh/push.ts). */
