@@ -102,7 +102,7 @@ export const meshFunctions = [
       'records a push and runs it in push-run, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator', role: 'operator' },
-    access: ['inventory:read', 'pushes:write', 'pushRun:invoke'],
+    access: ['inventory:read', 'pushes:write', 'pushRun:invoke', 'audit:write'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
   },

@@ -34,6 +34,11 @@ const nodes = 'node#*';
 
 /** What each access must grant, written out here apart from lib/constructs/grants.ts. */
 const grantsOfAccess: Record<Access, string[]> = {
+  'audit:write': each(['dynamodb:GetItem', 'dynamodb:PutItem'], 'inventory', 'audit#*'),
+  'audit:read': [
+    ...each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'audit#*'),
+    ...each(['dynamodb:Query'], 'inventory/index/gsi1', 'audit#day#*'),
+  ],
   'inventory:read': each(reads, 'inventory'),
   'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
   'inventory:views': each(['dynamodb:Query'], 'inventory/index/gsi2', 'view#*'),
@@ -50,7 +55,7 @@ const grantsOfAccess: Record<Access, string[]> = {
     'inventory',
     nodes,
   ),
-  'tokens:revoke': each(['dynamodb:UpdateItem'], 'inventory', nodes),
+  'tokens:revoke': each(['dynamodb:GetItem', 'dynamodb:UpdateItem'], 'inventory', nodes),
   'tokens:enrol': [
     ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', nodes),
     ...each(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], 'identity', nodes),
