@@ -6,6 +6,7 @@ import {
   type AuditReader,
   type AuditVerdict,
   findingsShown,
+  type VerifyRange,
 } from '../../core/audit/ports.ts';
 import { type AuditRecord, nodeSubject } from '../../core/audit/record.ts';
 import { ChainCheck, type ChainFinding } from '../../core/audit/verify.ts';
@@ -106,7 +107,7 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
    * Every chain, one after the other, each a page at a time in the order of its places: memory
    * holds one page and one record per chain, however long the trail.
    */
-  async verify(): Promise<AuditVerdict> {
+  async verify(range: VerifyRange = {}): Promise<AuditVerdict> {
     const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
     const findings: ChainFinding[] = [];
     let findingCount = 0;
@@ -116,13 +117,20 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
       findingCount += found.length;
       findings.push(...found.slice(0, Math.max(0, findingsShown - findings.length)));
     };
+    const after = range.after;
+    let done: string | undefined;
     for await (const chain of this.#pages({
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': auditChainsPartition },
+      KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': auditChainsPartition,
+        ...(after === undefined ? {} : { ':after': after }),
+      },
       ConsistentRead: true,
     })) {
       const subject = String(chain.subject);
+      if (chains > 0 && range.until !== undefined && Date.now() > range.until)
+        return { chains, records, findings, findingCount, ...(done ? { next: done } : {}) };
       const { Item } = await askStore(store, () =>
         this.client.send(
           new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
@@ -139,6 +147,7 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
       note(check.end());
       chains += 1;
       records += check.records;
+      done = String(chain.sk);
     }
     return { chains, records, findings, findingCount };
   }

@@ -18,20 +18,28 @@ export type AuditQuery = {
 /** One page; `next` is absent at the end. A page may hold fewer than `limit` and still have a next. */
 export type AuditPage = { readonly records: readonly AuditRecord[]; readonly next?: string };
 
-/** What `mesh audit verify` found: every chain walked, each finding naming a record. */
+/**
+ * What `mesh audit verify` found on the chains one page walked, each finding naming a record;
+ * `next` names where the next page starts (the chains are walked in order of their subjects).
+ */
 export type AuditVerdict = {
   readonly chains: number;
   readonly records: number;
   /** The first findings, at most `findingsShown`; `findingCount` counts them all. */
   readonly findings: readonly ChainFinding[];
   readonly findingCount: number;
+  readonly next?: string;
 };
+
+/** Which chains a page of verify walks: from after `after`, until the time `until` (epoch ms) is past. */
+export type VerifyRange = { readonly after?: string; readonly until?: number };
 
 export const findingsShown = 100;
 
 export interface AuditReader {
   page(query: AuditQuery): Promise<AuditPage>;
-  verify(): Promise<AuditVerdict>;
+  /** At least one chain, whole, then more while time is left. */
+  verify(range?: VerifyRange): Promise<AuditVerdict>;
 }
 
 /** The cursor is not one this reader gave. */
