@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { AuditCursorError } from '../../core/audit/errors.ts';
 import {
-  AuditCursorError,
   type AuditPage,
   type AuditQuery,
   type AuditReader,

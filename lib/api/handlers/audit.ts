@@ -1,19 +1,19 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { AuditCursorError, type AuditReader } from '../../core/audit/ports.ts';
+import { auditErrors } from '../../core/audit/errors.ts';
+import type { AuditReader } from '../../core/audit/ports.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Log } from '../../core/ports.ts';
 import { json, timeToAnswer, validate } from '../http.ts';
 import { httpEdge } from '../http-edge.ts';
-import { Problem } from '../problem.ts';
+import { problemsFrom } from '../problem.ts';
 
 /** The audit trail read back (docs/audit.md): `GET /audit` and `GET /audit/verify`. */
 export type AuditDeps = { readonly auditReader: AuditReader; readonly log?: Log };
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-const auditProblem = (error: unknown) =>
-  error instanceof AuditCursorError ? new Problem(400, 'bad_cursor', error.message) : undefined;
+const auditProblem = problemsFrom(auditErrors);
 
 const edge = (deps: AuditDeps, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()

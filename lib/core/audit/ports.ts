@@ -41,8 +41,3 @@ export interface AuditReader {
   /** At least one chain, whole, then more while time is left. */
   verify(range?: VerifyRange): Promise<AuditVerdict>;
 }
-
-/** The cursor is not one this reader gave. */
-export class AuditCursorError extends Error {
-  override name = 'AuditCursorError';
-}
