@@ -170,7 +170,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     log: () => powertoolsLog(config.logLevel),
     now: () => () => new Date(),
     meshService: () => new MeshService({ store: parts.meshChanges, removals: parts.meshRemovals }),
-    meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
+    meshChanges: () => new DynamoDBMeshChangeStore(audited()),
     meshFiles: () =>
       new MeshFileService({
         reader: new DynamoDBLiveMeshReader({ client: clients.dynamodb, ...table }),

@@ -72,8 +72,8 @@ const report = (
 /** A node with one module, pushed once: it was sent revision 1. */
 async function sentNode(label: string): Promise<string> {
   const node = unique(label);
-  await parts.meshService.addNode(node);
-  await parts.meshService.assign(node, 'web', null);
+  await parts.meshService.addNode(node, {}, localActor());
+  await parts.meshService.assign(node, 'web', null, localActor());
   await parts.pushFlow.push({ node });
   return node;
 }
@@ -136,7 +136,7 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     const node = unique('ghost');
     // Act
     await deliver(report(node, Date.now(), 1));
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     // Assess
     expect(await reportItem(node)).toBeUndefined();
     expect((await parts.meshView.details(node))?.report).toBeNull();
@@ -153,8 +153,8 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     const queuedAt = new Date();
     await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await parts.meshService.addNode(node);
-    await parts.meshService.assign(node, 'web', null);
+    await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign(node, 'web', null, localActor());
     await parts.pushFlow.push({ node });
     // Act
     await deliver(report(node, Date.now(), 1, 'applied', queuedAt));
@@ -173,7 +173,7 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     const atMs = Date.now();
     await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     // Act
     const recorded = parts.presence.recordPresence({ node, state: 'disconnected', atMs, version: 1 });
     // Assess

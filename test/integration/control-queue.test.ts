@@ -15,6 +15,7 @@ import {
 } from '../../lib/api/handlers/control.ts';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
 import { envelope, parseControlMessage } from '../../lib/core/control/messages.ts';
@@ -45,8 +46,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Reports are recorded for nodes that exist, of revisions they were sent: a node with one module, sent revision 1. */
 async function sentNode(node: string) {
   const parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
-  await parts.meshService.addNode(node);
-  await parts.meshService.assign(node, 'web', null);
+  await parts.meshService.addNode(node, {}, localActor());
+  await parts.meshService.assign(node, 'web', null, localActor());
   await parts.pushFlow.push({ node });
 }
 const timesNow = () => ({ heardAt: new Date().toISOString(), queuedAt: new Date().toISOString() });
@@ -485,10 +486,10 @@ describe('builds, catch-up and upgrades through the real queue, store and push f
     // Prepare: a mesh of its own, two carriers of the module and one node without it, all sent.
     const own = await provisionTestResources('ctl-up');
     const parts = partsFor(own, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
-    for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node);
-    await parts.meshService.assign('up-a', 'queue-mod', null);
-    await parts.meshService.assign('up-b', 'queue-mod', null);
-    await parts.meshService.assign('up-c', 'other-mod', null);
+    for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign('up-a', 'queue-mod', null, localActor());
+    await parts.meshService.assign('up-b', 'queue-mod', null, localActor());
+    await parts.meshService.assign('up-c', 'other-mod', null, localActor());
     await parts.pushFlow.push({ behind: true });
     const revisionOf = async (node: string) => (await parts.deliveries.readDelivery(node))?.revision;
     const before = { c: await revisionOf('up-c') };

@@ -72,20 +72,28 @@ describe('the mesh file writer on DynamoDB Local', () => {
   it('writes the items node add, assign and consume write, a fact at a time', async () => {
     const one = partsFor(await provisionTestResources('writerfacts'));
     const m = one.meshService;
-    await m.addNode('broker-1', { role: 'broker' });
-    await m.assign('broker-1', 'rabbit', 'amqp');
-    await m.assign('broker-1', 'base', null);
+    await m.addNode('broker-1', { role: 'broker' }, localActor());
+    await m.assign('broker-1', 'rabbit', 'amqp', localActor());
+    await m.assign('broker-1', 'base', null, localActor());
     for (const n of ['001', '002', '003', '004', '005']) {
-      await m.addNode(`web-${n}`, { role: 'web' });
-      await m.assign(`web-${n}`, 'nginx', null);
-      await m.assign(`web-${n}`, 'cache', 'memcache');
-      await m.consume({ node: `web-${n}`, module: 'nginx' }, { node: 'broker-1', module: 'rabbit' });
+      await m.addNode(`web-${n}`, { role: 'web' }, localActor());
+      await m.assign(`web-${n}`, 'nginx', null, localActor());
+      await m.assign(`web-${n}`, 'cache', 'memcache', localActor());
+      await m.consume(
+        { node: `web-${n}`, module: 'nginx' },
+        { node: 'broker-1', module: 'rabbit' },
+        localActor(),
+      );
     }
-    await m.addNode('lone-1');
-    await m.assign('lone-1', 'nginx', null);
-    await m.assign('lone-1', 'base', null);
-    await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'broker-1', module: 'rabbit' });
-    await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'web-001', module: 'cache' });
+    await m.addNode('lone-1', {}, localActor());
+    await m.assign('lone-1', 'nginx', null, localActor());
+    await m.assign('lone-1', 'base', null, localActor());
+    await m.consume(
+      { node: 'lone-1', module: 'nginx' },
+      { node: 'broker-1', module: 'rabbit' },
+      localActor(),
+    );
+    await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'web-001', module: 'cache' }, localActor());
 
     const bulk = partsFor(await provisionTestResources('writerbulk'));
     const outcome = await bulk.meshFiles.apply({ by: localActor(), file });

@@ -25,13 +25,13 @@ function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => nu
   const { staleReads } = lagIndexes(client);
   const parts = partsFor(config, { clients: { dynamodb: client }, flowRetryIntervalMs: 0 });
   const world: ModelWorld = {
-    addNode: (node) => parts.meshService.addNode(node),
-    assign: (node, module, provides) => parts.meshService.assign(node, module, provides),
-    consume: (consumer, provider) => parts.meshService.consume(consumer, provider),
+    addNode: (node) => parts.meshService.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => parts.meshService.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => parts.meshService.consume(consumer, provider, localActor()),
     unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider, localActor()),
     unassign: (node, module, cascade) => parts.meshService.unassign(node, module, cascade, localActor()),
     removeNode: (node, cascade) => parts.meshService.removeNode(node, cascade, localActor()),
-    rotate: (consumer, provider) => parts.meshService.rotate(consumer, provider),
+    rotate: (consumer, provider) => parts.meshService.rotate(consumer, provider, localActor()),
     moduleVersions: parts.moduleVersions,
     push: (request) => parts.pushFlow.push(request),
     readNode: (node) => parts.pushStore.readNode(node),

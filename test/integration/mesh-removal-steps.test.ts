@@ -28,14 +28,18 @@ const sent = async (node: string) => (await parts.deliveries.readDelivery(node))
 /** A provider node `hub` whose module `db` is consumed by `perNode` modules on each of `nodes` nodes, all sent. */
 async function hubWithConsumers(nodes: number, perNode: number) {
   const hub = unique('hub');
-  await parts.meshService.addNode(hub);
-  await parts.meshService.assign(hub, 'db', 'postgres');
+  await parts.meshService.addNode(hub, {}, localActor());
+  await parts.meshService.assign(hub, 'db', 'postgres', localActor());
   const consumers = Array.from({ length: nodes }, (_, index) => `${hub}-c${index}`);
   for (const node of consumers) {
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     for (let index = 0; index < perNode; index += 1) {
-      await parts.meshService.assign(node, `app${index}`, null);
-      await parts.meshService.consume({ node, module: `app${index}` }, { node: hub, module: 'db' });
+      await parts.meshService.assign(node, `app${index}`, null, localActor());
+      await parts.meshService.consume(
+        { node, module: `app${index}` },
+        { node: hub, module: 'db' },
+        localActor(),
+      );
     }
   }
   await parts.pushFlow.push({ behind: true });
@@ -45,8 +49,9 @@ async function hubWithConsumers(nodes: number, perNode: number) {
 describe('a removal larger than one transaction, on DynamoDB Local', () => {
   it('removes a node with 55 modules in steps, and nothing of it is left', async () => {
     const node = unique('big');
-    await parts.meshService.addNode(node);
-    for (let index = 0; index < 55; index += 1) await parts.meshService.assign(node, `m${index}`, null);
+    await parts.meshService.addNode(node, {}, localActor());
+    for (let index = 0; index < 55; index += 1)
+      await parts.meshService.assign(node, `m${index}`, null, localActor());
     await parts.pushFlow.push({ node });
     const { counted, parts: removing } = partsWatchingTransactions(config);
 
@@ -91,12 +96,16 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
   it('reads again before each step: a consumer added between steps is withdrawn with the rest', async () => {
     const { hub, consumers } = await hubWithConsumers(3, 20);
     const late = `${hub}-late`;
-    await parts.meshService.addNode(late);
-    await parts.meshService.assign(late, 'web', null);
+    await parts.meshService.addNode(late, {}, localActor());
+    await parts.meshService.assign(late, 'web', null, localActor());
     const { parts: removing } = partsWatchingTransactions(config, {
       after: async (count) => {
         if (count === 1)
-          await parts.meshService.consume({ node: late, module: 'web' }, { node: hub, module: 'db' });
+          await parts.meshService.consume(
+            { node: late, module: 'web' },
+            { node: hub, module: 'db' },
+            localActor(),
+          );
       },
     });
 

@@ -30,17 +30,18 @@ const declarationOf = async (node: string) =>
 /** CONSUMER's modules `a00`, `m01`…, each consuming the module `db` of every provider node. */
 async function consumerOf(consumer: string, providers: readonly string[], modules: number): Promise<void> {
   for (const provider of providers) {
-    await parts.meshService.addNode(provider);
-    await parts.meshService.assign(provider, `db-${provider}`, 'postgres');
+    await parts.meshService.addNode(provider, {}, localActor());
+    await parts.meshService.assign(provider, `db-${provider}`, 'postgres', localActor());
   }
-  await parts.meshService.addNode(consumer);
+  await parts.meshService.addNode(consumer, {}, localActor());
   for (let index = 0; index < modules; index += 1) {
     const module = index === 0 ? 'a00' : `m${String(index).padStart(2, '0')}`;
-    await parts.meshService.assign(consumer, module, null);
+    await parts.meshService.assign(consumer, module, null, localActor());
     for (const provider of providers)
       await parts.meshService.consume(
         { node: consumer, module },
         { node: provider, module: `db-${provider}` },
+        localActor(),
       );
   }
 }

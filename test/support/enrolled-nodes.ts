@@ -14,7 +14,7 @@ export async function addEnrolledNode(
   parts: Pick<Parts, 'meshService' | 'tokens' | 'nodeKeys'>,
   node: string,
 ): Promise<NodeKeys> {
-  await parts.meshService.addNode(node);
+  await parts.meshService.addNode(node, {}, localActor());
   const { token } = await issueToken(node, 3600, { tokens: parts.tokens }, localActor());
   const { keys } = await generateNodeKeys();
   await enrol(

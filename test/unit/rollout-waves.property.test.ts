@@ -32,13 +32,13 @@ async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): 
 function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {
   const service = new MeshService({ store, removals: store });
   return {
-    addNode: (node) => service.addNode(node),
-    assign: (node, module, provides) => service.assign(node, module, provides),
-    consume: (consumer, provider) => service.consume(consumer, provider),
+    addNode: (node) => service.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
     unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
     unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
     removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
-    rotate: (consumer, provider) => service.rotate(consumer, provider),
+    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
     moduleVersions: store,
     push: (request) => run(pusher, request),
     readNode: (node) => store.readNode(node),

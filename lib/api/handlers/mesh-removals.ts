@@ -93,7 +93,7 @@ export const meshRotateHandler = (deps: Deps) =>
     parseBody(event, rotateBody);
     const consumer = { node: path.node, module: path.module };
     const provider = { node: path.providerNode, module: path.providerModule };
-    await deps.meshService.rotate(consumer, provider);
+    await deps.meshService.rotate(consumer, provider, actorOf(event));
     return json(200, {
       rotated: `${consumer.node}/${consumer.module} -> ${provider.node}/${provider.module}`,
       behind: [...new Set([consumer.node, provider.node])].sort(),

@@ -53,7 +53,7 @@ export const consumeBody = z
 export const meshNodeAddHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, labels: given = {} } = parseBody(event, nodeAddBody);
-    await parts.meshService.addNode(node, given);
+    await parts.meshService.addNode(node, given, actorOf(event));
     return json(201, { node, labels: given });
   });
 
@@ -62,7 +62,7 @@ export const meshAssignHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provides } = parseBody(event, assignBody);
-    await parts.meshService.assign(node, module, provides ?? null);
+    await parts.meshService.assign(node, module, provides ?? null, actorOf(event));
     return json(201, { node, module, provides: provides ?? null });
   });
 
@@ -71,7 +71,7 @@ export const meshConsumeHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provider } = parseBody(event, consumeBody);
-    await parts.meshService.consume({ node, module }, provider);
+    await parts.meshService.consume({ node, module }, provider, actorOf(event));
     return json(201, { consumer: { node, module }, provider });
   });
 
