@@ -88,7 +88,11 @@ async function applyFile(
   // The reader and the writer timed, to say where each request's time goes.
   const timing = { read: 0, write: 0 };
   const reader = new DynamoDBLiveMeshReader(table);
-  const writer = new DynamoDBMeshFileWriter({ ...table, ...(lanes === undefined ? {} : { lanes }) });
+  const writer = new DynamoDBMeshFileWriter({
+    ...table,
+    audit: parts.auditTrail,
+    ...(lanes === undefined ? {} : { lanes }),
+  });
   const timed = <T>(part: 'read' | 'write', work: () => Promise<T>) => {
     const started = performance.now();
     return work().finally(() => {

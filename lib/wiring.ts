@@ -174,7 +174,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     meshFiles: () =>
       new MeshFileService({
         reader: new DynamoDBLiveMeshReader({ client: clients.dynamodb, ...table }),
-        writer: new DynamoDBMeshFileWriter({ client: clients.dynamodb, ...table }),
+        writer: new DynamoDBMeshFileWriter(audited()),
         removals: parts.meshService,
         removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
       }),

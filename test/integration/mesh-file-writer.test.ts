@@ -64,6 +64,7 @@ const serviceOn = (config: MeshConfig, reader: LiveMeshReader, lanes = 4) => {
     client: documentClient(makeDynamoDBClient(config)),
     tableName: config.inventoryTable,
     lanes,
+    audit: parts.auditTrail,
   });
   return new MeshFileService({ reader, writer, removals: parts.meshService });
 };

@@ -191,6 +191,7 @@ export class MeshFileService {
       ...written
     } = await this.#writer.write(plan, reading, {
       until: late() ? -Infinity : until,
+      by: request.by,
     });
     for (const node of wrote) touched.add(node);
     return { plan, complete, removed, written, progress: progressOf(plan, touched, complete) };
