@@ -1,6 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBAuditReader } from './adapters/dynamodb/audit-reader.ts';
-import { DynamoDBAuditTrail } from './adapters/dynamodb/audit-trail.ts';
+import { type AuditTrail, DynamoDBAuditTrail } from './adapters/dynamodb/audit-trail.ts';
 import type { MeshConfig } from './config.ts';
 import type { AuditReader } from './core/audit/ports.ts';
 
@@ -10,7 +10,7 @@ export const defaultAuditRetentionDays = 365;
 /** The audit parts of lib/wiring.ts (docs/audit.md), built there the same way. */
 export type AuditParts = {
   /** What every store that makes a change adds its record with, in the change's own transaction. */
-  readonly auditTrail: DynamoDBAuditTrail;
+  readonly auditTrail: AuditTrail;
   readonly auditReader: AuditReader;
 };
 

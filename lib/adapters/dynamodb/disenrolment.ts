@@ -3,7 +3,7 @@ import { type Actor, nodeEntry } from '../../core/audit/record.ts';
 import { NodeUnknownError } from '../../core/enrolment/errors.ts';
 import type { Disenrolled, HostIdentityRevocation } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, nodePartition, tokenItemKey } from './keys.ts';
 import { itemPresent, queryAll } from './requests.ts';
 
@@ -20,13 +20,13 @@ export class DynamoDBDisenrolment implements HostIdentityRevocation {
   readonly #client: DynamoDBDocumentClient;
   readonly #inventory: string;
   readonly #identity: string;
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
   constructor(options: {
     readonly client: DynamoDBDocumentClient;
     readonly inventoryTable: string;
     readonly identityTable: string;
-    readonly audit: DynamoDBAuditTrail;
+    readonly audit: AuditTrail;
   }) {
     this.#client = options.client;
     this.#inventory = options.inventoryTable;

@@ -3,7 +3,7 @@ import { nodeEntry } from '../../core/audit/record.ts';
 import { EnrolmentMovedError } from '../../core/enrolment/errors.ts';
 import type { EnrolmentRecord, KeyRotationStore, KeySwitch } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, tokenItemKey } from './keys.ts';
 import { TableStore, type TableStoreOptions } from './requests.ts';
 
@@ -22,12 +22,10 @@ const store = 'the inventory table';
 
 export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore {
   readonly #identityTable: string;
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` holds the `enrolled` item. */
-  constructor(
-    options: TableStoreOptions & { readonly identityTable: string; readonly audit: DynamoDBAuditTrail },
-  ) {
+  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
     super(options);
     this.#identityTable = options.identityTable;
     this.#audit = options.audit;

@@ -17,7 +17,7 @@ import type { Assignment, Relation } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Labels, MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   assignmentFrom,
   assignmentItem,
@@ -64,9 +64,9 @@ const store = 'the inventory table';
  * Each change's transaction carries its audit record (audit-trail.ts).
  */
 export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeStore {
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
-  constructor(options: TableStoreOptions & { readonly audit: DynamoDBAuditTrail }) {
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
     super(options);
     this.#audit = options.audit;
   }

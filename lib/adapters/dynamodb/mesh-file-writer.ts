@@ -7,7 +7,7 @@ import type {
   MeshFileWriter,
   WriteOutcome,
 } from '../../core/mesh-file/ports.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
 import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';
 import { commitPhase } from './mesh-file-lanes.ts';
@@ -44,9 +44,9 @@ const sharedKey = (key: string) => key.startsWith('module#') && key.endsWith('\u
  */
 export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter {
   readonly #lanes: number;
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
-  constructor(options: TableStoreOptions & { readonly lanes?: number; readonly audit: DynamoDBAuditTrail }) {
+  constructor(options: TableStoreOptions & { readonly lanes?: number; readonly audit: AuditTrail }) {
     super(options);
     this.#lanes = options.lanes ?? defaultLanes;
     this.#audit = options.audit;

@@ -4,7 +4,7 @@ import { MeshRaceError, NodeNotFoundError, RemovalTooLargeError } from '../../co
 import type { NodeSnapshot, Sent } from '../../core/mesh/model.ts';
 import { firstStep, joinSteps, type RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
-import { auditItemsMax, type DynamoDBAuditTrail } from './audit-trail.ts';
+import { type AuditTrail, auditItemsMax } from './audit-trail.ts';
 import { removeParts } from './declaration-parts.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
@@ -31,13 +31,13 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
   readonly #inventory: string;
   readonly #identity: string;
   readonly #now: () => string;
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
   constructor(options: {
     readonly client: DynamoDBDocumentClient;
     readonly inventoryTable: string;
     readonly identityTable: string;
-    readonly audit: DynamoDBAuditTrail;
+    readonly audit: AuditTrail;
     readonly now?: () => string;
   }) {
     this.#audit = options.audit;

@@ -8,7 +8,7 @@ import {
   pushRecordDays,
 } from '../../core/mesh/push-records.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   allOld,
   conditionFailed,
@@ -46,9 +46,9 @@ const pushRunning = '#state = :running';
 const store = 'the inventory table';
 
 export class DynamoDBPushRecords extends TableStore implements PushRecordWriter, PushRecordReader {
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
-  constructor(options: TableStoreOptions & { readonly audit: DynamoDBAuditTrail }) {
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
     super(options);
     this.#audit = options.audit;
   }

@@ -7,7 +7,7 @@ import {
 } from '../../core/enrolment/errors.ts';
 import type { ClaimRequest, SpendRequest, TokenRecord, TokenStore } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { DynamoDBAuditTrail } from './audit-trail.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
 import {
   allOld,
@@ -66,12 +66,10 @@ const store = 'the inventory table';
 
 export class DynamoDBTokenStore extends TableStore implements TokenStore {
   readonly #identityTable: string;
-  readonly #audit: DynamoDBAuditTrail;
+  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` takes the spend's `enrolled` item. */
-  constructor(
-    options: TableStoreOptions & { readonly identityTable: string; readonly audit: DynamoDBAuditTrail },
-  ) {
+  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
     super(options);
     this.#identityTable = options.identityTable;
     this.#audit = options.audit;
