@@ -2,6 +2,7 @@ import { Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { refusedPartitions } from '../adapters/dynamodb/audit-refusals.ts';
 import { auditDayPartitions, auditPartitions } from '../adapters/dynamodb/audit-trail.ts';
 import { partsPartition } from '../adapters/dynamodb/declaration-parts.ts';
 import { nodePartition } from '../adapters/dynamodb/keys.ts';
@@ -86,6 +87,7 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
       partitions: summaryPartitions,
     },
   ],
+  'audit:refusals': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: refusedPartitions }],
   // A chain's head read and its record, head and entry put in the change's transaction (audit-trail.ts).
   'audit:write': [
     { table: 'inventory', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: auditPartitions },

@@ -19,6 +19,8 @@ import type {
  *   PutItem, UpdateItem, DeleteItem and a transaction's ConditionCheck. Nothing else the SDK
  *   offers (BatchWriteItem, DescribeTable, streams) serves any code. The identity table
  *   is reached through the narrower accesses below only.
+ * - `audit:refusals`: UpdateItem on `audit#refused#*` partitions only: the refused requests'
+ *   counters (docs/audit.md). Every API function has it (`accessesOf`), as every HTTP edge counts.
  * - `audit:write`: the audit record of a change, in the change's transaction: GetItem and
  *   PutItem on `audit#` partitions only (a chain's head, its records, the list of chains).
  *   `audit:read`: GetItem and Query there, and Query on gsi1's `audit#day#` partitions only.
@@ -65,6 +67,7 @@ import type {
  *   signal topics only.
  */
 export type Access =
+  | 'audit:refusals'
   | 'audit:write'
   | 'audit:read'
   | 'inventory:read'
@@ -196,3 +199,7 @@ export type FunctionSpec<Deps = never> =
   | (Common & { readonly trigger: 'invoke'; readonly handler: (deps: Deps) => InvokedHandler });
 
 export type ApiFunctionSpec<Deps = never> = Extract<FunctionSpec<Deps>, { trigger: 'api' }>;
+
+/** What a row is granted: its accesses, and for an API function the refusals' counters its edge writes. */
+export const accessesOf = (spec: Pick<FunctionSpec, 'trigger' | 'access'>): readonly Access[] =>
+  spec.trigger === 'api' ? [...spec.access, 'audit:refusals'] : spec.access;

@@ -1,6 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
+import { accessesOf } from '../../lib/functions/spec.ts';
 import type { Access } from '../../lib/functions.ts';
 import { functionSpecs } from '../../lib/functions.ts';
 import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
@@ -34,6 +35,7 @@ const nodes = 'node#*';
 
 /** What each access must grant, written out here apart from lib/constructs/grants.ts. */
 const grantsOfAccess: Record<Access, string[]> = {
+  'audit:refusals': each(['dynamodb:UpdateItem'], 'inventory', 'audit#refused#*'),
   'audit:write': each(['dynamodb:GetItem', 'dynamodb:PutItem'], 'inventory', 'audit#*'),
   'audit:read': [
     ...each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'audit#*'),
@@ -111,7 +113,7 @@ const grantsOfAccess: Record<Access, string[]> = {
 describe('the grants of the deployed roles', () => {
   it('are exactly what each manifest row’s accesses grant, nothing more', () => {
     for (const spec of functionSpecs) {
-      const expected = [...new Set(spec.access.flatMap((access) => grantsOfAccess[access]))].sort();
+      const expected = [...new Set(accessesOf(spec).flatMap((access) => grantsOfAccess[access]))].sort();
       expect(grantsOfFunction(spec.name), spec.name).toEqual(expected);
     }
   });
@@ -135,6 +137,7 @@ describe('the grants of the deployed roles', () => {
     expect(streamReaders).toEqual(['summary-aggregator']);
     const onIndexes = [...new Set(all.filter((line) => line.includes('/index/')))];
     expect(onIndexes.sort()).toEqual([
+      'dynamodb:Query inventory/index/gsi1 audit#day#*',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
       'dynamodb:Query inventory/index/gsi2 view#*',
     ]);
@@ -173,6 +176,7 @@ describe('the grants of the deployed roles', () => {
       'dynamodb:BatchGetItem inventory',
       'dynamodb:GetItem inventory',
       'dynamodb:Query inventory',
+      'dynamodb:Query inventory/index/gsi1 audit#day#*',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
       'dynamodb:UpdateItem inventory pushes',
     ]);

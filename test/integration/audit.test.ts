@@ -41,7 +41,7 @@ const trail = async (query: string) => {
 };
 
 describe('every change writes exactly one audit record, in its own transaction', () => {
-  it('token issue and revoke, enrolment, key rotation, push, disenrolment, module and node removal: one record each', async () => {
+  it('node add and remove, module assign and unassign, token issue and revoke, enrolment, key rotation, push, disenrolment: one record each', async () => {
     for (const node of ['alpha', 'beta'])
       expect((await operator('POST', '/nodes', { node })).status).toBe(201);
     const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-'));
@@ -65,14 +65,19 @@ describe('every change writes exactly one audit record, in its own transaction',
       'node.disenrol',
       'module.unassign',
       'push.start',
+      'module.assign',
       'token.revoke',
       'token.issue',
       'node.keys.rotate',
       'node.enrol',
       'token.issue',
+      'node.add',
     ]);
-    expect(alpha.map((record) => record.seq)).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
-    expect(beta).toMatchObject([{ action: 'node.remove', target: 'node:beta', outcome: 'done', seq: 1 }]);
+    expect(alpha.map((record) => record.seq)).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+    expect(beta).toMatchObject([
+      { action: 'node.remove', target: 'node:beta', outcome: 'done', seq: 2 },
+      { action: 'node.add', target: 'node:beta', outcome: 'done', seq: 1 },
+    ]);
     const operatorActs = alpha.filter(
       (record) => !record.action.startsWith('node.enrol') && !record.action.startsWith('node.keys'),
     );
@@ -131,10 +136,28 @@ describe('every change writes exactly one audit record, in its own transaction',
       );
       expect(issued).toMatchObject({ status: 503, body: { error: { code: 'try_again' } } });
       expect(Item).toBeUndefined();
-      expect(await trail('node=gamma')).toEqual([]);
+      expect((await trail('node=gamma')).map((record) => record.action)).toEqual(['node.add']);
     } finally {
       await brokenApi.stop();
     }
+  });
+});
+
+describe('refused requests', () => {
+  it('are counted per source and minute, outside any chain', async () => {
+    for (let i = 0; i < 3; i += 1)
+      expect((await operator('POST', '/nodes', { node: 'Not A Name' })).status).toBe(400);
+
+    const refused = await trail('action=request.refused');
+
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      action: 'request.refused',
+      target: 'POST /nodes',
+      principal: 'local',
+      details: { count: 3 },
+    });
+    expect(refused[0]?.outcome).toMatch(/^400 /);
   });
 });
 

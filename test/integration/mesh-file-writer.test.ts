@@ -35,11 +35,18 @@ groups:
       cache: {provides: memcache}
 `;
 
-/** Times and mark counts differ between two ways of writing one mesh; every other attribute must not. */
+/**
+ * Times and mark counts differ between two ways of writing one mesh; every other attribute must
+ * not. Their audit records differ too (one per change, one per apply transaction): left out.
+ */
 const comparable = (contents: Record<string, unknown[]>): unknown =>
   JSON.parse(
-    JSON.stringify(Object.values(contents), (key, value) =>
-      key === 'marks' ? 'n' : typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? 'time' : value,
+    JSON.stringify(
+      Object.values(contents).map((items) =>
+        items.filter((item) => !String((item as { pk?: unknown }).pk).startsWith('audit#')),
+      ),
+      (key, value) =>
+        key === 'marks' ? 'n' : typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? 'time' : value,
     ),
   );
 

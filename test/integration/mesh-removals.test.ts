@@ -169,8 +169,8 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const attempt = racing.meshService.unassign(broker, 'rabbit', true, localActor());
 
     await expect(attempt).rejects.toBeInstanceOf(MeshRaceError);
-    // Only the consume's two items (its relation and the provider-side entry) are new.
-    expect(await scanCount()).toBe(itemsBefore + 2);
+    // Only the consume's two items (its relation and the provider-side entry) are new, and its audit record.
+    expect(await scanCount()).toBe(itemsBefore + 3);
     const provider = await parts.pushStore.readNode(broker);
     expect(provider?.assignments.map((a) => a.module)).toEqual(['rabbit']);
     expect(provider?.dependents.map((d) => d.consumerNode)).toContain(late);

@@ -173,9 +173,10 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
   }
 }
 
+/** A record as kept; a refusals counter (audit-refusals.ts) with its count among its details. */
 export function recordOf(item: Item): AuditRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, ...record } = item;
-  return record as AuditRecord;
+  const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, count, ...record } = item;
+  return (count === undefined ? record : { ...record, details: { count } }) as AuditRecord;
 }
 
 const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });

@@ -12,7 +12,7 @@ import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requ
 import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { controlProblem } from '../problems/control.ts';
 
@@ -26,10 +26,10 @@ export type ControlSendDeps = { readonly sender: ControlSender } & Timed;
 type Deps = ControlSendDeps;
 type Handler = (event: APIGatewayProxyEvent, now: () => Date) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Timed, handler: Handler) => {
+const edge = (deps: Timed & Refusing, handler: Handler) => {
   const now = deps.now ?? (() => new Date());
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: controlProblem, log: deps.log }))
+    .use(httpEdge({ mapError: controlProblem, log: deps.log, refusals: deps.refusals }))
     .handler((event) => handler(event, now));
 };
 

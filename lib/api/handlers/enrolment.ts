@@ -12,7 +12,7 @@ import type { SignalChannel } from '../../core/signal/channel.ts';
 import type { RevocationSignal, SignalChannels } from '../../core/signal/ports.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
 
 /** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */
@@ -30,9 +30,9 @@ export type DisenrolDeps = {
 } & Optional;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Optional, handler: Handler) =>
+const edge = (deps: Optional & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: enrolmentProblem, log: deps.log }))
+    .use(httpEdge({ mapError: enrolmentProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();

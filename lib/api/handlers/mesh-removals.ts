@@ -8,7 +8,7 @@ import type { Log } from '../../core/ports.ts';
 import type { RevocationSignal } from '../../core/signal/ports.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../problems/mesh.ts';
 
 /**
@@ -19,9 +19,9 @@ export type MeshRemovalDeps = { readonly meshService: MeshService; readonly log?
 type Deps = MeshRemovalDeps;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Deps, handler: Handler) =>
+const edge = (deps: Deps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: deps.log }))
+    .use(httpEdge({ mapError: meshProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const relationPath = z.object({

@@ -14,7 +14,7 @@ import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
 import type { ViewPages } from '../../core/view-pages.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
@@ -36,9 +36,9 @@ export type MeshPushDeps = {
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
 export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
 
-const edge = (parts: Logged, handler: Handler) =>
+const edge = (parts: Logged & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
     .handler(handler);
 
 export const nodeParams = z.object({ node: nodeName });

@@ -7,7 +7,7 @@ import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
 import { optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
 import { type Rollouts, rolloutIdPattern, summaryOf } from '../../core/rollout/service.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { rolloutProblem } from '../problems/rollout.ts';
 
 /**
@@ -20,9 +20,9 @@ type Deps = { readonly log?: Log };
 export type RolloutDeps = { readonly rollouts: Rollouts; readonly rolloutDriver: RolloutDriver } & Deps;
 export type RolloutReadDeps = { readonly rolloutStore: RolloutStore } & Deps;
 
-const edge = (deps: Deps, handler: Handler) =>
+const edge = (deps: Deps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: rolloutProblem, log: deps.log }))
+    .use(httpEdge({ mapError: rolloutProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const idPath = z.strictObject({

@@ -1,4 +1,4 @@
-import type { AuditRecord } from './record.ts';
+import type { Actor, AuditRecord } from './record.ts';
 import type { ChainFinding } from './verify.ts';
 
 /** `mesh audit`'s question (docs/audit.md): newest first, each filter optional. */
@@ -40,4 +40,21 @@ export interface AuditReader {
   page(query: AuditQuery): Promise<AuditPage>;
   /** At least one chain, whole, then more while time is left. */
   verify(range?: VerifyRange): Promise<AuditVerdict>;
+}
+
+/** A refused request (4xx) as the HTTP edge saw it: who, from where, which route, what answer. */
+export type Refusal = {
+  readonly by: Actor;
+  /** `METHOD /resource/{path}` as routed. */
+  readonly route: string;
+  readonly status: number;
+  readonly code: string;
+};
+
+/**
+ * Counts refused requests per source and minute, best effort and bounded (docs/audit.md): a
+ * refusal that cannot be noted is dropped, never a failure of its own.
+ */
+export interface RefusalLog {
+  note(refusal: Refusal): Promise<void>;
 }
