@@ -229,8 +229,8 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
-    reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),
-    builds: () => new DynamoDBBuildStore({ client: clients.dynamodb, ...table }),
+    reports: () => new DynamoDBReportStore(audited()),
+    builds: () => new DynamoDBBuildStore(audited()),
     sender: () => new SqsControlSender({ client: clients.sqs, queueUrl: config.controlQueueUrl }),
     settlement: () =>
       new SqsQueueSettlement({

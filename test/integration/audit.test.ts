@@ -143,6 +143,34 @@ describe('every change writes exactly one audit record, in its own transaction',
   });
 });
 
+describe('the admin corrections', () => {
+  it('a build retraction writes one record on the mesh chain; one retracted before writes none', async () => {
+    const at = new Date().toISOString();
+    await partsFor(config).builds.recordBuild(
+      { id: 'b-1', module: 'web', version: '1.0.0', result: 'succeeded', finishedAt: at },
+      { receivedAt: at, recordedAt: at },
+    );
+
+    const first = await operator('POST', '/builds/retractions', { module: 'web', version: '1.0.0' });
+    const again = await operator('POST', '/builds/retractions', { module: 'web', version: '1.0.0' });
+
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(await trail('action=build.retract')).toMatchObject([
+      { subject: 'mesh', target: 'module:web@1.0.0', principal: 'local' },
+    ]);
+  });
+
+  it('a report reset of a node with no report writes nothing', async () => {
+    await operator('POST', '/nodes', { node: 'delta' });
+
+    expect(await operator('DELETE', '/nodes/delta/report')).toMatchObject({
+      status: 200,
+      body: { reset: null },
+    });
+    expect((await trail('node=delta')).map((record) => record.action)).toEqual(['node.add']);
+  });
+});
+
 describe('refused requests', () => {
   it('are counted per source and minute, outside any chain', async () => {
     for (let i = 0; i < 3; i += 1)

@@ -3,6 +3,7 @@ import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { DynamoDBBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
 import { DynamoDBReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
@@ -81,8 +82,8 @@ function consumerDeps(overrides: Partial<ConsumerDeps> = {}) {
   const log = new RecordingLog();
   const lost: string[] = [];
   const deps: ConsumerDeps = {
-    reports: new DynamoDBReportStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
-    builds: new DynamoDBBuildStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
+    reports: new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable)),
+    builds: new DynamoDBBuildStore(audited(documentClient(dynamodb), config.inventoryTable)),
     sender: new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl }),
     settlement: new SqsQueueSettlement({ client: sqs, ...config }),
     moduleVersions: mesh,
@@ -108,12 +109,16 @@ function running(deps: ConsumerDeps): RunningEventSource {
   });
 }
 
+/** A store's place in the table, with the audit trail its changes write their records to. */
+const audited = (client: ReturnType<typeof documentClient>, tableName: string) => ({
+  client,
+  tableName,
+  audit: new DynamoDBAuditTrail({ client, tableName, retentionDays: 365 }),
+});
+
 describe('report store over the wire', () => {
   it('keeps the newer report; an older one recorded late is refused with the kept sequence', async () => {
-    const reports = new DynamoDBReportStore({
-      client: documentClient(dynamodb),
-      tableName: config.inventoryTable,
-    });
+    const reports = new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable));
     await sentNode('wire');
     const sentAt = new Date().toISOString();
     await reports.recordReport(
@@ -186,10 +191,7 @@ describe('build store over the wire', () => {
     const own = await provisionTestResources('builds');
     const client = makeDynamoDBClient({ region });
     const { staleReads } = lagIndexes(client);
-    const builds = new DynamoDBBuildStore({
-      client: documentClient(client),
-      tableName: own.inventoryTable,
-    });
+    const builds = new DynamoDBBuildStore(audited(documentClient(client), own.inventoryTable));
     const finishedAt = new Date().toISOString();
     const receivedAt = (ms: number) => {
       const at = new Date(Date.parse(finishedAt) + ms).toISOString();
@@ -213,10 +215,7 @@ describe('build store over the wire', () => {
   });
 
   it("keeps a build once and finds each module's latest successful build", async () => {
-    const builds = new DynamoDBBuildStore({
-      client: documentClient(dynamodb),
-      tableName: config.inventoryTable,
-    });
+    const builds = new DynamoDBBuildStore(audited(documentClient(dynamodb), config.inventoryTable));
     const at = (minute: number) => `2026-09-22T10:0${minute}:00Z`;
     const received = (minute: number) => ({ receivedAt: at(minute), recordedAt: at(minute) });
     expect(
@@ -357,10 +356,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
           MessageBody: JSON.stringify(next),
         }),
       );
-      const reports = new DynamoDBReportStore({
-        client: documentClient(dynamodb),
-        tableName: config.inventoryTable,
-      });
+      const reports = new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable));
       await until(async () => {
         try {
           await reports.recordReport({ ...next.body, sequence: 1 }, timesNow());
@@ -389,10 +385,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log, lost } = consumerDeps({
-      reports: new DynamoDBReportStore({
-        client: documentClient(unreachable),
-        tableName: config.inventoryTable,
-      }),
+      reports: new DynamoDBReportStore(audited(documentClient(unreachable), config.inventoryTable)),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 3 },
     });
     const source = running(deps);
@@ -447,10 +440,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log } = consumerDeps({
-      builds: new DynamoDBBuildStore({
-        client: documentClient(unreachable),
-        tableName: config.inventoryTable,
-      }),
+      builds: new DynamoDBBuildStore(audited(documentClient(unreachable), config.inventoryTable)),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 120 },
     });
     const source = running(deps);

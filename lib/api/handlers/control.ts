@@ -11,6 +11,7 @@ import { RolloutUsageError } from '../../core/rollout/errors.ts';
 import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requests.ts';
 import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -117,7 +118,12 @@ export const retractRequest = z.strictObject({ module: moduleName, version: modu
 export const controlBuildRetractHandler = (deps: { readonly builds: BuildStore } & Timed) =>
   edge(deps, async (event, now) => {
     const { module, version } = parseBody(event, retractRequest);
-    const { latest, ...retracted } = await deps.builds.retractBuild(module, version, now().toISOString());
+    const { latest, ...retracted } = await deps.builds.retractBuild(
+      module,
+      version,
+      now().toISOString(),
+      actorOf(event),
+    );
     return json(200, { retracted, latest });
   });
 
@@ -130,7 +136,7 @@ export const reportResetPath = z.object({ node: nodeName });
 export const controlReportResetHandler = (deps: { readonly reports: ReportStore } & Timed) =>
   edge(deps, async (event) => {
     const { node } = validate(reportResetPath, event.pathParameters ?? {}, 'path');
-    const reset = await deps.reports.resetReport(node);
+    const reset = await deps.reports.resetReport(node, actorOf(event));
     return json(200, { node, reset: reset ?? null });
   });
 

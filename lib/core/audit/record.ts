@@ -33,6 +33,8 @@ export type AuditAction =
   | 'relation.rotate'
   | 'push.start'
   | 'mesh.apply'
+  | 'report.reset'
+  | 'build.retract'
   | 'rollout.start';
 
 export type AuditDetails = Readonly<Record<string, string | number | boolean>>;
