@@ -143,13 +143,17 @@ describe('the grants of the deployed roles', () => {
     ]);
   });
 
-  it('let the host routes and the broker’s authorizer read node keys only, and write only proof ids', () => {
+  it('let the host routes and the broker’s authorizer read node keys only, and write only proof ids and refusals', () => {
     expect(dynamodb(grantsOfFunction('host-authorizer'))).toEqual(['dynamodb:BatchGetItem identity node#*']);
-    for (const name of ['host-report', 'signal-authorizer'])
-      expect(dynamodb(grantsOfFunction(name)), name).toEqual([
-        'dynamodb:BatchGetItem identity node#*',
-        'dynamodb:PutItem inventory proof#*',
-      ]);
+    expect(dynamodb(grantsOfFunction('signal-authorizer'))).toEqual([
+      'dynamodb:BatchGetItem identity node#*',
+      'dynamodb:PutItem inventory proof#*',
+    ]);
+    expect(dynamodb(grantsOfFunction('host-report'))).toEqual([
+      'dynamodb:BatchGetItem identity node#*',
+      'dynamodb:PutItem inventory proof#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
+    ]);
   });
 
   it('let host-declaration read a node’s items and its declaration’s parts by key alone: no Query, Scan or batch on the inventory', () => {
@@ -157,16 +161,20 @@ describe('the grants of the deployed roles', () => {
       'dynamodb:BatchGetItem identity node#*',
       'dynamodb:GetItem inventory node#*,declaration#*',
       'dynamodb:PutItem inventory proof#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
     ]);
   });
 
-  it('let enrol claim and spend the named node’s token and store its keys, in node partitions only', () => {
+  it('let enrol claim and spend the named node’s token and store its keys, in node partitions only, and write its audit record', () => {
     expect(dynamodb(grantsOfFunction('enrol'))).toEqual([
       'dynamodb:DeleteItem identity node#*',
+      'dynamodb:GetItem inventory audit#*',
       'dynamodb:GetItem inventory node#*',
       'dynamodb:PutItem identity node#*',
+      'dynamodb:PutItem inventory audit#*',
       'dynamodb:PutItem inventory node#*',
       'dynamodb:Query identity node#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
       'dynamodb:UpdateItem inventory node#*',
     ]);
   });
@@ -176,7 +184,6 @@ describe('the grants of the deployed roles', () => {
       'dynamodb:BatchGetItem inventory',
       'dynamodb:GetItem inventory',
       'dynamodb:Query inventory',
-      'dynamodb:Query inventory/index/gsi1 audit#day#*',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
       'dynamodb:UpdateItem inventory pushes',
     ]);
