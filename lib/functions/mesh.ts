@@ -30,7 +30,8 @@ export const meshFunctions = [
     purpose: 'adds a node',
     trigger: 'api',
     route: { method: 'POST', path: '/nodes', auth: 'operator', role: 'operator' },
-    access: ['inventory:write'],
+    // audit:write for the read of its chain's head (docs/audit.md)
+    access: ['inventory:write', 'audit:write'],
     handler: meshNodeAddHandler,
   },
   {

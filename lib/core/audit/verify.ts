@@ -51,7 +51,10 @@ export class ChainCheck {
       finding(expectedPlace, 'removed', `records ${expectedPlace} to ${place - 1} are missing`);
     else if (place === expectedPlace) {
       const chained = previous?.record.hash ?? chainStart;
-      if (record.prevHash !== chained && record.seq === place)
+      // A record out of its place is named reordered already: its successor's link says no more.
+      const inPlace =
+        record.seq === place && (previous === undefined || previous.record.seq === previous.place);
+      if (record.prevHash !== chained && inPlace)
         finding(place - 1, 'altered', `record ${place} chained another hash than record ${place - 1} holds`);
     }
     this.#previous = { place, record };
