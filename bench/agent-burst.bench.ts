@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { localActor } from '../lib/core/audit/record.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 import {
   enrolPackaged,
@@ -63,16 +64,17 @@ export async function run(): Promise<BenchTable[]> {
     const nodes = variants.map((_, index) => `burst-${index}`);
     for (const node of nodes) {
       const provider = `${node}-provider`;
-      await parts.meshService.addNode(provider);
+      await parts.meshService.addNode(provider, {}, localActor());
       for (let index = 0; index < providerModules; index += 1)
-        await parts.meshService.assign(provider, `${provider}-db${index}`, 'postgres');
-      await parts.meshService.addNode(node);
+        await parts.meshService.assign(provider, `${provider}-db${index}`, 'postgres', localActor());
+      await parts.meshService.addNode(node, {}, localActor());
       for (let index = 0; index < consumerModules; index += 1) {
-        await parts.meshService.assign(node, `${node}-app${index}`, null);
+        await parts.meshService.assign(node, `${node}-app${index}`, null, localActor());
         for (let each = 0; each < consumesEach; each += 1)
           await parts.meshService.consume(
             { node, module: `${node}-app${index}` },
             { node: provider, module: `${provider}-db${(index * consumesEach + each) % providerModules}` },
+            localActor(),
           );
       }
     }
@@ -110,7 +112,7 @@ export async function run(): Promise<BenchTable[]> {
         const node = nodes[index] as string;
         const agent = agents[index] as WatchedProcess;
         const pid = agent.child.pid as number;
-        await parts.meshService.assign(node, `${node}-extra${round}`, null);
+        await parts.meshService.assign(node, `${node}-extra${round}`, null, localActor());
         const cpuBefore = readRunTimeMs(pid);
         const started = performance.now();
         const outcome = await parts.pushFlow.push({ node });

@@ -6,6 +6,7 @@ import { DynamoDBMeshFileWriter } from '../lib/adapters/dynamodb/mesh-file-write
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
 import type { MeshConfig } from '../lib/config.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { type ApplyOutcome, MeshFileService } from '../lib/core/mesh-file/service.ts';
 import { localLambdaContext } from '../lib/runtime/lambda-context.ts';
 import { partsFor } from '../lib/wiring.ts';
@@ -87,7 +88,11 @@ async function applyFile(
   // The reader and the writer timed, to say where each request's time goes.
   const timing = { read: 0, write: 0 };
   const reader = new DynamoDBLiveMeshReader(table);
-  const writer = new DynamoDBMeshFileWriter({ ...table, ...(lanes === undefined ? {} : { lanes }) });
+  const writer = new DynamoDBMeshFileWriter({
+    ...table,
+    audit: parts.auditTrail,
+    ...(lanes === undefined ? {} : { lanes }),
+  });
   const timed = <T>(part: 'read' | 'write', work: () => Promise<T>) => {
     const started = performance.now();
     return work().finally(() => {
@@ -150,21 +155,22 @@ async function perFact(bed: Bed, nodes: number): Promise<Measured> {
   const providerName = (i: number) => `broker-${String(i).padStart(4, '0')}`;
   for (let p = 0; p < providers; p++) {
     const node = providerName(p);
-    await meshService.addNode(node, { role: 'broker' });
-    await meshService.assign(node, 'base', null);
-    await meshService.assign(node, 'rabbit', 'amqp');
-    await meshService.assign(node, 'metrics', null);
+    await meshService.addNode(node, { role: 'broker' }, localActor());
+    await meshService.assign(node, 'base', null, localActor());
+    await meshService.assign(node, 'rabbit', 'amqp', localActor());
+    await meshService.assign(node, 'metrics', null, localActor());
     calls += 4;
   }
   for (let i = 0; i < nodes - providers; i++) {
     const node = `web-${String(i).padStart(5, '0')}`;
-    await meshService.addNode(node, { role: 'web' });
-    await meshService.assign(node, 'base', null);
-    await meshService.assign(node, 'nginx', null);
-    await meshService.assign(node, 'metrics', null);
+    await meshService.addNode(node, { role: 'web' }, localActor());
+    await meshService.assign(node, 'base', null, localActor());
+    await meshService.assign(node, 'nginx', null, localActor());
+    await meshService.assign(node, 'metrics', null, localActor());
     await meshService.consume(
       { node, module: 'nginx' },
       { node: providerName(Math.floor(i / consumersPerProvider)), module: 'rabbit' },
+      localActor(),
     );
     calls += 5;
   }

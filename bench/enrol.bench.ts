@@ -11,6 +11,7 @@ import { nodeItemKey } from '../lib/adapters/dynamodb/keys.ts';
 import { claimCondition, spendCondition } from '../lib/adapters/dynamodb/token-store.ts';
 import { enrolHandler } from '../lib/api/handlers/enrolment.ts';
 import type { MeshConfig } from '../lib/config.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { parseToken } from '../lib/core/enrolment/token.ts';
 import { issueToken } from '../lib/core/enrolment/tokens.ts';
 import { generateNodeKeys } from '../lib/host/keys.ts';
@@ -47,7 +48,7 @@ export async function run(): Promise<BenchTable[]> {
               Item: { pk: { S: nodeItemKey(node).pk }, sk: { S: 'node' } },
             }),
           );
-          const { token } = await issueToken(node, 3600, { tokens });
+          const { token } = await issueToken(node, 3600, { tokens }, localActor());
           const { keys: nodeKeys } = await generateNodeKeys();
           const body = JSON.stringify({
             node,

@@ -14,6 +14,7 @@ import {
 } from '../lib/adapters/dynamodb/mesh-items.ts';
 import { pushesPartition } from '../lib/adapters/dynamodb/push-records.ts';
 import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import { compose, provisionName } from '../lib/core/mesh/declaration.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/core/mesh/model.ts';
@@ -195,9 +196,13 @@ export async function run(): Promise<BenchTable[]> {
       for (let k = 0; k < 3; k += 1) {
         const consumer = nodeName(10 * k + 3);
         const provider = nodeName(size >= 100 ? 10 * (k + 5) : 0);
-        await service.assign(consumer, `app${k}`, null);
+        await service.assign(consumer, `app${k}`, null, localActor());
         await flow.push({ node: consumer });
-        await service.consume({ node: consumer, module: `app${k}` }, { node: provider, module: 'broker' });
+        await service.consume(
+          { node: consumer, module: `app${k}` },
+          { node: provider, module: 'broker' },
+          localActor(),
+        );
         const measured = await measure(() => flow.push({ node: consumer }));
         if (measured.value.flushed.length !== 1 || measured.value.flushed[0]?.node !== provider) {
           throw new Error(`the named push did not flush ${provider}: ${JSON.stringify(measured.value)}`);

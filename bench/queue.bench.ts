@@ -4,6 +4,7 @@ import { SqsControlSender } from '../lib/adapters/sqs/control-sender.ts';
 import { SqsQueueSettlement } from '../lib/adapters/sqs/queue-settlement.ts';
 import { controlConsumerHandler } from '../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../lib/config.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { envelope, parseControlMessage } from '../lib/core/control/messages.ts';
 import { startEventSource } from '../lib/runtime/event-source.ts';
 import { partsFor } from '../lib/wiring.ts';
@@ -74,8 +75,8 @@ export async function run(): Promise<BenchTable[]> {
     const reports = parts.reports;
     // Reports are recorded only for nodes that exist, of revisions they were sent.
     for (let index = 0; index < nodesPerRound; index += 1) {
-      await parts.meshService.addNode(nodeOf(index));
-      await parts.meshService.assign(nodeOf(index), 'web', null);
+      await parts.meshService.addNode(nodeOf(index), {}, localActor());
+      await parts.meshService.assign(nodeOf(index), 'web', null, localActor());
     }
     await parts.pushFlow.push({ behind: true, maxRounds: 50 });
 

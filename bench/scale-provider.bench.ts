@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inlineBytes } from '../lib/adapters/dynamodb/declaration-parts.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { compose } from '../lib/core/mesh/declaration.ts';
 import { Pusher } from '../lib/core/mesh/push.ts';
 import { FileAgentState } from '../lib/host/agent/file-state.ts';
@@ -73,7 +74,7 @@ export async function run(): Promise<BenchTable[]> {
       const counts = counted(client);
       const parts = partsFor(config, { clients: { dynamodb: client } });
       const keys = await addEnrolledNode(parts, 'broker');
-      await parts.meshService.assign('broker', 'rabbit', 'amqp');
+      await parts.meshService.assign('broker', 'rabbit', 'amqp', localActor());
       const seeded = performance.now();
       const seeding = seedingClient(config.endpoints?.dynamodb);
       await seedConsumers(seeding, config.inventoryTable, provider, size, { consumerSide: false });

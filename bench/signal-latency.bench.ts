@@ -1,3 +1,4 @@
+import { localActor } from '../lib/core/audit/record.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import type { NodeKeys } from '../lib/host/keys.ts';
 import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
@@ -31,7 +32,7 @@ export async function run(): Promise<BenchTable[]> {
       keys.set(node, await addEnrolledNode(parts, node));
     });
     // one at a time: assignments of one module race on its record
-    for (const node of keys.keys()) await parts.meshService.assign(node, 'base', null);
+    for (const node of keys.keys()) await parts.meshService.assign(node, 'base', null, localActor());
     await parts.pushFlow.push({ behind: true });
   } catch (error) {
     await runtime.stop();
@@ -55,7 +56,7 @@ export async function run(): Promise<BenchTable[]> {
   const round = async (which: 'signal' | 'poll') => {
     const chosen = [...groups[which]].sort(() => Math.random() - 0.5).slice(0, perRound);
     change += 1;
-    for (const node of chosen) await parts.meshService.assign(node, `m${change}`, null);
+    for (const node of chosen) await parts.meshService.assign(node, `m${change}`, null, localActor());
     const started = Date.now();
     const outcome = await parts.pushFlow.push({ behind: true });
     const sent = new Map(outcome.flushed.map((entry) => [entry.node, entry.revision]));

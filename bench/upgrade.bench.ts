@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DynamoDBModuleVersions } from '../lib/adapters/dynamodb/module-versions.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
 import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
 import { partsWatchingTransactions } from '../test/support/watched-transactions.ts';
@@ -22,9 +23,9 @@ export async function run(): Promise<BenchTable[]> {
   try {
     process.stdout.write(`  assigning base to ${carriers} nodes\n`);
     const nodes = Array.from({ length: carriers }, (_, index) => `carrier-${index}`);
-    await mapLimit(nodes, 8, (node) => parts.meshService.addNode(node));
+    await mapLimit(nodes, 8, (node) => parts.meshService.addNode(node, {}, localActor()));
     // one at a time: assignments of one module race on its record
-    for (const node of nodes) await parts.meshService.assign(node, 'base', null);
+    for (const node of nodes) await parts.meshService.assign(node, 'base', null, localActor());
 
     const rows: Array<Array<string | number>> = [];
     let version = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { addGlobalOptions } from '../lib/cli/command-context.ts';
+import { registerAuditCommands } from '../lib/cli/commands/audit.ts';
 import { registerConsoleCommand } from '../lib/cli/commands/console.ts';
 import { registerControlCommands } from '../lib/cli/commands/control.ts';
 import { registerCorrections } from '../lib/cli/commands/corrections.ts';
@@ -31,6 +32,7 @@ registerEnrolmentCommands(program);
 registerControlCommands(program);
 registerCorrections(program);
 registerSeeingCommands(program);
+registerAuditCommands(program);
 registerConsoleCommand(program);
 registerSigV4Signer();
 // No top-level await: the packaged executables run this file as CommonJS (Node's single

@@ -27,6 +27,8 @@ const configSchema = z.object({
   pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
   /** How long a message may be held before it is let go as lost; two minutes unless shortened (tests, beds). */
   holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
+  /** How long audit records are kept (their TTL, docs/audit.md); a year unless set. */
+  auditRetentionDays: z.coerce.number().int().positive().max(3650).optional(),
   logLevel: z.enum(logLevels),
   /** The change signal (lib/core/signal/); absent, hosts poll and pushes publish nothing. */
   signal: z
@@ -72,6 +74,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     pushRunnerArn: env.MESH_PUSH_RUNNER_ARN || undefined,
     pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
+    auditRetentionDays: env.MESH_AUDIT_RETENTION_DAYS || undefined,
     logLevel: logLevelOf(env.MESH_LOG_LEVEL),
     signal: env.MESH_SIGNAL_BROKER_URL
       ? {
@@ -113,6 +116,7 @@ export function configEnvironment(
       ? { MESH_PUSH_WAIT_SECONDS: String(config.pushWaitSeconds) }
       : {}),
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
+    ...(config.auditRetentionDays ? { MESH_AUDIT_RETENTION_DAYS: String(config.auditRetentionDays) } : {}),
     ...(config.signal ? signalEnvironment(config.signal) : {}),
   };
 }

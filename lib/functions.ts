@@ -1,4 +1,5 @@
 import { healthHandler } from './api/handlers/health.ts';
+import { auditFunctions } from './functions/audit.ts';
 import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
 import { meshFunctions } from './functions/mesh.ts';
@@ -38,6 +39,7 @@ export const functionSpecs = [
   ...signalFunctions,
   ...summaryFunctions,
   ...rolloutFunctions,
+  ...auditFunctions,
 ] as const satisfies readonly FunctionSpec[];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

@@ -77,6 +77,7 @@ import type { PresenceStore, SignalChannels, SignalPublisher } from './core/sign
 import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
+import { type AuditParts, auditBuilders } from './wiring-audit.ts';
 import { type RolloutParts, rolloutBuilders } from './wiring-rollouts.ts';
 
 /**
@@ -137,7 +138,8 @@ export type Parts = {
   readonly presence: PresenceStore;
   /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
   readonly embeddedBroker: EmbeddedBrokerPublisher;
-} & RolloutParts;
+} & RolloutParts &
+  AuditParts;
 
 export type PartsOptions = {
   /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
@@ -156,25 +158,27 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     dynamodb: () => documentClient(options.clients?.dynamodb ?? makeDynamoDBClient(config)),
     sqs: () => options.clients?.sqs ?? makeSQSClient(config),
   });
+  // A store that makes changes writes each one's audit record with it (lib/wiring-audit.ts).
+  const audited = () => ({ client: clients.dynamodb, ...table, audit: parts.auditTrail });
+  const tables = () => ({
+    client: clients.dynamodb,
+    inventoryTable: config.inventoryTable,
+    identityTable: config.identityTable,
+  });
   const parts: Parts = built<Parts>({
     config: () => config,
     log: () => powertoolsLog(config.logLevel),
     now: () => () => new Date(),
     meshService: () => new MeshService({ store: parts.meshChanges, removals: parts.meshRemovals }),
-    meshChanges: () => new DynamoDBMeshChangeStore({ client: clients.dynamodb, ...table }),
+    meshChanges: () => new DynamoDBMeshChangeStore(audited()),
     meshFiles: () =>
       new MeshFileService({
         reader: new DynamoDBLiveMeshReader({ client: clients.dynamodb, ...table }),
-        writer: new DynamoDBMeshFileWriter({ client: clients.dynamodb, ...table }),
+        writer: new DynamoDBMeshFileWriter(audited()),
         removals: parts.meshService,
         removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
       }),
-    meshRemovals: () =>
-      new DynamoDBMeshRemovals({
-        client: clients.dynamodb,
-        inventoryTable: config.inventoryTable,
-        identityTable: config.identityTable,
-      }),
+    meshRemovals: () => new DynamoDBMeshRemovals({ ...tables(), audit: parts.auditTrail }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
     pushTasks: () =>
       pushTaskFunctions(
@@ -209,31 +213,24 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         log: parts.log,
         now: parts.now,
       }),
-    pushRecords: () => new DynamoDBPushRecords({ client: clients.dynamodb, ...table }),
+    pushRecords: () => new DynamoDBPushRecords(audited()),
     deliveries: () => new DynamoDBDeliveryReader({ client: clients.dynamodb, ...table }),
     statusReader: () => new DynamoDBStatusReader({ client: clients.dynamodb, ...table }),
     meshView: () => new DynamoDBMeshViewReader({ client: clients.dynamodb, ...table }),
     viewPages: () => new DynamoDBViewPages({ client: clients.dynamodb, ...table }),
     summary: () => new DynamoDBSummaryStore({ client: clients.dynamodb, ...table }),
     moduleVersions: () => new DynamoDBModuleVersions({ client: clients.dynamodb, ...table }),
-    tokens: () =>
-      new DynamoDBTokenStore({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
+    tokens: () => new DynamoDBTokenStore({ ...audited(), identityTable: config.identityTable }),
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
-    keyRotation: () =>
-      new DynamoDBKeyRotation({ client: clients.dynamodb, ...table, identityTable: config.identityTable }),
-    hostIdentities: () =>
-      new DynamoDBDisenrolment({
-        client: clients.dynamodb,
-        inventoryTable: config.inventoryTable,
-        identityTable: config.identityTable,
-      }),
+    keyRotation: () => new DynamoDBKeyRotation({ ...audited(), identityTable: config.identityTable }),
+    hostIdentities: () => new DynamoDBDisenrolment({ ...tables(), audit: parts.auditTrail }),
     credentials: () =>
       new RememberedCredentials(
         new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
-    reports: () => new DynamoDBReportStore({ client: clients.dynamodb, ...table }),
-    builds: () => new DynamoDBBuildStore({ client: clients.dynamodb, ...table }),
+    reports: () => new DynamoDBReportStore(audited()),
+    builds: () => new DynamoDBBuildStore(audited()),
     sender: () => new SqsControlSender({ client: clients.sqs, queueUrl: config.controlQueueUrl }),
     settlement: () =>
       new SqsQueueSettlement({
@@ -282,6 +279,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
     embeddedBroker: () => new EmbeddedBrokerPublisher(),
     ...rolloutBuilders(() => parts, clients, config),
+    ...auditBuilders(clients, config),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;

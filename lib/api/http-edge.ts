@@ -1,9 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import type { RefusalLog } from '../core/audit/ports.ts';
 import { logLine, say } from '../core/coded-lines.ts';
 import type { Log } from '../core/ports.ts';
 import { storeErrors } from '../core/unavailable.ts';
 import { powertoolsLog } from '../observability.ts';
+import { actorOf } from './caller.ts';
 import { json } from './http.ts';
 import { edgeLines } from './lines.ts';
 import { internalProblem, Problem, type ProblemBody, problemsFrom } from './problem.ts';
@@ -13,7 +15,12 @@ export type HttpEdgeOptions = {
   readonly mapError?: (error: unknown) => Problem | undefined;
   /** @default a Powertools logger at INFO; the wiring passes the configured one */
   readonly log?: Log | undefined;
+  /** Where refused requests (4xx) are counted (docs/audit.md); none when absent. */
+  readonly refusals?: RefusalLog | undefined;
 };
+
+/** What a handler's deps may carry for its edge: where its refusals are counted. */
+export type Refusing = { readonly refusals?: RefusalLog };
 
 let fallbackLog: Log | undefined;
 const defaultLog = (): Log => {
@@ -47,6 +54,13 @@ export function httpEdge(
         },
       };
       request.response = json(problem.status, body, { ...problem.headers });
+      if (problem.status >= 400 && problem.status < 500 && options.refusals)
+        await options.refusals.note({
+          by: actorOf(request.event),
+          route: `${request.event.httpMethod} ${request.event.resource ?? request.event.path}`,
+          status: problem.status,
+          code: problem.code,
+        });
     },
   };
 }

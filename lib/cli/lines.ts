@@ -223,6 +223,22 @@ export const cliLines = {
     'info',
     ({ nodes }) => `the summary was counted again from every node's items: ${nodes} nodes`,
   ),
+  auditFinding: codedLine<{
+    readonly subject: string;
+    readonly seq: number;
+    readonly problem: string;
+    readonly says: string;
+  }>(
+    'audit.finding',
+    'error',
+    ({ subject, seq, problem, says }) => `${subject} record ${seq} ${problem}: ${says}`,
+  ),
+  auditVerified: codedLine<{ readonly chains: number; readonly records: number; readonly findings: number }>(
+    'audit.verified',
+    'info',
+    ({ chains, records, findings }) =>
+      `${chains} chains, ${records.toLocaleString('en')} records: ${findings === 0 ? 'intact' : `${findings} findings`}`,
+  ),
   consoleStopped: codedLine<{ readonly signal: string }>(
     'console.stopped',
     'info',

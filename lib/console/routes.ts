@@ -2,7 +2,7 @@
  * The routes the console reads, all GET: what `mesh console` forwards and nothing else. Kept
  * here, apart from the function table, so the CLI does not carry the control plane's handlers;
  * test/unit/console-pages.test.ts holds it to the GET routes of lib/functions/seeing.ts,
- * lib/functions/summary.ts and lib/functions/rollouts.ts.
+ * lib/functions/summary.ts, lib/functions/rollouts.ts and lib/functions/audit.ts.
  */
 export const consoleReadRoutes: readonly string[] = [
   '/nodes',
@@ -14,4 +14,6 @@ export const consoleReadRoutes: readonly string[] = [
   '/summary',
   '/rollouts',
   '/rollouts/{id}',
+  '/audit',
+  '/audit/verify',
 ];

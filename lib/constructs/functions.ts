@@ -10,6 +10,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { configEnvironment, type MeshConfig, signalEnvironment } from '../config.ts';
+import { accessesOf } from '../functions/spec.ts';
 import type { FunctionSpec } from '../functions.ts';
 import { consumerTimeoutSeconds } from '../resources.ts';
 import { assertLocalEsbuild, functionsDir, meshBundling, projectRoot } from './bundling.ts';
@@ -151,7 +152,7 @@ export class MeshFunctions extends Construct {
         },
         bundling: meshBundling,
       });
-      for (const access of spec.access) grantAccess(access, role, props);
+      for (const access of accessesOf(spec)) grantAccess(access, role, props);
       acknowledgeGrantWildcards(role, spec);
       functions.set(spec.name, fn);
       roles.set(spec.name, role);

@@ -2,6 +2,8 @@ import { Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { refusedPartitions } from '../adapters/dynamodb/audit-refusals.ts';
+import { auditDayPartitions, auditPartitions } from '../adapters/dynamodb/audit-trail.ts';
 import { partsPartition } from '../adapters/dynamodb/declaration-parts.ts';
 import { nodePartition } from '../adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../adapters/dynamodb/mesh-items.ts';
@@ -85,6 +87,15 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
       partitions: summaryPartitions,
     },
   ],
+  'audit:refusals': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: refusedPartitions }],
+  // A chain's head read and its record, head and entry put in the change's transaction (audit-trail.ts).
+  'audit:write': [
+    { table: 'inventory', actions: ['dynamodb:GetItem', 'dynamodb:PutItem'], partitions: auditPartitions },
+  ],
+  'audit:read': [
+    { table: 'inventory', actions: ['dynamodb:GetItem', 'dynamodb:Query'], partitions: auditPartitions },
+    { table: 'inventory', actions: ['dynamodb:Query'], partitions: auditDayPartitions, onIndex: 'gsi1' },
+  ],
   'inventory:read': [{ table: 'inventory', actions: reads }],
   'inventory:list': [
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndex: 'gsi1' },
@@ -120,7 +131,9 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
       partitions: nodePartitions,
     },
   ],
-  'tokens:revoke': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: nodePartitions }],
+  'tokens:revoke': [
+    { table: 'inventory', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], partitions: nodePartitions },
+  ],
   'tokens:enrol': [
     {
       table: 'inventory',

@@ -30,7 +30,8 @@ export const meshFunctions = [
     purpose: 'adds a node',
     trigger: 'api',
     route: { method: 'POST', path: '/nodes', auth: 'operator', role: 'operator' },
-    access: ['inventory:write'],
+    // audit:write for the read of its chain's head (docs/audit.md)
+    access: ['inventory:write', 'audit:write'],
     handler: meshNodeAddHandler,
   },
   {
@@ -102,7 +103,7 @@ export const meshFunctions = [
       'records a push and runs it in push-run, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
     route: { method: 'POST', path: '/push', auth: 'operator', role: 'operator' },
-    access: ['inventory:read', 'pushes:write', 'pushRun:invoke'],
+    access: ['inventory:read', 'pushes:write', 'pushRun:invoke', 'audit:write'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
   },

@@ -19,6 +19,11 @@ import type {
  *   PutItem, UpdateItem, DeleteItem and a transaction's ConditionCheck. Nothing else the SDK
  *   offers (BatchWriteItem, DescribeTable, streams) serves any code. The identity table
  *   is reached through the narrower accesses below only.
+ * - `audit:refusals`: UpdateItem on `audit#refused#*` partitions only: the refused requests'
+ *   counters (docs/audit.md). Every API function has it (`accessesOf`), as every HTTP edge counts.
+ * - `audit:write`: the audit record of a change, in the change's transaction: GetItem and
+ *   PutItem on `audit#` partitions only (a chain's head, its records, the list of chains).
+ *   `audit:read`: GetItem and Query there, and Query on gsi1's `audit#day#` partitions only.
  * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
  *   list of every node (status, the node list and graph, the audit).
  * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed
@@ -37,7 +42,7 @@ import type {
  *   declarations kept in parts (`declaration#*`): what a node was sent. The
  *   node is the one the request names, so IAM cannot hold the function to one node's items.
  * - `tokens:issue`: a node's token read and put, the node's item checked (node partitions only);
- *   `tokens:revoke`: a node's token updated (node partitions only).
+ *   `tokens:revoke`: a node's token updated and read back (node partitions only).
  * - `tokens:enrol`: what enrolment does (docs/decisions/claimed-not-spent-tokens.md): the named node's token read, claimed and
  *   spent with its enrolment (GetItem, UpdateItem, PutItem on inventory node partitions), its
  *   keys and `enrolled` item put and the losers' keys pruned (PutItem, Query, DeleteItem on
@@ -62,6 +67,9 @@ import type {
  *   signal topics only.
  */
 export type Access =
+  | 'audit:refusals'
+  | 'audit:write'
+  | 'audit:read'
   | 'inventory:read'
   | 'inventory:list'
   | 'inventory:views'
@@ -191,3 +199,7 @@ export type FunctionSpec<Deps = never> =
   | (Common & { readonly trigger: 'invoke'; readonly handler: (deps: Deps) => InvokedHandler });
 
 export type ApiFunctionSpec<Deps = never> = Extract<FunctionSpec<Deps>, { trigger: 'api' }>;
+
+/** What a row is granted: its accesses, and for an API function the refusals' counters its edge writes. */
+export const accessesOf = (spec: Pick<FunctionSpec, 'trigger' | 'access'>): readonly Access[] =>
+  spec.trigger === 'api' ? [...spec.access, 'audit:refusals'] : spec.access;

@@ -1,6 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
+import { accessesOf } from '../../lib/functions/spec.ts';
 import type { Access } from '../../lib/functions.ts';
 import { functionSpecs } from '../../lib/functions.ts';
 import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
@@ -34,6 +35,12 @@ const nodes = 'node#*';
 
 /** What each access must grant, written out here apart from lib/constructs/grants.ts. */
 const grantsOfAccess: Record<Access, string[]> = {
+  'audit:refusals': each(['dynamodb:UpdateItem'], 'inventory', 'audit#refused#*'),
+  'audit:write': each(['dynamodb:GetItem', 'dynamodb:PutItem'], 'inventory', 'audit#*'),
+  'audit:read': [
+    ...each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'audit#*'),
+    ...each(['dynamodb:Query'], 'inventory/index/gsi1', 'audit#day#*'),
+  ],
   'inventory:read': each(reads, 'inventory'),
   'inventory:list': each(['dynamodb:Query'], 'inventory/index/gsi1', 'mesh#node'),
   'inventory:views': each(['dynamodb:Query'], 'inventory/index/gsi2', 'view#*'),
@@ -50,7 +57,7 @@ const grantsOfAccess: Record<Access, string[]> = {
     'inventory',
     nodes,
   ),
-  'tokens:revoke': each(['dynamodb:UpdateItem'], 'inventory', nodes),
+  'tokens:revoke': each(['dynamodb:GetItem', 'dynamodb:UpdateItem'], 'inventory', nodes),
   'tokens:enrol': [
     ...each(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', nodes),
     ...each(['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], 'identity', nodes),
@@ -106,7 +113,7 @@ const grantsOfAccess: Record<Access, string[]> = {
 describe('the grants of the deployed roles', () => {
   it('are exactly what each manifest row’s accesses grant, nothing more', () => {
     for (const spec of functionSpecs) {
-      const expected = [...new Set(spec.access.flatMap((access) => grantsOfAccess[access]))].sort();
+      const expected = [...new Set(accessesOf(spec).flatMap((access) => grantsOfAccess[access]))].sort();
       expect(grantsOfFunction(spec.name), spec.name).toEqual(expected);
     }
   });
@@ -130,18 +137,23 @@ describe('the grants of the deployed roles', () => {
     expect(streamReaders).toEqual(['summary-aggregator']);
     const onIndexes = [...new Set(all.filter((line) => line.includes('/index/')))];
     expect(onIndexes.sort()).toEqual([
+      'dynamodb:Query inventory/index/gsi1 audit#day#*',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
       'dynamodb:Query inventory/index/gsi2 view#*',
     ]);
   });
 
-  it('let the host routes and the broker’s authorizer read node keys only, and write only proof ids', () => {
+  it('let the host routes and the broker’s authorizer read node keys only, and write only proof ids and refusals', () => {
     expect(dynamodb(grantsOfFunction('host-authorizer'))).toEqual(['dynamodb:BatchGetItem identity node#*']);
-    for (const name of ['host-report', 'signal-authorizer'])
-      expect(dynamodb(grantsOfFunction(name)), name).toEqual([
-        'dynamodb:BatchGetItem identity node#*',
-        'dynamodb:PutItem inventory proof#*',
-      ]);
+    expect(dynamodb(grantsOfFunction('signal-authorizer'))).toEqual([
+      'dynamodb:BatchGetItem identity node#*',
+      'dynamodb:PutItem inventory proof#*',
+    ]);
+    expect(dynamodb(grantsOfFunction('host-report'))).toEqual([
+      'dynamodb:BatchGetItem identity node#*',
+      'dynamodb:PutItem inventory proof#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
+    ]);
   });
 
   it('let host-declaration read a node’s items and its declaration’s parts by key alone: no Query, Scan or batch on the inventory', () => {
@@ -149,16 +161,20 @@ describe('the grants of the deployed roles', () => {
       'dynamodb:BatchGetItem identity node#*',
       'dynamodb:GetItem inventory node#*,declaration#*',
       'dynamodb:PutItem inventory proof#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
     ]);
   });
 
-  it('let enrol claim and spend the named node’s token and store its keys, in node partitions only', () => {
+  it('let enrol claim and spend the named node’s token and store its keys, in node partitions only, and write its audit record', () => {
     expect(dynamodb(grantsOfFunction('enrol'))).toEqual([
       'dynamodb:DeleteItem identity node#*',
+      'dynamodb:GetItem inventory audit#*',
       'dynamodb:GetItem inventory node#*',
       'dynamodb:PutItem identity node#*',
+      'dynamodb:PutItem inventory audit#*',
       'dynamodb:PutItem inventory node#*',
       'dynamodb:Query identity node#*',
+      'dynamodb:UpdateItem inventory audit#refused#*',
       'dynamodb:UpdateItem inventory node#*',
     ]);
   });

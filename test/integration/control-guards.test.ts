@@ -7,6 +7,7 @@ import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type ControlMessage, envelope } from '../../lib/core/control/messages.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -71,8 +72,8 @@ const report = (
 /** A node with one module, pushed once: it was sent revision 1. */
 async function sentNode(label: string): Promise<string> {
   const node = unique(label);
-  await parts.meshService.addNode(node);
-  await parts.meshService.assign(node, 'web', null);
+  await parts.meshService.addNode(node, {}, localActor());
+  await parts.meshService.assign(node, 'web', null, localActor());
   await parts.pushFlow.push({ node });
   return node;
 }
@@ -135,7 +136,7 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     const node = unique('ghost');
     // Act
     await deliver(report(node, Date.now(), 1));
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     // Assess
     expect(await reportItem(node)).toBeUndefined();
     expect((await parts.meshView.details(node))?.report).toBeNull();
@@ -150,10 +151,10 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     // Prepare: a report queued while the node's first life was still going on.
     const node = await sentNode('again');
     const queuedAt = new Date();
-    await parts.meshService.removeNode(node, false);
+    await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await parts.meshService.addNode(node);
-    await parts.meshService.assign(node, 'web', null);
+    await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign(node, 'web', null, localActor());
     await parts.pushFlow.push({ node });
     // Act
     await deliver(report(node, Date.now(), 1, 'applied', queuedAt));
@@ -170,9 +171,9 @@ describe('reports only for nodes that exist, of revisions they were sent', () =>
     // Prepare: the old host's connection, seen by the broker before the node's second life.
     const node = await sentNode('presence');
     const atMs = Date.now();
-    await parts.meshService.removeNode(node, false);
+    await parts.meshService.removeNode(node, false, localActor());
     await new Promise((resolve) => setTimeout(resolve, 5));
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     // Act
     const recorded = parts.presence.recordPresence({ node, state: 'disconnected', atMs, version: 1 });
     // Assess

@@ -3,6 +3,7 @@ import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { DynamoDBBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
 import { DynamoDBReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
@@ -15,6 +16,7 @@ import {
 } from '../../lib/api/handlers/control.ts';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
 import { envelope, parseControlMessage } from '../../lib/core/control/messages.ts';
@@ -45,8 +47,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Reports are recorded for nodes that exist, of revisions they were sent: a node with one module, sent revision 1. */
 async function sentNode(node: string) {
   const parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
-  await parts.meshService.addNode(node);
-  await parts.meshService.assign(node, 'web', null);
+  await parts.meshService.addNode(node, {}, localActor());
+  await parts.meshService.assign(node, 'web', null, localActor());
   await parts.pushFlow.push({ node });
 }
 const timesNow = () => ({ heardAt: new Date().toISOString(), queuedAt: new Date().toISOString() });
@@ -80,8 +82,8 @@ function consumerDeps(overrides: Partial<ConsumerDeps> = {}) {
   const log = new RecordingLog();
   const lost: string[] = [];
   const deps: ConsumerDeps = {
-    reports: new DynamoDBReportStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
-    builds: new DynamoDBBuildStore({ client: documentClient(dynamodb), tableName: config.inventoryTable }),
+    reports: new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable)),
+    builds: new DynamoDBBuildStore(audited(documentClient(dynamodb), config.inventoryTable)),
     sender: new SqsControlSender({ client: sqs, queueUrl: config.controlQueueUrl }),
     settlement: new SqsQueueSettlement({ client: sqs, ...config }),
     moduleVersions: mesh,
@@ -107,12 +109,16 @@ function running(deps: ConsumerDeps): RunningEventSource {
   });
 }
 
+/** A store's place in the table, with the audit trail its changes write their records to. */
+const audited = (client: ReturnType<typeof documentClient>, tableName: string) => ({
+  client,
+  tableName,
+  audit: new DynamoDBAuditTrail({ client, tableName, retentionDays: 365 }),
+});
+
 describe('report store over the wire', () => {
   it('keeps the newer report; an older one recorded late is refused with the kept sequence', async () => {
-    const reports = new DynamoDBReportStore({
-      client: documentClient(dynamodb),
-      tableName: config.inventoryTable,
-    });
+    const reports = new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable));
     await sentNode('wire');
     const sentAt = new Date().toISOString();
     await reports.recordReport(
@@ -185,10 +191,7 @@ describe('build store over the wire', () => {
     const own = await provisionTestResources('builds');
     const client = makeDynamoDBClient({ region });
     const { staleReads } = lagIndexes(client);
-    const builds = new DynamoDBBuildStore({
-      client: documentClient(client),
-      tableName: own.inventoryTable,
-    });
+    const builds = new DynamoDBBuildStore(audited(documentClient(client), own.inventoryTable));
     const finishedAt = new Date().toISOString();
     const receivedAt = (ms: number) => {
       const at = new Date(Date.parse(finishedAt) + ms).toISOString();
@@ -212,10 +215,7 @@ describe('build store over the wire', () => {
   });
 
   it("keeps a build once and finds each module's latest successful build", async () => {
-    const builds = new DynamoDBBuildStore({
-      client: documentClient(dynamodb),
-      tableName: config.inventoryTable,
-    });
+    const builds = new DynamoDBBuildStore(audited(documentClient(dynamodb), config.inventoryTable));
     const at = (minute: number) => `2026-09-22T10:0${minute}:00Z`;
     const received = (minute: number) => ({ receivedAt: at(minute), recordedAt: at(minute) });
     expect(
@@ -356,10 +356,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
           MessageBody: JSON.stringify(next),
         }),
       );
-      const reports = new DynamoDBReportStore({
-        client: documentClient(dynamodb),
-        tableName: config.inventoryTable,
-      });
+      const reports = new DynamoDBReportStore(audited(documentClient(dynamodb), config.inventoryTable));
       await until(async () => {
         try {
           await reports.recordReport({ ...next.body, sequence: 1 }, timesNow());
@@ -388,10 +385,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log, lost } = consumerDeps({
-      reports: new DynamoDBReportStore({
-        client: documentClient(unreachable),
-        tableName: config.inventoryTable,
-      }),
+      reports: new DynamoDBReportStore(audited(documentClient(unreachable), config.inventoryTable)),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 3 },
     });
     const source = running(deps);
@@ -446,10 +440,7 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       { endpoint: `http://127.0.0.1:${closedPort}`, maxAttempts: 1 },
     );
     const { deps, log } = consumerDeps({
-      builds: new DynamoDBBuildStore({
-        client: documentClient(unreachable),
-        tableName: config.inventoryTable,
-      }),
+      builds: new DynamoDBBuildStore(audited(documentClient(unreachable), config.inventoryTable)),
       holdPolicy: { backoffSeconds: [1], boundSeconds: 120 },
     });
     const source = running(deps);
@@ -485,10 +476,10 @@ describe('builds, catch-up and upgrades through the real queue, store and push f
     // Prepare: a mesh of its own, two carriers of the module and one node without it, all sent.
     const own = await provisionTestResources('ctl-up');
     const parts = partsFor(own, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
-    for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node);
-    await parts.meshService.assign('up-a', 'queue-mod', null);
-    await parts.meshService.assign('up-b', 'queue-mod', null);
-    await parts.meshService.assign('up-c', 'other-mod', null);
+    for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign('up-a', 'queue-mod', null, localActor());
+    await parts.meshService.assign('up-b', 'queue-mod', null, localActor());
+    await parts.meshService.assign('up-c', 'other-mod', null, localActor());
     await parts.pushFlow.push({ behind: true });
     const revisionOf = async (node: string) => (await parts.deliveries.readDelivery(node))?.revision;
     const before = { c: await revisionOf('up-c') };

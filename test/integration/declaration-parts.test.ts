@@ -6,6 +6,7 @@ import { DynamoDBDeliveryReader } from '../../lib/adapters/dynamodb/delivery-rea
 import { DynamoDBPushStore } from '../../lib/adapters/dynamodb/push-store.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { compose, type Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
@@ -32,8 +33,8 @@ beforeAll(async () => {
 /** A provider node whose declaration is over one item: `consumers` grants of about 170 bytes each. */
 async function largeProvider(node: string, consumers: number, first = 0, add = first === 0) {
   if (add) {
-    await parts.meshService.addNode(node);
-    await parts.meshService.assign(node, 'rabbit', 'amqp');
+    await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign(node, 'rabbit', 'amqp', localActor());
   }
   const seeding = seedingClient(config.endpoints?.dynamodb ?? process.env.AWS_ENDPOINT_URL_DYNAMODB);
   await seedConsumers(seeding, config.inventoryTable, { node, module: 'rabbit', kind: 'amqp' }, consumers, {
@@ -195,7 +196,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
     async () => {
       const node = 'parts-host';
       const keys = await addEnrolledNode(parts, node);
-      await parts.meshService.assign(node, 'rabbit', 'amqp');
+      await parts.meshService.assign(node, 'rabbit', 'amqp', localActor());
       await largeProvider(node, 2_500, 0, false);
       await pusher().sendNode(node);
       const api = await startLocalApi({ port: 0, parts });

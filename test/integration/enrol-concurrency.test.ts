@@ -2,6 +2,7 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { enrolHandler } from '../../lib/api/handlers/enrolment.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { presenterOf } from '../../lib/core/enrolment/keys.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -44,7 +45,7 @@ async function present(body: unknown) {
 /** Races `presenters` hosts with different keys for one node's token; returns what each was told. */
 async function race(node: string) {
   await fixture.addNode(node);
-  const { token } = await issueToken(node, 3600, { tokens: fixture.tokens });
+  const { token } = await issueToken(node, 3600, { tokens: fixture.tokens }, localActor());
   const keys = await Promise.all(Array.from({ length: presenters }, () => presenterKeys()));
   const presented = await Promise.all(keys.map((k) => present({ node, token, keys: k })));
   const answers = presented.map((p) => p.answer);

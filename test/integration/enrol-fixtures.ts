@@ -1,5 +1,6 @@
 import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { nodeItemKey } from '../../lib/adapters/dynamodb/keys.ts';
 import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/node-key-store.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
@@ -18,6 +19,11 @@ export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = ma
     client: documents,
     tableName: config.inventoryTable,
     identityTable: config.identityTable,
+    audit: new DynamoDBAuditTrail({
+      client: documents,
+      tableName: config.inventoryTable,
+      retentionDays: 365,
+    }),
   });
   const keys = new DynamoDBNodeKeyStore({ client: documents, tableName: config.identityTable });
   return {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
 import {
   TokenConditionFailedError,
@@ -26,7 +27,12 @@ async function nodeWithToken(ttlSeconds = 3600) {
   counter += 1;
   const node = `node-${counter}`;
   await fixture.addNode(node);
-  const issued = await issueToken(node, ttlSeconds, { tokens: fixture.tokens, now: fixture.now });
+  const issued = await issueToken(
+    node,
+    ttlSeconds,
+    { tokens: fixture.tokens, now: fixture.now },
+    localActor(),
+  );
   return { node, token: issued.token };
 }
 
@@ -46,7 +52,7 @@ describe('enrolment against DynamoDB Local', () => {
     await claimAs(node, token, await presenterKeys());
     fixture.clock.ms += 12_000;
 
-    const attempt = enrol({ node, token, keys: await presenterKeys() }, deps());
+    const attempt = enrol({ by: localActor(), node, token, keys: await presenterKeys() }, deps());
 
     await expect(attempt).rejects.toBeInstanceOf(TokenHeldError);
     await expect(attempt).rejects.toMatchObject({ retryAfterSeconds: 18 });
@@ -59,8 +65,8 @@ describe('enrolment against DynamoDB Local', () => {
     fixture.clock.ms += 31_000;
     const second = await presenterKeys();
 
-    const enrolled = await enrol({ node, token, keys: second }, deps());
-    const late = enrol({ node, token, keys: first }, deps());
+    const enrolled = await enrol({ by: localActor(), node, token, keys: second }, deps());
+    const late = enrol({ by: localActor(), node, token, keys: first }, deps());
 
     expect(enrolled.thumbprint).toBe((await presenterOf(second)).thumbprint);
     await expect(late).rejects.toMatchObject({ name: 'TokenRefusedError', reason: 'spent' });
@@ -72,6 +78,7 @@ describe('enrolment against DynamoDB Local', () => {
     const stranger = await presenterOf(await presenterKeys());
 
     const spend = fixture.tokens.spend({
+      by: localActor(),
       node,
       tokenId: parseToken(token).tokenId,
       presenter: stranger.presenter,
@@ -87,11 +94,11 @@ describe('enrolment against DynamoDB Local', () => {
   it('answers the presenter that spent the token with the same success, and other keys with "spent"', async () => {
     const { node, token } = await nodeWithToken();
     const keys = await presenterKeys();
-    const first = await enrol({ node, token, keys }, deps());
+    const first = await enrol({ by: localActor(), node, token, keys }, deps());
     fixture.clock.ms += 60_000;
 
-    const again = await enrol({ node, token, keys }, deps());
-    const other = enrol({ node, token, keys: await presenterKeys() }, deps());
+    const again = await enrol({ by: localActor(), node, token, keys }, deps());
+    const other = enrol({ by: localActor(), node, token, keys: await presenterKeys() }, deps());
 
     expect({ ...again, again: false }).toEqual({ ...first, again: false });
     expect(again.again).toBe(true);
@@ -101,9 +108,9 @@ describe('enrolment against DynamoDB Local', () => {
   it('refuses an unknown, a wrong-secret, an expired, a revoked and a replaced token, saying which', async () => {
     const expired = await nodeWithToken(60);
     const revoked = await nodeWithToken();
-    await revokeToken(revoked.node, { tokens: fixture.tokens, now: fixture.now });
+    await revokeToken(revoked.node, { tokens: fixture.tokens, now: fixture.now }, localActor());
     const replaced = await nodeWithToken();
-    await issueToken(replaced.node, 3600, { tokens: fixture.tokens, now: fixture.now });
+    await issueToken(replaced.node, 3600, { tokens: fixture.tokens, now: fixture.now }, localActor());
     const wrongSecret = await nodeWithToken();
     const forged = `${wrongSecret.token.slice(0, 18)}${'A'.repeat(43)}`;
     fixture.clock.ms += 61_000;
@@ -117,7 +124,7 @@ describe('enrolment against DynamoDB Local', () => {
         revoked,
         replaced,
       ].map((presented) =>
-        enrol({ ...presented, keys }, deps()).then(
+        enrol({ by: localActor(), ...presented, keys }, deps()).then(
           () => 'enrolled',
           (error: unknown) => (error instanceof TokenRefusedError ? error.reason : String(error)),
         ),
@@ -136,7 +143,7 @@ describe('enrolment against DynamoDB Local', () => {
     const before = (await fixture.scan('inventory')).filter(
       (item) => item.pk === `node#${node}` && item.sk === 'enrolment',
     );
-    await enrol({ node, token, keys }, deps());
+    await enrol({ by: localActor(), node, token, keys }, deps());
     const after = (await fixture.scan('inventory')).filter(
       (item) => item.pk === `node#${node}` && item.sk === 'enrolment',
     );

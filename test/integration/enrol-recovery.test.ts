@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
 import { TokenConditionFailedError } from '../../lib/core/enrolment/errors.ts';
 import { type PresentedKeys, presenterOf } from '../../lib/core/enrolment/keys.ts';
@@ -22,7 +23,12 @@ async function nodeWithToken(ttlSeconds = 3600) {
   counter += 1;
   const node = `recover-${counter}`;
   await fixture.addNode(node);
-  const issued = await issueToken(node, ttlSeconds, { tokens: fixture.tokens, now: fixture.now });
+  const issued = await issueToken(
+    node,
+    ttlSeconds,
+    { tokens: fixture.tokens, now: fixture.now },
+    localActor(),
+  );
   return { node, token: issued.token };
 }
 
@@ -40,8 +46,8 @@ async function keysOf(node: string) {
 }
 
 async function reEnrolWithNewToken(node: string, keys: PresentedKeys) {
-  const { token } = await issueToken(node, 3600, { tokens: fixture.tokens, now: fixture.now });
-  return enrol({ node, token, keys }, deps());
+  const { token } = await issueToken(node, 3600, { tokens: fixture.tokens, now: fixture.now }, localActor());
+  return enrol({ by: localActor(), node, token, keys }, deps());
 }
 
 describe('a lost answer recovered after the node was enrolled again with a newer token', () => {
@@ -49,14 +55,14 @@ describe('a lost answer recovered after the node was enrolled again with a newer
     const { node, token } = await nodeWithToken();
     const first = await presenterKeys();
     const second = await presenterKeys();
-    await enrol({ node, token, keys: first }, deps());
+    await enrol({ by: localActor(), node, token, keys: first }, deps());
     // The first host's answer is lost; before its retry gets past the claim, the operator
     // issues a new token and a second host enrols with it.
     const racing: TokenStore = {
       ...fixture.tokens,
       read: (n) => fixture.tokens.read(n),
-      issue: (t, p) => fixture.tokens.issue(t, p),
-      revoke: (n, at) => fixture.tokens.revoke(n, at),
+      issue: (t, p) => fixture.tokens.issue(t, p, localActor()),
+      revoke: (n, at) => fixture.tokens.revoke(n, at, localActor()),
       spend: (request) => fixture.tokens.spend(request),
       claim: async (request) => {
         try {
@@ -68,7 +74,7 @@ describe('a lost answer recovered after the node was enrolled again with a newer
       },
     };
 
-    const retry = enrol({ node, token, keys: first }, deps(racing));
+    const retry = enrol({ by: localActor(), node, token, keys: first }, deps(racing));
 
     await expect(retry).rejects.toMatchObject({ name: 'TokenRefusedError', reason: 'revoked' });
     const { thumbprint } = await presenterOf(second);
@@ -82,10 +88,15 @@ describe('a lost answer recovered after the node was enrolled again with a newer
     const third = await presenterKeys();
     const { tokenId } = parseToken(token);
     const { thumbprint: firstThumbprint } = await presenterOf(first);
-    await enrol({ node, token, keys: first }, deps());
+    await enrol({ by: localActor(), node, token, keys: first }, deps());
     await reEnrolWithNewToken(node, second);
     // A third host claims a yet newer token and puts its keys, but has not spent it yet.
-    const { token: newest } = await issueToken(node, 3600, { tokens: fixture.tokens, now: fixture.now });
+    const { token: newest } = await issueToken(
+      node,
+      3600,
+      { tokens: fixture.tokens, now: fixture.now },
+      localActor(),
+    );
     const newestParsed = parseToken(newest);
     const { thumbprint: thirdThumbprint, presenter } = await presenterOf(third);
     await fixture.tokens.claim({
@@ -128,7 +139,7 @@ describe('a lost answer recovered after the node was enrolled again with a newer
       storedAt: fixture.now().toISOString(),
       tokenId,
     });
-    await enrol({ node, token, keys: first }, deps());
+    await enrol({ by: localActor(), node, token, keys: first }, deps());
 
     await reEnrolWithNewToken(node, second);
 
@@ -143,8 +154,8 @@ describe('a token that expires while its claimant waits for the store', () => {
     let spendFails = true;
     const flaky: TokenStore = {
       read: (n) => fixture.tokens.read(n),
-      issue: (t, p) => fixture.tokens.issue(t, p),
-      revoke: (n, at) => fixture.tokens.revoke(n, at),
+      issue: (t, p) => fixture.tokens.issue(t, p, localActor()),
+      revoke: (n, at) => fixture.tokens.revoke(n, at, localActor()),
       claim: (request) => fixture.tokens.claim(request),
       spend: async (request) => {
         if (spendFails)
@@ -157,12 +168,14 @@ describe('a token that expires while its claimant waits for the store', () => {
     const keys = await presenterKeys();
     fixture.clock.ms += 59_500;
 
-    const first = enrol({ node, token, keys }, deps(flaky));
+    const first = enrol({ by: localActor(), node, token, keys }, deps(flaky));
     await expect(first).rejects.toBeInstanceOf(StoreUnavailableError);
     spendFails = false;
     fixture.clock.ms += 2_000;
-    const other = await enrol({ node, token, keys: await presenterKeys() }, deps()).catch((error) => error);
-    const retry = await enrol({ node, token, keys }, deps(flaky));
+    const other = await enrol({ by: localActor(), node, token, keys: await presenterKeys() }, deps()).catch(
+      (error) => error,
+    );
+    const retry = await enrol({ by: localActor(), node, token, keys }, deps(flaky));
 
     expect(other).toMatchObject({ name: 'TokenRefusedError', reason: 'expired' });
     expect(retry.thumbprint).toBe((await presenterOf(keys)).thumbprint);
@@ -184,7 +197,7 @@ describe('a token that expires while its claimant waits for the store', () => {
     });
     fixture.clock.ms += 31_000;
 
-    const late = enrol({ node, token, keys }, deps());
+    const late = enrol({ by: localActor(), node, token, keys }, deps());
 
     await expect(late).rejects.toMatchObject({ name: 'TokenRefusedError', reason: 'expired' });
   });

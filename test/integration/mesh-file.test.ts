@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../lib/api/handlers/mesh-file.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { ApplyPlan } from '../../lib/core/mesh-file/index.ts';
 import { planMatches } from '../../lib/core/mesh-file/index.ts';
 import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
@@ -102,7 +103,7 @@ describe('mesh apply, diff and export on DynamoDB Local', () => {
 
   it('refuses a plan saved on another revision (409) and writes nothing', async () => {
     const plan = (await post(meshPlanHandler, parts, { file: example })).body as unknown as ApplyPlan;
-    await parts.meshService.addNode('moved-1');
+    await parts.meshService.addNode('moved-1', {}, localActor());
     const before = await tableContents(parts.config);
     const stale = await post(meshApplyHandler, parts, { file: example, revision: plan.revision });
     expect(stale.status).toBe(409);

@@ -6,6 +6,7 @@ import { nodeKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { LimitReachedError } from '../../lib/core/mesh/errors.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
@@ -36,50 +37,60 @@ async function counts(node: string) {
 describe('a node’s limits on DynamoDB Local', () => {
   it('refuses a module past the limit with 422 limit_reached and writes nothing; a module taken off makes room', async () => {
     const node = unique('full');
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     for (let index = 0; index < meshLimits.modulesPerNode; index += 1)
-      await parts.meshService.assign(node, `m${index}`, null);
+      await parts.meshService.assign(node, `m${index}`, null, localActor());
 
     const before = await tableContents(config);
-    const refused = await parts.meshService.assign(node, 'one-more', null).catch((error: unknown) => error);
+    const refused = await parts.meshService
+      .assign(node, 'one-more', null, localActor())
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(LimitReachedError);
     expect(refused).toMatchObject({ node, limit: 'modulesPerNode', max: meshLimits.modulesPerNode });
     expect(await tableContents(config)).toEqual(before);
 
-    await parts.meshService.unassign(node, 'm0', false);
-    await parts.meshService.assign(node, 'one-more', null);
+    await parts.meshService.unassign(node, 'm0', false, localActor());
+    await parts.meshService.assign(node, 'one-more', null, localActor());
     expect((await counts(node)).modules).toBe(meshLimits.modulesPerNode);
   });
 
   it('counts relations on both node items and takes them back with each removal, summed per node', async () => {
     const [broker, app] = [unique('broker'), unique('app')];
-    await parts.meshService.addNode(broker);
-    await parts.meshService.addNode(app);
-    await parts.meshService.assign(broker, 'rabbit', 'amqp');
-    await parts.meshService.assign(broker, 'local', null);
+    await parts.meshService.addNode(broker, {}, localActor());
+    await parts.meshService.addNode(app, {}, localActor());
+    await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
+    await parts.meshService.assign(broker, 'local', null, localActor());
     for (const module of ['web', 'jobs']) {
-      await parts.meshService.assign(app, module, null);
-      await parts.meshService.consume({ node: app, module }, { node: broker, module: 'rabbit' });
+      await parts.meshService.assign(app, module, null, localActor());
+      await parts.meshService.consume(
+        { node: app, module },
+        { node: broker, module: 'rabbit' },
+        localActor(),
+      );
     }
-    await parts.meshService.consume({ node: broker, module: 'local' }, { node: broker, module: 'rabbit' });
+    await parts.meshService.consume(
+      { node: broker, module: 'local' },
+      { node: broker, module: 'rabbit' },
+      localActor(),
+    );
     expect([await counts(app), await counts(broker)]).toEqual([
       { modules: 2, consumes: 2, consumers: 0 },
       { modules: 2, consumes: 1, consumers: 3 },
     ]);
 
-    await parts.meshService.removeNode(app, false);
+    await parts.meshService.removeNode(app, false, localActor());
     expect(await counts(broker)).toEqual({ modules: 2, consumes: 1, consumers: 1 });
-    await parts.meshService.unassign(broker, 'rabbit', true);
+    await parts.meshService.unassign(broker, 'rabbit', true, localActor());
     expect(await counts(broker)).toEqual({ modules: 1, consumes: 0, consumers: 0 });
   });
 
   it('a node whose declaration is over the size limit is named with its reason; every other node is sent', async () => {
     const [big, small, other] = [unique('big'), unique('small'), unique('other')];
-    for (const node of [big, small, other]) await parts.meshService.addNode(node);
+    for (const node of [big, small, other]) await parts.meshService.addNode(node, {}, localActor());
     for (let index = 0; index < 10; index += 1)
-      await parts.meshService.assign(big, `module-with-a-long-name-${index}`, null);
-    await parts.meshService.assign(small, 'web', null);
-    await parts.meshService.assign(other, 'web', null);
+      await parts.meshService.assign(big, `module-with-a-long-name-${index}`, null, localActor());
+    await parts.meshService.assign(small, 'web', null, localActor());
+    await parts.meshService.assign(other, 'web', null, localActor());
     // a limit that the big node’s ten modules pass and one module does not, through the real ASL
     const pusher = new Pusher({ store: parts.pushStore, maxDeclarationBytes: 400 });
     const flow = new LocalPushFlow({ tasks: pushTaskFunctions(pusher) });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import {
@@ -24,13 +25,13 @@ function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => nu
   const { staleReads } = lagIndexes(client);
   const parts = partsFor(config, { clients: { dynamodb: client }, flowRetryIntervalMs: 0 });
   const world: ModelWorld = {
-    addNode: (node) => parts.meshService.addNode(node),
-    assign: (node, module, provides) => parts.meshService.assign(node, module, provides),
-    consume: (consumer, provider) => parts.meshService.consume(consumer, provider),
-    unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider),
-    unassign: (node, module, cascade) => parts.meshService.unassign(node, module, cascade),
-    removeNode: (node, cascade) => parts.meshService.removeNode(node, cascade),
-    rotate: (consumer, provider) => parts.meshService.rotate(consumer, provider),
+    addNode: (node) => parts.meshService.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => parts.meshService.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => parts.meshService.consume(consumer, provider, localActor()),
+    unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => parts.meshService.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => parts.meshService.removeNode(node, cascade, localActor()),
+    rotate: (consumer, provider) => parts.meshService.rotate(consumer, provider, localActor()),
     moduleVersions: parts.moduleVersions,
     push: (request) => parts.pushFlow.push(request),
     readNode: (node) => parts.pushStore.readNode(node),

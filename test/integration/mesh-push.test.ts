@@ -12,6 +12,7 @@ import {
   meshStatusHandler,
 } from '../../lib/api/handlers/mesh.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
 import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
@@ -89,10 +90,10 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
   });
 
   it('an upgrade marks its carriers, and push --behind sends exactly them', async () => {
-    await deps.meshService.addNode('up-a');
-    await deps.meshService.addNode('up-b');
-    await deps.meshService.assign('up-a', 'cache', null);
-    await deps.meshService.assign('up-b', 'other', null);
+    await deps.meshService.addNode('up-a', {}, localActor());
+    await deps.meshService.addNode('up-b', {}, localActor());
+    await deps.meshService.assign('up-a', 'cache', null, localActor());
+    await deps.meshService.assign('up-b', 'other', null, localActor());
     await deps.pushFlow.push({ behind: true });
 
     const { carriers } = await deps.moduleVersions.setModuleVersion('cache', '7.2');
@@ -108,7 +109,7 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
 describe('upgrades of unknown modules', () => {
   it('refuses an upgrade of a module no node was assigned, so its first assign --provides holds', async () => {
     // Prepare
-    await deps.meshService.addNode('uk-p');
+    await deps.meshService.addNode('uk-p', {}, localActor());
     const versions = deps.moduleVersions;
 
     // Act
@@ -137,10 +138,10 @@ describe('upgrades of unknown modules', () => {
 describe('status', () => {
   it('keeps the applied revision while a newer one is applying, then failed', async () => {
     // Prepare: revision 1 applied, then revision 2 sent
-    await deps.meshService.addNode('st-a');
-    await deps.meshService.assign('st-a', 'web', null);
+    await deps.meshService.addNode('st-a', {}, localActor());
+    await deps.meshService.assign('st-a', 'web', null, localActor());
     await deps.pushFlow.push({ node: 'st-a' });
-    await deps.meshService.assign('st-a', 'cron', null);
+    await deps.meshService.assign('st-a', 'cron', null, localActor());
     await deps.pushFlow.push({ node: 'st-a' });
     const reports = deps.reports;
     const report = (sequence: number, state: 'applied' | 'applying' | 'failed', revision: number) =>
@@ -186,12 +187,16 @@ describe('bad input changes nothing', () => {
     const add = meshNodeAddHandler(deps);
     const assign = meshAssignHandler(deps);
     const consume = meshConsumeHandler(deps);
-    await deps.meshService.addNode('bi-p');
-    await deps.meshService.addNode('bi-c');
-    await deps.meshService.assign('bi-p', 'plain', null);
-    await deps.meshService.assign('bi-p', 'pg', 'sql');
-    await deps.meshService.assign('bi-c', 'app', null);
-    await deps.meshService.consume({ node: 'bi-c', module: 'app' }, { node: 'bi-p', module: 'pg' });
+    await deps.meshService.addNode('bi-p', {}, localActor());
+    await deps.meshService.addNode('bi-c', {}, localActor());
+    await deps.meshService.assign('bi-p', 'plain', null, localActor());
+    await deps.meshService.assign('bi-p', 'pg', 'sql', localActor());
+    await deps.meshService.assign('bi-c', 'app', null, localActor());
+    await deps.meshService.consume(
+      { node: 'bi-c', module: 'app' },
+      { node: 'bi-p', module: 'pg' },
+      localActor(),
+    );
     const before = await partition('bi-c');
     const relate = (node: string, module: string, provider: object) =>
       call(consume, { pathParameters: { node, module }, body: JSON.stringify({ provider }) });
@@ -227,7 +232,7 @@ describe('bad input changes nothing', () => {
 
 describe('sent revision', () => {
   it('two sends racing on one node cannot both write the same revision', async () => {
-    await deps.meshService.addNode('race');
+    await deps.meshService.addNode('race', {}, localActor());
     const write = (digest: string) =>
       deps.pushStore.send({
         node: 'race',
@@ -262,13 +267,13 @@ describe('the mesh model on DynamoDB (property, fewer runs)', () => {
           run += 1;
           const name = (i: number) => `pr${run}-${i}`;
           for (let i = 0; i < 3; i += 1) {
-            await deps.meshService.addNode(name(i));
-            await deps.meshService.assign(name(i), 'svc', 'kv');
-            await deps.meshService.assign(name(i), 'use', null);
+            await deps.meshService.addNode(name(i), {}, localActor());
+            await deps.meshService.assign(name(i), 'svc', 'kv', localActor());
+            await deps.meshService.assign(name(i), 'use', null, localActor());
           }
           for (const [c, p, pushNow] of pairs) {
             await deps.meshService
-              .consume({ node: name(c), module: 'use' }, { node: name(p), module: 'svc' })
+              .consume({ node: name(c), module: 'use' }, { node: name(p), module: 'svc' }, localActor())
               .catch(() => undefined);
             if (pushNow) await deps.pushFlow.push({ node: name(c) });
           }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { HasDependentsError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -27,14 +28,18 @@ const sent = async (node: string) => (await parts.deliveries.readDelivery(node))
 /** A provider node `hub` whose module `db` is consumed by `perNode` modules on each of `nodes` nodes, all sent. */
 async function hubWithConsumers(nodes: number, perNode: number) {
   const hub = unique('hub');
-  await parts.meshService.addNode(hub);
-  await parts.meshService.assign(hub, 'db', 'postgres');
+  await parts.meshService.addNode(hub, {}, localActor());
+  await parts.meshService.assign(hub, 'db', 'postgres', localActor());
   const consumers = Array.from({ length: nodes }, (_, index) => `${hub}-c${index}`);
   for (const node of consumers) {
-    await parts.meshService.addNode(node);
+    await parts.meshService.addNode(node, {}, localActor());
     for (let index = 0; index < perNode; index += 1) {
-      await parts.meshService.assign(node, `app${index}`, null);
-      await parts.meshService.consume({ node, module: `app${index}` }, { node: hub, module: 'db' });
+      await parts.meshService.assign(node, `app${index}`, null, localActor());
+      await parts.meshService.consume(
+        { node, module: `app${index}` },
+        { node: hub, module: 'db' },
+        localActor(),
+      );
     }
   }
   await parts.pushFlow.push({ behind: true });
@@ -44,12 +49,13 @@ async function hubWithConsumers(nodes: number, perNode: number) {
 describe('a removal larger than one transaction, on DynamoDB Local', () => {
   it('removes a node with 55 modules in steps, and nothing of it is left', async () => {
     const node = unique('big');
-    await parts.meshService.addNode(node);
-    for (let index = 0; index < 55; index += 1) await parts.meshService.assign(node, `m${index}`, null);
+    await parts.meshService.addNode(node, {}, localActor());
+    for (let index = 0; index < 55; index += 1)
+      await parts.meshService.assign(node, `m${index}`, null, localActor());
     await parts.pushFlow.push({ node });
     const { counted, parts: removing } = partsWatchingTransactions(config);
 
-    const removed = await removing.meshService.removeNode(node, false);
+    const removed = await removing.meshService.removeNode(node, false, localActor());
 
     expect(removed.assignments).toHaveLength(55);
     expect(removed.node).toBe(node);
@@ -66,12 +72,14 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
     const { hub, consumers } = await hubWithConsumers(6, 20);
     const before = await tableContents(config);
 
-    const refused = await parts.meshService.removeNode(hub, false).catch((error: unknown) => error);
+    const refused = await parts.meshService
+      .removeNode(hub, false, localActor())
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(HasDependentsError);
     expect(await tableContents(config)).toEqual(before);
 
     const { counted, parts: removing } = partsWatchingTransactions(config);
-    const removed = await removing.meshService.removeNode(hub, true);
+    const removed = await removing.meshService.removeNode(hub, true, localActor());
     const outcome = await parts.pushFlow.push({ behind: true });
 
     expect(removed.relations).toHaveLength(120);
@@ -88,16 +96,20 @@ describe('a removal larger than one transaction, on DynamoDB Local', () => {
   it('reads again before each step: a consumer added between steps is withdrawn with the rest', async () => {
     const { hub, consumers } = await hubWithConsumers(3, 20);
     const late = `${hub}-late`;
-    await parts.meshService.addNode(late);
-    await parts.meshService.assign(late, 'web', null);
+    await parts.meshService.addNode(late, {}, localActor());
+    await parts.meshService.assign(late, 'web', null, localActor());
     const { parts: removing } = partsWatchingTransactions(config, {
       after: async (count) => {
         if (count === 1)
-          await parts.meshService.consume({ node: late, module: 'web' }, { node: hub, module: 'db' });
+          await parts.meshService.consume(
+            { node: late, module: 'web' },
+            { node: hub, module: 'db' },
+            localActor(),
+          );
       },
     });
 
-    const removed = await removing.meshService.removeNode(hub, true);
+    const removed = await removing.meshService.removeNode(hub, true, localActor());
 
     expect(removed.marked).toEqual([...consumers, late].sort());
     expect((await parts.pushStore.readNode(late))?.relations).toEqual([]);

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { meshNodeRemoveHandler, meshUnassignHandler } from '../../lib/api/handlers/mesh-removals.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -23,11 +24,15 @@ async function brokerAndApp() {
   const id = randomBytes(3).toString('hex');
   const broker = `broker-${id}`;
   const app = `app-${id}`;
-  await parts.meshService.addNode(broker);
-  await parts.meshService.addNode(app);
-  await parts.meshService.assign(broker, 'rabbit', 'amqp');
-  await parts.meshService.assign(app, 'web', null);
-  await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+  await parts.meshService.addNode(broker, {}, localActor());
+  await parts.meshService.addNode(app, {}, localActor());
+  await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
+  await parts.meshService.assign(app, 'web', null, localActor());
+  await parts.meshService.consume(
+    { node: app, module: 'web' },
+    { node: broker, module: 'rabbit' },
+    localActor(),
+  );
   await parts.pushFlow.push({ node: app });
   return { broker, app };
 }
@@ -53,6 +58,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const plan = await parts.meshService.unconsume(
       { node: app, module: 'web' },
       { node: broker, module: 'rabbit' },
+      localActor(),
     );
     expect(plan.marked).toEqual([app, broker].sort());
     expect(await behind()).toEqual(expect.arrayContaining([app, broker]));
@@ -103,7 +109,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
       queryStringParameters: { cascade: 'true' },
     });
     const outcome = await parts.pushFlow.push({ node: app });
-    await parts.meshService.addNode(broker);
+    await parts.meshService.addNode(broker, {}, localActor());
     const readded = await parts.pushFlow.push({ node: broker });
 
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'has_dependents' } } });
@@ -125,7 +131,11 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const { broker, app } = await brokerAndApp();
     const before = (await sent(app)).provisions[0]?.secret;
 
-    await parts.meshService.rotate({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+    await parts.meshService.rotate(
+      { node: app, module: 'web' },
+      { node: broker, module: 'rabbit' },
+      localActor(),
+    );
     const outcome = await parts.pushFlow.push({ node: app });
 
     const after = (await sent(app)).provisions[0]?.secret;
@@ -137,8 +147,8 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
   it('fails whole, changing nothing, when a consumer of the provider comes in between its read and its write', async () => {
     const { broker } = await brokerAndApp();
     const late = `late-${randomBytes(3).toString('hex')}`;
-    await parts.meshService.addNode(late);
-    await parts.meshService.assign(late, 'worker', null);
+    await parts.meshService.addNode(late, {}, localActor());
+    await parts.meshService.assign(late, 'worker', null, localActor());
     const client = makeDynamoDBClient(config);
     // The removal's transaction waits for a consume made by someone else, then goes on.
     client.middlewareStack.add(
@@ -147,6 +157,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
           await parts.meshService.consume(
             { node: late, module: 'worker' },
             { node: broker, module: 'rabbit' },
+            localActor(),
           );
         return next(args);
       },
@@ -155,11 +166,11 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     const racing = partsFor(config, { clients: { dynamodb: client } });
     const itemsBefore = await scanCount();
 
-    const attempt = racing.meshService.unassign(broker, 'rabbit', true);
+    const attempt = racing.meshService.unassign(broker, 'rabbit', true, localActor());
 
     await expect(attempt).rejects.toBeInstanceOf(MeshRaceError);
-    // Only the consume's two items (its relation and the provider-side entry) are new.
-    expect(await scanCount()).toBe(itemsBefore + 2);
+    // Only the consume's two items (its relation and the provider-side entry) are new, and its audit record.
+    expect(await scanCount()).toBe(itemsBefore + 3);
     const provider = await parts.pushStore.readNode(broker);
     expect(provider?.assignments.map((a) => a.module)).toEqual(['rabbit']);
     expect(provider?.dependents.map((d) => d.consumerNode)).toContain(late);

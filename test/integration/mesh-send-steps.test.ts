@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
@@ -29,17 +30,18 @@ const declarationOf = async (node: string) =>
 /** CONSUMER's modules `a00`, `m01`…, each consuming the module `db` of every provider node. */
 async function consumerOf(consumer: string, providers: readonly string[], modules: number): Promise<void> {
   for (const provider of providers) {
-    await parts.meshService.addNode(provider);
-    await parts.meshService.assign(provider, `db-${provider}`, 'postgres');
+    await parts.meshService.addNode(provider, {}, localActor());
+    await parts.meshService.assign(provider, `db-${provider}`, 'postgres', localActor());
   }
-  await parts.meshService.addNode(consumer);
+  await parts.meshService.addNode(consumer, {}, localActor());
   for (let index = 0; index < modules; index += 1) {
     const module = index === 0 ? 'a00' : `m${String(index).padStart(2, '0')}`;
-    await parts.meshService.assign(consumer, module, null);
+    await parts.meshService.assign(consumer, module, null, localActor());
     for (const provider of providers)
       await parts.meshService.consume(
         { node: consumer, module },
         { node: provider, module: `db-${provider}` },
+        localActor(),
       );
   }
 }
@@ -96,10 +98,14 @@ describe('a send larger than one transaction, on DynamoDB Local', { timeout: 180
     const { counted, parts: pushing } = partsWatchingTransactions(config, {
       before: async (count) => {
         if (count === 1)
-          await parts.meshService.unconsume(withdrawn, {
-            node: withdrawnFrom,
-            module: `db-${withdrawnFrom}`,
-          });
+          await parts.meshService.unconsume(
+            withdrawn,
+            {
+              node: withdrawnFrom,
+              module: `db-${withdrawnFrom}`,
+            },
+            localActor(),
+          );
       },
     });
     const sent = await new Pusher({ store: pushing.pushStore }).sendNode(consumer);

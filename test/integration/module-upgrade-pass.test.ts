@@ -5,6 +5,7 @@ import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { moduleKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { partsWatchingTransactions } from '../support/watched-transactions.ts';
@@ -27,8 +28,8 @@ const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;
 async function carriersOf(module: string, count: number): Promise<string[]> {
   const nodes = Array.from({ length: count }, (_, index) => `${module}-n${index}`);
   for (const node of nodes) {
-    await parts.meshService.addNode(node);
-    await parts.meshService.assign(node, module, null);
+    await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign(node, module, null, localActor());
   }
   await parts.pushFlow.push({ behind: true });
   return nodes;
@@ -50,8 +51,8 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
 
     const { carriers } = await first.parts.moduleVersions.setModuleVersion(module, '2.0');
     const marked = await parts.pushStore.listMarked();
-    await parts.meshService.addNode(`${module}-late`);
-    await parts.meshService.assign(`${module}-late`, module, null);
+    await parts.meshService.addNode(`${module}-late`, {}, localActor());
+    await parts.meshService.assign(`${module}-late`, module, null, localActor());
     const repeat = partsWatchingTransactions(config);
     const again = await repeat.parts.moduleVersions.setModuleVersion(module, '2.0');
 

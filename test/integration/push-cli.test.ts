@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { runMesh } from '../support/processes.ts';
@@ -26,8 +27,8 @@ async function behindNodes(count: number) {
   const id = randomBytes(3).toString('hex');
   const nodes = Array.from({ length: count }, (_, index) => `n${index}-${id}`);
   for (const node of nodes) {
-    await parts.meshService.addNode(node);
-    await parts.meshService.assign(node, 'web', null);
+    await parts.meshService.addNode(node, {}, localActor());
+    await parts.meshService.assign(node, 'web', null, localActor());
   }
   return nodes;
 }

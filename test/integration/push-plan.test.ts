@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { meshPushPlanHandler } from '../../lib/api/handlers/mesh.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushPlan } from '../../lib/core/mesh/plan.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -35,11 +36,15 @@ const sends = (plan: Sends) =>
 async function relatedPair(): Promise<{ broker: string; app: string }> {
   const id = randomBytes(3).toString('hex');
   const [broker, app] = [`broker-${id}`, `app-${id}`];
-  await parts.meshService.addNode(broker);
-  await parts.meshService.addNode(app);
-  await parts.meshService.assign(broker, 'rabbit', 'amqp');
-  await parts.meshService.assign(app, 'web', null);
-  await parts.meshService.consume({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+  await parts.meshService.addNode(broker, {}, localActor());
+  await parts.meshService.addNode(app, {}, localActor());
+  await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
+  await parts.meshService.assign(app, 'web', null, localActor());
+  await parts.meshService.consume(
+    { node: app, module: 'web' },
+    { node: broker, module: 'rabbit' },
+    localActor(),
+  );
   return { broker, app };
 }
 
@@ -69,7 +74,11 @@ describe('mesh push --plan on DynamoDB Local', () => {
   it('says a rotated secret changed, and never shows it', async () => {
     const { broker, app } = await relatedPair();
     await parts.pushFlow.push({ node: app });
-    await parts.meshService.rotate({ node: app, module: 'web' }, { node: broker, module: 'rabbit' });
+    await parts.meshService.rotate(
+      { node: app, module: 'web' },
+      { node: broker, module: 'rabbit' },
+      localActor(),
+    );
 
     const before = await tableContents(config);
     const { plan: planned } = await plan({ node: app });

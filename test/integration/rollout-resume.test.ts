@@ -1,4 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 
@@ -41,8 +42,8 @@ describe('a rollout across a restart of the local runtime', () => {
     let id: string;
     try {
       for (const node of nodes) {
-        await first.parts.meshService.addNode(node);
-        await first.parts.meshService.assign(node, 'web', null);
+        await first.parts.meshService.addNode(node, {}, localActor());
+        await first.parts.meshService.assign(node, 'web', null, localActor());
       }
       const started = await fetch(`${first.url}/rollouts`, {
         method: 'POST',

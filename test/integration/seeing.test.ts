@@ -2,6 +2,7 @@ import { request } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { DynamoDBLetterLog } from '../../lib/adapters/dynamodb/letter-log.ts';
 import { DynamoDBPushRecords } from '../../lib/adapters/dynamodb/push-records.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
@@ -159,9 +160,13 @@ describe('the record of pushes', () => {
   });
 
   it('can be read, strongly, while the push runs', async () => {
-    const records = new DynamoDBPushRecords({
+    const where = {
       client: documentClient(makeDynamoDBClient({ region })),
       tableName: config.inventoryTable,
+    };
+    const records = new DynamoDBPushRecords({
+      ...where,
+      audit: new DynamoDBAuditTrail({ ...where, retentionDays: 365 }),
     });
     let answer: (outcome: PushOutcome) => void = () => {};
     const flow = new RecordedPushFlow({

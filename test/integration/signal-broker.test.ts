@@ -2,6 +2,7 @@ import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signalAuthorizerHandler, signalPresenceHandler } from '../../lib/api/handlers/signal.ts';
 import { checkConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { signalTopic } from '../../lib/core/signal/channel.ts';
 import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
 import type { NodeKeys } from '../../lib/host/keys.ts';
@@ -184,7 +185,7 @@ describe('a node on the embedded broker', () => {
   });
 
   it('is refused when the node never enrolled', async () => {
-    await parts.meshService.addNode('gamma');
+    await parts.meshService.addNode('gamma', {}, localActor());
     const { keys: strays } = await import('../../lib/host/keys.ts').then((module) =>
       module.generateNodeKeys(),
     );

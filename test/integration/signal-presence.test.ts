@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { PresenceOfUnknownNodeError, StalePresenceError } from '../../lib/core/signal/errors.ts';
 import { type PresenceEvent, versionTrustMs } from '../../lib/core/signal/presence.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -32,7 +33,7 @@ const stale = (write: Promise<void>) => expect(write).rejects.toBeInstanceOf(Sta
 
 describe('DynamoDBPresenceStore', () => {
   it("keeps a reconnect's connect over the late disconnect of the connection before it", async () => {
-    await parts.meshService.addNode('p-1');
+    await parts.meshService.addNode('p-1', {}, localActor());
     await parts.presence.recordPresence(event('p-1', 'connected', t0, 1));
     await parts.presence.recordPresence(event('p-1', 'connected', t0 + 2_000, 2));
 
@@ -42,7 +43,7 @@ describe('DynamoDBPresenceStore', () => {
   });
 
   it('takes the disconnect of the same connection, and ignores a connect that comes in after it', async () => {
-    await parts.meshService.addNode('p-2');
+    await parts.meshService.addNode('p-2', {}, localActor());
     await parts.presence.recordPresence(event('p-2', 'disconnected', t0 + 5_000, 4));
 
     await stale(parts.presence.recordPresence(event('p-2', 'connected', t0, 4)));
@@ -52,7 +53,7 @@ describe('DynamoDBPresenceStore', () => {
   });
 
   it('believes a much newer event whose version started over (a broker that forgot the client)', async () => {
-    await parts.meshService.addNode('p-3');
+    await parts.meshService.addNode('p-3', {}, localActor());
     await parts.presence.recordPresence(event('p-3', 'disconnected', t0, 900));
 
     await stale(parts.presence.recordPresence(event('p-3', 'connected', t0 + 60_000, 1)));
@@ -65,7 +66,7 @@ describe('DynamoDBPresenceStore', () => {
     await expect(parts.presence.recordPresence(event('p-ghost', 'connected', t0, 1))).rejects.toBeInstanceOf(
       PresenceOfUnknownNodeError,
     );
-    await parts.meshService.addNode('p-ghost');
+    await parts.meshService.addNode('p-ghost', {}, localActor());
 
     expect(await onlineOf('p-ghost')).toEqual({ online: null, lastHeard: null });
   });

@@ -1,3 +1,4 @@
+import { localActor } from '../../lib/core/audit/record.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
 import { publicKeys } from '../../lib/core/enrolment/keys.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
@@ -13,11 +14,12 @@ export async function addEnrolledNode(
   parts: Pick<Parts, 'meshService' | 'tokens' | 'nodeKeys'>,
   node: string,
 ): Promise<NodeKeys> {
-  await parts.meshService.addNode(node);
-  const { token } = await issueToken(node, 3600, { tokens: parts.tokens });
+  await parts.meshService.addNode(node, {}, localActor());
+  const { token } = await issueToken(node, 3600, { tokens: parts.tokens }, localActor());
   const { keys } = await generateNodeKeys();
   await enrol(
     {
+      by: localActor(),
       node,
       token,
       keys: publicKeys.parse({ signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk }),

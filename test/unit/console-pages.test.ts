@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { answerPage, consolePages } from '../../lib/console/pages.ts';
 import { consoleReadRoutes } from '../../lib/console/routes.ts';
+import { auditFunctions } from '../../lib/functions/audit.ts';
 import { rolloutFunctions } from '../../lib/functions/rollouts.ts';
 import { seeingFunctions } from '../../lib/functions/seeing.ts';
 import { summaryFunctions } from '../../lib/functions/summary.ts';
@@ -60,8 +61,8 @@ describe('the console’s pages', () => {
     expect(answerPage(page('/console/app.js'), 'HEAD').body).toBe('');
   });
 
-  it('the routes the console forwards are exactly the GET routes of the seeing, summary and rollout functions', () => {
-    const seeing = routesOf([...seeingFunctions, ...summaryFunctions, ...rolloutFunctions])
+  it('the routes the console forwards are exactly the GET routes of the seeing, summary, rollout and audit functions', () => {
+    const seeing = routesOf([...seeingFunctions, ...summaryFunctions, ...rolloutFunctions, ...auditFunctions])
       .filter((route) => route.method === 'GET')
       .map((route) => route.path);
     expect([...consoleReadRoutes].sort()).toEqual(seeing.sort());

@@ -2,9 +2,11 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
 import { tokenIssueHandler } from '../../lib/api/handlers/enrolment.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { NodeUnknownError } from '../../lib/core/enrolment/errors.ts';
 import type { TokenRecord } from '../../lib/core/enrolment/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
@@ -26,10 +28,11 @@ function cancellingStore(...codes: string[]) {
     },
     { step: 'initialize', name: 'cancelTransactions' },
   );
+  const where = { client: documentClient(client), tableName: 'inventory' };
   return new DynamoDBTokenStore({
-    client: documentClient(client),
-    tableName: 'inventory',
+    ...where,
     identityTable: 'identity',
+    audit: new DynamoDBAuditTrail({ ...where, retentionDays: 365 }),
   });
 }
 
@@ -41,12 +44,19 @@ const token: TokenRecord = {
   validUntilMs: Date.parse('2026-10-02T12:00:00Z'),
   replaced: [],
 };
-const spend = { node: 'alpha', tokenId: 'AAAAAAAAAAAA', presenter: 'p', thumbprint: 't', enrolledAt: 'now' };
+const spend = {
+  node: 'alpha',
+  tokenId: 'AAAAAAAAAAAA',
+  presenter: 'p',
+  thumbprint: 't',
+  enrolledAt: 'now',
+  by: localActor(),
+};
 
 describe('the token store when a transaction is cancelled', () => {
   it('makes a lost race or a throttle "the store could not be asked", for issue and spend', async () => {
     await expect(
-      cancellingStore('None', 'TransactionConflict').issue(token, undefined),
+      cancellingStore('None', 'TransactionConflict').issue(token, undefined, localActor()),
     ).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(cancellingStore('TransactionConflict', 'None').spend(spend)).rejects.toBeInstanceOf(
       StoreUnavailableError,
@@ -58,7 +68,7 @@ describe('the token store when a transaction is cancelled', () => {
 
   it('still answers a failed condition as what it means, even beside a conflict', async () => {
     await expect(
-      cancellingStore('ConditionalCheckFailed', 'TransactionConflict').issue(token, undefined),
+      cancellingStore('ConditionalCheckFailed', 'TransactionConflict').issue(token, undefined, localActor()),
     ).rejects.toBeInstanceOf(NodeUnknownError);
   });
 

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
@@ -34,13 +35,13 @@ function memoryWorld(): ModelWorld {
   const service = new MeshService({ store, removals: store });
   const pusher = new Pusher({ store });
   return {
-    addNode: (node) => service.addNode(node),
-    assign: (node, module, provides) => service.assign(node, module, provides),
-    consume: (consumer, provider) => service.consume(consumer, provider),
-    unconsume: (consumer, provider) => service.unconsume(consumer, provider),
-    unassign: (node, module, cascade) => service.unassign(node, module, cascade),
-    removeNode: (node, cascade) => service.removeNode(node, cascade),
-    rotate: (consumer, provider) => service.rotate(consumer, provider),
+    addNode: (node) => service.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
+    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
     moduleVersions: store,
     push: (request) => push(pusher, request),
     readNode: (node) => store.readNode(node),

@@ -7,6 +7,7 @@ import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-fun
 import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
 import { meshProblem } from '../../lib/api/problems/mesh.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { MeshRaceError, PushFlowFailedError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
@@ -63,8 +64,8 @@ async function mesh(nodes: readonly string[]) {
   const store = new FailingStore();
   const service = new MeshService({ store, removals: store });
   for (const node of nodes) {
-    await service.addNode(node);
-    await service.assign(node, 'web', null);
+    await service.addNode(node, {}, localActor());
+    await service.assign(node, 'web', null, localActor());
   }
   const flow = new LocalPushFlow({
     tasks: pushTaskFunctions(new Pusher({ store: store })),

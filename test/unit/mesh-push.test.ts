@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { canonicalJson } from '../../lib/core/mesh/canonical.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
@@ -20,12 +21,16 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
   it('one push of a cross-node consumer delivers the grant to the provider, named as flushed', async () => {
     // Prepare
     const { service, flow, sent } = mesh();
-    await service.addNode('broker-host');
-    await service.addNode('app-host');
-    await service.assign('broker-host', 'rabbit', 'amqp');
-    await service.assign('app-host', 'shop', null);
+    await service.addNode('broker-host', {}, localActor());
+    await service.addNode('app-host', {}, localActor());
+    await service.assign('broker-host', 'rabbit', 'amqp', localActor());
+    await service.assign('app-host', 'shop', null, localActor());
     await flow.push({ behind: true });
-    await service.consume({ node: 'app-host', module: 'shop' }, { node: 'broker-host', module: 'rabbit' });
+    await service.consume(
+      { node: 'app-host', module: 'shop' },
+      { node: 'broker-host', module: 'rabbit' },
+      localActor(),
+    );
 
     // Act
     const outcome = await flow.push({ node: 'app-host' });
@@ -49,10 +54,10 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
 
   it('a same-node consumer gets its provision and the grant in one declaration', async () => {
     const { service, flow, sent } = mesh();
-    await service.addNode('solo');
-    await service.assign('solo', 'db', 'postgres');
-    await service.assign('solo', 'api', null);
-    await service.consume({ node: 'solo', module: 'api' }, { node: 'solo', module: 'db' });
+    await service.addNode('solo', {}, localActor());
+    await service.assign('solo', 'db', 'postgres', localActor());
+    await service.assign('solo', 'api', null, localActor());
+    await service.consume({ node: 'solo', module: 'api' }, { node: 'solo', module: 'db' }, localActor());
 
     const outcome = await flow.push({ node: 'solo' });
 
@@ -63,11 +68,11 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
 
   it('composing again reuses the provision: a second push sends nothing new', async () => {
     const { service, flow, sent } = mesh();
-    await service.addNode('p');
-    await service.addNode('c');
-    await service.assign('p', 'mq', 'amqp');
-    await service.assign('c', 'app', null);
-    await service.consume({ node: 'c', module: 'app' }, { node: 'p', module: 'mq' });
+    await service.addNode('p', {}, localActor());
+    await service.addNode('c', {}, localActor());
+    await service.assign('p', 'mq', 'amqp', localActor());
+    await service.assign('c', 'app', null, localActor());
+    await service.consume({ node: 'c', module: 'app' }, { node: 'p', module: 'mq' }, localActor());
     await flow.push({ node: 'c' });
     const first = sent('c');
 
@@ -79,10 +84,10 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
 
   it('an upgrade makes its carriers behind, and push --behind flushes exactly them', async () => {
     const { service, flow, store } = mesh();
-    for (const node of ['a', 'b', 'c']) await service.addNode(node);
-    await service.assign('a', 'web', null);
-    await service.assign('b', 'web', null);
-    await service.assign('c', 'cron', null);
+    for (const node of ['a', 'b', 'c']) await service.addNode(node, {}, localActor());
+    await service.assign('a', 'web', null, localActor());
+    await service.assign('b', 'web', null, localActor());
+    await service.assign('c', 'cron', null, localActor());
     await flow.push({ behind: true });
 
     const { carriers } = await store.setModuleVersion('web', '2.0');
@@ -96,14 +101,14 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
   it('names exactly what is still behind when the bound is reached', async () => {
     // Prepare: a chain whose flush mints again (n1 -> n2/mq, n2 -> n3/db)
     const { service, flow } = mesh();
-    for (const node of ['n1', 'n2', 'n3']) await service.addNode(node);
-    await service.assign('n3', 'db', 'postgres');
-    await service.assign('n2', 'mq', 'amqp');
-    await service.assign('n2', 'app', null);
-    await service.assign('n1', 'web', null);
+    for (const node of ['n1', 'n2', 'n3']) await service.addNode(node, {}, localActor());
+    await service.assign('n3', 'db', 'postgres', localActor());
+    await service.assign('n2', 'mq', 'amqp', localActor());
+    await service.assign('n2', 'app', null, localActor());
+    await service.assign('n1', 'web', null, localActor());
     await flow.push({ behind: true });
-    await service.consume({ node: 'n2', module: 'app' }, { node: 'n3', module: 'db' });
-    await service.consume({ node: 'n1', module: 'web' }, { node: 'n2', module: 'mq' });
+    await service.consume({ node: 'n2', module: 'app' }, { node: 'n3', module: 'db' }, localActor());
+    await service.consume({ node: 'n1', module: 'web' }, { node: 'n2', module: 'mq' }, localActor());
 
     // Act
     const bounded = await flow.push({ node: 'n1', maxRounds: 1 });
@@ -126,12 +131,12 @@ describe('provisions', () => {
   it('two consumers whose names join alike still get distinct provision names', async () => {
     // Prepare: with `-` as the joint, a-b/c and a/b-c would both be a-b-c
     const { service, flow, sent } = mesh();
-    for (const node of ['p', 'a-b', 'a']) await service.addNode(node);
-    await service.assign('p', 'mq', 'amqp');
-    await service.assign('a-b', 'c', null);
-    await service.assign('a', 'b-c', null);
-    await service.consume({ node: 'a-b', module: 'c' }, { node: 'p', module: 'mq' });
-    await service.consume({ node: 'a', module: 'b-c' }, { node: 'p', module: 'mq' });
+    for (const node of ['p', 'a-b', 'a']) await service.addNode(node, {}, localActor());
+    await service.assign('p', 'mq', 'amqp', localActor());
+    await service.assign('a-b', 'c', null, localActor());
+    await service.assign('a', 'b-c', null, localActor());
+    await service.consume({ node: 'a-b', module: 'c' }, { node: 'p', module: 'mq' }, localActor());
+    await service.consume({ node: 'a', module: 'b-c' }, { node: 'p', module: 'mq' }, localActor());
 
     // Act
     await flow.push({ behind: true });
@@ -148,13 +153,13 @@ describe('provisions', () => {
 describe('upgrades', () => {
   it('refuses an upgrade of a module no node carries, and records nothing', async () => {
     const { service, store } = mesh();
-    await service.addNode('n');
+    await service.addNode('n', {}, localActor());
 
     const upgrade = store.setModuleVersion('ghost', '1.0');
 
     await expect(upgrade).rejects.toBeInstanceOf(ModuleNotFoundError);
     expect(store.modules.has('ghost')).toBe(false);
-    await service.assign('n', 'ghost', 'amqp');
+    await service.assign('n', 'ghost', 'amqp', localActor());
     expect(store.modules.get('ghost')).toEqual({ module: 'ghost', version: null, provides: 'amqp' });
   });
 });

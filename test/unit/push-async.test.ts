@@ -5,6 +5,7 @@ import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.
 import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
 import { answerEarlyMs, gatewayTimeoutMs, timeToAnswer } from '../../lib/api/http.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { outcomeOfRecord, RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
 import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
@@ -27,8 +28,8 @@ async function world(options: {
   const store = new MemoryMeshStore();
   const service = new MeshService({ store, removals: store });
   for (const node of options.nodes ?? ['a', 'b', 'c']) {
-    await service.addNode(node);
-    await service.assign(node, 'web', null);
+    await service.addNode(node, {}, localActor());
+    await service.assign(node, 'web', null, localActor());
   }
   const records = new MemoryPushRecords();
   const log = new RecordingLog();

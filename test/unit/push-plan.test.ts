@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { planPush } from '../../lib/core/mesh/plan.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { pushTaskFunctions, runPushSteps } from '../../lib/core/mesh/push-steps.ts';
@@ -19,13 +20,13 @@ const deliveriesOf = (store: MemoryMeshStore): DeliveryReader => ({
 async function chain() {
   const store = new MemoryMeshStore();
   const service = new MeshService({ store, removals: store });
-  for (const node of ['app', 'broker', 'db']) await service.addNode(node);
-  await service.assign('db', 'pg', 'sql');
-  await service.assign('broker', 'mq', 'amqp');
-  await service.assign('app', 'web', null);
+  for (const node of ['app', 'broker', 'db']) await service.addNode(node, {}, localActor());
+  await service.assign('db', 'pg', 'sql', localActor());
+  await service.assign('broker', 'mq', 'amqp', localActor());
+  await service.assign('app', 'web', null, localActor());
   await runPushSteps(pushTaskFunctions(new Pusher({ store })), { behind: true });
-  await service.consume({ node: 'app', module: 'web' }, { node: 'broker', module: 'mq' });
-  await service.consume({ node: 'broker', module: 'mq' }, { node: 'db', module: 'pg' });
+  await service.consume({ node: 'app', module: 'web' }, { node: 'broker', module: 'mq' }, localActor());
+  await service.consume({ node: 'broker', module: 'mq' }, { node: 'db', module: 'pg' }, localActor());
   await store.setModuleVersion('web', '2.0');
   return { store, service };
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
@@ -31,13 +32,13 @@ async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): 
 function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {
   const service = new MeshService({ store, removals: store });
   return {
-    addNode: (node) => service.addNode(node),
-    assign: (node, module, provides) => service.assign(node, module, provides),
-    consume: (consumer, provider) => service.consume(consumer, provider),
-    unconsume: (consumer, provider) => service.unconsume(consumer, provider),
-    unassign: (node, module, cascade) => service.unassign(node, module, cascade),
-    removeNode: (node, cascade) => service.removeNode(node, cascade),
-    rotate: (consumer, provider) => service.rotate(consumer, provider),
+    addNode: (node) => service.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
+    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
     moduleVersions: store,
     push: (request) => run(pusher, request),
     readNode: (node) => store.readNode(node),

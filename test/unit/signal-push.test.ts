@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { deliveryEtag } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
@@ -41,14 +42,18 @@ function mesh() {
 describe('the signal after a send', () => {
   it('tells each node it sent, with the revision and the ETag its host will fetch, and nobody else', async () => {
     const { service, flow, publisher, store } = mesh();
-    await service.addNode('broker-host');
-    await service.addNode('app-host');
-    await service.addNode('idle');
-    await service.assign('broker-host', 'rabbit', 'amqp');
-    await service.assign('app-host', 'shop', null);
+    await service.addNode('broker-host', {}, localActor());
+    await service.addNode('app-host', {}, localActor());
+    await service.addNode('idle', {}, localActor());
+    await service.assign('broker-host', 'rabbit', 'amqp', localActor());
+    await service.assign('app-host', 'shop', null, localActor());
     await flow.push({ behind: true });
     publisher.published.length = 0;
-    await service.consume({ node: 'app-host', module: 'shop' }, { node: 'broker-host', module: 'rabbit' });
+    await service.consume(
+      { node: 'app-host', module: 'shop' },
+      { node: 'broker-host', module: 'rabbit' },
+      localActor(),
+    );
 
     await flow.push({ node: 'app-host' });
 
@@ -64,8 +69,8 @@ describe('the signal after a send', () => {
 
   it('never fails or repeats a push when the broker is away: the failure is logged and counted', async () => {
     const { service, flow, publisher, log, failures } = mesh();
-    await service.addNode('web-1');
-    await service.addNode('web-2');
+    await service.addNode('web-1', {}, localActor());
+    await service.addNode('web-2', {}, localActor());
     publisher.failWith = new Error('the broker is away');
 
     const outcome = await flow.push({ behind: true });

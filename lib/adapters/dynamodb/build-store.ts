@@ -1,4 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { BuildNotFoundError, RetractionContentionError } from '../../core/control/errors.ts';
 import type { BuildBody } from '../../core/control/messages.ts';
 import type {
@@ -9,6 +10,7 @@ import type {
   Retraction,
 } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   allOld,
   conditionFailed,
@@ -16,6 +18,7 @@ import {
   itemAbsent,
   queryAll,
   TableStore,
+  type TableStoreOptions,
   transact,
 } from './requests.ts';
 
@@ -68,6 +71,13 @@ const newerWins = [noLatestYet, latestFromBeforeReceivedOrder, receivedEarlier, 
 const latestUnchanged = 'id = :seen';
 
 export class DynamoDBBuildStore extends TableStore implements BuildStore {
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
+    super(options);
+    this.#audit = options.audit;
+  }
+
   async recordBuild(build: BuildBody, times: BuildTimes): Promise<BuildRecording> {
     let kept: RecordedBuild = { ...build, finishedAt: new Date(build.finishedAt).toISOString(), ...times };
     let repeat = false;
@@ -105,13 +115,13 @@ export class DynamoDBBuildStore extends TableStore implements BuildStore {
     return items.map(buildOf);
   }
 
-  async retractBuild(module: string, version: string, retractedAt: string): Promise<Retraction> {
+  async retractBuild(module: string, version: string, retractedAt: string, by: Actor): Promise<Retraction> {
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const { history, retracted } = await this.#moduleBuilds(module);
       const latest = await this.#latest(module);
       const builds = history.filter((build) => build.version === version).map((build) => build.id);
       if (builds.length === 0 && latest?.version !== version) throw new BuildNotFoundError(module, version);
-      const since = await this.#retract(module, version, retractedAt);
+      const since = await this.#retract(module, version, retractedAt, by);
       const answer = {
         module,
         version,
@@ -195,24 +205,27 @@ export class DynamoDBBuildStore extends TableStore implements BuildStore {
   }
 
   /** Puts the retraction; answers when it was first made if it was there already. */
-  async #retract(module: string, version: string, retractedAt: string): Promise<string | undefined> {
-    try {
-      await askStore('retracting a build', () =>
-        this.client.send(
-          new PutCommand({
+  /** The retraction's item and its audit record; when it was retracted before, when, and nothing written. */
+  async #retract(
+    module: string,
+    version: string,
+    retractedAt: string,
+    by: Actor,
+  ): Promise<string | undefined> {
+    const failed = await this.#audit.transact(
+      'retracting a build',
+      [
+        {
+          Put: {
             TableName: this.tableName,
             Item: { ...retractionKey(module, version), module, version, retractedAt },
             ConditionExpression: itemAbsent,
-            ...allOld,
-          }),
-        ),
-      );
-      return undefined;
-    } catch (error) {
-      const failed = conditionFailed(error);
-      if (!failed) throw error;
-      return String(failed.old?.retractedAt ?? retractedAt);
-    }
+          },
+        },
+      ],
+      { by, action: 'build.retract', subject: meshSubject, target: `module:${module}@${version}` },
+    );
+    return failed?.[0] ? String(failed[0].old?.retractedAt ?? retractedAt) : undefined;
   }
 
   /** The latest becomes `next` (or goes) if it is still the build `seen`; false when it moved on. */

@@ -1,9 +1,11 @@
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, nodeEntry } from '../../core/audit/record.ts';
 import { NodeUnknownError } from '../../core/enrolment/errors.ts';
 import type { Disenrolled, HostIdentityRevocation } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, nodePartition, tokenItemKey } from './keys.ts';
-import { itemPresent, queryAll, transact } from './requests.ts';
+import { itemPresent, queryAll } from './requests.ts';
 
 const nodeExists = itemPresent;
 const store = 'the inventory table';
@@ -18,18 +20,21 @@ export class DynamoDBDisenrolment implements HostIdentityRevocation {
   readonly #client: DynamoDBDocumentClient;
   readonly #inventory: string;
   readonly #identity: string;
+  readonly #audit: AuditTrail;
 
   constructor(options: {
     readonly client: DynamoDBDocumentClient;
     readonly inventoryTable: string;
     readonly identityTable: string;
+    readonly audit: AuditTrail;
   }) {
     this.#client = options.client;
     this.#inventory = options.inventoryTable;
     this.#identity = options.identityTable;
+    this.#audit = options.audit;
   }
 
-  async disenrol(node: string): Promise<Disenrolled> {
+  async disenrol(node: string, by: Actor): Promise<Disenrolled> {
     const [{ Item: enrolment }, keys] = await Promise.all([
       askStore(store, () =>
         this.#client.send(
@@ -44,21 +49,28 @@ export class DynamoDBDisenrolment implements HostIdentityRevocation {
         ConsistentRead: true,
       }),
     ]);
-    const failed = await transact(this.#client, store, [
-      {
-        ConditionCheck: {
-          TableName: this.#inventory,
-          Key: nodeItemKey(node),
-          ConditionExpression: nodeExists,
+    const entry = nodeEntry(by, 'node.disenrol', node, {
+      details: { wasEnrolled: enrolment !== undefined, keysRevoked: keys.length },
+    });
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          ConditionCheck: {
+            TableName: this.#inventory,
+            Key: nodeItemKey(node),
+            ConditionExpression: nodeExists,
+          },
         },
-      },
-      { Delete: { TableName: this.#inventory, Key: tokenItemKey(node) } },
-      { Delete: { TableName: this.#inventory, Key: enrolmentItemKey(node) } },
-      { Delete: { TableName: this.#identity, Key: enrolledKeyItemKey(node) } },
-      ...keys.map((key) => ({
-        Delete: { TableName: this.#identity, Key: { pk: String(key.pk), sk: String(key.sk) } },
-      })),
-    ]);
+        { Delete: { TableName: this.#inventory, Key: tokenItemKey(node) } },
+        { Delete: { TableName: this.#inventory, Key: enrolmentItemKey(node) } },
+        { Delete: { TableName: this.#identity, Key: enrolledKeyItemKey(node) } },
+        ...keys.map((key) => ({
+          Delete: { TableName: this.#identity, Key: { pk: String(key.pk), sk: String(key.sk) } },
+        })),
+      ],
+      entry,
+    );
     if (failed) throw new NodeUnknownError(node);
     return { node, wasEnrolled: enrolment !== undefined, keysRevoked: keys.length };
   }

@@ -1,9 +1,11 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { nodeEntry } from '../../core/audit/record.ts';
 import { EnrolmentMovedError } from '../../core/enrolment/errors.ts';
 import type { EnrolmentRecord, KeyRotationStore, KeySwitch } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, tokenItemKey } from './keys.ts';
-import { TableStore, type TableStoreOptions, transact } from './requests.ts';
+import { TableStore, type TableStoreOptions } from './requests.ts';
 
 /**
  * The enrolment's side of a key rotation, on the inventory's `enrolment` and `token` items
@@ -20,11 +22,13 @@ const store = 'the inventory table';
 
 export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore {
   readonly #identityTable: string;
+  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` holds the `enrolled` item. */
-  constructor(options: TableStoreOptions & { readonly identityTable: string }) {
+  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
     super(options);
     this.#identityTable = options.identityTable;
+    this.#audit = options.audit;
   }
 
   async readEnrolment(node: string): Promise<EnrolmentRecord | undefined> {
@@ -49,46 +53,60 @@ export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore 
       ':toPresenter': change.to.presenter,
       ':rotatedAt': change.rotatedAt,
     };
-    const failed = await transact(this.client, store, [
+    // The host's own act, proven by the key it replaces: that key is the principal.
+    const entry = nodeEntry(
+      { ...change.by, principal: `key:${change.from.thumbprint}` },
+      'node.keys.rotate',
+      change.node,
       {
-        Update: {
-          TableName: this.tableName,
-          Key: enrolmentItemKey(change.node),
-          UpdateExpression:
-            'SET thumbprint = :toThumbprint, presenter = :toPresenter, rotatedAt = :rotatedAt',
-          ConditionExpression: enrolledWithOldKey,
-          ExpressionAttributeValues: values,
-        },
+        details: { thumbprint: change.to.thumbprint },
       },
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: tokenItemKey(change.node),
-          UpdateExpression: 'SET thumbprint = :toThumbprint, spentBy = :toPresenter, rotatedAt = :rotatedAt',
-          ConditionExpression: spentByOldPresenter,
-          ExpressionAttributeValues: {
-            ':tokenId': change.tokenId,
-            ':fromPresenter': change.from.presenter,
-            ':toThumbprint': change.to.thumbprint,
-            ':toPresenter': change.to.presenter,
-            ':rotatedAt': change.rotatedAt,
+    );
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: enrolmentItemKey(change.node),
+            UpdateExpression:
+              'SET thumbprint = :toThumbprint, presenter = :toPresenter, rotatedAt = :rotatedAt',
+            ConditionExpression: enrolledWithOldKey,
+            ExpressionAttributeValues: values,
           },
         },
-      },
-      {
-        Update: {
-          TableName: this.#identityTable,
-          Key: enrolledKeyItemKey(change.node),
-          UpdateExpression: 'SET thumbprint = :toThumbprint, rotatedAt = :rotatedAt',
-          ConditionExpression: verifiedWithOldKey,
-          ExpressionAttributeValues: {
-            ':fromThumbprint': change.from.thumbprint,
-            ':toThumbprint': change.to.thumbprint,
-            ':rotatedAt': change.rotatedAt,
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: tokenItemKey(change.node),
+            UpdateExpression:
+              'SET thumbprint = :toThumbprint, spentBy = :toPresenter, rotatedAt = :rotatedAt',
+            ConditionExpression: spentByOldPresenter,
+            ExpressionAttributeValues: {
+              ':tokenId': change.tokenId,
+              ':fromPresenter': change.from.presenter,
+              ':toThumbprint': change.to.thumbprint,
+              ':toPresenter': change.to.presenter,
+              ':rotatedAt': change.rotatedAt,
+            },
           },
         },
-      },
-    ]);
+        {
+          Update: {
+            TableName: this.#identityTable,
+            Key: enrolledKeyItemKey(change.node),
+            UpdateExpression: 'SET thumbprint = :toThumbprint, rotatedAt = :rotatedAt',
+            ConditionExpression: verifiedWithOldKey,
+            ExpressionAttributeValues: {
+              ':fromThumbprint': change.from.thumbprint,
+              ':toThumbprint': change.to.thumbprint,
+              ':rotatedAt': change.rotatedAt,
+            },
+          },
+        },
+      ],
+      entry,
+    );
     if (!failed) return;
     const current = failed[0]?.old ?? (await this.#enrolmentNow(change.node));
     throw new EnrolmentMovedError(

@@ -1,4 +1,5 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { AuditEntry } from '../../core/audit/record.ts';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -16,6 +17,7 @@ import type { Assignment, Relation } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Labels, MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   assignmentFrom,
   assignmentItem,
@@ -31,7 +33,15 @@ import {
   relationItem,
   relationKeyOf,
 } from './mesh-items.ts';
-import { type Item, itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
+import { below, countRelation } from './relation-counts.ts';
+import {
+  type Item,
+  itemAbsent,
+  itemPresent,
+  TableStore,
+  type TableStoreOptions,
+  type TransactItem,
+} from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const nodeExists = itemPresent;
@@ -46,16 +56,24 @@ const moduleAssigned = itemPresent;
 const moduleIsProvider = `${itemPresent} AND attribute_exists(provides)`;
 const relationIsNew = itemAbsent;
 const provisionMinted = itemPresent;
-/** A node item's count of what it holds, below its limit (counts start at the first ADD). */
-const below = (count: string, max: string) => `(attribute_not_exists(${count}) OR ${count} < ${max})`;
 
 const store = 'the inventory table';
 
-/** The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts. */
+/**
+ * The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts.
+ * Each change's transaction carries its audit record (audit-trail.ts).
+ */
 export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeStore {
-  async addNode(node: string, createdAt: string, labels: Labels = {}): Promise<void> {
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
+    super(options);
+    this.#audit = options.audit;
+  }
+
+  async addNode(node: string, createdAt: string, labels: Labels, entry: AuditEntry): Promise<void> {
     // A new node has never been sent anything, so it is behind from the start.
-    const failed = await this.#transact([
+    const failed = await this.#transact(entry, [
       {
         Put: {
           TableName: this.tableName,
@@ -78,7 +96,12 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     return Item ? { ...assignmentFrom(Item), module } : undefined;
   }
 
-  async assign(node: string, assignment: Assignment, module: ModuleRecord | undefined): Promise<void> {
+  async assign(
+    node: string,
+    assignment: Assignment,
+    module: ModuleRecord | undefined,
+    entry: AuditEntry,
+  ): Promise<void> {
     const moduleWrite: TransactItem = module
       ? {
           ConditionCheck: {
@@ -108,7 +131,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
             ConditionExpression: moduleUnrecorded,
           },
         };
-    const failed = await this.#transact([
+    const failed = await this.#transact(entry, [
       {
         Update: {
           TableName: this.tableName,
@@ -137,7 +160,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     throw new MeshRaceError('model');
   }
 
-  async consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void> {
+  async consume(node: string, relation: Omit<Relation, 'kind'>, entry: AuditEntry): Promise<void> {
     const consumerAssignment = assignmentKey(node, relation.consumerModule);
     const providerAssignment = assignmentKey(relation.providerNode, relation.providerModule);
     // A consumer and provider on the same node share its node item: BatchGetItem refuses a key twice.
@@ -167,7 +190,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     if (!kind) throw new NotAProviderError(relation.providerNode, relation.providerModule);
 
     const counts = countRelation(this.tableName, node, relation.providerNode);
-    const failed = await this.#transact([
+    const failed = await this.#transact(entry, [
       {
         ConditionCheck: {
           TableName: this.tableName,
@@ -220,7 +243,12 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     throw new MeshRaceError('model');
   }
 
-  async rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void> {
+  async rotateProvision(
+    relation: RelationRef,
+    secret: string,
+    rotatedAt: string,
+    entry: AuditEntry,
+  ): Promise<void> {
     const consumer = `${relation.consumerNode}/${relation.consumerModule}`;
     const provider = `${relation.providerNode}/${relation.providerModule}`;
     const relationKey = relationKeyOf(relation.consumerNode, relation);
@@ -246,7 +274,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
       },
     });
     const nodes = [...new Set([relation.consumerNode, relation.providerNode])];
-    const failed = await this.#transact([
+    const failed = await this.#transact(entry, [
       rotate(provisionKeyOf(relation)),
       rotate(grantKeyOf(relation)),
       ...nodes.flatMap((node) => markUpdates(this.tableName, node, rotatedAt)),
@@ -254,39 +282,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     if (failed) throw new MeshRaceError('mint', failed.find(Boolean)?.old);
   }
 
-  #transact(items: readonly TransactItem[]) {
-    return transact(this.client, store, items);
+  #transact(entry: AuditEntry, items: readonly TransactItem[]) {
+    return this.#audit.transact(store, items, entry);
   }
-}
-
-/**
- * A relation counted on both node items, each below its limit: the consumer's `consumes`, the
- * provider's `consumers`. On one node both counts are one update of its item (a transaction
- * touches an item once): the consumer's count, then the provider's, or one item for both.
- */
-function countRelation(tableName: string, consumerNode: string, providerNode: string): TransactItem[] {
-  const update = (node: string, expression: string, condition: string, max: Record<string, number>) => ({
-    Update: {
-      TableName: tableName,
-      Key: nodeKey(node),
-      UpdateExpression: expression,
-      ConditionExpression: `${nodeExists} AND ${condition}`,
-      ExpressionAttributeValues: { ':one': 1, ...max },
-    },
-  });
-  const consumes = below('consumes', ':maxConsumes');
-  const consumers = below('consumers', ':maxConsumers');
-  const maxConsumes = { ':maxConsumes': meshLimits.consumesPerNode };
-  const maxConsumers = { ':maxConsumers': meshLimits.consumersPerNode };
-  if (consumerNode === providerNode)
-    return [
-      update(consumerNode, 'ADD consumes :one, consumers :one', `${consumes} AND ${consumers}`, {
-        ...maxConsumes,
-        ...maxConsumers,
-      }),
-    ];
-  return [
-    update(consumerNode, 'ADD consumes :one', consumes, maxConsumes),
-    update(providerNode, 'ADD consumers :one', consumers, maxConsumers),
-  ];
 }

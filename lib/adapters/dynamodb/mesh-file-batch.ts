@@ -1,4 +1,8 @@
+import { auditItemsMax } from './audit-trail.ts';
 import { type Item, type TransactItem, transactionLimit } from './requests.ts';
+
+/** A transaction's room for facts: the rest is its audit record's (audit-trail.ts). */
+const factLimit = transactionLimit - auditItemsMax;
 
 /**
  * One transaction of an apply, built fact by fact: each fact brings the items today's single
@@ -52,7 +56,7 @@ export class Batch {
   /** Whether a fact's writes fit beside what the transaction holds. */
   fits(fact: readonly Keyed[]): boolean {
     const fresh = new Set(fact.map(({ key }) => keyText(key)).filter((k) => !this.#ops.has(k)));
-    return this.#ops.size + fresh.size <= transactionLimit;
+    return this.#ops.size + fresh.size <= factLimit;
   }
 
   /** The items it touches, each once (`pk`, NUL, `sk`). */

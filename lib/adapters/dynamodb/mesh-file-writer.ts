@@ -1,3 +1,4 @@
+import { type Actor, type AuditEntry, meshSubject, nodeEntry } from '../../core/audit/record.ts';
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { ApplyPlan, ModuleChange, RelationChange } from '../../core/mesh-file/plan.ts';
 import type {
@@ -6,11 +7,12 @@ import type {
   MeshFileWriter,
   WriteOutcome,
 } from '../../core/mesh-file/ports.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
 import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';
 import { commitPhase } from './mesh-file-lanes.ts';
 import { markUpdates, moduleKey, nodeItem, nodeKey } from './mesh-items.ts';
-import { itemAbsent, TableStore, type TableStoreOptions, type TransactItem, transact } from './requests.ts';
+import { itemAbsent, TableStore, type TableStoreOptions, type TransactItem } from './requests.ts';
 
 const store = 'the inventory table';
 
@@ -42,16 +44,18 @@ const sharedKey = (key: string) => key.startsWith('module#') && key.endsWith('\u
  */
 export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter {
   readonly #lanes: number;
+  readonly #audit: AuditTrail;
 
-  constructor(options: TableStoreOptions & { readonly lanes?: number }) {
+  constructor(options: TableStoreOptions & { readonly lanes?: number; readonly audit: AuditTrail }) {
     super(options);
     this.#lanes = options.lanes ?? defaultLanes;
+    this.#audit = options.audit;
   }
 
   async write(
     plan: ApplyPlan,
     reading: LiveMeshReading,
-    options: { readonly until?: number } = {},
+    options: { readonly until?: number; readonly by: Actor },
   ): Promise<WriteOutcome> {
     const now = this.now();
     const tableName = this.tableName;
@@ -164,7 +168,7 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     const pace = { longest: 0 };
     for (const facts of phases) {
       const commit = async (batch: Batch) => {
-        await this.#commit(batch, tally);
+        await this.#commit(batch, tally, options.by);
         for (const node of batch.nodes) touched.add(node);
       };
       const done = await commitPhase(pack(facts), commit, {
@@ -179,12 +183,12 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     return { ...tally, touched: [...touched], complete: true };
   }
 
-  async #commit(batch: Batch, tally: { transactions: number; items: number }): Promise<void> {
+  async #commit(batch: Batch, tally: { transactions: number; items: number }, by: Actor): Promise<void> {
     const items = batch.items(this.tableName);
-    const failed = await transact(
-      this.client,
+    const failed = await this.#audit.transact(
       store,
       items.map(({ write }) => write),
+      applyEntry(batch, by),
     );
     tally.transactions += 1;
     if (!failed) {
@@ -194,6 +198,20 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     const at = failed.findIndex(Boolean);
     throw errorOf(items[at]?.keyed, failed[at]?.old);
   }
+}
+
+/**
+ * One transaction of an apply, recorded on the chain of the first node it writes: transactions
+ * side by side never share a node (mesh-file-lanes.ts), so they never race for one chain's head.
+ * A batch of module records alone, which names no node, goes on the mesh's chain.
+ */
+function applyEntry(batch: Batch, by: Actor): AuditEntry {
+  const nodes = [...batch.nodes].sort();
+  const details = { nodes: nodes.length, named: nodes.slice(0, 20).join(','), items: batch.size };
+  const first = nodes[0];
+  return first === undefined
+    ? { by, action: 'mesh.apply', subject: meshSubject, target: meshSubject, details }
+    : nodeEntry(by, 'mesh.apply', first, { target: meshSubject, details });
 }
 
 /** Facts packed into transactions in order, each up to DynamoDB's 100 items. */

@@ -1,13 +1,18 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AuditEntry } from '../../core/audit/record.ts';
 import { MeshRaceError, NodeNotFoundError, RemovalTooLargeError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot, Sent } from '../../core/mesh/model.ts';
 import { firstStep, joinSteps, type RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
+import { type AuditTrail, auditItemsMax } from './audit-trail.ts';
 import { removeParts } from './declaration-parts.ts';
 import { nodePartition } from './keys.ts';
 import { snapshotFrom } from './mesh-items.ts';
 import { removalItems } from './mesh-removal.ts';
-import { type Item, queryAll, transact, transactionLimit } from './requests.ts';
+import { type Item, queryAll, transactionLimit as storeLimit, type TransactItem } from './requests.ts';
+
+/** What a removal step's own items may be: each step carries its audit record too. */
+const transactionLimit = storeLimit - auditItemsMax;
 
 const store = 'the inventory table';
 
@@ -26,13 +31,16 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
   readonly #inventory: string;
   readonly #identity: string;
   readonly #now: () => string;
+  readonly #audit: AuditTrail;
 
   constructor(options: {
     readonly client: DynamoDBDocumentClient;
     readonly inventoryTable: string;
     readonly identityTable: string;
+    readonly audit: AuditTrail;
     readonly now?: () => string;
   }) {
+    this.#audit = options.audit;
     this.#client = options.client;
     this.#inventory = options.inventoryTable;
     this.#identity = options.identityTable;
@@ -46,7 +54,11 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
    * decided from a fresh read with every condition that read gives. A step that loses a race
    * fails the call with the steps before it kept; run again, the removal goes on from there.
    */
-  async remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan> {
+  async remove(
+    node: string,
+    plan: (snapshot: NodeSnapshot) => RemovalPlan,
+    entry: AuditEntry,
+  ): Promise<RemovalPlan> {
     const steps: RemovalPlan[] = [];
     for (let round = 0; round < maxSteps; round += 1) {
       const read = await this.#partition(this.#inventory, node);
@@ -60,7 +72,7 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
       if (decided.node && whole.length <= transactionLimit)
         whole = itemsOf(decided, await this.#partition(this.#identity, node));
       if (whole.length <= transactionLimit) {
-        await this.#write(whole);
+        await this.#write(whole, entry);
         if (decided.node && snapshot.sent?.parts)
           await this.#removeParts(node, snapshot.sent, snapshot.sent.parts);
         return joinSteps([...steps, decided]);
@@ -68,7 +80,8 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
       const step = firstStep(decided, node, (part) => itemsOf(part).length <= transactionLimit);
       if (!step)
         throw new RemovalTooLargeError(decided.node ?? `from ${node}`, whole.length, transactionLimit);
-      await this.#write(itemsOf(step));
+      // Each step is a change of its own, kept if a later one fails: it is recorded as a part.
+      await this.#write(itemsOf(step), { ...entry, outcome: `step ${steps.length + 1}` });
       steps.push(step);
     }
     throw new Error(`removing from ${node} took more than ${maxSteps} steps`);
@@ -84,8 +97,8 @@ export class DynamoDBMeshRemovals implements MeshRemovals {
     await removeParts(where, sent, parts).catch(() => undefined);
   }
 
-  async #write(items: Parameters<typeof transact>[2]): Promise<void> {
-    const failed = await transact(this.#client, store, items);
+  async #write(items: readonly TransactItem[], entry: AuditEntry): Promise<void> {
+    const failed = await this.#audit.transact(store, items, entry);
     if (failed) throw new MeshRaceError('model', failed.find(Boolean)?.old);
   }
 

@@ -1,4 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, meshSubject, nodeEntry } from '../../core/audit/record.ts';
 import { PushRecordConflictError } from '../../core/mesh/errors.ts';
 import {
   type PushRecord,
@@ -7,7 +8,16 @@ import {
   pushRecordDays,
 } from '../../core/mesh/push-records.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore } from './requests.ts';
+import type { AuditTrail } from './audit-trail.ts';
+import {
+  allOld,
+  conditionFailed,
+  type Item,
+  itemAbsent,
+  newestItems,
+  TableStore,
+  type TableStoreOptions,
+} from './requests.ts';
 
 /**
  * The record of every push (lib/core/mesh/push-records.ts), in the inventory table:
@@ -16,7 +26,8 @@ import { allOld, conditionFailed, type Item, itemAbsent, newestItems, TableStore
  * |----------|-------------|------------|
  * | `pushes` | `<push id>` | the record: state, requestedBy, startedAt, finishedAt, request, outcome, pushed, flushed, flushedCount, rounds, behind, behindCount, error; expiresAt (epoch seconds, the table's TTL attribute) |
  *
- * Access: a conditional PutItem when a push starts and another when it is done, a conditional
+ * Access: a conditional Put when a push starts, in one transaction with its audit record
+ * (audit-trail.ts), and a conditional PutItem when it is done, a conditional
  * UpdateItem of `progress` as each round starts and, in a round of several batches, as each batch
  * finishes (ADD, so batches finishing together all count); reads are one
  * strongly consistent Query of the one partition, newest first (ids sort by time), or a strongly
@@ -35,8 +46,34 @@ const pushRunning = '#state = :running';
 const store = 'the inventory table';
 
 export class DynamoDBPushRecords extends TableStore implements PushRecordWriter, PushRecordReader {
-  async start(record: PushRecord): Promise<void> {
-    await this.#put(record, 'start', { ConditionExpression: pushUnrecorded });
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
+    super(options);
+    this.#audit = options.audit;
+  }
+
+  /** The running record and the push's audit record, in one transaction: a push's start is a change. */
+  async start(record: PushRecord, by: Actor): Promise<void> {
+    const { node, behind, full } = record.request;
+    const details = { push: record.id, behind, full };
+    const entry = node
+      ? nodeEntry(by, 'push.start', node, { details })
+      : { by, action: 'push.start' as const, subject: meshSubject, target: meshSubject, details };
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...pushKey(record.id), ...record, expiresAt: expiresAtOf(record) },
+            ConditionExpression: pushUnrecorded,
+          },
+        },
+      ],
+      entry,
+    );
+    if (failed) throw new PushRecordConflictError(record.id, 'start');
   }
 
   async finish(record: PushRecord): Promise<void> {
@@ -105,8 +142,8 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
     return Item ? recordFrom(Item) : undefined;
   }
 
-  async #put(record: PushRecord, step: 'start' | 'finish', condition: object) {
-    const expiresAt = Math.floor(Date.parse(record.startedAt) / 1000) + pushRecordDays * 24 * 3600;
+  async #put(record: PushRecord, step: 'finish', condition: object) {
+    const expiresAt = expiresAtOf(record);
     try {
       await askStore(store, () =>
         this.client.send(
@@ -124,6 +161,9 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
     }
   }
 }
+
+const expiresAtOf = (record: PushRecord) =>
+  Math.floor(Date.parse(record.startedAt) / 1000) + pushRecordDays * 24 * 3600;
 
 function recordFrom(item: Item): PushRecord {
   const { pk: _pk, sk: _sk, expiresAt: _expiresAt, ...record } = item;

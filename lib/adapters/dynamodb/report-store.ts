@@ -1,4 +1,5 @@
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, nodeEntry } from '../../core/audit/record.ts';
 import {
   ReportBeforeNodeError,
   RevisionNotSentError,
@@ -8,10 +9,18 @@ import {
 import type { ReportBody } from '../../core/control/messages.ts';
 import type { RecordedReport, ReportStore, ReportTimes } from '../../core/control/ports.ts';
 import { noVersion } from '../../core/summary/counters.ts';
-import { askStore } from '../../core/unavailable.ts';
+import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { nodeItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
-import { itemAbsent, itemPresent, TableStore, type TransactItem, transact } from './requests.ts';
+import {
+  itemAbsent,
+  itemPresent,
+  TableStore,
+  type TableStoreOptions,
+  type TransactItem,
+  transact,
+} from './requests.ts';
 import { failedView } from './view-lists.ts';
 
 /**
@@ -30,7 +39,8 @@ import { failedView } from './view-lists.ts';
  * and revision of the last real report, so status still shows what was applied.
  * appliedRevision/appliedAt are the last report whose state was `applied`, appliedModules the
  * modules (module to version) that report named; failedModules those a report `failed` named,
- * kept only while the state is failed. `mesh report reset`
+ * kept only while the state is failed. A reset deletes the item in one transaction with its
+ * audit record (audit-trail.ts). `mesh report reset`
  * deletes the item.
  */
 const nodeExists = itemPresent;
@@ -39,8 +49,16 @@ const revisionSent = 'revision >= :revision';
 const noReportYet = itemAbsent;
 const olderSequenceKept = '#sequence < :sequence';
 const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
+const sameReport = '#sequence = :seen';
 
 export class DynamoDBReportStore extends TableStore implements ReportStore {
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
+    super(options);
+    this.#audit = options.audit;
+  }
+
   async recordReport(report: ReportBody, times: ReportTimes): Promise<void> {
     const namesRevision = report.state !== 'heartbeat' || report.revision > 0;
     const checks: TransactItem[] = [
@@ -88,21 +106,40 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
     throw new StaleReportError(report.node, report.sequence, Number(kept?.sequence ?? Number.NaN));
   }
 
-  async resetReport(node: string): Promise<RecordedReport | undefined> {
-    const { Item } = await askStore('resetting a report', () =>
-      this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: nodeItemKey(node), ConsistentRead: true }),
-      ),
-    );
-    if (!Item) throw new UnknownNodeError(node);
-    const { Attributes } = await askStore('resetting a report', () =>
-      this.client.send(
-        new DeleteCommand({ TableName: this.tableName, Key: reportItemKey(node), ReturnValues: 'ALL_OLD' }),
-      ),
-    );
-    if (!Attributes) return undefined;
-    const { pk: _pk, sk: _sk, gsi2pk: _gsi2pk, gsi2sk: _gsi2sk, ...kept } = Attributes;
-    return { node, ...kept } as RecordedReport;
+  /**
+   * The report read, then deleted on the condition it is still the one read (`sameReport`), with
+   * the reset's audit record; a report that came in between is read again. Nothing to forget
+   * writes nothing.
+   */
+  async resetReport(node: string, by: Actor): Promise<RecordedReport | undefined> {
+    const read = (key: { pk: string; sk: string }) =>
+      askStore('resetting a report', () =>
+        this.client.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true })),
+      );
+    if (!(await read(nodeItemKey(node))).Item) throw new UnknownNodeError(node);
+    for (let race = 0; race < 3; race += 1) {
+      const { Item: kept } = await read(reportItemKey(node));
+      if (!kept) return undefined;
+      const failed = await this.#audit.transact(
+        'resetting a report',
+        [
+          {
+            Delete: {
+              TableName: this.tableName,
+              Key: reportItemKey(node),
+              ConditionExpression: sameReport,
+              ExpressionAttributeNames: { '#sequence': 'sequence' },
+              ExpressionAttributeValues: { ':seen': kept.sequence },
+            },
+          },
+        ],
+        nodeEntry(by, 'report.reset', node, { details: { sequence: Number(kept.sequence) } }),
+      );
+      if (failed) continue;
+      const { pk: _pk, sk: _sk, gsi2pk: _gsi2pk, gsi2sk: _gsi2sk, ...report } = kept;
+      return { node, ...report } as RecordedReport;
+    }
+    throw new StoreUnavailableError(`resetting the report of ${node}: new reports keep coming in`);
   }
 
   #update(report: ReportBody, heardAt: string): TransactItem {

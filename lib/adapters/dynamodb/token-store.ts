@@ -1,4 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, nodeEntry } from '../../core/audit/record.ts';
 import {
   NodeUnknownError,
   TokenConditionFailedError,
@@ -6,6 +7,7 @@ import {
 } from '../../core/enrolment/errors.ts';
 import type { ClaimRequest, SpendRequest, TokenRecord, TokenStore } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
 import {
   allOld,
@@ -15,7 +17,6 @@ import {
   itemPresent,
   TableStore,
   type TableStoreOptions,
-  transact,
 } from './requests.ts';
 
 /**
@@ -31,7 +32,9 @@ import {
  *
  * Access patterns: issue = TransactWrite(ConditionCheck node exists, Put token if unchanged
  * since read); claim = conditional UpdateItem answering ALL_NEW; spend = TransactWrite(conditional
- * Update token, Put enrolment, Put the identity table's enrolled item); revoke = conditional UpdateItem. Every condition is built from
+ * Update token, Put enrolment, Put the identity table's enrolled item); revoke = TransactWrite(conditional
+ * Update token), then the token read. Issue, spend and revoke each carry their audit record
+ * (audit-trail.ts) in the same transaction. Every condition is built from
  * the named parts below; a failed one becomes TokenConditionFailedError carrying the item as it
  * was.
  */
@@ -63,11 +66,13 @@ const store = 'the inventory table';
 
 export class DynamoDBTokenStore extends TableStore implements TokenStore {
   readonly #identityTable: string;
+  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` takes the spend's `enrolled` item. */
-  constructor(options: TableStoreOptions & { readonly identityTable: string }) {
+  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
     super(options);
     this.#identityTable = options.identityTable;
+    this.#audit = options.audit;
   }
 
   async read(node: string): Promise<TokenRecord | undefined> {
@@ -79,36 +84,56 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
     return Item ? tokenFrom(Item) : undefined;
   }
 
-  async issue(token: TokenRecord, previous: TokenRecord | undefined): Promise<void> {
-    const failed = await transact(this.client, store, [
-      {
-        ConditionCheck: {
-          TableName: this.tableName,
-          Key: nodeItemKey(token.node),
-          ConditionExpression: nodeExists,
+  async issue(token: TokenRecord, previous: TokenRecord | undefined, by: Actor): Promise<void> {
+    const entry = nodeEntry(by, 'token.issue', token.node, {
+      details: { validUntil: new Date(token.validUntilMs).toISOString() },
+    });
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          ConditionCheck: {
+            TableName: this.tableName,
+            Key: nodeItemKey(token.node),
+            ConditionExpression: nodeExists,
+          },
         },
-      },
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: { ...tokenItemKey(token.node), ...token },
-          ConditionExpression: previous ? tokenUnchanged : tokenAbsent,
-          ...(previous ? { ExpressionAttributeValues: { ':previousId': previous.tokenId } } : {}),
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...tokenItemKey(token.node), ...token },
+            ConditionExpression: previous ? tokenUnchanged : tokenAbsent,
+            ...(previous ? { ExpressionAttributeValues: { ':previousId': previous.tokenId } } : {}),
+          },
         },
-      },
-    ]);
+      ],
+      entry,
+    );
     if (failed?.[0]) throw new NodeUnknownError(token.node);
     if (failed) throw new TokenIssueConflictError(token.node);
   }
 
-  async revoke(node: string, revokedAt: string): Promise<TokenRecord> {
-    return this.#update('revoke', {
-      TableName: this.tableName,
-      Key: tokenItemKey(node),
-      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :revokedAt)',
-      ConditionExpression: revokeCondition,
-      ExpressionAttributeValues: { ':revokedAt': revokedAt },
-    });
+  async revoke(node: string, revokedAt: string, by: Actor): Promise<TokenRecord> {
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: tokenItemKey(node),
+            UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :revokedAt)',
+            ConditionExpression: revokeCondition,
+            ExpressionAttributeValues: { ':revokedAt': revokedAt },
+          },
+        },
+      ],
+      nodeEntry(by, 'token.revoke', node),
+    );
+    const token = failed?.[0];
+    if (token) throw new TokenConditionFailedError('revoke', token.old ? tokenFrom(token.old) : undefined);
+    const revoked = await this.read(node);
+    if (!revoked) throw new TokenConditionFailedError('revoke', undefined);
+    return revoked;
   }
 
   async claim(request: ClaimRequest): Promise<TokenRecord> {
@@ -129,47 +154,53 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
   }
 
   async spend(request: SpendRequest): Promise<void> {
-    const failed = await transact(this.client, store, [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: tokenItemKey(request.node),
-          UpdateExpression:
-            'SET spentBy = :presenter, spentAt = :spentAt, thumbprint = :thumbprint REMOVE leaseUntilMs',
-          ConditionExpression: spendCondition,
-          ExpressionAttributeValues: {
-            ':tokenId': request.tokenId,
-            ':presenter': request.presenter,
-            ':spentAt': request.enrolledAt,
-            ':thumbprint': request.thumbprint,
+    // The host's own act: its principal is the key it enrols.
+    const by = { ...request.by, principal: `key:${request.thumbprint}` };
+    const failed = await this.#audit.transact(
+      store,
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: tokenItemKey(request.node),
+            UpdateExpression:
+              'SET spentBy = :presenter, spentAt = :spentAt, thumbprint = :thumbprint REMOVE leaseUntilMs',
+            ConditionExpression: spendCondition,
+            ExpressionAttributeValues: {
+              ':tokenId': request.tokenId,
+              ':presenter': request.presenter,
+              ':spentAt': request.enrolledAt,
+              ':thumbprint': request.thumbprint,
+            },
           },
         },
-      },
-      {
-        Put: {
-          TableName: this.tableName,
-          Item: {
-            ...enrolmentItemKey(request.node),
-            node: request.node,
-            enrolledAt: request.enrolledAt,
-            thumbprint: request.thumbprint,
-            presenter: request.presenter,
-            tokenId: request.tokenId,
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: {
+              ...enrolmentItemKey(request.node),
+              node: request.node,
+              enrolledAt: request.enrolledAt,
+              thumbprint: request.thumbprint,
+              presenter: request.presenter,
+              tokenId: request.tokenId,
+            },
           },
         },
-      },
-      {
-        Put: {
-          TableName: this.#identityTable,
-          Item: {
-            ...enrolledKeyItemKey(request.node),
-            node: request.node,
-            thumbprint: request.thumbprint,
-            enrolledAt: request.enrolledAt,
+        {
+          Put: {
+            TableName: this.#identityTable,
+            Item: {
+              ...enrolledKeyItemKey(request.node),
+              node: request.node,
+              thumbprint: request.thumbprint,
+              enrolledAt: request.enrolledAt,
+            },
           },
         },
-      },
-    ]);
+      ],
+      nodeEntry(by, 'node.enrol', request.node, { details: { thumbprint: request.thumbprint } }),
+    );
     const token = failed?.[0];
     if (!token) return;
     const old = token.old ? tokenFrom(token.old) : await this.read(request.node);

@@ -11,8 +11,9 @@ import { RolloutUsageError } from '../../core/rollout/errors.ts';
 import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requests.ts';
 import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { controlProblem } from '../problems/control.ts';
 
@@ -26,10 +27,10 @@ export type ControlSendDeps = { readonly sender: ControlSender } & Timed;
 type Deps = ControlSendDeps;
 type Handler = (event: APIGatewayProxyEvent, now: () => Date) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Timed, handler: Handler) => {
+const edge = (deps: Timed & Refusing, handler: Handler) => {
   const now = deps.now ?? (() => new Date());
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: controlProblem, log: deps.log }))
+    .use(httpEdge({ mapError: controlProblem, log: deps.log, refusals: deps.refusals }))
     .handler((event) => handler(event, now));
 };
 
@@ -117,7 +118,12 @@ export const retractRequest = z.strictObject({ module: moduleName, version: modu
 export const controlBuildRetractHandler = (deps: { readonly builds: BuildStore } & Timed) =>
   edge(deps, async (event, now) => {
     const { module, version } = parseBody(event, retractRequest);
-    const { latest, ...retracted } = await deps.builds.retractBuild(module, version, now().toISOString());
+    const { latest, ...retracted } = await deps.builds.retractBuild(
+      module,
+      version,
+      now().toISOString(),
+      actorOf(event),
+    );
     return json(200, { retracted, latest });
   });
 
@@ -130,7 +136,7 @@ export const reportResetPath = z.object({ node: nodeName });
 export const controlReportResetHandler = (deps: { readonly reports: ReportStore } & Timed) =>
   edge(deps, async (event) => {
     const { node } = validate(reportResetPath, event.pathParameters ?? {}, 'path');
-    const reset = await deps.reports.resetReport(node);
+    const reset = await deps.reports.resetReport(node, actorOf(event));
     return json(200, { node, reset: reset ?? null });
   });
 

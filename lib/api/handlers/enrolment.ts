@@ -10,8 +10,9 @@ import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
 import type { RevocationSignal, SignalChannels } from '../../core/signal/ports.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
 
 /** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */
@@ -29,9 +30,9 @@ export type DisenrolDeps = {
 } & Optional;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Optional, handler: Handler) =>
+const edge = (deps: Optional & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: enrolmentProblem, log: deps.log }))
+    .use(httpEdge({ mapError: enrolmentProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const enrolBody = z.object({ node: nodeName, token: tokenString, keys: publicKeys }).strict();
@@ -55,12 +56,15 @@ export const issueTokenBody = z.object({ ttl: tokenTtl.optional() }).strict();
 export const enrolHandler = (deps: EnrolRouteDeps) =>
   edge(deps, async (event) => {
     const body = parseBody(event, enrolBody);
-    const enrolled = await enrol(body, {
-      tokens: deps.tokens,
-      keys: deps.nodeKeys,
-      ...(deps.now ? { now: deps.now } : {}),
-      ...(deps.leaseSeconds !== undefined ? { leaseSeconds: deps.leaseSeconds } : {}),
-    });
+    const enrolled = await enrol(
+      { ...body, by: actorOf(event) },
+      {
+        tokens: deps.tokens,
+        keys: deps.nodeKeys,
+        ...(deps.now ? { now: deps.now } : {}),
+        ...(deps.leaseSeconds !== undefined ? { leaseSeconds: deps.leaseSeconds } : {}),
+      },
+    );
     const answer: EnrolAnswer = {
       node: enrolled.node,
       thumbprint: enrolled.thumbprint,
@@ -75,7 +79,7 @@ export const tokenIssueHandler = (deps: TokenDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     const { ttl } = parseBody(event, issueTokenBody);
-    const issued = await issueToken(node, ttl ?? tokenTtl.parse(defaultTokenTtl), deps);
+    const issued = await issueToken(node, ttl ?? tokenTtl.parse(defaultTokenTtl), deps, actorOf(event));
     // The token leaves the control plane here and only here; no-store keeps it out of caches.
     return json(201, issued, { 'cache-control': 'no-store' });
   });
@@ -84,14 +88,14 @@ export const tokenIssueHandler = (deps: TokenDeps) =>
 export const tokenRevokeHandler = (deps: TokenDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
-    return json(200, await revokeToken(node, deps));
+    return json(200, await revokeToken(node, deps, actorOf(event)));
   });
 
 /** `DELETE /nodes/{node}/enrolment` (operator): revokes the node's host identity; the node stays. */
 export const nodeDisenrolHandler = (deps: DisenrolDeps) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
-    const disenrolled = await deps.hostIdentities.disenrol(node);
+    const disenrolled = await deps.hostIdentities.disenrol(node, actorOf(event));
     await deps.signals.revoked(node);
     return json(200, disenrolled);
   });

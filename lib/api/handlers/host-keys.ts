@@ -1,5 +1,6 @@
 import type { KeyRotationStore, NodeKeyStore } from '../../core/enrolment/ports.ts';
 import { rotateNodeKeys, rotationBody } from '../../core/enrolment/rotation.ts';
+import { actorOf } from '../caller.ts';
 import { authenticatedHost } from '../host-auth.ts';
 import { json, parseBody } from '../http.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
@@ -24,7 +25,13 @@ export const hostKeysHandler = (
     const host = authenticatedHost(event);
     const body = parseBody(event, rotationBody);
     const rotated = await rotateNodeKeys(
-      { node: host.node, previous: host.thumbprint, keys: body.keys, possession: body.possession },
+      {
+        node: host.node,
+        previous: host.thumbprint,
+        keys: body.keys,
+        possession: body.possession,
+        by: actorOf(event),
+      },
       { keys: deps.nodeKeys, rotation: deps.keyRotation, ...(deps.now ? { now: deps.now } : {}) },
     );
     const answer: RotationAnswer = {

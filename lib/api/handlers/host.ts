@@ -11,7 +11,7 @@ import { signalHeader } from '../../core/signal/channel.ts';
 import type { SignalChannels } from '../../core/signal/ports.ts';
 import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication } from '../host-auth.ts';
 import { header, json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { controlProblem } from '../problems/control.ts';
 import { queueOne } from './control.ts';
@@ -25,12 +25,18 @@ export type Proven = {
 };
 
 export const provenRoute = (
-  deps: Proven,
+  deps: Proven & Refusing,
   replay: HostAuthenticationOptions['replay'] = 'proof-id',
   mapError?: (error: unknown) => Problem | undefined,
 ) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ log: deps.log, mapError: (error) => mapError?.(error) ?? controlProblem(error) }))
+    .use(
+      httpEdge({
+        log: deps.log,
+        refusals: deps.refusals,
+        mapError: (error) => mapError?.(error) ?? controlProblem(error),
+      }),
+    )
     .use(
       hostAuthentication({
         credentials: deps.credentials,

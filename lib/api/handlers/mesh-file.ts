@@ -11,8 +11,9 @@ import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
 import { pageBytes } from '../../core/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
+import { actorOf } from '../caller.ts';
 import { json, meshFileBodyBytes, parseBody, timeToAnswer, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem, problemsFrom } from '../problem.ts';
 
 /** The mesh as a file (docs/mesh-file.md): export, plan and apply, one factory per function of lib/functions/mesh.ts. */
@@ -20,9 +21,9 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 export type MeshFileDeps = { readonly meshFiles: MeshFileService; readonly log?: Log };
 
 const meshFileProblem = problemsFrom(meshFileErrors, meshErrors, storeErrors);
-const edge = (deps: MeshFileDeps, handler: Handler) =>
+const edge = (deps: MeshFileDeps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshFileProblem, log: deps.log }))
+    .use(httpEdge({ mapError: meshFileProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 const format = z.enum(['yaml', 'json']);
@@ -102,6 +103,6 @@ export const meshApplyHandler = (deps: MeshFileDeps) =>
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}) });
+    const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}), by: actorOf(event) });
     return json(200, boundedOutcome(outcome, pageBytes), { 'mesh-revision': outcome.plan.revision });
   });

@@ -6,8 +6,9 @@ import type { MeshService } from '../../core/mesh/service.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Log } from '../../core/ports.ts';
 import type { RevocationSignal } from '../../core/signal/ports.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../problems/mesh.ts';
 
 /**
@@ -18,9 +19,9 @@ export type MeshRemovalDeps = { readonly meshService: MeshService; readonly log?
 type Deps = MeshRemovalDeps;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 
-const edge = (deps: Deps, handler: Handler) =>
+const edge = (deps: Deps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: deps.log }))
+    .use(httpEdge({ mapError: meshProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const relationPath = z.object({
@@ -64,6 +65,7 @@ export const meshUnconsumeHandler = (deps: Deps) =>
     const plan = await deps.meshService.unconsume(
       { node: path.node, module: path.module },
       { node: path.providerNode, module: path.providerModule },
+      actorOf(event),
     );
     return json(200, answer(plan));
   });
@@ -72,14 +74,14 @@ export const meshUnconsumeHandler = (deps: Deps) =>
 export const meshUnassignHandler = (deps: Deps) =>
   edge(deps, async (event) => {
     const { node, module } = validate(assignmentPath, event.pathParameters, 'path');
-    return json(200, answer(await deps.meshService.unassign(node, module, cascadeOf(event))));
+    return json(200, answer(await deps.meshService.unassign(node, module, cascadeOf(event), actorOf(event))));
   });
 
 /** DELETE /nodes/{node}?cascade=true: the node, its token and host identity, and (with cascade) its consumers' relations. */
 export const meshNodeRemoveHandler = (deps: Deps & { readonly signals: RevocationSignal }) =>
   edge(deps, async (event) => {
     const { node } = validate(nodePath, event.pathParameters, 'path');
-    const plan = await deps.meshService.removeNode(node, cascadeOf(event));
+    const plan = await deps.meshService.removeNode(node, cascadeOf(event), actorOf(event));
     await deps.signals.revoked(node);
     return json(200, answer(plan));
   });
@@ -91,7 +93,7 @@ export const meshRotateHandler = (deps: Deps) =>
     parseBody(event, rotateBody);
     const consumer = { node: path.node, module: path.module };
     const provider = { node: path.providerNode, module: path.providerModule };
-    await deps.meshService.rotate(consumer, provider);
+    await deps.meshService.rotate(consumer, provider, actorOf(event));
     return json(200, {
       rotated: `${consumer.node}/${consumer.module} -> ${provider.node}/${provider.module}`,
       behind: [...new Set([consumer.node, provider.node])].sort(),

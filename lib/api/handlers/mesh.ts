@@ -12,9 +12,9 @@ import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
 import type { ViewPages } from '../../core/view-pages.ts';
-import { callerOf } from '../caller.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
@@ -36,9 +36,9 @@ export type MeshPushDeps = {
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
 export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
 
-const edge = (parts: Logged, handler: Handler) =>
+const edge = (parts: Logged & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
     .handler(handler);
 
 export const nodeParams = z.object({ node: nodeName });
@@ -53,7 +53,7 @@ export const consumeBody = z
 export const meshNodeAddHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, labels: given = {} } = parseBody(event, nodeAddBody);
-    await parts.meshService.addNode(node, given);
+    await parts.meshService.addNode(node, given, actorOf(event));
     return json(201, { node, labels: given });
   });
 
@@ -62,7 +62,7 @@ export const meshAssignHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provides } = parseBody(event, assignBody);
-    await parts.meshService.assign(node, module, provides ?? null);
+    await parts.meshService.assign(node, module, provides ?? null, actorOf(event));
     return json(201, { node, module, provides: provides ?? null });
   });
 
@@ -71,7 +71,7 @@ export const meshConsumeHandler = (parts: MeshChangeDeps) =>
   edge(parts, async (event) => {
     const { node, module } = validate(moduleParams, event.pathParameters, 'path');
     const { provider } = parseBody(event, consumeBody);
-    await parts.meshService.consume({ node, module }, provider);
+    await parts.meshService.consume({ node, module }, provider, actorOf(event));
     return json(201, { consumer: { node, module }, provider });
   });
 
@@ -84,8 +84,9 @@ export const meshPushHandler = (parts: MeshPushDeps) =>
       throw new NodeNotFoundError(request.node);
     const startedAt = parts.now();
     const id = newPushId(startedAt);
-    const requestedBy = callerOf(event);
-    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt));
+    const by = actorOf(event);
+    const requestedBy = by.principal;
+    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt), by);
     // As long as this request may still take (docs/decisions/push-without-polling.md).
     const cap = parts.config.pushWaitSeconds;
     const waitMs = wait

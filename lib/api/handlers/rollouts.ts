@@ -11,7 +11,7 @@ import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
 import { pageBytes } from '../../core/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { json, parseBody, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { rolloutProblem } from '../problems/rollout.ts';
 
@@ -25,9 +25,9 @@ type Deps = { readonly log?: Log };
 export type RolloutDeps = { readonly rollouts: Rollouts; readonly rolloutDriver: RolloutDriver } & Deps;
 export type RolloutReadDeps = { readonly rolloutStore: RolloutStore } & Deps;
 
-const edge = (deps: Deps, handler: Handler) =>
+const edge = (deps: Deps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: rolloutProblem, log: deps.log }))
+    .use(httpEdge({ mapError: rolloutProblem, log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 export const idPath = z.strictObject({

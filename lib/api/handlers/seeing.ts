@@ -9,7 +9,7 @@ import { nodeName } from '../../core/names.ts';
 import type { Clock, Log, MeshViewReader } from '../../core/ports.ts';
 import type { ViewPages } from '../../core/view-pages.ts';
 import { json, validate } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
 import { meshProblem } from '../problems/mesh.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
@@ -21,9 +21,9 @@ import { nextOf, viewQueryOf } from '../view-query.ts';
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
 type Deps = { readonly log?: Log; readonly now?: Clock };
 
-const edge = (parts: Deps, handler: Handler) =>
+const edge = (parts: Deps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
     .handler(handler);
 
 export const limitQuery = (fallback: number) =>

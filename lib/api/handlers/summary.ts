@@ -8,7 +8,7 @@ import { summaryLines } from '../../core/summary/lines.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import type { Change } from '../../core/summary/stream.ts';
 import { json } from '../http.ts';
-import { httpEdge } from '../http-edge.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../problems/mesh.ts';
 
 /**
@@ -17,15 +17,19 @@ import { meshProblem } from '../problems/mesh.ts';
  */
 
 /** GET /summary: the counters, read without reading any node. */
-export const meshSummaryHandler = (parts: { readonly summary: SummaryReader; readonly log?: Log }) =>
+export const meshSummaryHandler = (
+  parts: { readonly summary: SummaryReader; readonly log?: Log } & Refusing,
+) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
     .handler(async () => json(200, await parts.summary.summary()));
 
 /** POST /summary/rebuild: the counters counted again from a full read; answers the summary counted. */
-export const meshSummaryRebuildHandler = (parts: { readonly summary: SummaryRebuild; readonly log?: Log }) =>
+export const meshSummaryRebuildHandler = (
+  parts: { readonly summary: SummaryRebuild; readonly log?: Log } & Refusing,
+) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: meshProblem, log: parts.log }))
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
     .handler(async () => json(200, await parts.summary.rebuild()));
 
 /**
@@ -41,7 +45,7 @@ export type StreamResponse = { readonly state: Record<string, string> };
  * bisectBatchOnError); what was counted before the failure is skipped then.
  */
 export const summaryAggregatorHandler =
-  (parts: { readonly summary: SummaryCounters; readonly log?: Log }) =>
+  (parts: { readonly summary: SummaryCounters; readonly log?: Log } & Refusing) =>
   async (event: StreamEvent): Promise<StreamResponse> => {
     const changes = event.Records.map(changeOf);
     if (changes.length === 0) return { state: {} };

@@ -3,7 +3,7 @@ import { el, replaceChildren } from './dom.js';
 import { firstPageNodes, groupRoute, LoadedMesh, labelKeys, searchRoutes, showSummaryTile } from './fleet.js';
 import { GraphView } from './graph-view.js';
 import { arrange, groupAbove } from './layout.js';
-import { groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
+import { auditList, groupPanel, lettersPanel, nodePanel, pushesPanel } from './panels.js';
 import { rolloutsPanel } from './rollouts.js';
 
 /**
@@ -117,7 +117,13 @@ async function showSelection() {
     return;
   }
   try {
-    replaceChildren(panel, ...nodePanel(await api(`/nodes/${encodeURIComponent(selected.node)}`), context));
+    const name = encodeURIComponent(selected.node);
+    const [details, audit] = await Promise.all([
+      api(`/nodes/${name}`),
+      // The trail is a help here, not the page: a viewer without it still sees the node.
+      api(`/audit?node=${name}&limit=10`).catch(() => ({ records: [] })),
+    ]);
+    replaceChildren(panel, ...nodePanel(details, context), ...auditList(audit.records, context));
   } catch (error) {
     const gone = /** @type {{ status?: number }} */ (error).status === 404;
     replaceChildren(

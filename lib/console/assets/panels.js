@@ -9,6 +9,7 @@ import { badge, el, when } from './dom.js';
  * @typedef {import('../../core/views.ts').MeshEdge} MeshEdge
  * @typedef {import('../../core/views.ts').MeshNode} MeshNode
  * @typedef {import('../../core/mesh/push-records.ts').PushRecordView} PushRecordView
+ * @typedef {import('../../core/audit/record.ts').AuditRecord} AuditRecord
  * @typedef {import('../../core/control/letters.ts').LetterNote} LetterNote
  * @typedef {import('../../core/control/letters.ts').DeadLetterDepth} DeadLetterDepth
  * @typedef {{ nowMs: number, onNode: (node: string) => void }} PanelContext
@@ -268,5 +269,22 @@ export function lettersPanel(answer, context) {
         el('pre', {}, letter.body + (letter.bodyBytes > letter.body.length ? ' …' : '')),
       ),
     ),
+  ];
+}
+
+/**
+ * A node's latest audit records (docs/audit.md): what was done to it, when and by whom.
+ * @param {readonly AuditRecord[]} records @param {PanelContext} context
+ */
+export function auditList(records, context) {
+  return [
+    el('h3', {}, 'Recent changes'),
+    records.length === 0
+      ? el('p', { id: 'audit', class: 'muted' }, 'none recorded')
+      : el(
+          'ul',
+          { id: 'audit' },
+          ...records.map((r) => el('li', {}, when(r.time, context.nowMs), ` ${r.action} by ${r.principal}`)),
+        ),
   ];
 }

@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import type { DeadLetterDepth, LetterNote } from './letters.ts';
 import type { BuildBody, ControlMessage, ReportBody } from './messages.ts';
 
@@ -35,7 +36,7 @@ export interface ReportStore {
    * sequence; answers the report forgotten (undefined when there was none). Throws
    * UnknownNodeError for a node the mesh does not hold.
    */
-  resetReport(node: string): Promise<RecordedReport | undefined>;
+  resetReport(node: string, by: Actor): Promise<RecordedReport | undefined>;
 }
 
 export type RecordedBuild = BuildBody & {
@@ -76,7 +77,7 @@ export interface BuildStore {
    * when it is the latest now, the build received before it becomes the latest. Throws
    * BuildNotFoundError when no successful build of that version was recorded.
    */
-  retractBuild(module: string, version: string, retractedAt: string): Promise<Retraction>;
+  retractBuild(module: string, version: string, retractedAt: string, by: Actor): Promise<Retraction>;
 }
 
 export type Outgoing = {

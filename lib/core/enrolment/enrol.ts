@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import { TokenConditionFailedError, TokenHeldError, TokenRefusedError } from './errors.ts';
 import { type PresentedKeys, presenterOf } from './keys.ts';
 import type { NodeKeyStore, TokenRecord, TokenStore } from './ports.ts';
@@ -5,7 +6,13 @@ import { parseToken } from './token.ts';
 
 const defaultLeaseSeconds = 30;
 
-export type EnrolRequest = { readonly node: string; readonly token: string; readonly keys: PresentedKeys };
+export type EnrolRequest = {
+  readonly node: string;
+  readonly token: string;
+  readonly keys: PresentedKeys;
+  /** Where the request came from, for the enrolment's audit record. */
+  readonly by: Actor;
+};
 export type Enrolled = {
   readonly node: string;
   readonly thumbprint: string;
@@ -82,7 +89,7 @@ export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enr
   let enrolledAt = (spentEarlier ? token.spentAt : undefined) ?? now().toISOString();
   if (!spentEarlier) {
     try {
-      await deps.tokens.spend({ node, tokenId, presenter, thumbprint, enrolledAt });
+      await deps.tokens.spend({ node, tokenId, presenter, thumbprint, enrolledAt, by: request.by });
     } catch (error) {
       if (!(error instanceof TokenConditionFailedError)) throw error;
       // The spend answered "no" yet this presenter is the spender: an earlier spend's answer was lost.

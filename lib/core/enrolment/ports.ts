@@ -1,4 +1,5 @@
 import type { JWK } from 'jose';
+import type { Actor } from '../audit/record.ts';
 import type { NodeKeyRecord } from '../host-identity/ports.ts';
 
 /**
@@ -44,15 +45,17 @@ export type SpendRequest = {
   readonly presenter: string;
   readonly thumbprint: string;
   readonly enrolledAt: string;
+  /** Where the enrolment came from; the record names the enrolled key as its principal. */
+  readonly by: Actor;
 };
 
 /** The inventory's tokens and enrolments, as the enrolment core needs them. */
 export interface TokenStore {
   /** Replaces the node's token (the old one is revoked by being replaced); the node must exist. */
-  issue(token: TokenRecord, previous: TokenRecord | undefined): Promise<void>;
+  issue(token: TokenRecord, previous: TokenRecord | undefined, by: Actor): Promise<void>;
   read(node: string): Promise<TokenRecord | undefined>;
   /** Marks the token revoked unless spent; throws TokenConditionFailedError with the old item. */
-  revoke(node: string, revokedAt: string): Promise<TokenRecord>;
+  revoke(node: string, revokedAt: string, by: Actor): Promise<TokenRecord>;
   /**
    * Claims the token for `presenter` until `leaseUntilMs`, if it is this token, unspent,
    * unrevoked, unexpired (or expired while this presenter's lease is live), and unclaimed /
@@ -97,6 +100,8 @@ export type KeySwitch = {
   readonly from: { readonly thumbprint: string; readonly presenter: string };
   readonly to: { readonly thumbprint: string; readonly presenter: string };
   readonly rotatedAt: string;
+  /** The host that asked: the record names its old key as the principal. */
+  readonly by: Actor;
 };
 
 /** The inventory's side of a key rotation (lib/core/enrolment/rotation.ts). */
@@ -124,5 +129,5 @@ export type Disenrolled = {
  * next request and can come back only by enrolling again with a new token. NodeUnknownError.
  */
 export interface HostIdentityRevocation {
-  disenrol(node: string): Promise<Disenrolled>;
+  disenrol(node: string, by: Actor): Promise<Disenrolled>;
 }

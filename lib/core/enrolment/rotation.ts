@@ -1,5 +1,6 @@
 import { decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import * as z from 'zod';
+import type { Actor } from '../audit/record.ts';
 import { EnrolmentMovedError, KeyRotationRefusedError } from './errors.ts';
 import { type PresentedKeys, presenterOf, publicKeys } from './keys.ts';
 import type { KeyRotationStore, NodeKeyStore } from './ports.ts';
@@ -17,6 +18,8 @@ export type RotationRequest = {
   readonly previous: string;
   readonly keys: PresentedKeys;
   readonly possession: string;
+  /** Where the request came from, for the rotation's audit record. */
+  readonly by: Actor;
 };
 
 export type Rotated = {
@@ -86,6 +89,7 @@ export async function rotateNodeKeys(request: RotationRequest, deps: RotationDep
         from: { thumbprint: enrolment.thumbprint, presenter: enrolment.presenter },
         to: { thumbprint, presenter },
         rotatedAt,
+        by: request.by,
       });
     } catch (error) {
       if (!(error instanceof EnrolmentMovedError)) throw error;

@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import { NoTokenError, TokenAlreadySpentError, TokenConditionFailedError } from './errors.ts';
 import type { TokenRecord, TokenStore } from './ports.ts';
 import { newToken } from './token.ts';
@@ -20,6 +21,7 @@ export async function issueToken(
   node: string,
   ttlSeconds: number,
   deps: { tokens: TokenStore; now?: () => Date },
+  by: Actor,
 ): Promise<IssuedToken> {
   const now = deps.now?.() ?? new Date();
   const previous = await deps.tokens.read(node);
@@ -39,7 +41,7 @@ export async function issueToken(
         )
       : [],
   };
-  await deps.tokens.issue(record, previous);
+  await deps.tokens.issue(record, previous, by);
   return {
     node,
     tokenId,
@@ -55,10 +57,11 @@ export type RevokedToken = { readonly node: string; readonly tokenId: string; re
 export async function revokeToken(
   node: string,
   deps: { tokens: TokenStore; now?: () => Date },
+  by: Actor,
 ): Promise<RevokedToken> {
   const revokedAt = (deps.now?.() ?? new Date()).toISOString();
   try {
-    const old = await deps.tokens.revoke(node, revokedAt);
+    const old = await deps.tokens.revoke(node, revokedAt, by);
     return { node, tokenId: old.tokenId, revokedAt: old.revokedAt ?? revokedAt };
   } catch (error) {
     if (!(error instanceof TokenConditionFailedError)) throw error;

@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import type { LiveMesh } from './mesh.ts';
 import type { ApplyPlan } from './plan.ts';
 
@@ -37,6 +38,6 @@ export interface MeshFileWriter {
   write(
     plan: ApplyPlan,
     reading: LiveMeshReading,
-    options?: { readonly until?: number },
+    options: { readonly until?: number; readonly by: Actor },
   ): Promise<WriteOutcome>;
 }

@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import type { MeshService } from '../mesh/service.ts';
 import { exportMeshFile } from './export.ts';
 import { type ApplyPlan, planApply } from './plan.ts';
@@ -20,6 +21,8 @@ export type ApplyRequest = PlanRequest & {
   readonly digest?: string;
   /** Epoch ms after which no new transaction starts; the answer then says `complete: false`. */
   readonly until?: number;
+  /** Who applies: each removal and the apply's writes are recorded as theirs (docs/audit.md). */
+  readonly by: Actor;
 };
 
 export type ApplyOutcome = {
@@ -160,6 +163,7 @@ export class MeshFileService {
       await this.#removals.unconsume(
         { node: r.consumerNode, module: r.consumerModule },
         { node: r.providerNode, module: r.providerModule },
+        request.by,
       );
       removed.relations += 1;
       touched.add(r.consumerNode);
@@ -169,13 +173,13 @@ export class MeshFileService {
       // A node that goes takes its modules with it, under the node's own rule.
       if (goneNodes.has(node)) continue;
       if (late()) return incomplete();
-      await this.#removals.unassign(node, module, false);
+      await this.#removals.unassign(node, module, false, request.by);
       removed.modules += 1;
       touched.add(node);
     }
     for (const node of plan.remove.nodes) {
       if (late()) return incomplete();
-      const done = await this.#removals.removeNode(node, false);
+      const done = await this.#removals.removeNode(node, false, request.by);
       removed.modules += done.assignments.length;
       removed.nodes += 1;
       touched.add(node);
@@ -187,6 +191,7 @@ export class MeshFileService {
       ...written
     } = await this.#writer.write(plan, reading, {
       until: late() ? -Infinity : until,
+      by: request.by,
     });
     for (const node of wrote) touched.add(node);
     return { plan, complete, removed, written, progress: progressOf(plan, touched, complete) };

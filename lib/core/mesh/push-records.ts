@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
+import type { Actor } from '../audit/record.ts';
 import { logLine, say } from '../coded-lines.ts';
 import type { Log, PushAsker, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
@@ -57,8 +58,11 @@ export const keptNodesPerList = 1000;
 export const pushRecordDays = 90;
 
 export interface PushRecordWriter {
-  /** Writes the running record; refused if one is already kept under its id. */
-  start(record: PushRecord): Promise<void>;
+  /**
+   * Writes the running record, with the push's audit record (by whom) in the same write;
+   * refused if one is already kept under its id.
+   */
+  start(record: PushRecord, by: Actor): Promise<void>;
   /** Writes the finished record over the running one (or alone, when the start was not written). */
   finish(record: PushRecord): Promise<void>;
   /** Notes a running push's round as it starts; a record that is done is left as it is. */
@@ -106,7 +110,9 @@ export class RecordedPushFlow implements PushFlow {
   async push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome> {
     const startedAt = this.#now();
     const running = runningRecord(asker?.pushId ?? newPushId(startedAt), request, asker, startedAt);
-    if (!asker?.started) await this.#quietly(running, () => this.#records.start(running));
+    // Not an operator's request here (an upgrade's push): the asker is named, the push's id is the request's.
+    const by = { principal: running.requestedBy, source: 'control-plane', requestId: running.id };
+    if (!asker?.started) await this.#quietly(running, () => this.#records.start(running, by));
     let outcome: PushOutcome;
     try {
       // Who asked stays the record's; the flow gets the record's id to report its rounds to.

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit/record.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from './model.ts';
 import type { RelationRef, RemovalPlan } from './removal.ts';
 
@@ -9,7 +10,7 @@ import type { RelationRef, RemovalPlan } from './removal.ts';
  */
 export interface MeshChangeStore {
   /** Creates the node with its labels, marked (it was never sent); NodeExistsError when it exists. */
-  addNode(node: string, createdAt: string, labels?: Labels): Promise<void>;
+  addNode(node: string, createdAt: string, labels: Labels, entry: AuditEntry): Promise<void>;
 
   /** The module's mesh-wide record, or undefined when no node was ever assigned it. */
   readModule(module: string): Promise<ModuleRecord | undefined>;
@@ -19,7 +20,12 @@ export interface MeshChangeStore {
    * holds only if it is unchanged (or still absent), so an upgrade racing an assignment loses
    * nothing. NodeNotFoundError, AlreadyAssignedError, MeshRaceError('model').
    */
-  assign(node: string, assignment: Assignment, module: ModuleRecord | undefined): Promise<void>;
+  assign(
+    node: string,
+    assignment: Assignment,
+    module: ModuleRecord | undefined,
+    entry: AuditEntry,
+  ): Promise<void>;
 
   /**
    * Records that a consumer module on `node` uses a provider (its kind read from the provider's
@@ -27,13 +33,13 @@ export interface MeshChangeStore {
    * Holds only if both assignments still exist and the relation does not:
    * ModuleNotAssignedError, NotAProviderError, DuplicateRelationError.
    */
-  consume(node: string, relation: Omit<Relation, 'kind'>): Promise<void>;
+  consume(node: string, relation: Omit<Relation, 'kind'>, entry: AuditEntry): Promise<void>;
 
   /**
    * Replaces the secret of a minted provision on both its sides, in one transaction, and marks
    * both nodes: RelationNotFoundError, ProvisionNotMintedError.
    */
-  rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void>;
+  rotateProvision(relation: RelationRef, secret: string, rotatedAt: string, entry: AuditEntry): Promise<void>;
 }
 
 /** A node's labels (docs/mesh-file.md): not in its declaration, so setting them marks nothing. */
@@ -48,7 +54,11 @@ export interface MeshRemovals {
    * MeshRaceError when something a step was made from changed meanwhile (a new consumer of a
    * provider being removed, say), RemovalTooLargeError when not even one relation fits.
    */
-  remove(node: string, plan: (snapshot: NodeSnapshot) => RemovalPlan): Promise<RemovalPlan>;
+  remove(
+    node: string,
+    plan: (snapshot: NodeSnapshot) => RemovalPlan,
+    entry: AuditEntry,
+  ): Promise<RemovalPlan>;
 }
 
 /** What compose-and-send needs from the store (lib/core/mesh/push.ts). */

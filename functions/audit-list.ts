@@ -1,0 +1,5 @@
+import { auditListHandler } from '../lib/api/handlers/audit.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = auditListHandler(partsFor(readConfig()));

@@ -1,0 +1,205 @@
+import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { AuditCursorError } from '../../core/audit/errors.ts';
+import {
+  type AuditPage,
+  type AuditQuery,
+  type AuditReader,
+  type AuditVerdict,
+  findingsShown,
+  type VerifyRange,
+} from '../../core/audit/ports.ts';
+import { type AuditRecord, nodeSubject } from '../../core/audit/record.ts';
+import { ChainCheck, type ChainFinding } from '../../core/audit/verify.ts';
+import { askStore } from '../../core/unavailable.ts';
+import { auditChainsPartition, auditDayPartition, auditPartition, headFrom, headKey } from './audit-trail.ts';
+import { type Item, TableStore, type TableStoreOptions } from './requests.ts';
+
+const store = 'the audit trail';
+/** The most queries one page may make, so a narrow filter over a long trail still answers in time. */
+const queriesPerPage = 16;
+/** What a filtered query reads at once: the filter is applied here, after the read. */
+const filteredReadLimit = 500;
+const dayMs = 24 * 3600 * 1000;
+
+type Cursor = { readonly day?: string; readonly start?: Item };
+
+/**
+ * The audit trail read back (audit-trail.ts has the layout). `--node` is one Query of the node's
+ * chain, newest first, and `--since` ends it: both cost what they answer. Without `--node` the
+ * days are walked newest first on the inventory's gsi1 (`audit#day#<day>`, sorted by time), from
+ * today back to `--since` or the retention. `--actor` and `--action` are applied to what those
+ * read: they cost the records of the window they look through, not only the ones they find.
+ */
+export class DynamoDBAuditReader extends TableStore implements AuditReader {
+  readonly #retentionDays: number;
+
+  constructor(options: TableStoreOptions & { readonly retentionDays: number }) {
+    super(options);
+    this.#retentionDays = options.retentionDays;
+  }
+
+  async page(query: AuditQuery): Promise<AuditPage> {
+    const cursor = cursorAt(query.cursor);
+    const filtered = query.actor !== undefined || query.action !== undefined;
+    const wanted = (record: AuditRecord) =>
+      (query.actor === undefined || record.principal === query.actor) &&
+      (query.action === undefined || record.action === query.action);
+    const records: AuditRecord[] = [];
+    const readLimit = () => (filtered ? filteredReadLimit : query.limit - records.length);
+
+    if (query.node !== undefined) {
+      let start = cursor.start;
+      for (let asked = 0; asked < queriesPerPage; asked += 1) {
+        const { Items = [], LastEvaluatedKey } = await this.#query({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
+          ExpressionAttributeValues: { ':pk': auditPartition(nodeSubject(query.node)), ':rec': 'rec#' },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: readLimit(),
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        });
+        for (const item of Items) {
+          const record = recordOf(item);
+          // A chain is written in time order: past `since`, nothing older is wanted.
+          if (query.since !== undefined && record.time < query.since) return { records };
+          if (!wanted(record)) continue;
+          records.push(record);
+          if (records.length === query.limit) return { records, next: cursorOf({ start: keyOf(item) }) };
+        }
+        if (!LastEvaluatedKey) return { records };
+        start = LastEvaluatedKey;
+      }
+      return { records, ...(start ? { next: cursorOf({ start }) } : {}) };
+    }
+
+    const floor = this.#oldestDay(query.since);
+    let day = cursor.day ?? dayOf(new Date(this.now()));
+    let start = cursor.start;
+    for (let asked = 0; asked < queriesPerPage && day >= floor; asked += 1) {
+      const { Items = [], LastEvaluatedKey } = await this.#query({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression:
+          query.since !== undefined ? 'gsi1pk = :day AND gsi1sk >= :since' : 'gsi1pk = :day',
+        ExpressionAttributeValues: {
+          ':day': auditDayPartition(day),
+          ...(query.since !== undefined ? { ':since': query.since } : {}),
+        },
+        ScanIndexForward: false,
+        Limit: readLimit(),
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      for (const item of Items) {
+        const record = recordOf(item);
+        if (!wanted(record)) continue;
+        records.push(record);
+        if (records.length === query.limit)
+          return { records, next: cursorOf({ day, start: indexKeyOf(item) }) };
+      }
+      start = LastEvaluatedKey;
+      if (!start) day = dayBefore(day);
+    }
+    return { records, ...(day >= floor ? { next: cursorOf({ day, ...(start ? { start } : {}) }) } : {}) };
+  }
+
+  /**
+   * Every chain, one after the other, each a page at a time in the order of its places: memory
+   * holds one page and one record per chain, however long the trail.
+   */
+  async verify(range: VerifyRange = {}): Promise<AuditVerdict> {
+    const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
+    const findings: ChainFinding[] = [];
+    let findingCount = 0;
+    let chains = 0;
+    let records = 0;
+    const note = (found: readonly ChainFinding[]) => {
+      findingCount += found.length;
+      findings.push(...found.slice(0, Math.max(0, findingsShown - findings.length)));
+    };
+    const after = range.after;
+    let done: string | undefined;
+    for await (const chain of this.#pages({
+      TableName: this.tableName,
+      KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: {
+        ':pk': auditChainsPartition,
+        ...(after === undefined ? {} : { ':after': after }),
+      },
+      ConsistentRead: true,
+    })) {
+      const subject = String(chain.subject);
+      if (chains > 0 && range.until !== undefined && Date.now() > range.until)
+        return { chains, records, findings, findingCount, ...(done ? { next: done } : {}) };
+      const { Item } = await askStore(store, () =>
+        this.client.send(
+          new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
+        ),
+      );
+      const check = new ChainCheck(subject, headFrom(Item), nowSeconds);
+      for await (const item of this.#pages({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
+        ExpressionAttributeValues: { ':pk': auditPartition(subject), ':rec': 'rec#' },
+        ConsistentRead: true,
+      }))
+        note(check.add(Number(String(item.sk).slice(4)), recordOf(item)));
+      note(check.end());
+      chains += 1;
+      records += check.records;
+      done = String(chain.sk);
+    }
+    return { chains, records, findings, findingCount };
+  }
+
+  async *#pages(input: QueryCommandInput): AsyncGenerator<Item> {
+    let start: Item | undefined;
+    do {
+      const page = await this.#query({ ...input, ...(start ? { ExclusiveStartKey: start } : {}) });
+      yield* page.Items ?? [];
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+
+  #query(input: QueryCommandInput) {
+    return askStore(store, () => this.client.send(new QueryCommand(input)));
+  }
+
+  #oldestDay(since: string | undefined): string {
+    const kept = dayOf(new Date(Date.parse(this.now()) - this.#retentionDays * dayMs));
+    if (since === undefined) return kept;
+    const asked = since.slice(0, 10);
+    return asked > kept ? asked : kept;
+  }
+}
+
+/** A record as kept; a refusals counter (audit-refusals.ts) with its count among its details. */
+export function recordOf(item: Item): AuditRecord {
+  const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, count, ...record } = item;
+  return (count === undefined ? record : { ...record, details: { count } }) as AuditRecord;
+}
+
+const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });
+const indexKeyOf = (item: Item) => ({ pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk });
+const dayOf = (date: Date) => date.toISOString().slice(0, 10);
+const dayBefore = (day: string) => dayOf(new Date(Date.parse(`${day}T00:00:00Z`) - dayMs));
+
+const cursorOf = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+
+function cursorAt(text: string | undefined): Cursor {
+  if (text === undefined) return {};
+  try {
+    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
+    const key = value.start;
+    const keyIsText = key === undefined || Object.values(key).every((part) => typeof part === 'string');
+    if (
+      typeof value === 'object' &&
+      keyIsText &&
+      (value.day === undefined || /^\d{4}-\d\d-\d\d$/.test(value.day))
+    )
+      return value;
+  } catch {
+    // not one of ours: below
+  }
+  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
+}

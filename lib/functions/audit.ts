@@ -1,0 +1,24 @@
+import { auditListHandler, auditVerifyHandler } from '../api/handlers/audit.ts';
+import type { FunctionSpec } from './spec.ts';
+
+/** The audit trail read back (docs/audit.md): reads only, a viewer's. */
+export const auditFunctions = [
+  {
+    name: 'audit-list',
+    purpose: 'the audit trail, newest first, by node, actor, action, since',
+    trigger: 'api',
+    route: { method: 'GET', path: '/audit', auth: 'operator', role: 'viewer' },
+    access: ['audit:read'],
+    timeoutSeconds: 29,
+    handler: auditListHandler,
+  },
+  {
+    name: 'audit-verify',
+    purpose: "checks the audit trail's hash chains, naming a record removed, altered or reordered",
+    trigger: 'api',
+    route: { method: 'GET', path: '/audit/verify', auth: 'operator', role: 'viewer' },
+    access: ['audit:read'],
+    timeoutSeconds: 29,
+    handler: auditVerifyHandler,
+  },
+] as const satisfies readonly FunctionSpec[];

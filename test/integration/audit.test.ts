@@ -1,0 +1,232 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { auditItems, DynamoDBAuditTrail, recordSk } from '../../lib/adapters/dynamodb/audit-trail.ts';
+import { tokenItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import type { AuditRecord } from '../../lib/core/audit/record.ts';
+import { rotateHostKeys } from '../../lib/host/key-rotation.ts';
+import { loadOrCreateNodeKeys } from '../../lib/host/keys.ts';
+import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
+import { partsFor } from '../../lib/wiring.ts';
+import { hostCalls } from '../support/host-calls.ts';
+import { runMesh } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+let config: MeshConfig;
+let api: RunningApi;
+const dirs: string[] = [];
+const documents = () => documentClient(makeDynamoDBClient(config));
+
+beforeAll(async () => {
+  config = await provisionTestResources('audit');
+  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+});
+
+afterAll(async () => {
+  await api?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const calls = () => hostCalls(api.url);
+const operator = (method: string, path: string, body?: unknown) => calls().operator(method, path, body);
+const trail = async (query: string) => {
+  const answer = await operator('GET', `/audit?${query}`);
+  expect(answer.status).toBe(200);
+  return answer.body.records as AuditRecord[];
+};
+
+describe('every change writes exactly one audit record, in its own transaction', () => {
+  it('node add and remove, module assign and unassign, token issue and revoke, enrolment, key rotation, push, disenrolment: one record each', async () => {
+    for (const node of ['alpha', 'beta'])
+      expect((await operator('POST', '/nodes', { node })).status).toBe(201);
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-'));
+    dirs.push(dir);
+    const { keys } = await loadOrCreateNodeKeys(dir);
+    const token = await calls().enrol('alpha', keys);
+    const rotated = await rotateHostKeys({ dir, api: api.url, node: 'alpha', current: keys });
+    expect(rotated.kind).toBe('rotated');
+    expect((await operator('POST', '/nodes/alpha/token', {})).status).toBe(201);
+    expect((await operator('DELETE', '/nodes/alpha/token')).status).toBe(200);
+    expect((await operator('PUT', '/nodes/alpha/modules/web', {})).status).toBe(201);
+    expect((await operator('POST', '/push', { node: 'alpha' })).status).toBe(200);
+    expect((await operator('DELETE', '/nodes/alpha/modules/web')).status).toBe(200);
+    expect((await operator('DELETE', '/nodes/alpha/enrolment')).status).toBe(200);
+    expect((await operator('DELETE', '/nodes/beta')).status).toBe(200);
+
+    const alpha = await trail('node=alpha');
+    const beta = await trail('node=beta');
+
+    expect(alpha.map((record) => record.action)).toEqual([
+      'node.disenrol',
+      'module.unassign',
+      'push.start',
+      'module.assign',
+      'token.revoke',
+      'token.issue',
+      'node.keys.rotate',
+      'node.enrol',
+      'token.issue',
+      'node.add',
+    ]);
+    expect(alpha.map((record) => record.seq)).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+    expect(beta).toMatchObject([
+      { action: 'node.remove', target: 'node:beta', outcome: 'done', seq: 2 },
+      { action: 'node.add', target: 'node:beta', outcome: 'done', seq: 1 },
+    ]);
+    const operatorActs = alpha.filter(
+      (record) => !record.action.startsWith('node.enrol') && !record.action.startsWith('node.keys'),
+    );
+    for (const record of operatorActs)
+      expect(record).toMatchObject({ principal: 'local', source: expect.any(String) });
+    expect(alpha.find((r) => r.action === 'node.enrol')?.principal).toBe(`key:${keys.thumbprint}`);
+    expect(alpha.find((r) => r.action === 'node.keys.rotate')?.principal).toBe(`key:${keys.thumbprint}`);
+    expect(new Set(alpha.map((record) => record.requestId)).size).toBe(alpha.length);
+    // The token never: neither its secret nor the whole of it.
+    expect(JSON.stringify(alpha)).not.toContain(token.split('_').at(-1));
+  });
+
+  it('reads by action, actor and since, across nodes, newest first', async () => {
+    const issues = await trail('action=token.issue');
+    const all = await trail('');
+    const none = await trail(`since=${new Date(Date.now() + 60_000).toISOString()}`);
+    const byLocal = await trail('actor=local&limit=3');
+
+    expect(issues.map((record) => record.action)).toEqual(['token.issue', 'token.issue']);
+    expect(all[0]).toMatchObject({ action: 'node.remove', subject: 'node:beta' });
+    expect(all.map((record) => record.time)).toEqual(
+      all
+        .map((record) => record.time)
+        .sort()
+        .reverse(),
+    );
+    expect(none).toEqual([]);
+    expect(byLocal).toHaveLength(3);
+    expect(byLocal.every((record) => record.principal === 'local')).toBe(true);
+  });
+
+  it('a change whose record cannot be written does not happen: nothing half-done', async () => {
+    await operator('POST', '/nodes', { node: 'gamma' });
+    const client = documents();
+    // A record whose condition can never hold: the record write broken on purpose.
+    const broken = new DynamoDBAuditTrail({
+      client,
+      tableName: config.inventoryTable,
+      retentionDays: 365,
+      itemsOf: (record, head, table) =>
+        auditItems(record, head, table).map((item, index) =>
+          index === 0 && item.Put
+            ? { Put: { ...item.Put, ConditionExpression: 'attribute_exists(pk)' } }
+            : item,
+        ),
+    });
+    const brokenApi = await startLocalApi({
+      port: 0,
+      parts: partsFor(config, { overrides: { auditTrail: broken } }),
+    });
+    try {
+      const issued = await hostCalls(brokenApi.url).operator('POST', '/nodes/gamma/token', {});
+
+      const { Item } = await client.send(
+        new GetCommand({ TableName: config.inventoryTable, Key: tokenItemKey('gamma') }),
+      );
+      expect(issued).toMatchObject({ status: 503, body: { error: { code: 'try_again' } } });
+      expect(Item).toBeUndefined();
+      expect((await trail('node=gamma')).map((record) => record.action)).toEqual(['node.add']);
+    } finally {
+      await brokenApi.stop();
+    }
+  });
+});
+
+describe('the admin corrections', () => {
+  it('a build retraction writes one record on the mesh chain; one retracted before writes none', async () => {
+    const at = new Date().toISOString();
+    await partsFor(config).builds.recordBuild(
+      { id: 'b-1', module: 'web', version: '1.0.0', result: 'succeeded', finishedAt: at },
+      { receivedAt: at, recordedAt: at },
+    );
+
+    const first = await operator('POST', '/builds/retractions', { module: 'web', version: '1.0.0' });
+    const again = await operator('POST', '/builds/retractions', { module: 'web', version: '1.0.0' });
+
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(await trail('action=build.retract')).toMatchObject([
+      { subject: 'mesh', target: 'module:web@1.0.0', principal: 'local' },
+    ]);
+  });
+
+  it('a report reset of a node with no report writes nothing', async () => {
+    await operator('POST', '/nodes', { node: 'delta' });
+
+    expect(await operator('DELETE', '/nodes/delta/report')).toMatchObject({
+      status: 200,
+      body: { reset: null },
+    });
+    expect((await trail('node=delta')).map((record) => record.action)).toEqual(['node.add']);
+  });
+});
+
+describe('refused requests', () => {
+  it('are counted per source and minute, outside any chain', async () => {
+    for (let i = 0; i < 3; i += 1)
+      expect((await operator('POST', '/nodes', { node: 'Not A Name' })).status).toBe(400);
+
+    const refused = await trail('action=request.refused');
+
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({
+      action: 'request.refused',
+      target: 'POST /nodes',
+      principal: 'local',
+      details: { count: 3 },
+    });
+    expect(refused[0]?.outcome).toMatch(/^400 /);
+  });
+});
+
+describe('mesh audit verify', () => {
+  const verify = () => runMesh(api.url, ['audit', 'verify']);
+
+  it('an untouched trail verifies; one record altered, removed or swapped is named', async () => {
+    await operator('POST', '/nodes/gamma/token', {});
+    await operator('POST', '/nodes/gamma/token', {});
+    const intact = await verify();
+    expect(intact.code).toBe(0);
+    expect(intact.output).toContain('intact');
+
+    const client = documents();
+    const table = config.inventoryTable;
+    const key = (subject: string, seq: number) => ({ pk: `audit#${subject}`, sk: recordSk(seq) });
+    // altered: alpha's enrolment said another outcome
+    await client.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: key('node:alpha', 2),
+        UpdateExpression: 'SET outcome = :forged',
+        ExpressionAttributeValues: { ':forged': 'refused' },
+      }),
+    );
+    // removed: beta's only record
+    await client.send(new DeleteCommand({ TableName: table, Key: key('node:beta', 1) }));
+    // reordered: gamma's two records swapped
+    const read = async (seq: number) =>
+      (await client.send(new GetCommand({ TableName: table, Key: key('node:gamma', seq) }))).Item ?? {};
+    const [first, second] = [await read(1), await read(2)];
+    await client.send(new PutCommand({ TableName: table, Item: { ...second, ...key('node:gamma', 1) } }));
+    await client.send(new PutCommand({ TableName: table, Item: { ...first, ...key('node:gamma', 2) } }));
+
+    const broken = await verify();
+
+    expect(broken.code).toBe(14);
+    expect(broken.output).toContain('node:alpha record 2 altered');
+    expect(broken.output).toContain('node:beta record 1 removed');
+    expect(broken.output).toContain('node:gamma record 1 reordered');
+    expect(broken.output).toContain('node:gamma record 2 reordered');
+    expect(broken.output).not.toContain('node:alpha record 1 ');
+  });
+});
