@@ -1,9 +1,11 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../lib/adapters/dynamodb/audit-trail.ts';
 import { documentClient, transact } from '../lib/adapters/dynamodb/requests.ts';
 import { nodesPerPart } from '../lib/adapters/dynamodb/rollout-chunks.ts';
 import { DynamoDBRolloutStore } from '../lib/adapters/dynamodb/rollout-store.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import type { PushOutcome } from '../lib/core/ports.ts';
 import type { RolloutFacts } from '../lib/core/rollout/ports.ts';
 import { newRollout, type RolloutRecord } from '../lib/core/rollout/record.ts';
@@ -44,7 +46,11 @@ export async function run(): Promise<BenchTable[]> {
   try {
     const config = await environment.provision('bench-rollout-store');
     const client = documentClient(makeDynamoDBClient(config));
-    const store = new DynamoDBRolloutStore({ client, tableName: config.inventoryTable });
+    const store = new DynamoDBRolloutStore({
+      client,
+      tableName: config.inventoryTable,
+      audit: new DynamoDBAuditTrail({ client, tableName: config.inventoryTable, retentionDays: 1 }),
+    });
     const rollouts = new Rollouts({
       store,
       facts: noFacts,
@@ -102,6 +108,7 @@ export async function run(): Promise<BenchTable[]> {
         const nodes = nodeNames(size, `s${size}r${r}`);
         const started = await timed(() =>
           rollouts.start({
+            by: localActor(),
             origin: { kind: 'upgrade', module: 'web', version: `${size}.${r}` },
             nodes,
             options,

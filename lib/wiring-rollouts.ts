@@ -1,5 +1,6 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { makeSFNClient } from './adapters/aws-clients.ts';
+import type { AuditTrail } from './adapters/dynamodb/audit-trail.ts';
 import { DynamoDBRolloutFacts } from './adapters/dynamodb/rollout-facts.ts';
 import { DynamoDBRolloutStore } from './adapters/dynamodb/rollout-store.ts';
 import { StepFunctionsRolloutDriver } from './adapters/stepfunctions/rollout-flow-driver.ts';
@@ -25,7 +26,12 @@ export type RolloutParts = {
   readonly rolloutDriver: RolloutDriver;
 };
 
-type Needs = { readonly pushFlow: PushFlow; readonly pushStore: PushStore; readonly now: () => Date };
+type Needs = {
+  readonly auditTrail: AuditTrail;
+  readonly pushFlow: PushFlow;
+  readonly pushStore: PushStore;
+  readonly now: () => Date;
+};
 
 export function rolloutBuilders(
   partsOf: () => RolloutParts & Needs,
@@ -34,7 +40,7 @@ export function rolloutBuilders(
 ): { readonly [Key in keyof RolloutParts]: () => RolloutParts[Key] } {
   const table = () => ({ client: clients.dynamodb, tableName: config.inventoryTable });
   return {
-    rolloutStore: () => new DynamoDBRolloutStore(table()),
+    rolloutStore: () => new DynamoDBRolloutStore({ ...table(), audit: partsOf().auditTrail }),
     rolloutFacts: () => new DynamoDBRolloutFacts(table()),
     rolloutDriver: () =>
       config.rolloutFlowArn

@@ -1,11 +1,13 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { documentClient, getItems } from '../../lib/adapters/dynamodb/requests.ts';
 import { nodesPartition } from '../../lib/adapters/dynamodb/rollout-chunks.ts';
 import { claimPartition } from '../../lib/adapters/dynamodb/rollout-claims.ts';
 import { DynamoDBRolloutStore, rolloutsPartition } from '../../lib/adapters/dynamodb/rollout-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/core/ports.ts';
 import type { NodeFacts } from '../../lib/core/rollout/advance.ts';
 import { RolloutOverlapError } from '../../lib/core/rollout/errors.ts';
@@ -15,6 +17,17 @@ import { Rollouts } from '../../lib/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
 import { jsonBytes, pageBytes } from '../../lib/core/view-pages.ts';
 import { provisionTestResources } from '../support/resources.ts';
+
+/** The store as the wiring builds it: a start writes its audit record with it. */
+const rolloutStore = (
+  dynamodb: ConstructorParameters<typeof DynamoDBAuditTrail>[0]['client'],
+  tableName: string,
+) =>
+  new DynamoDBRolloutStore({
+    client: dynamodb,
+    tableName,
+    audit: new DynamoDBAuditTrail({ client: dynamodb, tableName, retentionDays: 1 }),
+  });
 
 /**
  * The rollout store on DynamoDB Local (docs/decisions/rollouts-in-waves.md): a rollout of 50,000
@@ -87,11 +100,12 @@ describe('a rollout of 50,000 nodes', () => {
   it(
     'starts, steps its first wave reading that wave alone, and is read a page at a time, every node once, each page under 1 MB',
     async () => {
-      const store = new DynamoDBRolloutStore({ client: client(), tableName: config.inventoryTable });
+      const store = rolloutStore(client(), config.inventoryTable);
       const facts = new SaidFacts();
       const { rollouts, sent } = service(store, facts);
       const nodes = names(50_000, 'big');
       const started = await rollouts.start({
+        by: localActor(),
         origin: upgrade('2.1'),
         nodes,
         options: options('1%,10%,100%'),
@@ -160,16 +174,22 @@ describe('two rollouts over the same nodes', () => {
   it(
     'refuses the second, naming the first and how many nodes it holds, and changes nothing',
     async () => {
-      const store = new DynamoDBRolloutStore({ client: client(), tableName: config.inventoryTable });
+      const store = rolloutStore(client(), config.inventoryTable);
       const { rollouts } = service(store);
       const a = await rollouts.start({
+        by: localActor(),
         origin: { kind: 'on', selector: 'a' },
         nodes: names(1_000, 'ov'),
         options: options('10%,100%'),
       });
       const second = names(1_000, 'ov', 500);
       const refused = await rollouts
-        .start({ origin: { kind: 'on', selector: 'b' }, nodes: second, options: options('10%,100%') })
+        .start({
+          by: localActor(),
+          origin: { kind: 'on', selector: 'b' },
+          nodes: second,
+          options: options('10%,100%'),
+        })
         .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(RolloutOverlapError);
       expect(refused).toMatchObject({ holder: a.id, nodes: 500, state: 'running' });
@@ -183,6 +203,7 @@ describe('two rollouts over the same nodes', () => {
       await store.write({ ...(await rollouts.read(a.id)), state: 'halted', reason: 'test' });
       await expect(
         rollouts.start({
+          by: localActor(),
           origin: { kind: 'on', selector: 'b' },
           nodes: second,
           options: options('10%,100%'),
@@ -191,6 +212,7 @@ describe('two rollouts over the same nodes', () => {
       await rollouts.abort(a.id);
       expect((await claimsOf(names(1_000, 'ov'))).size).toBe(0);
       const b = await rollouts.start({
+        by: localActor(),
         origin: { kind: 'on', selector: 'b' },
         nodes: second,
         options: options('10%,100%'),
@@ -203,12 +225,22 @@ describe('two rollouts over the same nodes', () => {
   it(
     'an upgrade supersedes a halted upgrade of the same module: that one is aborted, its nodes taken',
     async () => {
-      const store = new DynamoDBRolloutStore({ client: client(), tableName: config.inventoryTable });
+      const store = rolloutStore(client(), config.inventoryTable);
       const { rollouts } = service(store);
       const nodes = names(300, 'sup');
-      const bad = await rollouts.start({ origin: upgrade('2.0-bad'), nodes, options: options('1,100%') });
+      const bad = await rollouts.start({
+        by: localActor(),
+        origin: upgrade('2.0-bad'),
+        nodes,
+        options: options('1,100%'),
+      });
       await store.write({ ...(await rollouts.read(bad.id)), state: 'halted', reason: 'test' });
-      const good = await rollouts.start({ origin: upgrade('2.1'), nodes, options: options('1,100%') });
+      const good = await rollouts.start({
+        by: localActor(),
+        origin: upgrade('2.1'),
+        nodes,
+        options: options('1,100%'),
+      });
       expect(await rollouts.read(bad.id)).toMatchObject({
         state: 'aborted',
         reason: `superseded by rollout ${good.id} (upgrade web 2.1)`,
@@ -221,13 +253,18 @@ describe('two rollouts over the same nodes', () => {
   it(
     'of two started at once over the same nodes, at most one is recorded, and a refused one holds nothing',
     async () => {
-      const store = new DynamoDBRolloutStore({ client: client(), tableName: config.inventoryTable });
+      const store = rolloutStore(client(), config.inventoryTable);
       const { rollouts } = service(store);
       for (let round = 0; round < 3; round += 1) {
         const nodes = names(2_000, `race${round}`);
         const both = await Promise.allSettled(
           ['x', 'y'].map((selector) =>
-            rollouts.start({ origin: { kind: 'on', selector }, nodes, options: options('10%,100%') }),
+            rollouts.start({
+              by: localActor(),
+              origin: { kind: 'on', selector },
+              nodes,
+              options: options('10%,100%'),
+            }),
           ),
         );
         const won = both.flatMap((r) => (r.status === 'fulfilled' ? [r.value.id] : []));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { largestOutcomeBytes, nodesPerPart, partBytes } from '../../lib/adapters/dynamodb/rollout-chunks.ts';
 import { rolloutProblem } from '../../lib/api/problems/rollout.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/core/ports.ts';
 import { RolloutOverlapError } from '../../lib/core/rollout/errors.ts';
 import { rolloutPage, runsOf } from '../../lib/core/rollout/pages.ts';
@@ -65,6 +66,7 @@ describe('Rollouts.step', () => {
     const facts = new SaidFacts();
     const service = rollouts(store, facts);
     const record = await service.start({
+      by: localActor(),
       origin: { kind: 'on', selector: 'a' },
       nodes: names(1_000),
       options: options('1%,10%,50%,100%'),
@@ -91,6 +93,7 @@ describe('Rollouts.step', () => {
     ]);
     const service = rollouts(store, facts, pairs);
     const record = await service.start({
+      by: localActor(),
       origin: { kind: 'on', selector: 'a' },
       nodes,
       options: options('1,2,5,100%'),
@@ -115,12 +118,18 @@ describe('Rollouts.step', () => {
     const store = new MemoryRolloutStore();
     const service = rollouts(store, new SaidFacts());
     const first = await service.start({
+      by: localActor(),
       origin: { kind: 'on', selector: 'a' },
       nodes: names(10),
       options: options('100%'),
     });
     const refused = await service
-      .start({ origin: { kind: 'on', selector: 'x' }, nodes: names(20), options: options('100%') })
+      .start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'x' },
+        nodes: names(20),
+        options: options('100%'),
+      })
       .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(RolloutOverlapError);
     expect(refused).toMatchObject({ holder: first.id, nodes: 10, state: 'running' });

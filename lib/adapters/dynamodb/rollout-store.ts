@@ -1,10 +1,12 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, type AuditEntry, meshSubject } from '../../core/audit/record.ts';
 import { RolloutRaceError } from '../../core/rollout/errors.ts';
 import type { RolloutPage, RolloutStore } from '../../core/rollout/ports.ts';
-import { type RolloutRecord, tallyOf, type Wave } from '../../core/rollout/record.ts';
+import { type RolloutRecord, sizeOf, tallyOf, type Wave } from '../../core/rollout/record.ts';
 import { summaryOf } from '../../core/rollout/service.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   type Item,
   itemAbsent,
@@ -49,13 +51,16 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
   readonly #parts: RolloutParts;
   readonly #claims: RolloutClaims;
 
-  constructor(options: TableStoreOptions) {
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
     super(options);
+    this.#audit = options.audit;
     this.#parts = new RolloutParts(this.client, this.tableName);
     this.#claims = new RolloutClaims(this.client, this.tableName, this.now);
   }
 
-  async create(record: RolloutRecord): Promise<boolean> {
+  async create(record: RolloutRecord, by: Actor): Promise<boolean> {
     if (await this.#header(record.id)) return false;
     const own = new Map<string, number>();
     record.waves.forEach((w, index) => {
@@ -64,7 +69,11 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     const stateOf = async (holder: string) => (await this.read(holder))?.state;
     await this.#claims.claim(record.id, own, stateOf);
     try {
-      const { failed } = await this.#write(record, { ConditionExpression: unrecorded });
+      const { failed } = await this.#write(
+        record,
+        { ConditionExpression: unrecorded },
+        startEntry(record, by),
+      );
       return failed === undefined;
     } catch (error) {
       // the header may not be written: a start that fails holds nothing (asked again, it claims again)
@@ -91,7 +100,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
    * so a start's write may carry more); the failed condition's item, if one failed. Parts the
    * header no longer names are deleted once it holds, the new ones if it did not.
    */
-  async #write(record: RolloutRecord, condition: Record<string, unknown>) {
+  async #write(record: RolloutRecord, condition: Record<string, unknown>, entry?: AuditEntry) {
     const { waves, puts, replaced } = partsOf(record);
     await this.#parts.put(puts);
     const items: TransactItem[] = [
@@ -118,7 +127,9 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
           }
         : { Delete: { TableName: this.tableName, Key: runningKey(record.id) } },
     ];
-    const failed = await transact(this.client, store, items);
+    const failed = entry
+      ? await this.#audit.transact(store, items, entry)
+      : await transact(this.client, store, items);
     const unnamed = failed ? puts.map((p) => String(p.sk)) : replaced;
     // what no header names is never read: a delete that fails leaves an item, never a wrong read
     await this.#parts.remove(record.id, unnamed).catch(() => undefined);
@@ -207,3 +218,16 @@ function recordFrom(item: Item): RolloutRecord {
   const body = item.body as Uint8Array;
   return JSON.parse(gunzipSync(body).toString('utf8')) as RolloutRecord;
 }
+
+/** A start's record, on the mesh's chain: a rollout names many nodes, and its own id is the target. */
+const startEntry = (record: RolloutRecord, by: Actor): AuditEntry => ({
+  by,
+  action: 'rollout.start',
+  subject: meshSubject,
+  target: `rollout:${record.id}`,
+  details: {
+    origin: record.origin.kind,
+    waves: record.waves.length,
+    nodes: sizeOf(record),
+  },
+});

@@ -10,6 +10,7 @@ import { optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests
 import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
 import { pageBytes } from '../../core/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
+import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -61,6 +62,7 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
       origin: originOf(request),
       ...(request.nodes ? { nodes: request.nodes } : {}),
       options,
+      by: actorOf(event),
     });
     await deps.rolloutDriver.started(record);
     // a start asked twice finds the record kept, read without its nodes: its page is read as GET reads it

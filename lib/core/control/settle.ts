@@ -151,6 +151,7 @@ async function startUpgradeRollout(
       origin: { kind: 'upgrade', module, version },
       nodes: [...carriers].sort(),
       options,
+      by: { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
     });
   } catch (error) {
     // another rollout holds its nodes: asked again it would be refused again; the version is set,

@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import type { Facts } from './advance.ts';
 import type { NodeOutcome, RolloutRecord, RolloutState } from './record.ts';
 
@@ -11,7 +12,7 @@ export interface RolloutStore {
    * its id already (a start asked twice). RolloutOverlapError, with nothing written, when another
    * rollout holding nodes (running, paused, halted) holds some of them.
    */
-  create(record: RolloutRecord): Promise<boolean>;
+  create(record: RolloutRecord, by: Actor): Promise<boolean>;
   /**
    * Writes the record at `record.version + 1` if the kept one is still at `record.version`
    * (RolloutRaceError if not): its header, and the nodes of the waves it holds with them. A record

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Actor } from '../audit/record.ts';
 import { NodeNotFoundError } from '../mesh/errors.ts';
 import type { PushOutcome } from '../ports.ts';
 import { type Advanced, advance } from './advance.ts';
@@ -59,6 +60,8 @@ export class Rollouts {
     /** The nodes of an `--on` or upgrade rollout; a push's are found behind. */
     readonly nodes?: readonly string[];
     readonly options: RolloutOptions;
+    /** Who started it: its audit record names them. */
+    readonly by: Actor;
   }): Promise<RolloutRecord> {
     const now = this.#deps.now();
     const nodes = await this.#nodesOf(input.origin, input.nodes ?? []);
@@ -73,7 +76,7 @@ export class Rollouts {
     });
     for (let superseded = 0; ; superseded += 1) {
       try {
-        if (await this.#deps.store.create(record)) return record;
+        if (await this.#deps.store.create(record, input.by)) return record;
         return (await this.#deps.store.read(record.id)) ?? record;
       } catch (error) {
         if (!(error instanceof RolloutOverlapError) || superseded === maxSuperseded) throw error;
