@@ -88,7 +88,9 @@ export default defineConfig({
           // the run's DynamoDB Local, for the beds that do not stop a store of their own
           globalSetup: ['test/support/emulators.global.ts'],
           sequence: { groupOrder: 1 },
-          testTimeout: 180_000,
+          // A deadline, not a measure: side by side on a busy machine a bed of six hosts took
+          // past three minutes.
+          testTimeout: 600_000,
           hookTimeout: 120_000,
           maxWorkers: bedWorkers,
         },

@@ -320,11 +320,15 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   }
 }
 
-/** Polls until `check` returns a value (not undefined), or fails naming what it waited for. */
+/**
+ * Polls until `check` returns a value (not undefined), or fails naming what it waited for. The
+ * deadline is generous: beds run side by side, and a report through the queue to the store took
+ * over 30 s there on a loaded machine.
+ */
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
 ) {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
