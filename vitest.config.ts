@@ -9,14 +9,23 @@ import { defineConfig } from 'vitest/config';
  *   synthesis with every function bundled (a minute or more of CPU) is the package project's
  *   test/package/function-bundles.test.ts, so it overlaps the integration tests instead of
  *   holding up the template's readers (docs/rehearsal.md, "One synthesis of each kind per run");
- * - 1: the beds, one at a time, since each is a control plane, hosts and a store, and several
- *   of them time outages and kills;
+ * - 1: the beds, `bedWorkers` at a time: most of a bed is waiting (for hosts to apply, a queue to
+ *   settle, a store to come back), so several share two cores. Each bed's control plane has
+ *   ports of its own (free ones, MQTT too) and table names of its own on the run's DynamoDB
+ *   Local (beds/support/bed.ts, `Bed.prefix`); a bed that stops a store or kills a control plane
+ *   stops its own (`Bed.startStore`, the fault rig's store and queue), never a shared one;
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
  * order vitest would run it after every numbered group, whatever the numbers say.
  */
 const workers = Math.max(2, availableParallelism());
+/**
+ * Beds at once: one more than the cores, since a bed mostly waits on its processes. Each bed
+ * waits until what it waits for is seen (or its deadline), so a busier machine makes it slower,
+ * not wrong; large-provider alone keeps a core busy for minutes, so not more than this.
+ */
+const bedWorkers = workers + 1;
 
 export default defineConfig({
   test: {
@@ -79,9 +88,11 @@ export default defineConfig({
           // the run's DynamoDB Local, for the beds that do not stop a store of their own
           globalSetup: ['test/support/emulators.global.ts'],
           sequence: { groupOrder: 1 },
-          testTimeout: 180_000,
+          // A deadline, not a measure: side by side on a busy machine a bed of six hosts took
+          // past three minutes.
+          testTimeout: 600_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          maxWorkers: bedWorkers,
         },
       },
       {

@@ -37,6 +37,9 @@ it(
   'a provider with 10,000 consumers is sent in parts, applied by its host, and flushed by one push of a new consumer',
   () =>
     inBed('large-provider', async (bed) => {
+      // A store of its own: DynamoDB Local keeps every table in one database (-sharedDb), and
+      // its pages of 10,000 grants would hold up the beds beside it past their 3 s request timeout.
+      await bed.startStore();
       await bed.startControlPlane({}, 'beds/support/patient-store.ts');
       await addAndEnrol(bed, 'broker');
       await expectOk(bed.mesh('assign', 'broker', 'rabbitmq', '--provides', 'amqp'), 'assign broker');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -25,6 +26,11 @@ export type CommandResult = { readonly code: number | null; readonly output: str
 export class Bed {
   readonly dir: string;
   readonly name: string;
+  /**
+   * The control plane's table and queue names begin with this (MESH_RESOURCE_PREFIX), so beds
+   * running side by side on the run's one DynamoDB Local never see each other's items.
+   */
+  readonly prefix: string;
   private readonly processes: Array<{ label: string; watched: Watched }> = [];
   private readonly commands: string[] = [];
   private store: RunningDynamoDBLocal | undefined;
@@ -37,6 +43,7 @@ export class Bed {
   constructor(name: string) {
     this.name = name;
     this.dir = mkdtempSync(join(tmpdir(), `mesh-bed-${name}-`));
+    this.prefix = `bed-${name}-${randomBytes(3).toString('hex')}`;
   }
 
   /** DynamoDB Local as its own process, on disk, so the bed can stop and restart it. */
@@ -75,6 +82,7 @@ export class Bed {
       MESH_MQTT_PORT: '0',
       MESH_DATA: join(this.dir, 'control'),
       MESH_LOG_FORMAT: 'json',
+      MESH_RESOURCE_PREFIX: this.prefix,
       ...env,
     };
     delete processEnv.AWS_ENDPOINT_URL;
@@ -82,7 +90,7 @@ export class Bed {
     delete processEnv.AWS_ENDPOINT_URL_DYNAMODB;
     if (this.storePort) processEnv.AWS_ENDPOINT_URL_DYNAMODB = this.storeEndpoint;
     else if (sharedStore) {
-      this.sharedStoreInUse ??= await clearedTables(sharedStore);
+      this.sharedStoreInUse ??= await clearedTables(sharedStore, this.prefix);
       processEnv.AWS_ENDPOINT_URL_DYNAMODB = sharedStore;
     }
     const watched = this.spawn('control-plane', [join(root, entry)], processEnv);
@@ -100,7 +108,7 @@ export class Bed {
 
   /** The physical name of one of the tables (`identity`, `inventory`). */
   tableName(table: 'identity' | 'inventory'): string {
-    return localResourceNames()[`${table}Table`];
+    return localResourceNames(this.prefix)[`${table}Table`];
   }
 
   /**
@@ -243,7 +251,7 @@ export class Bed {
     this.stopped = true;
     await this.stopProcesses(() => true);
     await this.store?.stop();
-    if (this.sharedStoreInUse) await clearedTables(this.sharedStoreInUse);
+    if (this.sharedStoreInUse) await clearedTables(this.sharedStoreInUse, this.prefix);
   }
   private stopped = false;
 
@@ -268,15 +276,15 @@ export class Bed {
 /**
  * The run's DynamoDB Local (test/support/shared-emulators.ts, the beds project's global setup),
  * which a bed's control plane uses unless the bed starts a store of its own to stop: one JVM for
- * all the beds rather than one each. The beds run one at a time, and each clears the control
- * plane's tables before its control plane makes them and after it stops, so no bed sees
- * another's items. Absent when a bed runs outside that project.
+ * all the beds rather than one each. Beds run side by side on it, each under its own table
+ * prefix (`Bed.prefix`), and each deletes its tables when it stops, so the store does not grow
+ * with the run. Absent when a bed runs outside that project.
  */
 const sharedStore: string | undefined = (inject('endpoints') as { dynamodb?: string } | undefined)?.dynamodb;
 
-/** Deletes the local control plane's tables from `endpoint`, if there; answers the endpoint. */
-async function clearedTables(endpoint: string): Promise<string> {
-  const names = localResourceNames();
+/** Deletes the bed's control plane's tables from `endpoint`, if there; answers the endpoint. */
+async function clearedTables(endpoint: string, prefix: string): Promise<string> {
+  const names = localResourceNames(prefix);
   const client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint });
   try {
     for (const table of [names.inventoryTable, names.identityTable])
@@ -312,11 +320,15 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   }
 }
 
-/** Polls until `check` returns a value (not undefined), or fails naming what it waited for. */
+/**
+ * Polls until `check` returns a value (not undefined), or fails naming what it waited for. The
+ * deadline is generous: beds run side by side, and a report through the queue to the store took
+ * over 30 s there on a loaded machine.
+ */
 export async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
 ) {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;

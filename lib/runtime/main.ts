@@ -11,7 +11,7 @@ import type { LocalService } from './services.ts';
 /**
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
- * MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
+ * MESH_RESOURCE_PREFIX, MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
  * lib/runtime/lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
@@ -31,6 +31,9 @@ export async function runLocalRuntime(
       port: z.coerce.number().int().min(0).max(65535),
       mqttPort: z.coerce.number().int().min(0).max(65535),
       dataDir: z.string().min(1),
+      // Table and queue names are `<prefix>-inventory`, `<prefix>-control.fifo`…: within what
+      // both DynamoDB and SQS accept in a name, and short enough for SQS's 80 characters.
+      resourcePrefix: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/),
       holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
       pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
     })
@@ -38,6 +41,7 @@ export async function runLocalRuntime(
       port: env.MESH_PORT ?? 4600,
       mqttPort: env.MESH_MQTT_PORT ?? defaultMqttPort,
       dataDir: env.MESH_DATA ?? '.mesh',
+      resourcePrefix: env.MESH_RESOURCE_PREFIX || 'mesh',
       holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
       pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     });
@@ -46,6 +50,7 @@ export async function runLocalRuntime(
       port: 'MESH_PORT must be a port number',
       mqttPort: 'MESH_MQTT_PORT must be a port number',
       dataDir: 'MESH_DATA must name a folder',
+      resourcePrefix: 'MESH_RESOURCE_PREFIX must be 1 to 40 letters, digits, - or _',
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
       pushWaitSeconds: 'MESH_PUSH_WAIT_SECONDS must be a number of seconds from 0 to 25',
     };

@@ -5,7 +5,7 @@ import { type Endpoints, type RunningEmulators, startEmulators } from '../../lib
  * setups ask: vitest runs every project's global setup in its one main process, each in a module
  * of its own, so the emulators are kept on `globalThis` and stopped when the last project that
  * asked lets them go. Tests keep apart by their table names (test/support/resources.ts, and
- * beds/support/bed.ts for the beds' `mesh-*` tables, one bed at a time).
+ * beds/support/bed.ts for the beds' tables, one prefix a bed).
  */
 type Shared = { emulators: Promise<RunningEmulators>; users: number };
 const key = Symbol.for('mesh.test.sharedEmulators');
