@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { auditQuery, verifyQuery } from '../../../lib/api/handlers/audit.ts';
 import {
   buildRequest,
   catchUpRequest,
@@ -23,7 +24,7 @@ import {
   relationPath,
   rotateBody,
 } from '../../../lib/api/handlers/mesh-removals.ts';
-import { idPath, pageQuery } from '../../../lib/api/handlers/rollouts.ts';
+import { idPath, pageQuery, showQuery } from '../../../lib/api/handlers/rollouts.ts';
 import { limitQuery, pushPath } from '../../../lib/api/handlers/seeing.ts';
 import { rotationBody } from '../../../lib/core/enrolment/rotation.ts';
 import { pushRequestSchema } from '../../../lib/core/mesh/push-steps.ts';
@@ -55,10 +56,12 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-push-plan': { body: pushRequestSchema },
   'rollout-start': { body: rolloutRequest },
   'rollout-list': { query: pageQuery },
-  'rollout-show': { path: idPath },
+  'rollout-show': { path: idPath, query: showQuery },
   'rollout-resume': { path: idPath },
   'rollout-abort': { path: idPath },
   'mesh-status': {},
+  'audit-list': { query: auditQuery },
+  'audit-verify': { query: verifyQuery },
   'mesh-export': { query: exportQuery },
   'mesh-plan': { body: planBody },
   'mesh-apply': { body: applyBody },
