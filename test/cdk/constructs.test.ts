@@ -163,7 +163,7 @@ describe('MeshFunctions', () => {
     expect(actions.has('dynamodb:Query')).toBe(false);
   });
 
-  it('grants proofs:write PutItem on the inventory for proof# partition keys only, and nothing else there', () => {
+  it('grants proofs:write PutItem on the inventory for proof# partition keys only, and nothing else there but the refusals’ counters', () => {
     const scope = new Stack(unbundledApp(), 'Proofs');
     const tables = new MeshTables(scope, 'Tables');
     const queues = new ControlQueue(scope, 'Queue');
@@ -191,10 +191,13 @@ describe('MeshFunctions', () => {
 
     const actions = allowed(proofs, idOf(functions.roles.get('host-read') as never));
 
-    expect([...actions.keys()].filter((action) => action.startsWith('dynamodb:'))).toEqual([
+    // every API function counts the requests it refuses (audit:refusals, docs/audit.md)
+    expect([...actions.keys()].filter((action) => action.startsWith('dynamodb:')).sort()).toEqual([
       'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
     ]);
     expect(actions.get('dynamodb:PutItem')).toEqual([JSON.stringify(inventory)]);
+    expect(actions.get('dynamodb:UpdateItem')).toEqual([JSON.stringify(inventory)]);
     proofs.hasResourceProperties('AWS::IAM::Policy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -203,6 +206,12 @@ describe('MeshFunctions', () => {
             Action: 'dynamodb:PutItem',
             Resource: inventory,
             Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['proof#*'] } },
+          }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Action: 'dynamodb:UpdateItem',
+            Resource: inventory,
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['audit#refused#*'] } },
           }),
         ]),
       },
