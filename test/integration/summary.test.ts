@@ -184,10 +184,37 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
   return done;
 }
 
+/**
+ * Ends the walk with a host that applied a declaration and then failed the next (the walk's own
+ * may all have been undone by then), so the counts per module version have one of each.
+ */
+async function endWithAFailingHost(): Promise<void> {
+  const node = 'n-last';
+  await client.call('POST', '/nodes', { node });
+  await client.call('PUT', `/nodes/${node}/modules/app`, {});
+  await client.call('POST', '/push', { node });
+  const { revision, declaration } = await client.call<{
+    revision: number;
+    declaration: { modules: Array<{ name: string; version: string | null }> };
+  }>('GET', `/nodes/${node}/declaration`);
+  const modules = Object.fromEntries(declaration.modules.map((m) => [m.name, m.version]));
+  for (const [sequence, state] of [
+    [1, 'applied'],
+    [2, 'failed'],
+  ] as const) {
+    const at = new Date(Date.now() + sequence * 1000).toISOString();
+    await parts.reports.recordReport(
+      { node, sequence, state, revision, modules, sentAt: at },
+      { queuedAt: at, heardAt: at },
+    );
+  }
+}
+
 describe('the summary kept from the stream', () => {
   it('agrees with a full read after a random walk of changes', { timeout: 400_000 }, async () => {
     const started = Date.now();
     const done = await walk(22, 120);
+    await endWithAFailingHost();
     const walked = Date.now();
     await source.caughtUp();
     console.log(`walk ${walked - started} ms, drained ${Date.now() - walked} ms`, done);
