@@ -9,6 +9,7 @@ import { nodePartition } from '../adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../adapters/dynamodb/proof-replay-guard.ts';
 import { pushesPartition } from '../adapters/dynamodb/push-records.ts';
+import { rolloutPartsPartitions } from '../adapters/dynamodb/rollout-chunks.ts';
 import { summaryPartitions } from '../adapters/dynamodb/summary-store.ts';
 import { nodeTopics } from '../core/signal/channel.ts';
 import type { Access, FunctionSpec } from '../functions.ts';
@@ -106,6 +107,10 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   ],
   'inventory:scan': [{ table: 'inventory', actions: ['dynamodb:Scan'] }],
   'inventory:write': [{ table: 'inventory', actions: writes }],
+  // A rollout's waves are kept in parts, put and deleted in batches (rollout-chunks.ts).
+  'rollouts:parts': [
+    { table: 'inventory', actions: ['dynamodb:BatchWriteItem'], partitions: rolloutPartsPartitions },
+  ],
   'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
   'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],
   'pushes:progress': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: pushesPartition }],

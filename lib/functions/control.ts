@@ -65,7 +65,7 @@ export const controlFunctions = [
     purpose: 'consumes the control queue: reports, builds, upgrades, catch-up; holds and dead-letters',
     trigger: 'queue',
     // control:send for catch-up's re-announced upgrades; pushFlow:start and inventory:write for upgrades;
-    // rolloutFlow:start for an upgrade in waves, whose rollout it starts.
+    // rolloutFlow:start and rollouts:parts for an upgrade in waves, whose rollout it starts.
     access: [
       'inventory:read',
       'inventory:write',
@@ -74,6 +74,7 @@ export const controlFunctions = [
       'deadLetter:send',
       'pushFlow:start',
       'rolloutFlow:start',
+      'rollouts:parts',
     ],
     handler: controlConsumerHandler,
   },

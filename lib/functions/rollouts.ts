@@ -16,7 +16,7 @@ export const rolloutFunctions = [
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts', auth: 'operator', role: 'operator' },
     // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
-    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],
     timeoutSeconds: 29,
     handler: rolloutStartHandler,
   },
@@ -41,7 +41,7 @@ export const rolloutFunctions = [
     purpose: 'a paused or halted rollout goes on with its next wave',
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts/{id}/resume', auth: 'operator', role: 'operator' },
-    access: ['inventory:read', 'inventory:write', 'rolloutFlow:start'],
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],
     handler: rolloutResumeHandler,
   },
   {
@@ -49,7 +49,7 @@ export const rolloutFunctions = [
     purpose: 'stops a rollout: nothing more is sent, the nodes not sent stay behind',
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts/{id}/abort', auth: 'operator', role: 'operator' },
-    access: ['inventory:read', 'inventory:write'],
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts'],
     handler: rolloutAbortHandler,
   },
   {
@@ -58,7 +58,7 @@ export const rolloutFunctions = [
       'rollout flow: steps one rollout (sends its next wave, or reads the reports of its hosts) until it waits',
     trigger: 'rollout-flow',
     // a wave is a run of the push flow; its record is read and written, and its nodes' reports read
-    access: ['inventory:read', 'inventory:write', 'pushFlow:start'],
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'pushFlow:start'],
     // a wave's push flow (Express) runs five minutes at most
     timeoutSeconds: 330,
     handler: rolloutAdvanceHandler,

@@ -72,6 +72,7 @@ export type Access =
   | 'audit:read'
   | 'inventory:read'
   | 'inventory:list'
+  | 'rollouts:parts'
   | 'inventory:views'
   | 'inventory:scan'
   | 'inventory:write'

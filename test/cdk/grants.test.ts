@@ -46,6 +46,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'inventory:views': each(['dynamodb:Query'], 'inventory/index/gsi2', 'view#*'),
   'inventory:scan': each(['dynamodb:Scan'], 'inventory'),
   'inventory:write': each(writes, 'inventory'),
+  'rollouts:parts': each(['dynamodb:BatchWriteItem'], 'inventory', 'rollout#*'),
   'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
   'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
   'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
@@ -126,8 +127,12 @@ describe('the grants of the deployed roles', () => {
       .filter((spec) => grantsOfFunction(spec.name).some((line) => line.includes(':Scan ')))
       .map((spec) => spec.name);
     expect(scanners.sort()).toEqual(['mesh-apply', 'mesh-export', 'mesh-plan', 'mesh-summary-rebuild']);
-    for (const unused of ['BatchWriteItem', 'DescribeTable', 'GetQueueUrl'])
+    for (const unused of ['DescribeTable', 'GetQueueUrl'])
       expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
+    // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts)
+    expect([...new Set(all.filter((line) => line.includes(':BatchWriteItem ')))]).toEqual([
+      'dynamodb:BatchWriteItem inventory rollout#*',
+    ]);
     // the stream is read by the summary's aggregator alone (its event source mapping)
     const streamReaders = functionSpecs
       .filter((spec) =>

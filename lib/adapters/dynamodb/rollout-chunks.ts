@@ -40,6 +40,8 @@ export type Kept = {
 };
 
 export const nodesPartition = (id: string) => `rollout#${id}`;
+/** Every rollout's parts, as an IAM leading-key pattern (`rollouts#…` is not among them). */
+export const rolloutPartsPartitions = 'rollout#*';
 const what = 'the inventory table';
 
 const digestOf = (json: string) => createHash('sha256').update(json).digest('base64url').slice(0, 16);
