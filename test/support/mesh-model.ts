@@ -1,9 +1,12 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
 import { compose, isBehind } from '../../lib/core/mesh/declaration.ts';
 import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/core/mesh/errors.ts';
 import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
+import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import type { MemoryMeshStore } from './memory-mesh-store.ts';
 
 /**
  * The mesh model, shared by the in-memory property test and its run on DynamoDB Local: random
@@ -26,6 +29,29 @@ export type ModelWorld = {
   push(request: PushRequest): Promise<PushOutcome>;
   readNode(node: string): Promise<NodeSnapshot | undefined>;
 };
+
+/**
+ * The model's world over the in-memory store, the service's every change made as `local`; `push`
+ * is how the test drives the push flow's steps over it.
+ */
+export function memoryModelWorld(
+  store: MemoryMeshStore,
+  push: (request: PushRequest) => Promise<PushOutcome>,
+): ModelWorld {
+  const service = new MeshService({ store, removals: store });
+  return {
+    addNode: (node) => service.addNode(node, {}, localActor()),
+    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
+    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
+    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
+    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
+    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
+    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
+    moduleVersions: store,
+    push,
+    readNode: (node) => store.readNode(node),
+  };
+}
 
 type NodeModule = { readonly node: string; readonly module: string };
 type Consumption = { readonly consumer: NodeModule; readonly provider: NodeModule };

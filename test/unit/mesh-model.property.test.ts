@@ -1,15 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import {
   emptyCoverage,
   expectCoverage,
   type ModelWorld,
+  memoryModelWorld,
   operations,
   runSequence,
 } from '../support/mesh-model.ts';
@@ -32,20 +31,8 @@ async function push(pusher: Pusher, request: PushRequest): Promise<PushOutcome> 
 
 function memoryWorld(): ModelWorld {
   const store = new MemoryMeshStore();
-  const service = new MeshService({ store, removals: store });
   const pusher = new Pusher({ store });
-  return {
-    addNode: (node) => service.addNode(node, {}, localActor()),
-    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
-    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
-    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
-    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
-    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
-    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
-    moduleVersions: store,
-    push: (request) => push(pusher, request),
-    readNode: (node) => store.readNode(node),
-  };
+  return memoryModelWorld(store, (request) => push(pusher, request));
 }
 
 describe('the mesh model (property)', () => {

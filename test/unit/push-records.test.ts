@@ -4,13 +4,11 @@ import {
   keptNodesPerList,
   newPushId,
   type PushRecord,
-  type PushRecordWriter,
   pushId,
   RecordedPushFlow,
   viewOfPushRecord,
 } from '../../lib/core/mesh/push-records.ts';
 import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 

@@ -1,15 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import { advance } from '../../lib/core/rollout/advance.ts';
 import { newRollout, type RolloutRecord, waveSent } from '../../lib/core/rollout/record.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
-import { emptyCoverage, type ModelWorld, operations, runSequence, type Step } from '../support/mesh-model.ts';
+import {
+  emptyCoverage,
+  type ModelWorld,
+  memoryModelWorld,
+  operations,
+  runSequence,
+  type Step,
+} from '../support/mesh-model.ts';
 
 /**
  * Waves never split a relation (docs/decisions/rollouts-in-waves.md): random meshes, brought
@@ -30,19 +35,7 @@ async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): 
 }
 
 function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {
-  const service = new MeshService({ store, removals: store });
-  return {
-    addNode: (node) => service.addNode(node, {}, localActor()),
-    assign: (node, module, provides) => service.assign(node, module, provides, localActor()),
-    consume: (consumer, provider) => service.consume(consumer, provider, localActor()),
-    unconsume: (consumer, provider) => service.unconsume(consumer, provider, localActor()),
-    unassign: (node, module, cascade) => service.unassign(node, module, cascade, localActor()),
-    removeNode: (node, cascade) => service.removeNode(node, cascade, localActor()),
-    rotate: (consumer, provider) => service.rotate(consumer, provider, localActor()),
-    moduleVersions: store,
-    push: (request) => run(pusher, request),
-    readNode: (node) => store.readNode(node),
-  };
+  return memoryModelWorld(store, (request) => run(pusher, request));
 }
 
 /**

@@ -4,15 +4,7 @@ import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
 import { rolloutFlowAslPath } from '../../lib/constructs/rollout-flow.ts';
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
-import type { AccessRequest } from './iam-check.ts';
-import type { JudgedStack } from './stack.ts';
-
-type RoleMay = (
-  stack: JudgedStack,
-  roleLogicalId: string,
-  label: string,
-  request: AccessRequest,
-) => Promise<string | undefined>;
+import type { JudgedStack, RoleMay } from './stack.ts';
 
 /**
  * The rollout flow of the template (lib/constructs/rollout-flow.ts) held to its ASL file: one

@@ -1,4 +1,5 @@
 import { type Assembly, displayName, readAssembly, resourcesOfType } from './assembly.ts';
+import type { AccessRequest } from './iam-check.ts';
 import { IamCheck } from './iam-check.ts';
 import { TemplatePolicies } from './iam-policies.ts';
 import { identitiesOf, type RehearsalEnvironment } from './identities.ts';
@@ -67,3 +68,11 @@ export function stackOf(assembly: Assembly): JudgedStack {
     },
   };
 }
+
+/** Whether a role of the stack may make a request: undefined when it may, else why not (template-checks.ts's `roleMay`). */
+export type RoleMay = (
+  stack: JudgedStack,
+  roleLogicalId: string,
+  label: string,
+  request: AccessRequest,
+) => Promise<string | undefined>;

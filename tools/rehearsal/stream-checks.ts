@@ -1,16 +1,8 @@
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { inventoryTable } from '../../lib/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
-import type { AccessRequest } from './iam-check.ts';
 import { referencedId } from './references.ts';
-import type { JudgedStack } from './stack.ts';
-
-type RoleMay = (
-  stack: JudgedStack,
-  roleLogicalId: string,
-  label: string,
-  request: AccessRequest,
-) => Promise<string | undefined>;
+import type { JudgedStack, RoleMay } from './stack.ts';
 
 const props = (resource: CfnResource | undefined) => resource?.Properties ?? {};
 
