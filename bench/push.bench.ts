@@ -16,9 +16,10 @@ import { pushesPartition } from '../lib/adapters/dynamodb/push-records.ts';
 import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
 import { localActor } from '../lib/core/audit/record.ts';
 import { mapLimit } from '../lib/core/map-limit.ts';
-import { compose, provisionName } from '../lib/core/mesh/declaration.ts';
+import { composeAsMinted, provisionName } from '../lib/core/mesh/declaration.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/core/mesh/model.ts';
 import { partsFor } from '../lib/wiring.ts';
+import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../test/support/sealing.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -87,17 +88,19 @@ export function seedItems(size: number): Item[] {
       kind: 'amqp',
     };
     const name = provisionName(node, 'web');
-    const provision: Provision = {
-      consumerNode: node,
-      consumerModule: 'web',
-      providerNode: provider,
-      providerModule: 'broker',
-      kind: 'amqp',
-      resource: name,
-      user: name,
-      secret: `secret-${i}`,
-      mintedAt: createdAt,
-    };
+    const provision: Provision = seededProvision(
+      {
+        consumerNode: node,
+        consumerModule: 'web',
+        providerNode: provider,
+        providerModule: 'broker',
+        kind: 'amqp',
+        resource: name,
+        user: name,
+        mintedAt: createdAt,
+      },
+      i,
+    );
     relationsOf.set(node, relation);
     provisionsOf.set(node, provision);
     grantsOf.set(provider, [...(grantsOf.get(provider) ?? []), provision]);
@@ -123,8 +126,9 @@ export function seedItems(size: number): Item[] {
       grants: grantsOf.get(node) ?? [],
       sent: undefined,
       mark: undefined,
+      sealingKey: testSealing.key,
     };
-    const composed = compose(snapshot, { secret: () => 'unused', now: () => createdAt });
+    const composed = composeAsMinted(snapshot, allEnrolled(snapshot));
     // as assign and consume leave them: counts on the node item, a carrier per assignment, the
     // provider's side of each relation
     const grants = grantsOf.get(node) ?? [];
@@ -139,6 +143,7 @@ export function seedItems(size: number): Item[] {
       items.push({ ...assignmentItem(node, assignment), ...(consumedBy ? { consumedBy } : {}) });
       items.push(carrierItem(assignment.module, node, assignment.version));
     }
+    items.push(enrolmentItemFor(node));
     if (relation) items.push(relationItem(node, relation));
     if (provision) items.push(provisionItem(provision), grantItem(provision));
     if (relation) items.push(consumedByItem({ consumerNode: node, ...relation }));

@@ -15,6 +15,7 @@ import { startLocalApi } from '../lib/runtime/http-server.ts';
 import { partsFor } from '../lib/wiring.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
 import { seedConsumers, seedingClient } from '../test/support/large-provider.ts';
+import { allEnrolled, unusedMint } from '../test/support/sealing.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -117,7 +118,8 @@ export async function run(): Promise<BenchTable[]> {
         };
         const composed = await measure(figures.compose, async () => {
           const snapshot = await parts.pushStore.readNode('broker');
-          return compose(snapshot as NonNullable<typeof snapshot>, { secret: () => '', now: () => '' });
+          const read = snapshot as NonNullable<typeof snapshot>;
+          return compose(read, allEnrolled(read), unusedMint(''));
         });
         bytes = Buffer.byteLength(composed.canonical);
         await measure(figures.send, () => pusher.sendNode('broker'));

@@ -27,6 +27,7 @@ import { DynamoDBPushRecords } from './adapters/dynamodb/push-records.ts';
 import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
+import { DynamoDBSealingFollowUp } from './adapters/dynamodb/sealing-follow-up.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBSummaryStore } from './adapters/dynamodb/summary-store.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
@@ -258,6 +259,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       letters: parts.letters,
       rollouts: parts.rollouts,
       rolloutDriver: parts.rolloutDriver,
+      sealing: new DynamoDBSealingFollowUp({ client: clients.dynamodb, ...table }),
     }),
     signalChannel: () => {
       const signal = config.signal;

@@ -10,8 +10,9 @@ import {
   relationItem,
 } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import type { Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { compose, provisionName } from '../../lib/core/mesh/declaration.ts';
-import type { Assignment, Provision, Relation } from '../../lib/core/mesh/model.ts';
+import { composeAsMinted, provisionName } from '../../lib/core/mesh/declaration.ts';
+import type { Assignment, NodeSnapshot, Provision, Relation } from '../../lib/core/mesh/model.ts';
+import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../../test/support/sealing.ts';
 
 /**
  * A fleet as the scale bench seeds it, lighter than push.bench.ts's mesh so 50,000 nodes seed in
@@ -40,14 +41,10 @@ export function fleetItems(size: number): Item[] {
       kind: 'amqp',
     };
     const name = provisionName(node, 'web');
-    const provision: Provision = {
-      consumerNode: node,
-      ...relation,
-      resource: name,
-      user: name,
-      secret: `secret-${i}`,
-      mintedAt: at,
-    };
+    const provision: Provision = seededProvision(
+      { consumerNode: node, ...relation, resource: name, user: name, mintedAt: at },
+      i,
+    );
     wants.set(node, [relation, provision]);
     grantsOf.set(provider, [...(grantsOf.get(provider) ?? []), provision]);
   }
@@ -58,19 +55,19 @@ export function fleetItems(size: number): Item[] {
     if (i % 100 === 0) assignments.push({ module: 'broker', version: null, provides: 'amqp' });
     const want = wants.get(node);
     const grants = grantsOf.get(node) ?? [];
-    const composed = compose(
-      {
-        node,
-        assignments,
-        relations: want ? [want[0]] : [],
-        dependents: [],
-        provisions: want ? [want[1]] : [],
-        grants,
-        sent: undefined,
-        mark: undefined,
-      },
-      { secret: () => 'unused', now: () => at },
-    );
+    const snapshot: NodeSnapshot = {
+      node,
+      assignments,
+      relations: want ? [want[0]] : [],
+      dependents: [],
+      provisions: want ? [want[1]] : [],
+      grants,
+      sent: undefined,
+      mark: undefined,
+      sealingKey: testSealing.key,
+    };
+    const composed = composeAsMinted(snapshot, allEnrolled(snapshot));
+    items.push(enrolmentItemFor(node));
     items.push({
       ...nodeItem(node, at, { role, zone: `z${i % 4}` }),
       modules: assignments.length,

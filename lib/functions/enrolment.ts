@@ -17,7 +17,7 @@ export const enrolmentFunctions = [
     trigger: 'api',
     route: { method: 'POST', path: '/enrol', auth: 'token' },
     // Anyone holding a token calls it: the named node's token and keys only, no enumeration.
-    access: ['tokens:enrol', 'audit:write'],
+    access: ['tokens:enrol', 'control:send', 'audit:write'],
     handler: enrolHandler,
   },
   {
@@ -41,7 +41,7 @@ export const enrolmentFunctions = [
     purpose: "revokes a node's host identity (enrolment, token, keys); the node stays in the mesh",
     trigger: 'api',
     route: { method: 'DELETE', path: '/nodes/{node}/enrolment', auth: 'operator', role: 'admin' },
-    access: ['hostIdentity:revoke', 'signal:publish', 'audit:write'],
+    access: ['hostIdentity:revoke', 'signal:publish', 'control:send', 'audit:write'],
     handler: nodeDisenrolHandler,
   },
   {
@@ -59,7 +59,7 @@ export const enrolmentFunctions = [
     trigger: 'api',
     route: { method: 'POST', path: '/hosts/{node}/keys', auth: 'host' },
     // nodeKeys:verify and proofs:write for host authentication; keys:rotate for the switch.
-    access: ['nodeKeys:verify', 'proofs:write', 'keys:rotate', 'audit:write'],
+    access: ['nodeKeys:verify', 'proofs:write', 'keys:rotate', 'control:send', 'audit:write'],
     handler: hostKeysHandler,
   },
   {

@@ -14,8 +14,7 @@ import type { HostSigningKey } from './proof.ts';
 /**
  * The node's keys, generated on the host and never sent anywhere but their public halves:
  * - signing: Ed25519, proves every host request (and is the node's identity, by thumbprint)
- * - sealing: X25519, enrolled so secrets meant for this node (e.g. provisions) can be sealed to
- *   it; nothing is sealed to it yet
+ * - sealing: X25519: the control plane seals each provision's secret to it; the agent opens them
  *
  * Kept in DIR (mode 0700) as `signing.jwk` and `sealing.jwk` (mode 0600, private JWKs).
  */

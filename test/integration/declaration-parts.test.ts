@@ -7,8 +7,10 @@ import { DynamoDBPushStore } from '../../lib/adapters/dynamodb/push-store.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
-import { compose, type Declaration } from '../../lib/core/mesh/declaration.ts';
+import { composeAsMinted, type Declaration } from '../../lib/core/mesh/declaration.ts';
+import type { SealingKey } from '../../lib/core/mesh/model.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
+import { sealingKeyOf } from '../../lib/core/sealing/sealed-secret.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
 import { signingKeyOf } from '../../lib/host/keys.ts';
@@ -17,6 +19,7 @@ import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { seedConsumers, seedingClient } from '../support/large-provider.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { allEnrolled, enrolInStore } from '../support/sealing.ts';
 
 let config: MeshConfig;
 let parts: Parts;
@@ -31,15 +34,23 @@ beforeAll(async () => {
 });
 
 /** A provider node whose declaration is over one item: `consumers` grants of about 170 bytes each. */
-async function largeProvider(node: string, consumers: number, first = 0, add = first === 0) {
+async function largeProvider(
+  node: string,
+  consumers: number,
+  first = 0,
+  add = first === 0,
+  providerKey?: SealingKey,
+) {
   if (add) {
     await parts.meshService.addNode(node, {}, localActor());
+    await enrolInStore(setup(), config.inventoryTable, node);
     await parts.meshService.assign(node, 'rabbit', 'amqp', localActor());
   }
   const seeding = seedingClient(config.endpoints?.dynamodb ?? process.env.AWS_ENDPOINT_URL_DYNAMODB);
   await seedConsumers(seeding, config.inventoryTable, { node, module: 'rabbit', kind: 'amqp' }, consumers, {
     first,
     consumerSide: false,
+    ...(providerKey ? { providerKey } : {}),
   });
   seeding.destroy();
 }
@@ -96,7 +107,10 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       expect(declaration.grants).toHaveLength(2_500);
       expect(first?.etag).toBe(`"1-${snapshot?.sent?.digest}"`);
       expect(
-        compose(snapshot as NonNullable<typeof snapshot>, { secret: () => '', now: () => '' }).digest,
+        composeAsMinted(
+          snapshot as NonNullable<typeof snapshot>,
+          allEnrolled(snapshot as NonNullable<typeof snapshot>),
+        ).digest,
       ).toBe(first?.digest);
       expect(JSON.stringify(declaration).length).toBeGreaterThan(inlineBytes);
       expect(await partKeys(node)).toHaveLength(snapshot?.sent?.parts ?? 0);
@@ -197,7 +211,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       const node = 'parts-host';
       const keys = await addEnrolledNode(parts, node);
       await parts.meshService.assign(node, 'rabbit', 'amqp', localActor());
-      await largeProvider(node, 2_500, 0, false);
+      await largeProvider(node, 2_500, 0, false, sealingKeyOf(keys.sealing.publicJwk));
       await pusher().sendNode(node);
       const api = await startLocalApi({ port: 0, parts });
       try {

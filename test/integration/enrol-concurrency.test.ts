@@ -15,7 +15,7 @@ let handler: ReturnType<typeof enrolHandler>;
 beforeAll(async () => {
   config = await provisionTestResources('enrolrace');
   fixture = enrolmentFixture(config);
-  handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: fixture.keys });
+  handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: fixture.keys, sender: fixture.sender });
 });
 
 const post = (body: unknown) =>

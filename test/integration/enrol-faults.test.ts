@@ -64,7 +64,7 @@ describe('enrolment when the store goes away between the writes and the spend', 
     const keyStore = new KeysThenFault(fixture.keys, async () => {
       storeAway = true;
     });
-    const handler = enrolHandler({ tokens, nodeKeys: keyStore });
+    const handler = enrolHandler({ tokens, nodeKeys: keyStore, sender: fixture.sender });
     const keys = await presenterKeys();
 
     const first = await call(handler, { node: 'faulty', token, keys });
@@ -100,7 +100,7 @@ describe('enrolment when DynamoDB Local is really stopped between the writes and
       throw error;
     });
     const keyStore = new KeysThenFault(fixture.keys, () => store.stop());
-    const handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: keyStore });
+    const handler = enrolHandler({ tokens: fixture.tokens, nodeKeys: keyStore, sender: fixture.sender });
     const keys = await presenterKeys();
 
     const whileDown = await call(handler, { node: 'stopped', token, keys });

@@ -8,6 +8,7 @@ import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { PresentedKeys } from '../../lib/core/enrolment/keys.ts';
 import { generateNodeKeys } from '../../lib/host/keys.ts';
+import { RecordingSender } from '../support/control-fakes.ts';
 import { scanAll } from '../support/table-contents.ts';
 
 /** Shared by the enrolment integration tests: a store, a settable clock, nodes and keys. */
@@ -32,6 +33,8 @@ export function enrolmentFixture(config: MeshConfig, client: DynamoDBClient = ma
     now,
     tokens,
     keys,
+    /** Where enrolments tell the control queue their keys changed (`enrolled:<node>`), kept to be read. */
+    sender: new RecordingSender(),
     async addNode(node: string) {
       await client.send(
         new PutItemCommand({

@@ -83,6 +83,7 @@ describe('enrolment against DynamoDB Local', () => {
       tokenId: parseToken(token).tokenId,
       presenter: stranger.presenter,
       thumbprint: stranger.thumbprint,
+      sealingKey: { kty: 'OKP', crv: 'X25519', x: 'x' },
       enrolledAt: fixture.now().toISOString(),
     });
 

@@ -14,6 +14,7 @@ import {
 import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { RecordingSender } from '../support/control-fakes.ts';
 import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { KeysThenFault, StoppableStore } from '../support/stoppable-store.ts';
@@ -161,7 +162,11 @@ describe('a rotation when DynamoDB Local is really stopped between its writes', 
     const { client, config } = await store.tables('rotatestop');
     const plain = partsFor(config, { clients: { dynamodb: client } });
     const nodeKeys = new KeysThenFault(plain.nodeKeys, () => store.stop());
-    const parts: Parts = partsFor(config, { clients: { dynamodb: client }, overrides: { nodeKeys } });
+    // A store of its own and no queue: what the enrolment and rotation tell the queue is kept here.
+    const parts: Parts = partsFor(config, {
+      clients: { dynamodb: client },
+      overrides: { nodeKeys, sender: new RecordingSender() },
+    });
     nodeKeys.armed = false;
     api = await startLocalApi({ port: 0, parts });
     const { enrolled, fetchAs } = controlPlane(api);

@@ -6,6 +6,7 @@ import type { ApplyPlan } from '../../lib/core/mesh-file/index.ts';
 import { planMatches } from '../../lib/core/mesh-file/index.ts';
 import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -69,7 +70,10 @@ describe('mesh apply, diff and export on DynamoDB Local', () => {
       .body as unknown as ApplyOutcome;
     expect(reapplied.written).toEqual({ transactions: 0, items: 0 });
 
-    // The items are those node add, assign and consume write: compose reads them and push sends.
+    // The items are those node add, assign and consume write: compose reads them and push sends,
+    // minting each relation once both its nodes are enrolled.
+    for (const node of ['broker-1', 'web-1', 'web-001', 'web-002', 'web-003', 'web-004', 'web-005'])
+      await enrolNode(parts, node);
     const pushed = await parts.pushFlow.push({ behind: true });
     expect(pushed.behind).toEqual([]);
     const broker = await parts.meshView.details('broker-1');

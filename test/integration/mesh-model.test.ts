@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -13,6 +14,7 @@ import {
   runSequence,
 } from '../support/mesh-model.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { enrolInStore } from '../support/sealing.ts';
 
 let config: MeshConfig;
 
@@ -25,7 +27,10 @@ function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => nu
   const { staleReads } = lagIndexes(client);
   const parts = partsFor(config, { clients: { dynamodb: client }, flowRetryIntervalMs: 0 });
   const world: ModelWorld = {
-    addNode: (node) => parts.meshService.addNode(node, {}, localActor()),
+    addNode: async (node) => {
+      await parts.meshService.addNode(node, {}, localActor());
+      await enrolInStore(documentClient(client), config.inventoryTable, node);
+    },
     assign: (node, module, provides) => parts.meshService.assign(node, module, provides, localActor()),
     consume: (consumer, provider) => parts.meshService.consume(consumer, provider, localActor()),
     unconsume: (consumer, provider) => parts.meshService.unconsume(consumer, provider, localActor()),
@@ -35,6 +40,7 @@ function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => nu
     moduleVersions: parts.moduleVersions,
     push: (request) => parts.pushFlow.push(request),
     readNode: (node) => parts.pushStore.readNode(node),
+    readSealingKeys: (nodes) => parts.pushStore.readSealingKeys(nodes),
   };
   return { world, parts, staleReads };
 }

@@ -17,6 +17,7 @@ import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
 import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode, enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;
@@ -60,7 +61,9 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
     const consume = meshConsumeHandler(deps);
     const push = meshPushHandler(deps);
     await call(add, { body: JSON.stringify({ node: 'broker' }) });
+    await enrolNode(deps, 'broker');
     await call(add, { body: JSON.stringify({ node: 'shop' }) });
+    await enrolNode(deps, 'shop');
     await call(assign, { pathParameters: { node: 'broker', module: 'rabbit' }, body: '{"provides":"amqp"}' });
     await call(assign, { pathParameters: { node: 'shop', module: 'web' } });
     expect((await call(push, { body: '{"behind":true}' })).statusCode).toBe(200);
@@ -90,8 +93,8 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
   });
 
   it('an upgrade marks its carriers, and push --behind sends exactly them', async () => {
-    await deps.meshService.addNode('up-a', {}, localActor());
-    await deps.meshService.addNode('up-b', {}, localActor());
+    await addEnrolledNode(deps, 'up-a');
+    await addEnrolledNode(deps, 'up-b');
     await deps.meshService.assign('up-a', 'cache', null, localActor());
     await deps.meshService.assign('up-b', 'other', null, localActor());
     await deps.pushFlow.push({ behind: true });
@@ -109,7 +112,7 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
 describe('upgrades of unknown modules', () => {
   it('refuses an upgrade of a module no node was assigned, so its first assign --provides holds', async () => {
     // Prepare
-    await deps.meshService.addNode('uk-p', {}, localActor());
+    await addEnrolledNode(deps, 'uk-p');
     const versions = deps.moduleVersions;
 
     // Act
@@ -187,8 +190,8 @@ describe('bad input changes nothing', () => {
     const add = meshNodeAddHandler(deps);
     const assign = meshAssignHandler(deps);
     const consume = meshConsumeHandler(deps);
-    await deps.meshService.addNode('bi-p', {}, localActor());
-    await deps.meshService.addNode('bi-c', {}, localActor());
+    await addEnrolledNode(deps, 'bi-p');
+    await addEnrolledNode(deps, 'bi-c');
     await deps.meshService.assign('bi-p', 'plain', null, localActor());
     await deps.meshService.assign('bi-p', 'pg', 'sql', localActor());
     await deps.meshService.assign('bi-c', 'app', null, localActor());
@@ -232,7 +235,7 @@ describe('bad input changes nothing', () => {
 
 describe('sent revision', () => {
   it('two sends racing on one node cannot both write the same revision', async () => {
-    await deps.meshService.addNode('race', {}, localActor());
+    await addEnrolledNode(deps, 'race');
     const write = (digest: string) =>
       deps.pushStore.send({
         node: 'race',
@@ -267,7 +270,7 @@ describe('the mesh model on DynamoDB (property, fewer runs)', () => {
           run += 1;
           const name = (i: number) => `pr${run}-${i}`;
           for (let i = 0; i < 3; i += 1) {
-            await deps.meshService.addNode(name(i), {}, localActor());
+            await addEnrolledNode(deps, name(i));
             await deps.meshService.assign(name(i), 'svc', 'kv', localActor());
             await deps.meshService.assign(name(i), 'use', null, localActor());
           }

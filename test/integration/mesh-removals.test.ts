@@ -9,6 +9,7 @@ import { localActor } from '../../lib/core/audit/record.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;
@@ -24,8 +25,8 @@ async function brokerAndApp() {
   const id = randomBytes(3).toString('hex');
   const broker = `broker-${id}`;
   const app = `app-${id}`;
-  await parts.meshService.addNode(broker, {}, localActor());
-  await parts.meshService.addNode(app, {}, localActor());
+  await addEnrolledNode(parts, broker);
+  await addEnrolledNode(parts, app);
   await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
   await parts.meshService.assign(app, 'web', null, localActor());
   await parts.meshService.consume(
@@ -109,7 +110,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
       queryStringParameters: { cascade: 'true' },
     });
     const outcome = await parts.pushFlow.push({ node: app });
-    await parts.meshService.addNode(broker, {}, localActor());
+    await addEnrolledNode(parts, broker);
     const readded = await parts.pushFlow.push({ node: broker });
 
     expect(refused).toMatchObject({ status: 409, body: { error: { code: 'has_dependents' } } });
@@ -129,7 +130,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
 
   it('rotates a provision’s secret on both sides; one push delivers both', async () => {
     const { broker, app } = await brokerAndApp();
-    const before = (await sent(app)).provisions[0]?.secret;
+    const before = (await sent(app)).provisions[0]?.fingerprint;
 
     await parts.meshService.rotate(
       { node: app, module: 'web' },
@@ -138,16 +139,16 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
     );
     const outcome = await parts.pushFlow.push({ node: app });
 
-    const after = (await sent(app)).provisions[0]?.secret;
+    const after = (await sent(app)).provisions[0]?.fingerprint;
     expect(outcome.flushed.map((f) => f.node)).toEqual([broker]);
     expect(after).not.toBe(before);
-    expect((await sent(broker)).grants[0]?.secret).toBe(after);
+    expect((await sent(broker)).grants[0]?.fingerprint).toBe(after);
   });
 
   it('fails whole, changing nothing, when a consumer of the provider comes in between its read and its write', async () => {
     const { broker } = await brokerAndApp();
     const late = `late-${randomBytes(3).toString('hex')}`;
-    await parts.meshService.addNode(late, {}, localActor());
+    await addEnrolledNode(parts, late);
     await parts.meshService.assign(late, 'worker', null, localActor());
     const client = makeDynamoDBClient(config);
     // The removal's transaction waits for a consume made by someone else, then goes on.

@@ -11,6 +11,7 @@ import { meshRotateHandler, meshUnconsumeHandler } from '../../lib/api/handlers/
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
@@ -52,13 +53,14 @@ const declaration = async () => {
   const answer = await call(meshDeclarationHandler(parts), { pathParameters: { node: 'solo' } });
   const { provisions, grants } = JSON.parse(answer.body).declaration as Declaration;
   return {
-    provisions: provisions.map((p) => [p.module, `${p.provider.node}/${p.provider.module}`, p.secret]),
-    grants: grants.map((g) => [g.module, `${g.consumer.node}/${g.consumer.module}`, g.secret]),
+    provisions: provisions.map((p) => [p.module, `${p.provider.node}/${p.provider.module}`, p.fingerprint]),
+    grants: grants.map((g) => [g.module, `${g.consumer.node}/${g.consumer.module}`, g.fingerprint]),
   };
 };
 
 it('a module consumes a provider on its own node: related, sent with provision and grant, rotated, withdrawn', async () => {
   await call(meshNodeAddHandler(parts), { body: JSON.stringify({ node: 'solo' }) });
+  await enrolNode(parts, 'solo');
   await call(meshAssignHandler(parts), { pathParameters: { node: 'solo', module: 'app' }, body: '{}' });
   await call(meshAssignHandler(parts), {
     pathParameters: { node: 'solo', module: 'pg' },

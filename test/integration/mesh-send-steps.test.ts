@@ -6,6 +6,7 @@ import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { meshLimits } from '../../lib/core/mesh/limits.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
@@ -30,10 +31,10 @@ const declarationOf = async (node: string) =>
 /** CONSUMER's modules `a00`, `m01`…, each consuming the module `db` of every provider node. */
 async function consumerOf(consumer: string, providers: readonly string[], modules: number): Promise<void> {
   for (const provider of providers) {
-    await parts.meshService.addNode(provider, {}, localActor());
+    await addEnrolledNode(parts, provider);
     await parts.meshService.assign(provider, `db-${provider}`, 'postgres', localActor());
   }
-  await parts.meshService.addNode(consumer, {}, localActor());
+  await addEnrolledNode(parts, consumer);
   for (let index = 0; index < modules; index += 1) {
     const module = index === 0 ? 'a00' : `m${String(index).padStart(2, '0')}`;
     await parts.meshService.assign(consumer, module, null, localActor());
@@ -60,12 +61,12 @@ describe('a send larger than one transaction, on DynamoDB Local', { timeout: 180
     expect(outcome.behind.filter((node) => node.startsWith(consumer))).toEqual([]);
     const provisions = (await declarationOf(consumer))?.provisions ?? [];
     expect(provisions).toHaveLength(meshLimits.consumesPerNode);
-    const secrets = new Map(provisions.map((p) => [`${p.provider.node} ${p.module}`, p.secret]));
+    const secrets = new Map(provisions.map((p) => [`${p.provider.node} ${p.module}`, p.fingerprint]));
     for (const provider of providers) {
       const grants = (await declarationOf(provider))?.grants ?? [];
       expect(grants).toHaveLength(meshLimits.consumesPerNode / providers.length);
       for (const grant of grants)
-        expect(grant.secret).toBe(secrets.get(`${provider} ${grant.consumer.module}`));
+        expect(grant.fingerprint).toBe(secrets.get(`${provider} ${grant.consumer.module}`));
     }
     expect((await parts.pushStore.listMarked()).filter((node) => node.startsWith(consumer))).toEqual([]);
   });

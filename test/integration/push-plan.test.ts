@@ -6,6 +6,7 @@ import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushPlan } from '../../lib/core/mesh/plan.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -36,8 +37,8 @@ const sends = (plan: Sends) =>
 async function relatedPair(): Promise<{ broker: string; app: string }> {
   const id = randomBytes(3).toString('hex');
   const [broker, app] = [`broker-${id}`, `app-${id}`];
-  await parts.meshService.addNode(broker, {}, localActor());
-  await parts.meshService.addNode(app, {}, localActor());
+  await addEnrolledNode(parts, broker);
+  await addEnrolledNode(parts, app);
   await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
   await parts.meshService.assign(app, 'web', null, localActor());
   await parts.meshService.consume(
@@ -84,9 +85,11 @@ describe('mesh push --plan on DynamoDB Local', () => {
     const { plan: planned } = await plan({ node: app });
     expect(await tableContents(config)).toEqual(before);
 
-    const secrets = JSON.stringify(before).match(/"secret":"[^"]+"/g) ?? [];
-    expect(secrets.length).toBeGreaterThan(0);
-    for (const secret of secrets) expect(JSON.stringify(planned)).not.toContain(secret.split('"')[3]);
+    // The store holds sealed copies, never a secret; the plan holds neither.
+    expect(JSON.stringify(before)).not.toContain('"secret"');
+    const copies = JSON.stringify(before).match(/"sealedFor(Consumer|Provider)":"[^"]+"/g) ?? [];
+    expect(copies.length).toBeGreaterThan(0);
+    for (const copy of copies) expect(JSON.stringify(planned)).not.toContain(copy.split('"')[3]);
     expect([...(planned.pushed?.changes ?? []), ...planned.flushed.flatMap((f) => f.changes)]).toEqual([
       {
         section: 'provision',

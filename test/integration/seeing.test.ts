@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
@@ -18,15 +19,18 @@ import { partsFor } from '../../lib/wiring.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';
+import { enrolInStore } from '../support/sealing.ts';
 import { presenterKeys } from './enrol-fixtures.ts';
 
 let config: MeshConfig;
 let api: RunningApi;
 let client: ApiClient;
+let documents: DynamoDBDocumentClient;
 const region = process.env.AWS_REGION ?? 'us-east-1';
 
 beforeAll(async () => {
   config = await provisionTestResources('seeing');
+  documents = documentClient(makeDynamoDBClient(config));
   api = await startLocalApi({ port: 0, parts: partsFor(config) });
   client = new ApiClient(api.url);
 });
@@ -39,7 +43,10 @@ const get = <T>(path: string) => client.call<T>('GET', path);
 
 describe('a node seen both ways', () => {
   it('shows what it consumes and who consumes from it, pushed or not, with secrets hidden', async () => {
-    for (const node of ['broker', 'web', 'worker']) await client.call('POST', '/nodes', { node });
+    for (const node of ['broker', 'web', 'worker']) {
+      await client.call('POST', '/nodes', { node });
+      await enrolInStore(documents, config.inventoryTable, node);
+    }
     await client.call('PUT', '/nodes/broker/modules/rabbit', { provides: 'amqp' });
     await client.call('PUT', '/nodes/web/modules/app', {});
     await client.call('PUT', '/nodes/worker/modules/jobs', {});
@@ -79,8 +86,11 @@ describe('a node seen both ways', () => {
       consumedBy: [],
       sentRevision: 1,
       behind: false,
-      declaration: { provisions: [{ resource: 'web_app', secret: '(hidden)' }] },
+      declaration: {
+        provisions: [{ resource: 'web_app', fingerprint: expect.stringMatching(/^hmac-sha256:/) }],
+      },
     });
+    expect(JSON.stringify(web.declaration)).not.toContain('"secret"');
     expect((await get<NodeDetails>('/nodes/worker')).behind).toBe(true);
   });
 

@@ -15,6 +15,11 @@ export async function addEnrolledNode(
   node: string,
 ): Promise<NodeKeys> {
   await parts.meshService.addNode(node, {}, localActor());
+  return enrolNode(parts, node);
+}
+
+/** Enrols a node that is in the mesh, with new keys (a token issued and spent); returns the keys. */
+export async function enrolNode(parts: Pick<Parts, 'tokens' | 'nodeKeys'>, node: string): Promise<NodeKeys> {
   const { token } = await issueToken(node, 3600, { tokens: parts.tokens }, localActor());
   const { keys } = await generateNodeKeys();
   await enrol(

@@ -15,7 +15,8 @@ import {
 import { documentClient, type Item } from '../../lib/adapters/dynamodb/requests.ts';
 import { mapLimit } from '../../lib/core/map-limit.ts';
 import { provisionName } from '../../lib/core/mesh/declaration.ts';
-import type { Provision } from '../../lib/core/mesh/model.ts';
+import type { Provision, SealingKey } from '../../lib/core/mesh/model.ts';
+import { enrolmentItemFor, sealedProvision, testSealing } from './sealing.ts';
 
 /**
  * A client for seeding only: DynamoDB Local on a loaded machine takes seconds over a batch of
@@ -58,6 +59,8 @@ export async function seedConsumers(
     readonly first?: number;
     /** The consumers' own items too; without them only what the provider's compose reads. @default true */
     readonly consumerSide?: boolean;
+    /** The provider's enrolled sealing key, which each grant is sealed to. @default the test key */
+    readonly providerKey?: SealingKey;
   } = {},
 ): Promise<void> {
   const first = options.first ?? 0;
@@ -66,20 +69,23 @@ export async function seedConsumers(
   for (let index = first; index < first + count; index += 1) {
     const node = consumerName(index);
     const name = provisionName(node, 'web');
-    const provision: Provision = {
-      consumerNode: node,
-      consumerModule: 'web',
-      providerNode: provider.node,
-      providerModule: provider.module,
-      kind: provider.kind,
-      resource: name,
-      user: name,
-      secret: `seeded-secret-${String(index).padStart(8, '0')}`,
-      mintedAt: createdAt,
-    };
+    const provision: Provision = await sealedProvision(
+      {
+        consumerNode: node,
+        consumerModule: 'web',
+        providerNode: provider.node,
+        providerModule: provider.module,
+        kind: provider.kind,
+        resource: name,
+        user: name,
+        mintedAt: createdAt,
+      },
+      { consumer: testSealing.key, provider: options.providerKey ?? testSealing.key },
+    );
     items.push(consumedByItem(provision), grantItem(provision));
     if (options.consumerSide === false) continue;
     items.push(
+      enrolmentItemFor(node),
       { ...nodeItem(node, createdAt), modules: 1, consumes: 1 },
       assignmentItem(node, { module: 'web', version: null, provides: null }),
       carrierItem('web', node, null),

@@ -19,6 +19,7 @@ import {
   type Provision,
   type Relation,
   relationKey,
+  type SealingKey,
 } from '../../lib/core/mesh/model.ts';
 import type { RelationRef, RemovalPlan } from '../../lib/core/mesh/removal.ts';
 import type {
@@ -29,6 +30,7 @@ import type {
   SendWrite,
 } from '../../lib/core/mesh/store.ts';
 import type { ModuleVersions, NodeStatus, StatusReader } from '../../lib/core/ports.ts';
+import { testSealing } from './sealing.ts';
 
 type NodeState = {
   assignments: Map<string, Assignment>;
@@ -38,7 +40,10 @@ type NodeState = {
   grants: Map<string, Provision>;
   sent: NodeSnapshot['sent'];
   mark: number | undefined;
+  sealingKey: SealingKey | undefined;
 };
+
+export { testSealing };
 
 /**
  * The mesh store, module versions and status in memory, with the same conditions as the
@@ -52,6 +57,29 @@ export class MemoryMeshStore
   readonly modules = new Map<string, ModuleRecord>();
   /** Requests a DynamoDB store would make, for tests that reason about cost. */
   requests = 0;
+  readonly #enrolEveryNode: boolean;
+
+  /** `enrolEveryNode` (default true): each node added has a completed enrolment with `testSealing`'s key. */
+  constructor(options: { readonly enrolEveryNode?: boolean } = {}) {
+    this.#enrolEveryNode = options.enrolEveryNode ?? true;
+  }
+
+  /** Records a completed enrolment (or, with undefined, takes it away), as the enrolment adapters would. */
+  setSealingKey(node: string, key: SealingKey | undefined): void {
+    const state = this.nodes.get(node);
+    if (!state) throw new NodeNotFoundError(node);
+    state.sealingKey = key;
+  }
+
+  async readSealingKeys(nodes: readonly string[]): Promise<ReadonlyMap<string, SealingKey>> {
+    this.requests += 1;
+    const keys = new Map<string, SealingKey>();
+    for (const node of nodes) {
+      const key = this.nodes.get(node)?.sealingKey;
+      if (key) keys.set(node, key);
+    }
+    return keys;
+  }
 
   async addNode(node: string): Promise<void> {
     this.requests += 1;
@@ -64,6 +92,7 @@ export class MemoryMeshStore
       grants: new Map(),
       sent: undefined,
       mark: 1,
+      sealingKey: this.#enrolEveryNode ? testSealing.key : undefined,
     });
   }
 
@@ -155,7 +184,7 @@ export class MemoryMeshStore
     return decided;
   }
 
-  async rotateProvision(relation: RelationRef, secret: string, rotatedAt: string): Promise<void> {
+  async rotateProvision(relation: RelationRef, rotatedAt: string): Promise<void> {
     this.requests += 2;
     const consumer = this.nodes.get(relation.consumerNode);
     const names = [
@@ -165,9 +194,10 @@ export class MemoryMeshStore
     if (!consumer?.relations.has(relationKey(relation))) throw new RelationNotFoundError(...names);
     const provision = consumer.provisions.get(relationKey(relation));
     if (!provision) throw new ProvisionNotMintedError(...names);
-    const rotated = { ...provision, secret, mintedAt: rotatedAt };
-    consumer.provisions.set(relationKey(relation), rotated);
-    this.nodes.get(relation.providerNode)?.grants.set(grantKey(relation), rotated);
+    consumer.provisions.set(relationKey(relation), { ...provision, rotationAsked: true });
+    const grants = this.nodes.get(relation.providerNode)?.grants;
+    const grant = grants?.get(grantKey(relation));
+    if (grant) grants?.set(grantKey(relation), { ...grant, rotationAsked: true, mintedAt: rotatedAt });
     for (const node of new Set([relation.consumerNode, relation.providerNode])) this.#mark(node);
   }
 
@@ -202,6 +232,7 @@ export class MemoryMeshStore
       grants: [...state.grants.values()],
       sent: state.sent,
       mark: state.mark,
+      sealingKey: state.sealingKey,
     });
   }
 
@@ -212,16 +243,23 @@ export class MemoryMeshStore
     if (state.sent?.revision !== write.previousRevision) throw new MeshRaceError('revision', state.sent);
     for (const mint of write.mints) {
       const provider = this.nodes.get(mint.providerNode);
-      if (state.provisions.has(relationKey(mint)) || !provider || provider.grants.has(grantKey(mint))) {
-        throw new MeshRaceError('mint');
-      }
+      const stored = state.provisions.get(relationKey(mint));
+      const granted = provider?.grants.get(grantKey(mint));
+      const asRead = (item: Provision | undefined) =>
+        mint.replaces === undefined
+          ? item === undefined
+          : item !== undefined && item.generation === mint.replaces;
+      if (!provider || !asRead(stored) || !asRead(granted)) throw new MeshRaceError('mint');
     }
     if (write.mark !== undefined && state.mark !== write.mark) throw new MeshRaceError('mark');
     state.sent = { revision: write.revision, digest: write.digest, sentAt: write.sentAt };
     this.deliveries.set(write.node, write.canonical);
-    for (const mint of write.mints) {
-      state.provisions.set(relationKey(mint), mint);
-      this.nodes.get(mint.providerNode)?.grants.set(grantKey(mint), mint);
+    for (const { replaces: _, ...mint } of write.mints) {
+      // Each side keeps its own copy only, as the two items in the table do.
+      state.provisions.set(relationKey(mint), { ...mint, sealed: { consumer: mint.sealed.consumer } });
+      this.nodes
+        .get(mint.providerNode)
+        ?.grants.set(grantKey(mint), { ...mint, sealed: { provider: mint.sealed.provider } });
     }
     for (const provider of new Set(write.mints.map((m) => m.providerNode))) {
       if (provider !== write.node) this.#mark(provider);

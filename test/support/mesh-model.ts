@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { localActor } from '../../lib/core/audit/record.ts';
-import { compose, isBehind } from '../../lib/core/mesh/declaration.ts';
+import { compose, isBehind, keyedProvidersOf, type MintDetails } from '../../lib/core/mesh/declaration.ts';
 import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/core/mesh/errors.ts';
-import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
+import type { NodeSnapshot, SealingKey } from '../../lib/core/mesh/model.ts';
 import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import type { MemoryMeshStore } from './memory-mesh-store.ts';
@@ -28,6 +28,7 @@ export type ModelWorld = {
   readonly moduleVersions: ModuleVersions;
   push(request: PushRequest): Promise<PushOutcome>;
   readNode(node: string): Promise<NodeSnapshot | undefined>;
+  readSealingKeys(nodes: readonly string[]): Promise<ReadonlyMap<string, SealingKey>>;
 };
 
 /**
@@ -50,6 +51,7 @@ export function memoryModelWorld(
     moduleVersions: store,
     push,
     readNode: (node) => store.readNode(node),
+    readSealingKeys: (nodes) => store.readSealingKeys(nodes),
   };
 }
 
@@ -337,13 +339,22 @@ const pickHistory = (snapshot: NodeSnapshot | undefined) => ({
   sent: snapshot?.sent,
 });
 
+const scratchMint: MintDetails = {
+  secret: () => 'scratch',
+  now: () => 'scratch',
+  generation: () => 'scratch',
+  seal: async () => 'scratch',
+};
+
 /** The nodes whose declaration, composed now, differs from what they were last sent; marks ignored. */
 export async function behindFromScratch(world: ModelWorld, nodes: readonly string[]): Promise<string[]> {
   const behind: string[] = [];
   for (const node of nodes) {
     const snapshot = await world.readNode(node);
     if (!snapshot) continue;
-    const composed = compose(snapshot, { secret: () => 'scratch', now: () => 'scratch' });
+    const providers = keyedProvidersOf(snapshot);
+    const keys = providers.length > 0 ? await world.readSealingKeys(providers) : new Map();
+    const composed = await compose(snapshot, keys, scratchMint);
     if (isBehind(snapshot, composed)) behind.push(node);
   }
   return behind.sort();

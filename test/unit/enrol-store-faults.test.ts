@@ -49,6 +49,7 @@ const spend = {
   tokenId: 'AAAAAAAAAAAA',
   presenter: 'p',
   thumbprint: 't',
+  sealingKey: { kty: 'OKP', crv: 'X25519', x: 'x' },
   enrolledAt: 'now',
   by: localActor(),
 };

@@ -12,6 +12,7 @@ import {
   operations,
   runSequence,
 } from '../support/mesh-model.ts';
+import { unsealedMint } from '../support/sealing.ts';
 
 /**
  * Drives the flow's own steps the way push.asl.json sequences them (Begin, then FindBehind and
@@ -31,7 +32,7 @@ async function push(pusher: Pusher, request: PushRequest): Promise<PushOutcome> 
 
 function memoryWorld(): ModelWorld {
   const store = new MemoryMeshStore();
-  const pusher = new Pusher({ store });
+  const pusher = new Pusher({ store, mint: unsealedMint });
   return memoryModelWorld(store, (request) => push(pusher, request));
 }
 

@@ -49,7 +49,7 @@ describe('push, through the real ASL: one push leaves the mesh consistent', () =
       module: 'rabbit',
       kind: 'amqp',
     });
-    expect(consumer?.provisions[0]?.secret).toBe(provider?.grants[0]?.secret);
+    expect(consumer?.provisions[0]?.fingerprint).toBe(provider?.grants[0]?.fingerprint);
   });
 
   it('a same-node consumer gets its provision and the grant in one declaration', async () => {

@@ -41,9 +41,15 @@ describe('runPushSteps, the in-process sequence of the flow’s steps', () => {
       const inProcess = await chain();
       const throughAsl = await chain();
 
-      const steps = await runPushSteps(pushTaskFunctions(new Pusher({ store: inProcess.store })), request);
+      // Sealed in the same turn, so the two runs interleave their sends alike: sealing on
+      // WebCrypto's threads would let a round's sends finish in either order.
+      const mint = { seal: async () => 'sealed' };
+      const steps = await runPushSteps(
+        pushTaskFunctions(new Pusher({ store: inProcess.store, mint })),
+        request,
+      );
       const asl = await new LocalPushFlow({
-        tasks: pushTaskFunctions(new Pusher({ store: throughAsl.store })),
+        tasks: pushTaskFunctions(new Pusher({ store: throughAsl.store, mint })),
       }).push(request);
 
       expect(steps).toEqual(asl);

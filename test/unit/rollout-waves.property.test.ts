@@ -15,6 +15,7 @@ import {
   runSequence,
   type Step,
 } from '../support/mesh-model.ts';
+import { unsealedMint } from '../support/sealing.ts';
 
 /**
  * Waves never split a relation (docs/decisions/rollouts-in-waves.md): random meshes, brought
@@ -59,7 +60,7 @@ function splitRelations(store: MemoryMeshStore): string[] {
           g.module === p.provider.module &&
           g.consumer.node === node &&
           g.consumer.module === p.module &&
-          g.secret === p.secret,
+          g.fingerprint === p.fingerprint,
       );
       if (!matched) split.push(`${node}/${p.module} -> ${p.provider.node}/${p.provider.module}`);
     }
@@ -90,7 +91,7 @@ describe('waves never split a relation (property)', () => {
                 : { node, revision: 0, digest: '', etag: '', sentAt: '', declaration: JSON.parse(canonical) };
             },
           };
-          const pusher = new Pusher({ store, lastSent });
+          const pusher = new Pusher({ store, lastSent, mint: unsealedMint });
           await runSequence(world(store, pusher), [...built, consistent, ...changes], emptyCoverage(), '');
           const before = splitRelations(store);
           const nodes = [...store.nodes.keys()];

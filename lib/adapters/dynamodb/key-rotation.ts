@@ -52,6 +52,7 @@ export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore 
       ':toThumbprint': change.to.thumbprint,
       ':toPresenter': change.to.presenter,
       ':rotatedAt': change.rotatedAt,
+      ':toSealingKey': { kty: 'OKP', crv: 'X25519', x: change.to.sealingKey.x },
     };
     // The host's own act, proven by the key it replaces: that key is the principal.
     const entry = nodeEntry(
@@ -70,7 +71,7 @@ export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore 
             TableName: this.tableName,
             Key: enrolmentItemKey(change.node),
             UpdateExpression:
-              'SET thumbprint = :toThumbprint, presenter = :toPresenter, rotatedAt = :rotatedAt',
+              'SET thumbprint = :toThumbprint, presenter = :toPresenter, sealingKey = :toSealingKey, rotatedAt = :rotatedAt',
             ConditionExpression: enrolledWithOldKey,
             ExpressionAttributeValues: values,
           },

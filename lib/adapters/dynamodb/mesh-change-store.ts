@@ -243,12 +243,7 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
     throw new MeshRaceError('model');
   }
 
-  async rotateProvision(
-    relation: RelationRef,
-    secret: string,
-    rotatedAt: string,
-    entry: AuditEntry,
-  ): Promise<void> {
+  async rotateProvision(relation: RelationRef, rotatedAt: string, entry: AuditEntry): Promise<void> {
     const consumer = `${relation.consumerNode}/${relation.consumerModule}`;
     const provider = `${relation.providerNode}/${relation.providerModule}`;
     const relationKey = relationKeyOf(relation.consumerNode, relation);
@@ -268,9 +263,9 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
       Update: {
         TableName: this.tableName,
         Key: key,
-        UpdateExpression: 'SET secret = :secret, rotatedAt = :rotatedAt',
+        UpdateExpression: 'SET rotationAsked = :asked, rotatedAt = :rotatedAt',
         ConditionExpression: provisionMinted,
-        ExpressionAttributeValues: { ':secret': secret, ':rotatedAt': rotatedAt },
+        ExpressionAttributeValues: { ':asked': true, ':rotatedAt': rotatedAt },
       },
     });
     const nodes = [...new Set([relation.consumerNode, relation.providerNode])];

@@ -5,11 +5,23 @@ import type {
   NodeSnapshot,
   Provision,
   Relation,
+  SealingKey,
   Sent,
 } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Delivery } from '../../core/ports.ts';
 import { nodeItemKey, nodePartition } from './keys.ts';
+import { provisionFrom, sealingKeyFrom } from './provision-items.ts';
+
+export {
+  grantItem,
+  grantKeyOf,
+  provisionFrom,
+  provisionItem,
+  provisionKeyOf,
+  sealingKeyFrom,
+} from './provision-items.ts';
+
 import type { Item, TransactItem } from './requests.ts';
 
 /**
@@ -24,8 +36,8 @@ import type { Item, TransactItem } from './requests.ts';
  * | `module#<m>`     | `carrier#<n>`                 | the same assignment, in the module's partition: node, version? (the assignment's) | — |
  * | `node#<n>`       | `consumes#<cm>#<pn>#<pm>`     | relation: consumerModule, providerNode, providerModule, kind | — |
  * | `node#<p>`       | `consumedby#<pm>#<cn>#<cm>`   | the same relation on the provider's side: consumerNode, consumerModule, providerModule | — |
- * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it) | — |
- * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create) | — |
+ * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it): generation, fingerprint, sealedForConsumer, sealedToConsumer/sealedToProvider (key ids), rotationAsked? | — |
+ * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create): the same, with sealedForProvider | — |
  * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of), or `parts` (N) when it is kept in parts (declaration-parts.ts) | — |
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
  *
@@ -58,14 +70,6 @@ export const relationKeyOf = (node: string, r: Omit<Relation, 'kind'>) => ({
 export const consumedByKey = (r: RelationRef) => ({
   pk: nodePartition(r.providerNode),
   sk: `consumedby#${r.providerModule}#${r.consumerNode}#${r.consumerModule}`,
-});
-export const provisionKeyOf = (p: RelationRef) => ({
-  pk: nodePartition(p.consumerNode),
-  sk: `provision#${p.consumerModule}#${p.providerNode}#${p.providerModule}`,
-});
-export const grantKeyOf = (p: RelationRef) => ({
-  pk: nodePartition(p.providerNode),
-  sk: `grant#${p.providerModule}#${p.consumerNode}#${p.consumerModule}`,
 });
 export const modulePartition = (module: string) => `module#${module}`;
 export const moduleKey = (module: string) => ({ pk: modulePartition(module), sk: 'module' });
@@ -123,21 +127,6 @@ export const consumedByItem = (r: RelationRef): Item => ({
   consumerModule: r.consumerModule,
   providerModule: r.providerModule,
 });
-
-const provisionAttributes = (p: Provision): Provision => ({
-  consumerNode: p.consumerNode,
-  consumerModule: p.consumerModule,
-  providerNode: p.providerNode,
-  providerModule: p.providerModule,
-  kind: p.kind,
-  resource: p.resource,
-  user: p.user,
-  secret: p.secret,
-  mintedAt: p.mintedAt,
-});
-
-export const provisionItem = (p: Provision): Item => ({ ...provisionKeyOf(p), ...provisionAttributes(p) });
-export const grantItem = (p: Provision): Item => ({ ...grantKeyOf(p), ...provisionAttributes(p) });
 
 /** The mark is still the one a read saw; and there was none when it saw none. */
 export const markIsAsSeen = 'marks = :seen';
@@ -208,8 +197,6 @@ export const relationFrom = (item: Item): Relation => ({
   kind: text(item, 'kind'),
 });
 
-export const provisionFrom = (item: Item): Provision => provisionAttributes(item as Provision);
-
 /** The head of a send: the declaration itself, or with `parts` how many parts hold it (declaration-parts.ts). */
 export const deliveryItem = (
   delivery: Sent & { readonly node: string; readonly canonical: string },
@@ -264,6 +251,7 @@ export function snapshotFrom(node: string, items: readonly Item[]): NodeSnapshot
     grants: [] as Provision[],
     sent: undefined as Sent | undefined,
     mark: undefined as number | undefined,
+    sealingKey: undefined as SealingKey | undefined,
   };
   for (const item of items) {
     const sk = String(item.sk);
@@ -274,6 +262,7 @@ export function snapshotFrom(node: string, items: readonly Item[]): NodeSnapshot
     else if (sk.startsWith('grant#')) snapshot.grants.push(provisionFrom(item));
     else if (sk === 'delivery') snapshot.sent = sentFrom(item);
     else if (sk === 'mark') snapshot.mark = Number(item.marks ?? 0);
+    else if (sk === 'enrolment') snapshot.sealingKey = sealingKeyFrom(item);
   }
   return snapshot;
 }

@@ -10,7 +10,7 @@ import { conditionFailed, queryAll, TableStore } from './requests.ts';
  *
  * | pk            | sk                 | what it holds |
  * |---------------|--------------------|---------------|
- * | `node#<name>` | `key#<thumbprint>` | one presenter's public keys: `signingKey` (Ed25519 JWK, the host's proof key), `sealingKey` (X25519 JWK, enrolled for secrets to be sealed to the node; none are yet), `thumbprint`, `presenter`, `storedAt`, `tokenId` (the token they were presented with) |
+ * | `node#<name>` | `key#<thumbprint>` | one presenter's public keys: `signingKey` (Ed25519 JWK, the host's proof key), `sealingKey` (X25519 JWK, which provisions are sealed to once its enrolment completes; the inventory's `enrolment` item keeps a copy for the mint), `thumbprint`, `presenter`, `storedAt`, `tokenId` (the token they were presented with) |
  *
  * A key item is written (overwritten) by the claimant before the spend; it is a credential only
  * while the inventory's enrolment item (written by the spend) names its thumbprint. After the

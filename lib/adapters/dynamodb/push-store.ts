@@ -1,8 +1,9 @@
+import type { Minted } from '../../core/mesh/declaration.ts';
 import { MeshRaceError } from '../../core/mesh/errors.ts';
-import type { NodeSnapshot, Provision } from '../../core/mesh/model.ts';
+import type { NodeSnapshot, Provision, SealingKey } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
 import { inlineBytes, removeParts, removePartsBefore, splitParts, writeParts } from './declaration-parts.ts';
-import { nodePartition } from './keys.ts';
+import { enrolmentItemKey, nodePartition } from './keys.ts';
 import {
   allNodesIndex,
   deliveryItem,
@@ -11,9 +12,11 @@ import {
   markedPartition,
   markUpdates,
   provisionItem,
+  sealingKeyFrom,
   snapshotFrom,
 } from './mesh-items.ts';
 import {
+  getItems,
   type Item,
   itemAbsent,
   queryAll,
@@ -28,6 +31,9 @@ const neverSent = itemAbsent;
 const revisionIsNext = 'revision = :previous';
 const provisionUnminted = itemAbsent;
 const grantUnissued = itemAbsent;
+/** A mint again (a key changed, a rotation asked) replaces only the generation it was composed from. */
+const generationAsRead = 'generation = :generation';
+const keptFromBeforeSealing = 'attribute_not_exists(generation)';
 
 /** The send's own items besides its mints: the delivery and the two that clear the node's mark. */
 const sendOwnItems = 3;
@@ -40,6 +46,17 @@ const store = 'the inventory table';
 export class DynamoDBPushStore extends TableStore implements PushStore {
   async readNode(node: string): Promise<NodeSnapshot | undefined> {
     return snapshotFrom(node, await this.#partition(node));
+  }
+
+  /** The `enrolment` items of these nodes (token-store.ts), strongly read, 100 keys a request. */
+  async readSealingKeys(nodes: readonly string[]): Promise<ReadonlyMap<string, SealingKey>> {
+    const keys = new Map<string, SealingKey>();
+    const items = await getItems(this.client, store, this.tableName, nodes.map(enrolmentItemKey));
+    for (const item of items.values()) {
+      const key = sealingKeyFrom(item);
+      if (key) keys.set(String(item.node), key);
+    }
+    return keys;
   }
 
   /**
@@ -115,18 +132,13 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
   }
 
   /** Each mint's provision and grant, then a mark on each provider node other than `node`. */
-  #mintItems(node: string, mints: readonly Provision[]): TransactItem[] {
+  #mintItems(node: string, mints: readonly Minted[]): TransactItem[] {
     const items: TransactItem[] = [];
     for (const mint of mints) {
+      const condition = mintCondition(mint);
       items.push(
-        {
-          Put: {
-            TableName: this.tableName,
-            Item: provisionItem(mint),
-            ConditionExpression: provisionUnminted,
-          },
-        },
-        { Put: { TableName: this.tableName, Item: grantItem(mint), ConditionExpression: grantUnissued } },
+        { Put: { TableName: this.tableName, Item: provisionItem(mint), ...condition.provision } },
+        { Put: { TableName: this.tableName, Item: grantItem(mint), ...condition.grant } },
       );
     }
     for (const provider of providersOf(node, mints))
@@ -179,6 +191,22 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
 }
 
 const ignore = () => undefined;
+
+function mintCondition(mint: Minted) {
+  if (mint.replaces === undefined)
+    return {
+      provision: { ConditionExpression: provisionUnminted },
+      grant: { ConditionExpression: grantUnissued },
+    };
+  const again =
+    mint.replaces === ''
+      ? { ConditionExpression: keptFromBeforeSealing }
+      : {
+          ConditionExpression: generationAsRead,
+          ExpressionAttributeValues: { ':generation': mint.replaces },
+        };
+  return { provision: again, grant: again };
+}
 
 const providersOf = (node: string, mints: readonly Provision[]) =>
   new Set(mints.map((mint) => mint.providerNode).filter((provider) => provider !== node));

@@ -25,7 +25,7 @@ import {
  * | pk            | sk          | attributes |
  * |---------------|-------------|------------|
  * | `node#<name>` | `token`     | node, tokenId, secretHash (SHA-256 of the secret, never the secret), issuedAt, validUntilMs, replaced (list of {tokenId, secretHash}, newest first), claimedBy, claimedAt, leaseUntilMs, spentBy, spentAt, thumbprint, revokedAt |
- * | `node#<name>` | `enrolment` | node, enrolledAt, thumbprint (the node's signing key), presenter, tokenId: written only by the spend |
+ * | `node#<name>` | `enrolment` | node, enrolledAt, thumbprint (the node's signing key), sealingKey (its public X25519 JWK, which provisions are sealed to), presenter, tokenId: written by the spend, moved by a key rotation |
  *
  * The spend also puts the identity table's `enrolled` item (keys.ts: node, thumbprint,
  * enrolledAt), in the same transaction, so the host routes can verify from that table alone.
@@ -182,6 +182,7 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
               node: request.node,
               enrolledAt: request.enrolledAt,
               thumbprint: request.thumbprint,
+              sealingKey: { kty: 'OKP', crv: 'X25519', x: request.sealingKey.x },
               presenter: request.presenter,
               tokenId: request.tokenId,
             },

@@ -1,6 +1,8 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import { envelope } from '../../core/control/messages.ts';
+import type { ControlSender } from '../../core/control/ports.ts';
 import { enrol } from '../../core/enrolment/enrol.ts';
 import { publicKeys } from '../../core/enrolment/keys.ts';
 import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from '../../core/enrolment/ports.ts';
@@ -14,18 +16,23 @@ import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
+import { queueOne } from './control.ts';
 
 /** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */
 type Optional = { readonly log?: Log; readonly now?: Clock };
 export type EnrolRouteDeps = {
   readonly tokens: TokenStore;
   readonly nodeKeys: NodeKeyStore;
+  /** Where the completed enrolment is told, so the node's relations are minted to its key. */
+  readonly sender: ControlSender;
   readonly signalChannel?: SignalChannels;
   readonly leaseSeconds?: number;
 } & Optional;
 export type TokenDeps = { readonly tokens: TokenStore } & Optional;
 export type DisenrolDeps = {
   readonly hostIdentities: HostIdentityRevocation;
+  /** Where the disenrolment is told, so the node's provisions are withdrawn from both sides. */
+  readonly sender: ControlSender;
   readonly signals: RevocationSignal;
 } & Optional;
 type Handler = (event: APIGatewayProxyEvent) => Promise<APIGatewayProxyResult>;
@@ -65,6 +72,8 @@ export const enrolHandler = (deps: EnrolRouteDeps) =>
         ...(deps.leaseSeconds !== undefined ? { leaseSeconds: deps.leaseSeconds } : {}),
       },
     );
+    // Told before the answer: a host that is not answered asks again, and is told again.
+    await keysChanged(deps.sender, enrolled.node);
     const answer: EnrolAnswer = {
       node: enrolled.node,
       thumbprint: enrolled.thumbprint,
@@ -73,6 +82,14 @@ export const enrolHandler = (deps: EnrolRouteDeps) =>
     };
     return json(200, answer);
   });
+
+/**
+ * Puts `enrolled:<node>` on the control queue: the consumer mints the node's relations to its
+ * keys, or withdraws them while it has none, and pushes (docs/decisions/sealed-secrets.md).
+ */
+export async function keysChanged(sender: ControlSender, node: string): Promise<void> {
+  await queueOne(sender, { message: envelope('enrolled', { node }) });
+}
 
 /** `POST /nodes/{node}/token` (operator): issues the node's one live token; answers it once. */
 export const tokenIssueHandler = (deps: TokenDeps) =>
@@ -97,5 +114,6 @@ export const nodeDisenrolHandler = (deps: DisenrolDeps) =>
     const { node } = validate(nodePath, event.pathParameters ?? {}, 'path');
     const disenrolled = await deps.hostIdentities.disenrol(node, actorOf(event));
     await deps.signals.revoked(node);
+    if (disenrolled.wasEnrolled) await keysChanged(deps.sender, node);
     return json(200, disenrolled);
   });

@@ -1,9 +1,11 @@
+import type { ControlSender } from '../../core/control/ports.ts';
 import type { KeyRotationStore, NodeKeyStore } from '../../core/enrolment/ports.ts';
 import { rotateNodeKeys, rotationBody } from '../../core/enrolment/rotation.ts';
 import { actorOf } from '../caller.ts';
 import { authenticatedHost } from '../host-auth.ts';
 import { json, parseBody } from '../http.ts';
 import { enrolmentProblem } from '../problems/enrolment.ts';
+import { keysChanged } from './enrolment.ts';
 import { type Proven, provenRoute } from './host.ts';
 
 /** What `POST /hosts/{node}/keys` answers: the node's key now, and the one it replaced. */
@@ -19,7 +21,12 @@ export type RotationAnswer = {
  * proof) and by the new one (the body's possession proof). See lib/core/enrolment/rotation.ts.
  */
 export const hostKeysHandler = (
-  deps: { readonly nodeKeys: NodeKeyStore; readonly keyRotation: KeyRotationStore } & Proven,
+  deps: {
+    readonly nodeKeys: NodeKeyStore;
+    readonly keyRotation: KeyRotationStore;
+    /** Where the rotation is told, so the node's relations are minted again to its new key. */
+    readonly sender: ControlSender;
+  } & Proven,
 ) =>
   provenRoute(deps, 'proof-id', enrolmentProblem).handler(async function rotateKeys(event) {
     const host = authenticatedHost(event);
@@ -34,6 +41,7 @@ export const hostKeysHandler = (
       },
       { keys: deps.nodeKeys, rotation: deps.keyRotation, ...(deps.now ? { now: deps.now } : {}) },
     );
+    await keysChanged(deps.sender, rotated.node);
     const answer: RotationAnswer = {
       node: rotated.node,
       thumbprint: rotated.thumbprint,

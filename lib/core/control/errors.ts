@@ -111,8 +111,12 @@ export class RetractionContentionError extends ControlError {
 /** The push after an upgrade failed or timed out; logged, never a reason to hold the upgrade. */
 export class PushFailedError extends ControlError {
   override name = 'PushFailedError';
-  constructor(module: string, options: { cause?: unknown } = {}) {
-    super(`push after upgrading ${module} failed: ${describeCause(options.cause)}`, options);
+  /** `what` is what asked the push: an upgrade's module, or `enrolment of NODE`. */
+  constructor(what: string, options: { cause?: unknown } = {}) {
+    super(
+      `push after ${what.startsWith('enrolment of ') ? what : `upgrading ${what}`} failed: ${describeCause(options.cause)}`,
+      options,
+    );
   }
 }
 

@@ -77,4 +77,9 @@ export const consumerLines = {
     readonly carriers: readonly string[];
     readonly reason: string;
   }>('control.upgrade-push-failed', 'warn', ({ reason }) => reason),
+  enrolledPushFailed: codedLine<{ readonly node: string; readonly reason: string }>(
+    'control.enrolled-push-failed',
+    'warn',
+    ({ reason }) => reason,
+  ),
 } as const;

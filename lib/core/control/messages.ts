@@ -56,16 +56,24 @@ const upgradeBody = z.strictObject({
 
 const catchUpBody = z.strictObject({});
 
+/**
+ * A node's enrolled keys changed (an enrolment completed, its keys rotated, it was disenrolled):
+ * its relations are minted again to its keys, or withdrawn while it has none, and pushed.
+ */
+const enrolledBody = z.strictObject({ node: nodeName });
+
 export type ReportBody = z.infer<typeof reportBody>;
 export type BuildBody = z.infer<typeof buildBody>;
 export type UpgradeBody = z.infer<typeof upgradeBody>;
 export type CatchUpBody = z.infer<typeof catchUpBody>;
+export type EnrolledBody = z.infer<typeof enrolledBody>;
 
 const subjectOf = {
   report: (body: Pick<ReportBody, 'node'>) => `report:${body.node}`,
   build: (body: Pick<BuildBody, 'id'>) => `build:${body.id}`,
   upgrade: (body: Pick<UpgradeBody, 'module'>) => `upgrade:${body.module}`,
   'catch-up': (_body: CatchUpBody) => 'catch-up',
+  enrolled: (body: EnrolledBody) => `enrolled:${body.node}`,
 } as const;
 
 const envelopeOf = <Type extends string, Body extends z.ZodType>(type: Type, body: Body) =>
@@ -76,16 +84,18 @@ export const controlMessage = z.discriminatedUnion('type', [
   envelopeOf('build', buildBody),
   envelopeOf('upgrade', upgradeBody),
   envelopeOf('catch-up', catchUpBody),
+  envelopeOf('enrolled', enrolledBody),
 ]);
 
 export type ControlMessage = z.infer<typeof controlMessage>;
 export type MessageType = ControlMessage['type'];
-const messageTypes: readonly MessageType[] = ['report', 'build', 'upgrade', 'catch-up'];
+const messageTypes: readonly MessageType[] = ['report', 'build', 'upgrade', 'catch-up', 'enrolled'];
 
 export type ReportMessage = Extract<ControlMessage, { type: 'report' }>;
 export type BuildMessage = Extract<ControlMessage, { type: 'build' }>;
 export type UpgradeMessage = Extract<ControlMessage, { type: 'upgrade' }>;
 export type CatchUpMessage = Extract<ControlMessage, { type: 'catch-up' }>;
+export type EnrolledMessage = Extract<ControlMessage, { type: 'enrolled' }>;
 
 /** Wraps a body in its envelope with the subject it belongs under. */
 export function envelope<Type extends MessageType>(

@@ -137,3 +137,21 @@ export interface LetterReader {
 export interface DeadLetterCounter {
   depth(): Promise<DeadLetterDepth>;
 }
+
+/**
+ * What a change of one node's enrolled keys asks of the mesh (docs/decisions/sealed-secrets.md),
+ * before the push that delivers it. Undefined when the node does not exist.
+ */
+export interface SealingFollowUp {
+  /**
+   * Enrolled: marks the node and the consumers of its providers, so each relation with the node
+   * on one side is minted to its key at their next compose. Not enrolled: withdraws every
+   * provision and grant the node holds, both sides of each, and marks the other sides (their
+   * relations wait until it enrols again).
+   */
+  followKeys(
+    node: string,
+  ): Promise<
+    { readonly enrolled: boolean; readonly marked: readonly string[]; readonly withdrawn: number } | undefined
+  >;
+}

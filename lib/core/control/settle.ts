@@ -15,11 +15,12 @@ import {
   type BuildMessage,
   type CatchUpMessage,
   type ControlMessage,
+  type EnrolledMessage,
   envelope,
   type ReportMessage,
   type UpgradeMessage,
 } from './messages.ts';
-import type { BuildStore, ControlSender, ReportStore } from './ports.ts';
+import type { BuildStore, ControlSender, ReportStore, SealingFollowUp } from './ports.ts';
 
 export type SettleDeps = {
   readonly reports: ReportStore;
@@ -34,6 +35,8 @@ export type SettleDeps = {
   /** Where an upgrade in waves starts its rollout instead of pushing --behind (docs/decisions/rollouts-in-waves.md). */
   readonly rollouts?: Pick<Rollouts, 'start'>;
   readonly rolloutDriver?: RolloutDriver;
+  /** What a node's new (or revoked) keys ask of the mesh before the push that delivers it. */
+  readonly sealing?: SealingFollowUp;
 };
 
 /**
@@ -56,6 +59,8 @@ export async function settleMessage(
       return settleUpgrade(message, deps);
     case 'catch-up':
       return settleCatchUp(message, messageId, deps);
+    case 'enrolled':
+      return settleEnrolled(message, deps);
   }
 }
 
@@ -182,6 +187,41 @@ async function settleCatchUp(_message: CatchUpMessage, messageId: string, deps: 
       ? `: ${latest.map((build) => `${build.module} ${build.version} (${build.id})`).join(', ')}`
       : ''
   }`;
+}
+
+/**
+ * A node's keys changed: its relations and those of its providers' consumers are marked (minted
+ * again to its key, or withdrawn while it has none), then one push of the node delivers both
+ * sides of each, with no operator action. A push that fails or times out is logged: the nodes
+ * stay marked, and the next push flushes them.
+ */
+async function settleEnrolled(message: EnrolledMessage, deps: SettleDeps) {
+  const { node } = message.body;
+  if (!deps.sealing) throw new MessageRejectedError(`enrolment of ${node}: nothing here follows keys`);
+  let followed: Awaited<ReturnType<SealingFollowUp['followKeys']>>;
+  try {
+    followed = await deps.sealing.followKeys(node);
+  } catch (error) {
+    if (storeCouldNotTakeIt(error))
+      throw new StoreUnavailableError(`following ${node}'s keys`, { cause: error });
+    throw error;
+  }
+  if (!followed) return `enrolment of ${node}: the node is gone, nothing to mint`;
+  const did = followed.enrolled
+    ? `marked ${followed.marked.length} nodes to mint ${node}'s relations to its key`
+    : `withdrew ${followed.withdrawn} provisions of ${node}, which has no enrolment`;
+  try {
+    const outcome = await withTimeout(
+      deps.pushFlow.push({ node }, { requestedBy: `enrolment of ${node}` }),
+      deps.pushTimeoutMs,
+    );
+    const still = outcome.behind.length > 0 ? `; still behind: ${outcome.behind.join(', ')}` : '';
+    return `${did}; pushed ${node} and ${outcome.flushed.length} more in ${outcome.rounds} rounds${still}`;
+  } catch (error) {
+    const failed = new PushFailedError(`enrolment of ${node}`, { cause: error });
+    logLine(deps.log, say(consumerLines.enrolledPushFailed, { node, reason: failed.message }));
+    return `${did}; the push failed (${failed.message}): the nodes stay behind for the next push`;
+  }
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {

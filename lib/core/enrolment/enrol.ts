@@ -89,7 +89,15 @@ export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enr
   let enrolledAt = (spentEarlier ? token.spentAt : undefined) ?? now().toISOString();
   if (!spentEarlier) {
     try {
-      await deps.tokens.spend({ node, tokenId, presenter, thumbprint, enrolledAt, by: request.by });
+      await deps.tokens.spend({
+        node,
+        tokenId,
+        presenter,
+        thumbprint,
+        sealingKey: request.keys.sealing,
+        enrolledAt,
+        by: request.by,
+      });
     } catch (error) {
       if (!(error instanceof TokenConditionFailedError)) throw error;
       // The spend answered "no" yet this presenter is the spender: an earlier spend's answer was lost.

@@ -5,8 +5,8 @@ import * as z from 'zod';
 /**
  * The public keys a host presents to enrol:
  * - `signing`: Ed25519 (OKP), the node's identity; it signs every host request after enrolment
- * - `sealing`: X25519 (OKP), enrolled so that secrets meant for the node (provisions) can be
- *   sealed to it; nothing is sealed to it yet (provisions are stored and served in clear)
+ * - `sealing`: X25519 (OKP): every provision's secret is sealed to it at the mint
+ *   (docs/decisions/sealed-secrets.md)
  * Only the public members are accepted; a private member (`d`) is refused, never stored.
  */
 const okp = (crv: 'Ed25519' | 'X25519') =>

@@ -44,6 +44,8 @@ export type SpendRequest = {
   readonly tokenId: string;
   readonly presenter: string;
   readonly thumbprint: string;
+  /** The node's public X25519 key, which provisions are sealed to from this enrolment on. */
+  readonly sealingKey: JWK;
   readonly enrolledAt: string;
   /** Where the enrolment came from; the record names the enrolled key as its principal. */
   readonly by: Actor;
@@ -98,7 +100,7 @@ export type KeySwitch = {
   readonly node: string;
   readonly tokenId: string;
   readonly from: { readonly thumbprint: string; readonly presenter: string };
-  readonly to: { readonly thumbprint: string; readonly presenter: string };
+  readonly to: { readonly thumbprint: string; readonly presenter: string; readonly sealingKey: JWK };
   readonly rotatedAt: string;
   /** The host that asked: the record names its old key as the principal. */
   readonly by: Actor;

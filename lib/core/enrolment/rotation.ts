@@ -87,7 +87,7 @@ export async function rotateNodeKeys(request: RotationRequest, deps: RotationDep
         node: request.node,
         tokenId: enrolment.tokenId,
         from: { thumbprint: enrolment.thumbprint, presenter: enrolment.presenter },
-        to: { thumbprint, presenter },
+        to: { thumbprint, presenter, sealingKey: request.keys.sealing },
         rotatedAt,
         by: request.by,
       });

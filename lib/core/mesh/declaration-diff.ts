@@ -13,6 +13,7 @@ export type DeclarationChange = {
 type Entry = {
   readonly item: string;
   readonly shown: Record<string, string | null>;
+  /** The mint the secret came from: a new generation is a new secret, told without the secret. */
   readonly secret?: string;
 };
 
@@ -45,13 +46,13 @@ const moduleEntry = (m: Declaration['modules'][number]): Entry => ({
 const provisionEntry = (p: Declaration['provisions'][number]): Entry => ({
   item: `${p.module} -> ${p.provider.node}/${p.provider.module} (${p.provider.kind})`,
   shown: { resource: p.resource, user: p.user },
-  secret: p.secret,
+  secret: p.generation,
 });
 
 const grantEntry = (g: Declaration['grants'][number]): Entry => ({
   item: `${g.module} <- ${g.consumer.node}/${g.consumer.module} (${g.kind})`,
   shown: { resource: g.resource, user: g.user },
-  secret: g.secret,
+  secret: g.generation,
 });
 
 function entries<T>(items: readonly T[], entry: (item: T) => Entry): Map<string, Entry> {

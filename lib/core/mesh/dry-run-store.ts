@@ -1,5 +1,5 @@
 import { MeshRaceError } from './errors.ts';
-import { type NodeSnapshot, type Provision, relationKey, type Sent } from './model.ts';
+import { type NodeSnapshot, type Provision, relationKey, type SealingKey, type Sent } from './model.ts';
 import type { PushStore, SendWrite } from './store.ts';
 
 /** A send a dry run would have made: the node, its revision and the declaration's canonical JSON. */
@@ -35,10 +35,14 @@ export class DryRunPushStore implements PushStore {
     return {
       ...real,
       sent: overlay.sent ?? real.sent,
-      provisions: [...real.provisions, ...overlay.provisions],
-      grants: [...real.grants, ...overlay.grants],
+      provisions: laidOver(real.provisions, overlay.provisions, relationKey),
+      grants: laidOver(real.grants, overlay.grants, grantKey),
       mark: overlay.marked === undefined ? real.mark : overlay.marked ? (real.mark ?? 0) + 1 : undefined,
     };
+  }
+
+  readSealingKeys(nodes: readonly string[]): Promise<ReadonlyMap<string, SealingKey>> {
+    return this.#inner.readSealingKeys(nodes);
   }
 
   async send(write: SendWrite): Promise<void> {
@@ -48,10 +52,9 @@ export class DryRunPushStore implements PushStore {
     own.sent = { revision: write.revision, digest: write.digest, sentAt: write.sentAt };
     own.marked = false;
     for (const mint of write.mints) {
-      if (own.provisions.some((p) => relationKey(p) === relationKey(mint))) continue;
-      own.provisions.push(mint);
+      own.provisions = laidOver(own.provisions, [mint], relationKey);
       const provider = this.#of(mint.providerNode);
-      provider.grants.push(mint);
+      provider.grants = laidOver(provider.grants, [mint], grantKey);
       if (mint.providerNode !== write.node) provider.marked = true;
     }
     this.sends.push({ node: write.node, revision: write.revision, canonical: write.canonical });
@@ -82,4 +85,17 @@ export class DryRunPushStore implements PushStore {
     }
     return overlay;
   }
+}
+
+const grantKey = (p: Provision) => `${p.providerModule}<${p.consumerNode}/${p.consumerModule}`;
+
+/** What is read, with what the dry run minted (or minted again) in place of it. */
+function laidOver(
+  read: readonly Provision[],
+  minted: readonly Provision[],
+  key: (p: Provision) => string,
+): Provision[] {
+  const byKey = new Map(read.map((p) => [key(p), p]));
+  for (const p of minted) byKey.set(key(p), p);
+  return [...byKey.values()];
 }

@@ -28,8 +28,28 @@ export type Provision = {
   /** The resource and user the provider creates, named after the consumer so they never collide. */
   readonly resource: string;
   readonly user: string;
-  readonly secret: string;
   readonly mintedAt: string;
+  /** The mint it came from: a provision minted again (rotation, a new key) is a new generation. */
+  readonly generation: string;
+  /** A keyed hash prefix of the secret (lib/core/sealing): tells two secrets apart, opens nothing. */
+  readonly fingerprint: string;
+  /**
+   * The secret sealed to each side's enrolled key (docs/decisions/sealed-secrets.md). The consumer's
+   * item keeps the consumer's copy, the grant the provider's: a read sees its own side's copy only.
+   * The plaintext is held nowhere.
+   */
+  readonly sealed: { readonly consumer?: string; readonly provider?: string };
+  /** The ids of the sealing keys the copies were sealed to: a key that changed makes the provision stale. */
+  readonly sealedTo: { readonly consumer: string; readonly provider: string };
+  /** An operator asked for a new secret (`mesh rotate`): the consumer's next compose mints one. */
+  readonly rotationAsked?: boolean;
+};
+
+/** A node's enrolled sealing key, as its completed enrolment (or last key rotation) recorded it. */
+export type SealingKey = {
+  /** A short hash of the public key: what a minted provision names to say which key it was sealed to. */
+  readonly id: string;
+  readonly jwk: { readonly kty: string; readonly crv: string; readonly x: string };
 };
 
 export type Sent = {
@@ -60,6 +80,8 @@ export type NodeSnapshot = {
   readonly sent: Sent | undefined;
   /** The stale mark's counter when the node is marked possibly behind. */
   readonly mark: number | undefined;
+  /** The node's enrolled sealing key; undefined while no enrolment is complete (its relations wait). */
+  readonly sealingKey: SealingKey | undefined;
 };
 
 export const relationKey = (relation: Pick<Relation, 'consumerModule' | 'providerNode' | 'providerModule'>) =>

@@ -2,15 +2,21 @@ import { mapLimit } from '../map-limit.ts';
 import type { DeliveryReader } from '../ports.ts';
 import type { NodeSignal } from '../signal/channel.ts';
 import {
+  type Composed,
   compose,
   type Declaration,
   deliveryEtag,
+  type HeldGrant,
   isBehind,
+  keyedProvidersOf,
   type MintDetails,
+  newGeneration,
   newProvisionSecret,
+  sealWithHpke,
 } from './declaration.ts';
 import { DeclarationTooLargeError, MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
 import { meshLimits } from './limits.ts';
+import type { NodeSnapshot } from './model.ts';
 import type { PushStore } from './store.ts';
 
 /**
@@ -24,6 +30,8 @@ export type NodeSend = {
   readonly sent: boolean;
   readonly marked: readonly string[];
   readonly pairs: readonly string[];
+  /** Grants that kept the node from being sent: their consumers mint them again, and the node stays marked. */
+  readonly held?: readonly HeldGrant[];
 };
 
 const attempts = 5;
@@ -57,6 +65,8 @@ export class Pusher {
     this.#mint = {
       secret: options.mint?.secret ?? newProvisionSecret,
       now: options.mint?.now ?? (() => new Date().toISOString()),
+      generation: options.mint?.generation ?? newGeneration,
+      seal: options.mint?.seal ?? sealWithHpke,
     };
   }
 
@@ -70,10 +80,24 @@ export class Pusher {
     for (let attempt = 0; attempt < attempts; attempt += 1) {
       const snapshot = await this.#store.readNode(node);
       if (!snapshot) throw new NodeNotFoundError(node);
-      const composed = compose(snapshot, this.#mint);
+      const composed = await this.#compose(snapshot);
       if (!isBehind(snapshot, composed)) {
         if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
         return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [], pairs: [] };
+      }
+      if (composed.held.length > 0) {
+        // Its consumers mint the held grants again and mark it; a later round sends it whole.
+        const consumers = [...new Set(composed.held.map((grant) => grant.consumer.node))].filter(
+          (n) => n !== node,
+        );
+        return {
+          node,
+          revision: snapshot.sent?.revision ?? 0,
+          sent: false,
+          marked: [],
+          pairs: consumers,
+          held: composed.held,
+        };
       }
       const bytes = encoder.encode(composed.canonical).length;
       if (bytes > this.#maxDeclarationBytes)
@@ -114,9 +138,16 @@ export class Pusher {
   async behindOf(nodes: readonly string[]): Promise<string[]> {
     const checks = await mapLimit(nodes, 8, async (node) => {
       const snapshot = await this.#store.readNode(node);
-      return snapshot !== undefined && isBehind(snapshot, compose(snapshot, this.#mint));
+      return snapshot !== undefined && isBehind(snapshot, await this.#compose(snapshot));
     });
     return nodes.filter((_, index) => checks[index]);
+  }
+
+  /** Composes with the sealing keys of the providers the node consumes, read in one request. */
+  async #compose(snapshot: NodeSnapshot): Promise<Composed> {
+    const providers = keyedProvidersOf(snapshot);
+    const keys = providers.length > 0 ? await this.#store.readSealingKeys(providers) : new Map();
+    return compose(snapshot, keys, this.#mint);
   }
 
   /**

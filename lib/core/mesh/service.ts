@@ -1,5 +1,4 @@
 import { type Actor, nodeEntry } from '../audit/record.ts';
-import { newProvisionSecret } from './declaration.ts';
 import { ProviderKindConflictError, SelfConsumptionError } from './errors.ts';
 import type { Relation } from './model.ts';
 import {
@@ -21,18 +20,15 @@ export class MeshService {
   readonly #store: MeshChangeStore;
   readonly #removals: MeshRemovals;
   readonly #now: Clock;
-  readonly #secret: () => string;
 
   constructor(options: {
     readonly store: MeshChangeStore;
     readonly removals: MeshRemovals;
     readonly now?: Clock;
-    readonly secret?: () => string;
   }) {
     this.#store = options.store;
     this.#removals = options.removals;
     this.#now = options.now ?? isoNow;
-    this.#secret = options.secret ?? newProvisionSecret;
   }
 
   addNode(node: string, labels: Labels, by: Actor): Promise<void> {
@@ -108,12 +104,15 @@ export class MeshService {
     );
   }
 
-  /** Mints a new secret for a provision; both nodes are marked, so one push delivers both sides. */
+  /**
+   * Asks a new secret for a provision; both nodes are marked, so one push of the consumer mints
+   * it, sealed to both sides, and delivers both sides.
+   */
   rotate(consumer: NodeModule, provider: NodeModule, by: Actor): Promise<void> {
     const entry = nodeEntry(by, 'relation.rotate', consumer.node, {
       target: relationTarget(consumer, provider),
     });
-    return this.#store.rotateProvision(refOf(consumer, provider), this.#secret(), this.#now(), entry);
+    return this.#store.rotateProvision(refOf(consumer, provider), this.#now(), entry);
   }
 }
 

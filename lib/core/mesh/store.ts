@@ -1,5 +1,6 @@
 import type { AuditEntry } from '../audit/record.ts';
-import type { Assignment, NodeSnapshot, Provision, Relation } from './model.ts';
+import type { Minted } from './declaration.ts';
+import type { Assignment, NodeSnapshot, Relation, SealingKey } from './model.ts';
 import type { RelationRef, RemovalPlan } from './removal.ts';
 
 /**
@@ -36,10 +37,12 @@ export interface MeshChangeStore {
   consume(node: string, relation: Omit<Relation, 'kind'>, entry: AuditEntry): Promise<void>;
 
   /**
-   * Replaces the secret of a minted provision on both its sides, in one transaction, and marks
-   * both nodes: RelationNotFoundError, ProvisionNotMintedError.
+   * Asks a new secret for a minted provision: both its sides are marked as asked and both nodes
+   * marked behind, in one transaction, so the consumer's next compose mints it again (the
+   * control plane never holds a secret to replace it with): RelationNotFoundError,
+   * ProvisionNotMintedError.
    */
-  rotateProvision(relation: RelationRef, secret: string, rotatedAt: string, entry: AuditEntry): Promise<void>;
+  rotateProvision(relation: RelationRef, rotatedAt: string, entry: AuditEntry): Promise<void>;
 }
 
 /** A node's labels (docs/mesh-file.md): not in its declaration, so setting them marks nothing. */
@@ -65,6 +68,9 @@ export interface MeshRemovals {
 export interface PushStore {
   /** The node's partition, read whole; undefined when the node does not exist. */
   readNode(node: string): Promise<NodeSnapshot | undefined>;
+
+  /** The enrolled sealing keys of these nodes, strongly read; a node with no completed enrolment is absent. */
+  readSealingKeys(nodes: readonly string[]): Promise<ReadonlyMap<string, SealingKey>>;
 
   /**
    * Records a send: the delivery with the next revision (`revisionIsNext`), the provisions minted
@@ -101,7 +107,7 @@ export type SendWrite = {
   readonly digest: string;
   readonly canonical: string;
   readonly sentAt: string;
-  readonly mints: readonly Provision[];
+  readonly mints: readonly Minted[];
   /** The node's own mark as read; cleared with the send only if unchanged. */
   readonly mark: number | undefined;
   /** The parts the previous declaration was kept in (its Sent), which the store removes once this one is sent. */

@@ -112,3 +112,18 @@ const base64url = (bytes: ArrayBuffer): string => Buffer.from(bytes).toString('b
 
 const describe = (binding: SealBinding): string =>
   `the ${binding.side} ${binding.node} of ${binding.relation} (generation ${binding.generation})`;
+
+/**
+ * A node's enrolled sealing key with its id: a hash of the public key, which each minted
+ * provision records for both its sides, so a key that changed since (a rotation, a new
+ * enrolment) makes the provision stale and its consumer's next compose mints it again.
+ */
+export function sealingKeyOf(jwk: {
+  readonly x?: unknown;
+}): { id: string; jwk: { kty: 'OKP'; crv: 'X25519'; x: string } } | undefined {
+  if (typeof jwk.x !== 'string' || jwk.x.length === 0) return undefined;
+  return {
+    id: createHash('sha256').update(`X25519.${jwk.x}`).digest('base64url').slice(0, 16),
+    jwk: { kty: 'OKP', crv: 'X25519', x: jwk.x },
+  };
+}

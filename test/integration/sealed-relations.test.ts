@@ -1,0 +1,106 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
+import { envelope } from '../../lib/core/control/messages.ts';
+import { settleMessage } from '../../lib/core/control/settle.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
+import type { NodeKeys } from '../../lib/host/keys.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode, enrolNode } from '../support/enrolled-nodes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+let config: MeshConfig;
+let parts: Parts;
+
+beforeAll(async () => {
+  config = await provisionTestResources('sealed');
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+});
+
+const declarationOf = async (node: string) =>
+  (await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
+
+/** What the node's host would hand its hook: the declaration opened with its private sealing key. */
+async function openedBy(node: string, keys: NodeKeys) {
+  const privateKey = keys.sealing.privateKey;
+  const delivery = await parts.deliveries.readDelivery(node);
+  return new SealedDeclarationOpener(node, () => privateKey).open(JSON.stringify(delivery?.declaration));
+}
+
+const secretsOf = (opened: Awaited<ReturnType<typeof openedBy>>) => {
+  if (!opened.ok) throw new Error(opened.reason);
+  const declaration = JSON.parse(opened.body) as {
+    provisions: Array<{ secret: string }>;
+    grants: Array<{ secret: string }>;
+  };
+  return [...declaration.provisions, ...declaration.grants].map((entry) => entry.secret);
+};
+
+/** The control queue's consumer taking `enrolled:<node>`, as it would off the queue. */
+const enrolled = (node: string) => settleMessage(envelope('enrolled', { node }), `m-${node}`, parts.consumer);
+
+describe('a relation waits for both sides to enrol, then is minted and delivered with no push typed', () => {
+  it('is minted when the provider enrols, opens on both hosts, and is withdrawn from both when one disenrols', async () => {
+    const web = await addEnrolledNode(parts, 'web');
+    await parts.meshService.addNode('broker', {}, localActor());
+    await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
+    await parts.meshService.assign('web', 'app', null, localActor());
+    await parts.meshService.consume(
+      { node: 'web', module: 'app' },
+      { node: 'broker', module: 'mq' },
+      localActor(),
+    );
+    await parts.pushFlow.push({ node: 'web' });
+    expect((await declarationOf('web'))?.waiting).toEqual([
+      { module: 'app', provider: { node: 'broker', module: 'mq', kind: 'amqp' }, waitingFor: ['broker'] },
+    ]);
+
+    const broker = await enrolNode(parts, 'broker');
+    expect(await enrolled('broker')).toMatch(/marked 2 nodes .*; pushed broker and \d+ more/);
+
+    const [webSecret] = secretsOf(await openedBy('web', web));
+    const [brokerSecret] = secretsOf(await openedBy('broker', broker));
+    expect(webSecret).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(brokerSecret).toBe(webSecret);
+    expect((await declarationOf('web'))?.waiting).toEqual([]);
+    // the stored items and the deliveries hold the sealed copies and the fingerprint, never the secret
+    const stored = JSON.stringify([
+      await parts.pushStore.readNode('web'),
+      await parts.pushStore.readNode('broker'),
+      await declarationOf('web'),
+      await declarationOf('broker'),
+    ]);
+    expect(stored).not.toContain(webSecret);
+    expect(stored).toContain((await declarationOf('web'))?.provisions[0]?.fingerprint);
+
+    await parts.hostIdentities.disenrol('web', localActor());
+    expect(await enrolled('web')).toMatch(/withdrew 1 provisions of web/);
+    expect((await declarationOf('broker'))?.grants).toEqual([]);
+    expect((await declarationOf('web'))?.waiting).toEqual([
+      { module: 'app', provider: { node: 'broker', module: 'mq', kind: 'amqp' }, waitingFor: ['web'] },
+    ]);
+  });
+
+  it('a node enrolled again is sealed to its new key: the old key opens nothing minted after', async () => {
+    const oldKeys = await addEnrolledNode(parts, 'db');
+    const app = await addEnrolledNode(parts, 'api');
+    await parts.meshService.assign('db', 'pg', 'sql', localActor());
+    await parts.meshService.assign('api', 'svc', null, localActor());
+    await parts.meshService.consume(
+      { node: 'api', module: 'svc' },
+      { node: 'db', module: 'pg' },
+      localActor(),
+    );
+    await parts.pushFlow.push({ node: 'api' });
+    const [before] = secretsOf(await openedBy('db', oldKeys));
+
+    const newKeys = await enrolNode(parts, 'db');
+    await enrolled('db');
+
+    const [after] = secretsOf(await openedBy('db', newKeys));
+    expect(after).not.toBe(before);
+    expect(secretsOf(await openedBy('api', app))).toEqual([after]);
+    expect(await openedBy('db', oldKeys)).toMatchObject({ ok: false });
+  });
+});
