@@ -2,6 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { meshLimits } from '../lib/core/mesh/limits.ts';
+import type { SealingKey } from '../lib/core/mesh/model.ts';
+import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
 import { seedConsumers, seedingClient } from '../test/support/large-provider.ts';
 import { addAndEnrol, type Bed, eventually, expectOk, inBed } from './support/bed.ts';
 
@@ -33,6 +35,12 @@ async function appliedRevision(bed: Bed, node: string, revision: number) {
  * push (docs/decisions/one-push-leaves-the-mesh-consistent.md) and its host applies 10,000
  * grants. A consumer past the limit is refused, naming it.
  */
+/** The sealing key `mesh-host enrol` kept for the node, whose public half its enrolment recorded. */
+function enrolledSealingKey(bed: Bed, node: string): SealingKey {
+  const jwk = JSON.parse(readFileSync(join(bed.hostDir(node), 'sealing.jwk'), 'utf8')) as { x?: string };
+  return sealingKeyOf(jwk) as SealingKey;
+}
+
 it(
   'a provider with 10,000 consumers is sent in parts, applied by its host, and flushed by one push of a new consumer',
   () =>
@@ -50,7 +58,7 @@ it(
         bed.tableName('inventory'),
         { node: 'broker', module: 'rabbitmq', kind: 'amqp' },
         seeded,
-        { consumerSide: false },
+        { consumerSide: false, providerKey: enrolledSealingKey(bed, 'broker') },
       );
       store.destroy();
       bed.startHost('broker');

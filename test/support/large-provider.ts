@@ -81,6 +81,7 @@ export async function seedConsumers(
         mintedAt: createdAt,
       },
       { consumer: testSealing.key, provider: options.providerKey ?? testSealing.key },
+      options.consumerSide === false ? 'provider' : 'both',
     );
     items.push(consumedByItem(provision), grantItem(provision));
     if (options.consumerSide === false) continue;

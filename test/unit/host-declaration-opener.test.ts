@@ -82,6 +82,7 @@ describe('the host opens its sealed secrets before the hook sees the declaration
       resource: 'web1-nginx',
       user: 'web1-nginx',
       fingerprint: 'hmac-sha256:aaaaaaaaaaaa',
+      generation: 'g1',
       secret: 'consumer-secret',
     });
     expect(body.grants[0]).toMatchObject({

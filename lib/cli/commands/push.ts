@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { answeredStatus } from '../../core/error-table.ts';
+import type { Declaration } from '../../core/mesh/declaration.ts';
 import type { DeclarationChange } from '../../core/mesh/declaration-diff.ts';
 import { pushFailures } from '../../core/mesh/errors.ts';
 import type { PlannedSend, PushPlan } from '../../core/mesh/plan.ts';
@@ -92,7 +93,12 @@ export function registerPushCommand(program: Command): void {
         output.say(cliLines.pushing, { what });
         const answer = await api.send('POST', '/push', { ...request, wait: options.wait });
         if (answer.status >= 400) throw problemError(answer);
-        if (answer.status === 200) return finished(output, answer.body as PushOutcome);
+        // A named node's relations that wait for an enrolment are said with what was sent.
+        const finish = async (said: Output, outcome: PushOutcome) => {
+          const waiting = n ? await waitingOf(api, n) : [];
+          return finished(said, { ...outcome, ...(waiting.length > 0 ? { waiting } : {}) });
+        };
+        if (answer.status === 200) return finish(output, answer.body as PushOutcome);
         const { push } = answer.body as { push: string };
         if (!options.wait) {
           output.result({ push, state: 'running' });
@@ -100,15 +106,31 @@ export function registerPushCommand(program: Command): void {
           return ExitCode.ok;
         }
         output.say(cliLines.following, { push });
-        return followPush(api, output, push);
+        return followPush(api, output, push, 1000, finish);
       }),
     );
 }
 
-export function finished(output: Output, outcome: PushOutcome): ExitCode {
+export function finished(
+  output: Output,
+  outcome: PushOutcome & { readonly waiting?: readonly Waiting[] },
+): ExitCode {
   output.result(outcome);
   printOutcome(output, outcome);
+  for (const w of outcome.waiting ?? [])
+    output.line(
+      `waiting: ${w.module} -> ${w.provider.node}/${w.provider.module} is not minted until ${w.waitingFor.join(' and ')} ${w.waitingFor.length > 1 ? 'enrol' : 'enrols'}; that enrolment delivers both sides`,
+    );
   return outcome.behind.length > 0 ? ExitCode.stillBehind : ExitCode.ok;
+}
+
+type Waiting = Declaration['waiting'][number];
+
+/** The node's relations that wait for an enrolment, as its last declaration names them. */
+async function waitingOf(api: ApiClient, node: string): Promise<readonly Waiting[]> {
+  const answer = await api.send('GET', `/nodes/${node}/declaration`);
+  if (answer.status !== 200) return [];
+  return (answer.body as { declaration?: Partial<Declaration> }).declaration?.waiting ?? [];
 }
 
 /**
@@ -121,7 +143,7 @@ export async function followPush(
   output: Output,
   id: string,
   pollMs = 1000,
-  finish: (output: Output, outcome: PushOutcome) => ExitCode = finished,
+  finish: (output: Output, outcome: PushOutcome) => ExitCode | Promise<ExitCode> = finished,
 ): Promise<ExitCode> {
   let shown = '';
   for (;;) {

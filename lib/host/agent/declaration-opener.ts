@@ -33,7 +33,7 @@ export class SealedDeclarationOpener implements DeclarationOpener {
       const opened = {
         ...parsed.data,
         provisions: await Promise.all(
-          provisions.map(async ({ sealed, generation, ...provision }) =>
+          provisions.map(async ({ sealed, ...provision }) =>
             sealed === undefined
               ? provision
               : {
@@ -41,7 +41,7 @@ export class SealedDeclarationOpener implements DeclarationOpener {
                   secret: await openSealed(sealed, key, {
                     node,
                     side: 'consumer',
-                    generation: generation ?? '',
+                    generation: provision.generation ?? '',
                     relation: relationOf({
                       consumerNode: node,
                       consumerModule: provision.module,
@@ -53,7 +53,7 @@ export class SealedDeclarationOpener implements DeclarationOpener {
           ),
         ),
         grants: await Promise.all(
-          grants.map(async ({ sealed, generation, ...grant }) =>
+          grants.map(async ({ sealed, ...grant }) =>
             sealed === undefined
               ? grant
               : {
@@ -61,7 +61,7 @@ export class SealedDeclarationOpener implements DeclarationOpener {
                   secret: await openSealed(sealed, key, {
                     node,
                     side: 'provider',
-                    generation: generation ?? '',
+                    generation: grant.generation ?? '',
                     relation: relationOf({
                       consumerNode: grant.consumer.node,
                       consumerModule: grant.consumer.module,
