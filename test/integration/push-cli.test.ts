@@ -5,6 +5,7 @@ import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -64,5 +65,32 @@ describe('mesh push follows a push that outlasts the request', () => {
       behind: [],
     });
     expect(unknown.code).toBe(ExitCode.notFound);
+  });
+});
+
+describe('mesh push NODE names the relations that wait for an enrolment', () => {
+  it('says which relation waits for which node, and lists them in --json', async () => {
+    const id = randomBytes(3).toString('hex');
+    const [web, broker] = [`web-${id}`, `broker-${id}`];
+    await addEnrolledNode(parts, web);
+    await parts.meshService.addNode(broker, {}, localActor());
+    await parts.meshService.assign(broker, 'rabbit', 'amqp', localActor());
+    await parts.meshService.assign(web, 'app', null, localActor());
+    await parts.meshService.consume(
+      { node: web, module: 'app' },
+      { node: broker, module: 'rabbit' },
+      localActor(),
+    );
+
+    const pushed = await mesh(['push', web]);
+    const asJson = await mesh(['--json', 'push', web]);
+
+    expect(pushed.code).toBe(ExitCode.ok);
+    expect(pushed.stdout).toContain(
+      `waiting: app -> ${broker}/rabbit is not minted until ${broker} enrols; that enrolment delivers both sides`,
+    );
+    expect(JSON.parse(asJson.stdout).waiting).toEqual([
+      { module: 'app', provider: { node: broker, module: 'rabbit', kind: 'amqp' }, waitingFor: [broker] },
+    ]);
   });
 });
