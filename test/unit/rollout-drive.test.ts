@@ -31,6 +31,12 @@ const away: RolloutStore = {
   running: async () => {
     throw new StoreUnavailableError('the inventory table');
   },
+  claim: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
+  release: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
 };
 
 describe('driveRunning', () => {

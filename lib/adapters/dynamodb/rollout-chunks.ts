@@ -154,6 +154,45 @@ export class RolloutParts {
     }
     return runs;
   }
+
+  /**
+   * The rollout's nodes from the `from`-th to before the `upto`-th (wave after wave, part after
+   * part), each with the wave it was cut into: reads only the parts that hold them. A paired
+   * node (not the rollout's own) is counted but not given.
+   */
+  async span(
+    record: RolloutRecord,
+    from: number,
+    upto: number,
+  ): Promise<Array<{ readonly node: string; readonly cut: number }>> {
+    const chosen: Array<{ sk: string; cut: number; skip: number; take: number }> = [];
+    let offset = 0;
+    for (const w of record.waves) {
+      const { parts, cut } = keptOf(w);
+      for (const part of parts) {
+        const end = offset + part.count;
+        if (end > from && offset < upto)
+          chosen.push({
+            sk: part.sk,
+            cut,
+            skip: Math.max(0, from - offset),
+            take: Math.min(part.count, upto - offset),
+          });
+        offset = end;
+      }
+    }
+    if (chosen.length === 0) return [];
+    const parts = await this.read(
+      record.id,
+      chosen.map((c) => c.sk),
+    );
+    return chosen.flatMap((c) =>
+      (parts.get(c.sk) ?? [])
+        .slice(c.skip, c.take)
+        .filter((n) => !n.paired)
+        .map((n) => ({ node: n.node, cut: c.cut })),
+    );
+  }
 }
 
 /** An outcome as most are (a node of about 12 letters, waiting or applied at a revision). */
