@@ -112,6 +112,23 @@ export async function run(): Promise<BenchTable[]> {
       },
     };
 
+    // one small rollout each way first, so the first size's figures are not the process warming up
+    const warm = await rollouts.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'warm-up' },
+      nodes: nodeNames(500, 'warm'),
+      options,
+    });
+    while ((await rollouts.step(warm.id)).decision.kind === 'claiming');
+    await claimsFirst(
+      newRollout({
+        id: newRolloutId(new Date()),
+        origin: { kind: 'on', selector: 'warm-up' },
+        nodes: nodeNames(500, 'warm-first'),
+        rollout: options,
+        now: new Date().toISOString(),
+      }),
+    );
     for (const size of sizes) {
       const job = {
         start: [] as number[],

@@ -1,10 +1,11 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { documentClient, getItems } from '../../lib/adapters/dynamodb/requests.ts';
 import { nodesPartition } from '../../lib/adapters/dynamodb/rollout-chunks.ts';
 import { claimPartition } from '../../lib/adapters/dynamodb/rollout-claims.ts';
+import { startingPartition } from '../../lib/adapters/dynamodb/rollout-starts.ts';
 import { DynamoDBRolloutStore, rolloutsPartition } from '../../lib/adapters/dynamodb/rollout-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
@@ -362,6 +363,65 @@ describe('two rollouts over the same nodes', () => {
         expect([...holders]).toEqual(won);
         if (won[0]) await rollouts.abort(won[0]);
       }
+    },
+    patience,
+  );
+});
+
+describe('a start that died between its parts and its header', () => {
+  const partitionOf = async (pk: string) =>
+    (
+      await client().send(
+        new QueryCommand({
+          TableName: config.inventoryTable,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  const put = (item: Record<string, unknown>) =>
+    client().send(new PutCommand({ TableName: config.inventoryTable, Item: item }));
+
+  it(
+    'leaves a mark the next start sweeps with its parts; a start that got its header keeps its parts, a recent mark is left',
+    async () => {
+      const store = rolloutStore(client(), config.inventoryTable);
+      const { rollouts } = service(store);
+      const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+      // ids that sort before any real one: the sweep takes the oldest marks first
+      const died = '20000101T000000000Z-000001';
+      const recorded = await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'swept' },
+        nodes: names(500, 'sw'),
+        options: options('100%'),
+      });
+      const recent = '20000101T000000000Z-000003';
+      expect((await partitionOf(startingPartition)).map((item) => item.sk)).not.toContain(recorded.id);
+      const recordedParts = (await partitionOf(nodesPartition(recorded.id))).length;
+      expect(recordedParts).toBeGreaterThan(1);
+      await put({ pk: startingPartition, sk: died, startedAt: hourAgo });
+      for (const n of [0, 1, 2]) await put({ pk: nodesPartition(died), sk: `nodes#dead#0.${n}`, count: 1 });
+      await put({ pk: startingPartition, sk: '20000101T000000000Z-000002', startedAt: hourAgo });
+      await put({ pk: startingPartition, sk: recent, startedAt: new Date().toISOString() });
+      // a header that came after all: the mark goes, its parts stay
+      await put({ pk: startingPartition, sk: recorded.id, startedAt: hourAgo });
+
+      await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'sweeper' },
+        nodes: names(10, 'swr'),
+        options: options('100%'),
+      });
+
+      const marks = (await partitionOf(startingPartition)).map((item) => String(item.sk));
+      expect(marks).toContain(recent);
+      expect(marks).not.toContain(died);
+      expect(marks).not.toContain(recorded.id);
+      expect(await partitionOf(nodesPartition(died))).toEqual([]);
+      expect((await partitionOf(nodesPartition(recorded.id))).length).toBe(recordedParts);
+      expect((await rollouts.read(recorded.id)).state).toBe('claiming');
     },
     patience,
   );

@@ -58,6 +58,10 @@ export class MemoryRolloutStore implements RolloutStore {
     return { claimed: Math.min(this.#cut(record).length, from + budget.nodes) };
   }
 
+  async sweep(): Promise<number> {
+    return 0;
+  }
+
   async release(record: RolloutRecord, from: number, upto: number, budget: StepBudget): Promise<number> {
     const end = Math.min(upto, from + budget.nodes);
     for (const n of this.#cut(record).slice(from, end))

@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeRun } from '../../core/rollout/pages.ts';
 import type { NodeOutcome, RolloutRecord, Wave } from '../../core/rollout/record.ts';
-import { getItems, type Item, writeItems } from './requests.ts';
+import { getItems, type Item, queryAll, writeItems } from './requests.ts';
 
 /**
  * A rollout's nodes in the inventory table, a wave's part at a time:
@@ -96,6 +96,20 @@ export class RolloutParts {
   async remove(id: string, sks: readonly string[]): Promise<void> {
     const deletes = sks.map((sk) => ({ pk: nodesPartition(id), sk }));
     await writeItems(this.#client, what, this.#tableName, { deletes });
+  }
+
+  /** Every part of the rollout, named or not: what a start that died left (its partition holds its parts alone). */
+  async removeAll(id: string): Promise<void> {
+    const items = await queryAll(this.#client, what, {
+      TableName: this.#tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': nodesPartition(id) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    await writeItems(this.#client, what, this.#tableName, {
+      deletes: items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) })),
+    });
   }
 
   /** The parts named, read in one go, each part's nodes by its key. */

@@ -117,7 +117,7 @@ export class RolloutClaims {
           if (error instanceof RolloutOverlapError) return { overlap: error };
           throw error;
         }
-        return { overlap: new RolloutOverlapError(lost.holder, 1, 'starting', [lost.node]) };
+        return { overlap: new RolloutOverlapError(lost.holder, 1, 'claiming', [lost.node]) };
       }
       claimed += round.length;
     }

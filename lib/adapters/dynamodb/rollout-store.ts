@@ -25,6 +25,7 @@ import {
 } from './requests.ts';
 import { keptOf, partsOf, RolloutParts } from './rollout-chunks.ts';
 import { RolloutClaims } from './rollout-claims.ts';
+import { RolloutStarts } from './rollout-starts.ts';
 
 /**
  * Rollouts (lib/core/rollout/record.ts) in the inventory table:
@@ -34,6 +35,7 @@ import { RolloutClaims } from './rollout-claims.ts';
  * | `rollouts`         | `<rollout id>` | state, version (N), createdAt, updatedAt, body: the header as gzipped JSON (B) |
  * | `rollouts#running` | `<rollout id>` | present exactly while the driver has work: claiming, running, or claims to let go |
  * | `rollout#<id>`     | `nodes#…`      | a part of a wave's nodes (rollout-chunks.ts) |
+ * | `rollouts#starting` | `<rollout id>` | a start under way (rollout-starts.ts) |
  * | `rollout-claim#<node>` | `claim`    | the rollout holding the node (rollout-claims.ts) |
  *
  * The header is the record without its nodes: origin, options, state, each wave's tally (size,
@@ -57,6 +59,7 @@ const store = 'the inventory table';
 export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
   readonly #parts: RolloutParts;
   readonly #claims: RolloutClaims;
+  readonly #starts: RolloutStarts;
 
   readonly #audit: AuditTrail;
 
@@ -65,12 +68,34 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     this.#audit = options.audit;
     this.#parts = new RolloutParts(this.client, this.tableName);
     this.#claims = new RolloutClaims(this.client, this.tableName, this.now);
+    this.#starts = new RolloutStarts(this.client, this.tableName, this.now);
   }
 
+  /**
+   * The start's mark, then its parts, then its header with the mark deleted in one transaction:
+   * a start that dies between its parts and its header leaves its mark, and `sweep` finds it.
+   */
   async create(record: RolloutRecord, by: Actor): Promise<boolean> {
     if (await this.#header(record.id)) return false;
-    const { failed } = await this.#write(record, { ConditionExpression: unrecorded }, startEntry(record, by));
+    await this.#starts.mark(record.id);
+    const { failed } = await this.#write(
+      record,
+      { ConditionExpression: unrecorded },
+      startEntry(record, by),
+      [this.#starts.unmark(record.id)],
+    );
     return failed === undefined;
+  }
+
+  /**
+   * The parts of starts that died between their parts and their header (rollout-starts.ts): a
+   * few, each deleted with its partition when no header came.
+   */
+  sweep(): Promise<number> {
+    return this.#starts.sweep(
+      async (id) => (await this.#header(id)) !== undefined,
+      (id) => this.#parts.removeAll(id),
+    );
   }
 
   async write(record: RolloutRecord, change?: RolloutChange): Promise<RolloutRecord> {
@@ -118,7 +143,12 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
    * so a start's write may carry more); the failed condition's item, if one failed. Parts the
    * header no longer names are deleted once it holds, the new ones if it did not.
    */
-  async #write(record: RolloutRecord, condition: Record<string, unknown>, entry?: AuditEntry) {
+  async #write(
+    record: RolloutRecord,
+    condition: Record<string, unknown>,
+    entry?: AuditEntry,
+    more: readonly TransactItem[] = [],
+  ) {
     const { waves, puts, replaced } = partsOf(record);
     await this.#parts.put(puts);
     const items: TransactItem[] = [
@@ -144,6 +174,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
             },
           }
         : { Delete: { TableName: this.tableName, Key: runningKey(record.id) } },
+      ...more,
     ];
     const failed = entry
       ? await this.#audit.transact(store, items, entry)

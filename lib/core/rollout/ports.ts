@@ -43,6 +43,11 @@ export interface RolloutStore {
    * (a claim another rollout holds now is left), within the budget; how far it came.
    */
   release(record: RolloutRecord, from: number, upto: number, budget: StepBudget): Promise<number>;
+  /**
+   * Deletes what starts that died before their header left (their parts), a few at a time, so
+   * no part is kept that no header names; how many it took.
+   */
+  sweep(): Promise<number>;
   /** The record without any wave's nodes (each wave's tally only). */
   read(id: string): Promise<RolloutRecord | undefined>;
   /** The same record with these waves' nodes read. */

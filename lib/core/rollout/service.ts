@@ -91,6 +91,9 @@ export class Rollouts {
         now: now.toISOString(),
       }),
     );
+    // a few starts that died between their parts and their header are swept first (a bounded few);
+    // a sweep that fails is left to the next start, never this one's refusal
+    await this.#deps.store.sweep().catch(() => 0);
     if (await this.#deps.store.create(record, input.by)) return record;
     return (await this.#deps.store.read(record.id)) ?? record;
   }
