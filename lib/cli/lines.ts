@@ -17,6 +17,15 @@ export const cliLines = {
     'info',
     ({ rollout, what, waves, nodes }) => `rollout ${rollout}: ${what}, ${nodes} nodes in ${waves} waves`,
   ),
+  rolloutClaiming: codedLine<{
+    readonly rollout: string;
+    readonly claimed: number;
+    readonly total: number;
+  }>(
+    'rollout.claiming',
+    'info',
+    ({ rollout, claimed, total }) => `rollout ${rollout}: claiming its nodes, ${claimed} of ${total} claimed`,
+  ),
   rolloutWave: codedLine<{
     readonly rollout: string;
     readonly wave: number;

@@ -12,7 +12,8 @@ import type { FunctionSpec } from './spec.ts';
 export const rolloutFunctions = [
   {
     name: 'rollout-start',
-    purpose: 'records a push in waves (the nodes behind found, or the nodes given) and tells the driver',
+    purpose:
+      'records a push in waves (the nodes behind found, or the nodes given), its nodes to be claimed by the driver, and tells it',
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts', auth: 'operator', role: 'operator' },
     // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
@@ -55,7 +56,7 @@ export const rolloutFunctions = [
   {
     name: 'rollout-advance',
     purpose:
-      'rollout flow: steps one rollout (sends its next wave, or reads the reports of its hosts) until it waits',
+      'rollout flow: steps one rollout (claims its nodes, sends its next wave, or reads the reports of its hosts) until it waits',
     trigger: 'rollout-flow',
     // a wave is a run of the push flow; its record is read and written, and its nodes' reports read
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'pushFlow:start'],

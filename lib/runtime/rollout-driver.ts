@@ -32,6 +32,10 @@ export const rolloutDriverService: LocalService = {
       // driveRunning logs what fails; a rejection left here would end the process. Its calls
       // are rollout-advance's, as on AWS, not those of the request whose start woke it.
       running = asFunction(advanceFunction, () => driveRunning(parts))
+        .then((more) => {
+          // a rollout claiming (or letting go of claims) goes on at once: its steps are bounded, not its ticks
+          if (more) again = true;
+        })
         .catch(() => undefined)
         .finally(() => {
           running = undefined;

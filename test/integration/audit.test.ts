@@ -160,7 +160,7 @@ describe('the admin corrections', () => {
     ]);
   });
 
-  it('a rollout start writes one record on the mesh chain, naming the rollout; the same start asked again writes none', async () => {
+  it('a rollout start writes one record on the mesh chain, naming the rollout; its abort another', async () => {
     for (const node of ['ro-1', 'ro-2', 'ro-3']) {
       await operator('POST', '/nodes', { node });
       await operator('PUT', `/nodes/${node}/modules/web`, {});
@@ -180,8 +180,12 @@ describe('the admin corrections', () => {
         details: { origin: 'on', waves: 2, nodes: 3 },
       },
     ]);
-    expect((await operator('POST', '/rollouts', on)).status).toBe(409);
-    expect(await trail('action=rollout.start')).toHaveLength(1);
+    expect((await operator('POST', `/rollouts/${id}/abort`, {})).status).toBe(200);
+    expect(await trail('action=rollout.abort')).toMatchObject([
+      { subject: 'mesh', target: `rollout:${id}`, principal: 'local', details: { state: 'aborted' } },
+    ]);
+    expect((await operator('POST', `/rollouts/${id}/abort`, {})).status).toBe(409);
+    expect(await trail('action=rollout.abort')).toHaveLength(1);
   });
 
   it('a report reset of a node with no report writes nothing', async () => {

@@ -28,6 +28,7 @@ groups:
 
 let api: RunningApi;
 let parts: Parts;
+let claimer: NodeJS.Timeout | undefined;
 const folder = mkdtempSync(join(tmpdir(), 'mesh-apply-waves-'));
 const path = join(folder, 'mesh.yaml');
 const mesh = (args: string[]) => runMesh(api.url, args);
@@ -36,9 +37,17 @@ beforeAll(async () => {
   parts = partsFor(await provisionTestResources('applywaves'));
   api = await startLocalApi({ port: 0, parts });
   writeFileSync(path, file);
+  // the driver's claiming steps, and no wave: the answer shows the waves as cut
+  claimer = setInterval(() => {
+    void (async () => {
+      for (const id of await parts.rolloutStore.running())
+        if ((await parts.rollouts.read(id)).state === 'claiming') await parts.rollouts.step(id);
+    })().catch(() => undefined);
+  }, 200);
 });
 
 afterAll(async () => {
+  clearInterval(claimer);
   await api?.stop();
   rmSync(folder, { recursive: true, force: true });
 });

@@ -1,7 +1,11 @@
 import { describe, expect, inject, it } from 'vitest';
+import { claimPartition } from '../../lib/adapters/dynamodb/rollout-claims.ts';
+import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { runMesh } from '../support/processes.ts';
+import { tableContents } from '../support/table-contents.ts';
 
 /**
  * A rollout outlives the process that drives it (docs/decisions/rollouts-in-waves.md): a local
@@ -50,7 +54,10 @@ describe('a rollout across a restart of the local runtime', () => {
         body: JSON.stringify({ behind: true, waves: '1,100%' }),
       });
       expect(started.status).toBe(201);
-      id = ((await started.json()) as RolloutRecord).id;
+      const answer = (await started.json()) as RolloutRecord;
+      // answered before its nodes are claimed: the driver claims them, then sends wave 1
+      expect(answer).toMatchObject({ state: 'claiming', claims: { claimed: 0, total: 3 } });
+      id = answer.id;
       const sent = await until('the first wave', async () => {
         const record = await rolloutOf(first, id);
         return record.current === 0 ? record : undefined;
@@ -82,6 +89,58 @@ describe('a rollout across a restart of the local runtime', () => {
       );
     } finally {
       await second.stop();
+    }
+  });
+
+  it('a push in waves over nodes a running rollout holds: mesh says how far its claims came, exits refused (rollout_overlap), and the refused rollout holds nothing', async () => {
+    const endpoints = inject('endpoints');
+    const runtime = await startLocalRuntime({
+      port: 0,
+      mqttPort: 0,
+      given: endpoints,
+      resourcePrefix: `overlap-${Date.now()}`,
+    });
+    try {
+      for (const node of ['oa', 'ob', 'oc']) {
+        await runtime.parts.meshService.addNode(node, {}, localActor());
+        await runtime.parts.meshService.assign(node, 'web', null, localActor());
+      }
+      const held = await runMesh(runtime.url, [
+        '--json',
+        'push',
+        '--behind',
+        '--waves',
+        '1,100%',
+        '--no-wait',
+      ]);
+      expect(held.code, held.output).toBe(ExitCode.ok);
+      const holder = JSON.parse(held.stdout) as RolloutRecord;
+      expect(holder).toMatchObject({ state: 'running' });
+      expect(held.output).toContain('rollout.claiming');
+
+      const refused = await runMesh(runtime.url, ['--json', 'push', 'oa', '--waves', '1,100%']);
+      expect(refused.code, refused.output).toBe(ExitCode.refused);
+      const { error } = JSON.parse(refused.stdout) as {
+        error: { code: string; message: string; status: number };
+      };
+      expect(error).toMatchObject({ code: 'rollout_overlap', status: 409 });
+      expect(error.message).toContain(`held by rollout ${holder.id}`);
+
+      const listed = (await (await fetch(`${runtime.url}/rollouts`)).json()) as {
+        rollouts: Array<{ id: string; state: string }>;
+      };
+      const loser = listed.rollouts.find((r) => r.id !== holder.id);
+      expect(loser).toMatchObject({ state: 'refused' });
+      await until('the refused rollout to let go of its claims', async () => {
+        const record = await rolloutOf(runtime, loser?.id ?? '');
+        return record.releasing && record.releasing.released === record.releasing.upto ? record : undefined;
+      });
+      const { config } = runtime.parts;
+      const items = (await tableContents(config))[config.inventoryTable] as Array<Record<string, unknown>>;
+      const claims = items.filter((item) => String(item.pk).startsWith(claimPartition('')));
+      expect(claims.map((item) => item.rollout)).toEqual([holder.id, holder.id, holder.id]);
+    } finally {
+      await runtime.stop();
     }
   });
 });

@@ -1,18 +1,20 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { documentClient, getItems } from '../../lib/adapters/dynamodb/requests.ts';
 import { nodesPartition } from '../../lib/adapters/dynamodb/rollout-chunks.ts';
 import { claimPartition } from '../../lib/adapters/dynamodb/rollout-claims.ts';
+import { startingPartition } from '../../lib/adapters/dynamodb/rollout-starts.ts';
 import { DynamoDBRolloutStore, rolloutsPartition } from '../../lib/adapters/dynamodb/rollout-store.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/core/ports.ts';
 import type { NodeFacts } from '../../lib/core/rollout/advance.ts';
-import { RolloutOverlapError } from '../../lib/core/rollout/errors.ts';
-import type { RolloutFacts } from '../../lib/core/rollout/ports.ts';
-import type { RolloutOrigin } from '../../lib/core/rollout/record.ts';
+import { isReleasing } from '../../lib/core/rollout/claims.ts';
+import { RolloutRaceError } from '../../lib/core/rollout/errors.ts';
+import type { RolloutFacts, StepBudget } from '../../lib/core/rollout/ports.ts';
+import type { RolloutOrigin, RolloutRecord } from '../../lib/core/rollout/record.ts';
 import { Rollouts } from '../../lib/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
 import { jsonBytes, pageBytes } from '../../lib/core/view-pages.ts';
@@ -31,8 +33,9 @@ const rolloutStore = (
 
 /**
  * The rollout store on DynamoDB Local (docs/decisions/rollouts-in-waves.md): a rollout of 50,000
- * nodes starts and steps a wave, read a page at a time under 1 MB with every node once; a start
- * over nodes another rollout holds is refused and changes nothing, also when two start at once.
+ * nodes starts at once, claims its nodes a step at a time, steps a wave, and is read a page at a
+ * time under 1 MB with every node once; a rollout claiming nodes another holds is refused and
+ * lets go of every claim it made, also when two start at once.
  */
 let config: MeshConfig;
 const patience = 600_000;
@@ -60,9 +63,15 @@ class SaidFacts implements RolloutFacts {
   }
 }
 
-function service(store: DynamoDBRolloutStore, facts = new SaidFacts(), behind: string[] = []) {
+function service(
+  store: DynamoDBRolloutStore,
+  facts = new SaidFacts(),
+  behind: string[] = [],
+  claimStep?: StepBudget,
+) {
   const sent: string[][] = [];
   const rollouts = new Rollouts({
+    ...(claimStep ? { claimStep } : {}),
     store,
     facts,
     wave: async (nodes): Promise<PushOutcome> => {
@@ -79,6 +88,17 @@ function service(store: DynamoDBRolloutStore, facts = new SaidFacts(), behind: s
     now: () => new Date(),
   });
   return { rollouts, sent };
+}
+
+/** The driver's steps until the rollout neither claims nor lets go of claims: what it then is. */
+async function settled(rollouts: Rollouts, id: string): Promise<RolloutRecord> {
+  for (;;) {
+    const record = await rollouts.read(id);
+    if (record.state !== 'claiming' && !isReleasing(record)) return record;
+    await rollouts.step(id).catch((error: unknown) => {
+      if (!(error instanceof RolloutRaceError)) throw error;
+    });
+  }
 }
 
 const upgrade = (version: string): RolloutOrigin => ({ kind: 'upgrade', module: 'web', version });
@@ -111,6 +131,19 @@ describe('a rollout of 50,000 nodes', () => {
         options: options('1%,10%,100%'),
       });
       expect(started.waves.map((w) => w.nodes?.length)).toEqual([500, 4_500, 45_000]);
+      // answered before any claim: the driver makes them
+      expect(started).toMatchObject({ state: 'claiming', claims: { claimed: 0, total: 50_000 } });
+      expect((await claimsOf(nodes.slice(0, 100))).size).toBe(0);
+      const steps: string[] = [];
+      for (;;) {
+        const { decision } = await rollouts.step(started.id);
+        steps.push(decision.kind);
+        if (decision.kind !== 'claiming') break;
+        expect(decision.claimed).toBeLessThanOrEqual(steps.length * 5_000);
+      }
+      expect(steps.length).toBeGreaterThanOrEqual(10);
+      expect(steps.at(-1)).toBe('claimed');
+      expect((await claimsOf(nodes.slice(-100))).size).toBe(100);
 
       // the header is small; every part far below an item's 400 KB
       const header = await client().send(
@@ -172,52 +205,105 @@ describe('a rollout of 50,000 nodes', () => {
 
 describe('two rollouts over the same nodes', () => {
   it(
-    'refuses the second, naming the first and how many nodes it holds, and changes nothing',
+    'refuses the second while it claims, naming the first and some of its nodes; the second lets go of every claim it made',
     async () => {
       const store = rolloutStore(client(), config.inventoryTable);
-      const { rollouts } = service(store);
+      // steps of 400 nodes: the second claims 1,200 free nodes in three steps before it meets the first's
+      const { rollouts } = service(store, new SaidFacts(), [], { nodes: 400, ms: 10_000 });
+      const held = names(1_000, 'ov');
       const a = await rollouts.start({
         by: localActor(),
         origin: { kind: 'on', selector: 'a' },
-        nodes: names(1_000, 'ov'),
+        nodes: held,
         options: options('10%,100%'),
       });
-      const second = names(1_000, 'ov', 500);
-      const refused = await rollouts
-        .start({
-          by: localActor(),
-          origin: { kind: 'on', selector: 'b' },
-          nodes: second,
-          options: options('10%,100%'),
-        })
-        .catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(RolloutOverlapError);
-      expect(refused).toMatchObject({ holder: a.id, nodes: 500, state: 'running' });
-      const claims = await claimsOf(second);
-      expect([...claims.values()].every((holder) => holder === a.id)).toBe(true);
-      expect(claims.size).toBe(500);
-      const listed = (await store.list({ limit: 50 })).rollouts;
-      expect(listed.filter((r) => r.origin.kind === 'on' && r.origin.selector === 'b')).toEqual([]);
-
-      // a halted one holds its nodes still; aborted, it lets them go and the second starts
-      await store.write({ ...(await rollouts.read(a.id)), state: 'halted', reason: 'test' });
-      await expect(
-        rollouts.start({
-          by: localActor(),
-          origin: { kind: 'on', selector: 'b' },
-          nodes: second,
-          options: options('10%,100%'),
-        }),
-      ).rejects.toBeInstanceOf(RolloutOverlapError);
-      await rollouts.abort(a.id);
-      expect((await claimsOf(names(1_000, 'ov'))).size).toBe(0);
+      expect(await settled(rollouts, a.id)).toMatchObject({ state: 'running' });
+      const free = names(1_200, 'ow');
+      const second = [...free, ...held.slice(500)];
       const b = await rollouts.start({
         by: localActor(),
         origin: { kind: 'on', selector: 'b' },
         nodes: second,
+        options: options('100%'),
+      });
+      expect(b.state).toBe('claiming');
+      for (let step = 1; step <= 3; step += 1)
+        expect((await rollouts.step(b.id)).decision).toEqual({
+          kind: 'claiming',
+          claimed: step * 400,
+          total: 1_700,
+        });
+      expect((await claimsOf(free)).size).toBe(1_200);
+      const refused = await rollouts.step(b.id);
+      expect(refused.decision.kind).toBe('refused');
+      expect(refused.record).toMatchObject({
+        state: 'refused',
+        refusal: { code: 'rollout_overlap', rollout: a.id, state: 'running', nodes: 400 },
+      });
+      expect(refused.record.refusal?.some).toHaveLength(5);
+      for (const node of refused.record.refusal?.some ?? []) expect(held).toContain(node);
+      expect(refused.record.reason).toContain(`held by rollout ${a.id} (running)`);
+      expect(await store.running()).toContain(b.id);
+
+      const ended = await settled(rollouts, b.id);
+      expect(ended).toMatchObject({ state: 'refused' });
+      expect(ended.releasing).toEqual({ released: 1_600, upto: 1_600 });
+      expect(await store.running()).not.toContain(b.id);
+      const claims = await claimsOf([...free, ...held]);
+      expect([...claims.values()].filter((holder) => holder === b.id)).toEqual([]);
+      expect(claims.size).toBe(1_000);
+      expect(new Set(claims.values())).toEqual(new Set([a.id]));
+      const listed = (await store.list({ limit: 50 })).rollouts;
+      expect(listed.find((r) => r.id === b.id)).toMatchObject({ state: 'refused' });
+
+      // a halted one holds its nodes still; aborted, it lets them go and the next claims them
+      await store.write({ ...(await rollouts.read(a.id)), state: 'halted', reason: 'test' });
+      const c = await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'c' },
+        nodes: held.slice(500),
         options: options('10%,100%'),
       });
-      expect([...(await claimsOf(second)).values()].every((holder) => holder === b.id)).toBe(true);
+      expect(await settled(rollouts, c.id)).toMatchObject({
+        state: 'refused',
+        refusal: { rollout: a.id, state: 'halted', nodes: 400 },
+      });
+      await rollouts.abort(a.id);
+      expect((await claimsOf(held)).size).toBe(0);
+      const d = await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'd' },
+        nodes: held.slice(500),
+        options: options('10%,100%'),
+      });
+      expect(await settled(rollouts, d.id)).toMatchObject({ state: 'running' });
+      expect([...(await claimsOf(held.slice(500))).values()].every((holder) => holder === d.id)).toBe(true);
+    },
+    patience,
+  );
+
+  it(
+    'an abort while claiming lets go of every claim made, a step at a time',
+    async () => {
+      const store = rolloutStore(client(), config.inventoryTable);
+      const { rollouts } = service(store, new SaidFacts(), [], { nodes: 300, ms: 10_000 });
+      const nodes = names(1_000, 'ab');
+      const started = await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'ab' },
+        nodes,
+        options: options('100%'),
+      });
+      await rollouts.step(started.id);
+      await rollouts.step(started.id);
+      expect((await claimsOf(nodes)).size).toBe(600);
+      expect(await rollouts.abort(started.id, localActor())).toMatchObject({
+        state: 'aborted',
+        releasing: { released: 0, upto: 900 },
+      });
+      expect(await settled(rollouts, started.id)).toMatchObject({ state: 'aborted' });
+      expect((await claimsOf(nodes)).size).toBe(0);
+      expect(await store.running()).not.toContain(started.id);
     },
     patience,
   );
@@ -234,6 +320,7 @@ describe('two rollouts over the same nodes', () => {
         nodes,
         options: options('1,100%'),
       });
+      await settled(rollouts, bad.id);
       await store.write({ ...(await rollouts.read(bad.id)), state: 'halted', reason: 'test' });
       const good = await rollouts.start({
         by: localActor(),
@@ -241,6 +328,7 @@ describe('two rollouts over the same nodes', () => {
         nodes,
         options: options('1,100%'),
       });
+      expect(await settled(rollouts, good.id)).toMatchObject({ state: 'running' });
       expect(await rollouts.read(bad.id)).toMatchObject({
         state: 'aborted',
         reason: `superseded by rollout ${good.id} (upgrade web 2.1)`,
@@ -251,13 +339,13 @@ describe('two rollouts over the same nodes', () => {
   );
 
   it(
-    'of two started at once over the same nodes, at most one is recorded, and a refused one holds nothing',
+    'of two claiming at once over the same nodes, at most one runs, and a refused one holds nothing',
     async () => {
       const store = rolloutStore(client(), config.inventoryTable);
-      const { rollouts } = service(store);
+      const { rollouts } = service(store, new SaidFacts(), [], { nodes: 500, ms: 10_000 });
       for (let round = 0; round < 3; round += 1) {
         const nodes = names(2_000, `race${round}`);
-        const both = await Promise.allSettled(
+        const both = await Promise.all(
           ['x', 'y'].map((selector) =>
             rollouts.start({
               by: localActor(),
@@ -267,14 +355,73 @@ describe('two rollouts over the same nodes', () => {
             }),
           ),
         );
-        const won = both.flatMap((r) => (r.status === 'fulfilled' ? [r.value.id] : []));
-        const lost = both.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+        const ended = await Promise.all(both.map((r) => settled(rollouts, r.id)));
+        const won = ended.filter((r) => r.state === 'running').map((r) => r.id);
         expect(won.length).toBeLessThanOrEqual(1);
-        for (const reason of lost) expect(reason).toBeInstanceOf(RolloutOverlapError);
+        for (const r of ended) expect(['running', 'refused']).toContain(r.state);
         const holders = new Set((await claimsOf(nodes)).values());
         expect([...holders]).toEqual(won);
         if (won[0]) await rollouts.abort(won[0]);
       }
+    },
+    patience,
+  );
+});
+
+describe('a start that died between its parts and its header', () => {
+  const partitionOf = async (pk: string) =>
+    (
+      await client().send(
+        new QueryCommand({
+          TableName: config.inventoryTable,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items ?? [];
+  const put = (item: Record<string, unknown>) =>
+    client().send(new PutCommand({ TableName: config.inventoryTable, Item: item }));
+
+  it(
+    'leaves a mark the next start sweeps with its parts; a start that got its header keeps its parts, a recent mark is left',
+    async () => {
+      const store = rolloutStore(client(), config.inventoryTable);
+      const { rollouts } = service(store);
+      const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+      // ids that sort before any real one: the sweep takes the oldest marks first
+      const died = '20000101T000000000Z-000001';
+      const recorded = await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'swept' },
+        nodes: names(500, 'sw'),
+        options: options('100%'),
+      });
+      const recent = '20000101T000000000Z-000003';
+      expect((await partitionOf(startingPartition)).map((item) => item.sk)).not.toContain(recorded.id);
+      const recordedParts = (await partitionOf(nodesPartition(recorded.id))).length;
+      expect(recordedParts).toBeGreaterThan(1);
+      await put({ pk: startingPartition, sk: died, startedAt: hourAgo });
+      for (const n of [0, 1, 2]) await put({ pk: nodesPartition(died), sk: `nodes#dead#0.${n}`, count: 1 });
+      await put({ pk: startingPartition, sk: '20000101T000000000Z-000002', startedAt: hourAgo });
+      await put({ pk: startingPartition, sk: recent, startedAt: new Date().toISOString() });
+      // a header that came after all: the mark goes, its parts stay
+      await put({ pk: startingPartition, sk: recorded.id, startedAt: hourAgo });
+
+      await rollouts.start({
+        by: localActor(),
+        origin: { kind: 'on', selector: 'sweeper' },
+        nodes: names(10, 'swr'),
+        options: options('100%'),
+      });
+
+      const marks = (await partitionOf(startingPartition)).map((item) => String(item.sk));
+      expect(marks).toContain(recent);
+      expect(marks).not.toContain(died);
+      expect(marks).not.toContain(recorded.id);
+      expect(await partitionOf(nodesPartition(died))).toEqual([]);
+      expect((await partitionOf(nodesPartition(recorded.id))).length).toBe(recordedParts);
+      expect((await rollouts.read(recorded.id)).state).toBe('claiming');
     },
     patience,
   );

@@ -1,6 +1,7 @@
+import { isDriven } from '../../lib/core/rollout/claims.ts';
 import { RolloutOverlapError, RolloutRaceError } from '../../lib/core/rollout/errors.ts';
 import type { NodeRun } from '../../lib/core/rollout/pages.ts';
-import type { RolloutPage, RolloutStore } from '../../lib/core/rollout/ports.ts';
+import type { ClaimStep, RolloutPage, RolloutStore, StepBudget } from '../../lib/core/rollout/ports.ts';
 import { holdsNodes, type NodeOutcome, type RolloutRecord, tallyOf } from '../../lib/core/rollout/record.ts';
 import { summaryOf } from '../../lib/core/rollout/service.ts';
 
@@ -8,8 +9,8 @@ type Kept = { readonly cut: number };
 
 /**
  * A rollout store in memory, laid out as the DynamoDB one is: a header (each wave's tally), each
- * wave's nodes apart, a claim per own node. It records which waves each read asked for, so a
- * test sees that a step reads its waves and no other.
+ * wave's nodes apart, a claim per own node, claimed a step at a time. It records which waves each
+ * read asked for, so a test sees that a step reads its waves and no other.
  */
 export class MemoryRolloutStore implements RolloutStore {
   readonly headers = new Map<string, RolloutRecord>();
@@ -20,29 +21,59 @@ export class MemoryRolloutStore implements RolloutStore {
 
   async create(record: RolloutRecord): Promise<boolean> {
     if (this.headers.has(record.id)) return false;
-    const held = new Map<string, number>();
-    for (const w of record.waves)
-      for (const n of w.nodes ?? []) {
-        const claim = this.claims.get(n.node);
-        const state = claim && this.headers.get(claim.rollout)?.state;
-        if (claim && claim.rollout !== record.id && (state === undefined || holdsNodes(state)))
-          held.set(claim.rollout, (held.get(claim.rollout) ?? 0) + 1);
-      }
-    const [holder] = [...held].sort((a, b) => b[1] - a[1]);
-    if (holder)
-      throw new RolloutOverlapError(holder[0], holder[1], this.headers.get(holder[0])?.state ?? 'starting');
-    record.waves.forEach((w, cut) => {
-      for (const n of w.nodes ?? []) this.claims.set(n.node, { rollout: record.id, cut });
-    });
     this.#keep({ ...record, waves: record.waves.map((w, cut) => ({ ...w, kept: { cut } })) });
     return true;
+  }
+
+  /** The rollout's nodes in order, each with the wave it was cut into. */
+  #cut(record: RolloutRecord) {
+    return record.waves.flatMap((w) => {
+      const { cut } = w.kept as Kept;
+      return (this.nodes.get(`${record.id}/${cut}`) ?? []).map((n) => ({ ...n, cut }));
+    });
+  }
+
+  async claim(record: RolloutRecord, from: number, budget: StepBudget): Promise<ClaimStep> {
+    const span = this.#cut(record)
+      .slice(from, from + budget.nodes)
+      .filter((n) => !n.paired);
+    const held = new Map<string, string[]>();
+    for (const n of span) {
+      const claim = this.claims.get(n.node);
+      const state = claim && this.headers.get(claim.rollout)?.state;
+      if (claim && claim.rollout !== record.id && (state === undefined || holdsNodes(state)))
+        held.set(claim.rollout, [...(held.get(claim.rollout) ?? []), n.node]);
+    }
+    const [holder] = [...held].sort((a, b) => b[1].length - a[1].length);
+    if (holder)
+      return {
+        overlap: new RolloutOverlapError(
+          holder[0],
+          holder[1].length,
+          this.headers.get(holder[0])?.state ?? 'starting',
+          holder[1].slice(0, 5),
+        ),
+      };
+    for (const n of span) this.claims.set(n.node, { rollout: record.id, cut: n.cut });
+    return { claimed: Math.min(this.#cut(record).length, from + budget.nodes) };
+  }
+
+  async sweep(): Promise<number> {
+    return 0;
+  }
+
+  async release(record: RolloutRecord, from: number, upto: number, budget: StepBudget): Promise<number> {
+    const end = Math.min(upto, from + budget.nodes);
+    for (const n of this.#cut(record).slice(from, end))
+      if (this.claims.get(n.node)?.rollout === record.id) this.claims.delete(n.node);
+    return end;
   }
 
   async write(record: RolloutRecord): Promise<RolloutRecord> {
     if (this.headers.get(record.id)?.version !== record.version) throw new RolloutRaceError(record.id);
     const next = { ...record, version: record.version + 1 };
     this.#keep(next);
-    if (next.state === 'done' || next.state === 'aborted')
+    if ((next.state === 'done' || next.state === 'aborted') && !next.releasing)
       for (const [node, claim] of this.claims) if (claim.rollout === record.id) this.claims.delete(node);
     return next;
   }
@@ -104,6 +135,6 @@ export class MemoryRolloutStore implements RolloutStore {
   }
 
   async running(): Promise<string[]> {
-    return [...this.headers.values()].filter((r) => r.state === 'running').map((r) => r.id);
+    return [...this.headers.values()].filter(isDriven).map((r) => r.id);
   }
 }

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { advance, type Facts, type NodeFacts } from '../../lib/core/rollout/advance.ts';
+import { aborted } from '../../lib/core/rollout/claims.ts';
 import { RolloutStateError, RolloutUsageError } from '../../lib/core/rollout/errors.ts';
-import {
-  aborted,
-  newRollout,
-  notSent,
-  type RolloutRecord,
-  resumed,
-  waveSent,
-} from '../../lib/core/rollout/record.ts';
+import { newRollout, notSent, type RolloutRecord, resumed, waveSent } from '../../lib/core/rollout/record.ts';
 import {
   cutWaves,
   parseMaxFailures,

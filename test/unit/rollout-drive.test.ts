@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { driveRunning } from '../../lib/core/rollout/drive.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
+import { advanceForFlow, driveRunning } from '../../lib/core/rollout/drive.ts';
 import type { RolloutStore } from '../../lib/core/rollout/ports.ts';
 import { Rollouts } from '../../lib/core/rollout/service.ts';
+import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
+import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 /** A store that cannot be reached at all. */
 const away: RolloutStore = {
@@ -31,6 +34,15 @@ const away: RolloutStore = {
   running: async () => {
     throw new StoreUnavailableError('the inventory table');
   },
+  sweep: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
+  claim: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
+  release: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
 };
 
 describe('driveRunning', () => {
@@ -53,5 +65,65 @@ describe('driveRunning', () => {
       ['warn', 'push.rollout-step-failed'],
       ['warn', 'push.rollout-step-failed'],
     ]);
+  });
+});
+
+describe('advanceForFlow', () => {
+  const flowOver = (store: MemoryRolloutStore) => {
+    const sent: string[][] = [];
+    const rollouts = new Rollouts({
+      store,
+      facts: { of: async () => new Map(), revisions: async () => new Map() },
+      wave: async (nodes) => {
+        sent.push([...nodes]);
+        return {
+          pushed: null,
+          flushed: nodes.map((node) => ({ node, revision: 1, round: 1 })),
+          rounds: 1,
+          behind: [],
+        };
+      },
+      behind: async () => [],
+      exists: async () => true,
+      now: () => new Date('2026-01-01T00:00:00Z'),
+      claimStep: { nodes: 2, ms: 10_000 },
+    });
+    return { rollouts, sent };
+  };
+  const start = (rollouts: Rollouts, selector: string, nodes: string[]) =>
+    rollouts.start({
+      by: localActor(),
+      origin: { kind: 'on', selector },
+      nodes,
+      options: rolloutOptions({ waves: '1,100%' }),
+    });
+
+  it('takes the claiming steps one after another in one Task, then sends wave 1', async () => {
+    // Prepare
+    const store = new MemoryRolloutStore();
+    const { rollouts, sent } = flowOver(store);
+    const { id } = await start(rollouts, 'a', ['a1', 'a2', 'a3', 'a4', 'a5']);
+    // Act
+    const answer = await advanceForFlow({ rollouts, log: new RecordingLog(), now: () => new Date() }, { id });
+    // Assess
+    expect(answer).toMatchObject({ id, finished: false });
+    expect(sent).toEqual([['a1']]);
+    expect(store.claims.size).toBe(5);
+  });
+
+  it('finishes a refused rollout once it has let go of its claims', async () => {
+    // Prepare
+    const store = new MemoryRolloutStore();
+    const { rollouts } = flowOver(store);
+    const log = new RecordingLog();
+    const holder = await start(rollouts, 'h', ['b3']);
+    await advanceForFlow({ rollouts, log, now: () => new Date() }, { id: holder.id });
+    const { id } = await start(rollouts, 'b', ['b1', 'b2', 'b3']);
+    // Act
+    const answer = await advanceForFlow({ rollouts, log, now: () => new Date() }, { id });
+    // Assess
+    expect(answer).toEqual({ id, finished: true, waitSeconds: 0 });
+    expect(await rollouts.read(id)).toMatchObject({ state: 'refused', refusal: { rollout: holder.id } });
+    expect([...store.claims.values()].map((c) => c.rollout)).toEqual([holder.id]);
   });
 });

@@ -3,6 +3,7 @@ import { largestOutcomeBytes, nodesPerPart, partBytes } from '../../lib/adapters
 import { rolloutProblem } from '../../lib/api/problems/rollout.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/core/ports.ts';
+import { isReleasing } from '../../lib/core/rollout/claims.ts';
 import { RolloutOverlapError } from '../../lib/core/rollout/errors.ts';
 import { rolloutPage, runsOf } from '../../lib/core/rollout/pages.ts';
 import type { RolloutFacts } from '../../lib/core/rollout/ports.ts';
@@ -32,8 +33,10 @@ function rollouts(
   store: MemoryRolloutStore,
   facts: RolloutFacts,
   pairs: ReadonlyMap<string, string[]> = new Map(),
+  claimStep = { nodes: 5_000, ms: 10_000 },
 ) {
   return new Rollouts({
+    claimStep,
     store,
     facts,
     wave: async (nodes): Promise<PushOutcome> => {
@@ -71,6 +74,8 @@ describe('Rollouts.step', () => {
       nodes: names(1_000),
       options: options('1%,10%,50%,100%'),
     });
+    expect((await service.step(record.id)).decision).toEqual({ kind: 'claimed', total: 1_000 });
+    expect(store.reads).toEqual([]);
     await service.step(record.id);
     expect(store.reads).toEqual([`${record.id}/0`]);
     store.reads.length = 0;
@@ -99,6 +104,7 @@ describe('Rollouts.step', () => {
       options: options('1,2,5,100%'),
     });
     await service.step(record.id);
+    await service.step(record.id);
     expect(store.reads).toEqual([`${record.id}/0`, `${record.id}/3`]);
     const after = await store.withNodes((await store.read(record.id)) ?? record, [0, 1, 2, 3]);
     expect(after.waves.map((w) => w.nodes?.map((n) => `${n.node}${n.paired ? '+' : ''}`))).toEqual([
@@ -114,31 +120,116 @@ describe('Rollouts.step', () => {
     expect(sizeOf(second)).toBe(11);
   });
 
-  it('refuses a rollout over nodes another holds, naming it and how many, and changes nothing', async () => {
+  it('answers a start at once, claiming; the driver claims a bounded step at a time, then sends wave 1', async () => {
     const store = new MemoryRolloutStore();
-    const service = rollouts(store, new SaidFacts());
+    const service = rollouts(store, new SaidFacts(), new Map(), { nodes: 4, ms: 10_000 });
+    const record = await service.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'a' },
+      nodes: names(10),
+      options: options('2,100%'),
+    });
+    expect(record).toMatchObject({ state: 'claiming', claims: { claimed: 0, total: 10 } });
+    expect(store.claims.size).toBe(0);
+    const decisions = [];
+    for (let i = 0; i < 4; i += 1) decisions.push((await service.step(record.id)).decision);
+    expect(decisions).toEqual([
+      { kind: 'claiming', claimed: 4, total: 10 },
+      { kind: 'claiming', claimed: 8, total: 10 },
+      { kind: 'claimed', total: 10 },
+      { kind: 'send', wave: 0, nodes: ['n00000', 'n00001'] },
+    ]);
+    expect(store.claims.size).toBe(10);
+  });
+
+  it('refuses, while claiming, a rollout over nodes another holds, naming it and some of them; then lets go of every claim it made', async () => {
+    const store = new MemoryRolloutStore();
+    const service = rollouts(store, new SaidFacts(), new Map(), { nodes: 5, ms: 10_000 });
     const first = await service.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'a' },
+      nodes: names(10, 'm'),
+      options: options('100%'),
+    });
+    await service.step(first.id);
+    await service.step(first.id);
+    const second = await service.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'x' },
+      // five free nodes claimed first, then the first rollout's
+      nodes: [...names(5, 'a'), ...names(20, 'm')],
+      options: options('100%'),
+    });
+    expect((await service.step(second.id)).decision).toMatchObject({ kind: 'claiming', claimed: 5 });
+    expect([...store.claims.values()].filter((c) => c.rollout === second.id)).toHaveLength(5);
+    const { decision, record } = await service.step(second.id);
+    expect(decision.kind).toBe('refused');
+    expect(record).toMatchObject({
+      state: 'refused',
+      refusal: {
+        code: 'rollout_overlap',
+        rollout: first.id,
+        nodes: 5,
+        state: 'running',
+        some: names(5, 'm'),
+      },
+      releasing: { released: 0, upto: 10 },
+    });
+    expect(await store.running()).toContain(second.id);
+    while (isReleasing(await service.read(second.id))) await service.step(second.id);
+    expect([...store.claims.values()].filter((c) => c.rollout === second.id)).toEqual([]);
+    expect(await store.running()).not.toContain(second.id);
+    expect((await service.read(second.id)).state).toBe('refused');
+    expect(rolloutProblem(new RolloutOverlapError(first.id, 5, 'running', ['m00000']))).toMatchObject({
+      status: 409,
+      code: 'rollout_overlap',
+      details: { rollout: first.id, nodes: 5, state: 'running', some: ['m00000'] },
+    });
+  });
+
+  it('an abort while claiming lets go of what was claimed, a step at a time', async () => {
+    const store = new MemoryRolloutStore();
+    const service = rollouts(store, new SaidFacts(), new Map(), { nodes: 3, ms: 10_000 });
+    const record = await service.start({
       by: localActor(),
       origin: { kind: 'on', selector: 'a' },
       nodes: names(10),
       options: options('100%'),
     });
-    const refused = await service
-      .start({
-        by: localActor(),
-        origin: { kind: 'on', selector: 'x' },
-        nodes: names(20),
-        options: options('100%'),
-      })
-      .catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(RolloutOverlapError);
-    expect(refused).toMatchObject({ holder: first.id, nodes: 10, state: 'running' });
-    expect(rolloutProblem(refused)).toMatchObject({
-      status: 409,
-      code: 'rollout_overlap',
-      details: { rollout: first.id, nodes: 10, state: 'running' },
+    await service.step(record.id);
+    await service.step(record.id);
+    expect(store.claims.size).toBe(6);
+    const aborted = await service.abort(record.id, localActor());
+    expect(aborted).toMatchObject({ state: 'aborted', releasing: { released: 0, upto: 9 } });
+    while (isReleasing(await service.read(record.id))) await service.step(record.id);
+    expect(store.claims.size).toBe(0);
+  });
+
+  it('an upgrade claiming over a halted upgrade of the same module supersedes it and goes on', async () => {
+    const store = new MemoryRolloutStore();
+    const service = rollouts(store, new SaidFacts());
+    const upgrade = (version: string) => ({ kind: 'upgrade' as const, module: 'web', version });
+    const bad = await service.start({
+      by: localActor(),
+      origin: upgrade('2.0-bad'),
+      nodes: names(10),
+      options: options('1,100%'),
     });
-    expect(store.headers.size).toBe(1);
+    await service.step(bad.id);
+    await store.write({ ...(await service.read(bad.id)), state: 'halted', reason: 'test' });
+    const good = await service.start({
+      by: localActor(),
+      origin: upgrade('2.1'),
+      nodes: names(10),
+      options: options('1,100%'),
+    });
+    expect((await service.step(good.id)).decision).toEqual({ kind: 'superseded', rollout: bad.id });
+    expect(await service.read(bad.id)).toMatchObject({
+      state: 'aborted',
+      reason: `superseded by rollout ${good.id} (upgrade web 2.1)`,
+    });
+    expect((await service.step(good.id)).decision).toEqual({ kind: 'claimed', total: 10 });
+    expect(new Set([...store.claims.values()].map((c) => c.rollout))).toEqual(new Set([good.id]));
   });
 });
 

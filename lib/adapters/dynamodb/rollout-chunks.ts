@@ -3,7 +3,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { NodeRun } from '../../core/rollout/pages.ts';
 import type { NodeOutcome, RolloutRecord, Wave } from '../../core/rollout/record.ts';
-import { getItems, type Item, writeItems } from './requests.ts';
+import { getItems, type Item, queryAll, writeItems } from './requests.ts';
 
 /**
  * A rollout's nodes in the inventory table, a wave's part at a time:
@@ -98,6 +98,20 @@ export class RolloutParts {
     await writeItems(this.#client, what, this.#tableName, { deletes });
   }
 
+  /** Every part of the rollout, named or not: what a start that died left (its partition holds its parts alone). */
+  async removeAll(id: string): Promise<void> {
+    const items = await queryAll(this.#client, what, {
+      TableName: this.#tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': nodesPartition(id) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    });
+    await writeItems(this.#client, what, this.#tableName, {
+      deletes: items.map((item) => ({ pk: String(item.pk), sk: String(item.sk) })),
+    });
+  }
+
   /** The parts named, read in one go, each part's nodes by its key. */
   async read(id: string, sks: readonly string[]): Promise<Map<string, NodeOutcome[]>> {
     const keys = sks.map((sk) => ({ pk: nodesPartition(id), sk }));
@@ -153,6 +167,45 @@ export class RolloutParts {
       else runs.push({ wave: c.wave, nodes });
     }
     return runs;
+  }
+
+  /**
+   * The rollout's nodes from the `from`-th to before the `upto`-th (wave after wave, part after
+   * part), each with the wave it was cut into: reads only the parts that hold them. A paired
+   * node (not the rollout's own) is counted but not given.
+   */
+  async span(
+    record: RolloutRecord,
+    from: number,
+    upto: number,
+  ): Promise<Array<{ readonly node: string; readonly cut: number }>> {
+    const chosen: Array<{ sk: string; cut: number; skip: number; take: number }> = [];
+    let offset = 0;
+    for (const w of record.waves) {
+      const { parts, cut } = keptOf(w);
+      for (const part of parts) {
+        const end = offset + part.count;
+        if (end > from && offset < upto)
+          chosen.push({
+            sk: part.sk,
+            cut,
+            skip: Math.max(0, from - offset),
+            take: Math.min(part.count, upto - offset),
+          });
+        offset = end;
+      }
+    }
+    if (chosen.length === 0) return [];
+    const parts = await this.read(
+      record.id,
+      chosen.map((c) => c.sk),
+    );
+    return chosen.flatMap((c) =>
+      (parts.get(c.sk) ?? [])
+        .slice(c.skip, c.take)
+        .filter((n) => !n.paired)
+        .map((n) => ({ node: n.node, cut: c.cut })),
+    );
   }
 }
 

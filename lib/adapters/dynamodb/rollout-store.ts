@@ -1,8 +1,15 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type Actor, type AuditEntry, meshSubject } from '../../core/audit/record.ts';
+import { isDriven } from '../../core/rollout/claims.ts';
 import { RolloutRaceError } from '../../core/rollout/errors.ts';
-import type { RolloutPage, RolloutStore } from '../../core/rollout/ports.ts';
+import type {
+  ClaimStep,
+  RolloutChange,
+  RolloutPage,
+  RolloutStore,
+  StepBudget,
+} from '../../core/rollout/ports.ts';
 import { type RolloutRecord, sizeOf, tallyOf, type Wave } from '../../core/rollout/record.ts';
 import { summaryOf } from '../../core/rollout/service.ts';
 import { askStore } from '../../core/unavailable.ts';
@@ -18,6 +25,7 @@ import {
 } from './requests.ts';
 import { keptOf, partsOf, RolloutParts } from './rollout-chunks.ts';
 import { RolloutClaims } from './rollout-claims.ts';
+import { RolloutStarts } from './rollout-starts.ts';
 
 /**
  * Rollouts (lib/core/rollout/record.ts) in the inventory table:
@@ -25,8 +33,9 @@ import { RolloutClaims } from './rollout-claims.ts';
  * | pk                 | sk             | attributes |
  * |--------------------|----------------|------------|
  * | `rollouts`         | `<rollout id>` | state, version (N), createdAt, updatedAt, body: the header as gzipped JSON (B) |
- * | `rollouts#running` | `<rollout id>` | present exactly while the rollout is running |
+ * | `rollouts#running` | `<rollout id>` | present exactly while the driver has work: claiming, running, or claims to let go |
  * | `rollout#<id>`     | `nodes#…`      | a part of a wave's nodes (rollout-chunks.ts) |
+ * | `rollouts#starting` | `<rollout id>` | a start under way (rollout-starts.ts) |
  * | `rollout-claim#<node>` | `claim`    | the rollout holding the node (rollout-claims.ts) |
  *
  * The header is the record without its nodes: origin, options, state, each wave's tally (size,
@@ -50,6 +59,7 @@ const store = 'the inventory table';
 export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
   readonly #parts: RolloutParts;
   readonly #claims: RolloutClaims;
+  readonly #starts: RolloutStarts;
 
   readonly #audit: AuditTrail;
 
@@ -58,41 +68,74 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     this.#audit = options.audit;
     this.#parts = new RolloutParts(this.client, this.tableName);
     this.#claims = new RolloutClaims(this.client, this.tableName, this.now);
+    this.#starts = new RolloutStarts(this.client, this.tableName, this.now);
   }
 
+  /**
+   * The start's mark, then its parts, then its header with the mark deleted in one transaction:
+   * a start that dies between its parts and its header leaves its mark, and `sweep` finds it.
+   */
   async create(record: RolloutRecord, by: Actor): Promise<boolean> {
     if (await this.#header(record.id)) return false;
-    const own = new Map<string, number>();
-    record.waves.forEach((w, index) => {
-      for (const n of w.nodes ?? []) if (!n.paired) own.set(n.node, index);
-    });
-    const stateOf = async (holder: string) => (await this.read(holder))?.state;
-    await this.#claims.claim(record.id, own, stateOf);
-    try {
-      const { failed } = await this.#write(
-        record,
-        { ConditionExpression: unrecorded },
-        startEntry(record, by),
-      );
-      return failed === undefined;
-    } catch (error) {
-      // the header may not be written: a start that fails holds nothing (asked again, it claims again)
-      await this.#claims.release(record.id, [...own.keys()]).catch(() => undefined);
-      throw error;
-    }
+    await this.#starts.mark(record.id);
+    const { failed } = await this.#write(
+      record,
+      { ConditionExpression: unrecorded },
+      startEntry(record, by),
+      [this.#starts.unmark(record.id)],
+    );
+    return failed === undefined;
   }
 
-  async write(record: RolloutRecord): Promise<RolloutRecord> {
+  /**
+   * The parts of starts that died between their parts and their header (rollout-starts.ts): a
+   * few, each deleted with its partition when no header came.
+   */
+  sweep(): Promise<number> {
+    return this.#starts.sweep(
+      async (id) => (await this.#header(id)) !== undefined,
+      (id) => this.#parts.removeAll(id),
+    );
+  }
+
+  async write(record: RolloutRecord, change?: RolloutChange): Promise<RolloutRecord> {
     const next = { ...record, version: record.version + 1 };
-    const { failed, waves } = await this.#write(next, {
-      ConditionExpression: unchanged,
-      ExpressionAttributeNames: { '#version': 'version' },
-      ExpressionAttributeValues: { ':read': record.version },
-    });
+    const { failed, waves } = await this.#write(
+      next,
+      {
+        ConditionExpression: unchanged,
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':read': record.version },
+      },
+      change ? changeEntry(next, change) : undefined,
+    );
     if (failed) throw new RolloutRaceError(record.id);
     const written = { ...next, waves };
-    if (next.state === 'done' || next.state === 'aborted') await this.#letGo(written);
+    if ((next.state === 'done' || next.state === 'aborted') && !next.releasing) await this.#letGo(written);
     return written;
+  }
+
+  async claim(record: RolloutRecord, from: number, budget: StepBudget): Promise<ClaimStep> {
+    const deadline = Date.now() + budget.ms;
+    const upto = Math.min(sizeOf(record), from + budget.nodes);
+    const nodes = await this.#parts.span(record, from, upto);
+    const stateOf = async (holder: string) => (await this.read(holder))?.state;
+    const step = await this.#claims.claimSome(record.id, nodes, stateOf, deadline);
+    if ('overlap' in step) return step;
+    // a paired node is counted in the span but never claimed: the span's end is reached when its own nodes are
+    return { claimed: step.claimed === nodes.length ? upto : from + step.claimed };
+  }
+
+  async release(record: RolloutRecord, from: number, upto: number, budget: StepBudget): Promise<number> {
+    const deadline = Date.now() + budget.ms;
+    const end = Math.min(upto, from + budget.nodes);
+    const nodes = await this.#parts.span(record, from, end);
+    const released = await this.#claims.releaseSome(
+      record.id,
+      nodes.map((n) => n.node),
+      deadline,
+    );
+    return released === nodes.length ? end : from + released;
   }
 
   /**
@@ -100,7 +143,12 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
    * so a start's write may carry more); the failed condition's item, if one failed. Parts the
    * header no longer names are deleted once it holds, the new ones if it did not.
    */
-  async #write(record: RolloutRecord, condition: Record<string, unknown>, entry?: AuditEntry) {
+  async #write(
+    record: RolloutRecord,
+    condition: Record<string, unknown>,
+    entry?: AuditEntry,
+    more: readonly TransactItem[] = [],
+  ) {
     const { waves, puts, replaced } = partsOf(record);
     await this.#parts.put(puts);
     const items: TransactItem[] = [
@@ -118,7 +166,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
           ...condition,
         },
       },
-      record.state === 'running'
+      isDriven(record)
         ? {
             Put: {
               TableName: this.tableName,
@@ -126,6 +174,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
             },
           }
         : { Delete: { TableName: this.tableName, Key: runningKey(record.id) } },
+      ...more,
     ];
     const failed = entry
       ? await this.#audit.transact(store, items, entry)
@@ -218,6 +267,15 @@ function recordFrom(item: Item): RolloutRecord {
   const body = item.body as Uint8Array;
   return JSON.parse(gunzipSync(body).toString('utf8')) as RolloutRecord;
 }
+
+/** An operator's resume or abort, on the mesh's chain beside the start's. */
+const changeEntry = (record: RolloutRecord, change: RolloutChange): AuditEntry => ({
+  by: change.by,
+  action: change.action,
+  subject: meshSubject,
+  target: `rollout:${record.id}`,
+  details: { state: record.state, wave: record.current + 1, waves: record.waves.length },
+});
 
 /** A start's record, on the mesh's chain: a rollout names many nodes, and its own id is the target. */
 const startEntry = (record: RolloutRecord, by: Actor): AuditEntry => ({

@@ -53,7 +53,10 @@ const nextOf = (id: string, layout: string, wave: number | undefined, next: numb
     ? {}
     : { next: answerCursorOf({ of: 'rollout', revision: layout, what: `${id}/${wave ?? 'all'}`, at: next }) };
 
-/** POST /rollouts: records the rollout and tells the driver; 201 with its first page. */
+/**
+ * POST /rollouts: records the rollout (`claiming`: its header and parts, no claim) and tells the
+ * driver, which claims its nodes and then sends its first wave; 201 with its first page at once.
+ */
 export const rolloutStartHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const request = parseBody(event, rolloutRequest);
@@ -109,7 +112,7 @@ export const rolloutShowHandler = (deps: { readonly rollouts: Rollouts } & Deps)
 export const rolloutResumeHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const { id } = validate(idPath, event.pathParameters, 'path');
-    const record = await deps.rollouts.resume(id);
+    const record = await deps.rollouts.resume(id, actorOf(event));
     await deps.rolloutDriver.started(record);
     return json(200, await firstPage(deps.rollouts, id));
   });
@@ -118,7 +121,8 @@ export const rolloutResumeHandler = (deps: RolloutDeps) =>
 export const rolloutAbortHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const { id } = validate(idPath, event.pathParameters, 'path');
-    await deps.rollouts.abort(id);
+    // one aborted while claiming lets go of its claims a step at a time: its flow, still going, takes them
+    await deps.rollouts.abort(id, actorOf(event));
     return json(200, await firstPage(deps.rollouts, id));
   });
 

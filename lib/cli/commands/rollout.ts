@@ -9,6 +9,7 @@ import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { headerOf, refuseIfRefused, sayClaims, untilClaimed } from './rollout-claims.ts';
 
 /** How often a followed rollout is read again. */
 const followMs = 1_000;
@@ -45,7 +46,10 @@ export const waveBody = (options: WaveOptions) => ({
   ...(options.pause ? { pause: true } : {}),
 });
 
-/** POST /rollouts, then the rollout followed to its end (or its id, with --no-wait). */
+/**
+ * POST /rollouts, then the rollout followed to its end (or, with --no-wait, until its nodes are
+ * claimed: an overlap is still refused as a start was, 409 `rollout_overlap`).
+ */
 export async function startRollout(
   api: ApiClient,
   output: Output,
@@ -53,7 +57,8 @@ export async function startRollout(
   wait: boolean,
 ): Promise<ExitCode> {
   const record = await api.call<RolloutAnswer>('POST', '/rollouts', body);
-  return wait ? followRollout(api, output, record.id) : answerId(output, record);
+  if (wait) return followRollout(api, output, record.id);
+  return answerId(output, await untilClaimed(api, output, record.id));
 }
 
 /** A page of a rollout as `GET /rollouts/{id}` answers it. */
@@ -105,13 +110,11 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
   let said = '';
   let started = false;
   let wave: number | undefined;
+  let claimed = -1;
   for (;;) {
-    let record = await readOrWait(api, id, since, wave);
-    // the wave in flight, read on its own page: its nodes' names start the line
-    if (record && record.current >= 0 && record.current !== wave) {
-      wave = record.current;
-      record = await readOrWait(api, id, since, wave);
-    }
+    // before a wave is in flight the header says all there is: its counts, its claims
+    let record = await readOrWait(api, id, since, wave ?? 'header');
+    if (record) refuseIfRefused(record);
     if (record && !started) {
       started = true;
       output.say(cliLines.rolloutStarted, {
@@ -120,6 +123,16 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
         waves: record.waves.length,
         nodes: nodesOf(record),
       });
+    }
+    if (record) claimed = sayClaims(output, record, claimed);
+    if (record?.state === 'claiming') {
+      await new Promise((resolve) => setTimeout(resolve, followMs));
+      continue;
+    }
+    // the wave in flight, read on its own page: its nodes' names start the line
+    if (record && record.current >= 0 && record.current !== wave) {
+      wave = record.current;
+      record = await readOrWait(api, id, since, wave);
     }
     if (record && record.current >= 0 && record.current === wave) {
       const current = record.waves[record.current];
@@ -146,9 +159,10 @@ async function readOrWait(
   api: ApiClient,
   id: string,
   since: number,
-  wave: number | undefined,
+  wave: number | 'header' | undefined,
 ): Promise<RolloutAnswer | undefined> {
   try {
+    if (wave === 'header') return await headerOf(api, id);
     return await api.call<RolloutAnswer>(
       'GET',
       `/rollouts/${id}${wave === undefined ? '' : `?wave=${wave}`}`,
@@ -207,8 +221,9 @@ export function registerRolloutCommands(program: Command): void {
           const counts = Object.entries(r.counts)
             .map(([state, count]) => `${count} ${state}`)
             .join(', ');
+          const claims = r.claims ? ` (${r.claims.claimed}/${r.claims.total} claimed)` : '';
           output.line(
-            `${r.id} ${r.state} ${describeOrigin(r.origin)}: wave ${r.wave}/${r.waves}, ${counts}${r.reason ? ` (${r.reason})` : ''}`,
+            `${r.id} ${r.state}${claims} ${describeOrigin(r.origin)}: wave ${r.wave}/${r.waves}, ${counts}${r.reason ? ` (${r.reason})` : ''}`,
           );
         }
         if (page.cursor) output.line(`more: mesh rollout list --cursor ${page.cursor}`);
@@ -228,6 +243,10 @@ export function registerRolloutCommands(program: Command): void {
         output.line(
           `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
         );
+        if (record.state === 'claiming' && record.claims)
+          output.line(`claiming its nodes: ${record.claims.claimed}/${record.claims.total} claimed`);
+        if (record.releasing && record.releasing.released < record.releasing.upto)
+          output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
         record.waves.forEach((wave, index) => {
           const at = index <= record.current ? `sent ${wave.sentAt ?? ''}` : 'not sent';
           output.line(`wave ${index + 1}/${record.waves.length} (${at}):`);
@@ -237,7 +256,10 @@ export function registerRolloutCommands(program: Command): void {
             );
         });
         output.result(record);
-        return record.state === 'running' || record.state === 'done' ? ExitCode.ok : exitOf[record.state];
+        if (record.state === 'refused') return ExitCode.refused;
+        return record.state === 'running' || record.state === 'done' || record.state === 'claiming'
+          ? ExitCode.ok
+          : exitOf[record.state];
       }),
     );
   for (const [verb, what] of [

@@ -156,7 +156,7 @@ async function refresh() {
     replaceChildren(byId('panel-rollouts'), ...rolloutsPanel(rollouts.rollouts, context));
     const unfinished = rollouts.rollouts.filter(
       (/** @type {{ state: string }} */ r) =>
-        r.state === 'running' || r.state === 'paused' || r.state === 'halted',
+        r.state === 'claiming' || r.state === 'running' || r.state === 'paused' || r.state === 'halted',
     ).length;
     byId('tab-rollouts').textContent = unfinished > 0 ? `Rollouts (${unfinished} not done)` : 'Rollouts';
     replaceChildren(byId('panel-letters'), ...lettersPanel(letters, context));

@@ -38,6 +38,9 @@ export function rolloutsPanel(rollouts, context) {
         'ul',
         {},
         el('li', {}, `id ${rollout.id}: mesh rollout show ${rollout.id}`),
+        rollout.claims
+          ? el('li', {}, `claiming its nodes: ${rollout.claims.claimed} of ${rollout.claims.total} claimed`)
+          : null,
         counts.length > 0 ? el('li', {}, counts.join(', ')) : null,
         rollout.reason ? el('li', {}, `why: ${rollout.reason}`) : null,
       ),

@@ -35,7 +35,9 @@ export type AuditAction =
   | 'mesh.apply'
   | 'report.reset'
   | 'build.retract'
-  | 'rollout.start';
+  | 'rollout.start'
+  | 'rollout.resume'
+  | 'rollout.abort';
 
 export type AuditDetails = Readonly<Record<string, string | number | boolean>>;
 

@@ -25,7 +25,10 @@ export type Facts = ReadonlyMap<string, NodeFacts>;
  * What the driver does next. send: push the wave's nodes (`wave` is its index), then record it
  * with waveSent; wait: ask again no later than `until`; halted, paused, done: the record says so
  * now, write it; idle: nothing to do (the rollout is not running); unread: the next wave is to
- * be sent but was read without its nodes (read it, and decide again).
+ * be sent but was read without its nodes (read it, and decide again). The steps before the first
+ * wave and after a refusal (service.ts) say what they did: claiming (so many claimed, more to
+ * come), claimed (all, the first wave next), superseded (a halted upgrade aborted, its nodes
+ * claimable), refused (another rollout holds some), releasing (claims let go so far).
  */
 export type Decision =
   | { readonly kind: 'send'; readonly wave: number; readonly nodes: readonly string[] }
@@ -34,7 +37,12 @@ export type Decision =
   | { readonly kind: 'paused'; readonly reason: string }
   | { readonly kind: 'done' }
   | { readonly kind: 'idle' }
-  | { readonly kind: 'unread'; readonly wave: number };
+  | { readonly kind: 'unread'; readonly wave: number }
+  | { readonly kind: 'claiming'; readonly claimed: number; readonly total: number }
+  | { readonly kind: 'claimed'; readonly total: number }
+  | { readonly kind: 'superseded'; readonly rollout: string }
+  | { readonly kind: 'refused'; readonly reason: string }
+  | { readonly kind: 'releasing'; readonly released: number; readonly upto: number };
 
 export type Advanced = { readonly record: RolloutRecord; readonly decision: Decision };
 

@@ -60,14 +60,23 @@ export class RolloutOverlapError extends RolloutError {
   /** How many of the new rollout's nodes it holds. */
   readonly nodes: number;
   readonly state: string;
-  constructor(holder: string, nodes: number, state: string, options?: ErrorOptions) {
+  /** A few of the nodes it holds, so the operator sees which. */
+  readonly some: readonly string[];
+  constructor(
+    holder: string,
+    nodes: number,
+    state: string,
+    some: readonly string[] = [],
+    options?: ErrorOptions,
+  ) {
     super(
-      `${nodes} of these nodes are held by rollout ${holder} (${state}): abort it (mesh rollout abort ${holder}) or wait for it to end`,
+      `${nodes} of these nodes are held by rollout ${holder} (${state})${some.length > 0 ? `, among them ${some.join(', ')}` : ''}: abort it (mesh rollout abort ${holder}) or wait for it to end`,
       options,
     );
     this.holder = holder;
     this.nodes = nodes;
     this.state = state;
+    this.some = some;
   }
 }
 
@@ -96,6 +105,7 @@ export const rolloutErrors = new ErrorTable({
       rollout: error.holder,
       nodes: error.nodes,
       state: error.state,
+      some: error.some,
     }),
   }),
   RolloutMovedError: refused(RolloutMovedError, 409, 'rollout_moved'),

@@ -1,6 +1,17 @@
 import type { Actor } from '../audit/record.ts';
 import type { Facts } from './advance.ts';
+import type { ClaimProgress } from './claims.ts';
+import type { RolloutOverlapError } from './errors.ts';
 import type { NodeOutcome, RolloutRecord, RolloutState } from './record.ts';
+
+/** How much one claiming or releasing step may do: so many nodes, and no new batch after so long. */
+export type StepBudget = { readonly nodes: number; readonly ms: number };
+
+/** What one claiming step did: how far the claims came (counted from the first own node), or whom it met. */
+export type ClaimStep = { readonly claimed: number } | { readonly overlap: RolloutOverlapError };
+
+/** An operator's change of a rollout, recorded on the audit trail with its write. */
+export type RolloutChange = { readonly by: Actor; readonly action: 'rollout.resume' | 'rollout.abort' };
 
 /**
  * Where rollouts are kept (lib/adapters/dynamodb/rollout-store.ts): a small header, each wave's
@@ -8,17 +19,35 @@ import type { NodeOutcome, RolloutRecord, RolloutState } from './record.ts';
  */
 export interface RolloutStore {
   /**
-   * Writes a new record with every wave's nodes, claiming its nodes; false when one is kept under
-   * its id already (a start asked twice). RolloutOverlapError, with nothing written, when another
-   * rollout holding nodes (running, paused, halted) holds some of them.
+   * Writes a new record with every wave's nodes (its parts and header: no claim, whatever its
+   * size; the driver claims them, `claim`); false when one is kept under its id already (a start
+   * asked twice).
    */
   create(record: RolloutRecord, by: Actor): Promise<boolean>;
   /**
    * Writes the record at `record.version + 1` if the kept one is still at `record.version`
    * (RolloutRaceError if not): its header, and the nodes of the waves it holds with them. A record
-   * that is done or aborted lets its nodes go.
+   * that is done or aborted lets its nodes go, unless it lets them go a step at a time (`releasing`).
+   * A change names who asked for it: its audit record is written with the header.
    */
-  write(record: RolloutRecord): Promise<RolloutRecord>;
+  write(record: RolloutRecord, change?: RolloutChange): Promise<RolloutRecord>;
+  /**
+   * Claims the rollout's own nodes from the `from`-th (wave after wave, as cut) on, at most
+   * `budget.nodes` of them, starting no batch after `budget.ms`; how far the claims came, or the
+   * rollout that holds some of them (running, paused, halted or claiming). Claims it made stay:
+   * a refusal lets them go (`release`).
+   */
+  claim(record: RolloutRecord, from: number, budget: StepBudget): Promise<ClaimStep>;
+  /**
+   * Lets go of the rollout's claims on its own nodes from the `from`-th to before the `upto`-th
+   * (a claim another rollout holds now is left), within the budget; how far it came.
+   */
+  release(record: RolloutRecord, from: number, upto: number, budget: StepBudget): Promise<number>;
+  /**
+   * Deletes what starts that died before their header left (their parts), a few at a time, so
+   * no part is kept that no header names; how many it took.
+   */
+  sweep(): Promise<number>;
   /** The record without any wave's nodes (each wave's tally only). */
   read(id: string): Promise<RolloutRecord | undefined>;
   /** The same record with these waves' nodes read. */
@@ -58,6 +87,8 @@ export type RolloutSummary = {
   /** The wave in flight or last sent, counted from 1; 0 before the first. */
   readonly wave: number;
   readonly counts: Readonly<Record<string, number>>;
+  /** While claiming: how many of its own nodes are claimed, of how many. */
+  readonly claims?: ClaimProgress;
 };
 
 /** What the control plane knows of nodes a rollout waits on (lib/adapters/dynamodb/rollout-facts.ts). */

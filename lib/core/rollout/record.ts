@@ -1,3 +1,4 @@
+import type { ClaimProgress, Refusal } from './claims.ts';
 import { RolloutStateError, RolloutTooLargeError } from './errors.ts';
 import { cutWaves, type RolloutOptions } from './waves.ts';
 
@@ -48,7 +49,11 @@ export type Wave = {
   readonly kept?: unknown;
 };
 
-export type RolloutState = 'running' | 'paused' | 'halted' | 'aborted' | 'done';
+/**
+ * claiming: recorded, its nodes being claimed by the driver a step at a time (no wave sent);
+ * refused: claiming met nodes another rollout holds, so it ends without sending anything.
+ */
+export type RolloutState = 'claiming' | 'running' | 'paused' | 'halted' | 'aborted' | 'done' | 'refused';
 
 export type RolloutRecord = {
   readonly id: string;
@@ -64,14 +69,23 @@ export type RolloutRecord = {
   readonly current: number;
   /** Failures a resume after a halt accepted: the bound counts only those after them. */
   readonly borne: number;
+  /** The claims of its own nodes, made by the driver before the first wave (absent: claimed at the start). */
+  readonly claims?: ClaimProgress;
+  /** A refused rollout's reason, as the 409 a start used to answer says it. */
+  readonly refusal?: Refusal;
+  /**
+   * Claims an ended rollout lets go of a step at a time, from its `released`-th own node to
+   * before the `upto`-th: the driver keeps stepping it until `released` reaches `upto`.
+   */
+  readonly releasing?: { readonly released: number; readonly upto: number };
   /** Bumped by every write; a write holds only if the record is still at the version read. */
   readonly version: number;
 };
 
 /**
- * The most nodes one rollout takes. Its nodes are kept a wave (and a chunk) at a time, so the
- * bound is not an item's size but the start: each node is claimed (one conditional write, 100 to
- * a transaction) inside the start's request, 500 transactions at this bound.
+ * The most nodes one rollout takes. Its nodes are kept a wave (and a part) at a time and claimed
+ * by the driver a step at a time, so the bound is neither an item's size nor a request's time but
+ * a wave's push and the header's list of parts (about 230 at this bound).
  */
 export const maxRolloutNodes = 50_000;
 
@@ -198,17 +212,6 @@ export function resumed(record: RolloutRecord, now: string): RolloutRecord {
   return { ...rest, state: 'running', borne: failuresOf(record), updatedAt: now };
 }
 
-/** `mesh rollout abort`: nothing more is sent; the nodes not sent stay behind. */
-export function aborted(
-  record: RolloutRecord,
-  now: string,
-  reason = 'aborted by an operator',
-): RolloutRecord {
-  if (record.state === 'done' || record.state === 'aborted')
-    throw new RolloutStateError(record.id, record.state, 'aborted');
-  return { ...record, state: 'aborted', reason, updatedAt: now };
-}
-
 /** The nodes of the waves the record holds with their nodes. */
 export const allNodes = (record: RolloutRecord) => record.waves.flatMap((w) => w.nodes ?? []);
 
@@ -242,8 +245,11 @@ export const notSentCount = (record: RolloutRecord) =>
   record.waves.slice(record.current + 1).reduce((sum, w) => sum + tallyOf(w).size, 0);
 
 export const isFinished = (record: RolloutRecord) =>
-  record.state === 'done' || record.state === 'aborted' || record.state === 'halted';
+  record.state === 'done' ||
+  record.state === 'aborted' ||
+  record.state === 'halted' ||
+  record.state === 'refused';
 
-/** Holds its nodes: a rollout that may still send (running, paused) or be resumed (halted). */
+/** Holds its nodes: a rollout claiming them, that may still send (running, paused) or be resumed (halted). */
 export const holdsNodes = (state: RolloutState) =>
-  state === 'running' || state === 'paused' || state === 'halted';
+  state === 'claiming' || state === 'running' || state === 'paused' || state === 'halted';

@@ -3,11 +3,11 @@ import type { Actor } from '../audit/record.ts';
 import { NodeNotFoundError } from '../mesh/errors.ts';
 import type { PushOutcome } from '../ports.ts';
 import { type Advanced, advance } from './advance.ts';
-import { EmptyRolloutError, RolloutMovedError, RolloutNotFoundError, RolloutOverlapError } from './errors.ts';
+import { aborted, claimedTo, claiming, claimsPerStep, isReleasing, refusedBy, releasedTo } from './claims.ts';
+import { EmptyRolloutError, RolloutMovedError, RolloutNotFoundError } from './errors.ts';
 import { type RolloutAnswer, rolloutPage, spanOf } from './pages.ts';
-import type { RolloutFacts, RolloutStore, RolloutSummary } from './ports.ts';
+import type { RolloutFacts, RolloutStore, RolloutSummary, StepBudget } from './ports.ts';
 import {
-  aborted,
   countsOf,
   newRollout,
   type RolloutOrigin,
@@ -28,7 +28,16 @@ export type RolloutDeps = {
   /** Whether a node exists: a named push's node must (NodeNotFoundError), as `POST /push` says. */
   readonly exists: (node: string) => Promise<boolean>;
   readonly now: () => Date;
+  /** How much one claiming or releasing step does (claimStep by default). */
+  readonly claimStep?: StepBudget;
 };
+
+/**
+ * A claiming step's bound: at most claimsPerStep nodes, no new batch after 10 s, so a step stays
+ * far inside a Lambda's budget (rollout-advance's 330 s) and a local driver's other rollouts wait
+ * seconds, not minutes.
+ */
+export const claimStep: StepBudget = { nodes: claimsPerStep, ms: 10_000 };
 
 /** `20260722T101500123Z-4f2a9c`, as a push's id: the start time, then six random hex digits; ids sort by time. */
 export const newRolloutId = (at: Date) =>
@@ -48,11 +57,17 @@ export class Rollouts {
     this.#deps = deps;
   }
 
+  get #budget(): StepBudget {
+    return this.#deps.claimStep ?? claimStep;
+  }
+
   /**
-   * Records a new rollout; the driver sends its first wave. The same id twice starts it once.
-   * Nodes another rollout holds refuse it (RolloutOverlapError), except that an upgrade takes
-   * over from a halted upgrade of the same module: that one is aborted, superseded, as the
-   * rollback of a bad version (`mesh upgrade MODULE PREVIOUS`) needs.
+   * Records a new rollout, its nodes not yet claimed (its header and parts: writes by its parts,
+   * not its nodes); the driver claims them a step at a time, then sends its first wave. The same
+   * id twice starts it once. Nodes another rollout holds are found while claiming and refuse it
+   * (state `refused`), except that an upgrade takes over from a halted upgrade of the same module:
+   * that one is aborted, superseded, as the rollback of a bad version (`mesh upgrade MODULE
+   * PREVIOUS`) needs.
    */
   async start(input: {
     readonly id?: string;
@@ -67,25 +82,20 @@ export class Rollouts {
     const nodes = await this.#nodesOf(input.origin, input.nodes ?? []);
     if (nodes.length === 0)
       throw new EmptyRolloutError(`nothing to roll out: ${describeOrigin(input.origin)} names no node`);
-    const record = newRollout({
-      id: input.id ?? newRolloutId(now),
-      origin: input.origin,
-      nodes,
-      rollout: input.options,
-      now: now.toISOString(),
-    });
-    for (let superseded = 0; ; superseded += 1) {
-      try {
-        if (await this.#deps.store.create(record, input.by)) return record;
-        return (await this.#deps.store.read(record.id)) ?? record;
-      } catch (error) {
-        if (!(error instanceof RolloutOverlapError) || superseded === maxSuperseded) throw error;
-        const holder = await this.#deps.store.read(error.holder);
-        if (!holder || !supersedes(record.origin, holder)) throw error;
-        const reason = `superseded by rollout ${record.id} (${describeOrigin(record.origin)})`;
-        await this.#deps.store.write(aborted(holder, this.#deps.now().toISOString(), reason));
-      }
-    }
+    const record = claiming(
+      newRollout({
+        id: input.id ?? newRolloutId(now),
+        origin: input.origin,
+        nodes,
+        rollout: input.options,
+        now: now.toISOString(),
+      }),
+    );
+    // a few starts that died between their parts and their header are swept first (a bounded few);
+    // a sweep that fails is left to the next start, never this one's refusal
+    await this.#deps.store.sweep().catch(() => 0);
+    if (await this.#deps.store.create(record, input.by)) return record;
+    return (await this.#deps.store.read(record.id)) ?? record;
   }
 
   async #nodesOf(origin: RolloutOrigin, given: readonly string[]): Promise<string[]> {
@@ -106,6 +116,8 @@ export class Rollouts {
   async step(id: string): Promise<Advanced> {
     const { store } = this.#deps;
     let record = await this.read(id);
+    if (record.state === 'claiming') return this.#claim(record);
+    if (isReleasing(record)) return this.#release(record);
     if (record.state === 'running' && record.current >= 0)
       record = await store.withNodes(record, [record.current]);
     const open = record.current < 0 ? [] : (record.waves[record.current]?.nodes ?? []);
@@ -135,6 +147,53 @@ export class Rollouts {
     const sending = later.length > 0 ? await store.withNodes(advanced.record, later) : advanced.record;
     const next = waveSent(sending, decision.wave, sends, this.#deps.now().toISOString(), held);
     return { record: await store.write(next), decision };
+  }
+
+  /**
+   * One claiming step: the next own nodes claimed, within the step's budget. All claimed, the
+   * rollout runs; another rollout holding some refuses it (its claims let go by the next steps),
+   * unless that one is a halted upgrade this upgrade supersedes.
+   */
+  async #claim(record: RolloutRecord): Promise<Advanced> {
+    const { store } = this.#deps;
+    const from = record.claims?.claimed ?? 0;
+    const total = record.claims?.total ?? 0;
+    const step = await store.claim(record, from, this.#budget);
+    const at = this.#deps.now().toISOString();
+    if ('claimed' in step) {
+      const next = await store.write(claimedTo(record, step.claimed, at));
+      return {
+        record: next,
+        decision:
+          next.state === 'running'
+            ? { kind: 'claimed', total }
+            : { kind: 'claiming', claimed: next.claims?.claimed ?? step.claimed, total },
+      };
+    }
+    const { overlap } = step;
+    const holder = await store.read(overlap.holder);
+    if (holder && supersedes(record.origin, holder)) {
+      const reason = `superseded by rollout ${record.id} (${describeOrigin(record.origin)})`;
+      await store.write(aborted(holder, at, reason));
+      return { record, decision: { kind: 'superseded', rollout: holder.id } };
+    }
+    const refusal = {
+      code: 'rollout_overlap' as const,
+      rollout: overlap.holder,
+      state: overlap.state,
+      nodes: overlap.nodes,
+      some: overlap.some,
+    };
+    const next = await store.write(refusedBy(record, refusal, overlap.message, at, this.#budget.nodes));
+    return { record: next, decision: { kind: 'refused', reason: overlap.message } };
+  }
+
+  /** One releasing step: the claims an ended rollout may hold, let go a step's worth at a time. */
+  async #release(record: RolloutRecord): Promise<Advanced> {
+    const { released, upto } = record.releasing ?? { released: 0, upto: 0 };
+    const reached = await this.#deps.store.release(record, released, upto, this.#budget);
+    const next = await this.#deps.store.write(releasedTo(record, reached, this.#deps.now().toISOString()));
+    return { record: next, decision: { kind: 'releasing', released: reached, upto } };
   }
 
   /** The record's header: every wave's tally, no wave's nodes. */
@@ -175,17 +234,23 @@ export class Rollouts {
     return { ...rolloutPage(record, runs, at, end, bytes, asked.limit), layout, summary: summaryOf(record) };
   }
 
-  async resume(id: string): Promise<RolloutRecord> {
-    return this.#deps.store.write(resumed(await this.read(id), this.#deps.now().toISOString()));
+  /** A paused or halted rollout goes on; `by` is recorded on the audit trail with it. */
+  async resume(id: string, by?: Actor): Promise<RolloutRecord> {
+    const record = resumed(await this.read(id), this.#deps.now().toISOString());
+    return this.#deps.store.write(record, by ? { by, action: 'rollout.resume' } : undefined);
   }
 
-  async abort(id: string): Promise<RolloutRecord> {
-    return this.#deps.store.write(aborted(await this.read(id), this.#deps.now().toISOString()));
+  /** Nothing more is sent; `by` is recorded on the audit trail with it. */
+  async abort(id: string, by?: Actor): Promise<RolloutRecord> {
+    const record = aborted(
+      await this.read(id),
+      this.#deps.now().toISOString(),
+      undefined,
+      this.#budget.nodes,
+    );
+    return this.#deps.store.write(record, by ? { by, action: 'rollout.abort' } : undefined);
   }
 }
-
-/** How many halted rollouts one start may supersede, one after another. */
-const maxSuperseded = 3;
 
 /** An upgrade supersedes a halted upgrade of the same module: its version is no longer the one set. */
 const supersedes = (origin: RolloutOrigin, holder: RolloutRecord) =>
@@ -220,5 +285,6 @@ export function summaryOf(record: RolloutRecord): RolloutSummary {
     waves: record.waves.length,
     wave: record.current + 1,
     counts,
+    ...(record.state === 'claiming' && record.claims ? { claims: record.claims } : {}),
   };
 }
