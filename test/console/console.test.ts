@@ -10,8 +10,8 @@ import type { ReportStore } from '../../lib/core/control/ports.ts';
 import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 import { partsFor } from '../../lib/wiring.ts';
-import { enrolNode } from '../support/enrolled-nodes.ts';
 import { type OpenBrowser, openBrowser } from '../support/browser.ts';
+import { enrolNode } from '../support/enrolled-nodes.ts';
 import { watch } from '../support/processes.ts';
 
 const root = join(import.meta.dirname, '../..');

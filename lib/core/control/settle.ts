@@ -2,7 +2,6 @@ import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
-import { RolloutOverlapError } from '../rollout/errors.ts';
 import type { RolloutDriver } from '../rollout/ports.ts';
 import { optionsOf } from '../rollout/requests.ts';
 import type { Rollouts } from '../rollout/service.ts';
@@ -149,22 +148,15 @@ async function startUpgradeRollout(
       cause: error,
     });
   }
-  let record: Awaited<ReturnType<Rollouts['start']>>;
-  try {
-    record = await deps.rollouts.start({
-      id: rollout.id,
-      origin: { kind: 'upgrade', module, version },
-      nodes: [...carriers].sort(),
-      options,
-      by: { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
-    });
-  } catch (error) {
-    // another rollout holds its nodes: asked again it would be refused again; the version is set,
-    // its carriers stay behind for a push once that rollout ends
-    if (error instanceof RolloutOverlapError)
-      throw new MessageRejectedError(`upgrade ${module} in waves: ${error.message}`, { cause: error });
-    throw error;
-  }
+  // The start records the rollout claiming and answers at once: a rollout that meets another's
+  // nodes while claiming ends refused, named in mesh rollout list, and holds nothing.
+  const record = await deps.rollouts.start({
+    id: rollout.id,
+    origin: { kind: 'upgrade', module, version },
+    nodes: [...carriers].sort(),
+    options,
+    by: { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
+  });
   await deps.rolloutDriver?.started(record);
   return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
 }
