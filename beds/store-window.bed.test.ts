@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { consumerLines } from '../lib/core/control/lines.ts';
 import { commandLines } from '../lib/host/lines.ts';
-import { addAndEnrol, eventually, expectOk, inBed, issueToken, status } from './support/bed.ts';
+import { addAndEnrol, eventually, expectOk, inBed, issueTokenFile, status } from './support/bed.ts';
 
 const root = join(import.meta.dirname, '..');
 
@@ -25,7 +25,7 @@ it('a report held and an enrolment told to try again while the store is away bot
     await addAndEnrol(bed, 'control-node');
     await expectOk(bed.mesh('assign', 'control-node', 'slow-step'), 'assign control-node');
     await expectOk(bed.mesh('node', 'add', 'second'), 'mesh node add second');
-    const token = await issueToken(bed, 'second');
+    const tokenFile = await issueTokenFile(bed, 'second');
     bed.startHost('control-node', { applyDelayMs: 6_000 });
 
     const push = await expectOk(bed.mesh('push', 'control-node'), 'mesh push control-node');
@@ -44,8 +44,8 @@ it('a report held and an enrolment told to try again while the store is away bot
         bed.apiUrl,
         '--node',
         'second',
-        '--token',
-        token,
+        '--token-file',
+        tokenFile,
         '--dir',
         bed.hostDir('second'),
       ],
@@ -61,6 +61,7 @@ it('a report held and an enrolment told to try again while the store is away bot
     await bed.startStore();
 
     expect((await enrol.exited()).code).toBe(0);
+    rmSync(tokenFile);
     await eventually(
       'control-node’s held report to be recorded',
       async () => {
