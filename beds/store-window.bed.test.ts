@@ -48,6 +48,10 @@ it('a report held and an enrolment told to try again while the store is away bot
         tokenFile,
         '--dir',
         bed.hostDir('second'),
+        // Past the default 35 s: the store's JVM, started again on a loaded machine, took longer
+        // than that to answer, and the enrol is to complete on its own once it does.
+        '--patience',
+        '300',
       ],
       { ...process.env, MESH_LOG_FORMAT: 'json' },
     );
