@@ -15,8 +15,11 @@ import { defineConfig } from 'vitest/config';
  *   (`Bed.startStore`, the fault rig's store and queue), never a shared one. So they could run
  *   side by side, and three at a time took the beds from 2,534 s to 1,626 s of a whole run; but
  *   side by side on two cores a host's report sometimes did not reach the store within two
- *   minutes (relation-removed, node-removed-cascade), and until that is understood a bed that
- *   fails by load is worse than a slow one;
+ *   minutes (relation-removed, node-removed-cascade). Two ways load does that are closed: a
+ *   receive a stalled control plane gave up hid its messages for the queue's 180 s visibility
+ *   (lib/runtime/event-source.ts, `pollerRequestTimeoutMs`), and a host on the signal kept a
+ *   report it could not send until its next signal (lib/host/agent/run-loop.ts). They go side
+ *   by side again once three whole runs pass so: a bed that fails by load is worse than a slow one;
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default

@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
   statSync,
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
@@ -46,7 +47,7 @@ it('the packaged mesh-host, alone with no node on PATH, enrols, applies a push a
 
     await bed.startControlPlane();
     await expectOk(bed.mesh('node', 'add', 'edge'), 'mesh node add edge');
-    const tokenFile = join(bed.dir, 'edge.token');
+    const tokenFile = bed.tokenFile('edge');
     await expectOk(bed.mesh('token', 'issue', 'edge', '--out', tokenFile), 'mesh token issue edge --out');
     expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
 
@@ -57,6 +58,7 @@ it('the packaged mesh-host, alone with no node on PATH, enrols, applies a push a
       ['enrol', '--api', bed.apiUrl, '--node', 'edge', '--token-file', tokenFile, '--dir', hostDir],
       machine,
     );
+    rmSync(tokenFile);
     expect(enrolled.code, enrolled.output).toBe(0);
     expect(codedLinesIn(enrolled.output)).toContainEqual(
       expect.objectContaining({ code: commandLines.enrolled.code, node: 'edge' }),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
@@ -10,7 +10,13 @@ import { localResourceNames } from '../../lib/resources.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { runtimeLines } from '../../lib/runtime/lines.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { printedJson, type Watched, watch } from '../../test/support/processes.ts';
+import {
+  holdsToken,
+  printedJson,
+  type Watched,
+  watch,
+  withTokensBlanked,
+} from '../../test/support/processes.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const node = process.execPath;
@@ -150,6 +156,13 @@ export class Bed {
     return dir;
   }
 
+  /** Where the bed keeps one-time token files between `mesh token issue --out` and the enrol that reads them. */
+  tokenFile(nodeName: string): string {
+    const dir = join(this.dir, 'tokens');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return join(dir, `${nodeName}.token`);
+  }
+
   /** Where a host's apply hook writes down what it applied. */
   recordDir(nodeName: string): string {
     const dir = join(this.dir, 'records', nodeName);
@@ -233,22 +246,36 @@ export class Bed {
     return words.map((word) => word.replace(root, '.')).join(' ');
   }
 
-  /** Everything every process said, labelled, for a failing bed's message. */
+  /** Everything every process said, labelled, for a failing bed's message; a token's secret blanked. */
   dump(): string {
     const sections = this.processes.map(
       ({ label, watched }) => `----- ${label} -----\n${watched.output().trimEnd() || '(no output)'}`,
     );
-    return [
-      `===== bed ${this.name} in ${this.dir} =====`,
-      '----- commands -----',
-      ...this.commands,
-      ...sections,
-    ].join('\n');
+    return withTokensBlanked(
+      [
+        `===== bed ${this.name} in ${this.dir} =====`,
+        '----- commands -----',
+        ...this.commands,
+        ...sections,
+      ].join('\n'),
+    );
+  }
+
+  /**
+   * Where a token showed in what the bed keeps (a command line it ran, a process's output), by
+   * label: a token belongs in an owner-only file, never in a command line, a log or a dump.
+   */
+  tokensShown(): string[] {
+    const shown = this.commands.some(holdsToken) ? ['commands'] : [];
+    for (const { label, watched } of this.processes) if (holdsToken(watched.output())) shown.push(label);
+    return shown;
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    // A token file left by a scenario that failed before its enrol ended goes too, whatever else is kept.
+    rmSync(join(this.dir, 'tokens'), { recursive: true, force: true });
     await this.stopProcesses(() => true);
     await this.store?.stop();
     if (this.sharedStoreInUse) await clearedTables(this.sharedStoreInUse, this.prefix);
@@ -309,6 +336,8 @@ export async function inBed(name: string, scenario: (bed: Bed) => Promise<void>)
   onTestFinished(() => bed.stop());
   try {
     await scenario(bed);
+    const shown = bed.tokensShown();
+    if (shown.length > 0) throw new Error(`a one-time token showed in the bed's ${shown.join(', ')}`);
     passed = true;
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
@@ -357,19 +386,45 @@ export type NodeStatus = {
   lastHeard: string | null;
 };
 
-/** `mesh node add` + `mesh token issue` + `mesh-host enrol`, each asserted to succeed. */
+/**
+ * `mesh node add` + `mesh token issue --out FILE` + `mesh-host enrol --token-file FILE`, each
+ * asserted to succeed; the token file is deleted after.
+ */
 export async function addAndEnrol(bed: Bed, node: string): Promise<void> {
   await expectOk(bed.mesh('node', 'add', node), `mesh node add ${node}`);
-  const token = await issueToken(bed, node);
-  await expectOk(
-    bed.meshHost('enrol', '--api', bed.apiUrl, '--node', node, '--token', token, '--dir', bed.hostDir(node)),
-    `mesh-host enrol ${node}`,
-  );
+  const tokenFile = await issueTokenFile(bed, node);
+  try {
+    await expectOk(
+      bed.meshHost(
+        'enrol',
+        '--api',
+        bed.apiUrl,
+        '--node',
+        node,
+        '--token-file',
+        tokenFile,
+        '--dir',
+        bed.hostDir(node),
+      ),
+      `mesh-host enrol ${node}`,
+    );
+  } finally {
+    rmSync(tokenFile, { force: true });
+  }
 }
 
-export async function issueToken(bed: Bed, node: string): Promise<string> {
-  const issued = await expectOk(bed.mesh('token', 'issue', node), `mesh token issue ${node}`);
-  return (issued.json as { token: string }).token;
+/**
+ * `mesh token issue NODE --out FILE`: the token goes to an owner-only file in the bed's folder
+ * (answered), never through a command's output or onto a command line. The caller deletes it
+ * once the enrol that reads it is done.
+ */
+export async function issueTokenFile(bed: Bed, node: string): Promise<string> {
+  const file = bed.tokenFile(node);
+  await expectOk(bed.mesh('token', 'issue', node, '--out', file), `mesh token issue ${node} --out`);
+  const mode = statSync(file).mode & 0o777;
+  if (mode !== 0o600)
+    throw new Error(`mesh token issue --out wrote ${file} with mode ${mode.toString(8)}, not 600`);
+  return file;
 }
 
 /** What `mesh status` shows, by node: the API's `GET /status`, read in this process. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentLines } from '../../lib/host/lines.ts';
@@ -52,7 +52,7 @@ export const meshCli =
   (...args: string[]): Promise<unknown> =>
     exec(meshPath, ['--api', api, '--json', ...args]);
 
-/** Issues a token to a file and enrols NODE's keys into DIR with the packaged `mesh-host`, as an operator would. */
+/** Issues a token to a file and enrols NODE's keys into DIR with the packaged `mesh-host`, as an operator would, then deletes the file. */
 export async function enrolPackaged(
   mesh: (...args: string[]) => Promise<unknown>,
   hostPath: string,
@@ -63,9 +63,13 @@ export async function enrolPackaged(
   const tokenFile = join(dir, '..', `${node}.token`);
   mkdirSync(dir, { recursive: true });
   await mesh('token', 'issue', node, '--out', tokenFile);
-  await exec(hostPath, ['enrol', '--api', api, '--node', node, '--token-file', tokenFile, '--dir', dir], {
-    env: {},
-  });
+  try {
+    await exec(hostPath, ['enrol', '--api', api, '--node', node, '--token-file', tokenFile, '--dir', dir], {
+      env: {},
+    });
+  } finally {
+    rmSync(tokenFile, { force: true });
+  }
 }
 
 /** A running `mesh-host run` (or a baseline), with everything it printed so far, and its coded lines. */

@@ -16,6 +16,8 @@ export type ClientOptions = {
   readonly maxAttempts?: number;
   /** An emulator to talk to; otherwise the SDK reads AWS_ENDPOINT_URL(_<SERVICE>) or talks to AWS. */
   readonly endpoint?: string | undefined;
+  /** How long a request may go unanswered, for a client nobody waits on. @default 3_000 */
+  readonly requestTimeoutMs?: number;
 };
 
 /** The emulators accept any credentials; these keep the SDK from looking for real ones. */
@@ -25,7 +27,10 @@ function common(region: string, options: ClientOptions) {
   return {
     region,
     maxAttempts: options.maxAttempts ?? 3,
-    requestHandler,
+    requestHandler:
+      options.requestTimeoutMs === undefined
+        ? requestHandler
+        : { ...requestHandler, requestTimeout: options.requestTimeoutMs },
     ...(options.endpoint ? { endpoint: options.endpoint, credentials: emulatorCredentials } : {}),
   };
 }

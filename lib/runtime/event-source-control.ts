@@ -1,6 +1,5 @@
-import { makeSQSClient } from '../adapters/aws-clients.ts';
 import { functionSpecs } from '../functions.ts';
-import { startEventSource } from './event-source.ts';
+import { makePollerSQSClient, startEventSource } from './event-source.ts';
 import type { LocalService } from './services.ts';
 
 /** The control queue's consumer on the local runtime: the manifest's queue function, fed by the Lambda-like event source. */
@@ -9,7 +8,7 @@ export const controlEventSource: LocalService = {
   async start(parts) {
     const consumer = functionSpecs.find((spec) => spec.trigger === 'queue');
     if (consumer?.trigger !== 'queue') throw new Error('lib/functions.ts has no queue function');
-    const sqs = makeSQSClient(parts.config);
+    const sqs = makePollerSQSClient(parts.config);
     const running = startEventSource({
       queueUrl: parts.config.controlQueueUrl,
       sqs,

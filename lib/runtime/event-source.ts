@@ -1,6 +1,8 @@
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Consumer } from 'sqs-consumer';
+import { makeSQSClient } from '../adapters/aws-clients.ts';
+import type { MeshConfig } from '../config.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 
@@ -8,6 +10,7 @@ export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQS
 
 export type EventSourceOptions = {
   readonly queueUrl: string;
+  /** Made by `makePollerSQSClient`, so a stalled process does not give up a receive the queue answered. */
   readonly sqs: SQSClient;
   readonly handler: SqsBatchHandler;
   readonly functionName?: string;
@@ -25,6 +28,20 @@ export type EventSourceOptions = {
 };
 
 export type RunningEventSource = { stop(): Promise<void> };
+
+/**
+ * How long a poller's request (a receive, a delete) may go unanswered. A receive the client gives
+ * up on after the queue answered leaves its messages hidden for the queue's visibility timeout
+ * (180 s for the control queue) and their group behind them: with the 3 s of the other clients, a
+ * process stalled a second or so past a 2 s long poll (a loaded machine) did that. Lambda's own
+ * poller has no such limit; this is far past any long poll and still lets a stop end.
+ */
+export const pollerRequestTimeoutMs = 30_000;
+
+/** The SQS client for an event source's pollers (`pollerRequestTimeoutMs`). */
+export function makePollerSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>) {
+  return makeSQSClient(config, { requestTimeoutMs: pollerRequestTimeoutMs });
+}
 
 /**
  * An SQS event source that behaves like Lambda's for a FIFO queue, built on sqs-consumer:

@@ -21,7 +21,11 @@ import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/core/control/errors.ts';
 import { envelope, parseControlMessage } from '../../lib/core/control/messages.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { type RunningEventSource, startEventSource } from '../../lib/runtime/event-source.ts';
+import {
+  makePollerSQSClient,
+  type RunningEventSource,
+  startEventSource,
+} from '../../lib/runtime/event-source.ts';
 import { freePort } from '../../lib/runtime/tcp-ports.ts';
 import { partsFor } from '../../lib/wiring.ts';
 import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
@@ -468,6 +472,72 @@ describe('the consumer on the local event source, against fauxqs and DynamoDB Lo
       return messages.find((candidate) => candidate.Attributes?.MessageGroupId === 'build:kept-1');
     }, 10_000);
     expect(JSON.parse(back.Body ?? '{}')).toMatchObject({ subject: 'build:kept-1' });
+  });
+});
+
+describe('the local event source in a process that stalls', () => {
+  it('does not give up a receive the queue answered during the stall, which would hide the message for the visibility timeout', async () => {
+    // A queue of its own whose messages show a second after they are sent, so one turns up in a
+    // long poll already waiting, and whose visibility timeout (30 s) is well past the wait below.
+    const name = `${config.controlQueueUrl.split('/').pop()?.replace('.fifo', '')}-stall.fifo`;
+    const { QueueUrl: queueUrl } = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: {
+          FifoQueue: 'true',
+          ContentBasedDeduplication: 'true',
+          VisibilityTimeout: '30',
+          DelaySeconds: '1',
+        },
+      }),
+    );
+    const pollers = makePollerSQSClient({ region });
+    let handledAt: number | undefined;
+    let sentAt = 0;
+    let stalled = false;
+    // When a receive goes out, a message is sent that shows while it waits, and the process then
+    // stalls past the client's request timeout of other clients (3 s), as a loaded machine's does:
+    // the queue answers the receive with the message while nothing here can read the answer.
+    pollers.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ReceiveMessageCommand' && !stalled) {
+          stalled = true;
+          setTimeout(async () => {
+            await sqs.send(
+              new SendMessageCommand({ QueueUrl: queueUrl, MessageGroupId: 'g', MessageBody: 'stalled' }),
+            );
+            sentAt = Date.now();
+            const until = sentAt + 4_000;
+            while (Date.now() < until) {
+              // the stall: the event loop turns no more until it ends
+            }
+          }, 50);
+        }
+        return next(args);
+      },
+      { step: 'finalizeRequest', name: 'stallOnce' },
+    );
+    const source = startEventSource({
+      queueUrl: queueUrl as string,
+      sqs: pollers,
+      handler: async (event) => {
+        if (event.Records.some((record) => record.body === 'stalled')) handledAt ??= Date.now();
+        return { batchItemFailures: [] };
+      },
+      pollers: 1,
+      waitTimeSeconds: 2,
+    });
+    try {
+      await until(async () => (handledAt === undefined ? undefined : true), 25_000).catch(() => undefined);
+    } finally {
+      await source.stop();
+      pollers.destroy();
+    }
+
+    expect(stalled).toBe(true);
+    // Handled once the stall was over, not 30 s later when the queue showed it again.
+    expect(handledAt, 'the message was not handled within 25 s').toBeDefined();
+    expect((handledAt as number) - sentAt).toBeLessThan(12_000);
   });
 });
 

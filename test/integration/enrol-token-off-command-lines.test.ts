@@ -26,8 +26,16 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function cli(entry: 'mesh' | 'mesh-host', args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = watch(process.execPath, [`bin/${entry}.ts`, ...args], { env: { ...process.env, ...env } });
+async function cli(
+  entry: 'mesh' | 'mesh-host',
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  tokenOnCommandLine?: 'on purpose',
+) {
+  const child = watch(process.execPath, [`bin/${entry}.ts`, ...args], {
+    env: { ...process.env, ...env },
+    ...(tokenOnCommandLine ? { tokenOnCommandLine } : {}),
+  });
   let stdout = '';
   child.child.stdout?.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
@@ -142,9 +150,12 @@ describe('mesh-host enrol takes the token off the command line', () => {
 
     chmodSync(file, 0o644);
     const fromFile = await cli('mesh-host', enrol('file-2', '--token-file', file));
+    // The one token a test puts on a command line: to see it warned about.
     const fromFlag = await cli(
       'mesh-host',
       enrol('flag-1', '--token', readFileSync(flagFile, 'utf8').trim()),
+      {},
+      'on purpose',
     );
     const both = await cli('mesh-host', enrol('file-2', '--token-file', file), { MESH_TOKEN: 'mesh_x' });
     const none = await cli('mesh-host', enrol('file-2'));

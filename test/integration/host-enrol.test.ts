@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { parseToken } from '../../lib/core/enrolment/token.ts';
@@ -30,10 +30,23 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
+/** Each test's token files go when it ends: a token is kept no longer than its enrol needs it. */
+afterEach(() => rmSync(join(root, 'tokens'), { recursive: true, force: true }));
+
+/** TEXT in an owner-only file, as `mesh token issue --out` leaves one; `--token-file` takes it. */
+function tokenFileHolding(name: string, text: string): string {
+  mkdirSync(join(root, 'tokens'), { recursive: true, mode: 0o700 });
+  const file = join(root, 'tokens', `${name}.token`);
+  writeFileSync(file, `${text}\n`, { mode: 0o600 });
+  return file;
+}
+
+/** A token for a new NODE, and the file that holds it: never on a command line. */
 async function tokenFor(node: string) {
   await fixture.addNode(node);
   const answer = await fetch(`${api.url}/nodes/${node}/token`, { method: 'POST', body: '{}' });
-  return ((await answer.json()) as { token: string }).token;
+  const { token } = (await answer.json()) as { token: string };
+  return { token, tokenFile: tokenFileHolding(node, token) };
 }
 
 async function hostCommand(args: string[]) {
@@ -46,11 +59,29 @@ const meshHost = (args: string[]) => hostCommand(['enrol', ...args]);
 
 describe('mesh-host enrol', () => {
   it('enrols, keeps the keys owner-only, and on a second run with the same DIR gets the same success', async () => {
-    const token = await tokenFor('web-1');
+    const { token, tokenFile } = await tokenFor('web-1');
     const dir = join(root, 'web-1');
 
-    const first = await meshHost(['--api', api.url, '--node', 'web-1', '--token', token, '--dir', dir]);
-    const again = await meshHost(['--api', api.url, '--node', 'web-1', '--token', token, '--dir', dir]);
+    const first = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-1',
+      '--token-file',
+      tokenFile,
+      '--dir',
+      dir,
+    ]);
+    const again = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-1',
+      '--token-file',
+      tokenFile,
+      '--dir',
+      dir,
+    ]);
 
     expect(first.code).toBe(ExitCode.ok);
     expect(first.output).toMatch(/enrolled web-1 at /);
@@ -61,16 +92,25 @@ describe('mesh-host enrol', () => {
   });
 
   it('is refused, with the reason, for a token spent by other keys', async () => {
-    const token = await tokenFor('web-2');
-    await meshHost(['--api', api.url, '--node', 'web-2', '--token', token, '--dir', join(root, 'web-2a')]);
+    const { tokenFile } = await tokenFor('web-2');
+    await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-2',
+      '--token-file',
+      tokenFile,
+      '--dir',
+      join(root, 'web-2a'),
+    ]);
 
     const other = await meshHost([
       '--api',
       api.url,
       '--node',
       'web-2',
-      '--token',
-      token,
+      '--token-file',
+      tokenFile,
       '--dir',
       join(root, 'web-2b'),
     ]);
@@ -80,7 +120,7 @@ describe('mesh-host enrol', () => {
   });
 
   it('says how long to wait when its patience runs out on a held token', async () => {
-    const token = await tokenFor('web-3');
+    const { token, tokenFile } = await tokenFor('web-3');
     const { tokenId, secretHash } = parseToken(token);
     const leaseUntilMs = Date.now() + 30_000;
     await fixture.tokens.claim({
@@ -97,8 +137,8 @@ describe('mesh-host enrol', () => {
       api.url,
       '--node',
       'web-3',
-      '--token',
-      token,
+      '--token-file',
+      tokenFile,
       '--dir',
       join(root, 'web-3'),
       '--patience',
@@ -114,15 +154,15 @@ describe('mesh-host enrol', () => {
 
   it('exits 6 when nothing listens at --api, and 2 on a malformed token', async () => {
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    const token = await tokenFor('web-4');
+    const { tokenFile } = await tokenFor('web-4');
 
     const unreachable = await meshHost([
       '--api',
       nobody,
       '--node',
       'web-4',
-      '--token',
-      token,
+      '--token-file',
+      tokenFile,
       '--dir',
       join(root, 'web-4'),
     ]);
@@ -131,8 +171,8 @@ describe('mesh-host enrol', () => {
       api.url,
       '--node',
       'web-4',
-      '--token',
-      'mesh_nope',
+      '--token-file',
+      tokenFileHolding('malformed', 'mesh_nope'),
       '--dir',
       join(root, 'web-4'),
     ]);
@@ -148,15 +188,15 @@ describe('mesh-host enrol', () => {
     });
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
     const { port } = failing.address() as { port: number };
-    const token = await tokenFor('web-5');
+    const { tokenFile } = await tokenFor('web-5');
 
     const failed = await meshHost([
       '--api',
       `http://127.0.0.1:${port}`,
       '--node',
       'web-5',
-      '--token',
-      token,
+      '--token-file',
+      tokenFile,
       '--dir',
       join(root, 'web-5'),
       '--patience',
@@ -169,15 +209,15 @@ describe('mesh-host enrol', () => {
   });
 
   it('exits 6 when the --api name does not resolve', async () => {
-    const token = await tokenFor('web-6');
+    const { tokenFile } = await tokenFor('web-6');
 
     const unresolved = await meshHost([
       '--api',
       'http://mesh-control-plane.invalid',
       '--node',
       'web-6',
-      '--token',
-      token,
+      '--token-file',
+      tokenFile,
       '--dir',
       join(root, 'web-6'),
     ]);
@@ -189,9 +229,9 @@ describe('mesh-host enrol', () => {
 
 describe('a host directory whose files are damaged', () => {
   it('makes mesh-host run say it holds no enrolment (2), for a cut-short enrolment.json or key file', async () => {
-    const token = await tokenFor('web-7');
+    const { tokenFile } = await tokenFor('web-7');
     const dir = join(root, 'web-7');
-    await meshHost(['--api', api.url, '--node', 'web-7', '--token', token, '--dir', dir]);
+    await meshHost(['--api', api.url, '--node', 'web-7', '--token-file', tokenFile, '--dir', dir]);
     const enrolment = readFileSync(join(dir, 'enrolment.json'), 'utf8');
     const signing = readFileSync(join(dir, 'signing.jwk'), 'utf8');
     const run = () => hostCommand(['run', '--dir', dir, '--apply', 'true']);
@@ -212,13 +252,22 @@ describe('a host directory whose files are damaged', () => {
   });
 
   it('makes mesh-host enrol refuse (2) rather than replace key files it cannot read', async () => {
-    const token = await tokenFor('web-8');
+    const { tokenFile } = await tokenFor('web-8');
     const dir = join(root, 'web-8');
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, 'signing.jwk'), '{"kty":"OKP"');
     writeFileSync(join(dir, 'sealing.jwk'), '{}');
 
-    const refused = await meshHost(['--api', api.url, '--node', 'web-8', '--token', token, '--dir', dir]);
+    const refused = await meshHost([
+      '--api',
+      api.url,
+      '--node',
+      'web-8',
+      '--token-file',
+      tokenFile,
+      '--dir',
+      dir,
+    ]);
 
     expect(refused.code).toBe(ExitCode.usage);
     expect(refused.output).toContain('cannot be read');

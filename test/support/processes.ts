@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { CodedLine } from '../../lib/core/coded-lines.ts';
+import { tokenPattern } from '../../lib/core/enrolment/token.ts';
 
 /** A coded line a process printed as JSON (lib/core/coded-lines.ts, or Powertools' with a `code`): all its keys. */
 export type Heard = { readonly code: string; readonly message?: string } & Readonly<Record<string, unknown>>;
@@ -26,11 +27,50 @@ export type Watched = {
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 };
 
-export function watch(
-  command: string,
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
-): Watched {
+/** A token's shape anywhere in a text, not only as the whole of it. */
+const tokenShape = new RegExp(tokenPattern.source.replace(/^\^/, '').replace(/\$$/, ''), 'g');
+
+/**
+ * Why ARGS put an enrolment token on a command line, where every user of the machine reads it
+ * (`ps`, /proc/PID/cmdline), or undefined when they do not: `--token VALUE`, `--token=VALUE`, or
+ * a token's shape in any word. The answer names the place, never the token.
+ */
+export function tokenOnCommandLine(args: readonly string[]): string | undefined {
+  for (const [index, word] of args.entries()) {
+    if (word === '--token' && index + 1 < args.length) return `--token and a value at argument ${index}`;
+    if (word.startsWith('--token=')) return `--token=… at argument ${index}`;
+    if (new RegExp(tokenShape.source).test(word)) return `a token at argument ${index}`;
+  }
+  return undefined;
+}
+
+/** TEXT with every token's secret blanked, for output kept to be shown. */
+export function withTokensBlanked(text: string): string {
+  return text.replace(tokenShape, (token) => `${token.slice(0, 'mesh_'.length + 12)}_<secret blanked>`);
+}
+
+/** Whether TEXT holds a token's shape. */
+export function holdsToken(text: string): boolean {
+  return new RegExp(tokenShape.source).test(text);
+}
+
+export type WatchOptions = {
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /**
+   * Only for a test whose point is what a program does with a token on its command line
+   * (test/integration/enrol-token-off-command-lines.test.ts); every other spawn is refused one.
+   */
+  tokenOnCommandLine?: 'on purpose';
+};
+
+/** A process is refused a token on its command line (`tokenOnCommandLine`), unless on purpose. */
+export function watch(command: string, args: string[], options: WatchOptions = {}): Watched {
+  const why = tokenOnCommandLine([command, ...args]);
+  if (why !== undefined && options.tokenOnCommandLine !== 'on purpose')
+    throw new Error(
+      `refused to start ${command}: ${why} puts a token on its command line, where every user of the machine can read it; use --token-file or MESH_TOKEN`,
+    );
   const child = spawn(command, args, { env: options.env ?? process.env, cwd: options.cwd, stdio: 'pipe' });
   let output = '';
   const heard: Heard[] = [];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeSignal, SignalChannel } from '../../lib/core/signal/channel.ts';
+import { ControlPlaneUnavailableError } from '../../lib/host/agent/errors.ts';
 import type {
   AgentState,
   AgentStateStore,
@@ -33,7 +34,16 @@ class MovingControlPlane implements ControlPlane {
     return { status: 'changed', etag: `"r${this.revision}"`, revision: this.revision, body: '{}', ...signal };
   }
 
+  /** How many sends to answer "try again" (503) before taking reports again. */
+  refuseReports = 0;
+  refused = 0;
+
   async sendReport(report: HostReport): Promise<void> {
+    if (this.refuseReports > 0) {
+      this.refuseReports -= 1;
+      this.refused += 1;
+      throw new ControlPlaneUnavailableError('the control plane said try again (503 try_again)');
+    }
     this.reports.push(report);
   }
 }
@@ -161,6 +171,27 @@ describe('runHostAgent on the signal', () => {
     );
     expect(lines).toContain('signal: revision 2 was sent; fetching it');
     expect(lines).not.toContain('signal: revision 1 was sent; fetching it');
+  });
+
+  it('sends a report the control plane could not take again after a short wait, not at the next signal or safety fetch', async () => {
+    const controlPlane = new MovingControlPlane();
+    controlPlane.revision = 1;
+    controlPlane.refuseReports = 3;
+    const broker = new FakeBroker();
+
+    const { waits, lines } = await run(4, { controlPlane, broker, channel });
+
+    expect(lines).toContain(
+      'report applied of revision 1 is waiting to be sent: the control plane said try again (503 try_again)',
+    );
+    // applying, then applied twice, refused; the applied report then goes at the third wait
+    expect(controlPlane.refused).toBe(3);
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([['applied', 1]]);
+    // backing off from a second (jitter at its middle); once nothing waits, to the safety fetch
+    // the catch-up fetch set
+    expect(waits).toEqual([1_500, 3_000, 21_600_000 - 4_500, 21_600_000]);
+    // the catch-up fetch, then only the safety fetch: no fetch carried the report
+    expect(controlPlane.fetches).toBe(2);
   });
 
   it('waits for the safety interval while nothing changes, then fetches anyway, and never sends a heartbeat', async () => {

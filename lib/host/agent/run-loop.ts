@@ -17,6 +17,9 @@ import { SignalWatch } from './signal-watch.ts';
 /** While on the signal, the host fetches anyway this often (`--safety-interval`). */
 export const defaultSafetyIntervalMs = 6 * 3600 * 1000;
 
+/** The first wait before a report that could not be sent is sent again; it doubles up to `maxBackoffMs`. */
+const reportRetryFirstMs = 1_000;
+
 export type RunLoopOptions = {
   readonly controlPlane: ControlPlane;
   /** Opens what is sealed to the node before the apply command sees the declaration. */
@@ -57,8 +60,9 @@ export type RunLoopOptions = {
  * On the signal (connected to the broker, signal-watch.ts) it fetches once on connecting, then
  * when a signal names a change, and every safety interval; the broker's presence events say it
  * is there, so it sends no heartbeat. Without the broker it polls every interval and says
- * "still here" now and then. A report that cannot be sent waits and goes with the next
- * attempt; a newer one replaces it, as the control plane would set the older one aside anyway.
+ * "still here" now and then. A report that cannot be sent waits and is sent again after a
+ * backoff of its own, whether on the signal or polling (on the signal nothing else may come for
+ * hours); a newer one replaces it, as the control plane would set the older one aside anyway.
  */
 export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' | 'decommissioned'> {
   const now = options.now ?? Date.now;
@@ -87,6 +91,9 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   let nextPollAt = 0;
   let safetyAt = 0;
   let pending: HostReport | undefined;
+  // Sends of the waiting report that failed in a row, and when it is tried again.
+  let reportFailures = 0;
+  let reportRetryAt = 0;
   // Starting counts as being heard: the first heartbeat is due one interval after the start.
   let lastHeard = now();
   let failures = 0;
@@ -125,8 +132,13 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       await controlPlane.sendReport(waiting);
       lastHeard = now();
       pending = undefined;
+      reportFailures = 0;
     } catch (error) {
       if (signal.aborted) return;
+      reportFailures += 1;
+      const hinted = error instanceof ControlPlaneUnavailableError ? error.retryAfterSeconds : undefined;
+      const backoff = Math.min(maxBackoffMs, reportRetryFirstMs * 2 ** Math.min(reportFailures - 1, 10));
+      reportRetryAt = now() + Math.round((hinted ? hinted * 1000 : backoff) * (0.5 + random() / 2));
       if (error instanceof SequenceAheadRefusedError && waiting.sequence > now()) {
         // Grown from a clock that once ran ahead: start again from this clock, within what is taken.
         const sequence = Math.min(now(), error.latestAccepted);
@@ -245,9 +257,10 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
         await report({ state: 'heartbeat', revision: state.appliedRevision ?? 0 });
       }
     }
-    const until = watch.connected
-      ? safetyAt
-      : Math.min(nextPollAt, now() + (watch.msUntilAttempt() ?? Infinity));
+    const until = Math.min(
+      watch.connected ? safetyAt : Math.min(nextPollAt, now() + (watch.msUntilAttempt() ?? Infinity)),
+      pending ? reportRetryAt : Infinity,
+    );
     await sleep(Math.max(0, until - now()), AbortSignal.any([signal, watch.wakeSignal()]));
   }
 }
