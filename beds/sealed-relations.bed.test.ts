@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { importJWK } from 'jose';
 import { expect, it } from 'vitest';
@@ -8,55 +8,17 @@ import { openSealed, relationOf } from '../lib/core/sealing/sealed-secret.ts';
 import {
   addAndEnrol,
   appliedAsSent,
-  type Bed,
+  enrol,
   eventually,
   expectOk,
   inBed,
-  issueToken,
+  lastApplied,
 } from './support/bed.ts';
 
 type Applied = {
   provisions: Array<{ secret: string; generation: string }>;
   grants: Array<{ secret: string; generation: string; resource: string }>;
 };
-
-/** What the node's hook applied last: the declaration its host opened, secrets in clear. */
-function lastApplied(bed: Bed, node: string): Applied | undefined {
-  const dir = bed.recordDir(node);
-  const latest = readdirSync(dir)
-    .map((file) => /^applied-(\d+)\.json$/.exec(file)?.[1])
-    .filter((revision): revision is string => revision !== undefined)
-    .map(Number)
-    .sort((a, b) => a - b)
-    .at(-1);
-  return latest === undefined
-    ? undefined
-    : (JSON.parse(readFileSync(join(dir, `applied-${latest}.json`), 'utf8')) as Applied);
-}
-
-/** Enrols an added node as an operator hands a host its token: in an owner-only file, never on a command line. */
-async function enrolWithTokenFile(bed: Bed, node: string): Promise<void> {
-  const file = join(bed.dir, `${node}.token`);
-  writeFileSync(file, await issueToken(bed, node), { mode: 0o600 });
-  try {
-    await expectOk(
-      bed.meshHost(
-        'enrol',
-        '--api',
-        bed.apiUrl,
-        '--node',
-        node,
-        '--token-file',
-        file,
-        '--dir',
-        bed.hostDir(node),
-      ),
-      `mesh-host enrol ${node}`,
-    );
-  } finally {
-    rmSync(file, { force: true });
-  }
-}
 
 /** Every file under `dir`, whole, as text. */
 function filesUnder(dir: string): Array<{ path: string; text: string }> {
@@ -89,30 +51,33 @@ it('a relation made before the provider enrolled is minted on both hosts when it
       declaration: { provisions: [], waiting: [{ module: 'web', waitingFor: ['broker'] }] },
     });
 
-    await enrolWithTokenFile(bed, 'broker');
+    await enrol(bed, 'broker');
     bed.startHost('broker');
     const vhost = join(bed.recordDir('broker'), 'vhosts', 'app_web');
     await eventually('the broker’s hook to mint the app’s vhost, with no push typed', () =>
       existsSync(vhost) ? true : undefined,
     );
     await eventually('the app’s hook to apply its provision', () =>
-      lastApplied(bed, 'app')?.provisions.length === 1 ? true : undefined,
+      lastApplied<Applied>(bed, 'app')?.provisions.length === 1 ? true : undefined,
     );
     await appliedAsSent(bed, ['broker', 'app']);
-    const first = lastApplied(bed, 'app')?.provisions[0];
+    const first = lastApplied<Applied>(bed, 'app')?.provisions[0];
     expect(first?.secret).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(lastApplied(bed, 'broker')?.grants[0]?.secret).toBe(first?.secret);
+    expect(lastApplied<Applied>(bed, 'broker')?.grants[0]?.secret).toBe(first?.secret);
 
     const oldKey = readFileSync(join(bed.hostDir('broker'), 'sealing.jwk'), 'utf8');
     await expectOk(bed.meshHost('rotate', '--dir', bed.hostDir('broker')), 'mesh-host rotate broker');
     await eventually('both hosts to apply a new secret after the broker’s rotation', () => {
-      const [app, broker] = [lastApplied(bed, 'app')?.provisions[0], lastApplied(bed, 'broker')?.grants[0]];
+      const [app, broker] = [
+        lastApplied<Applied>(bed, 'app')?.provisions[0],
+        lastApplied<Applied>(bed, 'broker')?.grants[0],
+      ];
       return app && broker && app.generation !== first?.generation && app.secret === broker.secret
         ? true
         : undefined;
     });
     await appliedAsSent(bed, ['broker', 'app']);
-    const second = lastApplied(bed, 'app')?.provisions[0]?.secret as string;
+    const second = lastApplied<Applied>(bed, 'app')?.provisions[0]?.secret as string;
     expect(second).not.toBe(first?.secret);
     const sent = await expectOk(bed.mesh('declaration', 'broker'), 'mesh declaration broker');
     const grant = (sent.json as { declaration: { grants: Array<{ sealed: string; generation: string }> } })

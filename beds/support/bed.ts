@@ -392,6 +392,11 @@ export type NodeStatus = {
  */
 export async function addAndEnrol(bed: Bed, node: string): Promise<void> {
   await expectOk(bed.mesh('node', 'add', node), `mesh node add ${node}`);
+  await enrol(bed, node);
+}
+
+/** Enrols a host for a node in the mesh, as `addAndEnrol` does after the add. */
+export async function enrol(bed: Bed, node: string): Promise<void> {
   const tokenFile = await issueTokenFile(bed, node);
   try {
     await expectOk(
@@ -470,6 +475,12 @@ export async function expectOk(result: Promise<CommandResult>, what: string): Pr
 
 /** The version of `module` in the last declaration the node's apply hook applied, if any. */
 export function appliedVersion(bed: Bed, node: string, module: string): string | null | undefined {
+  const declaration = lastApplied<{ modules: Array<{ name: string; version: string | null }> }>(bed, node);
+  return declaration?.modules.find((entry) => entry.name === module)?.version;
+}
+
+/** The last declaration the node's apply hook applied (as its host opened it: secrets in clear), if any. */
+export function lastApplied<Declaration>(bed: Bed, node: string): Declaration | undefined {
   const dir = bed.recordDir(node);
   const latest = readdirSync(dir)
     .map((file) => /^applied-(\d+)\.json$/.exec(file)?.[1])
@@ -478,8 +489,5 @@ export function appliedVersion(bed: Bed, node: string, module: string): string |
     .sort((a, b) => a - b)
     .at(-1);
   if (latest === undefined) return undefined;
-  const declaration = JSON.parse(readFileSync(join(dir, `applied-${latest}.json`), 'utf8')) as {
-    modules: Array<{ name: string; version: string | null }>;
-  };
-  return declaration.modules.find((entry) => entry.name === module)?.version;
+  return JSON.parse(readFileSync(join(dir, `applied-${latest}.json`), 'utf8')) as Declaration;
 }
