@@ -48,5 +48,5 @@ describe('the mesh model (property)', () => {
     console.info('mesh model coverage', coverage);
     expectCoverage(coverage);
     expect(coverage.pushes).toBeGreaterThan(400);
-  });
+  }, 60_000);
 });

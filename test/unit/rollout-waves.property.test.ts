@@ -149,5 +149,5 @@ describe('waves never split a relation (property)', () => {
     );
     console.info('rollout model', { waves, pairedIn });
     expect(pairedIn).toBeGreaterThan(0);
-  });
+  }, 60_000);
 });
