@@ -43,6 +43,9 @@ const enrolled = (node: string) => settleMessage(envelope('enrolled', { node }),
 describe('a relation waits for both sides to enrol, then is minted and delivered with no push typed', () => {
   it('is minted when the provider enrols, opens on both hosts, and is withdrawn from both when one disenrols', async () => {
     const web = await addEnrolledNode(parts, 'web');
+    // Nothing is sealed to a node with no relation: its first push stays the operator's.
+    expect(await enrolled('web')).toBe('enrolment of web: no relation to mint or withdraw');
+    expect(await declarationOf('web')).toBeUndefined();
     await parts.meshService.addNode('broker', {}, localActor());
     await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
     await parts.meshService.assign('web', 'app', null, localActor());
@@ -57,7 +60,7 @@ describe('a relation waits for both sides to enrol, then is minted and delivered
     ]);
 
     const broker = await enrolNode(parts, 'broker');
-    expect(await enrolled('broker')).toMatch(/marked 2 nodes .*; pushed broker and \d+ more/);
+    expect(await enrolled('broker')).toMatch(/marked 1 nodes .*; pushed broker and \d+ more/);
 
     const [webSecret] = secretsOf(await openedBy('web', web));
     const [brokerSecret] = secretsOf(await openedBy('broker', broker));

@@ -31,9 +31,9 @@ export class DynamoDBSealingFollowUp extends TableStore implements SealingFollow
     if (!snapshot) return undefined;
     const now = this.now();
     if (snapshot.sealingKey) {
-      const marked = [node, ...new Set(snapshot.dependents.map((d) => d.consumerNode))].filter(
-        (other, index, all) => all.indexOf(other) === index,
-      );
+      // The node's own compose changes only when something of it is sealed: its relations or grants.
+      const own = snapshot.relations.length > 0 || snapshot.grants.length > 0 ? [node] : [];
+      const marked = [...new Set([...own, ...snapshot.dependents.map((d) => d.consumerNode)])];
       for (let at = 0; at < marked.length; at += marksPerTransaction)
         await this.#write(
           marked.slice(at, at + marksPerTransaction).flatMap((n) => markUpdates(this.tableName, n, now)),
@@ -52,6 +52,7 @@ export class DynamoDBSealingFollowUp extends TableStore implements SealingFollow
         ...[...others].flatMap((other) => markUpdates(this.tableName, other, now)),
       ]);
     }
+    if (withdrawals.length === 0) return { enrolled: false, marked: [], withdrawn: 0 };
     await this.#write(markUpdates(this.tableName, node, now));
     return { enrolled: false, marked: [...marked], withdrawn: withdrawals.length };
   }

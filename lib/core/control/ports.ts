@@ -144,10 +144,11 @@ export interface DeadLetterCounter {
  */
 export interface SealingFollowUp {
   /**
-   * Enrolled: marks the node and the consumers of its providers, so each relation with the node
-   * on one side is minted to its key at their next compose. Not enrolled: withdraws every
-   * provision and grant the node holds, both sides of each, and marks the other sides (their
-   * relations wait until it enrols again).
+   * Enrolled: marks the node (when it has relations or grants) and the consumers of its
+   * providers, so each relation with the node on one side is minted to its key at their next
+   * compose. Not enrolled: withdraws every provision and grant the node holds, both sides of
+   * each, and marks the other sides (their relations wait until it enrols again). `marked` is
+   * empty when the node has nothing sealed to it either way: there is nothing to push.
    */
   followKeys(
     node: string,

@@ -199,6 +199,8 @@ async function settleEnrolled(message: EnrolledMessage, deps: SettleDeps) {
     throw error;
   }
   if (!followed) return `enrolment of ${node}: the node is gone, nothing to mint`;
+  // A node with no relation either way has nothing sealed to it: its first push is the operator's.
+  if (followed.marked.length === 0) return `enrolment of ${node}: no relation to mint or withdraw`;
   const did = followed.enrolled
     ? `marked ${followed.marked.length} nodes to mint ${node}'s relations to its key`
     : `withdrew ${followed.withdrawn} provisions of ${node}, which has no enrolment`;
