@@ -190,7 +190,13 @@ describe('the record of pushes', () => {
       { node: 'web' },
       { requestedBy: 'arn:aws:sts::1:assumed-role/ops/ana', pushId: id },
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The record is written as the push starts: wait for it rather than for a fixed time.
+    for (
+      let waited = 0;
+      (await client.send('GET', `/pushes/${id}`)).status === 404 && waited < 10_000;
+      waited += 50
+    )
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const running = await get<{ state: string }>(`/pushes/${id}`);
     const newest = (await get<{ pushes: Array<{ id: string }> }>('/pushes?limit=1')).pushes[0];
     answer({ pushed: { node: 'web', revision: 1 }, flushed: [], rounds: 0, behind: [] });
