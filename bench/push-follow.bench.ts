@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { cliLines } from '../lib/cli/lines.ts';
+import { localActor } from '../lib/core/audit/record.ts';
 import type { PushOutcome } from '../lib/core/ports.ts';
 import { startLocalApi } from '../lib/runtime/http-server.ts';
 import { partsFor } from '../lib/wiring.ts';
@@ -55,7 +56,7 @@ export async function run(): Promise<BenchTable[]> {
       const api = await startLocalApi({ port: 0, parts });
       try {
         const changed = performance.now();
-        const { carriers } = await parts.moduleVersions.setModuleVersion('base', '2.0');
+        const { carriers } = await parts.moduleVersions.setModuleVersion('base', '2.0', localActor());
         const markMs = performance.now() - changed;
         // progress on stderr (one coded line each), the push's answer on stdout
         const pushed = await mesh(api.url, ['push', '--behind', '--full', '--max-rounds', '3']);

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DynamoDBAuditTrail } from '../lib/adapters/dynamodb/audit-trail.ts';
 import { DynamoDBModuleVersions } from '../lib/adapters/dynamodb/module-versions.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { localActor } from '../lib/core/audit/record.ts';
@@ -42,19 +43,20 @@ export async function run(): Promise<BenchTable[]> {
             watch.inFlight -= 1;
           },
         });
+        const where = { client: documentClient(client), tableName: config.inventoryTable };
         const versions = new DynamoDBModuleVersions({
-          client: documentClient(client),
-          tableName: config.inventoryTable,
+          ...where,
+          audit: new DynamoDBAuditTrail({ ...where, retentionDays: 365 }),
           carriersInFlight: inFlight,
         });
         version += 1;
         process.stdout.write(`  ${inFlight} in flight, +${latencyMs} ms: moving to ${version}.0\n`);
         const started = performance.now();
-        await versions.setModuleVersion('base', `${version}.0`);
+        await versions.setModuleVersion('base', `${version}.0`, localActor());
         const passMs = performance.now() - started;
         const moved = counted.transactions;
         const again = performance.now();
-        await versions.setModuleVersion('base', `${version}.0`);
+        await versions.setModuleVersion('base', `${version}.0`, localActor());
         const repeatMs = performance.now() - again;
         rows.push([
           `${inFlight} at a time`,

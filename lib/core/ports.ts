@@ -4,6 +4,7 @@
  * (the log, the clock, counted occurrences), so the areas can be built and tested apart.
  */
 
+import type { Actor } from './audit/record.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
 /** What `push` is asked to do: a named node, or everything behind (`--behind`, `--full` to audit). */
@@ -64,7 +65,12 @@ export interface PushFlow {
  * per carrier; a carrier already at the version is left as it is. Returns every carrier.
  */
 export interface ModuleVersions {
-  setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }>;
+  /** `by`: who asked for the upgrade, for the audit record written with the version. */
+  setModuleVersion(
+    module: string,
+    version: string,
+    by: Actor,
+  ): Promise<{ readonly carriers: readonly string[] }>;
 }
 
 /** What a host fetches: the declaration a node was last sent. */

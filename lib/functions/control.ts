@@ -65,7 +65,8 @@ export const controlFunctions = [
     purpose: 'consumes the control queue: reports, builds, upgrades, catch-up; holds and dead-letters',
     trigger: 'queue',
     // control:send for catch-up's re-announced upgrades; pushFlow:start and inventory:write for upgrades;
-    // rolloutFlow:start and rollouts:parts for an upgrade in waves, whose rollout it starts.
+    // rolloutFlow:start and rollouts:parts for an upgrade in waves, whose rollout it starts;
+    // inventory:write also writes the audit records of the builds and upgrades it settles.
     access: [
       'inventory:read',
       'inventory:write',

@@ -24,7 +24,8 @@ export const summaryFunctions = [
     purpose: 'counts the summary again from a full read of the inventory, for recovery',
     trigger: 'api',
     route: { method: 'POST', path: '/summary/rebuild', auth: 'operator', role: 'operator' },
-    access: ['summary:rebuild'],
+    // audit:write for the rebuild's record, written with its start (docs/audit.md).
+    access: ['summary:rebuild', 'audit:write'],
     timeoutSeconds: 29,
     handler: meshSummaryRebuildHandler,
   },

@@ -3,14 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
 import { auditItems, DynamoDBAuditTrail, recordSk } from '../../lib/adapters/dynamodb/audit-trail.ts';
 import { tokenItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import { moduleKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { AuditRecord } from '../../lib/core/audit/record.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
+import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { rotateHostKeys } from '../../lib/host/key-rotation.ts';
 import { loadOrCreateNodeKeys } from '../../lib/host/keys.ts';
+import { startEventSource } from '../../lib/runtime/event-source.ts';
 import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
 import { partsFor } from '../../lib/wiring.ts';
 import { hostCalls } from '../support/host-calls.ts';
@@ -31,6 +36,20 @@ afterAll(async () => {
   await api?.stop();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
+
+/** A trail whose record's condition can never hold: the record write broken on purpose. */
+const brokenTrail = (client: ReturnType<typeof documentClient>) =>
+  new DynamoDBAuditTrail({
+    client,
+    tableName: config.inventoryTable,
+    retentionDays: 365,
+    itemsOf: (record, head, table) =>
+      auditItems(record, head, table).map((item, index) =>
+        index === 0 && item.Put
+          ? { Put: { ...item.Put, ConditionExpression: 'attribute_exists(pk)' } }
+          : item,
+      ),
+  });
 
 const calls = () => hostCalls(api.url);
 const operator = (method: string, path: string, body?: unknown) => calls().operator(method, path, body);
@@ -112,18 +131,7 @@ describe('every change writes exactly one audit record, in its own transaction',
   it('a change whose record cannot be written does not happen: nothing half-done', async () => {
     await operator('POST', '/nodes', { node: 'gamma' });
     const client = documents();
-    // A record whose condition can never hold: the record write broken on purpose.
-    const broken = new DynamoDBAuditTrail({
-      client,
-      tableName: config.inventoryTable,
-      retentionDays: 365,
-      itemsOf: (record, head, table) =>
-        auditItems(record, head, table).map((item, index) =>
-          index === 0 && item.Put
-            ? { Put: { ...item.Put, ConditionExpression: 'attribute_exists(pk)' } }
-            : item,
-        ),
-    });
+    const broken = brokenTrail(client);
     const brokenApi = await startLocalApi({
       port: 0,
       parts: partsFor(config, { overrides: { auditTrail: broken } }),
@@ -143,12 +151,120 @@ describe('every change writes exactly one audit record, in its own transaction',
   });
 });
 
+describe('the queued requests and the summary rebuild', () => {
+  it('a build, the upgrade a catch-up announces and an upgrade each write one record naming the operator who asked; what changes nothing writes none', async () => {
+    await operator('POST', '/nodes', { node: 'eps' });
+    await operator('PUT', '/nodes/eps/modules/queued-web', {});
+    const parts = partsFor(config, { flowRetryIntervalMs: 0 });
+    const source = startEventSource({
+      queueUrl: config.controlQueueUrl,
+      sqs: makeSQSClient(config),
+      handler: controlConsumerHandler(parts),
+      pollers: 1,
+      waitTimeSeconds: 1,
+    });
+    const recordsOf = async (action: string, count: number) => {
+      for (let waited = 0; waited < 30_000; waited += 100) {
+        const records = await trail(`action=${action}`);
+        if (records.length >= count) return records;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`no ${count} ${action} records within 30 s`);
+    };
+    try {
+      const built = await operator('POST', '/builds', { module: 'queued-web', version: '2.0', id: 'qw-1' });
+      const builds = await recordsOf('build.record', 1);
+      const caughtUp = await operator('POST', '/catch-up', {});
+      const announced = await recordsOf('module.upgrade', 1);
+      const upgraded = await operator('POST', '/upgrades', { module: 'queued-web', version: '2.1' });
+      const upgrades = await recordsOf('module.upgrade', 2);
+      const at = new Date().toISOString();
+      const repeat = await parts.builds.recordBuild(
+        { id: 'qw-1', module: 'queued-web', version: '2.0', result: 'succeeded', finishedAt: at },
+        { receivedAt: at, recordedAt: at },
+        localActor(),
+      );
+      await parts.moduleVersions.setModuleVersion('queued-web', '2.1', localActor());
+
+      expect([built.status, caughtUp.status, upgraded.status]).toEqual([202, 202, 202]);
+      expect(builds).toMatchObject([
+        {
+          subject: 'mesh',
+          target: 'module:queued-web@2.0',
+          principal: 'local',
+          details: { build: 'qw-1', result: 'succeeded' },
+        },
+      ]);
+      expect(announced).toMatchObject([
+        { subject: 'mesh', target: 'module:queued-web@2.0', principal: 'local' },
+      ]);
+      expect(upgrades).toMatchObject([
+        { target: 'module:queued-web@2.1', principal: 'local' },
+        { target: 'module:queued-web@2.0', principal: 'local' },
+      ]);
+      // Each names the request that asked: the build's, the catch-up's, the upgrade's.
+      expect(new Set([...builds, ...upgrades].map((record) => record.requestId)).size).toBe(3);
+      expect(repeat).toBe('repeat');
+      expect(await trail('action=build.record')).toHaveLength(1);
+      expect(await trail('action=module.upgrade')).toHaveLength(2);
+    } finally {
+      await source.stop();
+    }
+  });
+
+  it('a summary rebuild writes one record on the mesh chain', async () => {
+    const rebuilt = await operator('POST', '/summary/rebuild', {});
+
+    expect(rebuilt.status).toBe(200);
+    expect(await trail('action=summary.rebuild')).toMatchObject([
+      { subject: 'mesh', target: 'summary', principal: 'local', outcome: 'done' },
+    ]);
+  });
+
+  it('a build, an upgrade or a rebuild whose record cannot be written does not happen', async () => {
+    const client = documents();
+    const parts = partsFor(config, { overrides: { auditTrail: brokenTrail(client) } });
+    await operator('POST', '/nodes', { node: 'zeta' });
+    await operator('PUT', '/nodes/zeta/modules/unrecorded', {});
+    const at = new Date().toISOString();
+    const rebuildsBefore = (await trail('action=summary.rebuild')).length;
+
+    const build = parts.builds.recordBuild(
+      { id: 'unrecorded-1', module: 'unrecorded', version: '1.0', result: 'succeeded', finishedAt: at },
+      { receivedAt: at, recordedAt: at },
+      localActor(),
+    );
+    await expect(build).rejects.toThrow(StoreUnavailableError);
+    await expect(parts.moduleVersions.setModuleVersion('unrecorded', '1.0', localActor())).rejects.toThrow(
+      StoreUnavailableError,
+    );
+    await expect(parts.summary.rebuild(localActor())).rejects.toThrow(StoreUnavailableError);
+
+    const kept = await client.send(
+      new GetCommand({ TableName: config.inventoryTable, Key: { pk: 'build#unrecorded-1', sk: 'build' } }),
+    );
+    expect(kept.Item).toBeUndefined();
+    expect(await partsFor(config).builds.latestSuccessfulBuilds()).not.toContainEqual(
+      expect.objectContaining({ module: 'unrecorded' }),
+    );
+    const module = await client.send(
+      new GetCommand({ TableName: config.inventoryTable, Key: moduleKey('unrecorded') }),
+    );
+    expect(module.Item).toBeDefined();
+    expect(module.Item?.version).toBeUndefined();
+    expect(await trail('action=summary.rebuild')).toHaveLength(rebuildsBefore);
+    const summary = await operator('GET', '/summary');
+    expect(summary.body).toMatchObject({ exact: true });
+  });
+});
+
 describe('the admin corrections', () => {
   it('a build retraction writes one record on the mesh chain; one retracted before writes none', async () => {
     const at = new Date().toISOString();
     await partsFor(config).builds.recordBuild(
       { id: 'b-1', module: 'web', version: '1.0.0', result: 'succeeded', finishedAt: at },
       { receivedAt: at, recordedAt: at },
+      localActor(),
     );
 
     const first = await operator('POST', '/builds/retractions', { module: 'web', version: '1.0.0' });

@@ -204,11 +204,13 @@ describe('build store over the wire', () => {
     await builds.recordBuild(
       { id: 'fresh-1', module: 'fresh', version: '1', result: 'succeeded', finishedAt },
       receivedAt(0),
+      localActor(),
     );
     await builds.latestSuccessfulBuilds();
     await builds.recordBuild(
       { id: 'fresh-2', module: 'fresh', version: '2', result: 'succeeded', finishedAt },
       receivedAt(1000),
+      localActor(),
     );
 
     const latest = await builds.latestSuccessfulBuilds();
@@ -226,25 +228,30 @@ describe('build store over the wire', () => {
       await builds.recordBuild(
         { id: 'w1', module: 'web', version: '1', result: 'succeeded', finishedAt: at(1) },
         received(1),
+        localActor(),
       ),
     ).toBe('recorded');
     expect(
       await builds.recordBuild(
         { id: 'w1', module: 'web', version: '9', result: 'failed', finishedAt: at(9) },
         received(9),
+        localActor(),
       ),
     ).toBe('repeat');
     await builds.recordBuild(
       { id: 'w2', module: 'web', version: '2', result: 'succeeded', finishedAt: at(2) },
       received(2),
+      localActor(),
     );
     await builds.recordBuild(
       { id: 'w3', module: 'web', version: '3', result: 'failed', finishedAt: at(3) },
       received(3),
+      localActor(),
     );
     await builds.recordBuild(
       { id: 'x1', module: 'web-x', version: '7', result: 'succeeded', finishedAt: at(0) },
       received(0),
+      localActor(),
     );
     const latest = await builds.latestSuccessfulBuilds();
     expect(latest.map((build) => [build.module, build.version, build.id]).sort()).toEqual([

@@ -99,7 +99,7 @@ describe('push on DynamoDB Local, through the real ASL: one push leaves the mesh
     await deps.meshService.assign('up-b', 'other', null, localActor());
     await deps.pushFlow.push({ behind: true });
 
-    const { carriers } = await deps.moduleVersions.setModuleVersion('cache', '7.2');
+    const { carriers } = await deps.moduleVersions.setModuleVersion('cache', '7.2', localActor());
     const outcome = await deps.pushFlow.push({ behind: true });
 
     expect(carriers).toEqual(['up-a']);
@@ -116,7 +116,7 @@ describe('upgrades of unknown modules', () => {
     const versions = deps.moduleVersions;
 
     // Act
-    const upgrade = versions.setModuleVersion('uk-mq', '3.12');
+    const upgrade = versions.setModuleVersion('uk-mq', '3.12', localActor());
     const refused = await upgrade.then(
       () => undefined,
       (error: unknown) => error,

@@ -49,19 +49,21 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
     const nodes = await carriersOf(module, 20);
     const first = partsWatchingTransactions(config);
 
-    const { carriers } = await first.parts.moduleVersions.setModuleVersion(module, '2.0');
+    const { carriers } = await first.parts.moduleVersions.setModuleVersion(module, '2.0', localActor());
     const marked = await parts.pushStore.listMarked();
     await parts.meshService.addNode(`${module}-late`, {}, localActor());
     await parts.meshService.assign(`${module}-late`, module, null, localActor());
     const repeat = partsWatchingTransactions(config);
-    const again = await repeat.parts.moduleVersions.setModuleVersion(module, '2.0');
+    const again = await repeat.parts.moduleVersions.setModuleVersion(module, '2.0', localActor());
 
     expect([...carriers].sort()).toEqual([...nodes].sort());
-    expect(first.counted.transactions).toBe(20);
+    // The version with its audit record, then one per carrier.
+    expect(first.counted.transactions).toBe(21);
     expect(await versionsOf(nodes, module)).toEqual(nodes.map(() => '2.0'));
     expect(marked).toEqual(expect.arrayContaining(nodes));
     expect(again.carriers).toHaveLength(21);
-    expect(repeat.counted.transactions).toBe(0);
+    // The version's, refused: it is already set, so nothing is recorded or moved again.
+    expect(repeat.counted.transactions).toBe(1);
     expect(await versionsOf([`${module}-late`], module)).toEqual(['2.0']);
   });
 
@@ -69,10 +71,11 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
     const module = unique('cache');
     const nodes = await carriersOf(module, 20);
     const inventory = documentClient(makeDynamoDBClient(config));
-    // A newer upgrade lands while the pass's first 8 are being written.
+    // A newer upgrade lands while the pass's first 8 are being written (the first transaction
+    // is the version's own).
     const { counted, parts: overtaken } = partsWatchingTransactions(config, {
       before: async (count) => {
-        if (count !== 1) return;
+        if (count !== 2) return;
         await inventory.send(
           new UpdateCommand({
             TableName: config.inventoryTable,
@@ -84,9 +87,9 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
       },
     });
 
-    await overtaken.moduleVersions.setModuleVersion(module, '2.0');
+    await overtaken.moduleVersions.setModuleVersion(module, '2.0', localActor());
 
-    expect(counted.transactions).toBe(8);
+    expect(counted.transactions).toBe(1 + 8);
     const versions = await versionsOf(nodes, module);
     expect(versions.filter((version) => version === '2.0')).toHaveLength(8);
     expect(versions.filter((version) => version === null)).toHaveLength(12);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { NodeStatus } from '../../lib/core/ports.ts';
 import { type ReportModules, type Summary, summaryFromFullRead } from '../../lib/core/summary/summary.ts';
 import type { MeshGraph, NodeDetails } from '../../lib/core/views.ts';
@@ -117,7 +118,11 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
     assign: (node) => client.call('PUT', `/nodes/${node}/modules/${rng.pick(modules)}`, {}),
     unassign: (node) => client.call('DELETE', `/nodes/${node}/modules/${rng.pick(modules)}`),
     upgrade: () =>
-      parts.moduleVersions.setModuleVersion(rng.pick(modules), rng.pick(['1.0.0', '1.1.0', '2.0.0'])),
+      parts.moduleVersions.setModuleVersion(
+        rng.pick(modules),
+        rng.pick(['1.0.0', '1.1.0', '2.0.0']),
+        localActor(),
+      ),
     push: (node) => client.call('POST', '/push', { node }),
     report: async (node) => {
       const { revision: sent, declaration } = await client.call<{

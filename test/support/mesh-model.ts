@@ -283,7 +283,11 @@ export async function runSequence(
           const carried = [...new Set(assigned.map((a) => a.module))];
           if (carried.length === 0) continue;
           const module = pick(carried, step.module);
-          const { carriers } = await world.moduleVersions.setModuleVersion(module, step.version);
+          const { carriers } = await world.moduleVersions.setModuleVersion(
+            module,
+            step.version,
+            localActor(),
+          );
           // Every carrier, however lately assigned, now carries the version.
           const expected = assigned.filter((a) => a.module === module).map((a) => a.node);
           expect([...carriers].sort()).toEqual([...expected].sort());

@@ -1,6 +1,7 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
 import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
 import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
 import type { LetterNote } from '../../lib/core/control/letters.ts';
@@ -295,7 +296,7 @@ describe('a batch with several messages of one subject failing part-way', () => 
       ...store.buildStore,
       recordBuild: async (body, times) => {
         if (body.id === 'x' && ++attemptsOnX === 2) throw new StoreUnavailableError('recording a build');
-        return store.buildStore.recordBuild(body, times);
+        return store.buildStore.recordBuild(body, times, localActor());
       },
     };
     const w = world({ builds });

@@ -32,8 +32,8 @@ import {
  * | `module-builds#<m>`  | `retracted#<version>`       | module, version, retractedAt: a version retracted for good |
  * | `builds#latest`      | `<module>`                  | the module's latest successful build that is not retracted, the same attributes |
  *
- * Access: a conditional PutItem per result (a repeat is refused and ignored); then, for a
- * successful one, a PutItem of its entry in the module's builds and one transaction: its
+ * Access: a conditional Put per result with its audit record, in one transaction (a repeat is
+ * refused and ignored, and records nothing); then, for a successful one, a PutItem of its entry in the module's builds and one transaction: its
  * version checked not to be retracted, and its module's latest updated when it is newer. Newer
  * is received later (receivedAt, the control plane's own clock when the result came in), or at
  * the same time with a later id: a sender cannot push a build ahead by the times it states. A
@@ -78,29 +78,33 @@ export class DynamoDBBuildStore extends TableStore implements BuildStore {
     this.#audit = options.audit;
   }
 
-  async recordBuild(build: BuildBody, times: BuildTimes): Promise<BuildRecording> {
+  async recordBuild(build: BuildBody, times: BuildTimes, by: Actor): Promise<BuildRecording> {
     let kept: RecordedBuild = { ...build, finishedAt: new Date(build.finishedAt).toISOString(), ...times };
-    let repeat = false;
-    try {
-      await askStore('recording a build', () =>
-        this.client.send(
-          new PutCommand({
+    // The first result for a build id is the one kept, with its record; asking again is not a
+    // conflict, and records nothing again.
+    const failed = await this.#audit.transact(
+      'recording a build',
+      [
+        {
+          Put: {
             TableName: this.tableName,
             Item: { ...buildItemKey(build.id), ...kept },
             ConditionExpression: buildNotKept,
-            ...allOld,
-          }),
-        ),
-      );
-    } catch (error) {
-      // The first result for a build id is the one kept; asking again is not a conflict.
-      const failed = conditionFailed(error);
-      if (!failed) throw error;
-      repeat = true;
-      const old = failed.old;
-      // A result kept before builds carried receivedAt is ordered by this attempt's.
-      if (old) kept = { ...buildOf(old), receivedAt: String(old.receivedAt ?? kept.receivedAt) };
-    }
+          },
+        },
+      ],
+      {
+        by,
+        action: 'build.record',
+        subject: meshSubject,
+        target: `module:${build.module}@${build.version}`,
+        details: { build: build.id, result: build.result },
+      },
+    );
+    const repeat = failed?.[0] !== undefined;
+    const old = failed?.[0]?.old;
+    // A result kept before builds carried receivedAt is ordered by this attempt's.
+    if (old) kept = { ...buildOf(old), receivedAt: String(old.receivedAt ?? kept.receivedAt) };
     if (kept.result === 'succeeded' && !(await this.#keepIfLatest(kept))) return 'retracted';
     return repeat ? 'repeat' : 'recorded';
   }

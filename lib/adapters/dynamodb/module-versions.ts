@@ -1,7 +1,9 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   assignmentKey,
   carrierKey,
@@ -10,15 +12,7 @@ import {
   moduleKey,
   modulePartition,
 } from './mesh-items.ts';
-import {
-  allOld,
-  conditionFailed,
-  itemPresent,
-  queryAll,
-  TableStore,
-  type TableStoreOptions,
-  transact,
-} from './requests.ts';
+import { itemPresent, queryAll, TableStore, type TableStoreOptions, transact } from './requests.ts';
 
 // An unknown module is refused, not invented: a record with no kind would block its first
 // `assign --provides` for good.
@@ -39,7 +33,8 @@ const carriersInFlight = 8;
 const store = 'the inventory table';
 
 /**
- * Sets a module's current version for the queue's upgrade handling: the module item, then each
+ * Sets a module's current version for the queue's upgrade handling: the module item with the
+ * upgrade's audit record (docs/audit.md), then each
  * carrier's assignment and carrier item with its stale mark, one transaction per carrier, so
  * `push --behind` finds them. A carrier whose carrier item already has the version is skipped,
  * so a repeat (a held upgrade settled again, a catch-up) costs one query; the carriers go 8 at a
@@ -51,30 +46,45 @@ const store = 'the inventory table';
 export class DynamoDBModuleVersions extends TableStore implements ModuleVersions {
   readonly #inFlight: number;
 
+  readonly #audit: AuditTrail;
+
   /** `carriersInFlight` is for the upgrade bench, which compares it with one at a time. */
-  constructor(options: TableStoreOptions & { readonly carriersInFlight?: number }) {
+  constructor(
+    options: TableStoreOptions & { readonly audit: AuditTrail; readonly carriersInFlight?: number },
+  ) {
     super(options);
     this.#inFlight = options.carriersInFlight ?? carriersInFlight;
+    this.#audit = options.audit;
   }
 
-  async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
-    try {
-      await askStore(store, () =>
-        this.client.send(
-          new UpdateCommand({
+  async setModuleVersion(
+    module: string,
+    version: string,
+    by: Actor,
+  ): Promise<{ readonly carriers: readonly string[] }> {
+    // The version set with its record; a module already at it (a held upgrade settled again, a
+    // catch-up's re-announcement) records nothing, and its carriers are still moved.
+    const failed = await this.#audit.transact(
+      'setting a module version',
+      [
+        {
+          Update: {
             TableName: this.tableName,
             Key: moduleKey(module),
             UpdateExpression: 'SET version = :version',
-            ConditionExpression: moduleKnown,
+            ConditionExpression: `${moduleKnown} AND ${notYetAtVersion}`,
             ExpressionAttributeValues: { ':version': version },
-            ...allOld,
-          }),
-        ),
-      );
-    } catch (error) {
-      if (conditionFailed(error)) throw new ModuleNotFoundError(module, { cause: error });
-      throw error;
-    }
+          },
+        },
+      ],
+      {
+        by,
+        action: 'module.upgrade',
+        subject: meshSubject,
+        target: `module:${module}@${version}`,
+      },
+    );
+    if (failed?.[0] && !failed[0].old) throw new ModuleNotFoundError(module);
     // Strongly consistent, in the module's own partition: a node assigned the module a moment
     // before is a carrier too (an index could still miss it, and it would keep the old version).
     const carriers = await queryAll(this.client, store, {

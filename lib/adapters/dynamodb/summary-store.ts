@@ -1,15 +1,18 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { type CounterName, countersOf, type Deltas } from '../../core/summary/counters.ts';
 import { WatermarkMovedError } from '../../core/summary/errors.ts';
 import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import { type Change, changesAfter, chunksOf } from '../../core/summary/stream.ts';
 import { type Summary, summaryOf } from '../../core/summary/summary.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
+import type { AuditTrail } from './audit-trail.ts';
 import {
   type Item,
   queryAll,
   scanAll,
   TableStore,
+  type TableStoreOptions,
   type TransactItem,
   transact,
   transactionLimit,
@@ -49,6 +52,13 @@ export class DynamoDBSummaryStore
   extends TableStore
   implements SummaryCounters, SummaryReader, SummaryRebuild
 {
+  readonly #audit: AuditTrail;
+
+  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
+    super(options);
+    this.#audit = options.audit;
+  }
+
   async apply(shard: string, changes: readonly Change[]): Promise<Applied> {
     let seen = await this.#watermark(shard);
     const fresh = changesAfter(changes, seen);
@@ -102,8 +112,22 @@ export class DynamoDBSummaryStore
    * clearing what was lost. Changes made while it reads may be counted twice or not at all, so
    * the summary says it is not exact until it is done; run it when the mesh is quiet.
    */
-  async rebuild(): Promise<Summary> {
-    await this.#setState({ rebuilding: true });
+  async rebuild(by: Actor): Promise<Summary> {
+    // The rebuild is an operator's change of the counters: it starts with its audit record.
+    await this.#audit.transact(
+      'starting a summary rebuild',
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: stateKey,
+            UpdateExpression: 'SET rebuilding = :rebuilding',
+            ExpressionAttributeValues: { ':rebuilding': true },
+          },
+        },
+      ],
+      { by, action: 'summary.rebuild', subject: meshSubject, target: 'summary' },
+    );
     const counted = countersOf(await this.#everyNodeItem());
     const kept = await queryAll(this.client, store, {
       TableName: this.tableName,
@@ -124,7 +148,7 @@ export class DynamoDBSummaryStore
           new PutCommand({ TableName: this.tableName, Item: { pk: countersPartition, sk: name, count } }),
         ),
       );
-    await this.#setState({ rebuilding: false, lost: 0 });
+    await this.#rebuilt();
     return summaryOf(counted, true);
   }
 
@@ -182,18 +206,15 @@ export class DynamoDBSummaryStore
     if (failed) throw new WatermarkMovedError(`shard ${shard}: watermark moved from ${seen ?? 'none'}`);
   }
 
-  async #setState(state: { rebuilding: boolean; lost?: number }): Promise<void> {
-    const sets = ['rebuilding = :rebuilding', ...(state.lost === undefined ? [] : ['lost = :lost'])];
+  /** The rebuild done: the counters are exact again, nothing lost since. */
+  async #rebuilt(): Promise<void> {
     await askStore(store, () =>
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: stateKey,
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ExpressionAttributeValues: {
-            ':rebuilding': state.rebuilding,
-            ...(state.lost === undefined ? {} : { ':lost': state.lost }),
-          },
+          UpdateExpression: 'SET rebuilding = :rebuilding, lost = :lost',
+          ExpressionAttributeValues: { ':rebuilding': false, ':lost': 0 },
         }),
       ),
     );

@@ -69,7 +69,7 @@ export const controlBuildHandler = (deps: Deps) =>
     checkBuildTimes(body, receivedAt, receivedAt);
     // A retried request for the same build id is one message; the consumer keeps it once anyway.
     const queued = await queueOne(deps.sender, {
-      message: envelope('build', body, receivedAt),
+      message: envelope('build', body, receivedAt, actorOf(event)),
       deduplicationId: `build-${body.id}`,
     });
     return json(202, { queued, build: body });
@@ -85,7 +85,7 @@ export const controlUpgradeHandler = (deps: Deps) =>
         ? undefined
         : { id: newRolloutId(at), ...checkedWaves({ ...waves, waves: waves.waves }) };
     const body = { module, version, ...(rollout ? { rollout } : {}) };
-    const queued = await queueOne(deps.sender, { message: envelope('upgrade', body, at) });
+    const queued = await queueOne(deps.sender, { message: envelope('upgrade', body, at, actorOf(event)) });
     return json(202, { queued, upgrade: { module, version }, ...(rollout ? { rollout: rollout.id } : {}) });
   });
 
@@ -104,7 +104,9 @@ function checkedWaves(waves: WaveRequest): WaveRequest {
 export const controlCatchUpHandler = (deps: Deps) =>
   edge(deps, async (event, now) => {
     parseBody(event, catchUpRequest);
-    const queued = await queueOne(deps.sender, { message: envelope('catch-up', {}, now()) });
+    const queued = await queueOne(deps.sender, {
+      message: envelope('catch-up', {}, now(), actorOf(event)),
+    });
     return json(202, { queued });
   });
 

@@ -7,6 +7,7 @@ import type { Log } from '../../core/ports.ts';
 import { summaryLines } from '../../core/summary/lines.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import type { Change } from '../../core/summary/stream.ts';
+import { actorOf } from '../caller.ts';
 import { json } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../problems/mesh.ts';
@@ -30,7 +31,7 @@ export const meshSummaryRebuildHandler = (
 ) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
-    .handler(async () => json(200, await parts.summary.rebuild()));
+    .handler(async (event) => json(200, await parts.summary.rebuild(actorOf(event))));
 
 /**
  * A batch of one shard, as Lambda's event source mapping hands it with a tumbling window (which

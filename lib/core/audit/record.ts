@@ -35,6 +35,9 @@ export type AuditAction =
   | 'mesh.apply'
   | 'report.reset'
   | 'build.retract'
+  | 'build.record'
+  | 'module.upgrade'
+  | 'summary.rebuild'
   | 'rollout.start'
   | 'rollout.resume'
   | 'rollout.abort';

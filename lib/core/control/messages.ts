@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import type { Actor } from '../audit/record.ts';
 import { meshLimits } from '../mesh/limits.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 import { waveFields } from '../rollout/requests.ts';
@@ -76,8 +77,26 @@ const subjectOf = {
   enrolled: (body: EnrolledBody) => `enrolled:${body.node}`,
 } as const;
 
+/**
+ * Who asked for an operator's queued request (a build, an upgrade, a catch-up), as the route's
+ * edge saw it: the consumer writes it in the audit record of the change the message makes, so
+ * the record names the operator, not the queue. A host's report and the control plane's own
+ * messages carry none.
+ */
+const askedBy = z.strictObject({
+  principal: z.string().min(1).max(2048),
+  source: z.string().min(1).max(256),
+  requestId: z.string().min(1).max(256),
+});
+
 const envelopeOf = <Type extends string, Body extends z.ZodType>(type: Type, body: Body) =>
-  z.strictObject({ type: z.literal(type), subject: z.string().min(1).max(128), sentAt: isoTime, body });
+  z.strictObject({
+    type: z.literal(type),
+    subject: z.string().min(1).max(128),
+    sentAt: isoTime,
+    by: askedBy.optional(),
+    body,
+  });
 
 export const controlMessage = z.discriminatedUnion('type', [
   envelopeOf('report', reportBody),
@@ -97,14 +116,19 @@ export type UpgradeMessage = Extract<ControlMessage, { type: 'upgrade' }>;
 export type CatchUpMessage = Extract<ControlMessage, { type: 'catch-up' }>;
 export type EnrolledMessage = Extract<ControlMessage, { type: 'enrolled' }>;
 
-/** Wraps a body in its envelope with the subject it belongs under. */
+/** Wraps a body in its envelope with the subject it belongs under, and who asked when an operator did. */
 export function envelope<Type extends MessageType>(
   type: Type,
   body: Extract<ControlMessage, { type: Type }>['body'],
   sentAt: Date = new Date(),
+  by?: Actor,
 ): Extract<ControlMessage, { type: Type }> {
   const subject = (subjectOf[type] as (value: typeof body) => string)(body);
-  return { type, subject, sentAt: sentAt.toISOString(), body } as Extract<ControlMessage, { type: Type }>;
+  const asked = by ? { by: { principal: by.principal, source: by.source, requestId: by.requestId } } : {};
+  return { type, subject, sentAt: sentAt.toISOString(), ...asked, body } as Extract<
+    ControlMessage,
+    { type: Type }
+  >;
 }
 
 export type Parsed =

@@ -69,7 +69,7 @@ export interface BuildStore {
    * build becomes its module's latest when it was received after the latest, unless its
    * version is retracted.
    */
-  recordBuild(build: BuildBody, times: BuildTimes): Promise<BuildRecording>;
+  recordBuild(build: BuildBody, times: BuildTimes, by: Actor): Promise<BuildRecording>;
   /** Each module's latest successful build (by receivedAt, then id), retracted versions left out. */
   latestSuccessfulBuilds(): Promise<readonly RecordedBuild[]>;
   /**

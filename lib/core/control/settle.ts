@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
@@ -53,9 +54,9 @@ export async function settleMessage(
     case 'report':
       return settleReport(message, deps);
     case 'build':
-      return settleBuild(message, deps);
+      return settleBuild(message, messageId, deps);
     case 'upgrade':
-      return settleUpgrade(message, deps);
+      return settleUpgrade(message, messageId, deps);
     case 'catch-up':
       return settleCatchUp(message, messageId, deps);
     case 'enrolled':
@@ -73,15 +74,23 @@ async function settleReport(message: ReportMessage, deps: SettleDeps) {
   return `recorded report ${message.body.sequence} (${message.body.state}, revision ${message.body.revision})`;
 }
 
-async function settleBuild(message: BuildMessage, deps: SettleDeps) {
+/**
+ * Who a queued request's audit record names: the operator its route saw, carried on the message;
+ * a message that names none is the control plane's own.
+ */
+const askerOf = (message: { readonly by?: Actor }, messageId: string): Actor =>
+  message.by ?? { principal: 'control-plane', source: 'control-queue', requestId: messageId };
+
+async function settleBuild(message: BuildMessage, messageId: string, deps: SettleDeps) {
   const now = deps.now();
   const receivedAt = new Date(message.sentAt);
   checkBuildTimes(message.body, receivedAt, now);
   const { id, module, version, result } = message.body;
-  const recording = await deps.builds.recordBuild(message.body, {
-    receivedAt: receivedAt.toISOString(),
-    recordedAt: now.toISOString(),
-  });
+  const recording = await deps.builds.recordBuild(
+    message.body,
+    { receivedAt: receivedAt.toISOString(), recordedAt: now.toISOString() },
+    askerOf(message, messageId),
+  );
   switch (recording) {
     case 'recorded':
       return `recorded build ${id} (${module} ${version}, ${result})`;
@@ -92,11 +101,11 @@ async function settleBuild(message: BuildMessage, deps: SettleDeps) {
   }
 }
 
-async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
+async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: SettleDeps) {
   const { module, version } = message.body;
   let carriers: readonly string[];
   try {
-    ({ carriers } = await deps.moduleVersions.setModuleVersion(module, version));
+    ({ carriers } = await deps.moduleVersions.setModuleVersion(module, version, askerOf(message, messageId)));
   } catch (error) {
     if (storeCouldNotTakeIt(error))
       throw new StoreUnavailableError(`setting ${module} to ${version}`, { cause: error });
@@ -106,7 +115,7 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
       throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
     throw error;
   }
-  if (message.body.rollout) return startUpgradeRollout(message.body, carriers, deps);
+  if (message.body.rollout) return startUpgradeRollout(message, carriers, deps);
   // The version is in the store: from here on nothing holds the upgrade. A push that fails or
   // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.
   try {
@@ -131,12 +140,8 @@ async function settleUpgrade(message: UpgradeMessage, deps: SettleDeps) {
  * finds it, and starts nothing twice), then the driver sends its first wave. Options that cannot
  * be read were refused when the upgrade was asked; here they are refused to the dead letters.
  */
-async function startUpgradeRollout(
-  body: UpgradeMessage['body'],
-  carriers: readonly string[],
-  deps: SettleDeps,
-) {
-  const { module, version, rollout } = body;
+async function startUpgradeRollout(message: UpgradeMessage, carriers: readonly string[], deps: SettleDeps) {
+  const { module, version, rollout } = message.body;
   if (!rollout || !deps.rollouts)
     throw new MessageRejectedError(`upgrade ${module} in waves: no rollouts here`);
   if (carriers.length === 0) return `set ${module} to ${version}: no node carries it, nothing to roll out`;
@@ -155,7 +160,7 @@ async function startUpgradeRollout(
     origin: { kind: 'upgrade', module, version },
     nodes: [...carriers].sort(),
     options,
-    by: { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
+    by: message.by ?? { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
   });
   await deps.rolloutDriver?.started(record);
   return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
@@ -166,10 +171,16 @@ function storeCouldNotTakeIt(error: unknown): boolean {
   return error instanceof StoreUnavailableError || error instanceof MeshRaceError || isTransientFault(error);
 }
 
-async function settleCatchUp(_message: CatchUpMessage, messageId: string, deps: SettleDeps) {
+async function settleCatchUp(message: CatchUpMessage, messageId: string, deps: SettleDeps) {
   const latest = await deps.builds.latestSuccessfulBuilds();
+  // Each upgrade it announces names who asked for the catch-up, so its record does.
   const announcements = latest.map((build) => ({
-    message: envelope('upgrade', { module: build.module, version: build.version }, deps.now()),
+    message: envelope(
+      'upgrade',
+      { module: build.module, version: build.version },
+      deps.now(),
+      askerOf(message, messageId),
+    ),
     // The same catch-up tried again within SQS's five-minute window announces nothing twice.
     deduplicationId: `catch-up-${messageId}-${build.module}`.slice(0, 128),
   }));

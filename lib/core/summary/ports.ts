@@ -1,3 +1,4 @@
+import type { Actor } from '../audit/record.ts';
 import type { Change } from './stream.ts';
 import type { Summary } from './summary.ts';
 
@@ -27,7 +28,8 @@ export interface SummaryReader {
 
 /** Counts again from a full read, paged; for recovery after a loss (docs/summary.md). */
 export interface SummaryRebuild {
-  rebuild(): Promise<Summary>;
+  /** `by`: who asked, for the rebuild's audit record. */
+  rebuild(by: Actor): Promise<Summary>;
 }
 
 /** All three, as one store keeps them (the wiring's `summary`; docs/decisions/summary-from-the-stream.md). */

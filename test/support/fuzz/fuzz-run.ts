@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
 import { makeDynamoDBClient } from '../../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../../lib/config.ts';
+import { localActor } from '../../../lib/core/audit/record.ts';
 import { possessionProof } from '../../../lib/host/key-rotation.ts';
 import { generateNodeKeys } from '../../../lib/host/keys.ts';
 import { startLocalApi } from '../../../lib/runtime/http-server.ts';
@@ -161,6 +162,7 @@ async function recordBuilds(parts: Parts): Promise<void> {
       await parts.builds.recordBuild(
         { id: `fuzz-${module}-${version}`, module, version, result: 'succeeded', finishedAt: now },
         { receivedAt: now, recordedAt: now },
+        localActor(),
       );
 }
 
