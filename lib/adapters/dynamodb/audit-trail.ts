@@ -123,6 +123,18 @@ export interface AuditTrail {
   transact(what: string, items: readonly TransactItem[], entry: AuditEntry): ReturnType<typeof transact>;
 }
 
+export type AuditedStoreOptions = TableStoreOptions & { readonly audit: AuditTrail };
+
+/** The one shape of every single-table store that makes changes: each change runs with its record. */
+export abstract class AuditedTableStore extends TableStore {
+  protected readonly audit: AuditTrail;
+
+  constructor(options: AuditedStoreOptions) {
+    super(options);
+    this.audit = options.audit;
+  }
+}
+
 export class DynamoDBAuditTrail extends TableStore implements AuditTrail {
   readonly #retentionDays: number;
   readonly #itemsOf: AuditItemsOf;

@@ -10,17 +10,8 @@ import type {
   Retraction,
 } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
-import {
-  allOld,
-  conditionFailed,
-  type Item,
-  itemAbsent,
-  queryAll,
-  TableStore,
-  type TableStoreOptions,
-  transact,
-} from './requests.ts';
+import { AuditedTableStore } from './audit-trail.ts';
+import { allOld, conditionFailed, type Item, itemAbsent, queryAll, transact } from './requests.ts';
 
 /**
  * Build results, in the inventory table:
@@ -70,19 +61,12 @@ const sameTimeLowerId = '(receivedAt = :receivedAt AND id < :id)';
 const newerWins = [noLatestYet, latestFromBeforeReceivedOrder, receivedEarlier, sameTimeLowerId].join(' OR ');
 const latestUnchanged = 'id = :seen';
 
-export class DynamoDBBuildStore extends TableStore implements BuildStore {
-  readonly #audit: AuditTrail;
-
-  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
-    super(options);
-    this.#audit = options.audit;
-  }
-
+export class DynamoDBBuildStore extends AuditedTableStore implements BuildStore {
   async recordBuild(build: BuildBody, times: BuildTimes, by: Actor): Promise<BuildRecording> {
     let kept: RecordedBuild = { ...build, finishedAt: new Date(build.finishedAt).toISOString(), ...times };
     // The first result for a build id is the one kept, with its record; asking again is not a
     // conflict, and records nothing again.
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       'recording a build',
       [
         {
@@ -216,7 +200,7 @@ export class DynamoDBBuildStore extends TableStore implements BuildStore {
     retractedAt: string,
     by: Actor,
   ): Promise<string | undefined> {
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       'retracting a build',
       [
         {

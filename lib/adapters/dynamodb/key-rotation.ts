@@ -3,9 +3,8 @@ import { nodeEntry } from '../../core/audit/record.ts';
 import { EnrolmentMovedError } from '../../core/enrolment/errors.ts';
 import type { EnrolmentRecord, KeyRotationStore, KeySwitch } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
+import { type AuditedStoreOptions, AuditedTableStore } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, tokenItemKey } from './keys.ts';
-import { TableStore, type TableStoreOptions } from './requests.ts';
 
 /**
  * The enrolment's side of a key rotation, on the inventory's `enrolment` and `token` items
@@ -20,15 +19,13 @@ const verifiedWithOldKey = 'thumbprint = :fromThumbprint';
 
 const store = 'the inventory table';
 
-export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore {
+export class DynamoDBKeyRotation extends AuditedTableStore implements KeyRotationStore {
   readonly #identityTable: string;
-  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` holds the `enrolled` item. */
-  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
+  constructor(options: AuditedStoreOptions & { readonly identityTable: string }) {
     super(options);
     this.#identityTable = options.identityTable;
-    this.#audit = options.audit;
   }
 
   async readEnrolment(node: string): Promise<EnrolmentRecord | undefined> {
@@ -63,7 +60,7 @@ export class DynamoDBKeyRotation extends TableStore implements KeyRotationStore 
         details: { thumbprint: change.to.thumbprint },
       },
     );
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       store,
       [
         {

@@ -17,7 +17,7 @@ import type { Assignment, Relation } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Labels, MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
+import { AuditedTableStore } from './audit-trail.ts';
 import {
   assignmentFrom,
   assignmentItem,
@@ -34,14 +34,7 @@ import {
   relationKeyOf,
 } from './mesh-items.ts';
 import { below, countRelation } from './relation-counts.ts';
-import {
-  type Item,
-  itemAbsent,
-  itemPresent,
-  TableStore,
-  type TableStoreOptions,
-  type TransactItem,
-} from './requests.ts';
+import { type Item, itemAbsent, itemPresent, type TransactItem } from './requests.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const nodeExists = itemPresent;
@@ -63,14 +56,7 @@ const store = 'the inventory table';
  * The operator's changes to the mesh, on the inventory table; item shapes are in mesh-items.ts.
  * Each change's transaction carries its audit record (audit-trail.ts).
  */
-export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeStore {
-  readonly #audit: AuditTrail;
-
-  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
-    super(options);
-    this.#audit = options.audit;
-  }
-
+export class DynamoDBMeshChangeStore extends AuditedTableStore implements MeshChangeStore {
   async addNode(node: string, createdAt: string, labels: Labels, entry: AuditEntry): Promise<void> {
     // A new node has never been sent anything, so it is behind from the start.
     const failed = await this.#transact(entry, [
@@ -278,6 +264,6 @@ export class DynamoDBMeshChangeStore extends TableStore implements MeshChangeSto
   }
 
   #transact(entry: AuditEntry, items: readonly TransactItem[]) {
-    return this.#audit.transact(store, items, entry);
+    return this.audit.transact(store, items, entry);
   }
 }

@@ -3,7 +3,7 @@ import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
+import { type AuditedStoreOptions, AuditedTableStore } from './audit-trail.ts';
 import {
   assignmentKey,
   carrierKey,
@@ -12,7 +12,7 @@ import {
   moduleKey,
   modulePartition,
 } from './mesh-items.ts';
-import { itemPresent, queryAll, TableStore, type TableStoreOptions, transact } from './requests.ts';
+import { itemPresent, queryAll, transact } from './requests.ts';
 
 // An unknown module is refused, not invented: a record with no kind would block its first
 // `assign --provides` for good.
@@ -43,18 +43,13 @@ const store = 'the inventory table';
  * again before each 8 all the same, and a pass that a newer version overtook stops there.
  * Item shapes are in mesh-items.ts.
  */
-export class DynamoDBModuleVersions extends TableStore implements ModuleVersions {
+export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleVersions {
   readonly #inFlight: number;
 
-  readonly #audit: AuditTrail;
-
   /** `carriersInFlight` is for the upgrade bench, which compares it with one at a time. */
-  constructor(
-    options: TableStoreOptions & { readonly audit: AuditTrail; readonly carriersInFlight?: number },
-  ) {
+  constructor(options: AuditedStoreOptions & { readonly carriersInFlight?: number }) {
     super(options);
     this.#inFlight = options.carriersInFlight ?? carriersInFlight;
-    this.#audit = options.audit;
   }
 
   async setModuleVersion(
@@ -64,7 +59,7 @@ export class DynamoDBModuleVersions extends TableStore implements ModuleVersions
   ): Promise<{ readonly carriers: readonly string[] }> {
     // The version set with its record; a module already at it (a held upgrade settled again, a
     // catch-up's re-announcement) records nothing, and its carriers are still moved.
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       'setting a module version',
       [
         {

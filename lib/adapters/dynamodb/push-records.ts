@@ -8,16 +8,8 @@ import {
   pushRecordDays,
 } from '../../core/mesh/push-records.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
-import {
-  allOld,
-  conditionFailed,
-  type Item,
-  itemAbsent,
-  newestItems,
-  TableStore,
-  type TableStoreOptions,
-} from './requests.ts';
+import { AuditedTableStore } from './audit-trail.ts';
+import { allOld, conditionFailed, type Item, itemAbsent, newestItems } from './requests.ts';
 
 /**
  * The record of every push (lib/core/mesh/push-records.ts), in the inventory table:
@@ -45,14 +37,7 @@ const pushRunning = '#state = :running';
 
 const store = 'the inventory table';
 
-export class DynamoDBPushRecords extends TableStore implements PushRecordWriter, PushRecordReader {
-  readonly #audit: AuditTrail;
-
-  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
-    super(options);
-    this.#audit = options.audit;
-  }
-
+export class DynamoDBPushRecords extends AuditedTableStore implements PushRecordWriter, PushRecordReader {
   /** The running record and the push's audit record, in one transaction: a push's start is a change. */
   async start(record: PushRecord, by: Actor): Promise<void> {
     const { node, behind, full } = record.request;
@@ -60,7 +45,7 @@ export class DynamoDBPushRecords extends TableStore implements PushRecordWriter,
     const entry = node
       ? nodeEntry(by, 'push.start', node, { details })
       : { by, action: 'push.start' as const, subject: meshSubject, target: meshSubject, details };
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       store,
       [
         {

@@ -10,17 +10,10 @@ import type { ReportBody } from '../../core/control/messages.ts';
 import type { RecordedReport, ReportStore, ReportTimes } from '../../core/control/ports.ts';
 import { noVersion } from '../../core/summary/counters.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
+import { AuditedTableStore } from './audit-trail.ts';
 import { nodeItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
-import {
-  itemAbsent,
-  itemPresent,
-  TableStore,
-  type TableStoreOptions,
-  type TransactItem,
-  transact,
-} from './requests.ts';
+import { itemAbsent, itemPresent, type TransactItem, transact } from './requests.ts';
 import { failedView } from './view-lists.ts';
 
 /**
@@ -51,14 +44,7 @@ const olderSequenceKept = '#sequence < :sequence';
 const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 const sameReport = '#sequence = :seen';
 
-export class DynamoDBReportStore extends TableStore implements ReportStore {
-  readonly #audit: AuditTrail;
-
-  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
-    super(options);
-    this.#audit = options.audit;
-  }
-
+export class DynamoDBReportStore extends AuditedTableStore implements ReportStore {
   async recordReport(report: ReportBody, times: ReportTimes): Promise<void> {
     const namesRevision = report.state !== 'heartbeat' || report.revision > 0;
     const checks: TransactItem[] = [
@@ -120,7 +106,7 @@ export class DynamoDBReportStore extends TableStore implements ReportStore {
     for (let race = 0; race < 3; race += 1) {
       const { Item: kept } = await read(reportItemKey(node));
       if (!kept) return undefined;
-      const failed = await this.#audit.transact(
+      const failed = await this.audit.transact(
         'resetting a report',
         [
           {

@@ -6,17 +6,8 @@ import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '..
 import { type Change, changesAfter, chunksOf } from '../../core/summary/stream.ts';
 import { type Summary, summaryOf } from '../../core/summary/summary.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
-import {
-  type Item,
-  queryAll,
-  scanAll,
-  TableStore,
-  type TableStoreOptions,
-  type TransactItem,
-  transact,
-  transactionLimit,
-} from './requests.ts';
+import { AuditedTableStore } from './audit-trail.ts';
+import { type Item, queryAll, scanAll, type TransactItem, transact, transactionLimit } from './requests.ts';
 
 /**
  * The summary's items in the inventory table (docs/decisions/summary-from-the-stream.md):
@@ -49,16 +40,9 @@ const refusedForGood = new Set(['ValidationException', 'ItemCollectionSizeLimitE
 export type SummaryLog = { error(message: string, extra?: Record<string, unknown>): void };
 
 export class DynamoDBSummaryStore
-  extends TableStore
+  extends AuditedTableStore
   implements SummaryCounters, SummaryReader, SummaryRebuild
 {
-  readonly #audit: AuditTrail;
-
-  constructor(options: TableStoreOptions & { readonly audit: AuditTrail }) {
-    super(options);
-    this.#audit = options.audit;
-  }
-
   async apply(shard: string, changes: readonly Change[]): Promise<Applied> {
     let seen = await this.#watermark(shard);
     const fresh = changesAfter(changes, seen);
@@ -114,7 +98,7 @@ export class DynamoDBSummaryStore
    */
   async rebuild(by: Actor): Promise<Summary> {
     // The rebuild is an operator's change of the counters: it starts with its audit record.
-    await this.#audit.transact(
+    await this.audit.transact(
       'starting a summary rebuild',
       [
         {

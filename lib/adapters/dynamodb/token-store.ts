@@ -7,17 +7,9 @@ import {
 } from '../../core/enrolment/errors.ts';
 import type { ClaimRequest, SpendRequest, TokenRecord, TokenStore } from '../../core/enrolment/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { AuditTrail } from './audit-trail.ts';
+import { type AuditedStoreOptions, AuditedTableStore } from './audit-trail.ts';
 import { enrolledKeyItemKey, enrolmentItemKey, nodeItemKey, tokenItemKey } from './keys.ts';
-import {
-  allOld,
-  conditionFailed,
-  type Item,
-  itemAbsent,
-  itemPresent,
-  TableStore,
-  type TableStoreOptions,
-} from './requests.ts';
+import { allOld, conditionFailed, type Item, itemAbsent, itemPresent } from './requests.ts';
 
 /**
  * Tokens and enrolments in the inventory table.
@@ -64,15 +56,13 @@ const revokeCondition = `${tokenExists} AND ${notSpent}`;
 
 const store = 'the inventory table';
 
-export class DynamoDBTokenStore extends TableStore implements TokenStore {
+export class DynamoDBTokenStore extends AuditedTableStore implements TokenStore {
   readonly #identityTable: string;
-  readonly #audit: AuditTrail;
 
   /** `tableName` is the inventory; `identityTable` takes the spend's `enrolled` item. */
-  constructor(options: TableStoreOptions & { readonly identityTable: string; readonly audit: AuditTrail }) {
+  constructor(options: AuditedStoreOptions & { readonly identityTable: string }) {
     super(options);
     this.#identityTable = options.identityTable;
-    this.#audit = options.audit;
   }
 
   async read(node: string): Promise<TokenRecord | undefined> {
@@ -88,7 +78,7 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
     const entry = nodeEntry(by, 'token.issue', token.node, {
       details: { validUntil: new Date(token.validUntilMs).toISOString() },
     });
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       store,
       [
         {
@@ -114,7 +104,7 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
   }
 
   async revoke(node: string, revokedAt: string, by: Actor): Promise<TokenRecord> {
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       store,
       [
         {
@@ -156,7 +146,7 @@ export class DynamoDBTokenStore extends TableStore implements TokenStore {
   async spend(request: SpendRequest): Promise<void> {
     // The host's own act: its principal is the key it enrols.
     const by = { ...request.by, principal: `key:${request.thumbprint}` };
-    const failed = await this.#audit.transact(
+    const failed = await this.audit.transact(
       store,
       [
         {

@@ -1,18 +1,10 @@
-import { fingerprintOf, relationOf, type SealBinding, sealSecret } from '../sealing/sealed-secret.ts';
 import { canonicalJson, digestOf } from './canonical.ts';
 import { grantHeldFor, keysOf, type MintDetails, type Minted, mintProvision, mintsDue } from './mint.ts';
 
 export type { MintDetails, Minted } from './mint.ts';
 export { newGeneration, newProvisionSecret, provisionName, sealWithHpke } from './mint.ts';
 
-import {
-  type NodeSnapshot,
-  type Provision,
-  provisionKey,
-  type Relation,
-  relationKey,
-  type SealingKey,
-} from './model.ts';
+import { type NodeSnapshot, type Provision, provisionKey, relationKey, type SealingKey } from './model.ts';
 
 /**
  * One node's desired state: what its host applies. Every field is always present (null or an
