@@ -268,7 +268,12 @@ describe('two rollouts over the same nodes', () => {
         state: 'refused',
         refusal: { rollout: a.id, state: 'halted', nodes: 400 },
       });
-      await rollouts.abort(a.id);
+      // aborted after it ran, it lets go of its claims a step at a time, as the driver steps it
+      const abortedA = await rollouts.abort(a.id);
+      expect(abortedA.releasing).toEqual({ released: 0, upto: 1_000 });
+      expect((await claimsOf(held)).size).toBe(1_000);
+      const letGo = await settled(rollouts, a.id);
+      expect(letGo).toMatchObject({ state: 'aborted', releasing: { released: 1_000, upto: 1_000 } });
       expect((await claimsOf(held)).size).toBe(0);
       const d = await rollouts.start({
         by: localActor(),

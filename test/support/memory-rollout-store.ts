@@ -73,8 +73,6 @@ export class MemoryRolloutStore implements RolloutStore {
     if (this.headers.get(record.id)?.version !== record.version) throw new RolloutRaceError(record.id);
     const next = { ...record, version: record.version + 1 };
     this.#keep(next);
-    if ((next.state === 'done' || next.state === 'aborted') && !next.releasing)
-      for (const [node, claim] of this.claims) if (claim.rollout === record.id) this.claims.delete(node);
     return next;
   }
 

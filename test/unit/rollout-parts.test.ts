@@ -205,6 +205,49 @@ describe('Rollouts.step', () => {
     expect(store.claims.size).toBe(0);
   });
 
+  it('a rollout that ran to its end, or was aborted after it ran, lets go of its claims a step at a time', async () => {
+    const store = new MemoryRolloutStore();
+    const facts = new SaidFacts();
+    const service = rollouts(store, facts, new Map(), { nodes: 4, ms: 10_000 });
+    const ran = await service.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'a' },
+      nodes: names(10, 'r'),
+      options: options('100%'),
+    });
+    const held = await service.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'b' },
+      nodes: names(10, 'h'),
+      options: options('100%'),
+    });
+    const claimsOf = (id: string) => [...store.claims.values()].filter((c) => c.rollout === id).length;
+    for (let i = 0; i < 3; i += 1) await service.step(held.id);
+    facts.applied = true;
+    let step = await service.step(ran.id);
+    while (step.decision.kind !== 'done') step = await service.step(ran.id);
+
+    expect(step.record).toMatchObject({ state: 'done', releasing: { released: 0, upto: 10 } });
+    expect(claimsOf(ran.id)).toBe(10);
+    const released = [];
+    while (isReleasing(await service.read(ran.id))) released.push((await service.step(ran.id)).decision);
+    expect(released).toEqual([
+      { kind: 'releasing', released: 4, upto: 10 },
+      { kind: 'releasing', released: 8, upto: 10 },
+      { kind: 'releasing', released: 10, upto: 10 },
+    ]);
+    expect(claimsOf(ran.id)).toBe(0);
+    expect(await store.running()).not.toContain(ran.id);
+
+    expect(await service.abort(held.id, localActor())).toMatchObject({
+      state: 'aborted',
+      releasing: { released: 0, upto: 10 },
+    });
+    expect(claimsOf(held.id)).toBe(10);
+    while (isReleasing(await service.read(held.id))) await service.step(held.id);
+    expect(claimsOf(held.id)).toBe(0);
+  });
+
   it('an upgrade claiming over a halted upgrade of the same module supersedes it and goes on', async () => {
     const store = new MemoryRolloutStore();
     const service = rollouts(store, new SaidFacts());

@@ -110,9 +110,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
       change ? changeEntry(next, change) : undefined,
     );
     if (failed) throw new RolloutRaceError(record.id);
-    const written = { ...next, waves };
-    if ((next.state === 'done' || next.state === 'aborted') && !next.releasing) await this.#letGo(written);
-    return written;
+    return { ...next, waves };
   }
 
   async claim(record: RolloutRecord, from: number, budget: StepBudget): Promise<ClaimStep> {
@@ -183,16 +181,6 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     // what no header names is never read: a delete that fails leaves an item, never a wrong read
     await this.#parts.remove(record.id, unnamed).catch(() => undefined);
     return { failed: failed?.[0], waves };
-  }
-
-  /** An ended rollout's own nodes are no longer held: its claims go (read once, at the end). */
-  async #letGo(record: RolloutRecord): Promise<void> {
-    const whole = await this.#parts.withNodes(
-      record,
-      record.waves.map((_, index) => index),
-    );
-    const own = whole.waves.flatMap((w) => (w.nodes ?? []).filter((n) => !n.paired).map((n) => n.node));
-    await this.#claims.release(record.id, own);
   }
 
   async read(id: string): Promise<RolloutRecord | undefined> {

@@ -1,3 +1,4 @@
+import { finished } from './claims.ts';
 import {
   failuresOf,
   firstFailures,
@@ -85,7 +86,7 @@ export function advance(record: RolloutRecord, facts: Facts, now: Date): Advance
   }
   current = withWave(current, { ...wave, nodes, endedAt: at });
   if (record.current === record.waves.length - 1)
-    return { record: { ...current, state: 'done', updatedAt: at }, decision: { kind: 'done' } };
+    return { record: finished(current, at), decision: { kind: 'done' } };
   if (record.options.pause) {
     const reason = `paused after wave ${record.current + 1}: mesh rollout resume ${record.id}`;
     return {
@@ -152,7 +153,7 @@ function halt(record: RolloutRecord, at: string, reason: string): Advanced {
 function sendNext(record: RolloutRecord): Advanced {
   const wave = record.current + 1;
   const next = record.waves[wave];
-  if (!next) return { record: { ...record, state: 'done' }, decision: { kind: 'done' } };
+  if (!next) return { record: finished(record), decision: { kind: 'done' } };
   if (!next.nodes) return { record, decision: { kind: 'unread', wave } };
   return { record, decision: { kind: 'send', wave, nodes: next.nodes.map((n) => n.node) } };
 }

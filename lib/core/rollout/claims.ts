@@ -28,8 +28,9 @@ export type Refusal = {
 export const claimsPerStep = 5_000;
 
 /**
- * `mesh rollout abort`: nothing more is sent; the nodes not sent stay behind. A rollout aborted
- * while claiming lets go of the claims it may have made a step at a time, as a refused one does.
+ * `mesh rollout abort`: nothing more is sent; the nodes not sent stay behind. Its claims are let
+ * go a step at a time by the driver, as a refused one's are: those it may have made while
+ * claiming, or all of its own nodes' once it ran.
  */
 export function aborted(
   record: RolloutRecord,
@@ -40,8 +41,25 @@ export function aborted(
   if (record.state === 'done' || record.state === 'aborted' || record.state === 'refused')
     throw new RolloutStateError(record.id, record.state, 'aborted');
   const ended = { ...record, state: 'aborted' as const, reason, updatedAt: now };
-  return record.state === 'claiming' ? { ...ended, releasing: claimedSoFar(record, perStep) } : ended;
+  return {
+    ...ended,
+    releasing: record.state === 'claiming' ? claimedSoFar(record, perStep) : allClaims(record),
+  };
 }
+
+/**
+ * A rollout that ran to its end: its claims are let go a step at a time by the driver, so an end
+ * costs no more in one step than a claiming step does, however many nodes it held.
+ */
+export const finished = (record: RolloutRecord, now?: string): RolloutRecord => ({
+  ...record,
+  state: 'done',
+  releasing: allClaims(record),
+  ...(now ? { updatedAt: now } : {}),
+});
+
+/** Every own node of a rollout that claimed them all: its whole span, paired nodes counted and never claimed. */
+const allClaims = (record: RolloutRecord) => ({ released: 0, upto: sizeOf(record) });
 
 /** A new rollout, recorded before any of its own nodes is claimed: the driver claims them. */
 export const claiming = (record: RolloutRecord): RolloutRecord => ({
