@@ -1,6 +1,6 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { relationOf, sealSecret } from '../../lib/core/sealing/sealed-secret.ts';
+import { openSealed, relationOf, sealSecret } from '../../lib/core/sealing/sealed-secret.ts';
 import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 
 async function sealingKeys() {
@@ -90,6 +90,44 @@ describe('the host opens its sealed secrets before the hook sees the declaration
       secret: 'provider-secret',
     });
     expect(body.modules).toEqual(declaration.modules);
+  });
+
+  it('opens a copy once: the next declaration opens only the copies that are new to it, and a new key opens all again', async () => {
+    const [keys, rotated] = await Promise.all([sealingKeys(), sealingKeys()]);
+    let key = keys.privateKey;
+    const opened: string[] = [];
+    const opener = new SealedDeclarationOpener(
+      'web1',
+      () => key,
+      (sealed, with_, binding) => {
+        opened.push(binding.side);
+        return openSealed(sealed, with_, binding);
+      },
+    );
+    const first = await declarationOfWeb1(keys);
+    const secretsOf = async (declaration: object) =>
+      JSON.parse(((await opener.open(JSON.stringify(declaration))) as { body: string }).body);
+
+    const once = await secretsOf(first);
+    const unchanged = await secretsOf({
+      ...first,
+      modules: [...first.modules, { name: 'extra', version: null, provides: null }],
+    });
+    const openedUnchanged = opened.length;
+    const regrantedDeclaration = { ...first, grants: (await declarationOfWeb1(keys, 'g2')).grants };
+    const regranted = await secretsOf(regrantedDeclaration);
+    const openedRegranted = opened.length;
+    key = rotated.privateKey;
+    const rotatedAway = await opener.open(JSON.stringify(regrantedDeclaration));
+
+    expect(once.provisions[0].secret).toBe('consumer-secret');
+    expect(unchanged.provisions[0].secret).toBe('consumer-secret');
+    expect(unchanged.grants[0].secret).toBe('provider-secret');
+    expect(openedUnchanged).toBe(2);
+    expect(regranted.grants[0]).toMatchObject({ generation: 'g2', secret: 'provider-secret' });
+    expect(openedRegranted).toBe(3);
+    // The old key's secrets are not handed out once the key is gone: the copies are opened again, and refused.
+    expect(rotatedAway.ok).toBe(false);
   });
 
   it('hands on a declaration with nothing sealed byte for byte', async () => {
