@@ -48,15 +48,24 @@ export function generatedFile(nodes: number): string {
 
 /** Counts every DynamoDB request and every item a transaction writes. */
 function meter(client: DynamoDBClient) {
-  const counts = { requests: 0, items: 0 };
+  const counts = { requests: 0, items: 0, byCommand: new Map<string, { requests: number; ms: number }>() };
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       counts.requests += 1;
       const items = (args.input as { TransactItems?: unknown[] }).TransactItems;
       const input = args.input as { Item?: unknown; UpdateExpression?: unknown };
       if (items) counts.items += items.length;
       else if (input.Item || input.UpdateExpression) counts.items += 1;
-      return next(args);
+      const name = String(context.commandName ?? '?');
+      const started = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        const seen = counts.byCommand.get(name) ?? { requests: 0, ms: 0 };
+        seen.requests += 1;
+        seen.ms += performance.now() - started;
+        counts.byCommand.set(name, seen);
+      }
     },
     { step: 'initialize', name: 'meshApplyBenchMeter' },
   );
@@ -70,6 +79,8 @@ type Measured = {
   requests: number;
   items: number;
   parts: number;
+  /** DynamoDB requests by command: how many, and their time summed (requests in flight at once overlap). */
+  commands?: string;
   slowest?: RequestTime;
   each?: RequestTime[];
 };
@@ -83,6 +94,7 @@ async function applyFile(
 ): Promise<Measured> {
   const { config, client, counts } = bed;
   const before = { ...counts };
+  counts.byCommand.clear();
   const parts = partsFor(config, { clients: { dynamodb: client } });
   const table = { client: documentClient(client), tableName: config.inventoryTable };
   // The reader and the writer timed, to say where each request's time goes.
@@ -140,6 +152,9 @@ async function applyFile(
     requests: counts.requests - before.requests,
     items: counts.items - before.items,
     parts: requests,
+    commands: [...counts.byCommand]
+      .map(([name, { requests, ms }]) => `${name.replace(/Command$/, '')} ${requests} in ${seconds(ms)} s`)
+      .join(', '),
     slowest,
     each,
   };
@@ -177,7 +192,7 @@ async function perFact(bed: Bed, nodes: number): Promise<Measured> {
   return { ms: performance.now() - started, requests: counts.requests, items: counts.items, parts: calls };
 }
 
-type Bed = { config: MeshConfig; client: DynamoDBClient; counts: { requests: number; items: number } };
+type Bed = { config: MeshConfig; client: DynamoDBClient; counts: ReturnType<typeof meter> };
 
 async function fresh(environment: BenchEnvironment, label: string): Promise<Bed> {
   const config = await environment.provision(`apply-${label}-${Math.random().toString(36).slice(2, 8)}`);
@@ -227,6 +242,7 @@ export async function run(): Promise<BenchTable[]> {
       progress(
         `apply ${smallest}, one lane: ${seconds(one.ms)} s, ${one.requests} requests, ${one.items} items`,
       );
+      progress(`  apply ${smallest}, one lane, requests: ${one.commands}`);
       rows.push([
         `${smallest} nodes, mesh apply -f, one transaction at a time`,
         seconds(one.ms),
@@ -263,6 +279,7 @@ export async function run(): Promise<BenchTable[]> {
         progress(
           `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts, slowest request ${seconds(a.slowest?.ms ?? 0)} s; re-apply ${seconds(r.ms)} s, ${r.items} items`,
         );
+        progress(`  apply ${size} requests: ${a.commands}; re-apply: ${r.commands}`);
       }
       if (applied.length === 0) continue;
       const mid = (list: Measured[], pick: (m: Measured) => number) => median(list.map(pick));
