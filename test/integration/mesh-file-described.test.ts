@@ -81,6 +81,34 @@ describe('the revision a file describes, on DynamoDB Local', () => {
     expect(plan.behind).toHaveLength(5);
   });
 
+  it("checks a file once for the parts of its apply, though the first part writes the modules' records", async () => {
+    const fresh = partsFor(await provisionTestResources('meshfile-kinds'), { flowRetryIntervalMs: 0 });
+    const kept = parts;
+    parts = fresh;
+    try {
+      const parted = services({ forget: true });
+      expect((await parted.service.apply({ file, by: localActor() })).complete).toBe(true);
+      expect(parted.checks()).toBe(1);
+      // The mesh now holds the modules' records: other live kinds, each the one the file gave.
+      const { plan } = await parted.service.plan({ file });
+      expect(parted.checks()).toBe(1);
+      expect(planMatches(plan)).toBe(true);
+
+      // A module the file gives no kind, recorded since as a provider: the file reads otherwise now.
+      const withCache = file.replace('      base: {}\n', '      base: {}\n      cache: {}\n');
+      const before = await parted.service.plan({ file: withCache });
+      expect(parted.checks()).toBe(2);
+      expect(before.plan.add.modules.map((m) => m.provides)).toEqual([null, null, null, null]);
+      await fresh.meshService.addNode('other-1', {}, localActor());
+      await fresh.meshService.assign('other-1', 'cache', 'redis', localActor());
+      const after = await parted.service.plan({ file: withCache });
+      expect(parted.checks()).toBe(3);
+      expect(after.plan.add.modules.map((m) => m.provides)).toEqual(['redis', 'redis', 'redis', 'redis']);
+    } finally {
+      parts = kept;
+    }
+  });
+
   it('checks the file again once the mesh moves, or when the file is another', async () => {
     await parts.meshService.addNode('moved-1', {}, localActor());
     const moved = services();
