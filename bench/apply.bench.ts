@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
 import { DynamoDBLiveMeshReader } from '../lib/adapters/dynamodb/live-mesh-reader.ts';
+import { DynamoDBDescribedRevisions } from '../lib/adapters/dynamodb/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../lib/adapters/dynamodb/mesh-file-writer.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import { meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
@@ -48,15 +49,24 @@ export function generatedFile(nodes: number): string {
 
 /** Counts every DynamoDB request and every item a transaction writes. */
 function meter(client: DynamoDBClient) {
-  const counts = { requests: 0, items: 0 };
+  const counts = { requests: 0, items: 0, byCommand: new Map<string, { requests: number; ms: number }>() };
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       counts.requests += 1;
       const items = (args.input as { TransactItems?: unknown[] }).TransactItems;
       const input = args.input as { Item?: unknown; UpdateExpression?: unknown };
       if (items) counts.items += items.length;
       else if (input.Item || input.UpdateExpression) counts.items += 1;
-      return next(args);
+      const name = String(context.commandName ?? '?');
+      const started = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        const seen = counts.byCommand.get(name) ?? { requests: 0, ms: 0 };
+        seen.requests += 1;
+        seen.ms += performance.now() - started;
+        counts.byCommand.set(name, seen);
+      }
     },
     { step: 'initialize', name: 'meshApplyBenchMeter' },
   );
@@ -70,6 +80,8 @@ type Measured = {
   requests: number;
   items: number;
   parts: number;
+  /** DynamoDB requests by command: how many, and their time summed (requests in flight at once overlap). */
+  commands?: string;
   slowest?: RequestTime;
   each?: RequestTime[];
 };
@@ -79,10 +91,15 @@ async function applyFile(
   bed: Bed,
   file: string,
   lanes?: number,
-  options: { readonly recheck?: boolean } = {},
+  options: {
+    readonly recheck?: boolean;
+    /** Plans without the revision the last apply's file describes: every request checks the file, as before it was kept. */
+    readonly forget?: boolean;
+  } = {},
 ): Promise<Measured> {
   const { config, client, counts } = bed;
   const before = { ...counts };
+  counts.byCommand.clear();
   const parts = partsFor(config, { clients: { dynamodb: client } });
   const table = { client: documentClient(client), tableName: config.inventoryTable };
   // The reader and the writer timed, to say where each request's time goes.
@@ -99,11 +116,15 @@ async function applyFile(
       timing[part] += performance.now() - started;
     });
   };
+  const read = options.forget
+    ? async () => ({ ...(await reader.read()), described: undefined })
+    : () => reader.read();
   const handler = meshApplyHandler({
     meshFiles: new MeshFileService({
-      reader: { read: () => timed('read', () => reader.read()) },
+      reader: { read: () => timed('read', read) },
       writer: { write: (...args) => timed('write', () => writer.write(...args)) },
       removals: parts.meshService,
+      described: new DynamoDBDescribedRevisions(table),
     }),
   });
   const started = performance.now();
@@ -140,6 +161,9 @@ async function applyFile(
     requests: counts.requests - before.requests,
     items: counts.items - before.items,
     parts: requests,
+    commands: [...counts.byCommand]
+      .map(([name, { requests, ms }]) => `${name.replace(/Command$/, '')} ${requests} in ${seconds(ms)} s`)
+      .join(', '),
     slowest,
     each,
   };
@@ -177,7 +201,7 @@ async function perFact(bed: Bed, nodes: number): Promise<Measured> {
   return { ms: performance.now() - started, requests: counts.requests, items: counts.items, parts: calls };
 }
 
-type Bed = { config: MeshConfig; client: DynamoDBClient; counts: { requests: number; items: number } };
+type Bed = { config: MeshConfig; client: DynamoDBClient; counts: ReturnType<typeof meter> };
 
 async function fresh(environment: BenchEnvironment, label: string): Promise<Bed> {
   const config = await environment.provision(`apply-${label}-${Math.random().toString(36).slice(2, 8)}`);
@@ -227,6 +251,7 @@ export async function run(): Promise<BenchTable[]> {
       progress(
         `apply ${smallest}, one lane: ${seconds(one.ms)} s, ${one.requests} requests, ${one.items} items`,
       );
+      progress(`  apply ${smallest}, one lane, requests: ${one.commands}`);
       rows.push([
         `${smallest} nodes, mesh apply -f, one transaction at a time`,
         seconds(one.ms),
@@ -243,13 +268,17 @@ export async function run(): Promise<BenchTable[]> {
       const file = generatedFile(size);
       const applied: Measured[] = [];
       const reapplied: Measured[] = [];
+      const rechecked: Measured[] = [];
       for (let at = 0; at < (size === smallest ? runs : 1); at++) {
         const bed = await fresh(environment, `${size}`);
         let a: Measured;
         let r: Measured;
+        let c: Measured;
         try {
           a = await applyFile(bed, file);
+          // Each re-apply on a service of its own (a cold Lambda, a restarted runtime): no check kept in memory.
           r = await applyFile(bed, file);
+          c = await applyFile(bed, file, undefined, { forget: true });
         } catch (error) {
           // A request past its 29 s (a 500 from the runtime's timeout) is a figure too: say so, go on.
           progress(`apply ${size}: failed: ${(error as Error).message.slice(0, 200)}`);
@@ -260,8 +289,23 @@ export async function run(): Promise<BenchTable[]> {
         }
         applied.push(a);
         reapplied.push(r);
+        rechecked.push(c);
         progress(
-          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts, slowest request ${seconds(a.slowest?.ms ?? 0)} s; re-apply ${seconds(r.ms)} s, ${r.items} items`,
+          `apply ${size}: ${seconds(a.ms)} s, ${a.requests} requests, ${a.items} items, ${a.parts} parts, slowest request ${seconds(a.slowest?.ms ?? 0)} s; re-apply ${seconds(r.ms)} s, ${r.items} items; re-apply checking the file ${seconds(c.ms)} s, ${c.items} items`,
+        );
+        progress(`  apply ${size} requests: ${a.commands}; re-apply: ${r.commands}`);
+        const split = (m: Measured) =>
+          (m.each ?? [])
+            .map(
+              (q) =>
+                `${seconds(q.ms)} = ${seconds(q.read)} + ${seconds(q.ms - q.read - q.write)} + ${seconds(q.write)}`,
+            )
+            .join('; ');
+        notes.push(
+          `${size} nodes, re-apply (whole = read + check, plan and answer + write): the file checked ${split(c)}; at the revision it describes ${split(r)}`,
+        );
+        notes.push(
+          `${size} nodes, the apply's DynamoDB requests (time summed over those in flight at once): ${a.commands}`,
         );
       }
       if (applied.length === 0) continue;
@@ -269,7 +313,8 @@ export async function run(): Promise<BenchTable[]> {
       if (size === smallest) fileAtSmallest = mid(applied, (m) => m.ms);
       for (const [what, list] of [
         ['mesh apply -f', applied],
-        ['re-apply unchanged', reapplied],
+        ['re-apply unchanged, the file checked (as before)', rechecked],
+        ['re-apply unchanged, at the revision its file describes', reapplied],
       ] as const)
         rows.push([
           `${size} nodes, ${what}`,

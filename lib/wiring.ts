@@ -16,6 +16,7 @@ import { DynamoDBKeyRotation } from './adapters/dynamodb/key-rotation.ts';
 import { DynamoDBLetterLog } from './adapters/dynamodb/letter-log.ts';
 import { DynamoDBLiveMeshReader } from './adapters/dynamodb/live-mesh-reader.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
+import { DynamoDBDescribedRevisions } from './adapters/dynamodb/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from './adapters/dynamodb/mesh-file-writer.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBMeshViewReader } from './adapters/dynamodb/mesh-view-reader.ts';
@@ -178,6 +179,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         writer: new DynamoDBMeshFileWriter(audited()),
         removals: parts.meshService,
         removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
+        described: new DynamoDBDescribedRevisions({ client: clients.dynamodb, ...table }),
       }),
     meshRemovals: () => new DynamoDBMeshRemovals({ ...tables(), audit: parts.auditTrail }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),

@@ -43,7 +43,11 @@ const comparable = (contents: Record<string, unknown[]>): unknown =>
   JSON.parse(
     JSON.stringify(
       Object.values(contents).map((items) =>
-        items.filter((item) => !String((item as { pk?: unknown }).pk).startsWith('audit#')),
+        // The audit and the revision an apply's file describes are the apply's own, not the mesh's facts.
+        items.filter((item) => {
+          const pk = String((item as { pk?: unknown }).pk);
+          return !pk.startsWith('audit#') && pk !== 'mesh#file';
+        }),
       ),
       (key, value) =>
         key === 'marks' ? 'n' : typeof value === 'string' && /^\d{4}-\d\d-\d\dT/.test(value) ? 'time' : value,

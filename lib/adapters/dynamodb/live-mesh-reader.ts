@@ -1,7 +1,13 @@
 import type { Relation } from '../../core/mesh/model.ts';
 import type { LiveNode, MeshAssignment } from '../../core/mesh-file/mesh.ts';
-import type { LiveMeshReader, LiveMeshReading, LiveModule } from '../../core/mesh-file/ports.ts';
+import type {
+  DescribedRevision,
+  LiveMeshReader,
+  LiveMeshReading,
+  LiveModule,
+} from '../../core/mesh-file/ports.ts';
 import { canonicalLive, liveRevision } from '../../core/mesh-file/revision.ts';
+import { describedFrom, describedKey } from './mesh-file-described.ts';
 import { assignmentFrom, labelsFrom, relationFrom } from './mesh-items.ts';
 import { type Item, scanAll, TableStore } from './requests.ts';
 
@@ -18,6 +24,8 @@ const projected = [
   'providerNode',
   'providerModule',
   'kind',
+  'fileDigest',
+  'revision',
 ];
 
 /** Items a page examines: small enough that a page answers well inside the client's 3 s request timeout on a loaded DynamoDB Local. */
@@ -28,7 +36,8 @@ export const scanSegments = 8;
 
 /**
  * The whole live mesh in one pass over the inventory: a strongly consistent parallel Scan,
- * filtered to the mesh's items (nodes, marks, assignments, relations, module records). Its cost
+ * filtered to the mesh's items (nodes, marks, assignments, relations, module records) and the
+ * revision the last applied file describes (mesh-file-described.ts). Its cost
  * is O(mesh) reads: the filter saves transfer, not capacity, so at 10,000 nodes with three
  * modules and a relation each (about 60,000 items, most of them under 1 KB) it is a few hundred
  * 1 MB pages, a few thousand read units. It runs only on plan, apply and export, each of which
@@ -58,10 +67,15 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
       return found;
     };
     const modules = new Map<string, LiveModule>();
+    let described: DescribedRevision | undefined;
     for (const items of pages)
       for (const item of items) {
         const pk = String(item.pk);
         const sk = String(item.sk);
+        if (pk === describedKey.pk) {
+          described = describedFrom(item);
+          continue;
+        }
         if (pk.startsWith('module#')) {
           const { version, provides } = assignmentFrom(item);
           modules.set(pk.slice('module#'.length), { version, provides });
@@ -89,7 +103,11 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
         })),
     );
     const kinds = new Map([...modules].map(([module, record]) => [module, record.provides]));
-    return { mesh: { revision: liveRevision(nodes, kinds), nodes, modules: kinds }, modules };
+    return {
+      mesh: { revision: liveRevision(nodes, kinds), nodes, modules: kinds },
+      modules,
+      ...(described ? { described } : {}),
+    };
   }
 
   #segment(segment: number): Promise<Item[]> {
@@ -100,7 +118,7 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
       ConsistentRead: true,
       Limit: pageItems,
       FilterExpression:
-        '(begins_with(pk, :nodes) AND (sk IN (:node, :mark) OR begins_with(sk, :module) OR begins_with(sk, :consumes))) OR (begins_with(pk, :modules) AND sk = :record)',
+        '(begins_with(pk, :nodes) AND (sk IN (:node, :mark) OR begins_with(sk, :module) OR begins_with(sk, :consumes))) OR (begins_with(pk, :modules) AND sk = :record) OR (pk = :file AND sk = :described)',
       ProjectionExpression: projected.map((_, i) => `#p${i}`).join(', '),
       ExpressionAttributeNames: Object.fromEntries(projected.map((name, i) => [`#p${i}`, name])),
       ExpressionAttributeValues: {
@@ -111,6 +129,8 @@ export class DynamoDBLiveMeshReader extends TableStore implements LiveMeshReader
         ':consumes': 'consumes#',
         ':modules': 'module#',
         ':record': 'module',
+        ':file': describedKey.pk,
+        ':described': describedKey.sk,
       },
     });
   }

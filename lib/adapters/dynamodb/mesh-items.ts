@@ -40,6 +40,7 @@ import type { Item, TransactItem } from './requests.ts';
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create): the same, with sealedForProvider | — |
  * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of), or `parts` (N) when it is kept in parts (declaration-parts.ts) | — |
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
+ * | `mesh#file`      | `described`                   | the last file an apply was given (fileDigest, SHA-256 of its text) and the revision of the mesh it describes (mesh-file-described.ts) | — |
  *
  * Access patterns: compose reads one node's partition whole (one strongly consistent Query);
  * find-behind reads `mesh#marked` and an upgrade a module's `carrier#` items, both strongly

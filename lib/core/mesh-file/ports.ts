@@ -5,15 +5,28 @@ import type { ApplyPlan } from './plan.ts';
 /** A module's mesh-wide record as read: the assignment writes are conditioned on it. */
 export type LiveModule = { readonly version: string | null; readonly provides: string | null };
 
+/**
+ * A file's text (its SHA-256) and the revision of the mesh it describes: when the live mesh is
+ * at that revision, the file's plan against it is empty, so the file need not be checked again.
+ */
+export type DescribedRevision = { readonly fileDigest: string; readonly revision: string };
+
 /** The live mesh, read whole at one revision, with what the writes of an apply are conditioned on. */
 export type LiveMeshReading = {
   readonly mesh: LiveMesh;
   readonly modules: ReadonlyMap<string, LiveModule>;
+  /** The last file an apply was given, with the revision it describes; read with the mesh. */
+  readonly described?: DescribedRevision;
 };
 
 /** Reads the whole live mesh (lib/adapters/dynamodb/live-mesh-reader.ts). */
 export interface LiveMeshReader {
   read(): Promise<LiveMeshReading>;
+}
+
+/** Keeps the last file an apply was given and the revision it describes, read back with the mesh. */
+export interface DescribedRevisionStore {
+  keep(described: DescribedRevision): Promise<void>;
 }
 
 /** What an apply's writes came to. */

@@ -1,11 +1,21 @@
+import { createHash } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import type { MeshService } from '../mesh/service.ts';
 import { exportMeshFile } from './export.ts';
+import { type DesiredMesh, type LiveMesh, liveKinds } from './mesh.ts';
 import { type ApplyPlan, planApply } from './plan.ts';
 import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
-import type { LiveMeshReader, LiveMeshReading, MeshFileWriter, WriteTally } from './ports.ts';
+import type {
+  DescribedRevision,
+  DescribedRevisionStore,
+  LiveMeshReader,
+  LiveMeshReading,
+  MeshFileWriter,
+  WriteTally,
+} from './ports.ts';
 import { BadMeshFileError } from './problems.ts';
 import { type CheckedMeshFile, checkMeshFile } from './read.ts';
+import { liveRevision } from './revision.ts';
 import type { MeshFileFormat } from './source.ts';
 
 export type PlanRequest = {
@@ -74,18 +84,62 @@ function progressOf(plan: ApplyPlan, touched: ReadonlySet<string>, complete: boo
  * The last file checked, with the live kinds it was checked against: `mesh apply` sends the same
  * file with every part of an apply, and checking it (parsing with positions for its problems) is
  * the largest fixed cost of a request at 10,000 nodes (docs/mesh-file.md, "Figures"), paid
- * before any write. The check is pure, so the same text and kinds give the same result.
+ * before any write. The check is pure, so the same text and kinds give the same result; and
+ * the kinds only fill in the modules the file gives none, so a good file checked against other
+ * kinds reads the same against these when each of its modules has here the kind it was given
+ * there: the first part of an apply writes the modules' records, and the next need not check
+ * again for them.
  */
 class LastChecked {
   #last: { readonly file: string; readonly kinds: string; readonly checked: CheckedMeshFile } | undefined;
+  readonly #check: CheckMeshFile;
+
+  constructor(check: CheckMeshFile) {
+    this.#check = check;
+  }
 
   check(file: string, kinds: ReadonlyMap<string, string | null> | undefined): CheckedMeshFile {
     const key = JSON.stringify([...(kinds ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    if (this.#last && this.#last.file === file && this.#last.kinds === key) return this.#last.checked;
-    const checked = checkMeshFile(file, { kinds });
+    const last = this.#last;
+    if (last && last.file === file && (last.kinds === key || kindsAgree(last.checked, kinds))) {
+      this.#last = { ...last, kinds: key };
+      return last.checked;
+    }
+    const checked = this.#check(file, { kinds });
     this.#last = { file, kinds: key, checked };
     return checked;
   }
+}
+
+export type CheckMeshFile = typeof checkMeshFile;
+
+/** Whether a good file's modules each have, in `kinds`, the kind its check gave them. */
+function kindsAgree(
+  checked: CheckedMeshFile,
+  kinds: ReadonlyMap<string, string | null> | undefined,
+): boolean {
+  if (checked.problems.length > 0 || checked.omitted > 0 || !checked.mesh) return false;
+  for (const node of checked.mesh.nodes)
+    for (const { module, provides } of node.assignments)
+      if ((kinds?.get(module) ?? null) !== provides) return false;
+  return true;
+}
+
+const fileDigestOf = (file: string) => createHash('sha256').update(file).digest('hex');
+
+/** Whether carrying the plan out writes anything (drift left alone writes nothing). */
+const writes = (plan: ApplyPlan) =>
+  plan.add.nodes.length + plan.add.modules.length + plan.add.relations.length + plan.labels.length > 0 ||
+  plan.remove.relations.length + plan.remove.modules.length + plan.remove.nodes.length > 0;
+
+/**
+ * The revision of the mesh the file asks for, as the reader would compute it once the file is
+ * applied whole: the file's nodes, with the live module kinds and those the plan adds.
+ */
+function revisionDescribed(desired: DesiredMesh, live: LiveMesh, plan: ApplyPlan): string {
+  const kinds = new Map(liveKinds(live));
+  for (const { module, provides } of plan.add.modules) if (!kinds.has(module)) kinds.set(module, provides);
+  return liveRevision(desired.nodes, kinds);
 }
 
 /** What removals an apply's prune makes: the operator's own, one fact each, under their rules. */
@@ -101,18 +155,25 @@ export class MeshFileService {
   readonly #removals: FactRemovals;
   /** Called for each node a prune removes, after its removal (its host's signal). */
   readonly #removedNode: (node: string) => Promise<void>;
-  readonly #checked = new LastChecked();
+  readonly #described: DescribedRevisionStore | undefined;
+  readonly #checked: LastChecked;
 
   constructor(options: {
     readonly reader: LiveMeshReader;
     readonly writer: MeshFileWriter;
     readonly removals: FactRemovals;
     readonly removedNode?: (node: string) => Promise<void>;
+    /** Where an apply keeps the revision its file describes; without it every plan checks its file. */
+    readonly described?: DescribedRevisionStore;
+    /** The check of a file (checkMeshFile unless told). */
+    readonly check?: CheckMeshFile;
   }) {
     this.#reader = options.reader;
     this.#writer = options.writer;
     this.#removals = options.removals;
     this.#removedNode = options.removedNode ?? (async () => {});
+    this.#described = options.described;
+    this.#checked = new LastChecked(options.check ?? checkMeshFile);
   }
 
   async export(format: MeshFileFormat): Promise<{ readonly text: string; readonly revision: string }> {
@@ -122,17 +183,37 @@ export class MeshFileService {
 
   /** The plan of a file against the live mesh; BadMeshFileError with every problem when the file has any. */
   async plan(request: PlanRequest): Promise<{ readonly plan: ApplyPlan; readonly reading: LiveMeshReading }> {
+    const { plan, reading } = await this.#planned(request);
+    return { plan, reading };
+  }
+
+  /**
+   * The plan, and the revision the file describes when it was checked. A file an apply was given
+   * before, against the mesh it describes, is not checked again (at 10,000 nodes the check is
+   * most of an unchanged re-apply): the mesh then holds what the file asks for, nothing more, so
+   * its plan is the live mesh's against itself, with the nodes behind already.
+   */
+  async #planned(
+    request: PlanRequest,
+  ): Promise<{ plan: ApplyPlan; reading: LiveMeshReading; described?: DescribedRevision }> {
     const reading = await this.#reader.read();
+    const options = { prune: request.prune ?? false, allowMassRemoval: request.allowMassRemoval ?? false };
+    const fileDigest = fileDigestOf(request.file);
+    const last = reading.described;
+    if (last && last.fileDigest === fileDigest && last.revision === reading.mesh.revision) {
+      const itself = { nodes: reading.mesh.nodes, origins: new Map() };
+      return { plan: planApply(itself, reading.mesh, options), reading };
+    }
     const checked = this.#checked.check(request.file, reading.mesh.modules);
     if (checked.problems.length > 0 || !checked.mesh || !checked.file)
       throw new BadMeshFileError(checked.problems, checked.omitted);
     const plan = planApply(checked.mesh, reading.mesh, {
-      prune: request.prune ?? false,
-      allowMassRemoval: request.allowMassRemoval ?? false,
+      ...options,
       locate: checked.locate,
       tests: checked.file.tests ?? [],
     });
-    return { plan, reading };
+    const described = { fileDigest, revision: revisionDescribed(checked.mesh, reading.mesh, plan) };
+    return { plan, reading, described };
   }
 
   /**
@@ -141,11 +222,21 @@ export class MeshFileService {
    * problem, is held back by the mass-removal guard, or was saved on another revision.
    */
   async apply(request: ApplyRequest): Promise<ApplyOutcome> {
-    const { plan, reading } = await this.plan(request);
+    const { plan, reading, described } = await this.#planned(request);
     if (request.revision !== undefined) assertCurrent(plan, request.revision);
     if (request.digest !== undefined && request.digest !== plan.digest)
       throw new PlanChangedError(request.digest, plan.digest);
     assertApplicable(plan);
+    // Kept before the writes, once per file: a fact about the file, true whether or not this part
+    // finishes. An apply that writes nothing keeps nothing, so a re-apply writes nothing.
+    const kept = reading.described;
+    if (
+      this.#described &&
+      described &&
+      writes(plan) &&
+      (kept?.fileDigest !== described.fileDigest || kept.revision !== described.revision)
+    )
+      await this.#described.keep(described);
     const until = request.until ?? Infinity;
     const removed = { relations: 0, modules: 0, nodes: 0 };
     const touched = new Set<string>();
