@@ -4,6 +4,7 @@
  * (the log, the clock, counted occurrences), so the areas can be built and tested apart.
  */
 
+import type { WaitingRelations } from './mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
 /** What `push` is asked to do: a named node, or everything behind (`--behind`, `--full` to audit). */
@@ -110,6 +111,8 @@ export type NodeStatus = {
   readonly lastHeard: string | null;
   /** The node's labels (docs/mesh-file.md), present only when it has some. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Its relations not minted for want of an enrolment, as last sent; present only when some wait. */
+  readonly waiting?: WaitingRelations;
 };
 
 export interface StatusReader {
