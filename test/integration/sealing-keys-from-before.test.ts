@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { enrolmentItemKey, identityKeyItemKey } from '../../lib/adapters/dynamodb/keys.ts';
 import type { MeshConfig } from '../../lib/config.ts';
@@ -10,6 +10,7 @@ import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { recordSealingKeysFromBefore } from '../../lib/core/sealing/keys-from-before.ts';
 import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 import type { NodeKeys } from '../../lib/host/keys.ts';
+import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -125,5 +126,64 @@ describe('hosts enrolled before the enrolment kept a sealing key', () => {
     expect((await enrolmentOf('moved'))?.sealingKey).toBeUndefined();
     expect(await upgrade()).toEqual({ recorded: ['moved'], keyless: ['keyless'], moved: [] });
     expect((await enrolmentOf('keyless'))?.sealingKey).toBeUndefined();
+  });
+});
+
+const sentTo = async (from: Pick<Parts, 'deliveries'>, node: string) =>
+  (await from.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
+
+describe('the local runtime', () => {
+  it('records them at its start, and the control queue mints what waited', { timeout: 240_000 }, async () => {
+    const prefix = `keys-before-runtime-${Date.now()}`;
+    const start = (said: string[]) =>
+      startLocalRuntime({
+        port: 0,
+        mqttPort: 0,
+        given: inject('endpoints'),
+        resourcePrefix: prefix,
+        logLevel: 'SILENT',
+        onProgress: (line) => said.push(line),
+      });
+    const first = await start([]);
+    const older = first.parts;
+    try {
+      await addEnrolledNode(older, 'app');
+      await addEnrolledNode(older, 'queue');
+      await dynamodb.send(
+        new UpdateCommand({
+          TableName: first.config.inventoryTable,
+          Key: enrolmentItemKey('queue'),
+          UpdateExpression: 'REMOVE sealingKey',
+        }),
+      );
+      await older.meshService.assign('queue', 'mq', 'amqp', localActor());
+      await older.meshService.assign('app', 'web', null, localActor());
+      await older.meshService.consume(
+        { node: 'app', module: 'web' },
+        { node: 'queue', module: 'mq' },
+        localActor(),
+      );
+      await older.pushFlow.push({ node: 'app' });
+      expect((await sentTo(older, 'app'))?.waiting.map((w) => w.waitingFor)).toEqual([['queue']]);
+    } finally {
+      await first.stop();
+    }
+
+    const said: string[] = [];
+    const second = await start(said);
+    try {
+      expect(said).toContain(
+        'sealing keys of 1 nodes enrolled before sealing recorded, their relations minted: queue',
+      );
+      await expect
+        .poll(async () => (await sentTo(second.parts, 'app'))?.provisions.length, {
+          timeout: 60_000,
+          interval: 500,
+        })
+        .toBe(1);
+      expect((await sentTo(second.parts, 'app'))?.waiting).toEqual([]);
+    } finally {
+      await second.stop();
+    }
   });
 });
