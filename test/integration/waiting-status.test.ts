@@ -126,6 +126,10 @@ describe('relations waiting for an enrolment, in the views and the summary', () 
       nodes: 2,
       for: ['broker', 'db'],
     });
+    expect((await mesh(['node', 'show', 'web'])).stdout).toMatch(
+      /^ {2}waiting {5}2 relations waiting for broker, db to enrol$/m,
+    );
+    expect((await mesh(['node', 'show', 'broker'])).stdout).not.toContain('waiting');
     expect((await mesh(['status', '--summary'])).stdout).toContain(
       '2 relations wait for an enrolment on 1 node; mesh status shows which',
     );
