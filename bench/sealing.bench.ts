@@ -1,4 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { exportJWK, generateKeyPair } from 'jose';
+import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
+import { assignmentItem, carrierItem, nodeItem } from '../lib/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
 import {
   compose,
   type MintDetails,
@@ -9,6 +14,11 @@ import {
 import type { NodeSnapshot, SealingKey } from '../lib/core/mesh/model.ts';
 import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
 import { SealedDeclarationOpener } from '../lib/host/agent/declaration-opener.ts';
+import { partsFor } from '../lib/wiring.ts';
+import { batchPut, seedConsumers, seedingClient } from '../test/support/large-provider.ts';
+import { enrolmentItemFor } from '../test/support/sealing.ts';
+import { benchEnvironment } from './support/environment.ts';
+import { itemMeter } from './support/item-meter.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -50,6 +60,11 @@ function consumerOf(size: number, key: SealingKey): NodeSnapshot {
 const unsealed: MintDetails['seal'] = async (secret) => secret;
 
 export async function run(): Promise<BenchTable[]> {
+  const tables = await sealingTables();
+  return [...tables, await followUpTable()];
+}
+
+async function sealingTables(): Promise<BenchTable[]> {
   const web = await hostKeys();
   const providers = await hostKeys();
   const mintRows: Array<Array<string | number>> = [];
@@ -137,4 +152,112 @@ export async function run(): Promise<BenchTable[]> {
       rows: openRows,
     },
   ];
+}
+
+/**
+ * Consumers of the provider in each row of the follow-up's table: `MESH_BENCH_SEALING_FOLLOW_SIZES`
+ * (default 1, 1,000 and 10,000); each row is the median of `MESH_BENCH_SEALING_FOLLOW_RUNS`
+ * handlings (default 3, and 1 from 10,000 consumers, where one handling takes minutes).
+ */
+const followSizes = (process.env.MESH_BENCH_SEALING_FOLLOW_SIZES ?? '1,1000,10000').split(',').map(Number);
+const followRuns = (size: number) =>
+  Number(process.env.MESH_BENCH_SEALING_FOLLOW_RUNS ?? (size >= 10_000 ? 1 : 3));
+
+const newSealingKey = (): SealingKey =>
+  sealingKeyOf(generateKeyPairSync('x25519').publicKey.export({ format: 'jwk' })) as SealingKey;
+
+/**
+ * What `enrolled:<provider>` costs on DynamoDB Local when the provider's key changed (a new
+ * enrolment or `mesh-host rotate`) and N consumers hold provisions sealed to its old key: the
+ * follow-up's marks (DynamoDBSealingFollowUp: the provider's partition read, its consumers
+ * marked 50 a transaction), then the push it asks (each consumer composed and its provision
+ * minted again, sealed to the new key, and sent; the provider held until then, then sent with
+ * every grant), as settleEnrolled does them, measured apart. Before the first handling the
+ * mesh is pushed once, so every row measures a mesh that was sent before.
+ */
+async function followUpTable(): Promise<BenchTable> {
+  const environment = await benchEnvironment();
+  const rows: Array<Array<string | number>> = [];
+  const provider = { node: 'db', module: 'pg', kind: 'sql' } as const;
+  try {
+    for (const size of followSizes) {
+      const config = await environment.provision(`bench-seal-follow-${size}`);
+      const seeding = seedingClient(config.endpoints?.dynamodb);
+      await batchPut(seeding, config.inventoryTable, [
+        nodeItem(provider.node, '2026-01-01T00:00:00.000Z'),
+        assignmentItem(provider.node, { module: provider.module, version: null, provides: provider.kind }),
+        carrierItem(provider.module, provider.node, null),
+        enrolmentItemFor(provider.node),
+      ]);
+      await seedConsumers(seeding, config.inventoryTable, provider, size);
+      const client = makeDynamoDBClient(config);
+      const meter = itemMeter(client);
+      const parts = partsFor(config, { clients: { dynamodb: client }, pushTimeoutMs: 3_600_000 });
+      const sealing = parts.consumer.sealing;
+      if (!sealing) throw new Error('the consumer follows no keys');
+      const warm = await parts.pushFlow.push({ behind: true });
+      if (warm.behind.length > 0) throw new Error(`${warm.behind.length} nodes still behind after seeding`);
+      const follow: number[][] = [];
+      const push: number[][] = [];
+      for (let run = 0; run < followRuns(size); run += 1) {
+        // what the spend or a rotation writes: the provider's enrolment, with its new key
+        await documentClient(client).send(
+          new PutCommand({
+            TableName: config.inventoryTable,
+            Item: enrolmentItemFor(provider.node, newSealingKey()),
+          }),
+        );
+        const marked = await meter.measure(() => sealing.followKeys(provider.node));
+        const pushed = await meter.measure(() =>
+          parts.pushFlow.push({ node: provider.node }, { requestedBy: `enrolment of ${provider.node}` }),
+        );
+        if (marked.value?.marked.length !== size + 1)
+          throw new Error(`marked ${marked.value?.marked.length} nodes, not ${size + 1}`);
+        // every consumer sent again, and the provider once they all minted its grants
+        const sent = new Set(pushed.value.flushed.map((f) => f.node));
+        if (sent.size !== size + 1 || !sent.has(provider.node) || pushed.value.behind.length > 0)
+          throw new Error(`sent ${sent.size} nodes, ${pushed.value.behind.length} behind`);
+        follow.push([marked.ms, marked.read, marked.written, marked.requests]);
+        push.push([pushed.ms, pushed.read, pushed.written, pushed.requests]);
+      }
+      const column = (runs: number[][], at: number) => median(runs.map((r) => r[at] as number));
+      const [followMs, pushMs] = [column(follow, 0), column(push, 0)];
+      rows.push([
+        size,
+        followRuns(size),
+        followMs.toFixed(0),
+        column(follow, 1),
+        column(follow, 2),
+        pushMs.toFixed(0),
+        column(push, 1),
+        column(push, 2),
+        column(push, 3),
+        ((followMs + pushMs) / size).toFixed(1),
+      ]);
+      client.destroy();
+      seeding.destroy();
+    }
+  } finally {
+    await environment.stop();
+  }
+  return {
+    title: 'Handling enrolled:<provider> after its key changed, N consumers sealed to the old key (medians)',
+    columns: [
+      'consumers',
+      'runs',
+      'marks ms',
+      'marks read',
+      'marks written',
+      'push ms',
+      'push read',
+      'push written',
+      'push requests',
+      'ms/consumer',
+    ],
+    rows,
+    notes: [
+      'marks: the follow-up (the provider and each consumer marked, 50 nodes a transaction); push: the push it asks, every consumer minted again and sent, then the provider',
+      'read and written in items (a Query the items it looked at; a transaction every item it holds)',
+    ],
+  };
 }

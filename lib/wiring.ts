@@ -29,6 +29,7 @@ import { DynamoDBPushStore } from './adapters/dynamodb/push-store.ts';
 import { DynamoDBReportStore } from './adapters/dynamodb/report-store.ts';
 import { documentClient } from './adapters/dynamodb/requests.ts';
 import { DynamoDBSealingFollowUp } from './adapters/dynamodb/sealing-follow-up.ts';
+import { DynamoDBSealingKeysFromBefore } from './adapters/dynamodb/sealing-keys-from-before.ts';
 import { DynamoDBStatusReader } from './adapters/dynamodb/status-reader.ts';
 import { DynamoDBSummaryStore } from './adapters/dynamodb/summary-store.ts';
 import { DynamoDBTokenStore } from './adapters/dynamodb/token-store.ts';
@@ -73,6 +74,7 @@ import type {
   PushFlow,
   StatusReader,
 } from './core/ports.ts';
+import type { SealingKeysFromBefore } from './core/sealing/keys-from-before.ts';
 import { SignalAnnouncer } from './core/signal/announce.ts';
 import { signalChannelFor } from './core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from './core/signal/ports.ts';
@@ -119,6 +121,8 @@ export type Parts = {
   readonly nodeKeys: enrolment.NodeKeyStore;
   readonly keyRotation: enrolment.KeyRotationStore;
   readonly hostIdentities: enrolment.HostIdentityRevocation;
+  /** The sealing keys of nodes enrolled before the enrolment kept one, for a one-shot upgrade. */
+  readonly sealingKeysFromBefore: SealingKeysFromBefore;
   /** Shared by every host route of the process, as an API Gateway authorizer's cache would be. */
   readonly credentials: NodeCredentialReader;
   readonly replayGuard: ProofReplayGuard;
@@ -227,6 +231,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     nodeKeys: () => new DynamoDBNodeKeyStore({ client: clients.dynamodb, tableName: config.identityTable }),
     keyRotation: () => new DynamoDBKeyRotation({ ...audited(), identityTable: config.identityTable }),
     hostIdentities: () => new DynamoDBDisenrolment({ ...tables(), audit: parts.auditTrail }),
+    sealingKeysFromBefore: () => new DynamoDBSealingKeysFromBefore(tables()),
     credentials: () =>
       new RememberedCredentials(
         new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),

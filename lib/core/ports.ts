@@ -5,6 +5,7 @@
  */
 
 import type { Actor } from './audit/record.ts';
+import type { WaitingRelations } from './mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
 /** What `push` is asked to do: a named node, or everything behind (`--behind`, `--full` to audit). */
@@ -116,6 +117,8 @@ export type NodeStatus = {
   readonly lastHeard: string | null;
   /** The node's labels (docs/mesh-file.md), present only when it has some. */
   readonly labels?: Readonly<Record<string, string>>;
+  /** Its relations not minted for want of an enrolment, as last sent; present only when some wait. */
+  readonly waiting?: WaitingRelations;
 };
 
 export interface StatusReader {

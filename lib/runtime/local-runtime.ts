@@ -1,7 +1,10 @@
 import { resolve } from 'node:path';
 import { makeDynamoDBClient, makeSQSClient } from '../adapters/aws-clients.ts';
+import { queueOne } from '../api/handlers/control.ts';
 import { checkConfig, type LogLevel, type MeshConfig } from '../config.ts';
 import { consolePages } from '../console/pages.ts';
+import { envelope } from '../core/control/messages.ts';
+import { keysFromBeforeLine, recordSealingKeysFromBefore } from '../core/sealing/keys-from-before.ts';
 import { localResourceNames } from '../resources.ts';
 import { type Parts, partsFor } from '../wiring.ts';
 import { type Endpoints, type RunningEmulators, startEmulators } from './emulators.ts';
@@ -99,6 +102,15 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       const running = await service.start(parts);
       stack.push(() => running.stop());
     }
+    // Hosts enrolled before the enrolment kept a sealing key get it copied from their stored
+    // keys, and their relations are minted by the `enrolled:<node>` follow-up, as on enrolment.
+    const before = await recordSealingKeysFromBefore({
+      store: parts.sealingKeysFromBefore,
+      announce: async (node) => {
+        await queueOne(parts.sender, { message: envelope('enrolled', { node }) });
+      },
+    });
+    if (before.recorded.length + before.keyless.length > 0) progress(keysFromBeforeLine(before));
     const api: RunningApi = await startLocalApi({
       port: options.port,
       parts,

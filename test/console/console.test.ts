@@ -47,6 +47,8 @@ async function mesh(...args: string[]): Promise<string> {
 beforeAll(async () => {
   runtime = await startLocalRuntime({
     port: 0,
+    // A free broker port, so the console runs beside another local runtime.
+    mqttPort: 0,
     given: inject('endpoints'),
     resourcePrefix: `console-${randomBytes(4).toString('hex')}`,
     holdBoundSeconds: 1,
@@ -268,5 +270,36 @@ describe('mesh console', () => {
       run.child.kill('SIGINT');
       await run.exited();
     }
+  });
+});
+
+describe('relations waiting for an enrolment', () => {
+  it('are counted on the first screen and named on the consumer, each marked with the node it waits for', async () => {
+    await api.call('POST', '/nodes', { node: 'vault' });
+    await api.call('PUT', '/nodes/vault/modules/kv', { provides: 'http' });
+    await api.call('PUT', '/nodes/app/modules/secrets', {});
+    await api.call('POST', '/nodes/app/modules/secrets/consumes', {
+      provider: { node: 'vault', module: 'kv' },
+    });
+    await mesh('push', 'app');
+
+    await page.waitForSelector('#waiting-count');
+    expect(await page.locator('#waiting-count').textContent()).toBe(' · 1 waiting for an enrolment');
+    await page.fill('#search', 'app');
+    await page.waitForSelector('[data-node="app"]');
+    await page.click('[data-node="app"]');
+    await page.waitForSelector('#node-title:has-text("app")');
+    await page.waitForSelector('#waiting');
+    expect(await page.locator('#node-title .badge.waiting').textContent()).toBe('1 waiting');
+    expect(await page.locator('#waiting').textContent()).toBe(
+      '1 relation waits for vault to enrol: not minted until then; that enrolment delivers both sides',
+    );
+    expect(await page.locator('#consumes li').allTextContents()).toContain(
+      'secrets → vault/kv (http) waiting for vault to enrol',
+    );
+    await page.click('#waiting button:has-text("vault")');
+    await page.waitForSelector('#node-title:has-text("vault")');
+    expect(await page.locator('#waiting').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
   });
 });

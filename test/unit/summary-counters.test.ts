@@ -9,7 +9,7 @@ import {
   sumDeltas,
 } from '../../lib/core/summary/counters.ts';
 import { type Change, changesAfter, chunksOf, sequenceKey } from '../../lib/core/summary/stream.ts';
-import { summaryOf } from '../../lib/core/summary/summary.ts';
+import { summaryFromFullRead, summaryOf } from '../../lib/core/summary/summary.ts';
 
 /** Items as the stores write them in a node's partition, and some that count nothing. */
 const node = fc.constantFrom('a', 'b', 'c');
@@ -49,6 +49,14 @@ const item: fc.Arbitrary<Item> = fc.oneof(
     })
     .map(({ n, m, v }) => ({ pk: `node#${n}`, sk: `module#${m}`, module: m, ...(v ? { version: v } : {}) })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'delivery', revision: 1 })),
+  fc.record({ n: node, relations: fc.integer({ min: 1, max: 40 }) }).map(({ n, relations }) => ({
+    pk: `node#${n}`,
+    sk: 'delivery',
+    revision: 2,
+    waitingRelations: relations,
+    waitingNodes: 1,
+    waitingFor: ['p'],
+  })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'token', tokenId: 'x' })),
   fc
     .constantFrom('nodes', 'applied#1', 'version#app#1.0')
@@ -107,13 +115,19 @@ describe('deltasOf', () => {
     );
   });
 
-  it('moves each counter by at most one, and only the counters the item kind names', () => {
+  it('moves each counter by at most one, and only the counters the item kind names; waiting relations by their count', () => {
+    const waitingIn = (image: Item | undefined) =>
+      image?.sk === 'delivery' && typeof image.waitingRelations === 'number' ? image.waitingRelations : 0;
     fc.assert(
       fc.property(image, image, (before, after) => {
         for (const [name, delta] of deltasOf(before, after)) {
+          if (name === 'waiting-relations') {
+            expect(delta).toBe(waitingIn(after) - waitingIn(before));
+            continue;
+          }
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|behind|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+)$/,
+            /^(nodes|enrolled|online|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+)$/,
           );
         }
       }),
@@ -287,5 +301,58 @@ describe('summaryOf', () => {
       ],
       exact: true,
     });
+  });
+});
+
+describe('relations waiting for an enrolment', () => {
+  const delivery = (waitingRelations?: number) => ({
+    pk: 'node#web',
+    sk: 'delivery',
+    revision: 3,
+    ...(waitingRelations === undefined ? {} : { waitingRelations, waitingNodes: 1, waitingFor: ['db'] }),
+  });
+
+  it('count the node once and each of its waiting relations, moved by what a send changes', () => {
+    expect(asObject(countersOf([delivery(3), delivery(), { ...delivery(2), pk: 'node#api' }]))).toEqual({
+      'waiting-nodes': 2,
+      'waiting-relations': 5,
+    });
+    expect(asObject(deltasOf(delivery(3), delivery(1)))).toEqual({ 'waiting-relations': -2 });
+    expect(asObject(deltasOf(delivery(2), delivery()))).toEqual({
+      'waiting-nodes': -1,
+      'waiting-relations': -2,
+    });
+    expect(asObject(deltasOf(undefined, delivery(4)))).toEqual({
+      'waiting-nodes': 1,
+      'waiting-relations': 4,
+    });
+    expect(asObject(deltasOf(delivery(4), undefined))).toEqual({
+      'waiting-nodes': -1,
+      'waiting-relations': -4,
+    });
+  });
+
+  it('are in the summary only when some wait, and agree with a full read of the rows', () => {
+    const counted = countersOf([delivery(3), { pk: 'node#web', sk: 'node' }]);
+    const row = {
+      node: 'web',
+      enrolled: false,
+      enrolledAt: null,
+      sentRevision: 3,
+      sentAt: null,
+      appliedRevision: null,
+      appliedAt: null,
+      reportState: null,
+      behind: false,
+      online: null,
+      lastHeard: null,
+    };
+
+    expect(summaryOf(counted, true).waiting).toEqual({ nodes: 1, relations: 3 });
+    expect(
+      summaryFromFullRead([{ ...row, waiting: { relations: 3, nodes: 1, for: ['db'] } }], [], () => null),
+    ).toEqual(summaryOf(counted, true));
+    expect(Object.keys(summaryOf(countersOf([delivery()]), true))).not.toContain('waiting');
+    expect(Object.keys(summaryFromFullRead([row], [], () => null))).not.toContain('waiting');
   });
 });

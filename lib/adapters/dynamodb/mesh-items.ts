@@ -9,6 +9,7 @@ import type {
   Sent,
 } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
+import type { WaitingRelations } from '../../core/mesh/waiting.ts';
 import type { Delivery } from '../../core/ports.ts';
 import { nodeItemKey, nodePartition } from './keys.ts';
 import { provisionFrom, sealingKeyFrom } from './provision-items.ts';
@@ -38,7 +39,7 @@ import type { Item, TransactItem } from './requests.ts';
  * | `node#<p>`       | `consumedby#<pm>#<cn>#<cm>`   | the same relation on the provider's side: consumerNode, consumerModule, providerModule | — |
  * | `node#<n>`       | `provision#<cm>#<pn>#<pm>`    | provision, consumer's side (how to reach it): generation, fingerprint, sealedForConsumer, sealedToConsumer/sealedToProvider (key ids), rotationAsked? | — |
  * | `node#<p>`       | `grant#<pm>#<cn>#<cm>`        | the same provision, provider's side (what to create): the same, with sealedForProvider | — |
- * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of), or `parts` (N) when it is kept in parts (declaration-parts.ts) | — |
+ * | `node#<n>`       | `delivery`                    | sent: revision, digest, sentAt, declaration (canonical JSON, the bytes the digest is of), or `parts` (N) when it is kept in parts (declaration-parts.ts); waitingRelations/waitingNodes (N), waitingFor (L, the first 10 names) when relations wait | — |
  * | `module#<m>`     | `module`                      | the module: version?, provides? | — |
  * | `mesh#file`      | `described`                   | the last file an apply was given (fileDigest, SHA-256 of its text) and the revision of the mesh it describes (mesh-file-described.ts) | — |
  *
@@ -198,9 +199,17 @@ export const relationFrom = (item: Item): Relation => ({
   kind: text(item, 'kind'),
 });
 
-/** The head of a send: the declaration itself, or with `parts` how many parts hold it (declaration-parts.ts). */
+/**
+ * The head of a send: the declaration itself, or with `parts` how many parts hold it
+ * (declaration-parts.ts), and, when relations wait, their digest (core/mesh/waiting.ts) for the
+ * views and the summary, which read this item and never the declaration.
+ */
 export const deliveryItem = (
-  delivery: Sent & { readonly node: string; readonly canonical: string },
+  delivery: Sent & {
+    readonly node: string;
+    readonly canonical: string;
+    readonly waiting?: WaitingRelations;
+  },
   parts?: number,
 ): Item => ({
   ...deliveryKey(delivery.node),
@@ -209,7 +218,23 @@ export const deliveryItem = (
   digest: delivery.digest,
   sentAt: delivery.sentAt,
   ...(parts === undefined ? { declaration: delivery.canonical } : { parts }),
+  ...(delivery.waiting
+    ? {
+        waitingRelations: delivery.waiting.relations,
+        waitingNodes: delivery.waiting.nodes,
+        waitingFor: [...delivery.waiting.for],
+      }
+    : {}),
 });
+
+/** The waiting relations a delivery item counts; undefined when none waits (or it was sent before they were counted). */
+export function waitingFrom(item: Item | undefined): WaitingRelations | undefined {
+  const relations = item?.waitingRelations;
+  if (typeof relations !== 'number' || relations <= 0) return undefined;
+  const named = Array.isArray(item?.waitingFor) ? item.waitingFor.map(String) : [];
+  const nodes = typeof item?.waitingNodes === 'number' ? item.waitingNodes : named.length;
+  return { relations, nodes, for: named };
+}
 
 export const sentFrom = (item: Item): Sent => ({
   revision: Number(item.revision ?? 0),

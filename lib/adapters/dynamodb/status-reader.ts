@@ -1,7 +1,7 @@
 import { mapLimit } from '../../core/map-limit.ts';
 import type { NodeStatus, StatusReader } from '../../core/ports.ts';
 import { nodePartition } from './keys.ts';
-import { allNodesIndex, labelsFrom } from './mesh-items.ts';
+import { allNodesIndex, labelsFrom, waitingFrom } from './mesh-items.ts';
 import { type Item, queryAll, TableStore } from './requests.ts';
 
 const store = 'the inventory table';
@@ -10,7 +10,8 @@ const store = 'the inventory table';
  * `mesh status` as a read model over each node's partition: the mesh's node, mark and delivery
  * items, the enrolment's `enrolment` item (token-store.ts), the control area's `report` item
  * (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
- * Query per node.
+ * Query per node. The relations waiting for an enrolment come from the delivery item, which
+ * counts them at each send, so no provider's partition is read.
  */
 export class DynamoDBStatusReader extends TableStore implements StatusReader {
   async status(): Promise<NodeStatus[]> {
@@ -44,6 +45,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
   const report = bySk.get('report');
   const presence = bySk.get('presence');
   const labels = labelsFrom(bySk.get('node'));
+  const waiting = waitingFrom(delivery);
   return {
     node,
     enrolled: enrolment !== undefined,
@@ -59,6 +61,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
     online: typeof presence?.online === 'boolean' ? presence.online : null,
     lastHeard: latest(textOf(report, 'heardAt'), textOf(presence, 'heardAt')),
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
+    ...(waiting ? { waiting } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import type { WaitingRelations } from '../../core/mesh/waiting.ts';
 import { labels as labelsSchema } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
@@ -158,7 +159,15 @@ function statusLine(s: NodeStatus): string {
     s.behind ? 'BEHIND' : 'up to date',
     ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
     `last heard ${s.lastHeard ?? 'never'}`,
+    ...(s.waiting ? [waitingText(s.waiting)] : []),
   ].join('  ');
+}
+
+/** `2 relations waiting for db1, db2 to enrol`, naming at most the nodes the row carries. */
+export function waitingText(waiting: WaitingRelations): string {
+  const more = waiting.nodes - waiting.for.length;
+  const names = `${waiting.for.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+  return `${waiting.relations} ${waiting.relations === 1 ? 'relation' : 'relations'} waiting for ${names} to enrol`;
 }
 
 /** Commander's way to take a repeated option as a list. */

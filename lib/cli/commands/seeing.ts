@@ -15,6 +15,7 @@ import {
   type ViewOptions,
   viewFilterOptions,
 } from '../view-pages.ts';
+import { waitingText } from './mesh.ts';
 
 /** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
 export function registerSeeingCommands(program: Command): void {
@@ -162,6 +163,7 @@ function detailLines(d: NodeDetails): string[] {
       'consumes',
       d.consumes.map((e) => relationLine(e, 'provider')),
     ),
+    ...(d.waiting ? field('waiting', [waitingText(d.waiting)]) : []),
     ...field(
       'consumed by',
       d.consumedBy.map((e) => relationLine(e, 'consumer')),

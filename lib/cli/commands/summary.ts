@@ -35,6 +35,10 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
       ),
     );
   }
+  if (summary.waiting)
+    output.line(
+      `${summary.waiting.relations} ${summary.waiting.relations === 1 ? 'relation waits' : 'relations wait'} for an enrolment on ${summary.waiting.nodes} ${summary.waiting.nodes === 1 ? 'node' : 'nodes'}; mesh status shows which`,
+    );
   if (summary.behind > 0) output.line(`${summary.behind} behind; mesh push --behind`);
   return ExitCode.ok;
 }

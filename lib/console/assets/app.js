@@ -89,6 +89,7 @@ function drawGraph() {
   const nodes = state.graph.nodes;
   const behind = nodes.filter((n) => n.behind).length;
   const offline = nodes.filter((n) => n.presence === 'offline').length;
+  const waiting = nodes.reduce((sum, n) => sum + (n.waiting?.relations ?? 0), 0);
   byId('more').hidden = !fleet?.next;
   replaceChildren(
     byId('summary'),
@@ -97,6 +98,9 @@ function drawGraph() {
     el('span', { class: behind ? 'warn' : '' }, `${behind} behind`),
     offline ? ` · ${offline} offline` : '',
     ` · ${state.graph.edges.length} relations`,
+    waiting
+      ? el('span', { class: 'warn', id: 'waiting-count' }, ` · ${waiting} waiting for an enrolment`)
+      : '',
   );
 }
 

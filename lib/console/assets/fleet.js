@@ -96,7 +96,8 @@ export function labelKeys(graph) {
  * there: its latest report). Shown only for a mesh larger than the graph's first page.
  * @param {HTMLElement} tile
  * @param {{ nodes: number, enrolled: number, online: number, behind: number, exact: boolean,
- *   revisions: Array<{ revision: number, applied: number, failed: number }> }} summary
+ *   revisions: Array<{ revision: number, applied: number, failed: number }>,
+ *   waiting?: { nodes: number, relations: number } }} summary
  */
 export function showSummaryTile(tile, summary) {
   const count = (/** @type {number} */ n) => n.toLocaleString('en');
@@ -109,6 +110,13 @@ export function showSummaryTile(tile, summary) {
     el('span', { class: summary.behind ? 'warn' : '' }, `${count(summary.behind)} behind`),
     newest ? ` · revision ${newest.revision} applied on ${count(newest.applied)} · ` : ' · ',
     el('span', { class: failed ? 'warn' : '' }, `${count(failed)} failed`),
+    summary.waiting
+      ? el(
+          'span',
+          { class: 'warn', id: 'summary-waiting' },
+          ` · ${count(summary.waiting.relations)} relations waiting for an enrolment on ${count(summary.waiting.nodes)} nodes`,
+        )
+      : '',
     summary.exact ? '' : ' (counting again)',
   );
   tile.hidden = false;

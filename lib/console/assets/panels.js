@@ -28,12 +28,31 @@ const facts = (rows) =>
   );
 
 /**
+ * The nodes each of the declaration's waiting relations waits for, by `module>node/module`; empty
+ * when the declaration is not in the answer (kept in parts, or never sent).
+ * @param {unknown} declaration
+ * @returns {Map<string, readonly string[]>}
+ */
+function waitingIn(declaration) {
+  const waiting = /** @type {{ waiting?: unknown }} */ (declaration)?.waiting;
+  if (!Array.isArray(waiting)) return new Map();
+  return new Map(
+    waiting.map(
+      (
+        /** @type {{ module: string, provider: { node: string, module: string }, waitingFor: string[] }} */ w,
+      ) => [`${w.module}>${w.provider.node}/${w.provider.module}`, w.waitingFor],
+    ),
+  );
+}
+
+/**
  * @param {readonly MeshEdge[]} edges
  * @param {'provider' | 'consumer'} far
  * @param {string} id
  * @param {PanelContext} context
+ * @param {ReadonlyMap<string, readonly string[]>} [waiting]
  */
-function relationList(edges, far, id, context) {
+function relationList(edges, far, id, context, waiting = new Map()) {
   if (edges.length === 0) return el('p', { id, class: 'muted' }, 'none');
   return el(
     'ul',
@@ -47,9 +66,38 @@ function relationList(edges, far, id, context) {
         `${near.module} ${far === 'provider' ? '→' : '←'} `,
         nodeLink(other.node, context),
         `/${other.module} (${edge.kind})`,
-        edge.minted ? null : el('span', { class: 'muted' }, ' not pushed yet'),
+        edge.minted
+          ? null
+          : notMinted(waiting.get(`${edge.consumer.module}>${edge.provider.node}/${edge.provider.module}`)),
       );
     }),
+  );
+}
+
+/** @param {readonly string[] | undefined} waitingFor */
+const notMinted = (waitingFor) =>
+  waitingFor
+    ? el('span', { class: 'warn waiting' }, ` waiting for ${waitingFor.join(' and ')} to enrol`)
+    : el('span', { class: 'muted' }, ' not pushed yet');
+
+/**
+ * How many of the node's relations wait for an enrolment, naming the nodes (`GET /status`'s
+ * `waiting`); null when none waits.
+ * @param {NodeDetails} d
+ * @param {PanelContext} context
+ */
+function waitingLine(d, context) {
+  const waiting = d.waiting;
+  if (!waiting) return null;
+  const more = waiting.nodes - waiting.for.length;
+  const names = waiting.for.flatMap((node, at) => [at > 0 ? ', ' : '', nodeLink(node, context)]);
+  return el(
+    'p',
+    { id: 'waiting', class: 'warn' },
+    `${waiting.relations} ${waiting.relations === 1 ? 'relation waits' : 'relations wait'} for `,
+    ...names,
+    more > 0 ? ` and ${more} more` : '',
+    ' to enrol: not minted until then; that enrolment delivers both sides',
   );
 }
 
@@ -60,11 +108,13 @@ export function nodePanel(d, context) {
     d.behind ? badge('behind') : badge('up to date', 'up-to-date'),
     d.presence ? badge(d.presence) : null,
     d.enrolled ? null : badge('not enrolled', 'offline'),
+    d.waiting ? badge(`${d.waiting.relations} waiting`, 'waiting') : null,
   ];
   const applied = d.appliedRevision === null ? 'never' : `${d.appliedRevision}`;
   const token = d.token;
   return [
     el('h2', { id: 'node-title' }, d.node, ...state),
+    waitingLine(d, context),
     facts([
       [
         'sent',
@@ -99,7 +149,7 @@ export function nodePanel(d, context) {
           ),
         ),
     el('h3', {}, 'Consumes'),
-    relationList(d.consumes, 'provider', 'consumes', context),
+    relationList(d.consumes, 'provider', 'consumes', context, waitingIn(d.declaration)),
     el('h3', {}, 'Consumed by'),
     relationList(d.consumedBy, 'consumer', 'consumed-by', context),
     el('h3', {}, 'Enrolment'),

@@ -18,6 +18,7 @@ import { DeclarationTooLargeError, MeshRaceError, NodeNotFoundError, PushContent
 import { meshLimits } from './limits.ts';
 import type { NodeSnapshot } from './model.ts';
 import type { PushStore } from './store.ts';
+import { waitingOf } from './waiting.ts';
 
 /**
  * One node's send: its revision now, whether this call sent it, the other nodes its mints
@@ -104,6 +105,7 @@ export class Pusher {
         throw new DeclarationTooLargeError(node, bytes, this.#maxDeclarationBytes);
       const revision = (snapshot.sent?.revision ?? 0) + 1;
       const dropped = options.pairing && snapshot.sent ? await this.#grantedBefore(node) : [];
+      const waiting = waitingOf(composed.declaration.waiting);
       try {
         await this.#store.send({
           node,
@@ -115,6 +117,7 @@ export class Pusher {
           mints: composed.mints,
           mark: snapshot.mark,
           ...(snapshot.sent?.parts ? { previousParts: snapshot.sent.parts } : {}),
+          ...(waiting ? { waiting } : {}),
         });
       } catch (error) {
         if (error instanceof MeshRaceError) continue;

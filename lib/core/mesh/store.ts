@@ -2,6 +2,7 @@ import type { AuditEntry } from '../audit/record.ts';
 import type { Minted } from './declaration.ts';
 import type { Assignment, NodeSnapshot, Relation, SealingKey } from './model.ts';
 import type { RelationRef, RemovalPlan } from './removal.ts';
+import type { WaitingRelations } from './waiting.ts';
 
 /**
  * What the operator's changes need from the store (lib/core/mesh/service.ts). Every write that
@@ -112,4 +113,6 @@ export type SendWrite = {
   readonly mark: number | undefined;
   /** The parts the previous declaration was kept in (its Sent), which the store removes once this one is sent. */
   readonly previousParts?: number;
+  /** The declaration's waiting relations, counted for the views; absent when none waits. */
+  readonly waiting?: WaitingRelations;
 };

@@ -16,6 +16,8 @@
  * | `report`      | `applied-version#<m>#<version>` | each module of appliedModules (the modules the last `applied` report named) |
  * | `report`      | `failed-version#<m>#<version>`  | state is `failed`: each module of failedModules |
  * | `module#<m>`  | `version#<m>#<version>`     | always; an assignment without a version counts under `-` |
+ * | `delivery`    | `waiting-nodes`             | waitingRelations is over 0 (relations wait for an enrolment, as last sent) |
+ * | `delivery`    | `waiting-relations`         | adds waitingRelations, not 1 |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
  * them), counts nothing. The sum agrees with a full read because the stores write a node's other
@@ -46,6 +48,8 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return item.online === true ? ['online'] : [];
     case 'mark':
       return ['behind'];
+    case 'delivery':
+      return waitingRelationsIn(item) > 0 ? [waitingNodes] : [];
     case 'report':
       return [
         ...(isRevision(item.appliedRevision) ? [`applied#${item.appliedRevision}`] : []),
@@ -73,14 +77,33 @@ function versionsIn(modules: unknown): Array<[string, string]> {
   ]);
 }
 
+export const waitingNodes = 'waiting-nodes';
+export const waitingRelations = 'waiting-relations';
+
+/** What a delivery item adds to `waiting-relations`: its count of waiting relations, not 1. */
+function waitingRelationsIn(item: Item | undefined): number {
+  const count = item?.sk === 'delivery' ? item.waitingRelations : undefined;
+  return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : 0;
+}
+
+/** Every counter one item moves, by how much: its contribution, 1 each, and its waiting relations. */
+function weightsOf(item: Item | undefined): Array<[CounterName, number]> {
+  const names = contributionOf(item);
+  const waiting = names.includes(waitingNodes) ? waitingRelationsIn(item) : 0;
+  return [
+    ...names.map((name): [CounterName, number] => [name, 1]),
+    ...(waiting ? [[waitingRelations, waiting] as [CounterName, number]] : []),
+  ];
+}
+
 const isRevision = (value: unknown): value is number =>
   typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
 /** What one change (an item's image before and after; absent when it did not or no longer exists) moves. */
 export function deltasOf(before: Item | undefined, after: Item | undefined): Deltas {
   const deltas = new Map<CounterName, number>();
-  for (const name of contributionOf(before)) deltas.set(name, (deltas.get(name) ?? 0) - 1);
-  for (const name of contributionOf(after)) deltas.set(name, (deltas.get(name) ?? 0) + 1);
+  for (const [name, weight] of weightsOf(before)) deltas.set(name, (deltas.get(name) ?? 0) - weight);
+  for (const [name, weight] of weightsOf(after)) deltas.set(name, (deltas.get(name) ?? 0) + weight);
   return withoutZeros(deltas);
 }
 
@@ -94,7 +117,8 @@ export function sumDeltas(all: Iterable<Deltas>): Deltas {
 /** Every item's contribution summed: the counters a full read gives (the rebuild's). */
 export function countersOf(items: Iterable<Item>): Deltas {
   const sum = new Map<CounterName, number>();
-  for (const item of items) for (const name of contributionOf(item)) sum.set(name, (sum.get(name) ?? 0) + 1);
+  for (const item of items)
+    for (const [name, weight] of weightsOf(item)) sum.set(name, (sum.get(name) ?? 0) + weight);
   return sum;
 }
 

@@ -1,6 +1,6 @@
 import type { NodeStatus } from '../ports.ts';
 import type { MeshNode } from '../views.ts';
-import { type CounterName, type Deltas, noVersion } from './counters.ts';
+import { type CounterName, type Deltas, noVersion, waitingNodes, waitingRelations } from './counters.ts';
 
 /**
  * `GET /summary` and `mesh status --summary`: the counts of the mesh, kept by the stream
@@ -18,6 +18,11 @@ export type Summary = {
    * applied a declaration with it, and how many last failed one with it.
    */
   readonly modules: readonly ModuleVersionCount[];
+  /**
+   * Relations not minted for want of an enrolment, and the nodes (consumers) holding them, as
+   * their last sends left them; present only when some wait.
+   */
+  readonly waiting?: { readonly nodes: number; readonly relations: number };
   /**
    * False when a change may be missing from the counters (the aggregator let a batch go, or a
    * rebuild is under way): the counts are then not to be trusted until `mesh summary rebuild`.
@@ -80,6 +85,7 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
     modules: [...modules.values()].sort(
       (a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? ''),
     ),
+    ...waitingCounted(counters.get(waitingNodes) ?? 0, counters.get(waitingRelations) ?? 0),
     exact,
   };
 }
@@ -109,6 +115,10 @@ export function summaryFromFullRead(
     if (status.enrolled) add('enrolled');
     if (status.online === true) add('online');
     if (status.behind) add('behind');
+    if (status.waiting) {
+      add(waitingNodes);
+      counters.set(waitingRelations, (counters.get(waitingRelations) ?? 0) + status.waiting.relations);
+    }
     if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
     const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
     if (failed !== null) add(`failed#${failed}`);
@@ -123,5 +133,9 @@ export function summaryFromFullRead(
     for (const module of node.modules) add(`version#${module.module}#${module.version ?? noVersion}`);
   return summaryOf(counters, true);
 }
+
+/** Left out at zero, so a mesh with nothing waiting is summed as before waiting was counted. */
+const waitingCounted = (nodes: number, relations: number) =>
+  nodes > 0 || relations > 0 ? { waiting: { nodes, relations } } : {};
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,0 +1,189 @@
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { enrolmentItemKey, identityKeyItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import type { MeshConfig } from '../../lib/config.ts';
+import { localActor } from '../../lib/core/audit/record.ts';
+import { envelope } from '../../lib/core/control/messages.ts';
+import { settleMessage } from '../../lib/core/control/settle.ts';
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import { recordSealingKeysFromBefore } from '../../lib/core/sealing/keys-from-before.ts';
+import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
+import type { NodeKeys } from '../../lib/host/keys.ts';
+import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * A host enrolled before the enrolment kept its sealing key on the inventory's `enrolment` item:
+ * its relations wait; the one-shot upgrade copies the key its enrolment stored in the identity
+ * table, and the `enrolled:<node>` follow-up mints and delivers both sides.
+ */
+let config: MeshConfig;
+let parts: Parts;
+const dynamodb = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
+
+beforeAll(async () => {
+  config = await provisionTestResources('keys-before', {});
+  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+});
+
+/** Enrolled as before the spend kept a sealing key: the enrolment item names the signing key only. */
+async function enrolledTheOldWay(node: string): Promise<NodeKeys> {
+  const keys = await addEnrolledNode(parts, node);
+  await dynamodb.send(
+    new UpdateCommand({
+      TableName: config.inventoryTable,
+      Key: enrolmentItemKey(node),
+      UpdateExpression: 'REMOVE sealingKey',
+    }),
+  );
+  return keys;
+}
+
+const enrolmentOf = async (node: string) =>
+  (await dynamodb.send(new GetCommand({ TableName: config.inventoryTable, Key: enrolmentItemKey(node) })))
+    .Item;
+
+const declarationOf = async (node: string) =>
+  (await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
+
+async function secretsOpenedBy(node: string, keys: NodeKeys): Promise<string[]> {
+  const privateKey = keys.sealing.privateKey;
+  const delivery = await parts.deliveries.readDelivery(node);
+  const opened = await new SealedDeclarationOpener(node, () => privateKey).open(
+    JSON.stringify(delivery?.declaration),
+  );
+  if (!opened.ok) throw new Error(opened.reason);
+  const { provisions, grants } = JSON.parse(opened.body) as {
+    provisions: Array<{ secret: string }>;
+    grants: Array<{ secret: string }>;
+  };
+  return [...provisions, ...grants].map((entry) => entry.secret);
+}
+
+/** What the runtime does: the upgrade, each node announced as `enrolled:<node>` and taken by the consumer. */
+const upgrade = () =>
+  recordSealingKeysFromBefore({
+    store: parts.sealingKeysFromBefore,
+    announce: async (node) => {
+      await settleMessage(envelope('enrolled', { node }), `before-${node}`, parts.consumer);
+    },
+  });
+
+describe('hosts enrolled before the enrolment kept a sealing key', () => {
+  it('get the key their enrolment stored, and their waiting relations are minted on both sides', {
+    timeout: 120_000,
+  }, async () => {
+    const web = await addEnrolledNode(parts, 'web');
+    const broker = await enrolledTheOldWay('broker');
+    await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
+    await parts.meshService.assign('web', 'app', null, localActor());
+    await parts.meshService.consume(
+      { node: 'web', module: 'app' },
+      { node: 'broker', module: 'mq' },
+      localActor(),
+    );
+    await parts.pushFlow.push({ node: 'web' });
+    expect((await declarationOf('web'))?.waiting).toEqual([
+      { module: 'app', provider: { node: 'broker', module: 'mq', kind: 'amqp' }, waitingFor: ['broker'] },
+    ]);
+
+    const outcome = await upgrade();
+
+    expect(outcome).toEqual({ recorded: ['broker'], keyless: [], moved: [] });
+    expect((await enrolmentOf('broker'))?.sealingKey).toEqual(broker.sealing.publicJwk);
+    expect((await declarationOf('web'))?.waiting).toEqual([]);
+    const [webSecret] = await secretsOpenedBy('web', web);
+    expect(webSecret).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(await secretsOpenedBy('broker', broker)).toEqual([webSecret]);
+    // a second run finds nothing to do
+    expect(await upgrade()).toEqual({ recorded: [], keyless: [], moved: [] });
+  });
+
+  it('leaves a node whose identity stored no sealing key, and one whose enrolment moved, as they are', {
+    timeout: 60_000,
+  }, async () => {
+    await enrolledTheOldWay('keyless');
+    const { thumbprint } = (await enrolmentOf('keyless')) as { thumbprint: string };
+    await dynamodb.send(
+      new UpdateCommand({
+        TableName: config.identityTable,
+        Key: identityKeyItemKey('keyless', thumbprint),
+        UpdateExpression: 'REMOVE sealingKey',
+      }),
+    );
+    const moved = await enrolledTheOldWay('moved');
+
+    expect(
+      await parts.sealingKeysFromBefore.recordSealingKey(
+        'moved',
+        'another-thumbprint',
+        moved.sealing.publicJwk as never,
+      ),
+    ).toBe(false);
+    expect((await enrolmentOf('moved'))?.sealingKey).toBeUndefined();
+    expect(await upgrade()).toEqual({ recorded: ['moved'], keyless: ['keyless'], moved: [] });
+    expect((await enrolmentOf('keyless'))?.sealingKey).toBeUndefined();
+  });
+});
+
+const sentTo = async (from: Pick<Parts, 'deliveries'>, node: string) =>
+  (await from.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
+
+describe('the local runtime', () => {
+  it('records them at its start, and the control queue mints what waited', { timeout: 240_000 }, async () => {
+    const prefix = `keys-before-runtime-${Date.now()}`;
+    const start = (said: string[]) =>
+      startLocalRuntime({
+        port: 0,
+        mqttPort: 0,
+        given: inject('endpoints'),
+        resourcePrefix: prefix,
+        logLevel: 'SILENT',
+        onProgress: (line) => said.push(line),
+      });
+    const first = await start([]);
+    const older = first.parts;
+    try {
+      await addEnrolledNode(older, 'app');
+      await addEnrolledNode(older, 'queue');
+      await dynamodb.send(
+        new UpdateCommand({
+          TableName: first.config.inventoryTable,
+          Key: enrolmentItemKey('queue'),
+          UpdateExpression: 'REMOVE sealingKey',
+        }),
+      );
+      await older.meshService.assign('queue', 'mq', 'amqp', localActor());
+      await older.meshService.assign('app', 'web', null, localActor());
+      await older.meshService.consume(
+        { node: 'app', module: 'web' },
+        { node: 'queue', module: 'mq' },
+        localActor(),
+      );
+      await older.pushFlow.push({ node: 'app' });
+      expect((await sentTo(older, 'app'))?.waiting.map((w) => w.waitingFor)).toEqual([['queue']]);
+    } finally {
+      await first.stop();
+    }
+
+    const said: string[] = [];
+    const second = await start(said);
+    try {
+      expect(said).toContain(
+        'sealing keys of 1 nodes enrolled before sealing recorded, their relations minted: queue',
+      );
+      await expect
+        .poll(async () => (await sentTo(second.parts, 'app'))?.provisions.length, {
+          timeout: 60_000,
+          interval: 500,
+        })
+        .toBe(1);
+      expect((await sentTo(second.parts, 'app'))?.waiting).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
