@@ -1,14 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mapLimit } from '../lib/core/map-limit.ts';
 import type { RolloutAnswer as RolloutRecord } from '../lib/core/rollout/pages.ts';
-import type { SignalChannel } from '../lib/core/signal/channel.ts';
-import { generateNodeKeys, type NodeKeys } from '../lib/host/keys.ts';
 import { runtimeLines } from '../lib/runtime/lines.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
 import { watch } from '../test/support/processes.ts';
 import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';
+import { enrolledFleet, operatorCall } from '../tools/fleet/enrolled-fleet.ts';
 import type { BenchTable } from './support/table.ts';
 
 /**
@@ -22,24 +20,13 @@ const agents = Number(process.env.MESH_BENCH_AGENTS ?? 1000);
 const root = join(import.meta.dirname, '..');
 const waves = '1%,10%,100%';
 
-async function call(api: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const answer = await fetch(`${api}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answer.text();
-  if (answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-/** The rollout's record once it is no longer running (404 until the consumer has started it). */
+/** The rollout's record once it has claimed its nodes and is no longer running (404 until the consumer has started it). */
 async function ended(api: string, id: string): Promise<RolloutRecord> {
   for (;;) {
     const answer = await fetch(`${api}/rollouts/${id}`);
     if (answer.status === 200) {
       const record = (await answer.json()) as RolloutRecord;
-      if (record.state !== 'running') return record;
+      if (record.state !== 'running' && record.state !== 'claiming') return record;
     } else await answer.text();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -65,23 +52,7 @@ export async function run(): Promise<BenchTable[]> {
   try {
     await runtime.waitForCode(runtimeLines.ready, { timeoutMs: 60_000 });
     const nodes = Array.from({ length: agents }, (_, i) => `roll-${String(i).padStart(4, '0')}`);
-    const keys = new Map<string, NodeKeys>();
-    const channels = new Map<string, SignalChannel>();
-    await mapLimit(nodes, 8, async (node) => {
-      await call(api, 'POST', '/nodes', { node });
-      const { token } = (await call(api, 'POST', `/nodes/${node}/token`, {})) as { token: string };
-      const { keys: generated } = await generateNodeKeys();
-      const signing = generated.signing.publicJwk;
-      const sealing = generated.sealing.publicJwk;
-      const answer = (await call(api, 'POST', '/enrol', { node, token, keys: { signing, sealing } })) as {
-        signal: SignalChannel | null;
-      };
-      if (!answer.signal) throw new Error('the enrolment answer named no broker');
-      keys.set(node, generated);
-      channels.set(node, answer.signal);
-    });
-    for (const node of nodes) await call(api, 'PUT', `/nodes/${node}/modules/app`, {});
-    await call(api, 'POST', '/push', { behind: true, maxRounds: 50 });
+    const { keys, channels } = await enrolledFleet(api, nodes);
 
     fleet = startAgents({
       api,
@@ -108,7 +79,7 @@ export async function run(): Promise<BenchTable[]> {
     const good = async (version: string, inWaves: boolean) => {
       const before = new Map(timelines.map((t) => [t.node, latestApplied(t)]));
       const at = Date.now();
-      const answer = (await call(api, 'POST', '/upgrades', {
+      const answer = (await operatorCall(api, 'POST', '/upgrades', {
         module: 'app',
         version,
         ...(inWaves ? { waves } : {}),
@@ -129,7 +100,11 @@ export async function run(): Promise<BenchTable[]> {
     // 3. a bad version in waves: it halts after the first wave (last, since a host whose apply
     // failed waits out its back-off before it applies again, which would slow the next rollout's first wave)
     const badAt = Date.now();
-    const bad = (await call(api, 'POST', '/upgrades', { module: 'app', version: '2.0-bad', waves })) as {
+    const bad = (await operatorCall(api, 'POST', '/upgrades', {
+      module: 'app',
+      version: '2.0-bad',
+      waves,
+    })) as {
       rollout: string;
     };
     const halted = await ended(api, bad.rollout);

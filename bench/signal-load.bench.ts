@@ -2,13 +2,11 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mapLimit } from '../lib/core/map-limit.ts';
-import type { SignalChannel } from '../lib/core/signal/channel.ts';
-import { generateNodeKeys, type NodeKeys } from '../lib/host/keys.ts';
 import { runtimeLines } from '../lib/runtime/lines.ts';
 import { freePort } from '../lib/runtime/tcp-ports.ts';
 import { watch } from '../test/support/processes.ts';
 import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';
+import { enrolledFleet, operatorCall } from '../tools/fleet/enrolled-fleet.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -28,17 +26,6 @@ const rssMb = (pid: number) => {
   const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
   return Number(kb) / 1024;
 };
-
-async function call(api: string, method: string, path: string, body?: unknown): Promise<unknown> {
-  const answer = await fetch(`${api}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await answer.text();
-  if (answer.status >= 300) throw new Error(`${method} ${path} answered ${answer.status}: ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
 
 export async function run(): Promise<BenchTable[]> {
   const dataDir = await mkdtemp(join(tmpdir(), 'mesh-bench-load-'));
@@ -65,23 +52,7 @@ export async function run(): Promise<BenchTable[]> {
     await runtime.waitForCode(runtimeLines.ready, { timeoutMs: 60_000 });
     const pid = runtime.child.pid as number;
     const nodes = Array.from({ length: agents }, (_, i) => `load-${String(i).padStart(4, '0')}`);
-    const keys = new Map<string, NodeKeys>();
-    const channels = new Map<string, SignalChannel>();
-    await mapLimit(nodes, 8, async (node) => {
-      await call(api, 'POST', '/nodes', { node });
-      const { token } = (await call(api, 'POST', `/nodes/${node}/token`, {})) as { token: string };
-      const { keys: generated } = await generateNodeKeys();
-      const signing = generated.signing.publicJwk;
-      const sealing = generated.sealing.publicJwk;
-      const answer = (await call(api, 'POST', '/enrol', { node, token, keys: { signing, sealing } })) as {
-        signal: SignalChannel | null;
-      };
-      if (!answer.signal) throw new Error('the enrolment answer named no broker');
-      keys.set(node, generated);
-      channels.set(node, answer.signal);
-    });
-    for (const node of nodes) await call(api, 'PUT', `/nodes/${node}/modules/app`, {});
-    await call(api, 'POST', '/push', { behind: true, maxRounds: 50 });
+    const { keys, channels } = await enrolledFleet(api, nodes);
     const idleMb = rssMb(pid);
 
     const started = Date.now();
@@ -98,7 +69,7 @@ export async function run(): Promise<BenchTable[]> {
     const connectedMb = rssMb(pid);
 
     const upgradeAt = Date.now();
-    await call(api, 'POST', '/upgrades', { module: 'app', version: '2.0' });
+    await operatorCall(api, 'POST', '/upgrades', { module: 'app', version: '2.0' });
     await until(
       'every agent to apply the upgrade',
       () => timelines.every((t) => t.appliedAt.has(2)),
