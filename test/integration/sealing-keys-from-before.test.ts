@@ -1,7 +1,8 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { enrolmentItemKey, identityKeyItemKey } from '../../lib/adapters/dynamodb/keys.ts';
+import { upgradeDoneKey } from '../../lib/adapters/dynamodb/sealing-keys-from-before.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import { envelope } from '../../lib/core/control/messages.ts';
@@ -29,16 +30,23 @@ beforeAll(async () => {
   parts = partsFor(config, { flowRetryIntervalMs: 0 });
 });
 
-/** Enrolled as before the spend kept a sealing key: the enrolment item names the signing key only. */
-async function enrolledTheOldWay(node: string): Promise<NodeKeys> {
-  const keys = await addEnrolledNode(parts, node);
+/**
+ * Enrolled as before the spend kept a sealing key: the enrolment item names the signing key only,
+ * and, as in a store from then, nothing says the upgrade went through the enrolments.
+ */
+async function enrolledTheOldWay(
+  node: string,
+  tableName = config.inventoryTable,
+): Promise<NodeKeys | undefined> {
+  const keys = tableName === config.inventoryTable ? await addEnrolledNode(parts, node) : undefined;
   await dynamodb.send(
     new UpdateCommand({
-      TableName: config.inventoryTable,
+      TableName: tableName,
       Key: enrolmentItemKey(node),
       UpdateExpression: 'REMOVE sealingKey',
     }),
   );
+  await dynamodb.send(new DeleteCommand({ TableName: tableName, Key: upgradeDoneKey }));
   return keys;
 }
 
@@ -77,7 +85,7 @@ describe('hosts enrolled before the enrolment kept a sealing key', () => {
     timeout: 120_000,
   }, async () => {
     const web = await addEnrolledNode(parts, 'web');
-    const broker = await enrolledTheOldWay('broker');
+    const broker = (await enrolledTheOldWay('broker')) as NodeKeys;
     await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
     await parts.meshService.assign('web', 'app', null, localActor());
     await parts.meshService.consume(
@@ -98,7 +106,11 @@ describe('hosts enrolled before the enrolment kept a sealing key', () => {
     const [webSecret] = await secretsOpenedBy('web', web);
     expect(webSecret).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(await secretsOpenedBy('broker', broker)).toEqual([webSecret]);
-    // a second run finds nothing to do
+    // it went through every enrolment: a second run reads that, and finds nothing to do
+    const done = await dynamodb.send(
+      new GetCommand({ TableName: config.inventoryTable, Key: upgradeDoneKey }),
+    );
+    expect(done.Item?.doneAt).toEqual(expect.any(String));
     expect(await upgrade()).toEqual({ recorded: [], keyless: [], moved: [] });
   });
 
@@ -114,7 +126,7 @@ describe('hosts enrolled before the enrolment kept a sealing key', () => {
         UpdateExpression: 'REMOVE sealingKey',
       }),
     );
-    const moved = await enrolledTheOldWay('moved');
+    const moved = (await enrolledTheOldWay('moved')) as NodeKeys;
 
     expect(
       await parts.sealingKeysFromBefore.recordSealingKey(
@@ -149,13 +161,7 @@ describe('the local runtime', () => {
     try {
       await addEnrolledNode(older, 'app');
       await addEnrolledNode(older, 'queue');
-      await dynamodb.send(
-        new UpdateCommand({
-          TableName: first.config.inventoryTable,
-          Key: enrolmentItemKey('queue'),
-          UpdateExpression: 'REMOVE sealingKey',
-        }),
-      );
+      await enrolledTheOldWay('queue', first.config.inventoryTable);
       await older.meshService.assign('queue', 'mq', 'amqp', localActor());
       await older.meshService.assign('app', 'web', null, localActor());
       await older.meshService.consume(

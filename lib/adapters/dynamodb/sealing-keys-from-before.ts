@@ -1,4 +1,4 @@
-import { type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   EnrolledKey,
   SealingKeyJwk,
@@ -10,6 +10,8 @@ import { enrolledKeyItemKey, enrolmentItemKey, identityKeyItemKey } from './keys
 import { conditionFailed, getItems, scanAll } from './requests.ts';
 
 const inventory = 'the inventory table';
+/** Written once a run has gone through every enrolment (keys-from-before.ts). */
+export const upgradeDoneKey = { pk: 'mesh#upgrades', sk: 'sealing-keys-from-before' } as const;
 const identity = 'the identity table';
 
 // The named parts of the one condition: the enrolment read is still the one, and nothing wrote a key since.
@@ -20,7 +22,8 @@ const keepsNoSealingKey = 'attribute_not_exists(sealingKey)';
  * The inventory's `enrolment` items written before the spend kept a sealing key (token-store.ts),
  * and the identity table's `key#<thumbprint>` and `enrolled` items (node-key-store.ts, keys.ts)
  * that hold the key their host enrolled. Listing them is one Scan of the inventory, so this runs
- * once, at an upgrade, never on a request's path.
+ * once, at an upgrade, never on a request's path; `mesh#upgrades` / `sealing-keys-from-before`
+ * says it ran through them all, and a later run reads that item alone.
  */
 export class DynamoDBSealingKeysFromBefore implements SealingKeysFromBefore {
   readonly #client: DynamoDBDocumentClient;
@@ -74,6 +77,23 @@ export class DynamoDBSealingKeysFromBefore implements SealingKeysFromBefore {
       if (sealing) keys.set(node, sealing.jwk);
     }
     return keys;
+  }
+
+  async done(): Promise<boolean> {
+    const { Item } = await askStore(inventory, () =>
+      this.#client.send(
+        new GetCommand({ TableName: this.#inventoryTable, Key: upgradeDoneKey, ConsistentRead: true }),
+      ),
+    );
+    return Item !== undefined;
+  }
+
+  async markDone(at: string): Promise<void> {
+    await askStore(inventory, () =>
+      this.#client.send(
+        new PutCommand({ TableName: this.#inventoryTable, Item: { ...upgradeDoneKey, doneAt: at } }),
+      ),
+    );
   }
 
   async recordSealingKey(node: string, thumbprint: string, key: SealingKeyJwk): Promise<boolean> {

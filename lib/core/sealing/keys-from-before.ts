@@ -19,6 +19,10 @@ export interface SealingKeysFromBefore {
    * sealing key; false when it moved meanwhile (a rotation or a new enrolment wrote its own).
    */
   recordSealingKey(node: string, thumbprint: string, key: SealingKeyJwk): Promise<boolean>;
+  /** Whether a run went through every enrolment once: none written since can lack a key. */
+  done(): Promise<boolean>;
+  /** Notes that a run went through every enrolment. */
+  markDone(at: string): Promise<void>;
 }
 
 /** A node's public X25519 key, as its enrolment keeps it. */
@@ -44,8 +48,20 @@ export type KeysFromBeforeOutcome = {
 export async function recordSealingKeysFromBefore(deps: {
   readonly store: SealingKeysFromBefore;
   readonly announce: (node: string) => Promise<void>;
+  readonly now?: () => Date;
 }): Promise<KeysFromBeforeOutcome> {
-  const enrolled = await deps.store.enrolledWithoutSealingKey();
+  // Every enrolment since sealing keeps its key, so once a run has gone through them all the
+  // next start costs one read, not a Scan of the mesh.
+  if (await deps.store.done()) return { recorded: [], keyless: [], moved: [] };
+  const outcome = await recordEach(deps, await deps.store.enrolledWithoutSealingKey());
+  await deps.store.markDone((deps.now ?? (() => new Date()))().toISOString());
+  return outcome;
+}
+
+async function recordEach(
+  deps: { readonly store: SealingKeysFromBefore; readonly announce: (node: string) => Promise<void> },
+  enrolled: readonly EnrolledKey[],
+): Promise<KeysFromBeforeOutcome> {
   if (enrolled.length === 0) return { recorded: [], keyless: [], moved: [] };
   const stored = await deps.store.storedSealingKeys(enrolled);
   const recorded: string[] = [];
