@@ -47,7 +47,7 @@ import { StepFunctionsPushFlow } from './adapters/stepfunctions/step-functions-p
 import { built } from './built.ts';
 import type { MeshConfig } from './config.ts';
 import type { ConsumerDeps } from './core/control/consumer.ts';
-import { defaultHoldPolicy, type HoldPolicy } from './core/control/hold.ts';
+import { holdPolicyOf } from './core/control/hold.ts';
 import type * as control from './core/control/ports.ts';
 import type * as enrolment from './core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from './core/host-identity/ports.ts';
@@ -292,13 +292,6 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     ...(overridesOf(options.overrides) as object),
   });
   return parts;
-}
-
-/** The two-minute bound unless the configuration shortens it (beds and the real-time test do). */
-export function holdPolicyOf(config: Pick<MeshConfig, 'holdBoundSeconds'>): HoldPolicy {
-  return config.holdBoundSeconds
-    ? { ...defaultHoldPolicy, boundSeconds: config.holdBoundSeconds }
-    : defaultHoldPolicy;
 }
 
 function overridesOf(overrides: PartsOptions['overrides'] = {}) {

@@ -12,6 +12,13 @@ export type HoldPolicy = {
 
 export const defaultHoldPolicy: HoldPolicy = { backoffSeconds: [5, 10, 20, 30], boundSeconds: 120 };
 
+/** The two-minute bound unless the configuration shortens it (beds and the real-time test do). */
+export function holdPolicyOf(config: { readonly holdBoundSeconds?: number | undefined }): HoldPolicy {
+  return config.holdBoundSeconds
+    ? { ...defaultHoldPolicy, boundSeconds: config.holdBoundSeconds }
+    : defaultHoldPolicy;
+}
+
 export type HoldDecision =
   | { readonly kind: 'hold'; readonly visibilitySeconds: number; readonly heldSeconds: number }
   | { readonly kind: 'lost'; readonly heldSeconds: number };
