@@ -9,17 +9,17 @@ import { defineConfig } from 'vitest/config';
  *   synthesis with every function bundled (a minute or more of CPU) is the package project's
  *   test/package/function-bundles.test.ts, so it overlaps the integration tests instead of
  *   holding up the template's readers (docs/rehearsal.md, "One synthesis of each kind per run");
- * - 1: the beds, one at a time. Each bed's control plane has ports of its own (free ones, MQTT
- *   too) and table names of its own on the run's DynamoDB Local (beds/support/bed.ts,
- *   `Bed.prefix`); a bed that stops a store or kills a control plane stops its own
- *   (`Bed.startStore`, the fault rig's store and queue), never a shared one. So they could run
- *   side by side, and three at a time took the beds from 2,534 s to 1,626 s of a whole run; but
- *   side by side on two cores a host's report sometimes did not reach the store within two
- *   minutes (relation-removed, node-removed-cascade). Two ways load does that are closed: a
- *   receive a stalled control plane gave up hid its messages for the queue's 180 s visibility
- *   (lib/runtime/event-source.ts, `pollerRequestTimeoutMs`), and a host on the signal kept a
- *   report it could not send until its next signal (lib/host/agent/run-loop.ts). They go side
- *   by side again once three whole runs pass so: a bed that fails by load is worse than a slow one;
+ * - 1: the beds, side by side, one a worker (two on two cores). Each bed's control plane has
+ *   ports of its own (free ones, MQTT too) and table names of its own on the run's DynamoDB Local
+ *   (beds/support/bed.ts, `Bed.prefix`); a bed that stops a store or kills a control plane stops
+ *   its own (`Bed.startStore`, the fault rig's store and queue), never a shared one. Side by side
+ *   on two cores a host's report once did not reach the store within two minutes; two ways load
+ *   did that are closed: a receive a stalled control plane gave up hid its messages for the
+ *   queue's 180 s visibility (lib/runtime/event-source.ts, `pollerRequestTimeoutMs`), and a host
+ *   on the signal kept a report it could not send until its next signal
+ *   (lib/host/agent/run-loop.ts). Since then three runs of the 13 beds two at a time passed
+ *   (229 to 232 s, against 305 s one at a time in the same day's whole run); a bed that fails
+ *   by load is worse than a slow one, so `fileParallelism: false` is the way back;
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
@@ -89,10 +89,9 @@ export default defineConfig({
           globalSetup: ['test/support/emulators.global.ts'],
           sequence: { groupOrder: 1 },
           // A deadline, not a measure: side by side on a busy machine a bed of six hosts took
-          // past three minutes.
+          // past three minutes. Files side by side (the default), in a group of their own.
           testTimeout: 600_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
         },
       },
       {
