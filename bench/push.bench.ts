@@ -21,6 +21,7 @@ import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/core/
 import { partsFor } from '../lib/wiring.ts';
 import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../test/support/sealing.ts';
 import { benchEnvironment } from './support/environment.ts';
+import { measuredBy } from './support/item-meter.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -40,20 +41,7 @@ function meter(client: DynamoDBClient) {
     },
     { step: 'initialize', name: 'meshBenchMeter' },
   );
-  return {
-    measure: async <T>(fn: () => Promise<T>) => {
-      const before = { ...counts };
-      const started = performance.now();
-      const value = await fn();
-      return {
-        value,
-        ms: performance.now() - started,
-        requests: counts.requests - before.requests,
-        recordWrites: counts.recordWrites - before.recordWrites,
-        capacity: counts.capacity - before.capacity,
-      };
-    },
-  };
+  return measuredBy(counts);
 }
 
 /** A write to the push records' partition (lib/adapters/dynamodb/push-records.ts), by its key as sent. */

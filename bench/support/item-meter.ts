@@ -46,18 +46,24 @@ export function itemMeter(client: DynamoDBClient) {
     },
     { step: 'initialize', name: 'meshBenchItemMeter' },
   );
+  return measuredBy(counts);
+}
+
+/**
+ * What a function costs in `counts` (kept up to date by a client's middleware): its answer, its
+ * wall time, and how far each count moved while it ran.
+ */
+export function measuredBy<C extends Record<string, number>>(counts: C) {
   return {
-    measure: async <T>(fn: () => Promise<T>) => {
+    measure: async <T>(fn: () => Promise<T>): Promise<{ value: T; ms: number } & C> => {
       const before = { ...counts };
       const started = performance.now();
       const value = await fn();
-      return {
-        value,
-        ms: performance.now() - started,
-        requests: counts.requests - before.requests,
-        read: counts.read - before.read,
-        written: counts.written - before.written,
-      };
+      const ms = performance.now() - started;
+      const moved = Object.fromEntries(
+        Object.keys(counts).map((key) => [key, (counts[key] ?? 0) - (before[key] ?? 0)]),
+      );
+      return { value, ms, ...(moved as C) };
     },
   };
 }

@@ -4,10 +4,8 @@ import { localActor } from '../../lib/core/audit/record.ts';
 import { envelope } from '../../lib/core/control/messages.ts';
 import { settleMessage } from '../../lib/core/control/settle.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
-import type { NodeKeys } from '../../lib/host/keys.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
-import { addEnrolledNode, enrolNode } from '../support/enrolled-nodes.ts';
+import { addEnrolledNode, enrolNode, openedBy, relate, secretsOf } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let config: MeshConfig;
@@ -21,22 +19,6 @@ beforeAll(async () => {
 const declarationOf = async (node: string) =>
   (await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
 
-/** What the node's host would hand its hook: the declaration opened with its private sealing key. */
-async function openedBy(node: string, keys: NodeKeys) {
-  const privateKey = keys.sealing.privateKey;
-  const delivery = await parts.deliveries.readDelivery(node);
-  return new SealedDeclarationOpener(node, () => privateKey).open(JSON.stringify(delivery?.declaration));
-}
-
-const secretsOf = (opened: Awaited<ReturnType<typeof openedBy>>) => {
-  if (!opened.ok) throw new Error(opened.reason);
-  const declaration = JSON.parse(opened.body) as {
-    provisions: Array<{ secret: string }>;
-    grants: Array<{ secret: string }>;
-  };
-  return [...declaration.provisions, ...declaration.grants].map((entry) => entry.secret);
-};
-
 /** The control queue's consumer taking `enrolled:<node>`, as it would off the queue. */
 const enrolled = (node: string) => settleMessage(envelope('enrolled', { node }), `m-${node}`, parts.consumer);
 
@@ -47,13 +29,7 @@ describe('a relation waits for both sides to enrol, then is minted and delivered
     expect(await enrolled('web')).toBe('enrolment of web: no relation to mint or withdraw');
     expect(await declarationOf('web')).toBeUndefined();
     await parts.meshService.addNode('broker', {}, localActor());
-    await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
-    await parts.meshService.assign('web', 'app', null, localActor());
-    await parts.meshService.consume(
-      { node: 'web', module: 'app' },
-      { node: 'broker', module: 'mq' },
-      localActor(),
-    );
+    await relate(parts, { node: 'web', module: 'app' }, { node: 'broker', module: 'mq', kind: 'amqp' });
     await parts.pushFlow.push({ node: 'web' });
     expect((await declarationOf('web'))?.waiting).toEqual([
       { module: 'app', provider: { node: 'broker', module: 'mq', kind: 'amqp' }, waitingFor: ['broker'] },
@@ -62,8 +38,8 @@ describe('a relation waits for both sides to enrol, then is minted and delivered
     const broker = await enrolNode(parts, 'broker');
     expect(await enrolled('broker')).toMatch(/marked 1 nodes .*; pushed broker and \d+ more/);
 
-    const [webSecret] = secretsOf(await openedBy('web', web));
-    const [brokerSecret] = secretsOf(await openedBy('broker', broker));
+    const [webSecret] = secretsOf(await openedBy(parts, 'web', web));
+    const [brokerSecret] = secretsOf(await openedBy(parts, 'broker', broker));
     expect(webSecret).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(brokerSecret).toBe(webSecret);
     expect((await declarationOf('web'))?.waiting).toEqual([]);
@@ -88,22 +64,16 @@ describe('a relation waits for both sides to enrol, then is minted and delivered
   it('a node enrolled again is sealed to its new key: the old key opens nothing minted after', async () => {
     const oldKeys = await addEnrolledNode(parts, 'db');
     const app = await addEnrolledNode(parts, 'api');
-    await parts.meshService.assign('db', 'pg', 'sql', localActor());
-    await parts.meshService.assign('api', 'svc', null, localActor());
-    await parts.meshService.consume(
-      { node: 'api', module: 'svc' },
-      { node: 'db', module: 'pg' },
-      localActor(),
-    );
+    await relate(parts, { node: 'api', module: 'svc' }, { node: 'db', module: 'pg', kind: 'sql' });
     await parts.pushFlow.push({ node: 'api' });
-    const [before] = secretsOf(await openedBy('db', oldKeys));
+    const [before] = secretsOf(await openedBy(parts, 'db', oldKeys));
 
     const newKeys = await enrolNode(parts, 'db');
     await enrolled('db');
 
-    const [after] = secretsOf(await openedBy('db', newKeys));
+    const [after] = secretsOf(await openedBy(parts, 'db', newKeys));
     expect(after).not.toBe(before);
-    expect(secretsOf(await openedBy('api', app))).toEqual([after]);
-    expect(await openedBy('db', oldKeys)).toMatchObject({ ok: false });
+    expect(secretsOf(await openedBy(parts, 'api', app))).toEqual([after]);
+    expect(await openedBy(parts, 'db', oldKeys)).toMatchObject({ ok: false });
   });
 });

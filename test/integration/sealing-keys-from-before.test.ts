@@ -4,16 +4,14 @@ import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { enrolmentItemKey, identityKeyItemKey } from '../../lib/adapters/dynamodb/keys.ts';
 import { upgradeDoneKey } from '../../lib/adapters/dynamodb/sealing-keys-from-before.ts';
 import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
 import { envelope } from '../../lib/core/control/messages.ts';
 import { settleMessage } from '../../lib/core/control/settle.ts';
 import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { recordSealingKeysFromBefore } from '../../lib/core/sealing/keys-from-before.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 import type { NodeKeys } from '../../lib/host/keys.ts';
 import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
-import { addEnrolledNode } from '../support/enrolled-nodes.ts';
+import { addEnrolledNode, openedBy, relate, secretsOf } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
@@ -57,19 +55,7 @@ const enrolmentOf = async (node: string) =>
 const declarationOf = async (node: string) =>
   (await parts.deliveries.readDelivery(node))?.declaration as Declaration | undefined;
 
-async function secretsOpenedBy(node: string, keys: NodeKeys): Promise<string[]> {
-  const privateKey = keys.sealing.privateKey;
-  const delivery = await parts.deliveries.readDelivery(node);
-  const opened = await new SealedDeclarationOpener(node, () => privateKey).open(
-    JSON.stringify(delivery?.declaration),
-  );
-  if (!opened.ok) throw new Error(opened.reason);
-  const { provisions, grants } = JSON.parse(opened.body) as {
-    provisions: Array<{ secret: string }>;
-    grants: Array<{ secret: string }>;
-  };
-  return [...provisions, ...grants].map((entry) => entry.secret);
-}
+const secretsOpenedBy = async (node: string, keys: NodeKeys) => secretsOf(await openedBy(parts, node, keys));
 
 /** What the runtime does: the upgrade, each node announced as `enrolled:<node>` and taken by the consumer. */
 const upgrade = () =>
@@ -86,13 +72,7 @@ describe('hosts enrolled before the enrolment kept a sealing key', () => {
   }, async () => {
     const web = await addEnrolledNode(parts, 'web');
     const broker = (await enrolledTheOldWay('broker')) as NodeKeys;
-    await parts.meshService.assign('broker', 'mq', 'amqp', localActor());
-    await parts.meshService.assign('web', 'app', null, localActor());
-    await parts.meshService.consume(
-      { node: 'web', module: 'app' },
-      { node: 'broker', module: 'mq' },
-      localActor(),
-    );
+    await relate(parts, { node: 'web', module: 'app' }, { node: 'broker', module: 'mq', kind: 'amqp' });
     await parts.pushFlow.push({ node: 'web' });
     expect((await declarationOf('web'))?.waiting).toEqual([
       { module: 'app', provider: { node: 'broker', module: 'mq', kind: 'amqp' }, waitingFor: ['broker'] },
@@ -162,13 +142,7 @@ describe('the local runtime', () => {
       await addEnrolledNode(older, 'app');
       await addEnrolledNode(older, 'queue');
       await enrolledTheOldWay('queue', first.config.inventoryTable);
-      await older.meshService.assign('queue', 'mq', 'amqp', localActor());
-      await older.meshService.assign('app', 'web', null, localActor());
-      await older.meshService.consume(
-        { node: 'app', module: 'web' },
-        { node: 'queue', module: 'mq' },
-        localActor(),
-      );
+      await relate(older, { node: 'app', module: 'web' }, { node: 'queue', module: 'mq', kind: 'amqp' });
       await older.pushFlow.push({ node: 'app' });
       expect((await sentTo(older, 'app'))?.waiting.map((w) => w.waitingFor)).toEqual([['queue']]);
     } finally {

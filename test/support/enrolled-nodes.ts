@@ -2,6 +2,7 @@ import { localActor } from '../../lib/core/audit/record.ts';
 import { enrol } from '../../lib/core/enrolment/enrol.ts';
 import { publicKeys } from '../../lib/core/enrolment/keys.ts';
 import { issueToken } from '../../lib/core/enrolment/tokens.ts';
+import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
 import type { Parts } from '../../lib/wiring.ts';
 
@@ -32,4 +33,35 @@ export async function enrolNode(parts: Pick<Parts, 'tokens' | 'nodeKeys'>, node:
     { tokens: parts.tokens, keys: parts.nodeKeys },
   );
   return keys;
+}
+
+/**
+ * A relation as `mesh assign` and `mesh consume` make it: the provider's module given `kind`, the
+ * consumer's module, and the consumer consuming it.
+ */
+export async function relate(
+  parts: Pick<Parts, 'meshService'>,
+  consumer: { readonly node: string; readonly module: string },
+  provider: { readonly node: string; readonly module: string; readonly kind: string },
+): Promise<void> {
+  await parts.meshService.assign(provider.node, provider.module, provider.kind, localActor());
+  await parts.meshService.assign(consumer.node, consumer.module, null, localActor());
+  await parts.meshService.consume(consumer, { node: provider.node, module: provider.module }, localActor());
+}
+
+/** What the node's host would hand its hook: the declaration it was sent, opened with its private sealing key. */
+export async function openedBy(parts: Pick<Parts, 'deliveries'>, node: string, keys: NodeKeys) {
+  const privateKey = keys.sealing.privateKey;
+  const delivery = await parts.deliveries.readDelivery(node);
+  return new SealedDeclarationOpener(node, () => privateKey).open(JSON.stringify(delivery?.declaration));
+}
+
+/** The secrets an opened declaration hands the hook, its provisions' then its grants'. */
+export function secretsOf(opened: Awaited<ReturnType<typeof openedBy>>): string[] {
+  if (!opened.ok) throw new Error(opened.reason);
+  const declaration = JSON.parse(opened.body) as {
+    provisions: Array<{ secret: string }>;
+    grants: Array<{ secret: string }>;
+  };
+  return [...declaration.provisions, ...declaration.grants].map((entry) => entry.secret);
 }
