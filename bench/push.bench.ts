@@ -148,15 +148,24 @@ export function seedItems(size: number): Item[] {
   return items;
 }
 
-export async function seed(client: DynamoDBDocumentClient, table: string, items: Item[]) {
+/** Writes the items 25 a batch; `progress` is told the count written after each batch. */
+export async function seed(
+  client: DynamoDBDocumentClient,
+  table: string,
+  items: Item[],
+  progress?: (written: number, of: number) => void,
+) {
   const batches: Item[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  let written = 0;
   await mapLimit(batches, 8, async (batch) => {
     let pending = batch.map((Item) => ({ PutRequest: { Item } }));
     while (pending.length > 0) {
       const answer = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
       pending = (answer.UnprocessedItems?.[table] ?? []) as typeof pending;
     }
+    written += batch.length;
+    progress?.(written, items.length);
   });
 }
 

@@ -76,7 +76,18 @@ export async function run(): Promise<BenchTable[]> {
   }
 }
 
-/** Seeds the mesh in batches of 25 items; answers the seconds it took. */
+/** Calls `say` at most once every `ms` milliseconds, and always for the last item. */
+function progressEvery(ms: number, say: (written: number, of: number) => void) {
+  let saidAt = performance.now();
+  return (written: number, of: number) => {
+    const now = performance.now();
+    if (written < of && now - saidAt < ms) return;
+    saidAt = now;
+    say(written, of);
+  };
+}
+
+/** Seeds the mesh in batches of 25 items, saying how far it is; answers the seconds it took. */
 async function seedFleet(runtime: RunningLocalRuntime, size: number): Promise<number> {
   const started = performance.now();
   // Batch writes of large items are slow on a busy machine: no 3 s request timeout here.
@@ -89,10 +100,16 @@ async function seedFleet(runtime: RunningLocalRuntime, size: number): Promise<nu
   });
   try {
     const names = Array.from({ length: size }, (_, i) => fleetName(i));
-    await seed(documentClient(client), runtime.config.inventoryTable, [
-      ...fleetItems(size),
-      ...fleetStateItems(names),
-    ]);
+    await seed(
+      documentClient(client),
+      runtime.config.inventoryTable,
+      [...fleetItems(size), ...fleetStateItems(names)],
+      progressEvery(10_000, (written, of) =>
+        process.stderr.write(
+          `bench scale: seeded ${written.toLocaleString('en')} of ${of.toLocaleString('en')} items\n`,
+        ),
+      ),
+    );
   } finally {
     client.destroy();
   }
