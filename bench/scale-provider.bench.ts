@@ -5,7 +5,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inlineBytes } from '../lib/adapters/dynamodb/declaration-parts.ts';
 import { localActor } from '../lib/core/audit/record.ts';
 import { compose } from '../lib/core/mesh/declaration.ts';
+import type { SealingKey } from '../lib/core/mesh/model.ts';
 import { Pusher } from '../lib/core/mesh/push.ts';
+import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
 import { FileAgentState } from '../lib/host/agent/file-state.ts';
 import { HttpControlPlane } from '../lib/host/agent/http-control-plane.ts';
 import { NodeHttpHostApi } from '../lib/host/agent/node-http-api.ts';
@@ -78,7 +80,13 @@ export async function run(): Promise<BenchTable[]> {
       await parts.meshService.assign('broker', 'rabbit', 'amqp', localActor());
       const seeded = performance.now();
       const seeding = seedingClient(config.endpoints?.dynamodb);
-      await seedConsumers(seeding, config.inventoryTable, provider, size, { consumerSide: false });
+      // Each grant sealed to the key the broker enrolled with: a grant sealed to another key
+      // waits for a re-seal, and the broker is not sent.
+      const providerKey = sealingKeyOf(keys.sealing.publicJwk) as SealingKey;
+      await seedConsumers(seeding, config.inventoryTable, provider, size, {
+        consumerSide: false,
+        providerKey,
+      });
       process.stderr.write(
         `bench scale-provider: seeded ${size} consumers in ${((performance.now() - seeded) / 1000).toFixed(1)} s\n`,
       );
@@ -107,6 +115,7 @@ export async function run(): Promise<BenchTable[]> {
         await seedConsumers(seeding, config.inventoryTable, provider, 1, {
           first: size + index,
           consumerSide: false,
+          providerKey,
         });
         const measure = async <T>(into: Figures, fn: () => Promise<T>): Promise<T> => {
           const before = counts.requests;
