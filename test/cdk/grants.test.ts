@@ -16,6 +16,7 @@ const names = {
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
   ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
+  ...(stack.applyFlow ? { [logicalId(stack, stack.applyFlow.stateMachine)]: 'applyFlow' } : {}),
   ...Object.fromEntries(
     [...stack.functions.functions].map(([name, fn]) => [logicalId(stack, fn), `function:${name}`]),
   ),
@@ -84,6 +85,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'deadLetter:inspect': each(['sqs:GetQueueAttributes'], 'deadLetter'),
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
   'rolloutFlow:start': each(['states:StartExecution'], 'rolloutFlow'),
+  'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
