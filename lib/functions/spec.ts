@@ -30,7 +30,8 @@ import type { SteppingTrigger } from '../flow/stepping-flows.ts';
  * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed
  *   and offline nodes that a filtered page of status, the node list or the graph walks.
  * - `inventory:scan`: Scan of the inventory table: the whole live mesh in one pass, read only
- *   by the mesh file's export, plan and apply (lib/adapters/dynamodb/live-mesh-reader.ts).
+ *   by the mesh file's export, plan and apply, and the apply flow's step
+ *   (lib/adapters/dynamodb/live-mesh-reader.ts).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
  *   host route can remember proof ids without being able to write the inventory.
  * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
