@@ -5,11 +5,11 @@ import { DynamoDBLiveMeshReader } from '../lib/adapters/dynamodb/live-mesh-reade
 import { DynamoDBDescribedRevisions } from '../lib/adapters/dynamodb/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../lib/adapters/dynamodb/mesh-file-writer.ts';
 import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { LocalApplyFlow } from '../lib/adapters/stepfunctions/local-apply-flow.ts';
 import { meshApplyAdvanceHandler, meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
 import type { MeshConfig } from '../lib/config.ts';
 import { localActor } from '../lib/core/audit/record.ts';
 import { advanceMarginMs } from '../lib/core/mesh-file/apply-jobs.ts';
-import { ApplyJobKicks } from '../lib/core/mesh-file/ports.ts';
 import { type ApplyOutcome, MeshFileService } from '../lib/core/mesh-file/service.ts';
 import { localLambdaContext } from '../lib/runtime/lambda-context.ts';
 import { partsFor } from '../lib/wiring.ts';
@@ -129,7 +129,7 @@ async function applyFile(
       described: new DynamoDBDescribedRevisions(table),
     }),
     applyJobs: parts.applyJobs,
-    applyFlow: new ApplyJobKicks(),
+    applyFlow: new LocalApplyFlow(),
     now: () => new Date(),
     log: parts.log,
   };

@@ -6,9 +6,10 @@ import { DynamoDBLiveMeshReader } from './adapters/dynamodb/live-mesh-reader.ts'
 import { DynamoDBDescribedRevisions } from './adapters/dynamodb/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from './adapters/dynamodb/mesh-file-writer.ts';
 import { StepFunctionsApplyFlow } from './adapters/stepfunctions/apply-flow-starter.ts';
+import { LocalApplyFlow } from './adapters/stepfunctions/local-apply-flow.ts';
 import type { MeshConfig } from './config.ts';
 import type { MeshService } from './core/mesh/service.ts';
-import { type ApplyFlow, ApplyJobKicks, type ApplyJobStore } from './core/mesh-file/ports.ts';
+import type { ApplyFlow, ApplyJobStore } from './core/mesh-file/ports.ts';
 import { MeshFileService } from './core/mesh-file/service.ts';
 import type { SignalAnnouncer } from './core/signal/announce.ts';
 
@@ -49,6 +50,6 @@ export function meshFileBuilders(
     applyFlow: () =>
       config.applyFlowArn
         ? new StepFunctionsApplyFlow({ client: makeSFNClient(config), stateMachineArn: config.applyFlowArn })
-        : new ApplyJobKicks(),
+        : new LocalApplyFlow(),
   };
 }

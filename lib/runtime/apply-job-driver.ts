@@ -1,6 +1,6 @@
+import { LocalApplyFlow } from '../adapters/stepfunctions/local-apply-flow.ts';
 import { logLine, say } from '../core/coded-lines.ts';
 import { pushLines } from '../core/mesh/lines.ts';
-import { ApplyJobKicks } from '../core/mesh-file/ports.ts';
 import { describeCause } from '../core/unavailable.ts';
 import type { SteppingTaskHandler } from '../functions/spec.ts';
 import { functionSpecs } from '../functions.ts';
@@ -67,7 +67,7 @@ export const applyJobDriverService: LocalService = {
         });
     };
     const unlisten =
-      parts.applyFlow instanceof ApplyJobKicks ? parts.applyFlow.listen(tick) : () => undefined;
+      parts.applyFlow instanceof LocalApplyFlow ? parts.applyFlow.listen(tick) : () => undefined;
     tick();
     return {
       async stop() {

@@ -75,17 +75,3 @@ export interface ApplyJobStore {
 export interface ApplyFlow {
   started(id: string): Promise<void>;
 }
-
-/** The local runtime's apply flow: wakes its driver (lib/runtime/apply-job-driver.ts), which also finds the running job on start. */
-export class ApplyJobKicks implements ApplyFlow {
-  readonly #listeners = new Set<(id: string) => void>();
-
-  async started(id: string): Promise<void> {
-    for (const listener of this.#listeners) listener(id);
-  }
-
-  listen(listener: (id: string) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
-}

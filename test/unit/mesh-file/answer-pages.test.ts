@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { LocalApplyFlow } from '../../../lib/adapters/stepfunctions/local-apply-flow.ts';
 import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
 import { joinListPages, pageOfLists, pageOfText } from '../../../lib/core/answer-pages.ts';
 import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/core/mesh-file/index.ts';
 import { type BoundedApplyOutcome, planCountsOf, planListPaths } from '../../../lib/core/mesh-file/pages.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
-import { ApplyJobKicks } from '../../../lib/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
 import { pageBytes } from '../../../lib/core/view-pages.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
@@ -156,7 +156,7 @@ describe('GET /mesh/export and POST /mesh/plan a page at a time', { timeout: 60_
       meshApplyHandler({
         meshFiles: service,
         applyJobs: new MemoryApplyJobs(),
-        applyFlow: new ApplyJobKicks(),
+        applyFlow: new LocalApplyFlow(),
         now: () => new Date(),
       }),
       { body: JSON.stringify({ file }) },

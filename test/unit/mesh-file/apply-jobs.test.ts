@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LocalApplyFlow } from '../../../lib/adapters/stepfunctions/local-apply-flow.ts';
 import { localActor } from '../../../lib/core/audit/record.ts';
 import {
   type ApplyJob,
@@ -13,11 +14,7 @@ import { advanceApplyJob, applyOrStartJob, jobErrorOf } from '../../../lib/core/
 import type { LiveMesh } from '../../../lib/core/mesh-file/index.ts';
 import { MassRemovalError, StalePlanError } from '../../../lib/core/mesh-file/index.ts';
 import type { planCountsOf } from '../../../lib/core/mesh-file/pages.ts';
-import {
-  ApplyJobKicks,
-  type LiveMeshReader,
-  type MeshFileWriter,
-} from '../../../lib/core/mesh-file/ports.ts';
+import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
 import {
   type ApplyOutcome,
   type FactRemovals,
@@ -124,7 +121,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
     const meshFiles = oneNodeAPart();
     const single = 'version: 1\nnodes:\n  web-1: {}\n';
     const { outcome: done, job } = await applyOrStartJob(
-      { meshFiles, applyJobs, applyFlow: new ApplyJobKicks(), now: () => at },
+      { meshFiles, applyJobs, applyFlow: new LocalApplyFlow(), now: () => at },
       { file: single, by: localActor() },
     );
     expect(done.complete).toBe(true);
@@ -134,7 +131,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
 
   it('start a job for the rest, tell the flow, refuse a second while it runs, and advance it part by part to done', async () => {
     const applyJobs = new MemoryApplyJobs();
-    const applyFlow = new ApplyJobKicks();
+    const applyFlow = new LocalApplyFlow();
     const told: string[] = [];
     applyFlow.listen((id) => told.push(id));
     const meshFiles = oneNodeAPart();
@@ -159,7 +156,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
 
   it('take a stale job’s place, ending it failed', async () => {
     const applyJobs = new MemoryApplyJobs();
-    const deps = { meshFiles: oneNodeAPart(), applyJobs, applyFlow: new ApplyJobKicks(), now: () => at };
+    const deps = { meshFiles: oneNodeAPart(), applyJobs, applyFlow: new LocalApplyFlow(), now: () => at };
     const { job } = await applyOrStartJob(deps, { file, by: localActor() });
     const later = new Date(at.getTime() + applyJobStaleMs + 1_000);
     const { job: next } = await applyOrStartJob(
@@ -180,7 +177,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
       if (away) throw new StoreUnavailableError('reading the inventory table');
       return { mesh: empty, modules: new Map() };
     });
-    const deps = { meshFiles, applyJobs, applyFlow: new ApplyJobKicks(), now: () => at };
+    const deps = { meshFiles, applyJobs, applyFlow: new LocalApplyFlow(), now: () => at };
     const { job } = await applyOrStartJob(deps, { file, by: localActor() });
     const id = job?.id as string;
     away = true;
@@ -201,7 +198,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
         if (refuse) throw thrown;
         return { mesh: empty, modules: new Map() };
       });
-      const deps = { meshFiles, applyJobs, applyFlow: new ApplyJobKicks(), now: () => at };
+      const deps = { meshFiles, applyJobs, applyFlow: new LocalApplyFlow(), now: () => at };
       const { job } = await applyOrStartJob(deps, { file, by: localActor() });
       const id = job?.id as string;
       refuse = true;
