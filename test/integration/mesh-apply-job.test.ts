@@ -51,12 +51,18 @@ const file = (name: string, text: string) => {
 };
 const jobOf = async (id: string) => (await parts.applyJobs.read(id)) as ApplyJob;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  seen: () => Promise<unknown>,
+  ms = 45_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(await seen())}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -96,10 +102,17 @@ describe('an apply that outlives its request', () => {
       expect(codedLinesIn(started.output).map((line) => line.code)).toEqual(['apply.progress', 'apply.job']);
 
       // No CLI from here: the driver advances the job on its own.
-      const done = await until('the job to end', async () => {
-        const job = await jobOf(id);
-        return job.state === 'running' ? undefined : job;
-      });
+      const done = await until(
+        'the job to end',
+        async () => {
+          const job = await jobOf(id);
+          return job.state === 'running' ? undefined : job;
+        },
+        async () => {
+          const { state, parts: part, progress } = await jobOf(id);
+          return { state, parts: part, remaining: progress.remaining };
+        },
+      );
       expect(done.state).toBe('done');
       expect(done.error).toBeUndefined();
       expect(done.parts).toBeGreaterThanOrEqual(2);
@@ -133,7 +146,7 @@ describe('an apply that outlives its request', () => {
     } finally {
       await driver.stop();
     }
-  });
+  }, 180_000);
 
   it('answers 404 for a job it does not know, and 400 for what is not a job id', async () => {
     const unknown = await fetch(`${api.url}/mesh/apply-jobs/20260101T000000000Z-000000`);
