@@ -124,7 +124,7 @@ export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFi
     );
   });
 
-const jobPath = z.strictObject({
+export const applyJobPath = z.strictObject({
   id: z.string().regex(applyJobIdPattern, 'an apply job id looks like 20260722T101500123Z-4f2a9c'),
 });
 
@@ -135,7 +135,7 @@ export const applyJobShowHandler = (
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshFileProblem, log: deps.log, refusals: deps.refusals }))
     .handler(async (event) => {
-      const { id } = validate(jobPath, event.pathParameters, 'path');
+      const { id } = validate(applyJobPath, event.pathParameters, 'path');
       return json(200, await readApplyJob(deps, id));
     });
 
