@@ -8,7 +8,16 @@ import {
 } from '../../core/mesh-file/apply-job.ts';
 import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { type Item, itemAbsent, queryAll, TableStore, type TransactItem, transact } from './requests.ts';
+import {
+  allOld,
+  conditionFailed,
+  type Item,
+  itemAbsent,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+} from './requests.ts';
 
 /**
  * Apply jobs (lib/core/mesh-file/apply-job.ts) in the inventory table:
@@ -38,6 +47,7 @@ const filePartKey = (id: string, part: number) => ({
 });
 const filePartBytes = 300 * 1024;
 
+const newJob = itemAbsent;
 const noneRunning = itemAbsent;
 const stillTheStaleJob = '#job = :stale AND heardAt = :heard';
 const ownsRunning = '#job = :id';
@@ -59,16 +69,23 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
     const parts: Buffer[] = [];
     for (let at = 0; at < zipped.length; at += filePartBytes)
       parts.push(zipped.subarray(at, at + filePartBytes));
-    for (const [index, data] of parts.entries())
-      await askStore(store, () =>
-        this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { ...filePartKey(job.id, index), data },
-            ConditionExpression: itemAbsent,
-          }),
-        ),
-      );
+    try {
+      for (const [index, data] of parts.entries())
+        await askStore(store, () =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: { ...filePartKey(job.id, index), data },
+              ConditionExpression: newJob,
+              ...allOld,
+            }),
+          ),
+        );
+    } catch (error) {
+      // an id drawn twice in one millisecond: never another job's file
+      if (conditionFailed(error)) throw new ApplyJobRaceError(job.id, { cause: error });
+      throw error;
+    }
     const items: TransactItem[] = [
       {
         Put: {
@@ -87,7 +104,7 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
         Put: {
           TableName: this.tableName,
           Item: recordItem(job),
-          ConditionExpression: itemAbsent,
+          ConditionExpression: newJob,
         },
       },
     ];
