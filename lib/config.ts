@@ -18,6 +18,8 @@ const configSchema = z.object({
   pushFlowArn: z.string().startsWith('arn:').optional(),
   /** The rollout flow (Standard); absent locally, where the runtime's own driver steps rollouts. */
   rolloutFlowArn: z.string().startsWith('arn:').optional(),
+  /** The apply flow (Standard); absent locally, where the runtime's own driver advances apply jobs. */
+  applyFlowArn: z.string().startsWith('arn:').optional(),
   /** When set, an operator's push runs in the push-run function; otherwise in-process. */
   pushRunnerArn: z.string().startsWith('arn:').optional(),
   /**
@@ -71,6 +73,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     deadLetterQueueUrl: env.MESH_DEAD_LETTER_QUEUE_URL,
     pushFlowArn: env.MESH_PUSH_FLOW_ARN || undefined,
     rolloutFlowArn: env.MESH_ROLLOUT_FLOW_ARN || undefined,
+    applyFlowArn: env.MESH_APPLY_FLOW_ARN || undefined,
     pushRunnerArn: env.MESH_PUSH_RUNNER_ARN || undefined,
     pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
@@ -111,6 +114,7 @@ export function configEnvironment(
     MESH_LOG_LEVEL: config.logLevel,
     ...(config.pushFlowArn ? { MESH_PUSH_FLOW_ARN: config.pushFlowArn } : {}),
     ...(config.rolloutFlowArn ? { MESH_ROLLOUT_FLOW_ARN: config.rolloutFlowArn } : {}),
+    ...(config.applyFlowArn ? { MESH_APPLY_FLOW_ARN: config.applyFlowArn } : {}),
     ...(config.pushRunnerArn ? { MESH_PUSH_RUNNER_ARN: config.pushRunnerArn } : {}),
     ...(config.pushWaitSeconds !== undefined
       ? { MESH_PUSH_WAIT_SECONDS: String(config.pushWaitSeconds) }

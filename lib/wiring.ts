@@ -14,10 +14,7 @@ import { DynamoDBDeliveryReader } from './adapters/dynamodb/delivery-reader.ts';
 import { DynamoDBDisenrolment } from './adapters/dynamodb/disenrolment.ts';
 import { DynamoDBKeyRotation } from './adapters/dynamodb/key-rotation.ts';
 import { DynamoDBLetterLog } from './adapters/dynamodb/letter-log.ts';
-import { DynamoDBLiveMeshReader } from './adapters/dynamodb/live-mesh-reader.ts';
 import { DynamoDBMeshChangeStore } from './adapters/dynamodb/mesh-change-store.ts';
-import { DynamoDBDescribedRevisions } from './adapters/dynamodb/mesh-file-described.ts';
-import { DynamoDBMeshFileWriter } from './adapters/dynamodb/mesh-file-writer.ts';
 import { DynamoDBMeshRemovals } from './adapters/dynamodb/mesh-removals.ts';
 import { DynamoDBMeshViewReader } from './adapters/dynamodb/mesh-view-reader.ts';
 import { DynamoDBModuleVersions } from './adapters/dynamodb/module-versions.ts';
@@ -65,7 +62,6 @@ import { noteQuietly, RecordedPushFlow } from './core/mesh/push-records.ts';
 import { runPushJob } from './core/mesh/push-runs.ts';
 import { pushTaskFunctions } from './core/mesh/push-steps.ts';
 import { MeshService } from './core/mesh/service.ts';
-import { MeshFileService } from './core/mesh-file/service.ts';
 import type {
   DeliveryReader,
   Log,
@@ -82,6 +78,7 @@ import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
 import { type AuditParts, auditBuilders } from './wiring-audit.ts';
+import { type MeshFileParts, meshFileBuilders } from './wiring-mesh-file.ts';
 import { type RolloutParts, rolloutBuilders } from './wiring-rollouts.ts';
 
 /**
@@ -101,8 +98,6 @@ export type Parts = {
   readonly meshService: MeshService;
   readonly meshChanges: MeshChangeStore;
   readonly meshRemovals: MeshRemovals;
-  /** The mesh as a file: export, plan, apply (docs/mesh-file.md). */
-  readonly meshFiles: MeshFileService;
   readonly pushStore: PushStore;
   readonly pushTasks: PushTaskFunctions;
   /** The push flow, keeping the record of every push it runs. */
@@ -145,7 +140,8 @@ export type Parts = {
   /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
   readonly embeddedBroker: EmbeddedBrokerPublisher;
 } & RolloutParts &
-  AuditParts;
+  AuditParts &
+  MeshFileParts;
 
 export type PartsOptions = {
   /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
@@ -177,14 +173,6 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     now: () => () => new Date(),
     meshService: () => new MeshService({ store: parts.meshChanges, removals: parts.meshRemovals }),
     meshChanges: () => new DynamoDBMeshChangeStore(audited()),
-    meshFiles: () =>
-      new MeshFileService({
-        reader: new DynamoDBLiveMeshReader({ client: clients.dynamodb, ...table }),
-        writer: new DynamoDBMeshFileWriter(audited()),
-        removals: parts.meshService,
-        removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
-        described: new DynamoDBDescribedRevisions({ client: clients.dynamodb, ...table }),
-      }),
     meshRemovals: () => new DynamoDBMeshRemovals({ ...tables(), audit: parts.auditTrail }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
     pushTasks: () =>
@@ -289,6 +277,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     embeddedBroker: () => new EmbeddedBrokerPublisher(),
     ...rolloutBuilders(() => parts, clients, config),
     ...auditBuilders(clients, config),
+    ...meshFileBuilders(() => parts, clients, config),
     ...(overridesOf(options.overrides) as object),
   });
   return parts;

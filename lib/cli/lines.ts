@@ -118,6 +118,12 @@ export const cliLines = {
     const next = remainingNodes.length > 0 ? ` (next: ${remainingNodes.slice(0, 3).join(', ')}…)` : '';
     return `applied part ${part}: ${touched} nodes written so far, ${remaining} remain${next}; ${items} items in ${transactions} transactions so far; continuing…`;
   }),
+  applyJob: codedLine<{ readonly job: string }>(
+    'apply.job',
+    'info',
+    ({ job }) =>
+      `the rest goes on as apply job ${job} on the control plane (Ctrl-C leaves it running; follow it with mesh apply --job ${job})`,
+  ),
   applyMoved: codedLine<{ readonly from: string; readonly to: string; readonly moved: MeshMoved }>(
     'apply.moved',
     'error',

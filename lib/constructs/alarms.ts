@@ -3,6 +3,8 @@ import {
   Alarm,
   ComparisonOperator,
   type IAlarmAction,
+  type IMetric,
+  MathExpression,
   Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
@@ -31,7 +33,7 @@ export const signalsNotPublishedMetric = {
 
 export type MeshAlarmsProps = {
   readonly deadLetterQueue: IQueue;
-  /** Every function, by manifest name: each gets an errors and a throttles alarm. */
+  /** Every function, by manifest name: each gets one alarm on its errors and throttles together. */
   readonly functions: ReadonlyMap<string, IFunction>;
   /**
    * Where the alarms go (an SNS topic, say).
@@ -51,8 +53,8 @@ export class MeshAlarms extends Construct {
   public readonly deadLetters: Alarm;
   public readonly lostMessages: Alarm;
   public readonly signalsNotPublished: Alarm;
-  public readonly functionErrors: ReadonlyMap<string, Alarm>;
-  public readonly functionThrottles: ReadonlyMap<string, Alarm>;
+  /** One alarm a function, on its errors and throttles summed: a stack holds at most 500 resources. */
+  public readonly functionFailures: ReadonlyMap<string, Alarm>;
 
   constructor(scope: Construct, id: string, props: MeshAlarmsProps) {
     super(scope, id);
@@ -75,29 +77,33 @@ export class MeshAlarms extends Construct {
       'the push could not publish a node signal to IoT: hosts catch up on reconnect or their safety fetch (6 h)',
       props.alarmAction,
     );
-    const errors = new Map<string, Alarm>();
-    const throttles = new Map<string, Alarm>();
+    const failures = new Map<string, Alarm>();
     for (const [name, fn] of props.functions) {
-      const id = pascalCase(name);
-      errors.set(
-        name,
-        this.anyAbove(`${id}Errors`, fn.metricErrors({ period }), `mesh ${name} failed`, props.alarmAction),
-      );
-      throttles.set(
+      const failed = new MathExpression({
+        expression: 'errors + throttles',
+        usingMetrics: { errors: fn.metricErrors({ period }), throttles: fn.metricThrottles({ period }) },
+        period,
+        label: `${name} errors and throttles`,
+      });
+      failures.set(
         name,
         this.anyAbove(
-          `${id}Throttles`,
-          fn.metricThrottles({ period }),
-          `mesh ${name} was throttled`,
+          `${pascalCase(name)}Failures`,
+          failed,
+          `mesh ${name} failed or was throttled`,
           props.alarmAction,
         ),
       );
     }
-    this.functionErrors = errors;
-    this.functionThrottles = throttles;
+    this.functionFailures = failures;
   }
 
-  private anyAbove(id: string, metric: Metric, description: string, action: IAlarmAction | undefined): Alarm {
+  private anyAbove(
+    id: string,
+    metric: IMetric,
+    description: string,
+    action: IAlarmAction | undefined,
+  ): Alarm {
     const alarm = new Alarm(this, id, {
       metric,
       threshold: 0,

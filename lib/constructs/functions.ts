@@ -193,6 +193,16 @@ export class MeshFunctions extends Construct {
     }
   }
 
+  /** Grants `applyFlow:start` to the functions that list it, and tells them where the flow is. */
+  connectApplyFlow(stateMachine: IStateMachine): void {
+    for (const spec of this.specs) {
+      if (!spec.access.includes('applyFlow:start')) continue;
+      const fn = this.get(spec.name);
+      stateMachine.grantStartExecution(fn);
+      fn.addEnvironment('MESH_APPLY_FLOW_ARN', stateMachine.stateMachineArn);
+    }
+  }
+
   /**
    * Grants `pushRun:invoke` on the `invoke`-triggered push-run function to the functions that
    * list it, and tells them its ARN.

@@ -216,7 +216,7 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
       return;
     default:
       // table accesses above; pushFlow:start by connectPushFlow once the state machine exists,
-      // rolloutFlow:start by connectRolloutFlow,
+      // rolloutFlow:start by connectRolloutFlow, applyFlow:start by connectApplyFlow,
       // pushRun:invoke by connectPushRunner once every function does
       return;
   }

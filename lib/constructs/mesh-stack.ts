@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { steppingFlows } from '../flow/stepping-flows.ts';
 import { type FunctionSpec, functionSpecs, routesOf } from '../functions.ts';
 import { consumerTimeoutSeconds } from '../resources.ts';
 import { rolePolicyNames } from '../roles.ts';
@@ -13,8 +14,8 @@ import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
-import { RolloutStateMachine } from './rollout-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
+import { SteppingStateMachine } from './stepping-flow.ts';
 import { SummaryAggregator } from './summary-aggregator.ts';
 import { MeshTables } from './tables.ts';
 
@@ -52,7 +53,9 @@ export class MeshStack extends Stack {
   public readonly functions: MeshFunctions;
   public readonly pushFlow: PushStateMachine;
   /** The rollout flow, when the manifest has its 'rollout-flow' function. */
-  public readonly rolloutFlow: RolloutStateMachine | undefined;
+  public readonly rolloutFlow: SteppingStateMachine | undefined;
+  /** The apply flow, when the manifest has its 'apply-flow' function. */
+  public readonly applyFlow: SteppingStateMachine | undefined;
   public readonly api: ControlPlaneApi;
   public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
@@ -101,10 +104,14 @@ export class MeshStack extends Stack {
     });
     this.functions.connectPushFlow(this.pushFlow.stateMachine);
     this.functions.connectPushRunner();
-    this.rolloutFlow = specs.some((spec) => spec.trigger === 'rollout-flow')
-      ? new RolloutStateMachine(this, 'RolloutFlow', { specs, functionNamed })
-      : undefined;
+    const stepping = (flow: (typeof steppingFlows)[keyof typeof steppingFlows]) =>
+      specs.some((spec) => spec.trigger === flow.trigger)
+        ? new SteppingStateMachine(this, flow.id, { flow, specs, functionNamed })
+        : undefined;
+    this.rolloutFlow = stepping(steppingFlows.rollout);
     if (this.rolloutFlow) this.functions.connectRolloutFlow(this.rolloutFlow.stateMachine);
+    this.applyFlow = stepping(steppingFlows.apply);
+    if (this.applyFlow) this.functions.connectApplyFlow(this.applyFlow.stateMachine);
 
     this.api = new ControlPlaneApi(this, 'Api', {
       specs,

@@ -7,7 +7,13 @@ import {
   meshPushPlanHandler,
   meshStatusHandler,
 } from '../api/handlers/mesh.ts';
-import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../api/handlers/mesh-file.ts';
+import {
+  applyJobShowHandler,
+  meshApplyAdvanceHandler,
+  meshApplyHandler,
+  meshExportHandler,
+  meshPlanHandler,
+} from '../api/handlers/mesh-file.ts';
 import {
   meshNodeRemoveHandler,
   meshRotateHandler,
@@ -180,9 +186,35 @@ export const meshFunctions = [
       bodyBytes: meshFileBodyBytes,
     },
     // A prune removes nodes as mesh-node-remove does: their identity revoked, their hosts signalled.
-    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
+    // What the request has no time for goes on as a job, in the apply flow.
+    access: [
+      'inventory:scan',
+      'inventory:read',
+      'inventory:write',
+      'hostIdentity:revoke',
+      'signal:publish',
+      'applyFlow:start',
+    ],
     timeoutSeconds: 29,
     handler: meshApplyHandler,
+  },
+  {
+    name: 'apply-job-show',
+    purpose: 'one apply job: its state, options, who asked and its progress, without its file',
+    trigger: 'api',
+    route: { method: 'GET', path: '/mesh/apply-jobs/{id}', auth: 'operator', role: 'viewer' },
+    access: ['inventory:read'],
+    handler: applyJobShowHandler,
+  },
+  {
+    name: 'mesh-apply-advance',
+    purpose: 'apply flow: applies the next part of an apply job in the time it has, and records its progress',
+    trigger: 'apply-flow',
+    // what mesh-apply's request does, part after part
+    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
+    // a part writes until 20 s before the end (lib/core/mesh-file/apply-jobs.ts, advanceMarginMs)
+    timeoutSeconds: 300,
+    handler: meshApplyAdvanceHandler,
   },
   {
     name: 'push-begin',

@@ -10,6 +10,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import type { SteppingTrigger } from '../flow/stepping-flows.ts';
 
 /**
  * What a function may touch; the CDK grants exactly these to its role and nothing else
@@ -29,7 +30,8 @@ import type {
  * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed
  *   and offline nodes that a filtered page of status, the node list or the graph walks.
  * - `inventory:scan`: Scan of the inventory table: the whole live mesh in one pass, read only
- *   by the mesh file's export, plan and apply (lib/adapters/dynamodb/live-mesh-reader.ts).
+ *   by the mesh file's export, plan and apply, and the apply flow's step
+ *   (lib/adapters/dynamodb/live-mesh-reader.ts).
  * - `proofs:write`: PutItem on `proof#` partitions only (the host proof replay guard), so a
  *   host route can remember proof ids without being able to write the inventory.
  * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
@@ -56,6 +58,7 @@ import type {
  *   source mapping needs (ReceiveMessage, DeleteMessage, GetQueueAttributes) and
  *   ChangeMessageVisibility for holds. `deadLetter:inspect`: GetQueueAttributes alone.
  * - `rolloutFlow:start`: StartExecution on the rollout state machine (docs/decisions/rollouts-in-waves.md).
+ * - `applyFlow:start`: StartExecution on the apply state machine (docs/mesh-file.md, "An apply as a job").
  * - `pushFlow:start`: StartSyncExecution on the push state machine; `pushRun:invoke`:
  *   lambda:InvokeFunction on the push-run function alone.
  * - `summary:read`: GetItem and Query on the summary's partitions (`summary#*`) only: the counters.
@@ -92,6 +95,7 @@ export type Access =
   | 'deadLetter:inspect'
   | 'pushFlow:start'
   | 'rolloutFlow:start'
+  | 'applyFlow:start'
   | 'pushRun:invoke'
   | 'pushRun:invoke'
   | 'signal:publish'
@@ -146,6 +150,11 @@ export type StreamHandler = (event: {
   readonly shardId?: string;
 }) => Promise<{ readonly state: Record<string, string> }>;
 export type FlowTaskHandler = (input: unknown) => Promise<unknown>;
+/** A stepping flow's Task: it may bound its work by the invocation's remaining time. */
+export type SteppingTaskHandler = (
+  input: unknown,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+) => Promise<unknown>;
 export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
 export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
 /** A function another one invokes without waiting (InvocationType Event). */
@@ -186,8 +195,8 @@ export type FunctionSpec<Deps = never> =
   | (Common & { readonly trigger: 'authorizer'; readonly handler: (deps: Deps) => AuthorizerHandler })
   | (Common & { readonly trigger: 'queue'; readonly handler: (deps: Deps) => QueueHandler })
   | (Common & { readonly trigger: 'flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
-  /** The rollout flow's one Task (lib/flow/rollout.asl.json): a Standard workflow, not the push flow. */
-  | (Common & { readonly trigger: 'rollout-flow'; readonly handler: (deps: Deps) => FlowTaskHandler })
+  /** A stepping flow's one Task (lib/flow/stepping-flows.ts): a Standard workflow, not the push flow. */
+  | (Common & { readonly trigger: SteppingTrigger; readonly handler: (deps: Deps) => SteppingTaskHandler })
   | (Common & { readonly trigger: 'stream'; readonly handler: (deps: Deps) => StreamHandler })
   | (Common & {
       readonly trigger: 'broker-authorizer';

@@ -18,6 +18,8 @@ if (folder) mkdirSync(folder, { recursive: true });
 export type RecordedCall =
   | { readonly fn: string; readonly target: string; readonly body: string }
   | { readonly fn: string; readonly stand: 'states:StartSyncExecution' | 'lambda:InvokeFunction' }
+  /** A start of a stepping flow (lib/flow/stepping-flows.ts), named by its construct's id. */
+  | { readonly fn: string; readonly stand: 'states:StartExecution'; readonly flow: string }
   | { readonly fn: string; readonly stand: 'iot:Publish'; readonly topic: string; readonly retain: boolean }
   | {
       readonly broker: 'iot:Connect' | 'iot:Subscribe' | 'iot:Receive' | 'iot:Publish';

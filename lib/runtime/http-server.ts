@@ -26,6 +26,11 @@ export type LocalApiOptions = {
   readonly specs?: readonly FunctionSpec<Parts>[];
   /** Files served beside the routes, by exact path (the console). @default none */
   readonly pages?: readonly StaticPage[];
+  /**
+   * The time each handler's context says it has, as a function's timeout would (tests that make
+   * an apply outlive its request). @default 30 s
+   */
+  readonly requestTimeoutMs?: number;
 };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
@@ -52,7 +57,8 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   };
   const host = options.host ?? '127.0.0.1';
   const server = createServer((request, response) => {
-    serve(request, response, { table, pages: options.pages ?? [] }, load).catch((error: unknown) => {
+    const served = { table, pages: options.pages ?? [], timeoutMs: options.requestTimeoutMs };
+    serve(request, response, served, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
       if (!response.headersSent)
         send(response, 500, { error: { code: 'internal', message: 'internal error' } });
@@ -65,7 +71,15 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
 async function serve(
   request: IncomingMessage,
   response: ServerResponse,
-  { table, pages }: { readonly table: readonly Route[]; readonly pages: readonly StaticPage[] },
+  {
+    table,
+    pages,
+    timeoutMs,
+  }: {
+    readonly table: readonly Route[];
+    readonly pages: readonly StaticPage[];
+    readonly timeoutMs: number | undefined;
+  },
   load: (name: string) => ApiHandler,
 ) {
   const url = requestTarget(request.url ?? '/');
@@ -113,7 +127,7 @@ async function serve(
   const handler = load(match.route.handler);
   const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
   const result = await asFunction(match.route.handler, () =>
-    handler(event, localLambdaContext(match.route.handler)),
+    handler(event, localLambdaContext(match.route.handler, timeoutMs)),
   );
   response.writeHead(result.statusCode, flattenHeaders(result));
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);

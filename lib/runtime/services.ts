@@ -1,4 +1,5 @@
 import type { Parts } from '../wiring.ts';
+import { applyJobDriverService } from './apply-job-driver.ts';
 import { embeddedBrokerService } from './broker/broker-service.ts';
 import { controlEventSource } from './event-source-control.ts';
 import { rolloutDriverService } from './rollout-driver.ts';
@@ -19,4 +20,5 @@ export const localServices: LocalService[] = [
   embeddedBrokerService,
   summaryStreamSource,
   rolloutDriverService,
+  applyJobDriverService,
 ];

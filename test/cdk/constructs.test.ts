@@ -590,16 +590,28 @@ describe('MeshAlarms', () => {
     });
   });
 
-  it('alarms on errors and throttles of every function', () => {
+  it('alarms on errors and throttles of every function, summed in one alarm a function', () => {
+    const metric = (fn: string, id: string, metricName: string) =>
+      Match.objectLike({
+        Id: id,
+        MetricStat: Match.objectLike({
+          Metric: {
+            Namespace: 'AWS/Lambda',
+            MetricName: metricName,
+            Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(fn) } }],
+          },
+        }),
+      });
     for (const spec of fixtureSpecs) {
-      for (const metric of ['Errors', 'Throttles']) {
-        template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-          Namespace: 'AWS/Lambda',
-          MetricName: metric,
-          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(spec.name) } }],
-          Threshold: 0,
-        });
-      }
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Metrics: Match.arrayWith([
+          Match.objectLike({ Expression: 'errors + throttles' }),
+          metric(spec.name, 'errors', 'Errors'),
+          metric(spec.name, 'throttles', 'Throttles'),
+        ]),
+        Threshold: 0,
+        ComparisonOperator: 'GreaterThanThreshold',
+      });
     }
   });
 });

@@ -16,6 +16,7 @@ const names = {
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
   ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
+  ...(stack.applyFlow ? { [logicalId(stack, stack.applyFlow.stateMachine)]: 'applyFlow' } : {}),
   ...Object.fromEntries(
     [...stack.functions.functions].map(([name, fn]) => [logicalId(stack, fn), `function:${name}`]),
   ),
@@ -84,6 +85,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'deadLetter:inspect': each(['sqs:GetQueueAttributes'], 'deadLetter'),
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
   'rolloutFlow:start': each(['states:StartExecution'], 'rolloutFlow'),
+  'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
@@ -121,12 +123,18 @@ describe('the grants of the deployed roles', () => {
 
   it('hold no DynamoDB or SQS action that no code calls, and nothing on an index but the node list and the sparse view lists', () => {
     const all = functionSpecs.flatMap((spec) => grantsOfFunction(spec.name));
-    // The mesh file's routes alone read the whole mesh (lib/adapters/dynamodb/live-mesh-reader.ts),
-    // and the summary's rebuild (docs/decisions/summary-from-the-stream.md).
+    // The mesh file's routes and the apply flow's step alone read the whole mesh
+    // (lib/adapters/dynamodb/live-mesh-reader.ts), and the summary's rebuild (docs/decisions/summary-from-the-stream.md).
     const scanners = functionSpecs
       .filter((spec) => grantsOfFunction(spec.name).some((line) => line.includes(':Scan ')))
       .map((spec) => spec.name);
-    expect(scanners.sort()).toEqual(['mesh-apply', 'mesh-export', 'mesh-plan', 'mesh-summary-rebuild']);
+    expect(scanners.sort()).toEqual([
+      'mesh-apply',
+      'mesh-apply-advance',
+      'mesh-export',
+      'mesh-plan',
+      'mesh-summary-rebuild',
+    ]);
     for (const unused of ['DescribeTable', 'GetQueueUrl'])
       expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
     // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts)

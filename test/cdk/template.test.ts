@@ -144,6 +144,29 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
     );
   });
 
+  it('an apply flow of another type or definition, or whose step is filled with another function', async () => {
+    const stack = changed((template) => {
+      const machine = resource(template, 'AWS::StepFunctions::StateMachine', /ApplyFlow/);
+      machine.StateMachineType = 'EXPRESS';
+      machine.DefinitionString = '{"StartAt":"Done","States":{"Done":{"Type":"Succeed"}}}';
+      delete machine.DefinitionS3Location;
+      delete machine.Definition;
+      const substitutions = machine.DefinitionSubstitutions as Record<string, unknown>;
+      const rollout = resource(template, 'AWS::StepFunctions::StateMachine', /RolloutFlow/);
+      substitutions.MeshApplyAdvanceFunctionArn = (
+        rollout.DefinitionSubstitutions as Record<string, unknown>
+      ).RolloutAdvanceFunctionArn;
+    });
+
+    expect(await checkTemplate(stack)).toEqual(
+      expect.arrayContaining([
+        'ApplyFlow/StateMachine: EXPRESS, where an apply job whose parts outlast five minutes needs STANDARD',
+        'ApplyFlow/StateMachine: its definition is not lib/flow/apply.asl.json',
+        'ApplyFlow/StateMachine: ${MeshApplyAdvanceFunctionArn} is rollout-advance, not mesh-apply-advance',
+      ]),
+    );
+  });
+
   it('a broker decision IAM’s evaluator does not share, for the policies the authorizer answered', async () => {
     const own = 'arn:aws:iot:us-east-1:000000000000:topicfilter/mesh/nodes/app/signal';
     const policies = [

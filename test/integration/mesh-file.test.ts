@@ -23,7 +23,7 @@ async function call(
   };
   return { status: answer.statusCode, body: JSON.parse(answer.body) };
 }
-const post = (handler: typeof meshPlanHandler, parts: Parts, body: object) =>
+const post = (handler: Parameters<typeof call>[0], parts: Parts, body: object) =>
   call(handler, parts, { body: JSON.stringify(body) });
 const exportOf = async (parts: Parts, format = 'yaml') =>
   (await call(meshExportHandler, parts, { queryStringParameters: { format } })).body.file as string;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { functionSpecs } from '../../lib/functions.ts';
 import { localResourceNames, type ResourceNames } from '../../lib/resources.ts';
 import type { RecordedCall } from '../../lib/runtime/call-record.ts';
+import { displayName } from './assembly.ts';
 import { type CallContext, readAwsCall, type TableKeys } from './aws-requests.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { RehearsalProblem } from './problems.ts';
@@ -182,6 +183,17 @@ function accessesOf(
       { action: 'iot:Publish', resource },
       ...(record.retain ? [{ action: 'iot:RetainPublish', resource }] : []),
     ];
+  }
+  if (record.stand === 'states:StartExecution') {
+    const template = stack.assembly.template;
+    const machine = Object.keys(template.Resources).find(
+      (id) =>
+        template.Resources[id]?.Type === 'AWS::StepFunctions::StateMachine' &&
+        displayName(template, id).startsWith(`${record.flow}/`),
+    );
+    const arn = machine ? stack.references.identity(machine)?.attributes.Arn : undefined;
+    if (!arn) throw new RehearsalProblem('iam', `states:StartExecution: the template has no ${record.flow}`);
+    return [{ action: 'states:StartExecution', resource: arn }];
   }
   const target =
     record.stand === 'states:StartSyncExecution'

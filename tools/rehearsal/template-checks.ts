@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { pushTasks, readPushDefinition, substitutionFor } from '../../lib/flow/push-definition.ts';
+import { steppingFlows } from '../../lib/flow/stepping-flows.ts';
 import { type FunctionSpec, functionSpecs, routesOf } from '../../lib/functions.ts';
 import { consumerTimeoutSeconds, controlQueue } from '../../lib/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { referencedId } from './references.ts';
-import { checkRolloutFlow } from './rollout-flow-checks.ts';
 import type { JudgedStack } from './stack.ts';
+import { checkSteppingFlow } from './stepping-flow-checks.ts';
 import { checkStreamSource, readsAStream } from './stream-checks.ts';
 
 /**
@@ -26,7 +27,8 @@ export async function checkTemplate(
     ...(await checkRoutes(stack, specs)),
     ...(await checkAuthorizers(stack, specs)),
     ...(await checkPushFlow(stack)),
-    ...(await checkRolloutFlow(stack, specs, roleMay)),
+    ...(await checkSteppingFlow(stack, specs, roleMay, steppingFlows.rollout)),
+    ...(await checkSteppingFlow(stack, specs, roleMay, steppingFlows.apply)),
     ...(await checkEventSource(stack, specs)),
     ...(await checkStreamSource(stack, specs, roleMay)),
   ];
@@ -189,13 +191,14 @@ async function checkAuthorizers(stack: JudgedStack, specs: readonly FunctionSpec
 
 async function checkPushFlow(stack: JudgedStack): Promise<string[]> {
   const template = stack.assembly.template;
-  // the rollout flow (lib/constructs/rollout-flow.ts) is the other state machine
+  // the stepping flows (lib/constructs/stepping-flow.ts) are the other state machines
+  const stepping = Object.values(steppingFlows).map((flow) => `${flow.id}/`);
   const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine').filter(
-    ([id]) => !displayName(template, id).startsWith('RolloutFlow/'),
+    ([id]) => !stepping.some((prefix) => displayName(template, id).startsWith(prefix)),
   );
   if (machines.length !== 1)
     return [
-      `the template has ${machines.length} state machines besides the rollout flow, where the push flow is one`,
+      `the template has ${machines.length} state machines besides the stepping flows, where the push flow is one`,
     ];
   const [id, machine] = machines[0] as [string, CfnResource];
   const where = displayName(template, id);

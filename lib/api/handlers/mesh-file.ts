@@ -3,9 +3,17 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import * as z from 'zod';
 import { pageOfLists, pageOfText } from '../../core/answer-pages.ts';
 import { meshErrors } from '../../core/mesh/errors.ts';
+import { applyJobIdPattern } from '../../core/mesh-file/apply-job.ts';
+import {
+  type ApplyJobDeps,
+  advanceApplyJob,
+  applyOrStartJob,
+  readApplyJob,
+} from '../../core/mesh-file/apply-jobs.ts';
 import { meshFileErrors } from '../../core/mesh-file/errors.ts';
 import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
 import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
+import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
 import type { MeshFileService } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
@@ -93,16 +101,49 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
   });
 
 /**
- * POST /mesh/apply: plans and applies. What does not fit the request's time is left, and the
- * answer says so (`complete: false`): the next request plans the rest from the mesh as it is then.
+ * POST /mesh/apply: plans and applies what fits the request's time. When that is not all, the
+ * rest goes on as an apply job (docs/mesh-file.md, "An apply as a job"): the answer says
+ * `complete: false` with the part's progress and the job's id, and the apply flow carries on.
  */
-export const meshApplyHandler = (deps: MeshFileDeps) =>
+export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
   edge(deps, async (event, context) => {
     const body = parseBody(event, applyBody, meshFileBodyBytes);
     const timed = typeof context?.getRemainingTimeInMillis === 'function';
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    const outcome = await deps.meshFiles.apply({ ...body, ...(until ? { until } : {}), by: actorOf(event) });
-    return json(200, boundedOutcome(outcome, pageBytes), { 'mesh-revision': outcome.plan.revision });
+    const { outcome, job } = await applyOrStartJob(deps, {
+      ...body,
+      ...(until ? { until } : {}),
+      by: actorOf(event),
+    });
+    return json(
+      200,
+      { ...boundedOutcome(outcome, pageBytes), ...(job ? { job } : {}) },
+      { 'mesh-revision': outcome.plan.revision },
+    );
   });
+
+export const applyJobPath = z.strictObject({
+  id: z.string().regex(applyJobIdPattern, 'an apply job id looks like 20260722T101500123Z-4f2a9c'),
+});
+
+/** GET /mesh/apply-jobs/{id}: an apply job's record, without its file. */
+export const applyJobShowHandler = (
+  deps: { readonly applyJobs: ApplyJobStore; readonly log?: Log } & Refusing,
+) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshFileProblem, log: deps.log, refusals: deps.refusals }))
+    .handler(async (event) => {
+      const { id } = validate(applyJobPath, event.pathParameters, 'path');
+      return json(200, await readApplyJob(deps, id));
+    });
+
+/** The apply flow's Task (lib/flow/apply.asl.json): the next part of a job, in the invocation's time. */
+export const meshApplyAdvanceHandler =
+  (deps: Omit<ApplyJobDeps, 'applyFlow'> & { readonly log: Log }) =>
+  (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) =>
+    advanceApplyJob(deps, input, context?.getRemainingTimeInMillis?.() ?? advanceWithoutContextMs);
+
+/** A part's time when no invocation says how much it has (a test calling the handler bare). */
+const advanceWithoutContextMs = 60_000;

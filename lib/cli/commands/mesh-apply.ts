@@ -5,6 +5,7 @@ import { type ApiClient, problemError } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { followApplyJob, sayStarted, wholeOutcome } from './apply-job.ts';
 import { type ApplyOptions, answered, bodyOf } from './mesh-file.ts';
 import { planPages } from './mesh-file-pages.ts';
 
@@ -22,11 +23,10 @@ function savedPlan(output: Output, path: string): ApplyPlan | ExitCode {
 }
 
 /**
- * Applies in as many requests as it takes: each applies what fits its time and says whether it
- * is complete, which nodes it wrote and which remain; the next plans the rest again from the
- * mesh as it is (a saved plan's revision holds for the first only, since the first moves the
- * mesh on). A saved plan refused as stale is compared with a plan of the file now, to say what
- * moved in between.
+ * Applies in one request what fits its time; when that is not all, the answer names the apply
+ * job the control plane carries on with (docs/mesh-file.md, "An apply as a job"), and the job is
+ * followed to its end, a line a part (or, with --no-wait, named and let go). A saved plan refused
+ * as stale is compared with a plan of the file now, to say what moved in between.
  */
 export async function applyAll(
   api: ApiClient,
@@ -39,49 +39,23 @@ export async function applyAll(
   if (typeof saved === 'number') return saved;
   const revision = saved?.revision ?? options.revision;
   const digest = saved?.digest ?? options.digest;
-  const total = { transactions: 0, items: 0, relations: 0, modules: 0, nodes: 0, touched: 0 };
-  let first: BoundedApplyOutcome | undefined;
-  for (let request = 1; ; request++) {
-    const held = request === 1 ? { ...(revision ? { revision } : {}), ...(digest ? { digest } : {}) } : {};
-    const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
-    const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
-    if (answer.status === 409 && code === 'stale_plan' && saved) {
-      const now = await planPages(api, output, options, body);
-      if (typeof now !== 'number') {
-        const moved = whatMoved(saved, now);
-        output.say(cliLines.applyMoved, { from: saved.revision, to: now.revision, moved });
-      }
-      throw problemError(answer);
+  const held = { ...(revision ? { revision } : {}), ...(digest ? { digest } : {}) };
+  const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
+  const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
+  if (answer.status === 409 && code === 'stale_plan' && saved) {
+    const now = await planPages(api, output, options, body);
+    if (typeof now !== 'number') {
+      const moved = whatMoved(saved, now);
+      output.say(cliLines.applyMoved, { from: saved.revision, to: now.revision, moved });
     }
-    const outcome = answered<BoundedApplyOutcome>(output, options, answer);
-    if (typeof outcome === 'number') return outcome;
-    first ??= outcome;
-    total.transactions += outcome.written.transactions;
-    total.items += outcome.written.items;
-    total.relations += outcome.removed.relations;
-    total.modules += outcome.removed.modules;
-    total.nodes += outcome.removed.nodes;
-    total.touched += outcome.progress.touched;
-    if (outcome.complete) {
-      // What the first plan said is what was applied; the counts are every request's.
-      return {
-        plan: first.plan,
-        planCounts: first.planCounts,
-        planCut: first.planCut,
-        complete: true,
-        removed: { relations: total.relations, modules: total.modules, nodes: total.nodes },
-        written: { transactions: total.transactions, items: total.items },
-        progress: { ...outcome.progress, touched: total.touched },
-      };
-    }
-    output.say(cliLines.applyProgress, {
-      part: request,
-      items: total.items,
-      transactions: total.transactions,
-      touched: total.touched,
-      touchedNodes: outcome.progress.touchedNodes,
-      remaining: outcome.progress.remaining,
-      remainingNodes: outcome.progress.remainingNodes,
-    });
+    throw problemError(answer);
   }
+  const first = answered<BoundedApplyOutcome & { job?: { id: string } }>(output, options, answer);
+  if (typeof first === 'number' || first.complete || !first.job) return first;
+  sayStarted(output, first, first.job.id);
+  if (options.wait === false) {
+    output.result(first);
+    return ExitCode.ok;
+  }
+  return wholeOutcome(first, await followApplyJob(api, output, first.job.id, 1));
 }

@@ -9,6 +9,7 @@ import { action } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { followApplyJob, printJob } from './apply-job.ts';
 import { applyAll } from './mesh-apply.ts';
 import { exportText, planPages } from './mesh-file-pages.ts';
 import { finished, followPush } from './push.ts';
@@ -27,6 +28,8 @@ export type ApplyOptions = FileOptions &
     revision?: string;
     digest?: string;
     fromPlan?: string;
+    /** Follow this apply job instead of applying a file. */
+    job?: string;
   };
 
 /** `mesh diff`'s exits: 0 same, 1 differs, 2.. errors as everywhere else; an unexpected failure is 10. */
@@ -79,7 +82,11 @@ export function registerMeshFileCommands(program: Command): void {
     .description(
       'make the mesh match FILE: add what it lacks; with --prune remove what the file does not hold',
     )
-    .requiredOption('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option(
+      '--job <id>',
+      'follow an apply job to its end, instead of applying a file (with --push: then push)',
+    )
     .option('--plan', 'print the plan, and write nothing', false)
     .option('--prune', 'remove what the mesh holds and the file does not (drift)', false)
     .option('--allow-mass-removal', 'with --prune: let it remove more than 10% of nodes or relations', false)
@@ -90,9 +97,24 @@ export function registerMeshFileCommands(program: Command): void {
       'apply a plan saved by --plan --json only if the mesh has not moved; if it has, say what moved',
     )
     .option('--push', 'push the nodes left behind once the apply is done', false)
-    .option('--no-wait', 'with --push --waves: answer the rollout id at once, and let it run')
+    .option(
+      '--no-wait',
+      'print the apply job id (when the apply outlives its request) or, with --push --waves, the rollout id, and let it run',
+    )
     .action(
       action(async ({ api, output }, options: ApplyOptions) => {
+        if ((options.file === undefined) === (options.job === undefined)) {
+          const problem = 'give the mesh file (-f FILE) or an apply job to follow (--job ID), one of them';
+          output.say(cliLines.usage, { argument: '--file', problem });
+          return ExitCode.usage;
+        }
+        const fileOnly = [options.plan, options.prune, options.revision, options.digest, options.fromPlan];
+        if (options.job !== undefined && fileOnly.some((o) => o !== undefined && o !== false)) {
+          const problem =
+            'follows a job started already: --plan, --prune, --revision, --digest and --from-plan go with -f';
+          output.say(cliLines.usage, { argument: '--job', problem });
+          return ExitCode.usage;
+        }
         if (options.allowMassRemoval && !options.prune) {
           output.say(cliLines.usage, { argument: '--allow-mass-removal', problem: 'goes with --prune' });
           return ExitCode.usage;
@@ -111,11 +133,20 @@ export function registerMeshFileCommands(program: Command): void {
           printPlan(output, plan);
           return ExitCode.ok;
         }
-        const outcome = await applyAll(api, output, options);
-        if (typeof outcome === 'number') return outcome;
-        output.result(outcome);
-        printApplied(output, outcome);
-        if (!options.push || outcome.planCounts.behind === 0) return ExitCode.ok;
+        let behind: number;
+        if (options.job !== undefined) {
+          const job = await followApplyJob(api, output, options.job);
+          output.result(job);
+          printJob(output, job);
+          behind = job.plan.counts.behind ?? 0;
+        } else {
+          const outcome = await applyAll(api, output, options);
+          if (typeof outcome === 'number') return outcome;
+          output.result(outcome);
+          printApplied(output, outcome);
+          behind = outcome.planCounts.behind ?? 0;
+        }
+        if (!options.push || behind === 0) return ExitCode.ok;
         if (options.waves !== undefined)
           return startRollout(api, output, { behind: true, ...waveBody(options) }, options.wait);
         return pushBehind(api, output);

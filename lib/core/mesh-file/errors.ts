@@ -1,4 +1,5 @@
-import { ErrorTable, refused } from '../error-table.ts';
+import { ErrorTable, internal, refused } from '../error-table.ts';
+import { ApplyJobNotFoundError, ApplyJobRaceError, ApplyJobRunningError } from './apply-job.ts';
 import { ExportMovedError } from './pages.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
@@ -22,4 +23,10 @@ export const meshFileErrors = new ErrorTable({
   ExportMovedError: refused(ExportMovedError, 409, 'mesh_moved', {
     details: (e) => ({ exported: e.exported, current: e.current }),
   }),
+  ApplyJobRunningError: refused(ApplyJobRunningError, 409, 'apply_job_running', {
+    details: (e) => ({ job: e.job }),
+  }),
+  ApplyJobNotFoundError: refused(ApplyJobNotFoundError, 404, 'apply_job_not_found'),
+  // caught by the advance that lost, which leaves the job to the one that won
+  ApplyJobRaceError: internal(ApplyJobRaceError),
 });

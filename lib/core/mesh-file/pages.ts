@@ -61,7 +61,7 @@ const keptAtFirst = 1000;
 
 /**
  * The answer of one apply request within a page: an apply cannot be asked for its second page
- * (the next request plans from the mesh the first one changed), so when the plan does not fit,
+ * (the apply job's next part plans from the mesh the first one changed), so when the plan does not fit,
  * each of its lists keeps its first names (as many as fit, the same number for every list) and
  * `planCounts` says how long each is. `POST /mesh/plan` shows the plan whole, page by page.
  */

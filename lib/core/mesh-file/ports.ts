@@ -1,4 +1,5 @@
 import type { Actor } from '../audit/record.ts';
+import type { ApplyJob, RunningApplyJob } from './apply-job.ts';
 import type { LiveMesh } from './mesh.ts';
 import type { ApplyPlan } from './plan.ts';
 
@@ -53,4 +54,24 @@ export interface MeshFileWriter {
     reading: LiveMeshReading,
     options: { readonly until?: number; readonly by: Actor },
   ): Promise<WriteOutcome>;
+}
+
+/**
+ * Apply jobs and their files (lib/adapters/dynamodb/apply-jobs.ts). One runs at a time: `start`
+ * refuses (ApplyJobRunningError) while another holds the running item, unless that one is
+ * `takingOver`, a stale job (apply-job.ts), which it ends `failed`. `record` writes the job's next
+ * state only if no part was recorded since `seenParts` (ApplyJobRaceError), and lets the running
+ * item go when the job ends.
+ */
+export interface ApplyJobStore {
+  running(): Promise<RunningApplyJob | undefined>;
+  start(job: ApplyJob, file: string, takingOver?: RunningApplyJob): Promise<void>;
+  read(id: string): Promise<ApplyJob | undefined>;
+  load(id: string): Promise<{ readonly job: ApplyJob; readonly file: string } | undefined>;
+  record(next: ApplyJob, seenParts: number): Promise<void>;
+}
+
+/** Starts the apply flow for a job (lib/flow/apply.asl.json on AWS; the local runtime's driver here). */
+export interface ApplyFlow {
+  started(id: string): Promise<void>;
 }

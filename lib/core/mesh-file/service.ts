@@ -41,7 +41,7 @@ export type ApplyOutcome = {
   readonly complete: boolean;
   readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
   readonly written: WriteTally;
-  /** The nodes this request wrote facts of or removed, and those of the plan it left for the next. */
+  /** The nodes this part wrote facts of or removed, and those of the plan it left for the next part. */
   readonly progress: ApplyProgress;
 };
 
@@ -81,8 +81,8 @@ function progressOf(plan: ApplyPlan, touched: ReadonlySet<string>, complete: boo
 }
 
 /**
- * The last file checked, with the live kinds it was checked against: `mesh apply` sends the same
- * file with every part of an apply, and checking it (parsing with positions for its problems) is
+ * The last file checked, with the live kinds it was checked against: every part of an apply job
+ * applies the same file, and checking it (parsing with positions for its problems) is
  * the largest fixed cost of a request at 10,000 nodes (docs/mesh-file.md, "Figures"), paid
  * before any write. The check is pure, so the same text and kinds give the same result; and
  * the kinds only fill in the modules the file gives none, so a good file checked against other

@@ -30,4 +30,14 @@ export const pushLines = {
     'warn',
     ({ rollout, reason }) => `rollout ${rollout}: a step failed (${reason}); the next tick takes it again`,
   ),
+  applyJobFailed: codedLine<{ readonly job: string; readonly reason: string }>(
+    'apply.job-failed',
+    'error',
+    ({ job }) => `apply job ${job} failed unexpectedly; its record says \`internal\``,
+  ),
+  applyJobStepFailed: codedLine<{ readonly job: string; readonly reason: string }>(
+    'apply.job-step-failed',
+    'warn',
+    ({ job, reason }) => `apply job ${job}: a part failed (${reason}); it is taken again`,
+  ),
 } as const;

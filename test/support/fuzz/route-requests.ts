@@ -16,7 +16,7 @@ import {
   nodeAddBody,
   nodeParams,
 } from '../../../lib/api/handlers/mesh.ts';
-import { applyBody, exportQuery, planBody } from '../../../lib/api/handlers/mesh-file.ts';
+import { applyBody, applyJobPath, exportQuery, planBody } from '../../../lib/api/handlers/mesh-file.ts';
 import {
   assignmentPath,
   cascadeQuery,
@@ -65,6 +65,7 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-export': { query: exportQuery },
   'mesh-plan': { body: planBody },
   'mesh-apply': { body: applyBody },
+  'apply-job-show': { path: applyJobPath },
   'mesh-declaration': { path: nodeParams },
   enrol: { body: enrolBody },
   'token-issue': { path: nodePath, body: issueTokenBody },

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { LocalApplyFlow } from '../../../lib/adapters/stepfunctions/local-apply-flow.ts';
 import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
 import { joinListPages, pageOfLists, pageOfText } from '../../../lib/core/answer-pages.ts';
 import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/core/mesh-file/index.ts';
@@ -7,6 +8,7 @@ import { type BoundedApplyOutcome, planCountsOf, planListPaths } from '../../../
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
 import { pageBytes } from '../../../lib/core/view-pages.ts';
+import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
 
 /** The rule of docs/http-api.md: no answer over 1 MB. */
 const oneMiB = 1024 * 1024;
@@ -150,7 +152,15 @@ describe('GET /mesh/export and POST /mesh/plan a page at a time', { timeout: 60_
     const file = 'version: 1\ngroups:\n  new:\n    nodes: new-[00001-04000]\n    modules:\n      nginx: {}\n';
     const { plan: whole } = await service.plan({ file });
     expect(Buffer.byteLength(JSON.stringify(whole))).toBeGreaterThan(2 * oneMiB);
-    const answer = await ask(meshApplyHandler({ meshFiles: service }), { body: JSON.stringify({ file }) });
+    const answer = await ask(
+      meshApplyHandler({
+        meshFiles: service,
+        applyJobs: new MemoryApplyJobs(),
+        applyFlow: new LocalApplyFlow(),
+        now: () => new Date(),
+      }),
+      { body: JSON.stringify({ file }) },
+    );
     expect(answer.status).toBe(200);
     expect(answer.bytes).toBeLessThanOrEqual(oneMiB);
     const outcome = answer.body as unknown as BoundedApplyOutcome;

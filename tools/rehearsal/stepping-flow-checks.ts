@@ -1,40 +1,40 @@
 import { readFileSync } from 'node:fs';
 import { functionArnPlaceholder } from '../../lib/constructs/names.ts';
 import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
-import { rolloutFlowAslPath } from '../../lib/constructs/rollout-flow.ts';
+import type { SteppingFlow } from '../../lib/flow/stepping-flows.ts';
 import type { FunctionSpec } from '../../lib/functions.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { JudgedStack, RoleMay } from './stack.ts';
 
 /**
- * The rollout flow of the template (lib/constructs/rollout-flow.ts) held to its ASL file: one
- * Standard state machine (a rollout waits on hosts far longer than Express's five minutes), its
- * definition the file byte for byte, each placeholder filled with the 'rollout-flow' function it
- * names and nothing else filled, and its role allowed to invoke each.
+ * A stepping flow of the template (lib/constructs/stepping-flow.ts: the rollout's, the apply
+ * job's) held to its ASL file: one Standard state machine (its job outlasts Express's five
+ * minutes), its definition the file byte for byte, each placeholder filled with the function of
+ * the flow's trigger it names and nothing else filled, and its role allowed to invoke each.
  */
-export async function checkRolloutFlow(
+export async function checkSteppingFlow(
   stack: JudgedStack,
   specs: readonly FunctionSpec[],
   roleMay: RoleMay,
+  flow: SteppingFlow,
 ): Promise<string[]> {
   const template = stack.assembly.template;
   const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine').filter(([id]) =>
-    displayName(template, id).startsWith('RolloutFlow/'),
+    displayName(template, id).startsWith(`${flow.id}/`),
   );
-  if (machines.length !== 1) return [`the template has ${machines.length} rollout flows, where it needs one`];
+  if (machines.length !== 1)
+    return [`the template has ${machines.length} ${flow.trigger}s, where it needs one`];
   const [id, machine] = machines[0] as [string, CfnResource];
   const where = displayName(template, id);
   const p = machine.Properties ?? {};
   const findings: string[] = [];
   if (p.StateMachineType !== 'STANDARD')
-    findings.push(
-      `${where}: ${String(p.StateMachineType)}, where a rollout that waits on hosts needs STANDARD`,
-    );
-  const file = readFileSync(rolloutFlowAslPath, 'utf8');
+    findings.push(`${where}: ${String(p.StateMachineType)}, where ${flow.standardFor} needs STANDARD`);
+  const file = readFileSync(flow.aslPath, 'utf8');
   const key = (p.DefinitionS3Location as { Key?: string } | undefined)?.Key;
   const asset = key ? stack.assembly.assetFile(key) : undefined;
   const deployed = asset ? readFileSync(asset, 'utf8') : stringOf(p.Definition ?? p.DefinitionString);
-  if (deployed !== file) findings.push(`${where}: its definition is not lib/flow/rollout.asl.json`);
+  if (deployed !== file) findings.push(`${where}: its definition is not ${flow.aslFile}`);
   const substitutions = (p.DefinitionSubstitutions ?? {}) as Record<string, unknown>;
   const placeholders = aslPlaceholders(file);
   const role = arnOf(p.RoleArn);
@@ -43,9 +43,9 @@ export async function checkRolloutFlow(
     const named = [...stack.functions.values()].find(
       (fn) => fn.logicalId === arnOf(substitutions[placeholder]),
     );
-    if (spec?.trigger !== 'rollout-flow' || named?.name !== spec.name) {
+    if (spec?.trigger !== flow.trigger || named?.name !== spec.name) {
       findings.push(
-        `${where}: \${${placeholder}} is ${named?.name ?? 'no function'}, not ${spec?.name ?? 'a rollout-flow function'}`,
+        `${where}: \${${placeholder}} is ${named?.name ?? 'no function'}, not ${spec?.name ?? `a ${flow.trigger} function`}`,
       );
       continue;
     }

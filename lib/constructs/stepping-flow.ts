@@ -1,21 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import type { SteppingFlow } from '../flow/stepping-flows.ts';
 import type { FunctionSpec } from '../functions.ts';
 import { acknowledge } from './nag.ts';
 import { functionArnPlaceholder, throwIfProblems } from './names.ts';
 import { aslPlaceholders } from './push-flow.ts';
 
-/** The rollout flow's definition (docs/decisions/rollouts-in-waves.md). */
-export const rolloutFlowAslPath = fileURLToPath(new URL('../flow/rollout.asl.json', import.meta.url));
-
-export type RolloutFlowProps = {
-  /** The manifest; the definition's one placeholder names its 'rollout-flow' function. */
+export type SteppingFlowProps = {
+  /** Which flow (lib/flow/stepping-flows.ts): its ASL file and the trigger of its one function. */
+  readonly flow: SteppingFlow;
+  /** The manifest; the definition's one placeholder names its function of the flow's trigger. */
   readonly specs: readonly FunctionSpec[];
   readonly functionNamed: (name: string) => IFunction;
   /** @default RetentionDays.ONE_MONTH */
@@ -23,34 +22,35 @@ export type RolloutFlowProps = {
 };
 
 /**
- * The rollout flow as a Step Functions Standard state machine: a rollout waits for its hosts far
- * longer than Express's five minutes, and a Standard execution runs for up to a year. One
- * execution per rollout started or resumed (its id and record version as the name). Policy fixed
- * here: events logged (without their data: a record can be long), tracing on, invoke rights only
- * on the one function the definition names.
+ * A stepping flow (the rollout's, the apply job's) as a Step Functions Standard state machine: a
+ * rollout waits for its hosts, and an apply's parts run, far longer than Express's five minutes,
+ * and a Standard execution runs for up to a year. One execution per job started (the job's id
+ * in its name). Policy fixed here: events logged (without their data: a record can be long),
+ * tracing on, invoke rights only on the one function the definition names.
  */
-export class RolloutStateMachine extends Construct {
+export class SteppingStateMachine extends Construct {
   public readonly stateMachine: StateMachine;
   public readonly logGroup: LogGroup;
 
-  constructor(scope: Construct, id: string, props: RolloutFlowProps) {
+  constructor(scope: Construct, id: string, props: SteppingFlowProps) {
     super(scope, id);
-    const text = readFileSync(rolloutFlowAslPath, 'utf8');
+    const { aslPath, trigger } = props.flow;
+    const text = readFileSync(aslPath, 'utf8');
     const byPlaceholder = new Map(props.specs.map((spec) => [functionArnPlaceholder(spec.name), spec]));
     const problems: string[] = [];
     const invoked: IFunction[] = [];
     const substitutions: Record<string, string> = {};
     for (const placeholder of aslPlaceholders(text)) {
       const spec = byPlaceholder.get(placeholder);
-      if (spec?.trigger !== 'rollout-flow') {
-        problems.push(`\${${placeholder}} names no 'rollout-flow' function of the manifest`);
+      if (spec?.trigger !== trigger) {
+        problems.push(`\${${placeholder}} names no '${trigger}' function of the manifest`);
         continue;
       }
       const fn = props.functionNamed(spec.name);
       substitutions[placeholder] = fn.functionArn;
       invoked.push(fn);
     }
-    throwIfProblems('RolloutStateMachine', problems);
+    throwIfProblems('SteppingStateMachine', problems);
 
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention ?? RetentionDays.ONE_MONTH,
@@ -58,7 +58,7 @@ export class RolloutStateMachine extends Construct {
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
-      definitionBody: DefinitionBody.fromFile(rolloutFlowAslPath),
+      definitionBody: DefinitionBody.fromFile(aslPath),
       definitionSubstitutions: substitutions,
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,

@@ -1,0 +1,5 @@
+import { applyJobShowHandler } from '../lib/api/handlers/mesh-file.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = applyJobShowHandler(partsFor(readConfig()));

@@ -1,0 +1,206 @@
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type ApplyJob,
+  ApplyJobRaceError,
+  ApplyJobRunningError,
+  type RunningApplyJob,
+} from '../../core/mesh-file/apply-job.ts';
+import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
+import { askStore } from '../../core/unavailable.ts';
+import {
+  allOld,
+  conditionFailed,
+  type Item,
+  itemAbsent,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+} from './requests.ts';
+
+/**
+ * Apply jobs (lib/core/mesh-file/apply-job.ts) in the inventory table:
+ *
+ * | pk                     | sk           | attributes |
+ * |------------------------|--------------|------------|
+ * | `mesh#apply-job`       | `running`    | job (its id), heardAt: present exactly while a job runs |
+ * | `mesh#apply-job#<id>`  | `record`     | state, parts (N), job: the record (M) |
+ * | `mesh#apply-job#<id>`  | `file#<nnn>` | data (B): the file's text gzipped, cut in parts of at most 300 KB |
+ *
+ * A start puts its file's parts first (a new id, so nothing is there), then its record and the
+ * running item in one transaction: the running item only if none is there, or if it is still the
+ * stale job being taken over (`stillTheStaleJob`), whose record is ended `failed` in the same
+ * transaction. A part's record is put only if the job still runs at the parts read
+ * (`partsUnchanged`), with the running item's heardAt set, or the item deleted when the job ends,
+ * in the same transaction. A 6 MB file is a few hundred KB gzipped; the parts' items keep each
+ * write far under DynamoDB's 400 KB an item. Reads are strong: an advance reads what the part
+ * before it wrote.
+ */
+export const applyJobsPartition = 'mesh#apply-job';
+const runningKey = { pk: applyJobsPartition, sk: 'running' } as const;
+const jobPartition = (id: string) => `${applyJobsPartition}#${id}`;
+const recordKey = (id: string) => ({ pk: jobPartition(id), sk: 'record' });
+const filePartKey = (id: string, part: number) => ({
+  pk: jobPartition(id),
+  sk: `file#${String(part).padStart(3, '0')}`,
+});
+const filePartBytes = 300 * 1024;
+
+const newJob = itemAbsent;
+const noneRunning = itemAbsent;
+const stillTheStaleJob = '#job = :stale AND heardAt = :heard';
+const ownsRunning = '#job = :id';
+const partsUnchanged = '#state = :running AND parts = :seen';
+const stillRunning = '#state = :running';
+
+const store = 'the inventory table';
+
+export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
+  async running(): Promise<RunningApplyJob | undefined> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: runningKey, ConsistentRead: true })),
+    );
+    return Item ? { id: String(Item.job), heardAt: String(Item.heardAt) } : undefined;
+  }
+
+  async start(job: ApplyJob, file: string, takingOver?: RunningApplyJob): Promise<void> {
+    const zipped = gzipSync(Buffer.from(file, 'utf8'));
+    const parts: Buffer[] = [];
+    for (let at = 0; at < zipped.length; at += filePartBytes)
+      parts.push(zipped.subarray(at, at + filePartBytes));
+    try {
+      for (const [index, data] of parts.entries())
+        await askStore(store, () =>
+          this.client.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: { ...filePartKey(job.id, index), data },
+              ConditionExpression: newJob,
+              ...allOld,
+            }),
+          ),
+        );
+    } catch (error) {
+      // an id drawn twice in one millisecond: never another job's file
+      if (conditionFailed(error)) throw new ApplyJobRaceError(job.id, { cause: error });
+      throw error;
+    }
+    const items: TransactItem[] = [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...runningKey, job: job.id, heardAt: job.updatedAt },
+          ...(takingOver
+            ? {
+                ConditionExpression: stillTheStaleJob,
+                ExpressionAttributeNames: { '#job': 'job' },
+                ExpressionAttributeValues: { ':stale': takingOver.id, ':heard': takingOver.heardAt },
+              }
+            : { ConditionExpression: noneRunning }),
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: recordItem(job),
+          ConditionExpression: newJob,
+        },
+      },
+    ];
+    if (takingOver)
+      items.push({
+        Update: {
+          TableName: this.tableName,
+          Key: recordKey(takingOver.id),
+          UpdateExpression:
+            'SET #state = :failed, #job.#state = :failed, #job.#error = :error, #job.updatedAt = :at',
+          ConditionExpression: stillRunning,
+          ExpressionAttributeNames: { '#state': 'state', '#job': 'job', '#error': 'error' },
+          ExpressionAttributeValues: {
+            ':failed': 'failed',
+            ':running': 'running',
+            ':at': job.startedAt,
+            ':error': {
+              status: 409,
+              code: 'apply_job_abandoned',
+              message: `no part of it was recorded for too long; apply job ${job.id} took its place`,
+            },
+          },
+        },
+      });
+    const failed = await transact(this.client, store, items);
+    if (!failed) return;
+    await Promise.all(
+      parts.map((_, index) =>
+        this.client
+          .send(new DeleteCommand({ TableName: this.tableName, Key: filePartKey(job.id, index) }))
+          .catch(() => undefined),
+      ),
+    );
+    throw new ApplyJobRunningError(String(failed[0]?.old?.job ?? takingOver?.id ?? 'another job'));
+  }
+
+  async read(id: string): Promise<ApplyJob | undefined> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: recordKey(id), ConsistentRead: true }),
+      ),
+    );
+    return Item ? (Item.job as ApplyJob) : undefined;
+  }
+
+  async load(id: string): Promise<{ readonly job: ApplyJob; readonly file: string } | undefined> {
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': jobPartition(id) },
+      ConsistentRead: true,
+    });
+    const record = items.find((item) => item.sk === 'record');
+    if (!record) return undefined;
+    const parts = items
+      .filter((item) => String(item.sk).startsWith('file#'))
+      .sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1))
+      .map((item) => Buffer.from(item.data as Uint8Array));
+    return { job: record.job as ApplyJob, file: gunzipSync(Buffer.concat(parts)).toString('utf8') };
+  }
+
+  async record(next: ApplyJob, seenParts: number): Promise<void> {
+    const owned = {
+      ConditionExpression: ownsRunning,
+      ExpressionAttributeNames: { '#job': 'job' },
+      ExpressionAttributeValues: { ':id': next.id },
+    };
+    const failed = await transact(this.client, store, [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: recordItem(next),
+          ConditionExpression: partsUnchanged,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':running': 'running', ':seen': seenParts },
+        },
+      },
+      next.state === 'running'
+        ? {
+            Update: {
+              TableName: this.tableName,
+              Key: runningKey,
+              UpdateExpression: 'SET heardAt = :at',
+              ...owned,
+              ExpressionAttributeValues: { ...owned.ExpressionAttributeValues, ':at': next.updatedAt },
+            },
+          }
+        : { Delete: { TableName: this.tableName, Key: runningKey, ...owned } },
+    ]);
+    if (failed) throw new ApplyJobRaceError(next.id);
+  }
+}
+
+const recordItem = (job: ApplyJob): Item => ({
+  ...recordKey(job.id),
+  state: job.state,
+  parts: job.parts,
+  job,
+});

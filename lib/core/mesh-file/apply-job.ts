@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import type { Actor } from '../audit/record.ts';
+import { MeshError } from '../mesh/errors.ts';
+import type { PlanCounts } from './pages.ts';
+import type { WriteTally } from './ports.ts';
+import type { ApplyOutcome, ApplyProgress } from './service.ts';
+
+/**
+ * An apply that outlived its request goes on as a job (docs/mesh-file.md, "An apply as a job"):
+ * its record says how far it got, part after part, and how it ended. The request's own part is
+ * part 1; each advance of the apply flow adds one. The file is kept beside the record, not in it.
+ */
+export type ApplyJobState = 'running' | 'done' | 'failed';
+
+export type ApplyJob = {
+  readonly id: string;
+  readonly state: ApplyJobState;
+  readonly prune: boolean;
+  readonly allowMassRemoval: boolean;
+  /** Who asked: each part's writes are recorded as theirs (docs/audit.md). */
+  readonly by: Actor;
+  /** The first part's plan: its revision, digest and how long each of its lists is. */
+  readonly plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts };
+  readonly parts: number;
+  readonly written: WriteTally;
+  readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
+  /** `touched` is every part's; the names and `remaining` are the last part's. */
+  readonly progress: ApplyProgress;
+  readonly startedAt: string;
+  readonly updatedAt: string;
+  /** Why a failed job ended: the code and message its answer would have had, never a defect's text. */
+  readonly error?: { readonly status: number; readonly code: string; readonly message: string };
+};
+
+/** Who holds the one running job, and when a part of it was last recorded. */
+export type RunningApplyJob = { readonly id: string; readonly heardAt: string };
+
+export const applyJobIdPattern = /^\d{8}T\d{9}Z-[0-9a-f]{6}$/;
+export const newApplyJobId = (at: Date) =>
+  `${at.toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
+
+/**
+ * A running job none of whose parts has been recorded for this long is taken to be lost (its
+ * flow failed past its retries): a new job may take its place, and ends it `failed`. Three
+ * times mesh-apply-advance's longest part.
+ */
+export const applyJobStaleMs = 15 * 60_000;
+
+export const isStale = (running: RunningApplyJob, now: Date) =>
+  now.getTime() - Date.parse(running.heardAt) > applyJobStaleMs;
+
+/** The record of a job that starts from a request's part that did not complete. */
+export function startedJob(
+  id: string,
+  request: { readonly prune?: boolean; readonly allowMassRemoval?: boolean; readonly by: Actor },
+  first: ApplyOutcome & { readonly planCounts: PlanCounts },
+  now: Date,
+): ApplyJob {
+  const at = now.toISOString();
+  return {
+    id,
+    state: 'running',
+    prune: request.prune ?? false,
+    allowMassRemoval: request.allowMassRemoval ?? false,
+    by: request.by,
+    plan: { revision: first.plan.revision, digest: first.plan.digest, counts: first.planCounts },
+    parts: 1,
+    written: first.written,
+    removed: first.removed,
+    progress: first.progress,
+    startedAt: at,
+    updatedAt: at,
+  };
+}
+
+/** The job after one more part: its counts added, done when the part completed the apply. */
+export function progressedJob(job: ApplyJob, part: ApplyOutcome, now: Date): ApplyJob {
+  return {
+    ...job,
+    state: part.complete ? 'done' : 'running',
+    parts: job.parts + 1,
+    written: {
+      transactions: job.written.transactions + part.written.transactions,
+      items: job.written.items + part.written.items,
+    },
+    removed: {
+      relations: job.removed.relations + part.removed.relations,
+      modules: job.removed.modules + part.removed.modules,
+      nodes: job.removed.nodes + part.removed.nodes,
+    },
+    progress: { ...part.progress, touched: job.progress.touched + part.progress.touched },
+    updatedAt: now.toISOString(),
+  };
+}
+
+export function failedJob(job: ApplyJob, error: NonNullable<ApplyJob['error']>, now: Date): ApplyJob {
+  return { ...job, state: 'failed', error, updatedAt: now.toISOString() };
+}
+
+/** The one running job, and the next long apply it refuses: one apply job at a time. */
+export class ApplyJobRunningError extends MeshError {
+  override name = 'ApplyJobRunningError';
+  readonly job: string;
+  constructor(job: string, options?: ErrorOptions) {
+    super(
+      `apply job ${job} is running: follow it with mesh apply --job ${job}, and apply again once it has ended`,
+      options,
+    );
+    this.job = job;
+  }
+}
+
+export class ApplyJobNotFoundError extends MeshError {
+  override name = 'ApplyJobNotFoundError';
+  readonly job: string;
+  constructor(job: string, options?: ErrorOptions) {
+    super(`no apply job ${job}`, options);
+    this.job = job;
+  }
+}
+
+/** A part recorded by another advance (a flow's retry) since this one read the job: this one's counts are not kept. */
+export class ApplyJobRaceError extends MeshError {
+  override name = 'ApplyJobRaceError';
+  readonly job: string;
+  constructor(job: string, options?: ErrorOptions) {
+    super(`apply job ${job} moved on since it was read`, options);
+    this.job = job;
+  }
+}

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { localActor } from '../../lib/core/audit/record.ts';
+import {
+  type ApplyJob,
+  ApplyJobRaceError,
+  ApplyJobRunningError,
+  progressedJob,
+  startedJob,
+} from '../../lib/core/mesh-file/apply-job.ts';
+import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
+import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/** The apply jobs' items on DynamoDB Local (lib/adapters/dynamodb/apply-jobs.ts): the file in parts, the conditions. */
+const part = (complete: boolean): ApplyOutcome => ({
+  plan: { revision: 'r1', digest: 'd1' } as ApplyOutcome['plan'],
+  complete,
+  removed: { relations: 0, modules: 0, nodes: 0 },
+  written: { transactions: 2, items: 150 },
+  progress: { touched: 10, touchedNodes: ['web-1'], remaining: complete ? 0 : 5, remainingNodes: [] },
+});
+const jobAt = (id: string, at: Date): ApplyJob =>
+  startedJob(id, { by: localActor() }, { ...part(false), planCounts: { 'add.nodes': 15 } }, at);
+
+let parts: Parts;
+beforeAll(async () => {
+  parts = partsFor(await provisionTestResources('applyjobs'));
+});
+
+describe('apply jobs in the inventory table', () => {
+  it('keep a file whose gzip is over one item in parts, and give it back whole, the record without it', async () => {
+    // random text compresses little: about 1.5 MB gzipped, five parts of at most 300 KB
+    const file = `# ${randomBytes(1_500_000).toString('base64')}\n`;
+    const job = jobAt('20261202T100000000Z-aaaaaa', new Date());
+    await parts.applyJobs.start(job, file);
+    const loaded = await parts.applyJobs.load(job.id);
+    expect(loaded?.file).toBe(file);
+    expect(loaded?.job).toEqual(job);
+    expect(await parts.applyJobs.read(job.id)).toEqual(job);
+    expect(await parts.applyJobs.running()).toEqual({ id: job.id, heardAt: job.updatedAt });
+
+    // one at a time: the next is refused with the running job's id, its file parts taken back
+    const next = jobAt('20261202T100000001Z-bbbbbb', new Date());
+    await expect(parts.applyJobs.start(next, 'version: 1\n')).rejects.toEqual(
+      new ApplyJobRunningError(job.id),
+    );
+    expect(await parts.applyJobs.load(next.id)).toBeUndefined();
+
+    // a part recorded at the parts read; a second advance that read the same is refused
+    const second = progressedJob(job, part(false), new Date());
+    await parts.applyJobs.record(second, job.parts);
+    await expect(parts.applyJobs.record(second, job.parts)).rejects.toBeInstanceOf(ApplyJobRaceError);
+    expect(await parts.applyJobs.running()).toEqual({ id: job.id, heardAt: second.updatedAt });
+    const done = progressedJob(second, part(true), new Date());
+    await parts.applyJobs.record(done, second.parts);
+    expect((await parts.applyJobs.read(job.id))?.state).toBe('done');
+    expect(await parts.applyJobs.running()).toBeUndefined();
+  });
+
+  it('let a new job take a stale one’s place only as it was seen, ending it failed', async () => {
+    const old = jobAt('20261202T110000000Z-cccccc', new Date('2026-12-02T11:00:00Z'));
+    await parts.applyJobs.start(old, 'version: 1\n');
+    const seen = await parts.applyJobs.running();
+    const other = jobAt('20261202T113000000Z-dddddd', new Date());
+    await expect(
+      parts.applyJobs.start(other, 'version: 1\n', { id: old.id, heardAt: 'another time' }),
+    ).rejects.toBeInstanceOf(ApplyJobRunningError);
+    await parts.applyJobs.start(other, 'version: 1\n', seen);
+    expect(await parts.applyJobs.read(old.id)).toMatchObject({
+      state: 'failed',
+      error: { code: 'apply_job_abandoned' },
+    });
+    expect((await parts.applyJobs.running())?.id).toBe(other.id);
+    // the old job's advance, if it wakes, cannot record over it
+    await expect(
+      parts.applyJobs.record(progressedJob(old, part(true), new Date()), old.parts),
+    ).rejects.toBeInstanceOf(ApplyJobRaceError);
+  });
+});
