@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { type AttributeValue, paginateQuery } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/config.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import {
   type ApplyJob,
@@ -23,14 +26,16 @@ const part = (complete: boolean): ApplyOutcome => ({
 const jobAt = (id: string, at: Date): ApplyJob =>
   startedJob(id, { by: localActor() }, { ...part(false), planCounts: { 'add.nodes': 15 } }, at);
 
+let config: MeshConfig;
 let parts: Parts;
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('applyjobs'));
+  config = await provisionTestResources('applyjobs');
+  parts = partsFor(config);
 });
 
 describe('apply jobs in the inventory table', () => {
   it('keep a file whose gzip is over one item in parts, and give it back whole, the record without it', async () => {
-    // random text compresses little: about 1.5 MB gzipped, five parts of at most 300 KB
+    // random text compresses little: over 1 MB gzipped, several parts of at most 300 KB
     const file = `# ${randomBytes(1_500_000).toString('base64')}\n`;
     const job = jobAt('20261202T100000000Z-aaaaaa', new Date());
     await parts.applyJobs.start(job, file);
@@ -39,6 +44,27 @@ describe('apply jobs in the inventory table', () => {
     expect(loaded?.job).toEqual(job);
     expect(await parts.applyJobs.read(job.id)).toEqual(job);
     expect(await parts.applyJobs.running()).toEqual({ id: job.id, heardAt: job.updatedAt });
+    // the table's TTL takes the file after a day and the record after a push record's 90 days
+    const Items: Array<Record<string, AttributeValue>> = [];
+    const pages = paginateQuery(
+      { client: makeDynamoDBClient(config) },
+      {
+        TableName: config.inventoryTable,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: `mesh#apply-job#${job.id}` } },
+        ConsistentRead: true,
+      },
+    );
+    for await (const page of pages) Items.push(...(page.Items ?? []));
+    const startedS = Math.floor(Date.parse(job.startedAt) / 1000);
+    const daysOf = (sk: string) =>
+      Items.filter((item) => item.sk?.S?.startsWith(sk)).map(
+        (item) => (Number(item.expiresAt?.N) - startedS) / 86_400,
+      );
+    const fileDays = daysOf('file#');
+    expect(fileDays.length).toBeGreaterThan(1);
+    expect(new Set(fileDays)).toEqual(new Set([1]));
+    expect(daysOf('record')).toEqual([90]);
 
     // one at a time: the next is refused with the running job's id, its file parts taken back
     const next = jobAt('20261202T100000001Z-bbbbbb', new Date());

@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { pushRecordDays } from '../../core/mesh/push-records.ts';
 import {
   type ApplyJob,
   ApplyJobRaceError,
@@ -25,8 +26,8 @@ import {
  * | pk                     | sk           | attributes |
  * |------------------------|--------------|------------|
  * | `mesh#apply-job`       | `running`    | job (its id), heardAt: present exactly while a job runs |
- * | `mesh#apply-job#<id>`  | `record`     | state, parts (N), job: the record (M) |
- * | `mesh#apply-job#<id>`  | `file#<nnn>` | data (B): the file's text gzipped, cut in parts of at most 300 KB |
+ * | `mesh#apply-job#<id>`  | `record`     | state, parts (N), job: the record (M); expiresAt (TTL, 90 days) |
+ * | `mesh#apply-job#<id>`  | `file#<nnn>` | data (B): the file's text gzipped, cut in parts of at most 300 KB; expiresAt (TTL, a day) |
  *
  * A start puts its file's parts first (a new id, so nothing is there), then its record and the
  * running item in one transaction: the running item only if none is there, or if it is still the
@@ -75,7 +76,7 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
           this.client.send(
             new PutCommand({
               TableName: this.tableName,
-              Item: { ...filePartKey(job.id, index), data },
+              Item: { ...filePartKey(job.id, index), data, expiresAt: expiresAtOf(job, fileDays) },
               ConditionExpression: newJob,
               ...allOld,
             }),
@@ -198,9 +199,20 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
   }
 }
 
+/**
+ * A job and its file go with the table's TTL, the record after as many days as a push's and the
+ * file after one: a job not heard from for 15 minutes is taken over, so no job reads its file
+ * after a day, and a 6 MB file is not kept for every apply that outlived its request.
+ */
+const applyJobDays = pushRecordDays;
+const fileDays = 1;
+const expiresAtOf = (job: ApplyJob, days: number) =>
+  Math.floor(Date.parse(job.startedAt) / 1000) + days * 24 * 3600;
+
 const recordItem = (job: ApplyJob): Item => ({
   ...recordKey(job.id),
   state: job.state,
   parts: job.parts,
   job,
+  expiresAt: expiresAtOf(job, applyJobDays),
 });
