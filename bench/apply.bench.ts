@@ -9,14 +9,17 @@ import { LocalApplyFlow } from '../lib/adapters/stepfunctions/local-apply-flow.t
 import { meshApplyAdvanceHandler, meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
 import type { MeshConfig } from '../lib/config.ts';
 import { localActor } from '../lib/core/audit/record.ts';
-import { advanceMarginMs } from '../lib/core/mesh-file/apply-jobs.ts';
 import { type ApplyOutcome, MeshFileService } from '../lib/core/mesh-file/service.ts';
+import { functionSpecs } from '../lib/functions.ts';
 import { localLambdaContext } from '../lib/runtime/lambda-context.ts';
 import { partsFor } from '../lib/wiring.ts';
 import { type BenchEnvironment, benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
+/** The apply flow's Task has the time its function is given (lib/functions/mesh.ts). */
+const advanceSeconds =
+  functionSpecs.find((spec) => spec.name === 'mesh-apply-advance')?.timeoutSeconds ?? 300;
 /**
  * `npm run bench -- apply`: a generated mesh applied from one file, against the same mesh built
  * one call per fact, and an unchanged file applied again. Each node holds three modules and its
@@ -134,8 +137,8 @@ async function applyFile(
     log: parts.log,
   };
   const handler = meshApplyHandler(deps);
-  // What the request has no time for goes on as a job: its parts, each with a request's 29 s, are
-  // advanced here as the apply flow would, one after the other.
+  // What the request has no time for goes on as a job: its parts are advanced here as the apply
+  // flow would, one after the other, each with the advance function's own time.
   const advance = meshApplyAdvanceHandler(deps);
   let job: string | undefined;
   const started = performance.now();
@@ -158,7 +161,7 @@ async function applyFile(
     if (job) {
       const step = (await advance(
         { id: job },
-        localLambdaContext('mesh-apply-advance', 29_000 + advanceMarginMs),
+        localLambdaContext('mesh-apply-advance', advanceSeconds * 1000),
       )) as {
         finished: boolean;
       };
