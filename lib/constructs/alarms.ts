@@ -79,8 +79,10 @@ export class MeshAlarms extends Construct {
     );
     const failures = new Map<string, Alarm>();
     for (const [name, fn] of props.functions) {
+      // A series with no point in a period (Throttles, where nothing was throttled) would make
+      // the sum missing too, and hide the errors beside it: each is filled with 0 first.
       const failed = new MathExpression({
-        expression: 'errors + throttles',
+        expression: 'FILL(errors, 0) + FILL(throttles, 0)',
         usingMetrics: { errors: fn.metricErrors({ period }), throttles: fn.metricThrottles({ period }) },
         period,
         label: `${name} errors and throttles`,

@@ -605,7 +605,7 @@ describe('MeshAlarms', () => {
     for (const spec of fixtureSpecs) {
       template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         Metrics: Match.arrayWith([
-          Match.objectLike({ Expression: 'errors + throttles' }),
+          Match.objectLike({ Expression: 'FILL(errors, 0) + FILL(throttles, 0)' }),
           metric(spec.name, 'errors', 'Errors'),
           metric(spec.name, 'throttles', 'Throttles'),
         ]),
