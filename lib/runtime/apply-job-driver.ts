@@ -4,9 +4,9 @@ import { pushLines } from '../core/mesh/lines.ts';
 import { describeCause } from '../core/unavailable.ts';
 import type { SteppingTaskHandler } from '../functions/spec.ts';
 import { functionSpecs } from '../functions.ts';
-import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 import type { LocalService } from './services.ts';
+import { startTickingDriver } from './ticking-driver.ts';
 
 /** The function that advances an apply job on AWS (lib/functions/mesh.ts), the apply flow's one Task. */
 const advanceFunction = 'mesh-apply-advance';
@@ -29,10 +29,6 @@ export const applyJobDriverService: LocalService = {
     if (spec?.trigger !== 'apply-flow') throw new Error(`no apply-flow function named ${advanceFunction}`);
     const advance = spec.handler(parts) as SteppingTaskHandler;
     const timeoutMs = (spec.timeoutSeconds ?? 10) * 1000;
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    let again = false;
-    let running: Promise<void> | undefined;
     /** One part of the running job, if one runs; true when the driver should look again at once. */
     const part = async (): Promise<boolean> => {
       const held = await parts.applyJobs.running();
@@ -45,37 +41,12 @@ export const applyJobDriverService: LocalService = {
         return false;
       }
     };
-    const tick = () => {
-      if (stopped) return;
-      if (running) {
-        again = true;
-        return;
-      }
-      clearTimeout(timer);
-      running = asFunction(advanceFunction, part)
-        .then((more) => {
-          if (more) again = true;
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          running = undefined;
-          if (stopped) return;
-          if (again) {
-            again = false;
-            setImmediate(tick);
-          } else timer = setTimeout(tick, applyJobTickMs);
-        });
-    };
-    const unlisten =
-      parts.applyFlow instanceof LocalApplyFlow ? parts.applyFlow.listen(tick) : () => undefined;
-    tick();
-    return {
-      async stop() {
-        stopped = true;
-        unlisten();
-        clearTimeout(timer);
-        await running;
-      },
-    };
+    return startTickingDriver({
+      functionName: advanceFunction,
+      tickMs: applyJobTickMs,
+      step: part,
+      listen: (wake) =>
+        parts.applyFlow instanceof LocalApplyFlow ? parts.applyFlow.listen(wake) : () => undefined,
+    });
   },
 };

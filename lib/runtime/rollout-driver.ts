@@ -1,7 +1,7 @@
 import { driveRunning } from '../core/rollout/drive.ts';
 import { RolloutKicks } from '../core/rollout/ports.ts';
-import { asFunction } from './call-record.ts';
 import type { LocalService } from './services.ts';
+import { startTickingDriver } from './ticking-driver.ts';
 
 /** The function that steps a rollout on AWS (lib/functions/rollouts.ts). */
 const advanceFunction = 'rollout-advance';
@@ -18,44 +18,15 @@ export const rolloutTickMs = 1_000;
 export const rolloutDriverService: LocalService = {
   name: 'the rollout driver',
   async start(parts) {
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    let again = false;
-    let running: Promise<void> | undefined;
-    const tick = () => {
-      if (stopped) return;
-      if (running) {
-        again = true;
-        return;
-      }
-      clearTimeout(timer);
-      // driveRunning logs what fails; a rejection left here would end the process. Its calls
-      // are rollout-advance's, as on AWS, not those of the request whose start woke it.
-      running = asFunction(advanceFunction, () => driveRunning(parts))
-        .then((more) => {
-          // a rollout claiming (or letting go of claims) goes on at once: its steps are bounded, not its ticks
-          if (more) again = true;
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          running = undefined;
-          if (stopped) return;
-          if (again) {
-            again = false;
-            setImmediate(tick);
-          } else timer = setTimeout(tick, rolloutTickMs);
-        });
-    };
-    const unlisten =
-      parts.rolloutDriver instanceof RolloutKicks ? parts.rolloutDriver.listen(tick) : () => undefined;
-    tick();
-    return {
-      async stop() {
-        stopped = true;
-        unlisten();
-        clearTimeout(timer);
-        await running;
-      },
-    };
+    return startTickingDriver({
+      // its calls are rollout-advance's, as on AWS, not those of the request whose start woke it
+      functionName: advanceFunction,
+      tickMs: rolloutTickMs,
+      // driveRunning logs what fails; a rollout claiming (or letting go of claims) goes on at
+      // once: its steps are bounded, not its ticks
+      step: () => driveRunning(parts),
+      listen: (wake) =>
+        parts.rolloutDriver instanceof RolloutKicks ? parts.rolloutDriver.listen(wake) : () => undefined,
+    });
   },
 };

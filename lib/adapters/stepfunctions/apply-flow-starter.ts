@@ -1,6 +1,6 @@
-import { ExecutionAlreadyExists, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { ApplyFlow } from '../../core/mesh-file/ports.ts';
-import { askStore } from '../../core/unavailable.ts';
+import { startSteppingExecution } from './stepping-execution.ts';
 
 /**
  * Starts the apply flow (lib/flow/apply.asl.json, a Standard workflow) for a job that outlived
@@ -16,19 +16,10 @@ export class StepFunctionsApplyFlow implements ApplyFlow {
   }
 
   async started(id: string): Promise<void> {
-    try {
-      await askStore('the apply flow', () =>
-        this.#client.send(
-          new StartExecutionCommand({
-            stateMachineArn: this.#stateMachineArn,
-            name: `apply-${id}`,
-            input: JSON.stringify({ id }),
-          }),
-        ),
-      );
-    } catch (error) {
-      if (error instanceof ExecutionAlreadyExists) return;
-      throw error;
-    }
+    await startSteppingExecution(
+      this.#client,
+      { stateMachineArn: this.#stateMachineArn, what: 'the apply flow' },
+      { name: `apply-${id}`, id },
+    );
   }
 }

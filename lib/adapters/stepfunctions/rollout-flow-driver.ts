@@ -1,7 +1,7 @@
-import { ExecutionAlreadyExists, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import type { RolloutDriver } from '../../core/rollout/ports.ts';
 import type { RolloutRecord } from '../../core/rollout/record.ts';
-import { askStore } from '../../core/unavailable.ts';
+import { startSteppingExecution } from './stepping-execution.ts';
 
 /**
  * Starts the rollout flow (lib/flow/rollout.asl.json, a Standard workflow) for a rollout started
@@ -19,19 +19,10 @@ export class StepFunctionsRolloutDriver implements RolloutDriver {
   }
 
   async started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void> {
-    try {
-      await askStore('the rollout flow', () =>
-        this.#client.send(
-          new StartExecutionCommand({
-            stateMachineArn: this.#stateMachineArn,
-            name: `${record.id}-v${record.version}`,
-            input: JSON.stringify({ id: record.id }),
-          }),
-        ),
-      );
-    } catch (error) {
-      if (error instanceof ExecutionAlreadyExists) return;
-      throw error;
-    }
+    await startSteppingExecution(
+      this.#client,
+      { stateMachineArn: this.#stateMachineArn, what: 'the rollout flow' },
+      { name: `${record.id}-v${record.version}`, id: record.id },
+    );
   }
 }
