@@ -27,13 +27,15 @@ it(
         loadNodes: 40,
         intervalMs: 2_000,
         // Reports come from applies here; a heartbeat in flight at the kill would hold the bed for
-        // the queue's visibility timeout (three minutes) before it came back.
+        // the queue's visibility timeout before it came back.
         heartbeatMs: 600_000,
         holdBoundSeconds: 4,
+        // The consumer's timeout, not the deployed 6×: what the kill catches comes back in 30 s.
+        visibilitySeconds: 30,
       });
       // The settle window is an upper bound: a batch the kill caught in flight comes back only after
-      // the queue's visibility timeout (three minutes); otherwise the queue is empty in seconds.
-      const timing = { leadInMs: 2_000, tailMs: 3_000, settleMs: 200_000 };
+      // the queue's visibility timeout; otherwise the queue is empty in seconds.
+      const timing = { leadInMs: 2_000, tailMs: 3_000, settleMs: 90_000 };
       const results: ScenarioResult[] = [];
       try {
         await rig.start();

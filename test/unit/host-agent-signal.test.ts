@@ -100,6 +100,8 @@ async function run(
     broker?: FakeBroker;
     channel?: SignalChannel;
     onWait?: (step: number, clock: number) => void;
+    /** Whether the apply of a revision succeeds. @default every one does */
+    applies?: (revision: number) => boolean;
   },
 ) {
   let clock = 0;
@@ -111,7 +113,12 @@ async function run(
   await runHostAgent({
     controlPlane: parts.controlPlane,
     opener: { open: async (body) => ({ ok: true, body }) },
-    applier: { apply: async () => ({ ok: true }) },
+    applier: {
+      apply: async (_path, revision) =>
+        (parts.applies ?? (() => true))(revision)
+          ? { ok: true }
+          : { ok: false, reason: 'the apply command exited 3' },
+    },
     state: new MemoryState(),
     intervalMs: 30_000,
     heartbeatMs: 180_000,
@@ -171,6 +178,55 @@ describe('runHostAgent on the signal', () => {
     );
     expect(lines).toContain('signal: revision 2 was sent; fetching it');
     expect(lines).not.toContain('signal: revision 1 was sent; fetching it');
+  });
+
+  it('after a failed apply waits a minute before trying it again, and a signal naming a change ends that wait', async () => {
+    const controlPlane = new MovingControlPlane();
+    controlPlane.revision = 1;
+    const broker = new FakeBroker();
+
+    const { slept } = await run(2, {
+      controlPlane,
+      broker,
+      channel,
+      applies: (revision) => revision !== 1,
+      onWait: (step) => {
+        if (step === 1) {
+          controlPlane.revision = 2;
+          broker.send({ revision: 2, etag: '"r2"' });
+        }
+      },
+    });
+
+    // the failure's wait, woken by the signal, not the minute it would have lasted
+    expect(slept[0]).toBe(100);
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([
+      ['applying', 1],
+      ['failed', 1],
+      ['applying', 2],
+      ['applied', 2],
+    ]);
+  });
+
+  it('after a failed apply waits out the minute while nothing is said, then tries the same revision again', async () => {
+    const controlPlane = new MovingControlPlane();
+    controlPlane.revision = 1;
+    const broker = new FakeBroker();
+
+    const { waits } = await run(2, {
+      controlPlane,
+      broker,
+      channel,
+      applies: () => controlPlane.fetches > 1,
+    });
+
+    expect(waits[0]).toBe(60_000);
+    expect(controlPlane.reports.map((report) => [report.state, report.revision])).toEqual([
+      ['applying', 1],
+      ['failed', 1],
+      ['applying', 1],
+      ['applied', 1],
+    ]);
   });
 
   it('sends a report the control plane could not take again after a short wait, not at the next signal or safety fetch', async () => {

@@ -5,6 +5,7 @@ import {
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
   ReceiveMessageCommand,
+  SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
@@ -49,6 +50,13 @@ export type RigOptions = {
   readonly heartbeatMs: number;
   /** The consumer's hold bound (MESH_HOLD_BOUND_SECONDS). @default 120, the control plane's own */
   readonly holdBoundSeconds?: number;
+  /**
+   * The control queue's visibility timeout, set again after each control plane start (whose
+   * provisioning brings it back to 180 s). A batch a kill caught in flight comes back after it:
+   * a bed sets the consumer's own timeout (30 s) so that costs seconds, not three minutes, and
+   * keeps its settle window short. @default the queue's own
+   */
+  readonly visibilitySeconds?: number;
 };
 
 /**
@@ -133,6 +141,20 @@ export class FaultRig {
     );
     this.runs.push(run);
     this.apiUrl = (await run.waitForCode(runtimeLines.ready, { timeoutMs: 90_000 })).url;
+    if (this.options.visibilitySeconds !== undefined)
+      await this.setVisibility(this.options.visibilitySeconds);
+  }
+
+  private async setVisibility(seconds: number): Promise<void> {
+    const sqs = makeSQSClient(this.located());
+    try {
+      const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: this.names.controlQueue }));
+      await sqs.send(
+        new SetQueueAttributesCommand({ QueueUrl, Attributes: { VisibilityTimeout: String(seconds) } }),
+      );
+    } finally {
+      sqs.destroy();
+    }
   }
 
   /** SIGKILL: nothing of the control plane gets to finish. */

@@ -204,8 +204,9 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
             step: `${result.step}: ${result.reason}`.slice(0, 200),
             ...declared,
           });
-          // Not marked applied, so it is tried again; not at once, so a broken hook does not spin.
-          await sleep(Math.min(maxBackoffMs, options.intervalMs * 5), signal);
+          watch.fetched(news);
+          await waitAfterFailedApply(Math.min(maxBackoffMs, options.intervalMs * 5));
+          fetchDue = true;
           continue;
         }
       }
@@ -245,6 +246,20 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   await watch.close();
   log(agentLines.stopped, {});
   return 'stopped';
+
+  /**
+   * A failed revision is not marked applied, so it is tried again; not at once, so a broken hook
+   * does not spin. A signal naming a change ends the wait, as does a lost connection (the host
+   * then catches up on what it may have missed): the fix an operator sends (a rollout's next
+   * upgrade, say) is applied when it comes, not a minute later.
+   */
+  async function waitAfterFailedApply(ms: number): Promise<void> {
+    const until = now() + ms;
+    while (!signal.aborted && !watch.fetchOwed && now() < until) {
+      watch.rearm();
+      await sleep(until - now(), AbortSignal.any([signal, watch.wakeSignal()]));
+    }
+  }
 
   /**
    * Polling, says "still here" when due, then waits for the next poll (or the next try of the
