@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { makeDynamoDBClient } from '../adapters/aws-clients.ts';
+import { compiledLauncher, launcherClass } from './compiled-launcher.ts';
 import { makePrivateFolder } from './data-folder.ts';
 import { EmulatorStartError, JavaMissingError } from './errors.ts';
 import { assertPortFree, freePort } from './tcp-ports.ts';
@@ -55,7 +56,7 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
   const port = options.port ?? (await freePort());
   if (options.port !== undefined) await assertPortFree(port, 'a different store port');
   if (options.dataDir) makePrivateFolder(options.dataDir);
-  const child = spawnLoopbackDynamoDBLocal(port, options.dataDir);
+  const child = await spawnLoopbackDynamoDBLocal(port, options.dataDir);
   running.add(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -99,16 +100,23 @@ function dynamoDBLocalRelease(): string {
   return join(lib, release);
 }
 
-function spawnLoopbackDynamoDBLocal(port: number, dataDir: string | undefined): ChildProcess {
+async function spawnLoopbackDynamoDBLocal(port: number, dataDir: string | undefined): Promise<ChildProcess> {
   const release = dynamoDBLocalRelease();
+  const classPath = [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':');
+  // node_modules/.cache, as other tools keep what they build from the installed packages
+  const compiled = await compiledLauncher(
+    launcher,
+    classPath,
+    join(release, '..', '..', '..', '.cache', 'mesh-dynamodb-local'),
+  );
   const java = [
     // One collector thread, not G1's several: an emulator's heap is small, and on a laptop's cores
     // shared with the control plane this took a tenth less CPU for the same writes.
     '-XX:+UseSerialGC',
     `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
     '-cp',
-    [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':'),
-    launcher,
+    compiled ? [compiled, classPath].join(':') : classPath,
+    compiled ? launcherClass : launcher,
     '127.0.0.1',
     '-port',
     String(port),

