@@ -1,6 +1,7 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import RunOrder from './test/support/run-order.ts';
 
 /**
  * How the run is ordered (vitest runs one `sequence.groupOrder` after another, each group's files
@@ -39,6 +40,8 @@ export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
     maxWorkers: workers,
+    // the package project's files and the beds first within a group (test/support/run-order.ts)
+    sequence: { sequencer: RunOrder },
     projects: [
       {
         test: {
