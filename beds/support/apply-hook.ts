@@ -5,6 +5,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -63,7 +64,10 @@ for (const minted of readdirSync(vhosts)) {
 for (const grant of declaration.grants) {
   writeFileSync(join(vhosts, grant.resource), `${grant.user} for ${grant.consumer.node}\n`);
 }
-writeFileSync(join(record, `applied-${revision}.json`), JSON.stringify(declaration, null, 2));
+// Written aside and renamed, so a bed that sees the record never reads half of a large one.
+const applied = join(record, `applied-${revision}.json`);
+writeFileSync(`${applied}.partial`, JSON.stringify(declaration, null, 2));
+renameSync(`${applied}.partial`, applied);
 appendFileSync(join(record, 'applied.log'), `${revision}\n`);
 process.stdout.write(
   `apply-hook: applied revision ${revision} on ${declaration.node} (${declaration.grants.length} grants)\n`,
