@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
@@ -13,7 +12,7 @@ import { configEnvironment, type MeshConfig, signalEnvironment } from '../config
 import { accessesOf } from '../functions/spec.ts';
 import type { FunctionSpec } from '../functions.ts';
 import { consumerTimeoutSeconds } from '../resources.ts';
-import { assertLocalEsbuild, functionsDir, meshBundling, projectRoot } from './bundling.ts';
+import { assertLocalEsbuild, functionsDir, SharedFunctionBundles } from './bundling.ts';
 import { acknowledgeGrantWildcards, grantAccess } from './grants.ts';
 import { pascalCase, throwIfProblems } from './names.ts';
 
@@ -38,6 +37,9 @@ export type MeshFunctionsProps = {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
 };
+
+/** Never run: asset bundling names an image, but the local bundling always succeeds or throws. */
+const noDockerImage = DockerImage.fromRegistry('mesh-bundles-locally-never-in-docker');
 
 const lambdaLimits = { timeoutSeconds: [1, 900], memoryMb: [128, 10_240] } as const;
 
@@ -90,11 +92,12 @@ function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[]
 }
 
 /**
- * Every function of the manifest as a NodejsFunction (nodejs24.x, arm64, minified ESM with
- * source maps, tracing on), each with its own role granting exactly the access its spec lists.
+ * Every function of the manifest as a Lambda function (nodejs24.x, arm64, minified ESM with
+ * source maps, all bundled by one esbuild call: bundling.ts; tracing on), each with its own role
+ * granting exactly the access its spec lists.
  */
 export class MeshFunctions extends Construct {
-  public readonly functions: ReadonlyMap<string, NodejsFunction>;
+  public readonly functions: ReadonlyMap<string, LambdaFunction>;
   public readonly roles: ReadonlyMap<string, IRole>;
   private readonly specs: readonly FunctionSpec[];
 
@@ -114,8 +117,12 @@ export class MeshFunctions extends Construct {
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
       logLevel,
     });
-    const functions = new Map<string, NodejsFunction>();
+    const functions = new Map<string, LambdaFunction>();
     const roles = new Map<string, IRole>();
+    const bundles = new SharedFunctionBundles(
+      dir,
+      props.specs.map((spec) => spec.name),
+    );
     for (const spec of props.specs) {
       const id = pascalCase(spec.name);
       const role = new Role(this, `${id}Role`, {
@@ -127,11 +134,18 @@ export class MeshFunctions extends Construct {
         removalPolicy: RemovalPolicy.DESTROY,
       });
       logGroup.grantWrite(role);
-      const fn = new NodejsFunction(this, id, {
-        entry: join(dir, `${spec.name}.ts`),
-        handler: 'handler',
-        projectRoot,
-        depsLockFilePath: join(projectRoot, 'package-lock.json'),
+      const fn = new LambdaFunction(this, id, {
+        code: Code.fromAsset(dir, {
+          assetHashType: AssetHashType.OUTPUT,
+          bundling: {
+            image: noDockerImage,
+            local: bundles.bundlingFor(spec.name),
+            // The CDK caches staged assets by their options, and a local bundling is not among
+            // what it compares: without the name here, every function would get the first one's code.
+            environment: { MESH_FUNCTION: spec.name },
+          },
+        }),
+        handler: 'index.handler',
         runtime: Runtime.NODEJS_24_X,
         architecture: Architecture.ARM_64,
         timeout: Duration.seconds(timeoutOf(spec)),
@@ -150,7 +164,6 @@ export class MeshFunctions extends Construct {
           POWERTOOLS_LOG_LEVEL: logLevel,
           NODE_OPTIONS: '--enable-source-maps',
         },
-        bundling: meshBundling,
       });
       for (const access of accessesOf(spec)) grantAccess(access, role, props);
       acknowledgeGrantWildcards(role, spec);
@@ -162,7 +175,7 @@ export class MeshFunctions extends Construct {
   }
 
   /** The function built for a manifest entry; throws when there is none. */
-  get(name: string): NodejsFunction {
+  get(name: string): LambdaFunction {
     const fn = this.functions.get(name);
     if (!fn) throw new Error(`MeshFunctions: no function named ${name} in the manifest`);
     return fn;

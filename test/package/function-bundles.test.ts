@@ -45,6 +45,32 @@ describe('the functions’ bundles in the synthesized app', () => {
     }
   });
 
+  it('each hold their own handler and leave the AWS SDK to the runtime', () => {
+    const assets = JSON.parse(readFileSync(join(assembly.dir, 'Mesh.assets.json'), 'utf8')) as {
+      files: Record<string, { source: { path: string } }>;
+    };
+    const resources = Object.values(assembly.template.Resources).filter(
+      (resource): resource is { Type: string; Properties: Record<string, unknown> } =>
+        resource.Type === 'AWS::Lambda::Function' &&
+        functionNameOf({ Properties: resource.Properties ?? {} }) !== undefined,
+    );
+    const bundled = resources.map((fn) => {
+      const key = String((fn.Properties.Code as { S3Key: string }).S3Key).replace(/\.zip$/, '');
+      const map = JSON.parse(
+        readFileSync(join(assembly.dir, assets.files[key]?.source.path as string, 'index.mjs.map'), 'utf8'),
+      ) as { sources: string[] };
+      const handlers = map.sources.filter((source) => /(^|\/)functions\/[a-z0-9-]+\.ts$/.test(source));
+      return {
+        name: functionNameOf(fn),
+        handlers: handlers.map((source) => /([a-z0-9-]+)\.ts$/.exec(source)?.[1]),
+        sdk: map.sources.filter((source) => source.includes('node_modules/@aws-sdk/')).length,
+      };
+    });
+    expect(bundled.map((bundle) => bundle.name).sort()).toEqual(specs.map((spec) => spec.name).sort());
+    for (const { name, handlers, sdk } of bundled)
+      expect({ name, handlers, sdk }).toEqual({ name, handlers: [name], sdk: 0 });
+  });
+
   it('each load in a plain Node with only @aws-sdk/* beside them', async () => {
     expect(await checkBundles(stackOf(assembly))).toEqual([]);
   }, 180_000);

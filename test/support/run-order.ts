@@ -2,7 +2,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Projects whose files are handed out first within a group, in this order. The package project's
- * two files are a minute of esbuild and a packaging each, and the beds wait on the processes they
+ * two files are a bundled synthesis and a packaging, and the beds wait on the processes they
  * start; begun first, both overlap the integration tests' CPU instead of running on alone at the
  * end (vitest's own order is by project name, so the bundles began after every integration file
  * and ended the run's first group by themselves: 55 s of a 380 s run).
