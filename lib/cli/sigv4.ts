@@ -1,6 +1,4 @@
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { Sha256 } from '@smithy/core/checksum';
-import { SignatureV4 } from '@smithy/signature-v4';
+import type { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@smithy/types';
 import type { RequestSigner } from './api-client.ts';
 import { setSignerFactory } from './command-context.ts';
@@ -35,14 +33,10 @@ export type SigV4SignerOptions = {
  * `x-amz-content-sha256` is not added: execute-api does not ask for it.
  */
 export function createSigV4Signer(options: SigV4SignerOptions): RequestSigner {
-  const signer = new SignatureV4({
-    service: options.service ?? executeApiService,
-    region: options.region,
-    credentials: options.credentials ?? defaultProvider(),
-    sha256: Sha256,
-    applyChecksum: false,
-  });
+  let made: Promise<SignatureV4> | undefined;
   return async function signRequest(request: Request): Promise<Request> {
+    made ??= makeSigner(options);
+    const signer = await made;
     const url = new URL(request.url);
     const body = request.body === null ? undefined : new Uint8Array(await request.clone().arrayBuffer());
     const headers: Record<string, string> = { host: url.host };
@@ -76,6 +70,24 @@ export function createSigV4Signer(options: SigV4SignerOptions): RequestSigner {
       signal: request.signal,
     });
   };
+}
+
+/**
+ * The signer, its modules loaded on the first request it signs: the credential chain and the
+ * signing code are most of what `mesh` would otherwise load for every call, signed or not.
+ */
+async function makeSigner(options: SigV4SignerOptions): Promise<SignatureV4> {
+  const [{ SignatureV4: Signer }, { Sha256 }] = await Promise.all([
+    import('@smithy/signature-v4'),
+    import('@smithy/core/checksum'),
+  ]);
+  return new Signer({
+    service: options.service ?? executeApiService,
+    region: options.region,
+    credentials: options.credentials ?? (await import('@aws-sdk/credential-provider-node')).defaultProvider(),
+    sha256: Sha256,
+    applyChecksum: false,
+  });
 }
 
 /**

@@ -1,0 +1,37 @@
+import { Command } from 'commander';
+import { ExitCode } from '../../cli/exit-codes.ts';
+
+type Register = (program: Command) => void;
+
+/**
+ * Each command's module, loaded only when the command line names it: `mesh-host enrol` does
+ * not load the run loop's MQTT client and apply machinery, nor `run` the enrolment's.
+ */
+const hostCommands = {
+  enrol: async () => (await import('./enrol.ts')).registerEnrolCommand,
+  run: async () => (await import('./run.ts')).registerRunCommand,
+  rotate: async () => (await import('./rotate.ts')).registerRotateCommand,
+} satisfies Record<string, () => Promise<Register>>;
+
+export type HostCommand = keyof typeof hostCommands;
+
+/** Every command, in the order `mesh-host --help` lists them. */
+export const allHostCommands = Object.keys(hostCommands) as HostCommand[];
+
+const isHostCommand = (word: string | undefined): word is HostCommand =>
+  word !== undefined && Object.hasOwn(hostCommands, word);
+
+/** The `mesh-host` program with the command `argv` (as process.argv) names, else all of them. */
+export async function hostProgram(argv: readonly string[]): Promise<Command> {
+  const word = argv.slice(2).find((arg) => !arg.startsWith('-'));
+  const commands = isHostCommand(word) ? [word] : allHostCommands;
+  const program = new Command('mesh-host').description(
+    'The Mesh host agent: enrol this machine, then run it',
+  );
+  program.exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
+  });
+  const registers = await Promise.all(commands.map((command) => hostCommands[command]()));
+  for (const register of registers) register(program);
+  return program;
+}
