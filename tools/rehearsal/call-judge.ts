@@ -116,12 +116,18 @@ type TemplateNames = {
 /** Reads a local table or queue name (any prefix: tests and beds use their own) as the template's resource. */
 function templateNames(stack: JudgedStack): TemplateNames {
   const suffixes = Object.entries(localResourceNames('')) as Array<[keyof ResourceNames, string]>;
+  // A run names the same few dozen tables and queues in thousands of calls, and each lookup
+  // walks the whole template.
+  const known = new Map<string, string | undefined>();
   const logicalIdOf = (localName: string) => {
-    const named = stack.references.logicalIdFor(localName);
-    if (named) return named;
+    if (known.has(localName)) return known.get(localName);
     const found = suffixes.find(([, suffix]) => localName.endsWith(suffix));
     const physical = found ? stack.physicalName(templatePaths[found[0]]) : undefined;
-    return physical ? stack.references.logicalIdFor(physical) : undefined;
+    const id =
+      stack.references.logicalIdFor(localName) ??
+      (physical ? stack.references.logicalIdFor(physical) : undefined);
+    known.set(localName, id);
+    return id;
   };
   return {
     table(localName) {

@@ -6,6 +6,7 @@ import {
   type PolicyDocument,
   type TemplatePolicies,
 } from './iam-policies.ts';
+import { LeadingKeyKinds, leadingKeyPatterns } from './leading-keys.ts';
 import type { References } from './references.ts';
 
 /** Who makes a call: a role's session (a function, the event source, a state machine) or an AWS service. */
@@ -59,9 +60,13 @@ export class IamCheck {
   readonly #references: References;
   readonly #decisions = new Map<string, Promise<Decision>>();
 
+  readonly #leadingKeys: LeadingKeyKinds | undefined;
+
   constructor(policies: TemplatePolicies, references: References) {
     this.#policies = policies;
     this.#references = references;
+    const patterns = leadingKeyPatterns(policies.everyDocument().map(({ policy }) => policy));
+    this.#leadingKeys = patterns ? new LeadingKeyKinds(patterns) : undefined;
   }
 
   /** Condition keys the template's policies test that the rehearsal does not set, each naming its policy. */
@@ -75,7 +80,8 @@ export class IamCheck {
     );
   }
 
-  async authorize(principal: Principal, request: AccessRequest): Promise<Decision> {
+  async authorize(principal: Principal, asked: AccessRequest): Promise<Decision> {
+    const request = this.#withStandInKeys(asked);
     const key = JSON.stringify([principal, request]);
     let decision = this.#decisions.get(key);
     if (!decision) {
@@ -119,6 +125,18 @@ export class IamCheck {
     return result.overallResult === 'Allowed'
       ? { allowed: true }
       : { allowed: false, reason: `no statement of the ${documents.length} policies answered allows it` };
+  }
+
+  /** The request with its partition keys stood in for by the first of their kind (leading-keys.ts). */
+  #withStandInKeys(request: AccessRequest): AccessRequest {
+    const kinds = this.#leadingKeys;
+    const entry = Object.entries(request.context ?? {}).find(
+      ([key]) => key.toLowerCase() === 'dynamodb:leadingkeys',
+    );
+    if (!kinds || !entry) return request;
+    const [name, keys] = entry;
+    const standIns = [...new Set([keys].flat().map((key) => kinds.standIn(key)))].sort();
+    return { ...request, context: { ...request.context, [name]: standIns } };
   }
 
   #resourcePolicyFor(resource: string): PolicyDocument | undefined {
