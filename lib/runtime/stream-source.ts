@@ -21,8 +21,13 @@ export type StreamSourceOptions = {
   readonly functionName: string;
   /** @default 100, as the summary's event source mapping */
   readonly batchSize?: number;
-  /** The wait between polls of a shard that had nothing. @default 200 */
+  /** The wait after a pass over the shards that found nothing. @default 200 */
   readonly idleMs?: number;
+  /**
+   * The longest wait between passes while nothing comes: each empty pass doubles the wait up to
+   * this, and a record brings it back to `idleMs`. @default 1_000
+   */
+  readonly idleMaxMs?: number;
   readonly onError?: (error: Error) => void;
 };
 
@@ -38,7 +43,12 @@ type ShardState = {
   parent: string | undefined;
   /** The last record handed on, where a fresh iterator starts after. */
   last: string | undefined;
+  /** Ended, and the shards listed since, so its children are known. */
+  childrenSought?: boolean;
 };
+
+/** How often the shards are listed again while none has ended. */
+const discoverEveryMs = 5_000;
 
 /** An iterator the stream no longer honours: the mapping takes a fresh one and reads on. */
 const staleIterator = new Set(['TrimmedDataAccessException', 'ExpiredIteratorException']);
@@ -73,6 +83,21 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
   const waiters: Array<{ after: number; resolve: () => void }> = [];
 
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const idleMs = options.idleMs ?? 200;
+  const idleMaxMs = Math.max(idleMs, options.idleMaxMs ?? 1_000);
+  // The wait between passes, cut short by caughtUp() and stop(): a caller waiting on the stream
+  // never pays the idle backoff.
+  let wake: (() => void) | undefined;
+  const idle = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
 
   async function streamArn(): Promise<string> {
     for (;;) {
@@ -167,26 +192,47 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
     return streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: options.batchSize ?? 100 }));
   }
 
+  /**
+   * Whether to list the stream's shards again before this pass: at first, after a shard ended
+   * (its children appear then), and every few seconds besides; listing them on every idle pass
+   * was most of what an idle local runtime spent.
+   */
+  let listedAt = Number.NEGATIVE_INFINITY;
+  const listAgain = () =>
+    shards.size === 0 ||
+    [...shards.values()].some((state) => state.done && !state.childrenSought) ||
+    Date.now() - listedAt >= discoverEveryMs;
+
   async function loop(): Promise<void> {
     const arn = await streamArn();
+    let wait = idleMs;
     while (!stopped) {
       let busy = false;
       try {
-        await discover(arn);
+        if (listAgain()) {
+          for (const state of shards.values()) if (state.done) state.childrenSought = true;
+          await discover(arn);
+          listedAt = Date.now();
+        }
         for (const [id, state] of shards) busy = (await readShard(arn, id, state)) || busy;
       } catch (error) {
         // a pass that failed saw nothing for certain: it is not one that found the stream drained
         busy = true;
         onError(error as Error);
-        await sleep(options.idleMs ?? 200);
+        await sleep(idleMs);
       }
-      if (!busy) {
+      if (busy) wait = idleMs;
+      else {
         passes += 1;
         for (const waiter of waiters.splice(0)) {
           if (passes > waiter.after) waiter.resolve();
           else waiters.push(waiter);
         }
-        await sleep(options.idleMs ?? 200);
+        // a caller still waiting needs one more pass, not a wait first
+        if (waiters.length === 0) {
+          await idle(wait);
+          wait = Math.min(idleMaxMs, wait * 2);
+        }
       }
     }
   }
@@ -196,10 +242,13 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
   return {
     caughtUp() {
       // A pass that found nothing and began after this call saw every change made before it.
-      return new Promise((resolve) => waiters.push({ after: passes + 1, resolve }));
+      const caught = new Promise<void>((resolve) => waiters.push({ after: passes + 1, resolve }));
+      wake?.();
+      return caught;
     },
     async stop() {
       stopped = true;
+      wake?.();
       await running;
       for (const waiter of waiters.splice(0)) waiter.resolve();
       streams.destroy();

@@ -63,4 +63,29 @@ describe('the local stream source', () => {
     // refused iterators are renewed, not reported: the source saw nothing wrong
     expect(errors).toEqual([]);
   });
+
+  it('cuts its idle wait short for a caller waiting on it', async () => {
+    await source?.stop();
+    handed.length = 0;
+    source = startStreamSource({
+      dynamodb,
+      config: streamed,
+      tableName: streamed.inventoryTable,
+      handler: async (event) => {
+        handed.push(...event.Records);
+        return { state: {} };
+      },
+      functionName: 'stream-source-test',
+      // far past this test's timeout: only caughtUp() cutting the wait short ends it in time
+      idleMs: 60_000,
+      idleMaxMs: 600_000,
+    });
+    await source.caughtUp();
+    const before = handed.length;
+
+    await put(streamed.inventoryTable, 'node#d', 'node');
+    await source.caughtUp();
+
+    expect(handed.slice(before).map((record) => record.dynamodb?.Keys?.pk?.S)).toEqual(['node#d']);
+  }, 20_000);
 });
