@@ -1,8 +1,6 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { addGlobalOptions } from './command-context.ts';
-import { ExitCode } from './exit-codes.ts';
-
-type Register = (program: Command) => void;
+import { exitingProgram, loadCommands, type Register } from './lazy-program.ts';
 
 /**
  * Each module of commands, loaded only when the command line names one of its commands: a
@@ -82,14 +80,7 @@ export async function meshProgram(
   modules: readonly CommandModule[] = modulesOfCommand[commandWord(argv) ?? ''] ?? allCommandModules,
 ): Promise<Command> {
   const program = addGlobalOptions(
-    new Command('mesh').description(
-      'Operate a Mesh control plane: nodes, modules, relations, push, tokens, queue',
-    ),
+    exitingProgram('mesh', 'Operate a Mesh control plane: nodes, modules, relations, push, tokens, queue'),
   );
-  program.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
-  });
-  const registers = await Promise.all(modules.map((module) => commandModules[module]()));
-  for (const register of registers) register(program);
-  return program;
+  return loadCommands(program, commandModules, modules);
 }

@@ -3,7 +3,11 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import type { MeshConfig } from '../../lib/config.ts';
-import { type RunningStreamSource, startStreamSource } from '../../lib/runtime/stream-source.ts';
+import {
+  type RunningStreamSource,
+  type StreamSourceOptions,
+  startStreamSource,
+} from '../../lib/runtime/stream-source.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
@@ -30,23 +34,26 @@ afterAll(async () => {
   dynamodb.destroy();
 });
 
+/** A source over the streamed table that keeps what it is handed in `handed`. */
+const startSource = (options: Pick<StreamSourceOptions, 'idleMs' | 'idleMaxMs' | 'onError'>) =>
+  startStreamSource({
+    dynamodb,
+    config: streamed,
+    tableName: streamed.inventoryTable,
+    handler: async (event) => {
+      handed.push(...event.Records);
+      return { state: {} };
+    },
+    functionName: 'stream-source-test',
+    ...options,
+  });
+
 const put = (table: string, pk: string, sk: string) =>
   dynamodb.send(new PutItemCommand({ TableName: table, Item: { pk: { S: pk }, sk: { S: sk } } }));
 
 describe('the local stream source', () => {
   it('hands on every change made after it took its iterators, whatever other tables wrote meanwhile', async () => {
-    source = startStreamSource({
-      dynamodb,
-      config: streamed,
-      tableName: streamed.inventoryTable,
-      handler: async (event) => {
-        handed.push(...event.Records);
-        return { state: {} };
-      },
-      functionName: 'stream-source-test',
-      idleMs: 20,
-      onError: (error) => errors.push(error),
-    });
+    source = startSource({ idleMs: 20, onError: (error) => errors.push(error) });
     // its iterators are taken on an empty shard
     await source.caughtUp();
 
@@ -67,19 +74,8 @@ describe('the local stream source', () => {
   it('cuts its idle wait short for a caller waiting on it', async () => {
     await source?.stop();
     handed.length = 0;
-    source = startStreamSource({
-      dynamodb,
-      config: streamed,
-      tableName: streamed.inventoryTable,
-      handler: async (event) => {
-        handed.push(...event.Records);
-        return { state: {} };
-      },
-      functionName: 'stream-source-test',
-      // far past this test's timeout: only caughtUp() cutting the wait short ends it in time
-      idleMs: 60_000,
-      idleMaxMs: 600_000,
-    });
+    // far past this test's timeout: only caughtUp() cutting the wait short ends it in time
+    source = startSource({ idleMs: 60_000, idleMaxMs: 600_000 });
     await source.caughtUp();
     const before = handed.length;
 

@@ -1,7 +1,5 @@
-import { Command } from 'commander';
-import { ExitCode } from '../../cli/exit-codes.ts';
-
-type Register = (program: Command) => void;
+import type { Command } from 'commander';
+import { exitingProgram, loadCommands, type Register } from '../../cli/lazy-program.ts';
 
 /**
  * Each command's module, loaded only when the command line names it: `mesh-host enrol` does
@@ -25,13 +23,6 @@ const isHostCommand = (word: string | undefined): word is HostCommand =>
 export async function hostProgram(argv: readonly string[]): Promise<Command> {
   const word = argv.slice(2).find((arg) => !arg.startsWith('-'));
   const commands = isHostCommand(word) ? [word] : allHostCommands;
-  const program = new Command('mesh-host').description(
-    'The Mesh host agent: enrol this machine, then run it',
-  );
-  program.exitOverride((error) => {
-    process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage);
-  });
-  const registers = await Promise.all(commands.map((command) => hostCommands[command]()));
-  for (const register of registers) register(program);
-  return program;
+  const program = exitingProgram('mesh-host', 'The Mesh host agent: enrol this machine, then run it');
+  return loadCommands(program, hostCommands, commands);
 }

@@ -35,6 +35,7 @@ describe('partition keys judged by kind', () => {
       ],
     };
     expect(leadingKeyPatterns([like(['node#*']), equals])).toBeUndefined();
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an IAM policy variable, as a policy holds it
     expect(leadingKeyPatterns([like(['node#${aws:username}'])])).toBeUndefined();
   });
 
