@@ -60,7 +60,8 @@ export class Bed {
     this.storePort ||= await freePort();
     this.store = await startDynamoDBLocal({
       port: this.storePort,
-      ...(options.inMemory ? {} : { dataDir: join(this.dir, 'store') }),
+      // one the bed stops lives seconds at a time; the one it never stops is kept busy for minutes
+      ...(options.inMemory ? {} : { dataDir: join(this.dir, 'store'), quickStart: true }),
       // a JVM on a loaded machine: the default 30 s is not always enough
       readyTimeoutMs: 90_000,
     });

@@ -20,6 +20,12 @@ export type DynamoDBLocalOptions = {
    * machine and far longer on a busy one, where giving up early only turns slow into failed.
    */
   readonly readyTimeoutMs?: number;
+  /**
+   * For a store that lives seconds (a test's, stopped and started again): its JVM compiles with C1
+   * alone (`-XX:TieredStopAtLevel=1`) and starts on about half the CPU. A store that runs for
+   * minutes, as `npm start`'s does, is served faster with C2 as well, so it is off by default.
+   */
+  readonly quickStart?: boolean;
 };
 
 const defaultReadyTimeoutMs = 90_000;
@@ -61,7 +67,7 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
   const port = options.port ?? (await freePort());
   if (options.port !== undefined) await assertPortFree(port, 'a different store port');
   if (options.dataDir) makePrivateFolder(options.dataDir);
-  const child = await spawnLoopbackDynamoDBLocal(port, options.dataDir);
+  const child = await spawnLoopbackDynamoDBLocal(port, options.dataDir, options.quickStart ?? false);
   running.add(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -110,7 +116,11 @@ function dynamoDBLocalRelease(): string {
   return join(lib, release);
 }
 
-async function spawnLoopbackDynamoDBLocal(port: number, dataDir: string | undefined): Promise<ChildProcess> {
+async function spawnLoopbackDynamoDBLocal(
+  port: number,
+  dataDir: string | undefined,
+  quickStart: boolean,
+): Promise<ChildProcess> {
   const release = dynamoDBLocalRelease();
   const classPath = [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':');
   // node_modules/.cache, as other tools keep what they build from the installed packages
@@ -123,6 +133,7 @@ async function spawnLoopbackDynamoDBLocal(port: number, dataDir: string | undefi
     // One collector thread, not G1's several: an emulator's heap is small, and on a laptop's cores
     // shared with the control plane this took a tenth less CPU for the same writes.
     '-XX:+UseSerialGC',
+    ...(quickStart ? ['-XX:TieredStopAtLevel=1'] : []),
     `-Djava.library.path=${join(release, 'DynamoDBLocal_lib')}`,
     '-cp',
     compiled ? [compiled, classPath].join(':') : classPath,

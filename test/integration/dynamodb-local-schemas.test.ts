@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
@@ -18,7 +19,7 @@ let store: RunningDynamoDBLocal;
 let client: DynamoDBClient;
 
 beforeAll(async () => {
-  store = await startDynamoDBLocal();
+  store = await startDynamoDBLocal({ quickStart: true });
   client = makeDynamoDBClient({ region: 'us-east-1' }, { endpoint: store.endpoint });
 });
 afterAll(async () => {
@@ -67,6 +68,11 @@ async function eventuallyActive(table: string) {
 describe('DynamoDB Local through the loopback launcher, each table schema parsed once', () => {
   it('has the cache in place', () => {
     expect(store.schemasParsedOnce).toBe(true);
+  });
+
+  it('compiles with C1 alone when it is to live seconds', () => {
+    const commandLine = readFileSync(`/proc/${store.pid}/cmdline`, 'utf8').split('\0');
+    expect(commandLine).toContain('-XX:TieredStopAtLevel=1');
   });
 
   it('keeps what one table changes in its schema to that table, though its twin was stored in the same bytes', async () => {

@@ -33,7 +33,11 @@ export class StoppableStore {
   static async start(name: string): Promise<StoppableStore> {
     const dataDir = mkdtempSync(join(tmpdir(), `mesh-${name}-`));
     const port = await freePort();
-    const store = new StoppableStore(await startDynamoDBLocal({ port, dataDir }), port, dataDir);
+    const store = new StoppableStore(
+      await startDynamoDBLocal({ port, dataDir, quickStart: true }),
+      port,
+      dataDir,
+    );
     await store.#warm();
     return store;
   }
@@ -76,7 +80,7 @@ export class StoppableStore {
 
   /** Starts it again on its port and data, as it was when stopped. */
   async restart(): Promise<void> {
-    this.#store = await startDynamoDBLocal({ port: this.#port, dataDir: this.#dataDir });
+    this.#store = await startDynamoDBLocal({ port: this.#port, dataDir: this.#dataDir, quickStart: true });
     await this.#warm();
   }
 
