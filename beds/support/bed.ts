@@ -60,8 +60,10 @@ export class Bed {
     this.storePort ||= await freePort();
     this.store = await startDynamoDBLocal({
       port: this.storePort,
-      // one the bed stops lives seconds at a time; the one it never stops is kept busy for minutes
-      ...(options.inMemory ? {} : { dataDir: join(this.dir, 'store'), quickStart: true }),
+      ...(options.inMemory ? {} : { dataDir: join(this.dir, 'store') }),
+      // a bed's own store lives seconds between its stops, or half a minute of the large provider's
+      // writes: C1 alone takes less CPU for either (docs/local-and-aws.md)
+      quickStart: true,
       // a JVM on a loaded machine: the default 30 s is not always enough
       readyTimeoutMs: 90_000,
     });
