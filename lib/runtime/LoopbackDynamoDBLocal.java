@@ -24,7 +24,8 @@ import sun.misc.Unsafe;
  * (`ServerRunner.createServerFromCommandLineArgs`), sets the address on its Jetty connectors
  * before they open, and starts it. Started by lib/runtime/dynamodb-local.ts as a single-file
  * source program: `java -cp <jar and its libs> LoopbackDynamoDBLocal.java HOST <DynamoDB Local
- * options>`. It never configures DynamoDB Local's telemetry, so nothing is sent anywhere.
+ * options>`. It never configures DynamoDB Local's telemetry, so nothing is sent anywhere. It also
+ * has DynamoDB Local parse each table's schema once (`SchemaCache`).
  */
 public class LoopbackDynamoDBLocal {
   public static void main(String[] args) throws Exception {
@@ -103,12 +104,17 @@ public class LoopbackDynamoDBLocal {
         Unsafe unsafe = (Unsafe) theUnsafe.get(null);
         ClassLoader loader = LoopbackDynamoDBLocal.class.getClassLoader();
         SchemaCache cache = new SchemaCache(Class.forName(SCHEMA_CLASS, true, loader), unsafe);
+        // every holder found before any is written: the cache is in place in both readers or neither
+        List<Field> mappers = new ArrayList<>();
         for (String holder : HOLDERS) {
           Field mapper = Class.forName(holder, true, loader).getDeclaredField("MAPPER");
           if (!Modifier.isStatic(mapper.getModifiers()) || mapper.getType() != DynamoDbObjectMapper.class) {
             throw new IllegalStateException(holder + ".MAPPER is not a static DynamoDbObjectMapper");
           }
-          // static final: only Unsafe writes it, before the server has read it once
+          mappers.add(mapper);
+        }
+        // static final: only Unsafe writes it, before the server has read it once
+        for (Field mapper : mappers) {
           unsafe.putObject(unsafe.staticFieldBase(mapper), unsafe.staticFieldOffset(mapper), cache);
         }
         System.out.println("LoopbackDynamoDBLocal: table schemas parsed once");
