@@ -76,6 +76,19 @@ public class LoopbackDynamoDBLocal {
     private final Class<?> schemaClass;
     private final Unsafe unsafe;
     private final Map<Stored, Object> parsed = new ConcurrentHashMap<>();
+    // a copy asks these of every object it meets: answered once a class
+    private final ClassValue<Boolean> immutable = packageTest(IMMUTABLE_PACKAGE);
+    private final ClassValue<Boolean> ownPackage = packageTest(OWN_PACKAGE);
+
+    private static ClassValue<Boolean> packageTest(String prefix) {
+      return new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+          return type.getName().startsWith(prefix);
+        }
+      };
+    }
+
     private final ClassValue<Field[]> fields =
         new ClassValue<>() {
           @Override
@@ -128,17 +141,17 @@ public class LoopbackDynamoDBLocal {
       if (type != schemaClass) return super.readValue(src, type);
       Stored key = new Stored(src);
       Object pristine = parsed.get(key);
-      if (pristine == null) {
-        pristine = super.readValue(src, type);
-        try {
-          copy(pristine);
-        } catch (UncopyableException uncopyable) {
-          return type.cast(pristine);
-        }
-        if (parsed.size() >= LIMIT) parsed.clear();
-        parsed.put(new Stored(src.clone()), pristine);
+      if (pristine != null) return type.cast(copy(pristine));
+      pristine = super.readValue(src, type);
+      Object handedOut;
+      try {
+        handedOut = copy(pristine);
+      } catch (UncopyableException uncopyable) {
+        return type.cast(pristine);
       }
-      return type.cast(copy(pristine));
+      if (parsed.size() >= LIMIT) parsed.clear();
+      parsed.put(new Stored(src.clone()), pristine);
+      return type.cast(handedOut);
     }
 
     /** A schema's stored bytes, compared whole: a hash alone could hand one table another's schema. */
@@ -182,7 +195,7 @@ public class LoopbackDynamoDBLocal {
         return value;
       }
       Class<?> type = value.getClass();
-      if (type.getName().startsWith(IMMUTABLE_PACKAGE)) return value;
+      if (immutable.get(type)) return value;
       if (value instanceof List<?> list) {
         List<Object> copied = new ArrayList<>(list.size());
         for (Object element : list) copied.add(copy(element));
@@ -198,7 +211,7 @@ public class LoopbackDynamoDBLocal {
         for (Map.Entry<?, ?> entry : map.entrySet()) copied.put(copy(entry.getKey()), copy(entry.getValue()));
         return copied;
       }
-      if (value instanceof Collection<?> || !type.getName().startsWith(OWN_PACKAGE) || type.isArray()) {
+      if (value instanceof Collection<?> || !ownPackage.get(type) || type.isArray()) {
         throw new UncopyableException(type);
       }
       try {
