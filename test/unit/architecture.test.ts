@@ -47,13 +47,6 @@ describe('the house rules, held by reading the code', () => {
     expect(offending(reaching, /(from |import |import\()'[^']*\/wiring\.ts'/)).toEqual([]);
   });
 
-  it('no file under lib/ is over 300 lines', () => {
-    const long = sources('lib')
-      .map((file) => [file, text(file).split('\n').length] as const)
-      .filter(([, lines]) => lines > 300);
-    expect(long).toEqual([]);
-  });
-
   it('every function file is its row: the row’s factory, given the wiring’s parts', () => {
     const mismatched = functionSpecs
       .filter((spec) => {
