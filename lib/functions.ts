@@ -2,6 +2,7 @@ import { healthHandler } from './api/handlers/health.ts';
 import { auditFunctions } from './functions/audit.ts';
 import { controlFunctions } from './functions/control.ts';
 import { enrolmentFunctions } from './functions/enrolment.ts';
+import { holdFunctions } from './functions/holds.ts';
 import { meshFunctions } from './functions/mesh.ts';
 import { rolloutFunctions } from './functions/rollouts.ts';
 import { seeingFunctions } from './functions/seeing.ts';
@@ -39,6 +40,7 @@ export const functionSpecs = [
   ...signalFunctions,
   ...summaryFunctions,
   ...rolloutFunctions,
+  ...holdFunctions,
   ...auditFunctions,
 ] as const satisfies readonly FunctionSpec[];
 

@@ -5,6 +5,8 @@ import { DynamoDBRolloutFacts } from './adapters/dynamodb/rollout-facts.ts';
 import { DynamoDBRolloutStore } from './adapters/dynamodb/rollout-store.ts';
 import { StepFunctionsRolloutDriver } from './adapters/stepfunctions/rollout-flow-driver.ts';
 import type { MeshConfig } from './config.ts';
+import { envelope } from './core/control/messages.ts';
+import type { ControlSender } from './core/control/ports.ts';
 import { Pusher } from './core/mesh/push.ts';
 import { RecordedPushFlow } from './core/mesh/push-records.ts';
 import type { PushStore } from './core/mesh/store.ts';
@@ -16,6 +18,14 @@ import {
   type RolloutStore,
 } from './core/rollout/ports.ts';
 import { Rollouts } from './core/rollout/service.ts';
+import { type RolloutOptions, shareText } from './core/rollout/waves.ts';
+
+/** The options as a message carries them (the text waves.ts reads back). */
+const wavesOf = (options: RolloutOptions) => ({
+  waves: options.waves.map(shareText).join(','),
+  maxFailures: shareText(options.maxFailures),
+  waveTimeout: `${options.waveTimeoutSeconds}s`,
+});
 
 /** The rollout parts of lib/wiring.ts (docs/decisions/rollouts-in-waves.md), built there the same way. */
 export type RolloutParts = {
@@ -27,6 +37,7 @@ export type RolloutParts = {
 };
 
 type Needs = {
+  readonly sender: ControlSender;
   readonly auditTrail: AuditTrail;
   readonly pushFlow: PushFlow;
   readonly pushStore: PushStore;
@@ -57,9 +68,25 @@ export function rolloutBuilders(
       return new Rollouts({
         store: parts.rolloutStore,
         facts: parts.rolloutFacts,
-        wave: (nodes) => flow.push({ nodes }),
+        wave: (nodes, rollout) => flow.push({ nodes, rollout }),
         behind: async () => pusher.behindOf(await pusher.candidates(false)),
         exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
+        marked: (nodes) => pusher.markedOf(nodes),
+        requestUndo: async (undo, by) => {
+          const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
+          const body = {
+            module: undo.module,
+            version: undo.version,
+            rollout: { id: undo.rollout, undoes: undo.undoes, ...waves },
+          };
+          await parts.sender.send([
+            {
+              message: envelope('upgrade', body, parts.now(), by),
+              // the same undo asked twice within SQS's five minutes is one message
+              deduplicationId: `undo-${undo.undoes}`,
+            },
+          ]);
+        },
         now: parts.now,
       });
     },

@@ -78,6 +78,7 @@ import type { SummaryStore } from './core/summary/ports.ts';
 import type { ViewPages } from './core/view-pages.ts';
 import { powertoolsLog } from './observability.ts';
 import { type AuditParts, auditBuilders } from './wiring-audit.ts';
+import { type HoldParts, holdBuilders } from './wiring-holds.ts';
 import { type MeshFileParts, meshFileBuilders } from './wiring-mesh-file.ts';
 import { type RolloutParts, rolloutBuilders } from './wiring-rollouts.ts';
 
@@ -140,6 +141,7 @@ export type Parts = {
   /** The local runtime's broker attaches here (lib/runtime/broker/); the publisher when there is no IoT endpoint. */
   readonly embeddedBroker: EmbeddedBrokerPublisher;
 } & RolloutParts &
+  HoldParts &
   AuditParts &
   MeshFileParts;
 
@@ -181,6 +183,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           store: parts.pushStore,
           announce: (node, signal) => parts.signals.announce(node, signal),
           lastSent: parts.deliveries,
+          holds: parts.holds,
         }),
         {
           progress: {
@@ -276,6 +279,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
     embeddedBroker: () => new EmbeddedBrokerPublisher(),
     ...rolloutBuilders(() => parts, clients, config),
+    ...holdBuilders(() => parts, clients, config),
     ...auditBuilders(clients, config),
     ...meshFileBuilders(() => parts, clients, config),
     ...(overridesOf(options.overrides) as object),

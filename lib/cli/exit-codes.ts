@@ -34,6 +34,13 @@ export const ExitCode = {
   rolloutAborted: 13,
   /** `mesh audit verify`: a record of the audit trail was removed, altered or reordered (named). */
   auditBroken: 14,
+  /**
+   * `mesh push NODE`: the node named is held back by a rollout or a freeze and was not sent
+   * (docs/decisions/held-back.md); the output names who holds it and what releases it.
+   */
+  heldBack: 15,
+  /** `mesh rollout show|resume`, a followed rollout: it was taken back by an undo rollout (its reason names it). */
+  rolloutUndone: 16,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,6 +1,13 @@
 import { codedLine } from '../core/coded-lines.ts';
 import { type MeshMoved, movedText } from '../core/mesh-file/moved.ts';
 
+/** `rollout:ID` as `rollout ID`, `freeze:role=db` as `freeze role=db`, `freeze:all` as `freeze --all`. */
+export const holderText = (by: string) => {
+  const [kind, ...rest] = by.split(':');
+  const what = rest.join(':');
+  return kind === 'freeze' && what === 'all' ? 'freeze --all' : `${kind} ${what}`;
+};
+
 /**
  * What `mesh` says on stderr besides its result (docs/codes.md): progress, notes, failures. For
  * people each is a line, a failure after `mesh: `; under `--json` each is one JSON line with its
@@ -173,6 +180,16 @@ export const cliLines = {
     const filled = pending === 0 ? 20 : Math.min(20, Math.round((20 * checked) / pending));
     const count = (n: number) => n.toLocaleString('en');
     return `push ${push}: round ${round} [${'#'.repeat(filled)}${'-'.repeat(20 - filled)}] ${count(checked)} of ${count(pending)} looked at, ${count(flushed)} flushed`;
+  }),
+  pushHeldBack: codedLine<{
+    readonly by: string;
+    readonly nodes: readonly string[];
+    readonly count: number;
+    readonly release: string;
+  }>('push.held-back', 'info', ({ by, nodes, count, release }) => {
+    const shown =
+      count > nodes.length ? `${nodes.join(', ')} and ${count - nodes.length} more` : nodes.join(', ');
+    return `held back by ${holderText(by)}, not sent: ${shown}; ${release}`;
   }),
   pushFailed: codedLine<{ readonly push: string; readonly reason: string }>(
     'push.failed',

@@ -5,6 +5,7 @@
  */
 
 import type { Actor } from './audit/record.ts';
+import type { HeldBack } from './hold/held-back.ts';
 import type { WaitingRelations } from './mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
@@ -18,6 +19,8 @@ export type PushRequest = {
   readonly pushId?: string;
   /** A rollout's wave: these nodes, then only what they pair with (lib/core/mesh/push-steps.ts). */
   readonly nodes?: readonly string[];
+  /** With `nodes`: the rollout whose wave it is, whose own nodes are not held back from it. */
+  readonly rollout?: string;
 };
 
 /** The push contract (docs/http-api.md, `POST /push`); `behind` lists what is still behind when the bound is hit. */
@@ -36,11 +39,19 @@ export type PushOutcome = {
    */
   readonly unsendable?: ReadonlyArray<{ readonly node: string; readonly reason: string }>;
   /**
+   * Nodes the push left alone, each with who holds it back (`rollout:<id>`, `freeze:<on>`) and,
+   * for a node whose own relation waits, the held-back node it waits for
+   * (docs/decisions/held-back.md). Never counted as behind. Absent when there are none.
+   */
+  readonly heldBack?: readonly HeldBack[];
+  /**
    * Set when the outcome was read back from the push's record, whose lists keep the first
    * 1,000 nodes: how many were flushed, and how many are behind, in all.
    */
   readonly flushedCount?: number;
   readonly behindCount?: number;
+  /** How many were held back in all, when the record's list was cut. */
+  readonly heldBackCount?: number;
 };
 
 /**
@@ -71,7 +82,11 @@ export interface ModuleVersions {
     module: string,
     version: string,
     by: Actor,
-  ): Promise<{ readonly carriers: readonly string[] }>;
+  ): Promise<{
+    readonly carriers: readonly string[];
+    /** The module's version before (null: none), read as the upgrade began: what an undo sets back. */
+    readonly previous: string | null;
+  }>;
 }
 
 /** What a host fetches: the declaration a node was last sent. */

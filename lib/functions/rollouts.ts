@@ -5,6 +5,7 @@ import {
   rolloutResumeHandler,
   rolloutShowHandler,
   rolloutStartHandler,
+  rolloutUndoHandler,
 } from '../api/handlers/rollouts.ts';
 import type { FunctionSpec } from './spec.ts';
 
@@ -54,12 +55,22 @@ export const rolloutFunctions = [
     handler: rolloutAbortHandler,
   },
   {
+    name: 'rollout-undo',
+    purpose:
+      "asks for an upgrade's undo on the control queue: its version set back, the nodes it changed sent it in its waves",
+    trigger: 'api',
+    route: { method: 'POST', path: '/rollouts/{id}/undo', auth: 'operator', role: 'operator' },
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send'],
+    handler: rolloutUndoHandler,
+  },
+  {
     name: 'rollout-advance',
     purpose:
       'rollout flow: steps one rollout (claims its nodes, sends its next wave, or reads the reports of its hosts) until it waits',
     trigger: 'rollout-flow',
-    // a wave is a run of the push flow; its record is read and written, and its nodes' reports read
-    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'pushFlow:start'],
+    // a wave is a run of the push flow; its record is read and written, and its nodes' reports
+    // read; a halt with --auto-undo asks for its undo on the control queue
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'pushFlow:start', 'control:send'],
     // a wave's push flow (Express) runs five minutes at most
     timeoutSeconds: 330,
     handler: rolloutAdvanceHandler,

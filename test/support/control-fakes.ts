@@ -130,8 +130,9 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
   async setModuleVersion(module: string, version: string) {
     if (this.down)
       throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $retryable: {} });
+    const previous = this.versions.get(module) ?? null;
     this.versions.set(module, version);
-    return { carriers: ['n1'] };
+    return { carriers: ['n1'], previous };
   }
 
   async push(_request: PushRequest): Promise<PushOutcome> {

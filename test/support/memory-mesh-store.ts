@@ -201,10 +201,14 @@ export class MemoryMeshStore
     for (const node of new Set([relation.consumerNode, relation.providerNode])) this.#mark(node);
   }
 
-  async setModuleVersion(module: string, version: string): Promise<{ readonly carriers: readonly string[] }> {
+  async setModuleVersion(
+    module: string,
+    version: string,
+  ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
     this.requests += 2;
     const record = this.modules.get(module);
     if (!record) throw new ModuleNotFoundError(module);
+    const previous = record.version;
     this.modules.set(module, { ...record, version });
     const carriers: string[] = [];
     for (const [node, state] of this.nodes) {
@@ -216,7 +220,7 @@ export class MemoryMeshStore
       state.assignments.set(module, { ...assignment, version });
       this.#mark(node);
     }
-    return { carriers };
+    return { carriers, previous };
   }
 
   async readNode(node: string): Promise<NodeSnapshot | undefined> {

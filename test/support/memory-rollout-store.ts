@@ -2,7 +2,13 @@ import { isDriven } from '../../lib/core/rollout/claims.ts';
 import { RolloutOverlapError, RolloutRaceError } from '../../lib/core/rollout/errors.ts';
 import type { NodeRun } from '../../lib/core/rollout/pages.ts';
 import type { ClaimStep, RolloutPage, RolloutStore, StepBudget } from '../../lib/core/rollout/ports.ts';
-import { holdsNodes, type NodeOutcome, type RolloutRecord, tallyOf } from '../../lib/core/rollout/record.ts';
+import {
+  holdsNodes,
+  type NodeOutcome,
+  type RolloutRecord,
+  type RolloutState,
+  tallyOf,
+} from '../../lib/core/rollout/record.ts';
 import { summaryOf } from '../../lib/core/rollout/service.ts';
 
 type Kept = { readonly cut: number };
@@ -40,7 +46,8 @@ export class MemoryRolloutStore implements RolloutStore {
     const held = new Map<string, string[]>();
     for (const n of span) {
       const claim = this.claims.get(n.node);
-      const state = claim && this.headers.get(claim.rollout)?.state;
+      const holder = claim && this.headers.get(claim.rollout);
+      const state = holder?.undoneBy === record.id ? 'undone' : holder?.state;
       if (claim && claim.rollout !== record.id && (state === undefined || holdsNodes(state)))
         held.set(claim.rollout, [...(held.get(claim.rollout) ?? []), n.node]);
     }
@@ -126,6 +133,26 @@ export class MemoryRolloutStore implements RolloutStore {
       if (claim?.rollout === record.id) held.set(node, now.get(claim.cut) ?? -1);
     }
     return held;
+  }
+
+  async moveClaims(record: RolloutRecord, wave: number, nodes: readonly string[]): Promise<void> {
+    const into = record.waves[wave];
+    if (!into) return;
+    for (const node of nodes) {
+      const claim = this.claims.get(node);
+      if (claim?.rollout === record.id) this.claims.set(node, { ...claim, cut: (into.kept as Kept).cut });
+    }
+  }
+
+  /** What the holding items say (rollout-store.ts): each rollout holding nodes, and the cut index of its last wave sent. */
+  holding(): Map<string, { state: RolloutState; current: number }> {
+    const holding = new Map<string, { state: RolloutState; current: number }>();
+    for (const record of this.headers.values()) {
+      if (!holdsNodes(record.state)) continue;
+      const sent = record.current >= 0 ? record.waves[record.current] : undefined;
+      holding.set(record.id, { state: record.state, current: sent ? (sent.kept as Kept).cut : -1 });
+    }
+    return holding;
   }
 
   async list(): Promise<RolloutPage> {

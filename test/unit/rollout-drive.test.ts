@@ -28,6 +28,9 @@ const away: RolloutStore = {
   held: async () => {
     throw new StoreUnavailableError('the inventory table');
   },
+  moveClaims: async () => {
+    throw new StoreUnavailableError('the inventory table');
+  },
   list: async () => {
     throw new StoreUnavailableError('the inventory table');
   },

@@ -56,7 +56,11 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
     module: string,
     version: string,
     by: Actor,
-  ): Promise<{ readonly carriers: readonly string[] }> {
+  ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
+    // Read first: upgrades of a module are settled one at a time (its queue group), so nothing
+    // else sets it between this read and the write. A repeat finds its own version here.
+    const before = await this.#versionOf(module);
+    const previous = typeof before === 'string' ? before : null;
     // The version set with its record; a module already at it (a held upgrade settled again, a
     // catch-up's re-announcement) records nothing, and its carriers are still moved.
     const failed = await this.audit.transact(
@@ -97,7 +101,7 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
         toMove.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
       );
     }
-    return { carriers: carriers.map((carrier) => String(carrier.node)) };
+    return { carriers: carriers.map((carrier) => String(carrier.node)), previous };
   }
 
   /** A failed condition means there is nothing to do: no longer a carrier, or already at the version. */

@@ -25,6 +25,7 @@ import {
   transact,
   transactionLimit,
 } from './requests.ts';
+import { claimKey } from './rollout-claims.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const neverSent = itemAbsent;
@@ -35,8 +36,11 @@ const grantUnissued = itemAbsent;
 const generationAsRead = 'generation = :generation';
 const keptFromBeforeSealing = 'attribute_not_exists(generation)';
 
-/** The send's own items besides its mints: the delivery and the two that clear the node's mark. */
-const sendOwnItems = 3;
+/** The send's own items besides its mints: the delivery, the two that clear the node's mark, its claim's fence. */
+const sendOwnItems = 4;
+/** The claim as the send read it: absent, or still the same rollout's. */
+const claimUnclaimed = itemAbsent;
+const claimedBySame = '#rollout = :claimer';
 
 /** Asked of every push request, so the push bench can count what a push costs. */
 const capacity = { ReturnConsumedCapacity: 'TOTAL' } as const;
@@ -115,10 +119,12 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
     ];
     const markAt = items.length;
     if (mark !== undefined) items.push(...markClears(this.tableName, write.node, mark));
+    const claimAt = items.length;
+    if (write.claim !== undefined) items.push(claimFence(this.tableName, write.node, write.claim));
     const failed = await this.#transact(items);
     if (!failed) return;
     const lost = failed.findIndex(Boolean);
-    const race = lost === 0 ? 'revision' : lost === markAt ? 'mark' : 'mint';
+    const race = lost === 0 ? 'revision' : lost === markAt ? 'mark' : lost === claimAt ? 'claim' : 'mint';
     throw new MeshRaceError(race, failed[lost]?.old);
   }
 
@@ -191,6 +197,23 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
 }
 
 const ignore = () => undefined;
+
+/** The node's rollout claim (rollout-claims.ts) checked to be as the send read it. */
+function claimFence(tableName: string, node: string, claim: string | null): TransactItem {
+  return {
+    ConditionCheck: {
+      TableName: tableName,
+      Key: claimKey(node),
+      ...(claim === null
+        ? { ConditionExpression: claimUnclaimed }
+        : {
+            ConditionExpression: claimedBySame,
+            ExpressionAttributeNames: { '#rollout': 'rollout' },
+            ExpressionAttributeValues: { ':claimer': claim },
+          }),
+    },
+  };
+}
 
 function mintCondition(mint: Minted) {
   if (mint.replaces === undefined)

@@ -23,7 +23,7 @@ import { getItems, itemAbsent, type TransactItem, transact } from './requests.ts
  * `unrecordedStaleMs`, and the next claim takes it over.
  */
 export const claimPartition = (node: string) => `rollout-claim#${node}`;
-const claimKey = (node: string) => ({ pk: claimPartition(node), sk: 'claim' });
+export const claimKey = (node: string) => ({ pk: claimPartition(node), sk: 'claim' });
 
 const unclaimed = itemAbsent;
 const claimedByThis = '#rollout = :mine';
@@ -202,6 +202,30 @@ export class RolloutClaims {
         if (!failed) return;
         batch = batch.filter((_, index) => !failed[index]);
       }
+    });
+  }
+
+  /**
+   * Moves rollout `id`'s claims on these nodes to the wave `cut` (one its send moved them into,
+   * ahead of the one they were cut into), so they count as released once that wave is sent; a
+   * claim another rollout holds now is left.
+   */
+  async move(id: string, nodes: readonly string[], cut: number): Promise<void> {
+    await mapLimit(nodes, claimsInFlight * 4, async (node) => {
+      await again(() =>
+        transact(this.#client, what, [
+          {
+            Update: {
+              TableName: this.#tableName,
+              Key: claimKey(node),
+              UpdateExpression: 'SET wave = :cut',
+              ConditionExpression: claimedByThis,
+              ExpressionAttributeNames: { '#rollout': 'rollout' },
+              ExpressionAttributeValues: { ':mine': id, ':cut': cut },
+            },
+          },
+        ]),
+      );
     });
   }
 

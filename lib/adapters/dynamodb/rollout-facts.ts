@@ -2,7 +2,7 @@ import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Facts, NodeFacts } from '../../core/rollout/advance.ts';
 import type { RolloutFacts } from '../../core/rollout/ports.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
-import { nodePartition, presenceItemKey, reportItemKey } from './keys.ts';
+import { enrolmentItemKey, nodePartition, presenceItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
 import { type Item, TableStore } from './requests.ts';
 
@@ -14,17 +14,25 @@ const unprocessedRounds = 8;
 /**
  * What a rollout waits on, read from the items other areas keep in each node's partition: the
  * control area's `report` (report-store.ts: state, revision, step, appliedRevision), the signal's
- * `presence` (presence-store.ts: online) and the mesh's `delivery` (its sent revision). Strongly
+ * `presence` (presence-store.ts: online), the enrolment's `enrolment` (token-store.ts: present
+ * once an enrolment completed) and the mesh's `delivery` (its sent revision). Strongly
  * consistent BatchGetItem, 100 keys a request, with what the store left unprocessed asked again.
  */
 export class DynamoDBRolloutFacts extends TableStore implements RolloutFacts {
   async of(nodes: readonly string[]): Promise<Facts> {
-    const items = await this.#get(nodes.flatMap((node) => [reportItemKey(node), presenceItemKey(node)]));
+    const items = await this.#get(
+      nodes.flatMap((node) => [reportItemKey(node), presenceItemKey(node), enrolmentItemKey(node)]),
+    );
     return new Map(
-      nodes.map((node) => [
-        node,
-        factsOf(items.get(`${nodePartition(node)}|report`), items.get(`${nodePartition(node)}|presence`)),
-      ]),
+      nodes.map((node) => {
+        const facts = factsOf(
+          items.get(`${nodePartition(node)}|report`),
+          items.get(`${nodePartition(node)}|presence`),
+        );
+        // a node still here with no completed enrolment has no host to answer for it
+        const enrolled = items.get(`${nodePartition(node)}|enrolment`) !== undefined;
+        return [node, enrolled ? facts : { ...facts, enrolled: false }];
+      }),
     );
   }
 

@@ -25,6 +25,7 @@ import {
 } from './requests.ts';
 import { keptOf, partsOf, RolloutParts } from './rollout-chunks.ts';
 import { RolloutClaims } from './rollout-claims.ts';
+import { holdingItem } from './rollout-holding.ts';
 import { RolloutStarts } from './rollout-starts.ts';
 
 /**
@@ -34,6 +35,7 @@ import { RolloutStarts } from './rollout-starts.ts';
  * |--------------------|----------------|------------|
  * | `rollouts`         | `<rollout id>` | state, version (N), createdAt, updatedAt, body: the header as gzipped JSON (B) |
  * | `rollouts#running` | `<rollout id>` | present exactly while the driver has work: claiming, running, or claims to let go |
+ * | `rollouts#holding` | `<rollout id>` | present exactly while it holds its nodes back (rollout-holding.ts) |
  * | `rollout#<id>`     | `nodes#…`      | a part of a wave's nodes (rollout-chunks.ts) |
  * | `rollouts#starting` | `<rollout id>` | a start under way (rollout-starts.ts) |
  * | `rollout-claim#<node>` | `claim`    | the rollout holding the node (rollout-claims.ts) |
@@ -48,6 +50,7 @@ import { RolloutStarts } from './rollout-starts.ts';
  */
 export const rolloutsPartition = 'rollouts';
 const runningPartition = 'rollouts#running';
+
 const rolloutKey = (id: string) => ({ pk: rolloutsPartition, sk: id });
 const runningKey = (id: string) => ({ pk: runningPartition, sk: id });
 
@@ -117,7 +120,11 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     const deadline = Date.now() + budget.ms;
     const upto = Math.min(sizeOf(record), from + budget.nodes);
     const nodes = await this.#parts.span(record, from, upto);
-    const stateOf = async (holder: string) => (await this.read(holder))?.state;
+    // an undo takes over the claims of the rollout it takes back: those are claimable to it alone
+    const stateOf = async (holder: string) => {
+      const held = await this.read(holder);
+      return held?.undoneBy === record.id ? 'undone' : held?.state;
+    };
     const step = await this.#claims.claimSome(record.id, nodes, stateOf, deadline);
     if ('overlap' in step) return step;
     // a paired node is counted in the span but never claimed: the span's end is reached when its own nodes are
@@ -172,6 +179,7 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
             },
           }
         : { Delete: { TableName: this.tableName, Key: runningKey(record.id) } },
+      holdingItem(this.tableName, record, waves),
       ...more,
     ];
     const failed = entry
@@ -213,6 +221,12 @@ export class DynamoDBRolloutStore extends TableStore implements RolloutStore {
     for (const [node, claim] of claims)
       if (claim.rollout === record.id) held.set(node, now.get(claim.wave) ?? -1);
     return held;
+  }
+
+  async moveClaims(record: RolloutRecord, wave: number, nodes: readonly string[]): Promise<void> {
+    const into = record.waves[wave];
+    if (nodes.length === 0 || !into) return;
+    await this.#claims.move(record.id, nodes, keptOf(into).cut);
   }
 
   async list(page: { readonly limit: number; readonly cursor?: string | undefined }): Promise<RolloutPage> {

@@ -1,5 +1,6 @@
 import { PushFlowFailedError } from '../../core/mesh/errors.ts';
-import { outcomeOf, type PushTaskFunctions } from '../../core/mesh/push-steps.ts';
+import { outcomeOf } from '../../core/mesh/push-flow-schemas.ts';
+import type { PushTaskFunctions } from '../../core/mesh/push-steps.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
 import {
   localFunctionArn,

@@ -5,7 +5,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { isTransientFault } from '../../core/faults.ts';
 import { PushFlowFailedError, PushFlowUnavailableError } from '../../core/mesh/errors.ts';
-import { outcomeOf } from '../../core/mesh/push-steps.ts';
+import { outcomeOf } from '../../core/mesh/push-flow-schemas.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
 
 /** Push on the deployed Step Functions Express state machine, waiting for its answer. */

@@ -2,11 +2,12 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { MeshConfig } from '../../config.ts';
+import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { planPush } from '../../core/mesh/plan.ts';
 import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.ts';
+import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-flow-schemas.ts';
 import { newPushId, outcomeOfRecord, runningRecord } from '../../core/mesh/push-records.ts';
-import { pushBodySchema, pushRequestSchema } from '../../core/mesh/push-steps.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
 import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
@@ -34,6 +35,8 @@ export type MeshPushDeps = {
   readonly now: Clock;
 } & Logged;
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
+/** A plan names what a push would leave held back, so it reads the holds as the push would. */
+export type MeshPlanDeps = MeshSentDeps & { readonly holds: HoldReader };
 export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
 
 const edge = (parts: Logged & Refusing, handler: Handler) =>
@@ -104,12 +107,15 @@ export const meshPushHandler = (parts: MeshPushDeps) =>
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */
-export const meshPushPlanHandler = (parts: MeshSentDeps) =>
+export const meshPushPlanHandler = (parts: MeshPlanDeps) =>
   edge(parts, async (event) => {
     const request = parseBody(event, pushRequestSchema);
     if (request.node && !(await parts.pushStore.readNode(request.node)))
       throw new NodeNotFoundError(request.node);
-    return json(200, await planPush(request, { store: parts.pushStore, deliveries: parts.deliveries }));
+    return json(
+      200,
+      await planPush(request, { store: parts.pushStore, deliveries: parts.deliveries, holds: parts.holds }),
+    );
   });
 
 /** GET /status */

@@ -6,7 +6,7 @@ import { advanceForFlow } from '../../core/rollout/drive.ts';
 import { rolloutPage, runsOf } from '../../core/rollout/pages.ts';
 import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
 import { maxRolloutNodes, sizeOf } from '../../core/rollout/record.ts';
-import { optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
+import { checkAutoUndo, optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
 import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
 import { pageBytes } from '../../core/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
@@ -61,6 +61,7 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
   edge(deps, async (event) => {
     const request = parseBody(event, rolloutRequest);
     const options = optionsOf(request);
+    checkAutoUndo(options, originOf(request));
     const record = await deps.rollouts.start({
       origin: originOf(request),
       ...(request.nodes ? { nodes: request.nodes } : {}),
@@ -124,6 +125,18 @@ export const rolloutAbortHandler = (deps: RolloutDeps) =>
     // one aborted while claiming lets go of its claims a step at a time: its flow, still going, takes them
     await deps.rollouts.abort(id, actorOf(event));
     return json(200, await firstPage(deps.rollouts, id));
+  });
+
+/**
+ * POST /rollouts/{id}/undo: asks for the undo of an upgrade (docs/decisions/held-back.md): its
+ * version set back and the nodes it changed sent what they had before, in its waves, by a new
+ * rollout the control queue starts; 202 with that rollout's id, to follow.
+ */
+export const rolloutUndoHandler = (deps: { readonly rollouts: Rollouts } & Deps) =>
+  edge(deps, async (event) => {
+    const { id } = validate(idPath, event.pathParameters, 'path');
+    const rollout = await deps.rollouts.undo(id, actorOf(event));
+    return json(202, { rollout, undoes: id, follow: `/rollouts/${rollout}` });
   });
 
 /** rollout-advance: the rollout flow's Task, one rollout stepped until it waits (lib/core/rollout/drive.ts). */

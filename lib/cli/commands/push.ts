@@ -16,6 +16,7 @@ import type { PushOutcome } from '../../core/ports.ts';
 import { type ApiClient, problemError } from '../api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode, exitCodeForStatus } from '../exit-codes.ts';
+import { sayHeldBack } from '../held-back.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 import { nodesOn, pushOn } from './push-on.ts';
@@ -96,7 +97,11 @@ export function registerPushCommand(program: Command): void {
         // A named node's relations that wait for an enrolment are said with what was sent.
         const finish = async (said: Output, outcome: PushOutcome) => {
           const waiting = n ? await waitingOf(api, n) : [];
-          return finished(said, { ...outcome, ...(waiting.length > 0 ? { waiting } : {}) });
+          const exit = finished(said, { ...outcome, ...(waiting.length > 0 ? { waiting } : {}) });
+          // The node asked for was left alone: what the operator asked was not done.
+          return exit === ExitCode.ok && outcome.heldBack?.some((held) => held.node === n)
+            ? ExitCode.heldBack
+            : exit;
         };
         if (answer.status === 200) return finish(output, answer.body as PushOutcome);
         const { push } = answer.body as { push: string };
@@ -115,7 +120,7 @@ export function finished(
   output: Output,
   outcome: PushOutcome & { readonly waiting?: readonly Waiting[] },
 ): ExitCode {
-  output.result(outcome);
+  output.result({ ...outcome, heldBack: outcome.heldBack ?? [] });
   printOutcome(output, outcome);
   for (const w of outcome.waiting ?? [])
     output.line(
@@ -228,6 +233,7 @@ export function printOutcome(output: Output, outcome: PushOutcome) {
     output.line(
       `… and ${unlisted.toLocaleString('en')} more flushed (its record lists the first ${outcome.flushed.length.toLocaleString('en')})`,
     );
+  sayHeldBack(output, outcome.heldBack ?? [], outcome.heldBackCount);
   output.line(consistency(outcome, 'the mesh is'));
 }
 
@@ -242,6 +248,7 @@ function printPlan(output: Output, plan: PushPlan) {
     output.line(`${send.node}: would be sent revision ${send.revision}${roundOf(send)}`);
     for (const change of send.changes) output.line(`  ${changeLine(change)}`);
   }
+  sayHeldBack(output, plan.heldBack ?? []);
   output.line(consistency(plan, 'the push would leave the mesh'));
 }
 
@@ -256,14 +263,19 @@ const changeLine = (change: DeclarationChange) =>
  * cannot be sent is named with its reason, since another push would not send it either.
  */
 function consistency(
-  outcome: Pick<PushOutcome, 'behind' | 'rounds' | 'unsendable' | 'flushedCount'> & {
+  outcome: Pick<
+    PushOutcome,
+    'behind' | 'rounds' | 'unsendable' | 'flushedCount' | 'heldBack' | 'heldBackCount'
+  > & {
     flushed: readonly unknown[];
   },
   what: string,
 ) {
   const rounds = `${outcome.rounds} round${outcome.rounds === 1 ? '' : 's'}`;
   const flushed = outcome.flushedCount ?? outcome.flushed.length;
-  if (outcome.behind.length === 0) return `${what} consistent (${flushed} flushed in ${rounds})`;
+  const held = outcome.heldBackCount ?? outcome.heldBack?.length ?? 0;
+  const apart = held > 0 ? ` apart from ${held} held-back node${held === 1 ? '' : 's'}` : '';
+  if (outcome.behind.length === 0) return `${what} consistent${apart} (${flushed} flushed in ${rounds})`;
   const unsendable = outcome.unsendable ?? [];
   const cannot = new Set(unsendable.map((entry) => entry.node));
   const waiting = outcome.behind.filter((node) => !cannot.has(node));

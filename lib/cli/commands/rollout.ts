@@ -18,12 +18,13 @@ const startPatienceMs = 60_000;
 
 const rolloutId = z.string().regex(rolloutIdPattern, 'a rollout id looks like 20260722T101500123Z-4f2a9c');
 
-/** `--waves`, `--max-failures`, `--wave-timeout`, `--pause`, as `mesh push` and `mesh upgrade` take them. */
+/** `--waves`, `--max-failures`, `--wave-timeout`, `--pause`, `--auto-undo`, as `mesh push` and `mesh upgrade` take them. */
 export type WaveOptions = {
   waves?: string;
   maxFailures?: string;
   waveTimeout?: string;
   pause: boolean;
+  autoUndo: boolean;
   wait: boolean;
 };
 
@@ -36,7 +37,12 @@ export function withWaveOptions(command: Command): Command {
       'with --waves: how long a wave waits for its nodes (90s, 10m, 1h)',
       undefined,
     )
-    .option('--pause', 'with --waves: stop after each wave until mesh rollout resume', false);
+    .option('--pause', 'with --waves: stop after each wave until mesh rollout resume', false)
+    .option(
+      '--auto-undo',
+      'with --waves on an upgrade: when it halts, take it back (mesh rollout undo) at once',
+      false,
+    );
 }
 
 export const waveBody = (options: WaveOptions) => ({
@@ -44,6 +50,7 @@ export const waveBody = (options: WaveOptions) => ({
   ...(options.maxFailures !== undefined ? { maxFailures: options.maxFailures } : {}),
   ...(options.waveTimeout !== undefined ? { waveTimeout: options.waveTimeout } : {}),
   ...(options.pause ? { pause: true } : {}),
+  ...(options.autoUndo ? { autoUndo: true } : {}),
 });
 
 /**
@@ -180,6 +187,7 @@ const exitOf = {
   halted: ExitCode.rolloutHalted,
   paused: ExitCode.rolloutPaused,
   aborted: ExitCode.rolloutAborted,
+  undone: ExitCode.rolloutUndone,
 } as const;
 
 function ended(output: Output, record: ShownPage): ExitCode {
@@ -202,7 +210,26 @@ function ended(output: Output, record: ShownPage): ExitCode {
   return exitOf[record.state as keyof typeof exitOf] ?? ExitCode.failed;
 }
 
-/** `mesh rollout list|show|resume|abort`. */
+/** Where a wave stands: sent when, or not sent and why. */
+function waveText(record: ShownPage, index: number): string {
+  const wave = record.waves[index];
+  if (index <= record.current) return `sent ${wave?.sentAt ?? ''}`;
+  if (record.state === 'halted' || record.state === 'paused')
+    return `not sent: held back while the rollout is ${record.state}`;
+  if (record.state === 'running' || record.state === 'claiming') return 'not sent yet';
+  return `never sent: the rollout is ${record.state}`;
+}
+
+/** What the nodes of unsent waves wait for, and the commands that release them. */
+function heldText(record: ShownPage): string | undefined {
+  const count = notSentOf(record);
+  if (count === 0 || (record.state !== 'halted' && record.state !== 'paused')) return undefined;
+  const undo =
+    record.origin.kind === 'upgrade' ? `, mesh rollout undo ${record.id} takes the upgrade back` : '';
+  return `${count} node${count === 1 ? '' : 's'} in waves not sent ${count === 1 ? 'is' : 'are'} held back: nothing sends them the change until mesh rollout resume ${record.id}${undo}, or mesh rollout abort ${record.id} (refused while the change would get out)`;
+}
+
+/** `mesh rollout list|show|resume|abort|undo`. */
 export function registerRolloutCommands(program: Command): void {
   const rollout = program.command('rollout').description('rollouts in waves: list, show, resume, abort');
   rollout
@@ -248,13 +275,14 @@ export function registerRolloutCommands(program: Command): void {
         if (record.releasing && record.releasing.released < record.releasing.upto)
           output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
         record.waves.forEach((wave, index) => {
-          const at = index <= record.current ? `sent ${wave.sentAt ?? ''}` : 'not sent';
-          output.line(`wave ${index + 1}/${record.waves.length} (${at}):`);
+          output.line(`wave ${index + 1}/${record.waves.length} (${waveText(record, index)}):`);
           for (const n of wave.nodes)
             output.line(
               `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
             );
         });
+        const held = heldText(record);
+        if (held) output.line(held);
         output.result(record);
         if (record.state === 'refused') return ExitCode.refused;
         return record.state === 'running' || record.state === 'done' || record.state === 'claiming'
@@ -262,9 +290,34 @@ export function registerRolloutCommands(program: Command): void {
           : exitOf[record.state];
       }),
     );
+  rollout
+    .command('undo')
+    .argument('<id>', 'the rollout (an upgrade)')
+    .description(
+      'take an upgrade back: its version set back, the nodes it changed sent what they had before, in its waves; followed to its end unless --no-wait',
+    )
+    .option('--no-wait', 'answer the undo rollout at once')
+    .action(
+      action(async ({ api, output }, raw: string, options: { wait: boolean }) => {
+        const id = rolloutId.safeParse(raw);
+        if (!id.success) return usage(output, id.error);
+        const asked = await api.call<{ rollout: string; undoes: string }>(
+          'POST',
+          `/rollouts/${id.data}/undo`,
+          {},
+        );
+        output.line(`rollout ${asked.rollout} takes rollout ${asked.undoes} back`);
+        if (options.wait) return followRollout(api, output, asked.rollout);
+        output.result(asked);
+        return ExitCode.ok;
+      }),
+    );
   for (const [verb, what] of [
     ['resume', 'a paused or halted rollout goes on; followed to its end unless --no-wait'],
-    ['abort', 'stop a rollout: nothing more is sent'],
+    [
+      'abort',
+      'stop a rollout: nothing more is sent; refused while a node it never sent is behind (the change would get out)',
+    ],
   ] as const)
     rollout
       .command(verb)

@@ -40,7 +40,10 @@ export type AuditAction =
   | 'summary.rebuild'
   | 'rollout.start'
   | 'rollout.resume'
-  | 'rollout.abort';
+  | 'rollout.abort'
+  | 'rollout.undo'
+  | 'mesh.freeze'
+  | 'mesh.unfreeze';
 
 export type AuditDetails = Readonly<Record<string, string | number | boolean>>;
 

@@ -48,7 +48,12 @@ export const buildBody = z.strictObject({
 });
 
 /** An upgrade in waves (`mesh upgrade --waves`) names the rollout it starts, so a redelivery starts it once. */
-const upgradeRollout = z.strictObject({ id: z.string().regex(rolloutIdPattern), ...waveFields });
+const upgradeRollout = z.strictObject({
+  id: z.string().regex(rolloutIdPattern),
+  ...waveFields,
+  /** An undo (`mesh rollout undo`): the rollout it takes back; its waves are that one's (docs/decisions/held-back.md). */
+  undoes: z.string().regex(rolloutIdPattern).optional(),
+});
 const upgradeBody = z.strictObject({
   module: moduleName,
   version: moduleVersion,

@@ -3,6 +3,7 @@ import { logLine, say } from '../coded-lines.ts';
 import { isTransientFault } from '../faults.ts';
 import { MeshError, MeshRaceError } from '../mesh/errors.ts';
 import type { Log, ModuleVersions, PushFlow } from '../ports.ts';
+import { RolloutError } from '../rollout/errors.ts';
 import type { RolloutDriver } from '../rollout/ports.ts';
 import { optionsOf } from '../rollout/requests.ts';
 import type { Rollouts } from '../rollout/service.ts';
@@ -33,7 +34,7 @@ export type SettleDeps = {
   /** A push that has not answered by then is treated as timed out: logged, not held. */
   readonly pushTimeoutMs: number;
   /** Where an upgrade in waves starts its rollout instead of pushing --behind (docs/decisions/rollouts-in-waves.md). */
-  readonly rollouts?: Pick<Rollouts, 'start'>;
+  readonly rollouts?: Pick<Rollouts, 'start' | 'startUndo'>;
   readonly rolloutDriver?: RolloutDriver;
   /** What a node's new (or revoked) keys ask of the mesh before the push that delivers it. */
   readonly sealing?: SealingFollowUp;
@@ -104,8 +105,13 @@ async function settleBuild(message: BuildMessage, messageId: string, deps: Settl
 async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: SettleDeps) {
   const { module, version } = message.body;
   let carriers: readonly string[];
+  let previous: string | null;
   try {
-    ({ carriers } = await deps.moduleVersions.setModuleVersion(module, version, askerOf(message, messageId)));
+    ({ carriers, previous } = await deps.moduleVersions.setModuleVersion(
+      module,
+      version,
+      askerOf(message, messageId),
+    ));
   } catch (error) {
     if (storeCouldNotTakeIt(error))
       throw new StoreUnavailableError(`setting ${module} to ${version}`, { cause: error });
@@ -115,7 +121,8 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
       throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
     throw error;
   }
-  if (message.body.rollout) return startUpgradeRollout(message, carriers, deps);
+  if (message.body.rollout?.undoes) return startUndoRollout(message, deps);
+  if (message.body.rollout) return startUpgradeRollout(message, carriers, previous, deps);
   // The version is in the store: from here on nothing holds the upgrade. A push that fails or
   // times out is logged; the nodes stay behind and the next push (or catch-up) flushes them.
   try {
@@ -140,7 +147,12 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
  * finds it, and starts nothing twice), then the driver sends its first wave. Options that cannot
  * be read were refused when the upgrade was asked; here they are refused to the dead letters.
  */
-async function startUpgradeRollout(message: UpgradeMessage, carriers: readonly string[], deps: SettleDeps) {
+async function startUpgradeRollout(
+  message: UpgradeMessage,
+  carriers: readonly string[],
+  previous: string | null,
+  deps: SettleDeps,
+) {
   const { module, version, rollout } = message.body;
   if (!rollout || !deps.rollouts)
     throw new MessageRejectedError(`upgrade ${module} in waves: no rollouts here`);
@@ -157,13 +169,53 @@ async function startUpgradeRollout(message: UpgradeMessage, carriers: readonly s
   // nodes while claiming ends refused, named in mesh rollout list, and holds nothing.
   const record = await deps.rollouts.start({
     id: rollout.id,
-    origin: { kind: 'upgrade', module, version },
+    origin: { kind: 'upgrade', module, version, from: previous },
     nodes: [...carriers].sort(),
     options,
     by: message.by ?? { principal: `upgrade ${module}`, source: 'control-plane', requestId: rollout.id },
   });
   await deps.rolloutDriver?.started(record);
   return `set ${module} to ${version} (carried by ${carriers.length} nodes), rollout ${record.id} in ${record.waves.length} waves`;
+}
+
+/**
+ * An undo (docs/decisions/held-back.md): the version is set back on every carrier already (so the
+ * nodes the rollout never sent are no longer behind); its rollout goes over the nodes the rollout
+ * sent, in its waves, taking over their claims. A rollout that sent nothing is undone at once.
+ */
+async function startUndoRollout(message: UpgradeMessage, deps: SettleDeps) {
+  const { module, version, rollout } = message.body;
+  if (!rollout?.undoes || !deps.rollouts)
+    throw new MessageRejectedError(`undo of ${module}: no rollouts here`);
+  let options: RolloutOptions;
+  try {
+    options = optionsOf(rollout);
+  } catch (error) {
+    throw new MessageRejectedError(`undo of ${module}: ${(error as Error).message}`, { cause: error });
+  }
+  let record: Awaited<ReturnType<Rollouts['startUndo']>>;
+  try {
+    record = await deps.rollouts.startUndo({
+      id: rollout.id,
+      undoes: rollout.undoes,
+      module,
+      version,
+      options,
+      by: message.by ?? {
+        principal: `undo ${rollout.undoes}`,
+        source: 'control-plane',
+        requestId: rollout.id,
+      },
+    });
+  } catch (error) {
+    if (error instanceof RolloutError)
+      throw new MessageRejectedError(`undo of ${rollout.undoes}: ${error.message}`, { cause: error });
+    throw error;
+  }
+  if (!record)
+    return `set ${module} back to ${version}: rollout ${rollout.undoes} had sent nothing, it is undone`;
+  await deps.rolloutDriver?.started(record);
+  return `set ${module} back to ${version}, rollout ${record.id} takes rollout ${rollout.undoes} back in ${record.waves.length} waves`;
 }
 
 /** A race lost counts as the store failing: it is tried again too. */

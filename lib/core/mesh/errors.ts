@@ -151,7 +151,7 @@ export class DeclarationTooLargeError extends MeshError {
 /** A write raced with another and lost; the caller reads again and retries. */
 export class MeshRaceError extends MeshError {
   override name = 'MeshRaceError';
-  readonly race: 'revision' | 'mint' | 'mark' | 'model';
+  readonly race: 'revision' | 'mint' | 'mark' | 'model' | 'claim';
   readonly old: unknown;
   constructor(race: MeshRaceError['race'], old?: unknown, options?: ErrorOptions) {
     super(`a concurrent write won (${race})`, options);

@@ -1,3 +1,4 @@
+import type { HoldReader } from '../hold/ports.ts';
 import type { DeliveryReader, PushOutcome, PushRequest } from '../ports.ts';
 import type { Declaration } from './declaration.ts';
 import { type DeclarationChange, diffDeclarations } from './declaration-diff.ts';
@@ -22,6 +23,7 @@ export type PushPlan = {
   readonly rounds: number;
   readonly behind: readonly string[];
   readonly unsendable?: PushOutcome['unsendable'];
+  readonly heldBack?: PushOutcome['heldBack'];
 };
 
 /**
@@ -32,10 +34,15 @@ export type PushPlan = {
  */
 export async function planPush(
   request: PushRequest,
-  deps: { readonly store: PushStore; readonly deliveries: DeliveryReader },
+  deps: { readonly store: PushStore; readonly deliveries: DeliveryReader; readonly holds?: HoldReader },
 ): Promise<PushPlan> {
   const dry = new DryRunPushStore(deps.store);
-  const pusher = new Pusher({ store: dry, mint: { secret: () => 'minted-by-the-push' } });
+  const pusher = new Pusher({
+    store: dry,
+    mint: { secret: () => 'minted-by-the-push' },
+    lastSent: deps.deliveries,
+    ...(deps.holds ? { holds: deps.holds } : {}),
+  });
   const outcome = await runPushSteps(pushTaskFunctions(pusher), request);
 
   const previous = new Map<string, Declaration | undefined>();
@@ -62,5 +69,6 @@ export async function planPush(
     rounds: outcome.rounds,
     behind: outcome.behind,
     ...(outcome.unsendable ? { unsendable: outcome.unsendable } : {}),
+    ...(outcome.heldBack ? { heldBack: outcome.heldBack } : {}),
   };
 }

@@ -49,6 +49,9 @@ export type PushRecord = {
   };
   /** Nodes that could not be sent, with why (the first `keptNodesPerList`). */
   readonly unsendable?: PushOutcome['unsendable'];
+  /** Nodes left alone, held back, with who holds them (the first `keptNodesPerList`); `heldBackCount` is all of them. */
+  readonly heldBack?: PushOutcome['heldBack'];
+  readonly heldBackCount?: number;
 };
 
 /** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
@@ -196,6 +199,9 @@ export function doneRecord(running: PushRecord, outcome: PushOutcome, at: Date):
     behindCount: outcome.behind.length,
     progress: { round: outcome.rounds, flushedCount: outcome.flushed.length, pending: 0 },
     ...(outcome.unsendable ? { unsendable: outcome.unsendable.slice(0, keptNodesPerList) } : {}),
+    ...(outcome.heldBack
+      ? { heldBack: outcome.heldBack.slice(0, keptNodesPerList), heldBackCount: outcome.heldBack.length }
+      : {}),
   };
 }
 
@@ -211,7 +217,11 @@ export function outcomeOfRecord(record: PushRecord): PushOutcome {
     rounds: record.rounds ?? 0,
     behind: record.behind,
     ...(record.unsendable?.length ? { unsendable: record.unsendable } : {}),
+    ...(record.heldBack?.length ? { heldBack: record.heldBack } : {}),
     ...(cut ? { flushedCount: record.flushedCount, behindCount: record.behindCount } : {}),
+    ...((record.heldBackCount ?? 0) > (record.heldBack?.length ?? 0)
+      ? { heldBackCount: record.heldBackCount }
+      : {}),
   };
 }
 

@@ -3,8 +3,8 @@ import { logLine, say } from '../coded-lines.ts';
 import type { Log, PushFlow, PushRequest } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import { pushLines } from './lines.ts';
+import { pushRequestSchema } from './push-flow-schemas.ts';
 import { pushId } from './push-records.ts';
-import { pushRequestSchema } from './push-steps.ts';
 
 /**
  * A push an operator asked for, run where it can outlive the request: `POST /push` writes its

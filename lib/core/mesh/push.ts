@@ -1,3 +1,5 @@
+import { anyHold, type HeldBack, type HoldView, holderOf, nothingHeld } from '../hold/held-back.ts';
+import type { HoldReader } from '../hold/ports.ts';
 import { mapLimit } from '../map-limit.ts';
 import type { DeliveryReader } from '../ports.ts';
 import type { NodeSignal } from '../signal/channel.ts';
@@ -33,6 +35,17 @@ export type NodeSend = {
   readonly pairs: readonly string[];
   /** Grants that kept the node from being sent: their consumers mint them again, and the node stays marked. */
   readonly held?: readonly HeldGrant[];
+  /** Not sent: a rollout or a freeze holds it back, or a relation of its own waits for a held-back node. */
+  readonly heldBack?: HeldBack;
+};
+
+/** How a send is asked for: by a rollout's wave (`rollout`, pairing its sends), with holds read for its batch (`view`). */
+export type SendOptions = {
+  readonly pairing?: boolean;
+  /** The rollout whose wave sends: its own nodes are not held back from it. */
+  readonly rollout?: string | undefined;
+  /** What holds nodes back, read for the batch this send is part of; read for the node alone when absent. */
+  readonly view?: HoldView;
 };
 
 const attempts = 5;
@@ -48,6 +61,7 @@ export class Pusher {
   readonly #announce: (node: string, signal: NodeSignal) => Promise<unknown>;
   readonly #maxDeclarationBytes: number;
   readonly #lastSent: DeliveryReader | undefined;
+  readonly #holds: HoldReader | undefined;
 
   constructor(options: {
     readonly store: PushStore;
@@ -58,8 +72,11 @@ export class Pusher {
     readonly announce?: (node: string, signal: NodeSignal) => Promise<unknown>;
     /** What each node was last sent: a wave pairs a provider with the consumers of the grants it drops. */
     readonly lastSent?: DeliveryReader;
+    /** What holds nodes back (docs/decisions/held-back.md). @default nothing is held */
+    readonly holds?: HoldReader;
   }) {
     this.#lastSent = options.lastSent;
+    this.#holds = options.holds;
     this.#store = options.store;
     this.#announce = options.announce ?? (async () => undefined);
     this.#maxDeclarationBytes = options.maxDeclarationBytes ?? meshLimits.declarationBytes;
@@ -72,39 +89,45 @@ export class Pusher {
   }
 
   /**
-   * Composes the node and sends it when it is behind; clears its mark when it is not. A lost
-   * race (another push sent it, or minted the same provision) is read again and retried. Once a
-   * send committed, the node's host is told (its signal). A declaration over its size limit is
-   * never written: DeclarationTooLargeError, for the push to name and go on without it.
+   * Composes the node and sends it when it is behind; clears its mark when it is not. A node held
+   * back (a rollout's claim it has not released, a freeze) is not composed, and one whose send
+   * would split a relation with a held-back node waits with it: both answered as `heldBack`,
+   * their marks kept. A lost race (another push sent it, minted the same provision, or a claim
+   * changed) is read again and retried. Once a send committed, the node's host is told (its
+   * signal). A declaration over its size limit is never written: DeclarationTooLargeError, for
+   * the push to name and go on without it.
    */
-  async sendNode(node: string, options: { readonly pairing?: boolean } = {}): Promise<NodeSend> {
+  async sendNode(node: string, options: SendOptions = {}): Promise<NodeSend> {
+    let view = options.view ?? (await this.holdView([node]));
     for (let attempt = 0; attempt < attempts; attempt += 1) {
+      if (attempt > 0) view = await this.holdView([node]);
       const snapshot = await this.#store.readNode(node);
       if (!snapshot) throw new NodeNotFoundError(node);
+      const unsent = { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [], pairs: [] };
+      const by = holderOf(node, view, options.rollout);
+      if (by) return { ...unsent, heldBack: { node, by } };
       const composed = await this.#compose(snapshot);
       if (!isBehind(snapshot, composed)) {
         if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
-        return { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [], pairs: [] };
+        return unsent;
       }
       if (composed.held.length > 0) {
         // Its consumers mint the held grants again and mark it; a later round sends it whole.
         const consumers = [...new Set(composed.held.map((grant) => grant.consumer.node))].filter(
           (n) => n !== node,
         );
-        return {
-          node,
-          revision: snapshot.sent?.revision ?? 0,
-          sent: false,
-          marked: [],
-          pairs: consumers,
-          held: composed.held,
-        };
+        return { ...unsent, pairs: consumers, held: composed.held };
       }
       const bytes = encoder.encode(composed.canonical).length;
       if (bytes > this.#maxDeclarationBytes)
         throw new DeclarationTooLargeError(node, bytes, this.#maxDeclarationBytes);
+      const before = anyHold(view) || options.pairing ? await this.#sentBefore(snapshot) : undefined;
+      if (anyHold(view)) {
+        const waits = await this.#waitsFor(node, composed.declaration, before, view, options.rollout);
+        if (waits) return { ...unsent, heldBack: waits };
+      }
       const revision = (snapshot.sent?.revision ?? 0) + 1;
-      const dropped = options.pairing && snapshot.sent ? await this.#grantedBefore(node) : [];
+      const dropped = options.pairing ? (before?.grants ?? []).map((grant) => grant.consumer.node) : [];
       const waiting = waitingOf(composed.declaration.waiting);
       try {
         await this.#store.send({
@@ -116,6 +139,7 @@ export class Pusher {
           sentAt: this.#mint.now(),
           mints: composed.mints,
           mark: snapshot.mark,
+          ...(this.#holds ? { claim: view.claims.get(node)?.rollout ?? null } : {}),
           ...(snapshot.sent?.parts ? { previousParts: snapshot.sent.parts } : {}),
           ...(waiting ? { waiting } : {}),
         });
@@ -137,6 +161,51 @@ export class Pusher {
     throw new PushContentionError(node);
   }
 
+  /** What holds these nodes back now: read once for a batch of sends. */
+  holdView(nodes: readonly string[], known?: Pick<HoldView, 'rollouts' | 'freezes'>): Promise<HoldView> {
+    return this.#holds ? this.#holds.view(nodes, known) : Promise.resolve(nothingHeld);
+  }
+
+  /**
+   * The held-back node a send of `node` would split a relation with, if any: a provision new or
+   * changed since the node was last sent whose provider is held back (it has not been sent the
+   * grant), or a grant the node was last sent that it would now drop or change whose consumer is
+   * held back (it still holds the provision). Relations unchanged since the last send are never
+   * in question, so only what this send changes is read.
+   */
+  async #waitsFor(
+    node: string,
+    next: Declaration,
+    before: Partial<Declaration> | undefined,
+    view: HoldView,
+    sending: string | undefined,
+  ): Promise<HeldBack | undefined> {
+    const had = new Map((before?.provisions ?? []).map((p) => [provisionOf(p), p.generation]));
+    const keeps = new Map(next.grants.map((g) => [grantOf(g), g.generation]));
+    const others = new Set([
+      ...next.provisions
+        .filter((p) => p.provider.node !== node && had.get(provisionOf(p)) !== p.generation)
+        .map((p) => p.provider.node),
+      ...(before?.grants ?? [])
+        .filter((g) => g.consumer.node !== node && keeps.get(grantOf(g)) !== g.generation)
+        .map((g) => g.consumer.node),
+    ]);
+    if (others.size === 0) return undefined;
+    const theirs = await this.holdView([...others].sort(), view);
+    for (const other of [...others].sort()) {
+      const by = holderOf(other, theirs, sending);
+      if (by) return { node, by, waitsFor: other };
+    }
+    return undefined;
+  }
+
+  /** The declaration the node was last sent, when it was sent at all. */
+  async #sentBefore(snapshot: NodeSnapshot): Promise<Partial<Declaration> | undefined> {
+    if (!snapshot.sent) return undefined;
+    const delivery = await this.#lastSent?.readDelivery(snapshot.node);
+    return delivery?.declaration as Partial<Declaration> | undefined;
+  }
+
   /** Of these nodes, the ones whose declaration differs from what they were last sent (reads only). */
   async behindOf(nodes: readonly string[]): Promise<string[]> {
     const checks = await mapLimit(nodes, 8, async (node) => {
@@ -151,16 +220,6 @@ export class Pusher {
     const providers = keyedProvidersOf(snapshot);
     const keys = providers.length > 0 ? await this.#store.readSealingKeys(providers) : new Map();
     return compose(snapshot, keys, this.#mint);
-  }
-
-  /**
-   * The consumers of the grants the node was last sent: a grant it drops now (a relation taken
-   * away) must not reach the provider before the consumer drops its provision.
-   */
-  async #grantedBefore(node: string): Promise<string[]> {
-    const delivery = await this.#lastSent?.readDelivery(node);
-    const declaration = delivery?.declaration as Partial<Declaration> | undefined;
-    return (declaration?.grants ?? []).map((grant) => grant.consumer.node);
   }
 
   /** Of these nodes, the ones marked possibly behind (a behind node is always marked). */
@@ -181,3 +240,7 @@ export class Pusher {
     return [...new Set([...(await this.#store.listNodes()), ...marked])];
   }
 }
+
+const provisionOf = (p: Declaration['provisions'][number]) =>
+  `${p.module}>${p.provider.node}/${p.provider.module}`;
+const grantOf = (g: Declaration['grants'][number]) => `${g.module}<${g.consumer.node}/${g.consumer.module}`;

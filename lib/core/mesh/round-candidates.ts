@@ -1,5 +1,5 @@
 import type { Pusher } from './push.ts';
-import type { BatchResult, FlowState } from './push-steps.ts';
+import type { BatchResult, FlowState } from './push-flow-schemas.ts';
 
 /**
  * A round's candidates. An ordinary push: the marked nodes (every node for the audit's first

@@ -115,4 +115,10 @@ export type SendWrite = {
   readonly previousParts?: number;
   /** The declaration's waiting relations, counted for the views; absent when none waits. */
   readonly waiting?: WaitingRelations;
+  /**
+   * The rollout claim on the node as the send read it (null: none), which the send holds only if
+   * it is unchanged, so a rollout that claims the node meanwhile is never passed by (docs/decisions/held-back.md);
+   * absent, the send is not fenced by a claim.
+   */
+  readonly claim?: string | null;
 };

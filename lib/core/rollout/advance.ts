@@ -18,6 +18,8 @@ export type NodeFacts = {
   };
   /** false when the node's presence says offline; undefined when nothing is known. */
   readonly online?: boolean;
+  /** false when the node has no completed enrolment: no host can answer for it. */
+  readonly enrolled?: boolean;
 };
 
 export type Facts = ReadonlyMap<string, NodeFacts>;
@@ -43,7 +45,8 @@ export type Decision =
   | { readonly kind: 'claimed'; readonly total: number }
   | { readonly kind: 'superseded'; readonly rollout: string }
   | { readonly kind: 'refused'; readonly reason: string }
-  | { readonly kind: 'releasing'; readonly released: number; readonly upto: number };
+  | { readonly kind: 'releasing'; readonly released: number; readonly upto: number }
+  | { readonly kind: 'undoing'; readonly rollout: string };
 
 export type Advanced = { readonly record: RolloutRecord; readonly decision: Decision };
 
@@ -102,6 +105,8 @@ const unanswered = (n: NodeOutcome) => n.state === 'waiting' || n.state === 'off
 /** A waiting node's outcome from its facts: only a report of its revision (or later) answers. */
 function judged(n: NodeOutcome, facts: NodeFacts | undefined): NodeOutcome {
   if (!unanswered(n) || n.revision === undefined) return n;
+  // sent what the wave released; it applies it when its host enrols, and is never waited on
+  if (facts?.enrolled === false) return { ...base(n), state: 'skipped', step: 'never enrolled' };
   const report = facts?.report;
   if (report && report.revision >= n.revision && report.state !== 'applying') {
     if (report.state === 'applied') return { ...base(n), state: 'applied' };

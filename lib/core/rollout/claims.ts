@@ -1,5 +1,5 @@
 import { RolloutStateError } from './errors.ts';
-import { type RolloutRecord, sizeOf } from './record.ts';
+import { holdsNodes, type RolloutRecord, sizeOf } from './record.ts';
 
 /**
  * A rollout's claims on its own nodes as a job (docs/decisions/rollouts-in-waves.md): a start
@@ -38,7 +38,12 @@ export function aborted(
   reason = 'aborted by an operator',
   perStep = claimsPerStep,
 ): RolloutRecord {
-  if (record.state === 'done' || record.state === 'aborted' || record.state === 'refused')
+  if (
+    record.state === 'done' ||
+    record.state === 'aborted' ||
+    record.state === 'refused' ||
+    record.state === 'undone'
+  )
     throw new RolloutStateError(record.id, record.state, 'aborted');
   const ended = { ...record, state: 'aborted' as const, reason, updatedAt: now };
   return {
@@ -107,6 +112,25 @@ export function releasedTo(record: RolloutRecord, released: number, now: string)
 export const isReleasing = (record: Pick<RolloutRecord, 'releasing'>) =>
   record.releasing !== undefined && record.releasing.released < record.releasing.upto;
 
-/** Kept in the driver's list: running, claiming, or ended with claims still to let go. */
-export const isDriven = (record: Pick<RolloutRecord, 'state' | 'releasing'>) =>
-  record.state === 'running' || record.state === 'claiming' || isReleasing(record);
+/**
+ * Taken back by the undo rollout that has taken over its claims on the nodes it changed: its
+ * other claims (the nodes it never sent, whose version the undo set back) are let go a step at a
+ * time; a claim the undo holds now is left (`claimedByThis`).
+ */
+export function undone(record: RolloutRecord, now: string): RolloutRecord {
+  const reason = `undone by rollout ${record.undoneBy ?? '?'}: the nodes it changed are sent what they had before`;
+  const releasing = holdsNodes(record.state)
+    ? record.state === 'claiming'
+      ? claimedSoFar(record, claimsPerStep)
+      : allClaims(record)
+    : record.releasing;
+  return { ...record, state: 'undone', reason, updatedAt: now, ...(releasing ? { releasing } : {}) };
+}
+
+/** Halted with `--auto-undo` and its undo not asked for yet: the driver asks for it on its next step. */
+export const awaitsAutoUndo = (record: Pick<RolloutRecord, 'state' | 'options' | 'undoneBy'>) =>
+  record.state === 'halted' && record.options.autoUndo === true && record.undoneBy === undefined;
+
+/** Kept in the driver's list: running, claiming, ended with claims still to let go, or an auto-undo to ask for. */
+export const isDriven = (record: Pick<RolloutRecord, 'state' | 'releasing' | 'options' | 'undoneBy'>) =>
+  record.state === 'running' || record.state === 'claiming' || isReleasing(record) || awaitsAutoUndo(record);

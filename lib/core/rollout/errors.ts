@@ -88,6 +88,36 @@ export class RolloutMovedError extends RolloutError {
   }
 }
 
+/**
+ * An abort that would let the rollout's change out: nodes it never sent are behind, so the next
+ * push would send them what its waves were holding back (docs/decisions/held-back.md).
+ */
+export class RolloutWouldReleaseError extends RolloutError {
+  override name = 'RolloutWouldReleaseError';
+  readonly rollout: string;
+  readonly nodes: number;
+  readonly some: readonly string[];
+  constructor(rollout: string, nodes: readonly string[], upgrade: boolean, options?: ErrorOptions) {
+    const some = nodes.slice(0, 5);
+    super(
+      `aborting rollout ${rollout} would let its change out: ${nodes.length} node${nodes.length === 1 ? '' : 's'} it never sent ${nodes.length === 1 ? 'is' : 'are'} behind (${some.join(', ')}${nodes.length > some.length ? ', …' : ''}), and the next push would send ${nodes.length === 1 ? 'it' : 'them'} the change. ${
+        upgrade
+          ? `Take it back with mesh rollout undo ${rollout}, go on with mesh rollout resume ${rollout}, or supersede it with mesh upgrade MODULE VERSION --waves …`
+          : `Go on with mesh rollout resume ${rollout}, or change the mesh back so they are no longer behind, then abort`
+      }`,
+      options,
+    );
+    this.rollout = rollout;
+    this.nodes = nodes.length;
+    this.some = some;
+  }
+}
+
+/** An undo asked of a rollout whose change cannot be set back: not an upgrade, or one with no version before it. */
+export class RolloutUndoError extends RolloutError {
+  override name = 'RolloutUndoError';
+}
+
 export const rolloutErrors = new ErrorTable({
   RolloutError: refused(RolloutError, 409, 'rollout_refused'),
   RolloutUsageError: refused(RolloutUsageError, 400, 'rollout_usage'),
@@ -109,4 +139,12 @@ export const rolloutErrors = new ErrorTable({
     }),
   }),
   RolloutMovedError: refused(RolloutMovedError, 409, 'rollout_moved'),
+  RolloutWouldReleaseError: refused(RolloutWouldReleaseError, 409, 'rollout_would_release', {
+    details: (error: RolloutWouldReleaseError) => ({
+      rollout: error.rollout,
+      nodes: error.nodes,
+      some: error.some,
+    }),
+  }),
+  RolloutUndoError: refused(RolloutUndoError, 409, 'rollout_undo_refused'),
 });

@@ -11,7 +11,10 @@ export type StepBudget = { readonly nodes: number; readonly ms: number };
 export type ClaimStep = { readonly claimed: number } | { readonly overlap: RolloutOverlapError };
 
 /** An operator's change of a rollout, recorded on the audit trail with its write. */
-export type RolloutChange = { readonly by: Actor; readonly action: 'rollout.resume' | 'rollout.abort' };
+export type RolloutChange = {
+  readonly by: Actor;
+  readonly action: 'rollout.resume' | 'rollout.abort' | 'rollout.undo';
+};
 
 /**
  * Where rollouts are kept (lib/adapters/dynamodb/rollout-store.ts): a small header, each wave's
@@ -61,6 +64,11 @@ export interface RolloutStore {
     at: number,
     bytes: number,
   ): Promise<ReadonlyArray<{ readonly wave: number; readonly nodes: readonly NodeOutcome[] }>>;
+  /**
+   * Moves the claims of these own nodes to wave `wave` (record index): a send moved them into it
+   * from a later one, and they are released with it (docs/decisions/held-back.md).
+   */
+  moveClaims(record: RolloutRecord, wave: number, nodes: readonly string[]): Promise<void>;
   /** Which wave of the rollout holds each of these nodes, of its own (-1: a wave since emptied, so an earlier one). */
   held(record: RolloutRecord, nodes: readonly string[]): Promise<ReadonlyMap<string, number>>;
   /** Newest first, a page at a time. */

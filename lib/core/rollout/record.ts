@@ -12,13 +12,33 @@ export type RolloutOrigin =
   | { readonly kind: 'push'; readonly node: string }
   | { readonly kind: 'behind' }
   | { readonly kind: 'on'; readonly selector: string }
-  | { readonly kind: 'upgrade'; readonly module: string; readonly version: string };
+  | {
+      readonly kind: 'upgrade';
+      readonly module: string;
+      readonly version: string;
+      /** The module's version before the upgrade (null: none): what an undo sets back. Absent on older records. */
+      readonly from?: string | null;
+    }
+  /** `mesh rollout undo`: an upgrade's version set back, sent to the nodes it changed in its waves. */
+  | { readonly kind: 'undo'; readonly rollout: string; readonly module: string; readonly version: string };
 
 /**
  * pending: in a wave not sent yet; waiting: sent, no answer for its revision yet; offline:
- * waiting while its host is not connected; timed-out: no answer when the wave's time ran out.
+ * waiting while its host is not connected; timed-out: no answer when the wave's time ran out;
+ * held: its wave could not send it, a freeze (or another rollout) holding it back or a relation
+ * of its own waiting with a held-back node, so it is sent what the wave released once that
+ * lifts (docs/decisions/held-back.md); skipped: its host never enrolled, so nobody can answer
+ * for it: it is sent what its wave released when it enrols. Neither is waited on or a failure.
  */
-export type NodeState = 'pending' | 'waiting' | 'offline' | 'applied' | 'failed' | 'timed-out';
+export type NodeState =
+  | 'pending'
+  | 'waiting'
+  | 'offline'
+  | 'applied'
+  | 'failed'
+  | 'timed-out'
+  | 'held'
+  | 'skipped';
 
 export type NodeOutcome = {
   readonly node: string;
@@ -53,7 +73,16 @@ export type Wave = {
  * claiming: recorded, its nodes being claimed by the driver a step at a time (no wave sent);
  * refused: claiming met nodes another rollout holds, so it ends without sending anything.
  */
-export type RolloutState = 'claiming' | 'running' | 'paused' | 'halted' | 'aborted' | 'done' | 'refused';
+export type RolloutState =
+  | 'claiming'
+  | 'running'
+  | 'paused'
+  | 'halted'
+  | 'aborted'
+  | 'done'
+  | 'refused'
+  /** Taken back by an undo rollout (`undoneBy`), which took over the nodes it changed. */
+  | 'undone';
 
 export type RolloutRecord = {
   readonly id: string;
@@ -78,6 +107,11 @@ export type RolloutRecord = {
    * before the `upto`-th: the driver keeps stepping it until `released` reaches `upto`.
    */
   readonly releasing?: { readonly released: number; readonly upto: number };
+  /**
+   * The rollout taking it back (`mesh rollout undo`, `--auto-undo`): asked for, its claims on the
+   * nodes this one changed are taken over by it; this one is `undone` once it holds them all.
+   */
+  readonly undoneBy?: string;
   /** Bumped by every write; a write holds only if the record is still at the version read. */
   readonly version: number;
 };
@@ -98,8 +132,10 @@ export function newRollout(options: {
   readonly nodes: readonly string[];
   readonly rollout: RolloutOptions;
   readonly now: string;
+  /** The waves as given (an undo takes its rollout's), instead of cut from the options' sizes. */
+  readonly waves?: readonly (readonly string[])[];
 }): RolloutRecord {
-  const nodes = [...new Set(options.nodes)];
+  const nodes = [...new Set(options.waves ? options.waves.flat() : options.nodes)];
   if (nodes.length > maxRolloutNodes)
     throw new RolloutTooLargeError(`${nodes.length} nodes: one rollout takes at most ${maxRolloutNodes}`);
   return {
@@ -109,13 +145,23 @@ export function newRollout(options: {
     createdAt: options.now,
     updatedAt: options.now,
     state: 'running',
-    waves: cutWaves(nodes, options.rollout.waves).map((wave) => ({
-      nodes: wave.map((node) => ({ node, state: 'pending' as const })),
-    })),
+    waves: (options.waves ? distinctWaves(options.waves) : cutWaves(nodes, options.rollout.waves)).map(
+      (wave) => ({
+        nodes: wave.map((node) => ({ node, state: 'pending' as const })),
+      }),
+    ),
     current: -1,
     borne: 0,
     version: 0,
   };
+}
+
+/** Waves as given, each node in the first that names it, empty waves dropped. */
+function distinctWaves(waves: readonly (readonly string[])[]): string[][] {
+  const seen = new Set<string>();
+  return waves
+    .map((wave) => wave.filter((node) => !seen.has(node) && seen.add(node)))
+    .filter((wave) => wave.length > 0);
 }
 
 /** A wave's tally: from its nodes when it holds them, else the one kept. */
@@ -134,8 +180,13 @@ export function tallied(nodes: readonly NodeOutcome[]): WaveTally {
 
 const isFailure = (n: NodeOutcome) => n.state === 'failed' || n.state === 'timed-out';
 
-/** What a wave's push did to one node: its revision now, whether it was one of the wave's own. */
-export type WaveSend = { readonly node: string; readonly revision: number };
+/**
+ * What a wave's push did to one node: its revision now; or, for a node the push left alone, who
+ * holds it back (`heldBy`, as a push's `heldBack` names it, with the node it waits for if any).
+ */
+export type WaveSend =
+  | { readonly node: string; readonly revision: number }
+  | { readonly node: string; readonly heldBy: string; readonly waitsFor?: string | undefined };
 
 /**
  * The wave as sent: every node it sent or checked is waiting for its revision, and the providers
@@ -152,7 +203,10 @@ export function waveSent(
   now: string,
   held: ReadonlyMap<string, number> = heldIn(record),
 ): RolloutRecord {
-  const revisions = new Map(sends.map((send) => [send.node, send.revision]));
+  const revisions = new Map(sends.map((send) => [send.node, 'revision' in send ? send.revision : 0]));
+  const heldBack = new Map(
+    sends.flatMap((send) => ('heldBy' in send ? [[send.node, heldText(send)] as const] : [])),
+  );
   const own = new Set(record.waves[wave]?.nodes?.map((n) => n.node));
   const moved = new Set<string>();
   const waves = record.waves.map((later, index) => {
@@ -164,12 +218,16 @@ export function waveSent(
   const joined = [...revisions.keys()]
     .filter((node) => !own.has(node) && (moved.has(node) || !held.has(node)))
     .sort();
+  const outcome = (n: NodeOutcome): NodeOutcome => {
+    const by = heldBack.get(n.node);
+    if (by === undefined) return waiting(n, revisions.get(n.node));
+    return { node: n.node, state: 'held', step: by, ...(n.paired ? { paired: true } : {}) };
+  };
   const nodes: NodeOutcome[] = [
-    ...(record.waves[wave]?.nodes ?? []).map((n) => waiting(n, revisions.get(n.node))),
-    ...joined.map((node) => ({
-      ...waiting({ node, state: 'pending' }, revisions.get(node)),
-      ...(moved.has(node) ? {} : { paired: true as const }),
-    })),
+    ...(record.waves[wave]?.nodes ?? []).map(outcome),
+    ...joined.map((node) =>
+      outcome({ node, state: 'pending', ...(moved.has(node) ? {} : { paired: true as const }) }),
+    ),
   ];
   waves[wave] = {
     nodes,
@@ -183,6 +241,12 @@ export function waveSent(
     updatedAt: now,
   };
 }
+
+/** How a held node's step reads: `held back by freeze role=db`, `waits for broker (held back by rollout R)`. */
+const heldText = (send: { readonly heldBy: string; readonly waitsFor?: string | undefined }) => {
+  const by = send.heldBy.replace(':', ' ').replace(/^freeze all$/, 'freeze --all');
+  return send.waitsFor ? `waits for ${send.waitsFor} (held back by ${by})` : `held back by ${by}`;
+};
 
 /** Which wave holds each node, from a record read whole (its waves' nodes all present). */
 function heldIn(record: RolloutRecord): Map<string, number> {
@@ -248,7 +312,8 @@ export const isFinished = (record: RolloutRecord) =>
   record.state === 'done' ||
   record.state === 'aborted' ||
   record.state === 'halted' ||
-  record.state === 'refused';
+  record.state === 'refused' ||
+  record.state === 'undone';
 
 /** Holds its nodes: a rollout claiming them, that may still send (running, paused) or be resumed (halted). */
 export const holdsNodes = (state: RolloutState) =>

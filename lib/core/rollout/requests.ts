@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { nodeName } from '../names.ts';
+import { RolloutUsageError } from './errors.ts';
 import { maxRolloutNodes, type RolloutOrigin } from './record.ts';
 import { type RolloutOptions, rolloutOptions } from './waves.ts';
 
@@ -9,6 +10,7 @@ export const waveFields = {
   maxFailures: z.string().min(1).max(20).optional(),
   waveTimeout: z.string().min(1).max(20).optional(),
   pause: z.boolean().optional(),
+  autoUndo: z.boolean().optional(),
 };
 export const waveRequest = z.strictObject(waveFields);
 export type WaveRequest = z.infer<typeof waveRequest>;
@@ -40,3 +42,11 @@ export function originOf(request: RolloutRequest): RolloutOrigin {
 
 /** The options a request asks for; RolloutUsageError (400) when they cannot be read. */
 export const optionsOf = (request: WaveRequest): RolloutOptions => rolloutOptions(request);
+
+/** `--auto-undo` takes back an upgrade's version; a push in waves sends what the mesh declares, which only the operator can change back. */
+export function checkAutoUndo(options: RolloutOptions, origin: RolloutOrigin): void {
+  if (options.autoUndo && origin.kind !== 'upgrade')
+    throw new RolloutUsageError(
+      "--auto-undo takes back an upgrade's version (mesh upgrade MODULE VERSION --waves … --auto-undo); a push in waves sends what the mesh declares: change the mesh back to take it back",
+    );
+}

@@ -3,12 +3,29 @@ import type { Actor } from '../audit/record.ts';
 import { NodeNotFoundError } from '../mesh/errors.ts';
 import type { PushOutcome } from '../ports.ts';
 import { type Advanced, advance } from './advance.ts';
-import { aborted, claimedTo, claiming, claimsPerStep, isReleasing, refusedBy, releasedTo } from './claims.ts';
-import { EmptyRolloutError, RolloutMovedError, RolloutNotFoundError } from './errors.ts';
+import {
+  aborted,
+  awaitsAutoUndo,
+  claimedTo,
+  claiming,
+  claimsPerStep,
+  isReleasing,
+  refusedBy,
+  releasedTo,
+  undone,
+} from './claims.ts';
+import {
+  EmptyRolloutError,
+  RolloutMovedError,
+  RolloutNotFoundError,
+  RolloutUndoError,
+  RolloutWouldReleaseError,
+} from './errors.ts';
 import { type RolloutAnswer, rolloutPage, spanOf } from './pages.ts';
 import type { RolloutFacts, RolloutStore, RolloutSummary, StepBudget } from './ports.ts';
 import {
   countsOf,
+  holdsNodes,
   newRollout,
   type RolloutOrigin,
   type RolloutRecord,
@@ -16,13 +33,17 @@ import {
   type WaveSend,
   waveSent,
 } from './record.ts';
+import { sentWaves, type UndoRequest, undoAsked, undoOptions, undoTarget } from './undo.ts';
 import type { RolloutOptions } from './waves.ts';
 
 export type RolloutDeps = {
   readonly store: RolloutStore;
   readonly facts: RolloutFacts;
-  /** One wave's push: its nodes, then what they pair with (lib/core/mesh/push-steps.ts, `nodes`). */
-  readonly wave: (nodes: readonly string[]) => Promise<PushOutcome>;
+  /**
+   * One wave's push: its nodes, then what they pair with (lib/core/mesh/push-steps.ts, `nodes`);
+   * the rollout's own nodes are not held back from it, anything else held back is left alone.
+   */
+  readonly wave: (nodes: readonly string[], rollout: string) => Promise<PushOutcome>;
   /** The nodes behind now, for a rollout of `push --behind` or of a named node's flush. */
   readonly behind: () => Promise<string[]>;
   /** Whether a node exists: a named push's node must (NodeNotFoundError), as `POST /push` says. */
@@ -30,7 +51,18 @@ export type RolloutDeps = {
   readonly now: () => Date;
   /** How much one claiming or releasing step does (claimStep by default). */
   readonly claimStep?: StepBudget;
+  /** Of these nodes, the ones marked possibly behind: an abort that would let its change out to them is refused. */
+  readonly marked?: (nodes: readonly string[]) => Promise<string[]>;
+  /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
+  readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
 };
+
+/** Who asks for an undo a rollout's `--auto-undo` asked for: the control plane, on the rollout's behalf. */
+const autoUndoActor = (record: RolloutRecord): Actor => ({
+  principal: `rollout ${record.id} (--auto-undo)`,
+  source: 'control-plane',
+  requestId: record.id,
+});
 
 /**
  * A claiming step's bound: at most claimsPerStep nodes, no new batch after 10 s, so a step stays
@@ -116,6 +148,10 @@ export class Rollouts {
   async step(id: string): Promise<Advanced> {
     const { store } = this.#deps;
     let record = await this.read(id);
+    if (awaitsAutoUndo(record)) {
+      const undoId = await this.undo(id, autoUndoActor(record));
+      return { record: await this.read(id), decision: { kind: 'undoing', rollout: undoId } };
+    }
     if (record.state === 'claiming') return this.#claim(record);
     if (isReleasing(record)) return this.#release(record);
     if (record.state === 'running' && record.current >= 0)
@@ -132,19 +168,24 @@ export class Rollouts {
       if (advanced.record === record) return advanced;
       return { record: await store.write(advanced.record), decision };
     }
-    const outcome = await this.#deps.wave(decision.nodes);
+    const outcome = await this.#deps.wave(decision.nodes, record.id);
     const sent = new Map(outcome.flushed.map((f) => [f.node, f.revision]));
-    const unsent = decision.nodes.filter((node) => !sent.has(node));
+    const heldBack = new Map((outcome.heldBack ?? []).map((h) => [h.node, h]));
+    const unsent = decision.nodes.filter((node) => !sent.has(node) && !heldBack.has(node));
     const found = unsent.length > 0 ? await this.#deps.facts.revisions(unsent) : new Map<string, number>();
     const sends: WaveSend[] = [
       ...[...sent].map(([node, revision]) => ({ node, revision })),
       ...[...found].map(([node, revision]) => ({ node, revision })),
+      ...[...heldBack.values()].map((h) => ({ node: h.node, heldBy: h.by, waitsFor: h.waitsFor })),
     ];
     const own = new Set(decision.nodes);
     const outside = sends.map((s) => s.node).filter((node) => !own.has(node));
     const held = outside.length > 0 ? await store.held(advanced.record, outside) : new Map<string, number>();
     const later = [...new Set(held.values())].filter((wave) => wave > decision.wave);
     const sending = later.length > 0 ? await store.withNodes(advanced.record, later) : advanced.record;
+    // own nodes of later waves this wave's sends took along: released with this wave
+    const moved = [...held].filter(([, wave]) => wave > decision.wave).map(([node]) => node);
+    await store.moveClaims(advanced.record, decision.wave, moved);
     const next = waveSent(sending, decision.wave, sends, this.#deps.now().toISOString(), held);
     return { record: await store.write(next), decision };
   }
@@ -162,6 +203,7 @@ export class Rollouts {
     const at = this.#deps.now().toISOString();
     if ('claimed' in step) {
       const next = await store.write(claimedTo(record, step.claimed, at));
+      if (next.state === 'running' && next.origin.kind === 'undo') await this.#takenBack(next.origin.rollout);
       return {
         record: next,
         decision:
@@ -186,6 +228,13 @@ export class Rollouts {
     };
     const next = await store.write(refusedBy(record, refusal, overlap.message, at, this.#budget.nodes));
     return { record: next, decision: { kind: 'refused', reason: overlap.message } };
+  }
+
+  /** The rollout an undo took back, once the undo holds every node it changed: `undone`, its other claims let go. */
+  async #takenBack(id: string): Promise<void> {
+    const original = await this.#deps.store.read(id);
+    if (!original || original.state === 'undone') return;
+    await this.#deps.store.write(undone(original, this.#deps.now().toISOString()));
   }
 
   /** One releasing step: the claims an ended rollout may hold, let go a step's worth at a time. */
@@ -240,15 +289,93 @@ export class Rollouts {
     return this.#deps.store.write(record, by ? { by, action: 'rollout.resume' } : undefined);
   }
 
-  /** Nothing more is sent; `by` is recorded on the audit trail with it. */
+  /**
+   * Nothing more is sent; `by` is recorded on the audit trail with it. An abort never lets the
+   * change out (docs/decisions/held-back.md): while a node it never sent is behind (the next push
+   * would send it the change), it is refused, naming undo and resume.
+   */
   async abort(id: string, by?: Actor): Promise<RolloutRecord> {
-    const record = aborted(
-      await this.read(id),
-      this.#deps.now().toISOString(),
-      undefined,
-      this.#budget.nodes,
+    const record = await this.read(id);
+    if (holdsNodes(record.state) && this.#deps.marked) {
+      const behind = await this.#deps.marked(await this.#unsent(record));
+      if (behind.length > 0)
+        throw new RolloutWouldReleaseError(record.id, behind, record.origin.kind === 'upgrade');
+    }
+    const next = aborted(record, this.#deps.now().toISOString(), undefined, this.#budget.nodes);
+    return this.#deps.store.write(next, by ? { by, action: 'rollout.abort' } : undefined);
+  }
+
+  /** Its own nodes no wave has sent: those an abort would let go of. */
+  async #unsent(record: RolloutRecord): Promise<string[]> {
+    const later = record.waves.map((_, index) => index).filter((index) => index > record.current);
+    if (later.length === 0) return [];
+    const read = await this.#deps.store.withNodes(record, later);
+    return later.flatMap((index) =>
+      (read.waves[index]?.nodes ?? []).filter((n) => !n.paired).map((n) => n.node),
     );
-    return this.#deps.store.write(record, by ? { by, action: 'rollout.abort' } : undefined);
+  }
+
+  /**
+   * `mesh rollout undo` (and `--auto-undo` on a halt): asks for the undo where upgrades go, then
+   * names it on the record (a running rollout pauses meanwhile). The undo, on the control queue,
+   * sets the version back and starts a rollout over the nodes this one sent, in its waves, which
+   * takes over their claims. Asked again, it answers the undo already asked for.
+   */
+  async undo(id: string, by: Actor): Promise<string> {
+    const record = await this.read(id);
+    if (record.undoneBy) return record.undoneBy;
+    const { module, from } = undoTarget(record);
+    if (!this.#deps.requestUndo) throw new RolloutUndoError('undo is not served here');
+    const now = this.#deps.now();
+    const rollout = newRolloutId(now);
+    await this.#deps.requestUndo(
+      { module, version: from, undoes: id, rollout, options: undoOptions(record.options) },
+      by,
+    );
+    await this.#deps.store.write(undoAsked(record, rollout, now.toISOString()), {
+      by,
+      action: 'rollout.undo',
+    });
+    return rollout;
+  }
+
+  /**
+   * The undo rollout, started where its upgrade message is settled (the version set back): over
+   * the nodes the rollout sent, in its waves. One that sent nothing is undone at once: setting the
+   * version back was all there was to take back.
+   */
+  async startUndo(input: {
+    readonly id: string;
+    readonly undoes: string;
+    readonly module: string;
+    readonly version: string;
+    readonly options: RolloutOptions;
+    readonly by: Actor;
+  }): Promise<RolloutRecord | undefined> {
+    const { store } = this.#deps;
+    const known = await store.read(input.id);
+    if (known) return known;
+    const original = await this.read(input.undoes);
+    if (original.undoneBy !== input.id)
+      throw new RolloutUndoError(`rollout ${input.undoes} is not being undone by ${input.id}`);
+    const waves = await sentWaves(store, original);
+    if (waves.flat().length === 0) {
+      await this.#takenBack(original.id);
+      return undefined;
+    }
+    const now = this.#deps.now();
+    const record = claiming(
+      newRollout({
+        id: input.id,
+        origin: { kind: 'undo', rollout: input.undoes, module: input.module, version: input.version },
+        nodes: [],
+        waves,
+        rollout: input.options,
+        now: now.toISOString(),
+      }),
+    );
+    if (await store.create(record, input.by)) return record;
+    return (await store.read(record.id)) ?? record;
   }
 }
 
@@ -269,6 +396,8 @@ export function describeOrigin(origin: RolloutOrigin): string {
       return `push --on ${origin.selector}`;
     case 'upgrade':
       return `upgrade ${origin.module} ${origin.version}`;
+    case 'undo':
+      return `undo of rollout ${origin.rollout} (${origin.module} back to ${origin.version})`;
   }
 }
 

@@ -16,6 +16,11 @@ export type RolloutOptions = {
   readonly waveTimeoutSeconds: number;
   /** Stop after each wave until `mesh rollout resume`. */
   readonly pause: boolean;
+  /**
+   * Take the change back when it halts, as `mesh rollout undo` does (an upgrade's only: its
+   * version is what can be set back). Absent on records from before it existed: false.
+   */
+  readonly autoUndo?: boolean;
 };
 
 export const defaultWaveTimeoutSeconds = 600;
@@ -79,6 +84,7 @@ export function rolloutOptions(given: {
   readonly maxFailures?: string | undefined;
   readonly waveTimeout?: string | undefined;
   readonly pause?: boolean | undefined;
+  readonly autoUndo?: boolean | undefined;
 }): RolloutOptions {
   return {
     waves: parseWaves(given.waves),
@@ -86,6 +92,7 @@ export function rolloutOptions(given: {
     waveTimeoutSeconds:
       given.waveTimeout === undefined ? defaultWaveTimeoutSeconds : parseWaveTimeout(given.waveTimeout),
     pause: given.pause ?? false,
+    ...(given.autoUndo ? { autoUndo: true } : {}),
   };
 }
 

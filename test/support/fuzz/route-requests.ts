@@ -27,7 +27,7 @@ import {
 import { idPath, pageQuery, showQuery } from '../../../lib/api/handlers/rollouts.ts';
 import { limitQuery, pushPath } from '../../../lib/api/handlers/seeing.ts';
 import { rotationBody } from '../../../lib/core/enrolment/rotation.ts';
-import { pushRequestSchema } from '../../../lib/core/mesh/push-steps.ts';
+import { pushRequestSchema } from '../../../lib/core/mesh/push-flow-schemas.ts';
 import { rolloutRequest } from '../../../lib/core/rollout/requests.ts';
 import { type Route, routes } from '../../../lib/functions.ts';
 

@@ -1,0 +1,5 @@
+import { freezeHandler } from '../lib/api/handlers/holds.ts';
+import { readConfig } from '../lib/config.ts';
+import { partsFor } from '../lib/wiring.ts';
+
+export const handler = freezeHandler(partsFor(readConfig()));
