@@ -10,7 +10,7 @@ import type { ControlSender } from './core/control/ports.ts';
 import { Pusher } from './core/mesh/push.ts';
 import { RecordedPushFlow } from './core/mesh/push-records.ts';
 import type { PushStore } from './core/mesh/store.ts';
-import type { PushFlow } from './core/ports.ts';
+import type { ModuleVersions, PushFlow } from './core/ports.ts';
 import {
   type RolloutDriver,
   type RolloutFacts,
@@ -38,6 +38,7 @@ export type RolloutParts = {
 
 type Needs = {
   readonly sender: ControlSender;
+  readonly moduleVersions: ModuleVersions;
   readonly auditTrail: AuditTrail;
   readonly pushFlow: PushFlow;
   readonly pushStore: PushStore;
@@ -72,6 +73,7 @@ export function rolloutBuilders(
         behind: async () => pusher.behindOf(await pusher.candidates(false)),
         exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
         marked: (nodes) => pusher.markedOf(nodes),
+        moveCarriers: (module, version, nodes) => parts.moduleVersions.moveCarriers(module, version, nodes),
         requestUndo: async (undo, by) => {
           const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
           const body = {
@@ -82,8 +84,8 @@ export function rolloutBuilders(
           await parts.sender.send([
             {
               message: envelope('upgrade', body, parts.now(), by),
-              // the same undo asked twice within SQS's five minutes is one message
-              deduplicationId: `undo-${undo.undoes}`,
+              // a send retried within SQS's five minutes is one message
+              deduplicationId: `undo-${undo.rollout}`,
             },
           ]);
         },

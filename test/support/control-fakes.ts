@@ -135,6 +135,12 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
     return { carriers: ['n1'], previous };
   }
 
+  readonly moved: Array<{ module: string; version: string; nodes: readonly string[] }> = [];
+
+  async moveCarriers(module: string, version: string, nodes: readonly string[]) {
+    this.moved.push({ module, version, nodes });
+  }
+
   async push(_request: PushRequest): Promise<PushOutcome> {
     this.pushes += 1;
     if (this.pushBehaviour === 'fail')

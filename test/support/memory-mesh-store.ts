@@ -204,6 +204,8 @@ export class MemoryMeshStore
   async setModuleVersion(
     module: string,
     version: string,
+    _by?: unknown,
+    options: { readonly carriers?: boolean } = {},
   ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
     this.requests += 2;
     const record = this.modules.get(module);
@@ -215,12 +217,23 @@ export class MemoryMeshStore
       const assignment = state.assignments.get(module);
       if (!assignment) continue;
       carriers.push(node);
-      if (assignment.version === version) continue;
+      if (assignment.version === version || options.carriers === false) continue;
       this.requests += 1;
       state.assignments.set(module, { ...assignment, version });
       this.#mark(node);
     }
     return { carriers, previous };
+  }
+
+  async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {
+    for (const node of nodes) {
+      const state = this.nodes.get(node);
+      const assignment = state?.assignments.get(module);
+      if (!state || !assignment || assignment.version === version) continue;
+      this.requests += 1;
+      state.assignments.set(module, { ...assignment, version });
+      this.#mark(node);
+    }
   }
 
   async readNode(node: string): Promise<NodeSnapshot | undefined> {
@@ -268,7 +281,7 @@ export class MemoryMeshStore
     for (const provider of new Set(write.mints.map((m) => m.providerNode))) {
       if (provider !== write.node) this.#mark(provider);
     }
-    if (write.mark !== undefined) state.mark = undefined;
+    if (write.mark !== undefined && !write.keepMark) state.mark = undefined;
   }
 
   /** What each node was last sent, as canonical JSON. */
@@ -310,6 +323,11 @@ export class MemoryMeshStore
       online: null,
       lastHeard: null,
     };
+  }
+
+  /** Marks a node possibly behind, as the sealing follow-up of an enrolment does (tests). */
+  markNode(node: string): void {
+    this.#mark(node);
   }
 
   #mark(node: string) {

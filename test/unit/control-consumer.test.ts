@@ -435,6 +435,7 @@ describe('a dead-letter queue that will not take a copy', () => {
       setModuleVersion: async (module: string) => {
         throw new ModuleNotFoundError(module);
       },
+      moveCarriers: async () => undefined,
     };
     const holds = new RecordingSettlement();
     const w = world({ settlement: refusing(holds), moduleVersions });
@@ -534,6 +535,7 @@ describe('upgrades', () => {
         setModuleVersion: async () => {
           throw new StoreUnavailableError('the inventory table');
         },
+        moveCarriers: async () => undefined,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
@@ -545,6 +547,7 @@ describe('upgrades', () => {
         setModuleVersion: async (module) => {
           throw new ModuleNotFoundError(module);
         },
+        moveCarriers: async () => undefined,
       },
     });
     expect(await w.deliver([record(upgrade('ghost', '2.0.0'), { id: 'u1' })])).toEqual([]);
@@ -567,6 +570,7 @@ describe('upgrades', () => {
         setModuleVersion: async () => {
           throw new TypeError('cannot read properties of undefined');
         },
+        moveCarriers: async () => undefined,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);

@@ -56,6 +56,7 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
     module: string,
     version: string,
     by: Actor,
+    options: { readonly carriers?: boolean } = {},
   ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
     // Read first: upgrades of a module are settled one at a time (its queue group), so nothing
     // else sets it between this read and the write. A repeat finds its own version here.
@@ -92,9 +93,10 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
       ExpressionAttributeValues: { ':pk': modulePartition(module), ':carrier': carrierPrefix },
       ConsistentRead: true,
     });
-    const toMove = carriers
-      .filter((carrier) => carrier.version !== version)
-      .map((carrier) => String(carrier.node));
+    const toMove =
+      options.carriers === false
+        ? []
+        : carriers.filter((carrier) => carrier.version !== version).map((carrier) => String(carrier.node));
     for (let start = 0; start < toMove.length; start += this.#inFlight) {
       if (start > 0 && (await this.#versionOf(module)) !== version) break;
       await Promise.all(
@@ -102,6 +104,13 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
       );
     }
     return { carriers: carriers.map((carrier) => String(carrier.node)), previous };
+  }
+
+  async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {
+    for (let start = 0; start < nodes.length; start += this.#inFlight)
+      await Promise.all(
+        nodes.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
+      );
   }
 
   /** A failed condition means there is nothing to do: no longer a carrier, or already at the version. */

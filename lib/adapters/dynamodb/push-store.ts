@@ -118,7 +118,7 @@ export class DynamoDBPushStore extends TableStore implements PushStore {
       ...this.#mintItems(write.node, mints),
     ];
     const markAt = items.length;
-    if (mark !== undefined) items.push(...markClears(this.tableName, write.node, mark));
+    if (mark !== undefined && !write.keepMark) items.push(...markClears(this.tableName, write.node, mark));
     const claimAt = items.length;
     if (write.claim !== undefined) items.push(claimFence(this.tableName, write.node, write.claim));
     const failed = await this.#transact(items);

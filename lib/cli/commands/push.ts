@@ -135,7 +135,9 @@ type Waiting = Declaration['waiting'][number];
 async function waitingOf(api: ApiClient, node: string): Promise<readonly Waiting[]> {
   const answer = await api.send('GET', `/nodes/${node}/declaration`);
   if (answer.status !== 200) return [];
-  return (answer.body as { declaration?: Partial<Declaration> }).declaration?.waiting ?? [];
+  return ((answer.body as { declaration?: Partial<Declaration> }).declaration?.waiting ?? []).filter(
+    (w) => w.heldBack === undefined,
+  );
 }
 
 /**

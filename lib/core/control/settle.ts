@@ -107,10 +107,12 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
   let carriers: readonly string[];
   let previous: string | null;
   try {
+    // in waves, each wave moves its own carriers: none is behind on the version before its wave
     ({ carriers, previous } = await deps.moduleVersions.setModuleVersion(
       module,
       version,
       askerOf(message, messageId),
+      { carriers: message.body.rollout === undefined },
     ));
   } catch (error) {
     if (storeCouldNotTakeIt(error))

@@ -39,13 +39,19 @@ export type Declaration = {
     } & SealedCopy
   >;
   /**
-   * This node's relations not minted yet, because a side has no completed enrolment: nothing can
-   * be sealed to it. Each names the nodes it waits for; their enrolment mints it.
+   * This node's relations not minted yet, because a side has no completed enrolment (nothing can
+   * be sealed to it; their enrolment mints it) or the provider is held back. Each names the nodes
+   * it waits for.
    */
   readonly waiting: ReadonlyArray<{
     readonly module: string;
     readonly provider: { readonly node: string; readonly module: string; readonly kind: string };
     readonly waitingFor: readonly string[];
+    /**
+     * Present when the relation waits because its provider is held back by a rollout or a freeze
+     * (`rollout:<id>`, `freeze:<on>`), not for an enrolment (docs/decisions/held-back.md).
+     */
+    readonly heldBack?: string;
   }>;
 };
 

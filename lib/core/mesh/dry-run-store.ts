@@ -50,7 +50,7 @@ export class DryRunPushStore implements PushStore {
     if (current?.sent?.revision !== write.previousRevision) throw new MeshRaceError('revision');
     const own = this.#of(write.node);
     own.sent = { revision: write.revision, digest: write.digest, sentAt: write.sentAt };
-    own.marked = false;
+    if (!write.keepMark) own.marked = false;
     for (const mint of write.mints) {
       own.provisions = laidOver(own.provisions, [mint], relationKey);
       const provider = this.#of(mint.providerNode);

@@ -52,6 +52,12 @@ const isSend = (value: NodeSend | Unsendable | undefined): value is NodeSend =>
   value !== undefined && 'revision' in value && value.heldBack === undefined;
 const heldBackOf = (value: NodeSend | Unsendable | undefined) =>
   value !== undefined && 'revision' in value ? value.heldBack : undefined;
+/** Who the push names as held back for one attempt: the node itself, or each relation of it that waits. */
+const namedHeldBack = (value: NodeSend | Unsendable | undefined) => {
+  const held = heldBackOf(value);
+  if (held) return [held];
+  return value !== undefined && 'revision' in value ? [...(value.waits ?? [])] : [];
+};
 const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsendable =>
   value !== undefined && 'reason' in value;
 
@@ -61,7 +67,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
   const request = 'nodes' in parsed ? { pushId: parsed.pushId } : parsed;
   const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
   const named = isSend(attempt) ? attempt : undefined;
-  const held = heldBackOf(attempt);
+  const held = namedHeldBack(attempt);
   return {
     request: {
       node: request.node ?? null,
@@ -81,7 +87,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
     done: false,
     behind: [],
     unsendable: isUnsendable(attempt) ? [attempt] : [],
-    heldBack: held ? [held] : [],
+    heldBack: held,
   };
 }
 
@@ -163,7 +169,7 @@ export async function sendBatch(
     marked: [...new Set(sends.flatMap((s) => s.marked))],
     unsendable: attempts.filter(isUnsendable),
     paired: pairing ? [...new Set(sends.flatMap((s) => s.pairs))] : [],
-    heldBack: attempts.flatMap((attempt) => heldBackOf(attempt) ?? []),
+    heldBack: attempts.flatMap(namedHeldBack),
   };
 }
 

@@ -17,6 +17,7 @@ import {
   sealWithHpke,
 } from './declaration.ts';
 import { DeclarationTooLargeError, MeshRaceError, NodeNotFoundError, PushContentionError } from './errors.ts';
+import { heldRelationCounterparts, type WithHolds, withHolds } from './held-relations.ts';
 import { meshLimits } from './limits.ts';
 import type { NodeSnapshot } from './model.ts';
 import type { PushStore } from './store.ts';
@@ -35,8 +36,13 @@ export type NodeSend = {
   readonly pairs: readonly string[];
   /** Grants that kept the node from being sent: their consumers mint them again, and the node stays marked. */
   readonly held?: readonly HeldGrant[];
-  /** Not sent: a rollout or a freeze holds it back, or a relation of its own waits for a held-back node. */
+  /** Not sent: a rollout or a freeze holds it back. */
   readonly heldBack?: HeldBack;
+  /**
+   * Relations of its own that wait with a held-back node (held-relations.ts): sent or not, the
+   * node stays marked, and the push names each.
+   */
+  readonly waits?: readonly HeldBack[];
 };
 
 /** How a send is asked for: by a rollout's wave (`rollout`, pairing its sends), with holds read for its batch (`view`). */
@@ -106,10 +112,17 @@ export class Pusher {
       const unsent = { node, revision: snapshot.sent?.revision ?? 0, sent: false, marked: [], pairs: [] };
       const by = holderOf(node, view, options.rollout);
       if (by) return { ...unsent, heldBack: { node, by } };
-      const composed = await this.#compose(snapshot);
+      const pure = await this.#compose(snapshot);
+      const before = anyHold(view) || options.pairing ? await this.#sentBefore(snapshot) : undefined;
+      const { composed, waits } = anyHold(view)
+        ? await this.#withHolds(node, pure, before, view, options.rollout)
+        : { composed: pure, waits: [] };
+      const waiting = waits.length > 0 ? { waits } : {};
       if (!isBehind(snapshot, composed)) {
-        if (snapshot.mark !== undefined) await this.#store.clearMark(node, snapshot.mark);
-        return unsent;
+        // a node whose relation waits stays marked: the push after the hold lifts sends it whole
+        if (snapshot.mark !== undefined && waits.length === 0)
+          await this.#store.clearMark(node, snapshot.mark);
+        return { ...unsent, ...waiting };
       }
       if (composed.held.length > 0) {
         // Its consumers mint the held grants again and mark it; a later round sends it whole.
@@ -121,14 +134,9 @@ export class Pusher {
       const bytes = encoder.encode(composed.canonical).length;
       if (bytes > this.#maxDeclarationBytes)
         throw new DeclarationTooLargeError(node, bytes, this.#maxDeclarationBytes);
-      const before = anyHold(view) || options.pairing ? await this.#sentBefore(snapshot) : undefined;
-      if (anyHold(view)) {
-        const waits = await this.#waitsFor(node, composed.declaration, before, view, options.rollout);
-        if (waits) return { ...unsent, heldBack: waits };
-      }
       const revision = (snapshot.sent?.revision ?? 0) + 1;
       const dropped = options.pairing ? (before?.grants ?? []).map((grant) => grant.consumer.node) : [];
-      const waiting = waitingOf(composed.declaration.waiting);
+      const waitingRelations = waitingOf(composed.declaration.waiting);
       try {
         await this.#store.send({
           node,
@@ -139,9 +147,10 @@ export class Pusher {
           sentAt: this.#mint.now(),
           mints: composed.mints,
           mark: snapshot.mark,
+          ...(waits.length > 0 ? { keepMark: true } : {}),
           ...(this.#holds ? { claim: view.claims.get(node)?.rollout ?? null } : {}),
           ...(snapshot.sent?.parts ? { previousParts: snapshot.sent.parts } : {}),
-          ...(waiting ? { waiting } : {}),
+          ...(waitingRelations ? { waiting: waitingRelations } : {}),
         });
       } catch (error) {
         if (error instanceof MeshRaceError) continue;
@@ -156,7 +165,7 @@ export class Pusher {
         ...dropped,
       ]);
       pairs.delete(node);
-      return { node, revision, sent: true, marked, pairs: [...pairs] };
+      return { node, revision, sent: true, marked, pairs: [...pairs], ...waiting };
     }
     throw new PushContentionError(node);
   }
@@ -166,37 +175,18 @@ export class Pusher {
     return this.#holds ? this.#holds.view(nodes, known) : Promise.resolve(nothingHeld);
   }
 
-  /**
-   * The held-back node a send of `node` would split a relation with, if any: a provision new or
-   * changed since the node was last sent whose provider is held back (it has not been sent the
-   * grant), or a grant the node was last sent that it would now drop or change whose consumer is
-   * held back (it still holds the provision). Relations unchanged since the last send are never
-   * in question, so only what this send changes is read.
-   */
-  async #waitsFor(
+  /** The declaration as it may be sent while nodes it is related to are held back (held-relations.ts). */
+  async #withHolds(
     node: string,
-    next: Declaration,
+    pure: Composed,
     before: Partial<Declaration> | undefined,
     view: HoldView,
     sending: string | undefined,
-  ): Promise<HeldBack | undefined> {
-    const had = new Map((before?.provisions ?? []).map((p) => [provisionOf(p), p.generation]));
-    const keeps = new Map(next.grants.map((g) => [grantOf(g), g.generation]));
-    const others = new Set([
-      ...next.provisions
-        .filter((p) => p.provider.node !== node && had.get(provisionOf(p)) !== p.generation)
-        .map((p) => p.provider.node),
-      ...(before?.grants ?? [])
-        .filter((g) => g.consumer.node !== node && keeps.get(grantOf(g)) !== g.generation)
-        .map((g) => g.consumer.node),
-    ]);
-    if (others.size === 0) return undefined;
-    const theirs = await this.holdView([...others].sort(), view);
-    for (const other of [...others].sort()) {
-      const by = holderOf(other, theirs, sending);
-      if (by) return { node, by, waitsFor: other };
-    }
-    return undefined;
+  ): Promise<WithHolds> {
+    const others = heldRelationCounterparts(node, pure, before);
+    if (others.length === 0) return { composed: pure, waits: [] };
+    const theirs = await this.holdView(others, view);
+    return withHolds(node, pure, before, (other) => holderOf(other, theirs, sending));
   }
 
   /** The declaration the node was last sent, when it was sent at all. */

@@ -111,6 +111,8 @@ export type SendWrite = {
   readonly mints: readonly Minted[];
   /** The node's own mark as read; cleared with the send only if unchanged. */
   readonly mark: number | undefined;
+  /** Keep the mark: a relation of the node waits with a held-back node, and a later push sends it whole. */
+  readonly keepMark?: boolean;
   /** The parts the previous declaration was kept in (its Sent), which the store removes once this one is sent. */
   readonly previousParts?: number;
   /** The declaration's waiting relations, counted for the views; absent when none waits. */

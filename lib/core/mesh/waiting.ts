@@ -19,7 +19,9 @@ export type WaitingRelations = {
 export const waitingNodesNamed = 10;
 
 /** The digest of a declaration's waiting relations; undefined when none waits. */
-export function waitingOf(waiting: Declaration['waiting']): WaitingRelations | undefined {
+export function waitingOf(all: Declaration['waiting']): WaitingRelations | undefined {
+  // a relation that waits with a held-back provider is named by the push, not counted as waiting for an enrolment
+  const waiting = all.filter((w) => w.heldBack === undefined);
   if (waiting.length === 0) return undefined;
   const nodes = [...new Set(waiting.flatMap((w) => w.waitingFor))].sort();
   return { relations: waiting.length, nodes: nodes.length, for: nodes.slice(0, waitingNodesNamed) };

@@ -18,6 +18,7 @@ import {
   EmptyRolloutError,
   RolloutMovedError,
   RolloutNotFoundError,
+  RolloutRaceError,
   RolloutUndoError,
   RolloutWouldReleaseError,
 } from './errors.ts';
@@ -53,6 +54,11 @@ export type RolloutDeps = {
   readonly claimStep?: StepBudget;
   /** Of these nodes, the ones marked possibly behind: an abort that would let its change out to them is refused. */
   readonly marked?: (nodes: readonly string[]) => Promise<string[]>;
+  /**
+   * Moves a wave's carriers to an upgrade's (or an undo's) version just before the wave is sent:
+   * until its wave, no node is behind on it, so nothing else can send it (docs/decisions/held-back.md).
+   */
+  readonly moveCarriers?: (module: string, version: string, nodes: readonly string[]) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
   readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
 };
@@ -168,9 +174,15 @@ export class Rollouts {
       if (advanced.record === record) return advanced;
       return { record: await store.write(advanced.record), decision };
     }
+    const { origin } = record;
+    if ((origin.kind === 'upgrade' || origin.kind === 'undo') && this.#deps.moveCarriers)
+      await this.#deps.moveCarriers(origin.module, origin.version, decision.nodes);
     const outcome = await this.#deps.wave(decision.nodes, record.id);
     const sent = new Map(outcome.flushed.map((f) => [f.node, f.revision]));
-    const heldBack = new Map((outcome.heldBack ?? []).map((h) => [h.node, h]));
+    // nodes the wave left alone; a node sent with a relation that waits was sent all the same
+    const heldBack = new Map(
+      (outcome.heldBack ?? []).filter((h) => !sent.has(h.node)).map((h) => [h.node, h]),
+    );
     const unsent = decision.nodes.filter((node) => !sent.has(node) && !heldBack.has(node));
     const found = unsent.length > 0 ? await this.#deps.facts.revisions(unsent) : new Map<string, number>();
     const sends: WaveSend[] = [
@@ -323,19 +335,26 @@ export class Rollouts {
    */
   async undo(id: string, by: Actor): Promise<string> {
     const record = await this.read(id);
-    if (record.undoneBy) return record.undoneBy;
     const { module, from } = undoTarget(record);
+    if (record.undoneBy) return record.undoneBy;
     if (!this.#deps.requestUndo) throw new RolloutUndoError('undo is not served here');
     const now = this.#deps.now();
     const rollout = newRolloutId(now);
+    // asked first, then named on the record: the undo's start names it there itself if it comes first
     await this.#deps.requestUndo(
       { module, version: from, undoes: id, rollout, options: undoOptions(record.options) },
       by,
     );
-    await this.#deps.store.write(undoAsked(record, rollout, now.toISOString()), {
-      by,
-      action: 'rollout.undo',
-    });
+    try {
+      await this.#deps.store.write(undoAsked(record, rollout, now.toISOString()), {
+        by,
+        action: 'rollout.undo',
+      });
+    } catch (error) {
+      const again = error instanceof RolloutRaceError ? await this.read(id) : undefined;
+      if (again?.undoneBy) return again.undoneBy;
+      throw error;
+    }
     return rollout;
   }
 
@@ -355,9 +374,21 @@ export class Rollouts {
     const { store } = this.#deps;
     const known = await store.read(input.id);
     if (known) return known;
-    const original = await this.read(input.undoes);
+    let original = await this.read(input.undoes);
+    if (original.undoneBy === undefined) {
+      // the undo's message came before its request had named it on the record
+      undoTarget(original);
+      try {
+        original = await store.write(undoAsked(original, input.id, this.#deps.now().toISOString()));
+      } catch (error) {
+        if (!(error instanceof RolloutRaceError)) throw error;
+        original = await this.read(input.undoes);
+      }
+    }
     if (original.undoneBy !== input.id)
-      throw new RolloutUndoError(`rollout ${input.undoes} is not being undone by ${input.id}`);
+      throw new RolloutUndoError(
+        `rollout ${input.undoes} is being undone by rollout ${original.undoneBy ?? '?'}, not ${input.id}`,
+      );
     const waves = await sentWaves(store, original);
     if (waves.flat().length === 0) {
       await this.#takenBack(original.id);
