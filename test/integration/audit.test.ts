@@ -281,6 +281,8 @@ describe('the admin corrections', () => {
       await operator('POST', '/nodes', { node });
       await operator('PUT', `/nodes/${node}/modules/web`, {});
     }
+    // sent once, so an abort lets nothing out: nothing of theirs is behind
+    expect((await operator('POST', '/push', { behind: true })).status).toBe(200);
     const on = { on: 'role=none', nodes: ['ro-1', 'ro-2', 'ro-3'], waves: '1,100%' };
 
     const started = await operator('POST', '/rollouts', on);

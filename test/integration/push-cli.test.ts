@@ -63,6 +63,7 @@ describe('mesh push follows a push that outlasts the request', () => {
       flushed: [],
       rounds: expect.any(Number),
       behind: [],
+      heldBack: [],
     });
     expect(unknown.code).toBe(ExitCode.notFound);
   });

@@ -4,6 +4,7 @@ import { ExitCode } from '../../lib/cli/exit-codes.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { runMesh } from '../support/processes.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -45,8 +46,9 @@ describe('a rollout across a restart of the local runtime', () => {
     const first = await start(prefix);
     let id: string;
     try {
+      // enrolled: a node that never enrolled is skipped by a wave, with no host to answer for it
       for (const node of nodes) {
-        await first.parts.meshService.addNode(node, {}, localActor());
+        await addEnrolledNode(first.parts, node);
         await first.parts.meshService.assign(node, 'web', null, localActor());
       }
       const started = await fetch(`${first.url}/rollouts`, {

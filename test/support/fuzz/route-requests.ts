@@ -8,6 +8,7 @@ import {
   upgradeRequest,
 } from '../../../lib/api/handlers/control.ts';
 import { enrolBody, issueTokenBody } from '../../../lib/api/handlers/enrolment.ts';
+import { freezeBody, liftQuery } from '../../../lib/api/handlers/holds.ts';
 import { reportPath, reportRequest } from '../../../lib/api/handlers/host.ts';
 import {
   assignBody,
@@ -59,6 +60,10 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'rollout-show': { path: idPath, query: showQuery },
   'rollout-resume': { path: idPath },
   'rollout-abort': { path: idPath },
+  'rollout-undo': { path: idPath },
+  freeze: { body: freezeBody },
+  unfreeze: { query: liftQuery },
+  'freeze-list': {},
   'mesh-status': {},
   'audit-list': { query: auditQuery },
   'audit-verify': { query: verifyQuery },
