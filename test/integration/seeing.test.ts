@@ -310,3 +310,42 @@ function statusWithHost(url: string, host: string): Promise<number | undefined> 
       .end();
   });
 }
+
+describe('a provider seen from its own side', () => {
+  let ownConfig: MeshConfig;
+  let ownApi: RunningApi;
+  let own: ApiClient;
+  beforeAll(async () => {
+    ownConfig = await provisionTestResources('seeing-provider');
+    ownApi = await startLocalApi({ port: 0, parts: partsFor(ownConfig) });
+    own = new ApiClient(ownApi.url);
+  });
+  afterAll(async () => {
+    await ownApi?.stop();
+  });
+
+  it('a provider names every relation to it after a push, the ones waiting for an enrolment too', async () => {
+    await own.call('POST', '/nodes', { node: 'queue' });
+    await enrolInStore(documents, ownConfig.inventoryTable, 'queue');
+    await own.call('POST', '/nodes', { node: 'late' });
+    await own.call('PUT', '/nodes/queue/modules/mq', { provides: 'amqp' });
+    await own.call('PUT', '/nodes/late/modules/app', {});
+    await own.call('POST', '/nodes/late/modules/app/consumes', {
+      provider: { node: 'queue', module: 'mq' },
+    });
+    // pushed, so no node is marked: the relation waits for late's enrolment, nothing is minted
+    await own.call('POST', '/push', { behind: true });
+
+    const queue = await own.call<NodeDetails>('GET', '/nodes/queue');
+
+    expect(queue.behind).toBe(false);
+    expect(queue.consumedBy).toEqual([
+      {
+        consumer: { node: 'late', module: 'app' },
+        provider: { node: 'queue', module: 'mq' },
+        kind: 'amqp',
+        minted: false,
+      },
+    ]);
+  });
+});

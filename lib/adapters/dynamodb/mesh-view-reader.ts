@@ -10,9 +10,8 @@ import {
   type NodeDetails,
   presenceOf,
 } from '../../core/views.ts';
-import { nodePartition } from './keys.ts';
 import { allNodesIndex, labelsFrom, markedPartition } from './mesh-items.ts';
-import { edgesOf, type NodePartition, partitionOf, readNodePartition, tokenOf } from './node-partition.ts';
+import { edgesOf, type NodePartition, readNodePartition, tokenOf } from './node-partition.ts';
 import { queryAll, TableStore } from './requests.ts';
 import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
 
@@ -27,7 +26,7 @@ const readsInFlight = 16;
  * Access: the nodes are those of gsi1 (`mesh#node`, which may lag on AWS) joined with the marked
  * ones (`mesh#marked`, strongly consistent): a node added a moment ago is marked, so it is
  * never missed. Each node's partition is then one strongly consistent Query. A node's
- * consumers are the grants in its own partition and the relations of the marked nodes (below).
+ * consumers are its own `consumedby#` items and grants (below).
  */
 export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader {
   async graph(): Promise<MeshGraph> {
@@ -76,7 +75,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
         : null,
       token: token ? viewOfToken(token, Date.parse(this.now())) : null,
       consumes: edgesOf(partition),
-      consumedBy: await this.#consumersOf(partition),
+      consumedBy: this.#consumersOf(partition),
       declaration: declaration === null ? null : hideSecrets(JSON.parse(declaration)),
       declarationParts: typeof delivery?.parts === 'number' ? delivery.parts : null,
     };
@@ -106,27 +105,14 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
   }
 
   /**
-   * Every relation is in one of two places as seen from its provider. A consume writes the
-   * relation and marks its consumer in one transaction; the send that clears that mark mints the
-   * provision and writes its grant in the provider's partition in the same transaction. So the
-   * provider's grants, and the relations of the nodes marked now, are all of its consumers, read
-   * strongly, with no index and no scan.
+   * Every relation to the node's providers, minted or waiting (for an enrolment, or with a
+   * held-back node): a consume writes the relation on the provider's side too (`consumedby#`,
+   * mesh-items.ts), in the same transaction, so the provider's own partition names every
+   * consumer; its grants say which are minted. No index, no scan, no other node read.
    */
-  async #consumersOf(provider: NodePartition): Promise<MeshEdge[]> {
-    const marked = (await this.#marked()).filter((node) => node !== provider.node);
-    const pending = await mapLimit(marked, readsInFlight, async (consumer) => {
-      const relations = await queryAll(this.client, store, {
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :consumes)',
-        ExpressionAttributeValues: { ':pk': nodePartition(consumer), ':consumes': 'consumes#' },
-        ConsistentRead: true,
-      });
-      return edgesOf(partitionOf(consumer, relations));
-    });
-    const own = edgesOf(provider);
+  #consumersOf(provider: NodePartition): MeshEdge[] {
     const edges = new Map<string, MeshEdge>();
-    for (const edge of [...pending.flat(), ...own, ...provider.grants]) {
-      if (edge.provider.node !== provider.node) continue;
+    for (const edge of [...provider.consumers, ...provider.grants]) {
       const key = `${edge.consumer.node}/${edge.consumer.module}>${edge.provider.module}`;
       const seen = edges.get(key);
       if (!seen || (!seen.minted && edge.minted)) edges.set(key, edge);

@@ -23,6 +23,8 @@ export type NodePartition = {
   readonly minted: ReadonlySet<string>;
   /** The grants issued from this node's providers, as edges (always minted). */
   readonly grants: readonly MeshEdge[];
+  /** Every relation to this node's providers (its `consumedby#` items), minted or waiting. */
+  readonly consumers: readonly MeshEdge[];
 };
 
 export async function readNodePartition(
@@ -45,6 +47,7 @@ export function partitionOf(node: string, items: readonly Item[]): NodePartition
   const relations: Relation[] = [];
   const minted = new Set<string>();
   const grants: MeshEdge[] = [];
+  const dependents: Item[] = [];
   for (const item of items) {
     const sk = String(item.sk);
     const [kind, ...rest] = sk.split('#');
@@ -53,8 +56,16 @@ export function partitionOf(node: string, items: readonly Item[]): NodePartition
     else if (kind === 'consumes') relations.push(relationFrom(item));
     else if (kind === 'provision') minted.add(rest.join('#'));
     else if (kind === 'grant') grants.push(grantEdge(node, item));
+    else if (kind === 'consumedby') dependents.push(item);
   }
-  return { node, items, single, assignments, relations, minted, grants };
+  const kinds = new Map(assignments.map((a) => [a.module, a.provides ?? '']));
+  const granted = new Set(grants.map((g) => `${g.provider.module}<${g.consumer.node}/${g.consumer.module}`));
+  const consumers = dependents.map((item) => {
+    const edge = grantEdge(node, item);
+    const key = `${edge.provider.module}<${edge.consumer.node}/${edge.consumer.module}`;
+    return { ...edge, kind: kinds.get(edge.provider.module) ?? '', minted: granted.has(key) };
+  });
+  return { node, items, single, assignments, relations, minted, grants, consumers };
 }
 
 /** The node's relations as edges, each minted when its provision is in the partition. */

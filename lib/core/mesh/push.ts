@@ -230,7 +230,3 @@ export class Pusher {
     return [...new Set([...(await this.#store.listNodes()), ...marked])];
   }
 }
-
-const provisionOf = (p: Declaration['provisions'][number]) =>
-  `${p.module}>${p.provider.node}/${p.provider.module}`;
-const grantOf = (g: Declaration['grants'][number]) => `${g.module}<${g.consumer.node}/${g.consumer.module}`;
