@@ -144,6 +144,11 @@ export type NodeStatus = {
   readonly labels?: Readonly<Record<string, string>>;
   /** Its relations not minted for want of an enrolment, as last sent; present only when some wait. */
   readonly waiting?: WaitingRelations;
+  /**
+   * Who holds it back (`rollout:<id>`, `freeze:<on>`): nothing is sent it until that releases it
+   * (docs/decisions/held-back.md). Present only when it is held; set by the views that read holds.
+   */
+  readonly heldBack?: string;
 };
 
 export interface StatusReader {

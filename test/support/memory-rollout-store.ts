@@ -5,6 +5,7 @@ import type { ClaimStep, RolloutPage, RolloutStore, StepBudget } from '../../lib
 import {
   holdsNodes,
   type NodeOutcome,
+  notSentCount,
   type RolloutRecord,
   type RolloutState,
   tallyOf,
@@ -145,12 +146,16 @@ export class MemoryRolloutStore implements RolloutStore {
   }
 
   /** What the holding items say (rollout-store.ts): each rollout holding nodes, and the cut index of its last wave sent. */
-  holding(): Map<string, { state: RolloutState; current: number }> {
-    const holding = new Map<string, { state: RolloutState; current: number }>();
+  holding(): Map<string, { state: RolloutState; current: number; notSent: number }> {
+    const holding = new Map<string, { state: RolloutState; current: number; notSent: number }>();
     for (const record of this.headers.values()) {
       if (!holdsNodes(record.state)) continue;
       const sent = record.current >= 0 ? record.waves[record.current] : undefined;
-      holding.set(record.id, { state: record.state, current: sent ? (sent.kept as Kept).cut : -1 });
+      holding.set(record.id, {
+        state: record.state,
+        current: sent ? (sent.kept as Kept).cut : -1,
+        notSent: notSentCount(record),
+      });
     }
     return holding;
   }

@@ -60,7 +60,11 @@ export class DynamoDBHoldReader implements HoldReader {
     return new Map(
       items.map((item) => [
         String(item.sk),
-        { state: String(item.state) as RolloutState, current: Number(item.current ?? -1) },
+        {
+          state: String(item.state) as RolloutState,
+          current: Number(item.current ?? -1),
+          ...(typeof item.notSent === 'number' ? { notSent: item.notSent } : {}),
+        },
       ]),
     );
   }

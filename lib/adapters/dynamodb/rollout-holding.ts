@@ -1,4 +1,4 @@
-import { holdsNodes, type RolloutRecord, type Wave } from '../../core/rollout/record.ts';
+import { holdsNodes, notSentCount, type RolloutRecord, type Wave } from '../../core/rollout/record.ts';
 import type { TransactItem } from './requests.ts';
 import { keptOf } from './rollout-chunks.ts';
 
@@ -8,7 +8,7 @@ import { keptOf } from './rollout-chunks.ts';
  *
  * | pk                 | sk             | attributes |
  * |--------------------|----------------|------------|
- * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first) |
+ * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first), notSent (its nodes in waves not sent) |
  *
  * Present exactly while the rollout holds its nodes (claiming, running, paused, halted), put or
  * deleted in the transaction of its header (rollout-store.ts), so a send never reads a rollout's
@@ -23,7 +23,12 @@ export function holdingItem(tableName: string, record: RolloutRecord, waves: rea
   return {
     Put: {
       TableName: tableName,
-      Item: { ...holdingKey(record.id), state: record.state, current: sentCut(waves, record.current) },
+      Item: {
+        ...holdingKey(record.id),
+        state: record.state,
+        current: sentCut(waves, record.current),
+        notSent: notSentCount(record),
+      },
     },
   };
 }

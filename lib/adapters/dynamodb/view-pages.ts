@@ -1,3 +1,5 @@
+import { heldOf } from '../../core/hold/held-back.ts';
+import type { HoldReader } from '../../core/hold/ports.ts';
 import { mapLimit } from '../../core/map-limit.ts';
 import type { NodeStatus } from '../../core/ports.ts';
 import {
@@ -17,6 +19,10 @@ import { TableStore, type TableStoreOptions } from './requests.ts';
 import { nodeStatusOf } from './status-reader.ts';
 import { nextCandidates } from './view-lists.ts';
 
+/** The node as a view shows it, with who holds it back when something does. */
+const withHolder = (node: MeshNode, status: NodeStatus): MeshNode =>
+  status.heldBack === undefined ? node : { ...node, heldBack: status.heldBack };
+
 /** Partitions read at once, as the whole-mesh reads do. */
 const readsInFlight = 16;
 /** Partitions read before the page checks whether it is full or past its bytes. */
@@ -34,10 +40,13 @@ const namesPerPage = 20_000;
  */
 export class DynamoDBViewPages extends TableStore implements ViewPages {
   readonly #pageBytes: number;
+  readonly #holds: HoldReader | undefined;
 
-  constructor(options: TableStoreOptions & { readonly pageBytes?: number }) {
+  /** `holds`: each entry says who holds its node back (`heldBack`), counted in the page's bytes. */
+  constructor(options: TableStoreOptions & { readonly pageBytes?: number; readonly holds?: HoldReader }) {
     super(options);
     this.#pageBytes = options.pageBytes ?? pageBytes;
+    this.#holds = options.holds;
   }
 
   statusPage(query: ViewQuery): Promise<Page<NodeStatus>> {
@@ -45,8 +54,8 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
   }
 
   nodesPage(query: ViewQuery): Promise<Page<ListedNode>> {
-    return this.#page(query, (partition) => {
-      const node = meshNodeOf(partition) as MeshNode;
+    return this.#page(query, (partition, status) => {
+      const node = withHolder(meshNodeOf(partition) as MeshNode, status);
       // The provider's side of each relation is in its own partition (mesh-items.ts), so the
       // count each way needs no other node's partition.
       const consumedBy = partition.items.filter((item) => String(item.sk).startsWith('consumedby#')).length;
@@ -55,8 +64,8 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
   }
 
   async graphPage(query: ViewQuery): Promise<GraphPage & { readonly next: string | null }> {
-    const page = await this.#page(query, (partition) => ({
-      node: meshNodeOf(partition) as MeshNode,
+    const page = await this.#page(query, (partition, status) => ({
+      node: withHolder(meshNodeOf(partition) as MeshNode, status),
       edges: edgesOf(partition),
     }));
     const edges: MeshEdge[] = page.entries.flatMap((entry) => entry.edges);
@@ -90,8 +99,11 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
           readNodePartition(this.client, this.tableName, node),
         );
         read += partitions.length;
+        const held = await this.#heldBack(partitions.map((partition) => partition.node));
         for (const [at, partition] of partitions.entries()) {
-          const status = nodeStatusOf(partition.node, partition.items);
+          const found = nodeStatusOf(partition.node, partition.items);
+          const by = held.get(partition.node);
+          const status = found && by !== undefined ? { ...found, heldBack: by } : found;
           // A name whose node item is gone (removed since the list was read) is not in the mesh.
           if (!status || !passes(filter, status, partition.assignments)) {
             previous = partition.node;
@@ -112,5 +124,12 @@ export class DynamoDBViewPages extends TableStore implements ViewPages {
       after = candidates.last;
       if (read >= candidatesPerPage || looked >= namesPerPage) return { entries, next: after };
     }
+  }
+
+  /** Who holds each of these nodes back, read once a slice (docs/decisions/held-back.md). */
+  async #heldBack(nodes: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    if (!this.#holds) return new Map();
+    const view = await this.#holds.view(nodes);
+    return new Map(heldOf(nodes, view).map((held) => [held.node, held.by]));
   }
 }

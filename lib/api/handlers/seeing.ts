@@ -2,6 +2,8 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import type { DeadLetterCounter, LetterReader } from '../../core/control/ports.ts';
+import { withHeldBack } from '../../core/hold/held-back.ts';
+import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
 import type { PushRecordReader } from '../../core/mesh/ports.ts';
 import { pushId, viewOfPushRecord } from '../../core/mesh/push-records.ts';
@@ -43,12 +45,15 @@ export const meshNodeListHandler = (parts: { readonly viewPages: ViewPages } & D
   });
 
 /** GET /nodes/{node} */
-export const meshNodeShowHandler = (parts: { readonly meshView: MeshViewReader } & Deps) =>
+export const meshNodeShowHandler = (
+  parts: { readonly meshView: MeshViewReader; readonly holds: HoldReader } & Deps,
+) =>
   edge(parts, async (event) => {
     const { node } = validate(nodePath, event.pathParameters, 'path');
     const details = await parts.meshView.details(node);
     if (!details) throw new NodeNotFoundError(node);
-    return json(200, details);
+    const [shown] = await withHeldBack([details], parts.holds);
+    return json(200, shown);
   });
 
 /** GET /graph?limit&cursor&filters: a page of nodes and the relations they consume through. */

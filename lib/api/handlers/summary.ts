@@ -3,10 +3,13 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, DynamoDBRecord } from 'aws-lambda';
 import { logLine, say } from '../../core/coded-lines.ts';
+import { anyHold, type HoldView } from '../../core/hold/held-back.ts';
+import type { HoldReader } from '../../core/hold/ports.ts';
 import type { Log } from '../../core/ports.ts';
 import { summaryLines } from '../../core/summary/lines.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import type { Change } from '../../core/summary/stream.ts';
+import type { Summary } from '../../core/summary/summary.ts';
 import { actorOf } from '../caller.ts';
 import { json } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
@@ -19,11 +22,30 @@ import { meshProblem } from '../problems/mesh.ts';
 
 /** GET /summary: the counters, read without reading any node. */
 export const meshSummaryHandler = (
-  parts: { readonly summary: SummaryReader; readonly log?: Log } & Refusing,
+  parts: { readonly summary: SummaryReader; readonly holds: HoldReader; readonly log?: Log } & Refusing,
 ) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
-    .handler(async () => json(200, await parts.summary.summary()));
+    .handler(async () => {
+      const [summary, holds] = await Promise.all([parts.summary.summary(), parts.holds.view([])]);
+      return json(200, withHolds(summary, holds));
+    });
+
+/** The summary with what holds nodes back, when something does. */
+function withHolds(summary: Summary, holds: HoldView): Summary {
+  if (!anyHold(holds)) return summary;
+  return {
+    ...summary,
+    heldBack: {
+      rollouts: [...holds.rollouts].map(([id, r]) => ({ id, state: r.state, notSent: r.notSent ?? 0 })),
+      freezes: holds.freezes.map((f) => ({
+        on: f.on,
+        reason: f.reason,
+        ...(f.until ? { until: f.until } : {}),
+      })),
+    },
+  };
+}
 
 /** POST /summary/rebuild: the counters counted again from a full read; answers the summary counted. */
 export const meshSummaryRebuildHandler = (

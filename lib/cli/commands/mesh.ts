@@ -7,6 +7,7 @@ import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { cliLines } from '../lines.ts';
+import { stateOf } from '../node-state.ts';
 import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
 import { printSummary } from './summary.ts';
 
@@ -156,7 +157,7 @@ function statusLine(s: NodeStatus): string {
     s.enrolled ? 'enrolled' : 'not enrolled',
     `sent ${s.sentRevision ?? '-'}`,
     `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
-    s.behind ? 'BEHIND' : 'up to date',
+    ...stateOf(s),
     ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
     `last heard ${s.lastHeard ?? 'never'}`,
     ...(s.waiting ? [waitingText(s.waiting)] : []),

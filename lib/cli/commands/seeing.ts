@@ -6,7 +6,9 @@ import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../core/vi
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';
-import { cliLines } from '../lines.ts';
+import { releaseOf } from '../held-back.ts';
+import { cliLines, holderText } from '../lines.ts';
+import { stateOf } from '../node-state.ts';
 import type { Output } from '../output.ts';
 import {
   cliPageNodes,
@@ -105,7 +107,7 @@ function listRow(n: ListedNode): string[] {
     `consumed by ${n.relations.consumedBy}`,
     `sent ${n.sentRevision ?? '-'}`,
     `applied ${n.appliedRevision ?? '-'}`,
-    n.behind ? 'BEHIND' : 'up to date',
+    ...stateOf(n),
     ...(n.presence ? [n.presence] : []),
     `last heard ${n.lastHeard ?? 'never'}`,
   ];
@@ -164,6 +166,7 @@ function detailLines(d: NodeDetails): string[] {
       d.consumes.map((e) => relationLine(e, 'provider')),
     ),
     ...(d.waiting ? field('waiting', [waitingText(d.waiting)]) : []),
+    ...(d.heldBack ? field('held back', [`by ${holderText(d.heldBack)}: ${releaseOf(d.heldBack)}`]) : []),
     ...field(
       'consumed by',
       d.consumedBy.map((e) => relationLine(e, 'consumer')),

@@ -1,6 +1,7 @@
 import type { Summary } from '../../core/summary/summary.ts';
 import type { ApiClient } from '../api-client.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { releaseOf } from '../held-back.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 
@@ -39,7 +40,25 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
     output.line(
       `${summary.waiting.relations} ${summary.waiting.relations === 1 ? 'relation waits' : 'relations wait'} for an enrolment on ${summary.waiting.nodes} ${summary.waiting.nodes === 1 ? 'node' : 'nodes'}; mesh status shows which`,
     );
-  if (summary.behind > 0) output.line(`${summary.behind} behind; mesh push --behind`);
+  const neverEnrolled = summary.nodes - summary.enrolled;
+  if (neverEnrolled > 0)
+    output.line(
+      `${neverEnrolled} ${neverEnrolled === 1 ? 'node has' : 'nodes have'} no enrolled host (never enrolled): they apply nothing until mesh-host enrol; waves skip them`,
+    );
+  for (const rollout of summary.heldBack?.rollouts ?? [])
+    output.line(
+      `rollout ${rollout.id} (${rollout.state}) holds back ${rollout.notSent} ${rollout.notSent === 1 ? 'node' : 'nodes'} it has not sent: ${releaseOf(`rollout:${rollout.id}`)}`,
+    );
+  for (const freeze of summary.heldBack?.freezes ?? [])
+    output.line(
+      `freeze ${freeze.on === 'all' ? '--all' : `on ${freeze.on}`}${freeze.until ? ` until ${freeze.until}` : ''}: ${freeze.reason}; ${releaseOf(`freeze:${freeze.on}`)}`,
+    );
+  if (summary.behind > 0)
+    output.line(
+      summary.heldBack
+        ? `${summary.behind} behind, some of them held back (above); mesh push --behind sends the others`
+        : `${summary.behind} behind; mesh push --behind`,
+    );
   return ExitCode.ok;
 }
 

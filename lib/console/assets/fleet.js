@@ -97,7 +97,9 @@ export function labelKeys(graph) {
  * @param {HTMLElement} tile
  * @param {{ nodes: number, enrolled: number, online: number, behind: number, exact: boolean,
  *   revisions: Array<{ revision: number, applied: number, failed: number }>,
- *   waiting?: { nodes: number, relations: number } }} summary
+ *   waiting?: { nodes: number, relations: number },
+ *   heldBack?: { rollouts: Array<{ id: string, state: string, notSent: number }>,
+ *     freezes: Array<{ on: string, reason: string }> } }} summary
  */
 export function showSummaryTile(tile, summary) {
   const count = (/** @type {number} */ n) => n.toLocaleString('en');
@@ -115,6 +117,17 @@ export function showSummaryTile(tile, summary) {
           'span',
           { class: 'warn', id: 'summary-waiting' },
           ` · ${count(summary.waiting.relations)} relations waiting for an enrolment on ${count(summary.waiting.nodes)} nodes`,
+        )
+      : '',
+    summary.nodes > summary.enrolled ? ` · ${count(summary.nodes - summary.enrolled)} never enrolled` : '',
+    summary.heldBack
+      ? el(
+          'span',
+          { class: 'warn', id: 'summary-held-back' },
+          ` · held back: ${[
+            ...summary.heldBack.rollouts.map((r) => `${count(r.notSent)} by rollout ${r.id} (${r.state})`),
+            ...summary.heldBack.freezes.map((f) => `freeze ${f.on === 'all' ? '--all' : f.on}`),
+          ].join(', ')}`,
         )
       : '',
     summary.exact ? '' : ' (counting again)',

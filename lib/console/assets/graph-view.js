@@ -109,7 +109,12 @@ export class GraphView {
     if (box.failed) classes.push('failed');
     const node = box.kind === 'node' ? box.members[0] : undefined;
     // A group's second line already says how many are behind or offline.
-    const state = node ? [node.behind ? 'behind' : 'up to date', node.presence ?? ''] : [];
+    const state = node
+      ? [
+          node.behind ? 'behind' : node.enrolled ? 'up to date' : 'never enrolled',
+          node.heldBack ? 'held back' : (node.presence ?? ''),
+        ]
+      : [];
     return svg(
       'g',
       {

@@ -105,9 +105,10 @@ function waitingLine(d, context) {
 export function nodePanel(d, context) {
   const now = context.nowMs;
   const state = [
-    d.behind ? badge('behind') : badge('up to date', 'up-to-date'),
+    d.behind ? badge('behind') : d.enrolled ? badge('up to date', 'up-to-date') : null,
     d.presence ? badge(d.presence) : null,
-    d.enrolled ? null : badge('not enrolled', 'offline'),
+    d.enrolled ? null : badge(d.appliedRevision === null ? 'never enrolled' : 'not enrolled', 'offline'),
+    d.heldBack ? badge(`held back by ${d.heldBack.replace(':', ' ')}`, 'held') : null,
     d.waiting ? badge(`${d.waiting.relations} waiting`, 'waiting') : null,
   ];
   const applied = d.appliedRevision === null ? 'never' : `${d.appliedRevision}`;

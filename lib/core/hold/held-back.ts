@@ -22,7 +22,12 @@ export type HeldBack = {
 };
 
 /** A rollout that holds nodes, as its holding item says: its state, and the last wave it sent (-1 before the first). */
-export type HoldingRollout = { readonly state: RolloutState; readonly current: number };
+export type HoldingRollout = {
+  readonly state: RolloutState;
+  readonly current: number;
+  /** How many of its own nodes are in waves it has not sent: what it holds back. */
+  readonly notSent?: number;
+};
 
 /** The claim on one node: the rollout and the wave of it that sends the node. */
 export type Claim = { readonly rollout: string; readonly wave: number };
@@ -85,4 +90,26 @@ export function heldOf(nodes: readonly string[], view: HoldView, sending?: strin
     if (by) held.push({ node, by });
   }
   return held;
+}
+
+/**
+ * Entries of a view (status rows, listed nodes, the graph's nodes) with who holds each back
+ * (`heldBack`), read once for the page: one BatchGetItem and two small Queries.
+ */
+export async function withHeldBack<Entry extends { readonly node: string }>(
+  entries: readonly Entry[],
+  holds: { view(nodes: readonly string[]): Promise<HoldView> },
+): Promise<Array<Entry & { readonly heldBack?: string }>> {
+  if (entries.length === 0) return [];
+  const view = await holds.view(entries.map((entry) => entry.node));
+  const held = new Map(
+    heldOf(
+      entries.map((entry) => entry.node),
+      view,
+    ).map((h) => [h.node, h.by]),
+  );
+  return entries.map((entry) => {
+    const by = held.get(entry.node);
+    return by === undefined ? entry : { ...entry, heldBack: by };
+  });
 }

@@ -24,6 +24,23 @@ export type Summary = {
    */
   readonly waiting?: { readonly nodes: number; readonly relations: number };
   /**
+   * What holds nodes back (docs/decisions/held-back.md): each rollout that holds its nodes, with
+   * how many it has not sent, and each freeze in force; present only when something holds. Read
+   * with the summary, not counted by it.
+   */
+  readonly heldBack?: {
+    readonly rollouts: ReadonlyArray<{
+      readonly id: string;
+      readonly state: string;
+      readonly notSent: number;
+    }>;
+    readonly freezes: ReadonlyArray<{
+      readonly on: string;
+      readonly reason: string;
+      readonly until?: string;
+    }>;
+  };
+  /**
    * False when a change may be missing from the counters (the aggregator let a batch go, or a
    * rebuild is under way): the counts are then not to be trusted until `mesh summary rebuild`.
    */
