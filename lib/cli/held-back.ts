@@ -1,5 +1,5 @@
 import { unfreezeCommand } from '../core/hold/freeze.ts';
-import type { HeldBack } from '../core/hold/held-back.ts';
+import type { HeldBack, Holder } from '../core/hold/held-back.ts';
 import { cliLines } from './lines.ts';
 import type { Output } from './output.ts';
 
@@ -15,24 +15,42 @@ export function releaseOf(by: string): string {
 }
 
 /**
- * Names every node a push left alone, a line per holder with the command that releases them
- * (`push.held-back`), then each node that waits with a held-back node, and which.
+ * Names the nodes held back, a line per holder (`push.held-back`) with the command that releases
+ * them: the nodes the push met and left alone, and for every rollout or freeze holding nodes now
+ * (`holders`) how many it holds and a few by name; then each node whose relation waits with a
+ * held-back node, and which.
  */
-export function sayHeldBack(output: Output, heldBack: readonly HeldBack[], count = heldBack.length): void {
-  const byHolder = new Map<string, string[]>();
-  for (const held of heldBack) byHolder.set(held.by, [...(byHolder.get(held.by) ?? []), held.node]);
-  for (const [by, nodes] of byHolder)
+export function sayHeldBack(
+  output: Output,
+  outcome: {
+    readonly heldBack?: readonly HeldBack[];
+    readonly holders?: readonly Holder[];
+    readonly heldBackCount?: number;
+  },
+): void {
+  const heldBack = outcome.heldBack ?? [];
+  const met = new Map<string, string[]>();
+  for (const held of heldBack.filter((h) => h.waitsFor === undefined))
+    met.set(held.by, [...(met.get(held.by) ?? []), held.node]);
+  const holders = new Map((outcome.holders ?? []).map((holder) => [holder.by, holder]));
+  for (const by of new Set([...met.keys(), ...holders.keys()])) {
+    const holder = holders.get(by);
+    const named = [
+      ...new Set([...(met.get(by) ?? []), ...(holder && 'rollout' in holder ? holder.some : [])]),
+    ];
+    const count = Math.max(named.length, holder && 'rollout' in holder ? holder.notSent : 0);
     output.say(cliLines.pushHeldBack, {
       by,
-      nodes: nodes.slice(0, namedPerHolder),
-      count: nodes.length,
-      release: releaseOf(by),
+      nodes: named.slice(0, namedPerHolder),
+      count,
+      release: `${holder && 'reason' in holder ? `${holder.reason}; ` : ''}${releaseOf(by)}`,
     });
+  }
   for (const held of heldBack.filter((h) => h.waitsFor !== undefined).slice(0, namedPerHolder))
     output.line(
-      `${held.node} waits for ${held.waitsFor}, which is held back: a relation between them is sent to both at once`,
+      `${held.node}: a relation with ${held.waitsFor} waits, as ${held.waitsFor} is held back; both sides are sent it together once released`,
     );
-  const unlisted = count - heldBack.length;
+  const unlisted = (outcome.heldBackCount ?? heldBack.length) - heldBack.length;
   if (unlisted > 0)
     output.line(
       `… and ${unlisted.toLocaleString('en')} more held back (the push's record lists the first ${heldBack.length.toLocaleString('en')})`,

@@ -187,8 +187,11 @@ export const cliLines = {
     readonly count: number;
     readonly release: string;
   }>('push.held-back', 'info', ({ by, nodes, count, release }) => {
+    const more = count - nodes.length;
     const shown =
-      count > nodes.length ? `${nodes.join(', ')} and ${count - nodes.length} more` : nodes.join(', ');
+      nodes.length === 0
+        ? `${count} node${count === 1 ? '' : 's'}`
+        : `${nodes.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
     return `held back by ${holderText(by)}, not sent: ${shown}; ${release}`;
   }),
   pushFailed: codedLine<{ readonly push: string; readonly reason: string }>(

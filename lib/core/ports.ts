@@ -5,7 +5,7 @@
  */
 
 import type { Actor } from './audit/record.ts';
-import type { HeldBack } from './hold/held-back.ts';
+import type { HeldBack, Holder } from './hold/held-back.ts';
 import type { WaitingRelations } from './mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
@@ -44,6 +44,12 @@ export type PushOutcome = {
    * (docs/decisions/held-back.md). Never counted as behind. Absent when there are none.
    */
   readonly heldBack?: readonly HeldBack[];
+  /**
+   * Who holds nodes back as the push answers (every rollout holding nodes, every freeze in force),
+   * each with how many it holds and a few by name: every push names them, whether it met their
+   * nodes or not. Absent when nothing holds; added where the push is answered.
+   */
+  readonly holders?: readonly Holder[];
   /**
    * Set when the outcome was read back from the push's record, whose lists keep the first
    * 1,000 nodes: how many were flushed, and how many are behind, in all.

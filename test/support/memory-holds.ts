@@ -1,6 +1,6 @@
 import type { Actor } from '../../lib/core/audit/record.ts';
 import { type Freeze, inForce } from '../../lib/core/hold/freeze.ts';
-import type { Claim, HoldView } from '../../lib/core/hold/held-back.ts';
+import { type Claim, type HoldView, nothingHeld } from '../../lib/core/hold/held-back.ts';
 import type { FreezeStore, HoldReader } from '../../lib/core/hold/ports.ts';
 import type { MemoryRolloutStore } from './memory-rollout-store.ts';
 
@@ -56,3 +56,6 @@ export class MemoryHoldReader implements HoldReader {
     return { rollouts, freezes, claims, labels };
   }
 }
+
+/** A hold reader for a mesh where nothing is held back. */
+export const nothingHolds: HoldReader = { view: async () => nothingHeld };

@@ -1,3 +1,4 @@
+import type { HoldingRollout } from '../../lib/core/hold/held-back.ts';
 import { isDriven } from '../../lib/core/rollout/claims.ts';
 import { RolloutOverlapError, RolloutRaceError } from '../../lib/core/rollout/errors.ts';
 import type { NodeRun } from '../../lib/core/rollout/pages.ts';
@@ -146,8 +147,8 @@ export class MemoryRolloutStore implements RolloutStore {
   }
 
   /** What the holding items say (rollout-store.ts): each rollout holding nodes, and the cut index of its last wave sent. */
-  holding(): Map<string, { state: RolloutState; current: number; notSent: number }> {
-    const holding = new Map<string, { state: RolloutState; current: number; notSent: number }>();
+  holding(): Map<string, HoldingRollout> {
+    const holding = new Map<string, HoldingRollout>();
     for (const record of this.headers.values()) {
       if (!holdsNodes(record.state)) continue;
       const sent = record.current >= 0 ? record.waves[record.current] : undefined;
@@ -155,6 +156,7 @@ export class MemoryRolloutStore implements RolloutStore {
         state: record.state,
         current: sent ? (sent.kept as Kept).cut : -1,
         notSent: notSentCount(record),
+        some: (record.unsentNames ?? []).slice(0, 10),
       });
     }
     return holding;

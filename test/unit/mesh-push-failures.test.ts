@@ -21,6 +21,7 @@ import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
 import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/flow/push-definition.ts';
 import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
+import { nothingHolds } from '../support/memory-holds.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
@@ -87,6 +88,7 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
     pushRecords,
     pushStarter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
     config: { pushWaitSeconds: 10 } as MeshConfig,
+    holds: nothingHolds,
     now,
   });
   const answer = (await handler(

@@ -14,6 +14,7 @@ import { MeshService } from '../../lib/core/mesh/service.ts';
 import type { PushFlow } from '../../lib/core/ports.ts';
 import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
+import { nothingHolds } from '../support/memory-holds.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 
@@ -53,6 +54,7 @@ async function world(options: {
     pushRecords: records,
     pushStarter: starter,
     config: (options.waitSeconds === undefined ? {} : { pushWaitSeconds: options.waitSeconds }) as MeshConfig,
+    holds: nothingHolds,
     now,
   });
   const post = async (body: object) => {

@@ -8,7 +8,7 @@ import { keptOf } from './rollout-chunks.ts';
  *
  * | pk                 | sk             | attributes |
  * |--------------------|----------------|------------|
- * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first), notSent (its nodes in waves not sent) |
+ * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first), notSent (its nodes in waves not sent), some (the first few of them by name) |
  *
  * Present exactly while the rollout holds its nodes (claiming, running, paused, halted), put or
  * deleted in the transaction of its header (rollout-store.ts), so a send never reads a rollout's
@@ -20,18 +20,25 @@ const holdingKey = (id: string) => ({ pk: holdingPartition, sk: id });
 /** The holding item's put (or delete) for the record as written, its waves as kept (with their cut indexes). */
 export function holdingItem(tableName: string, record: RolloutRecord, waves: readonly Wave[]): TransactItem {
   if (!holdsNodes(record.state)) return { Delete: { TableName: tableName, Key: holdingKey(record.id) } };
+  const some = (record.unsentNames ?? []).slice(0, namedNodes);
   return {
-    Put: {
+    Update: {
       TableName: tableName,
-      Item: {
-        ...holdingKey(record.id),
-        state: record.state,
-        current: sentCut(waves, record.current),
-        notSent: notSentCount(record),
+      Key: holdingKey(record.id),
+      UpdateExpression: 'SET #state = :state, #current = :current, notSent = :notSent, some = :some',
+      ExpressionAttributeNames: { '#state': 'state', '#current': 'current' },
+      ExpressionAttributeValues: {
+        ':state': record.state,
+        ':current': sentCut(waves, record.current),
+        ':notSent': notSentCount(record),
+        ':some': some,
       },
     },
   };
 }
+
+/** How many of the nodes it holds back a holding item names. */
+const namedNodes = 10;
 
 /**
  * The cut index of the last wave sent (-1 before the first): a claim names the wave its node was

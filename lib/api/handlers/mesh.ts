@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { MeshConfig } from '../../config.ts';
+import { holdersOf } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
 import { planPush } from '../../core/mesh/plan.ts';
@@ -33,6 +34,8 @@ export type MeshPushDeps = {
   readonly pushStarter: PushStarter;
   readonly config: Pick<MeshConfig, 'pushWaitSeconds'>;
   readonly now: Clock;
+  /** Who holds nodes back, named with every push's answer. */
+  readonly holds: HoldReader;
 } & Logged;
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
 /** A plan names what a push would leave held back, so it reads the holds as the push would. */
@@ -103,7 +106,8 @@ export const meshPushHandler = (parts: MeshPushDeps) =>
     // A failed flow is named in its record; meshProblem maps the name, as for a flow run here.
     if (record.outcome === 'failed')
       throw new PushFlowFailedError(record.error ?? 'Error', record.errorMessage ?? `push ${id} failed`);
-    return json(200, outcomeOfRecord(record), headers);
+    const holders = holdersOf(await parts.holds.view([]));
+    return json(200, { ...outcomeOfRecord(record), ...(holders.length > 0 ? { holders } : {}) }, headers);
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */

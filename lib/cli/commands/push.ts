@@ -235,7 +235,7 @@ export function printOutcome(output: Output, outcome: PushOutcome) {
     output.line(
       `… and ${unlisted.toLocaleString('en')} more flushed (its record lists the first ${outcome.flushed.length.toLocaleString('en')})`,
     );
-  sayHeldBack(output, outcome.heldBack ?? [], outcome.heldBackCount);
+  sayHeldBack(output, outcome);
   output.line(consistency(outcome, 'the mesh is'));
 }
 
@@ -250,7 +250,7 @@ function printPlan(output: Output, plan: PushPlan) {
     output.line(`${send.node}: would be sent revision ${send.revision}${roundOf(send)}`);
     for (const change of send.changes) output.line(`  ${changeLine(change)}`);
   }
-  sayHeldBack(output, plan.heldBack ?? []);
+  sayHeldBack(output, plan);
   output.line(consistency(plan, 'the push would leave the mesh'));
 }
 

@@ -27,7 +27,46 @@ export type HoldingRollout = {
   readonly current: number;
   /** How many of its own nodes are in waves it has not sent: what it holds back. */
   readonly notSent?: number;
+  /** The first few of them, by name. */
+  readonly some?: readonly string[];
 };
+
+/** Who holds nodes back now, as every push names them (`holders`): each rollout and freeze in force. */
+export type Holder =
+  | {
+      readonly by: string;
+      readonly rollout: string;
+      readonly state: RolloutState;
+      readonly notSent: number;
+      readonly some: readonly string[];
+    }
+  | {
+      readonly by: string;
+      readonly freeze: string;
+      readonly reason: string;
+      readonly until?: string;
+    };
+
+/** Every holder of a view: rollouts by id, then freezes. */
+export function holdersOf(view: Pick<HoldView, 'rollouts' | 'freezes'>): Holder[] {
+  return [
+    ...[...view.rollouts]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([id, r]) => ({
+        by: rolloutHolder(id),
+        rollout: id,
+        state: r.state,
+        notSent: r.notSent ?? 0,
+        some: r.some ?? [],
+      })),
+    ...view.freezes.map((f) => ({
+      by: freezeHolder(f.on),
+      freeze: f.on,
+      reason: f.reason,
+      ...(f.until ? { until: f.until } : {}),
+    })),
+  ];
+}
 
 /** The claim on one node: the rollout and the wave of it that sends the node. */
 export type Claim = { readonly rollout: string; readonly wave: number };

@@ -108,6 +108,11 @@ export type RolloutRecord = {
    */
   readonly releasing?: { readonly released: number; readonly upto: number };
   /**
+   * The first of its own nodes no wave has sent yet, by name (at most `namedHeld`): what every
+   * push names as held back by it, without reading its waves (docs/decisions/held-back.md).
+   */
+  readonly unsentNames?: readonly string[];
+  /**
    * The rollout taking it back (`mesh rollout undo`, `--auto-undo`): asked for, its claims on the
    * nodes this one changed are taken over by it; this one is `undone` once it holds them all.
    */
@@ -125,6 +130,8 @@ export const maxRolloutNodes = 50_000;
 
 /** How many failures a halt's reason names. */
 const namedFailures = 5;
+/** How many of its unsent nodes a record names. */
+const namedHeld = 50;
 
 export function newRollout(options: {
   readonly id: string;
@@ -152,6 +159,7 @@ export function newRollout(options: {
     ),
     current: -1,
     borne: 0,
+    unsentNames: nodes.slice(0, namedHeld),
     version: 0,
   };
 }
@@ -234,10 +242,12 @@ export function waveSent(
     sentAt: now,
     ...(record.waves[wave]?.kept ? { kept: record.waves[wave]?.kept } : {}),
   };
+  const sentNow = new Set([...revisions.keys(), ...(record.waves[wave]?.nodes ?? []).map((n) => n.node)]);
   return {
     ...record,
     waves: waves.filter((w, i) => i <= wave || tallyOf(w).size > 0),
     current: wave,
+    ...(record.unsentNames ? { unsentNames: record.unsentNames.filter((node) => !sentNow.has(node)) } : {}),
     updatedAt: now,
   };
 }
