@@ -390,6 +390,8 @@ export type NodeStatus = {
   behind: boolean;
   online: boolean | null;
   lastHeard: string | null;
+  /** Who holds it back, when something does (docs/decisions/held-back.md). */
+  heldBack?: string;
 };
 
 /**

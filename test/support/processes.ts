@@ -192,15 +192,29 @@ export function isAlive(pid: number): boolean {
  * stderr, one object a line, are not it.
  */
 export function printedJson(output: string): unknown {
+  return printedJsonDocuments(output)[0];
+}
+
+/**
+ * Every JSON document a command printed on stdout, in order (one with `--json`; `mesh apply
+ * --push` prints the apply's, then the push's): each starts with a line `{` and ends with the
+ * next line `}` (or is the line `{}`); stderr's JSON lines never do.
+ */
+export function printedJsonDocuments(output: string): unknown[] {
   const lines = output.split('\n');
-  const start = lines.findIndex((line) => line === '{' || line === '{}');
-  if (start < 0) return undefined;
-  const end = lines[start] === '{}' ? start : lines.indexOf('}', start);
-  try {
-    return JSON.parse(lines.slice(start, end + 1).join('\n'));
-  } catch {
-    return undefined;
+  const documents: unknown[] = [];
+  for (let start = 0; start < lines.length; start += 1) {
+    if (lines[start] !== '{' && lines[start] !== '{}') continue;
+    const end = lines[start] === '{}' ? start : lines.indexOf('}', start);
+    if (end < 0) break;
+    try {
+      documents.push(JSON.parse(lines.slice(start, end + 1).join('\n')));
+    } catch {
+      // not a document after all: a line of something else
+    }
+    start = end;
   }
+  return documents;
 }
 
 /** Runs the operator CLI from source against API; its stdout apart, and everything it printed. */

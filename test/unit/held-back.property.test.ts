@@ -68,7 +68,7 @@ const operation = fc.oneof(
     }),
   },
   {
-    weight: 2,
+    weight: 4,
     arbitrary: fc.record({
       kind: fc.constant('push-waves' as const),
       waves: fc.constantFrom('1,100%', '2,100%'),
@@ -359,8 +359,8 @@ async function run(
       try {
         await m.rollouts.abort(id, actor);
         coverage.aborted += 1;
-        if (before) {
-          // an abort never lets the change out: what it never sent is not behind when it lets go
+        if (before && before.origin.kind !== 'upgrade' && before.origin.kind !== 'undo') {
+          // a push in waves never lets its change out: what it never sent is not behind when it lets go
           const whole = await m.rolloutStore.withNodes(
             before,
             before.waves.map((_, i) => i),
@@ -378,12 +378,13 @@ async function run(
             before,
             before.waves.map((_, i) => i),
           );
-          // the nodes it never sent that did not have its version: a push must never give it to them
+          // the nodes it never sent whose version the mesh does not declare: a push must never give it to them
           const { version } = before.origin;
           const unsent = whole.waves
             .slice(before.current + 1)
             .flatMap((w) => (w.nodes ?? []).map((n) => n.node))
-            .filter((node) => workerVersion(m, node) !== version);
+            // not declared at its version by anything else (an upgrade without waves sets every carrier)
+            .filter((node) => m.store.nodes.get(node)?.assignments.get('worker')?.version !== version);
           aborted.push({ version, unsent: new Set(unsent) });
         }
       } catch (error) {
@@ -523,7 +524,7 @@ describe('held back means held back (model)', () => {
     expect(coverage.frozenSkipped).toBeGreaterThan(0);
     expect(coverage.skippedUnenrolled).toBeGreaterThan(0);
     expect(coverage.undone).toBeGreaterThan(0);
-    expect(coverage.abortsRefused).toBeGreaterThan(5);
+    expect(coverage.abortsRefused).toBeGreaterThan(2);
     expect(coverage.aborted).toBeGreaterThan(5);
     expect(coverage.waits).toBeGreaterThan(0);
   }, 120_000);

@@ -64,7 +64,7 @@ export class DynamoDBHoldReader implements HoldReader {
           state: String(item.state) as RolloutState,
           current: Number(item.current ?? -1),
           ...(typeof item.notSent === 'number' ? { notSent: item.notSent } : {}),
-          ...(Array.isArray(item.some) ? { some: item.some.map(String) } : {}),
+          ...(Array.isArray(item.unsentNames) ? { some: item.unsentNames.map(String) } : {}),
         },
       ]),
     );

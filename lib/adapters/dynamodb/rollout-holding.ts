@@ -8,7 +8,7 @@ import { keptOf } from './rollout-chunks.ts';
  *
  * | pk                 | sk             | attributes |
  * |--------------------|----------------|------------|
- * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first), notSent (its nodes in waves not sent), some (the first few of them by name) |
+ * | `rollouts#holding` | `<rollout id>` | state, current (the cut index of the last wave sent, -1 before the first), notSent (its nodes in waves not sent), unsentNames (the first few of them by name) |
  *
  * Present exactly while the rollout holds its nodes (claiming, running, paused, halted), put or
  * deleted in the transaction of its header (rollout-store.ts), so a send never reads a rollout's
@@ -25,7 +25,7 @@ export function holdingItem(tableName: string, record: RolloutRecord, waves: rea
     Update: {
       TableName: tableName,
       Key: holdingKey(record.id),
-      UpdateExpression: 'SET #state = :state, #current = :current, notSent = :notSent, some = :some',
+      UpdateExpression: 'SET #state = :state, #current = :current, notSent = :notSent, unsentNames = :some',
       ExpressionAttributeNames: { '#state': 'state', '#current': 'current' },
       ExpressionAttributeValues: {
         ':state': record.state,

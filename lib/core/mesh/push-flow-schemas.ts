@@ -85,6 +85,8 @@ export const batchResultSchema = z.object({
   paired: z.array(z.string()).default([]),
   /** Nodes left alone: held back by a rollout or a freeze, or waiting with a held-back node. */
   heldBack: z.array(heldBackSchema).default([]),
+  /** Nodes this push leaves as they are: held back, or not sent as nothing but a waiting relation differs. */
+  settled: z.array(z.string()).default([]),
 });
 
 export const flowStateSchema = z.object({
@@ -108,8 +110,14 @@ export const flowStateSchema = z.object({
   behind: z.array(z.string()),
   /** Nodes this push cannot send (their declaration over its limit): never tried again, named at the end. */
   unsendable: z.array(unsendableSchema).default([]),
-  /** Nodes this push left alone because they are held back (docs/decisions/held-back.md): never tried again, named at the end. */
+  /** Nodes this push left alone because they are held back (docs/decisions/held-back.md): named at the end. */
   heldBack: z.array(heldBackSchema).default([]),
+  /**
+   * Nodes the push met held back, or unsent because nothing but a relation waiting with a
+   * held-back node differs: never tried again in this push. A node sent with a relation waiting
+   * stays a candidate: a mint into it in a later round sends it again.
+   */
+  settled: z.array(z.string()).default([]),
   /**
    * The record this round's batches count themselves into: null for a push kept in no record,
    * and for a round of one batch, whose end the next round's note (or the outcome) follows at once.

@@ -53,6 +53,13 @@ const isSend = (value: NodeSend | Unsendable | undefined): value is NodeSend =>
 const heldBackOf = (value: NodeSend | Unsendable | undefined) =>
   value !== undefined && 'revision' in value ? value.heldBack : undefined;
 /** Who the push names as held back for one attempt: the node itself, or each relation of it that waits. */
+/** Whether the attempt leaves the node as it is for the rest of the push: held back, or unsent with a relation waiting. */
+const settledBy = (value: NodeSend | Unsendable | undefined): string[] =>
+  value !== undefined &&
+  'revision' in value &&
+  (value.heldBack !== undefined || (!value.sent && (value.waits?.length ?? 0) > 0))
+    ? [value.node]
+    : [];
 const namedHeldBack = (value: NodeSend | Unsendable | undefined) => {
   const held = heldBackOf(value);
   if (held) return [held];
@@ -88,6 +95,7 @@ export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowSta
     behind: [],
     unsendable: isUnsendable(attempt) ? [attempt] : [],
     heldBack: held,
+    settled: settledBy(attempt),
   };
 }
 
@@ -107,8 +115,14 @@ export async function findBehind(
   const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
   const hints = results.flatMap((result) => result.marked);
   const unsendable = [...state.unsendable, ...results.flatMap((result) => result.unsendable)];
-  const heldBack = [...state.heldBack, ...results.flatMap((result) => result.heldBack)];
-  const cannot = new Set([...unsendable, ...heldBack].map((entry) => entry.node));
+  const heldBack = distinct([...state.heldBack, ...results.flatMap((result) => result.heldBack)]);
+  // a node a mint of this round marked is looked at again, settled or not: its grant came in
+  const minted = new Set(hints);
+  const settled = [...new Set([...state.settled, ...results.flatMap((result) => result.settled)])].filter(
+    (node) => !minted.has(node),
+  );
+  const named = new Set(heldBack.map((entry) => entry.node));
+  const cannot = new Set([...unsendable.map((entry) => entry.node), ...settled]);
   const candidates = (await candidatesOf(pusher, state, hints, results)).filter((n) => !cannot.has(n)).sort();
   const { results: _folded, ...rest } = state;
   const finished = (behind: string[]) => ({
@@ -116,6 +130,7 @@ export async function findBehind(
     flushed,
     unsendable,
     heldBack,
+    settled,
     hints: [],
     batches: [],
     batchRecord: null,
@@ -123,7 +138,9 @@ export async function findBehind(
     behind: [...new Set([...behind, ...unsendable.map((entry) => entry.node)])].sort(),
   });
   if (candidates.length === 0) return finished([]);
-  if (state.round >= state.request.maxRounds) return finished(await pusher.behindOf(candidates));
+  // a node whose relation waits with a held-back node is named as such, not as behind
+  if (state.round >= state.request.maxRounds)
+    return finished(await pusher.behindOf(candidates.filter((n) => !named.has(n))));
   if (state.request.pushId)
     await progress?.round(state.request.pushId, {
       round: state.round + 1,
@@ -141,6 +158,7 @@ export async function findBehind(
     flushed,
     unsendable,
     heldBack,
+    settled,
     round: state.round + 1,
     hints: [],
     batches,
@@ -170,7 +188,16 @@ export async function sendBatch(
     unsendable: attempts.filter(isUnsendable),
     paired: pairing ? [...new Set(sends.flatMap((s) => s.pairs))] : [],
     heldBack: attempts.flatMap(namedHeldBack),
+    settled: attempts.flatMap(settledBy),
   };
+}
+
+/** Each held-back entry once: a node met again in a later round is named once. */
+function distinct<
+  Entry extends { readonly node: string; readonly by: string; readonly waitsFor?: string | undefined },
+>(entries: readonly Entry[]): Entry[] {
+  const seen = new Map(entries.map((entry) => [`${entry.node}|${entry.by}|${entry.waitsFor ?? ''}`, entry]));
+  return [...seen.values()];
 }
 
 /** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */

@@ -97,14 +97,10 @@ export class RolloutWouldReleaseError extends RolloutError {
   readonly rollout: string;
   readonly nodes: number;
   readonly some: readonly string[];
-  constructor(rollout: string, nodes: readonly string[], upgrade: boolean, options?: ErrorOptions) {
+  constructor(rollout: string, nodes: readonly string[], options?: ErrorOptions) {
     const some = nodes.slice(0, 5);
     super(
-      `aborting rollout ${rollout} would let its change out: ${nodes.length} node${nodes.length === 1 ? '' : 's'} it never sent ${nodes.length === 1 ? 'is' : 'are'} behind (${some.join(', ')}${nodes.length > some.length ? ', …' : ''}), and the next push would send ${nodes.length === 1 ? 'it' : 'them'} the change. ${
-        upgrade
-          ? `Take it back with mesh rollout undo ${rollout}, go on with mesh rollout resume ${rollout}, or supersede it with mesh upgrade MODULE VERSION --waves …`
-          : `Go on with mesh rollout resume ${rollout}, or change the mesh back so they are no longer behind, then abort`
-      }`,
+      `aborting rollout ${rollout} would let its change out: ${nodes.length} node${nodes.length === 1 ? '' : 's'} it never sent ${nodes.length === 1 ? 'is' : 'are'} behind (${some.join(', ')}${nodes.length > some.length ? ', …' : ''}), and the next push would send ${nodes.length === 1 ? 'it' : 'them'} what the mesh declares. Go on with mesh rollout resume ${rollout}, or change the mesh back so they are no longer behind, then abort`,
       options,
     );
     this.rollout = rollout;

@@ -303,15 +303,19 @@ export class Rollouts {
 
   /**
    * Nothing more is sent; `by` is recorded on the audit trail with it. An abort never lets the
-   * change out (docs/decisions/held-back.md): while a node it never sent is behind (the next push
-   * would send it the change), it is refused, naming undo and resume.
+   * change out (docs/decisions/held-back.md): an upgrade's version is on no node it did not send;
+   * a push in waves is refused while a node it never sent is behind (the next push would send it
+   * the change), naming resume.
    */
   async abort(id: string, by?: Actor): Promise<RolloutRecord> {
     const record = await this.read(id);
-    if (holdsNodes(record.state) && this.#deps.marked) {
+    // an upgrade (or an undo) puts its version on a node only as its wave sends it: what it never
+    // sent does not have it; a push in waves sends what the mesh declares, so what it never sent
+    // and is behind would get the change from the next push
+    const pushed = record.origin.kind !== 'upgrade' && record.origin.kind !== 'undo';
+    if (pushed && holdsNodes(record.state) && this.#deps.marked) {
       const behind = await this.#deps.marked(await this.#unsent(record));
-      if (behind.length > 0)
-        throw new RolloutWouldReleaseError(record.id, behind, record.origin.kind === 'upgrade');
+      if (behind.length > 0) throw new RolloutWouldReleaseError(record.id, behind);
     }
     const next = aborted(record, this.#deps.now().toISOString(), undefined, this.#budget.nodes);
     return this.#deps.store.write(next, by ? { by, action: 'rollout.abort' } : undefined);
