@@ -53,6 +53,11 @@ export type NodeDetails = MeshNode & {
     readonly failedModules: Readonly<Record<string, string | null>> | null;
   } | null;
   readonly token: TokenView | null;
+  /**
+   * The ends of the apply command's stderr and of the check's output its host last reported
+   * (secrets redacted by the host, 4 KiB in all); null when it reported none.
+   */
+  readonly output: { readonly apply: string | null; readonly check: string | null } | null;
   /** What its modules consume, and who consumes from its modules. */
   readonly consumes: readonly MeshEdge[];
   readonly consumedBy: readonly MeshEdge[];

@@ -13,7 +13,7 @@ import {
 import { nodePartition } from './keys.ts';
 import { allNodesIndex, labelsFrom, markedPartition } from './mesh-items.ts';
 import { edgesOf, type NodePartition, partitionOf, readNodePartition, tokenOf } from './node-partition.ts';
-import { queryAll, TableStore } from './requests.ts';
+import { type Item, queryAll, TableStore } from './requests.ts';
 import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
 
 const store = 'the inventory table';
@@ -75,6 +75,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
           }
         : null,
       token: token ? viewOfToken(token, Date.parse(this.now())) : null,
+      output: outputOf(single.get('health')),
       consumes: edgesOf(partition),
       consumedBy: await this.#consumersOf(partition),
       declaration: declaration === null ? null : hideSecrets(JSON.parse(declaration)),
@@ -151,6 +152,13 @@ export function meshNodeOf(partition: NodePartition): MeshNode | undefined {
       .sort((a, b) => a.module.localeCompare(b.module)),
     presence: presenceOf(status),
   };
+}
+
+/** The outputs the health item keeps (report-store.ts); null when it keeps none. */
+function outputOf(health: Item | undefined): NodeDetails['output'] {
+  const apply = textOf(health, 'applyOutput');
+  const check = textOf(health, 'checkOutput');
+  return apply === null && check === null ? null : { apply, check };
 }
 
 /** A report's modules (module to version or null), as the report store keeps them; null for none. */
