@@ -1,7 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
 import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
+import { DynamoDBRolloutFacts } from '../../lib/adapters/dynamodb/rollout-facts.ts';
 import { ApiClient } from '../../lib/cli/api-client.ts';
 import type { MeshConfig } from '../../lib/config.ts';
 import type { AuditRecord } from '../../lib/core/audit/record.ts';
@@ -251,5 +252,40 @@ describe('the CLI', () => {
     expect(shown.stdout).toMatch(/ {16}port 80: connection refused\n {16}exit 2/);
     expect(summary.stdout).toMatch(/healthy \d+ {2}unhealthy [1-9]\d* {2}health unknown \d+/);
     expect(summary.stdout).toContain('unhealthy; mesh status --unhealthy shows which');
+  });
+});
+
+describe('what a rollout learns of health (rollout-facts.ts)', () => {
+  it('each asked node its health beside its report; beside them, the unhealthy nodes a rollout holds, with the rollout and wave', async () => {
+    await sentNode('facts-a');
+    await sentNode('facts-b');
+    await sentNode('facts-c');
+    const checking = { state: 'unknown' as const, check: true, revision: 1 };
+    const unhealthy = { state: 'unhealthy' as const, check: true, revision: 1, reason: 'down' };
+    await record('facts-a', { sequence: 1, state: 'applied', revision: 1, health: checking });
+    const since = await record('facts-b', { sequence: 1, state: 'applied', revision: 1, health: unhealthy });
+    await record('facts-c', { sequence: 1, state: 'applied', revision: 1, health: unhealthy });
+    await documentClient(dynamodb).send(
+      new PutCommand({
+        TableName: config.inventoryTable,
+        Item: { pk: 'rollout-claim#facts-b', sk: 'claim', rollout: 'r-facts', wave: 0, claimedAt: since },
+      }),
+    );
+
+    const facts = await new DynamoDBRolloutFacts({
+      client: documentClient(dynamodb),
+      tableName: config.inventoryTable,
+    }).of(['facts-a']);
+
+    expect(facts.get('facts-a')).toMatchObject({
+      report: { revision: 1, state: 'applied' },
+      health: { state: 'unknown', check: true, revision: 1 },
+    });
+    expect(facts.get('facts-b')).toEqual({
+      health: { state: 'unhealthy', check: true, revision: 1, reason: 'down', unhealthySince: since },
+      heldBy: { rollout: 'r-facts', wave: 0 },
+    });
+    // Unhealthy, but no rollout holds it: nothing a rollout would count.
+    expect(facts.has('facts-c')).toBe(false);
   });
 });
