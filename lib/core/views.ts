@@ -93,6 +93,9 @@ export function presenceOf(status: NodeStatus): Presence {
 export const hiddenSecret = '(hidden)';
 const secretName = /secret|password|passphrase|token|private|credential/i;
 
+/** Whether a member's name says it holds a secret: what views hide, and what a host redacts from its outputs. */
+export const isSecretName = (name: string) => secretName.test(name);
+
 /**
  * The value with every member whose name says it holds a secret replaced by `(hidden)`, at any
  * depth, so a field added to the declaration later is hidden too when it is named like one.
