@@ -255,6 +255,8 @@ export function registerRolloutCommands(program: Command): void {
               `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
             );
         });
+        if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
+        for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
         output.result(record);
         if (record.state === 'refused') return ExitCode.refused;
         return record.state === 'running' || record.state === 'done' || record.state === 'claiming'

@@ -209,7 +209,15 @@ function healthLines(d: NodeDetails): string[] {
     ? `${healthText(health) ?? health.state} (revision ${health.revision}${health.since ? `, since ${health.since}` : ''}${health.checkedAt ? `, checked ${health.checkedAt}` : ''})`
     : 'unknown: its host reported none (mesh-host run --check CMD)';
   const output = (name: string, text: string | null | undefined) =>
-    text ? [`${name}:`, ...text.split('\n').map((line) => `  ${line}`)] : [];
+    text
+      ? [
+          `${name}:`,
+          ...text
+            .replace(/\n+$/, '')
+            .split('\n')
+            .map((line) => `  ${line}`),
+        ]
+      : [];
   return [
     state,
     ...output('apply output (stderr, its end)', d.output?.apply),
