@@ -157,6 +157,40 @@ describe('health as the report store keeps it', () => {
   });
 });
 
+describe('GET /status?unhealthy=true', () => {
+  it('walks the unhealthy list a page at a time: every unhealthy node once, in name order, no other', async () => {
+    const nodes = Array.from({ length: 10 }, (_, i) => `page-${String(i).padStart(2, '0')}`);
+    for (const node of nodes) await sentNode(node);
+    const sick = nodes.filter((_, i) => i % 3 !== 1);
+    for (const node of nodes)
+      await record(node, {
+        sequence: 1,
+        state: 'applied',
+        revision: 1,
+        health: { state: sick.includes(node) ? 'unhealthy' : 'healthy', check: true, revision: 1 },
+      });
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const query = new URLSearchParams({
+        unhealthy: 'true',
+        prefix: 'page-',
+        limit: '3',
+        ...(cursor ? { cursor } : {}),
+      });
+      const page = await client.call<{ nodes: NodeStatus[]; next?: string }>('GET', `/status?${query}`);
+      seen.push(...page.nodes.map((n) => n.node));
+      cursor = page.next;
+      pages += 1;
+    } while (cursor);
+
+    expect(seen).toEqual(sick);
+    expect(pages).toBeGreaterThanOrEqual(3);
+  });
+});
+
 describe('a revert as the report store keeps it', () => {
   it('moves the applied revision back to the one applied again, is audited with the key that sent it, and shows until the host moves on', async () => {
     const node = 'revert-a';
