@@ -107,6 +107,8 @@ function listRow(n: ListedNode): string[] {
     `consumed by ${n.relations.consumedBy}`,
     `sent ${n.sentRevision ?? '-'}`,
     `applied ${n.appliedRevision ?? '-'}`,
+    // A column of its own in the padded table: `-` for a host that reported no health.
+    healthText(n.health, false) ?? 'health -',
     n.behind ? 'BEHIND' : 'up to date',
     ...(n.presence ? [n.presence] : []),
     `last heard ${n.lastHeard ?? 'never'}`,

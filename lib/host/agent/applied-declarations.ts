@@ -172,6 +172,8 @@ export class AppliedDeclarations {
     if (
       outcome.judged === 'unhealthy' &&
       judged &&
+      // The last good one judged again (after a revert) is not gone back from: there is nothing before it.
+      judged.etag !== this.#good?.etag &&
       this.#deps.options.revertOnFailure &&
       (await this.#revert(judged, 'unhealthy', unhealthyStep(now.reason), signal))
     )
