@@ -19,7 +19,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * dropped (its file removed) in the same apply.
  * BED_APPLY_DELAY_MS makes the step slow, so a bed can act while a host is mid-apply. A line
  * `module=version` in the record folder's `fail-on` makes it fail (exit 1) on a declaration that
- * carries that module at that version, as a release that does not start would.
+ * carries that module at that version, as a release that does not start would; a line
+ * `module=version MS` in `slow-on` makes such an apply take MS longer.
  */
 type Declaration = {
   node: string;
@@ -39,6 +40,16 @@ if (!record || !path || !revision) {
 const declaration = JSON.parse(readFileSync(path, 'utf8')) as Declaration;
 appendFileSync(join(record, 'started.log'), `${revision}\n`);
 await sleep(Number(process.env.BED_APPLY_DELAY_MS ?? 0));
+
+// A line `module=version MS` in `slow-on` makes the apply of a declaration that carries it take MS longer.
+const slowOn = join(record, 'slow-on');
+const slow = existsSync(slowOn)
+  ? readFileSync(slowOn, 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .find(([pair]) => declaration.modules.some((m) => `${m.name}=${m.version}` === pair))
+  : undefined;
+if (slow) await sleep(Number(slow[1] ?? 0));
 
 const failOn = join(record, 'fail-on');
 const bad = existsSync(failOn)

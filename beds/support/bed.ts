@@ -199,11 +199,12 @@ export class Bed {
 
   /**
    * Starts `mesh-host run` for an enrolled node with the recording apply hook, on its signal as
-   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s).
+   * a normal install is; `interval` is how often it polls while the broker is away (default 30 s);
+   * `args` are more options of `run` (`--check`, say).
    */
   startHost(
     nodeName: string,
-    options: { applyDelayMs?: number; label?: string; interval?: number } = {},
+    options: { applyDelayMs?: number; label?: string; interval?: number; args?: readonly string[] } = {},
   ): Watched {
     const interval = options.interval;
     return this.spawn(
@@ -216,6 +217,7 @@ export class Bed {
         ...(interval !== undefined ? ['--interval', String(interval)] : []),
         '--apply',
         `${node} ${join(root, 'beds/support/apply-hook.ts')}`,
+        ...(options.args ?? []),
       ],
       {
         ...process.env,
@@ -480,6 +482,9 @@ export async function expectOk(result: Promise<CommandResult>, what: string): Pr
   if (done.code !== 0) throw new Error(`${what} exited ${done.code}:\n${done.output}`);
   return done;
 }
+
+/** `--check` with the beds' check (beds/support/check-hook.ts), as `mesh-host run` is given it. */
+export const checkHook = `${node} ${join(root, 'beds/support/check-hook.ts')}`;
 
 /** The version of `module` in the last declaration the node's apply hook applied, if any. */
 export function appliedVersion(bed: Bed, node: string, module: string): string | null | undefined {

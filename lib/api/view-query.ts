@@ -14,7 +14,7 @@ import { Problem } from './problem.ts';
 
 /**
  * The query of `GET /status`, `/nodes` and `/graph` (docs/http-api.md, "Pages and filters"):
- * `limit`, `cursor`, and the filters `behind`, `offline`, `failed` (`true`), `module`, `on`
+ * `limit`, `cursor`, and the filters `behind`, `offline`, `failed`, `unhealthy` (`true`), `module`, `on`
  * (a label selector) and `prefix` (the start of a node's name).
  */
 const flag = z.enum(['true'], { message: 'is true, or left out' });
@@ -24,6 +24,7 @@ const viewQuerySchema = z.strictObject({
   behind: flag.optional(),
   offline: flag.optional(),
   failed: flag.optional(),
+  unhealthy: flag.optional(),
   module: moduleName.optional(),
   on: z.string().min(1).max(512).optional(),
   prefix: z
@@ -49,6 +50,7 @@ export function viewQueryOf(event: APIGatewayProxyEvent): ViewQuery {
     ...(query.behind ? { behind: true } : {}),
     ...(query.offline ? { offline: true } : {}),
     ...(query.failed ? { failed: true } : {}),
+    ...(query.unhealthy ? { unhealthy: true } : {}),
     ...(query.module ? { module: query.module } : {}),
     ...(on ? { on } : {}),
     ...(query.prefix ? { prefix: query.prefix } : {}),

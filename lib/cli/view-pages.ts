@@ -14,6 +14,7 @@ export type ViewOptions = {
   readonly behind?: boolean;
   readonly offline?: boolean;
   readonly failed?: boolean;
+  readonly unhealthy?: boolean;
   readonly on?: string;
   readonly pageSize?: string;
 };
@@ -26,6 +27,7 @@ export function viewFilterOptions(command: Command): Command {
     .option('--behind', 'only the nodes marked behind')
     .option('--offline', "only the nodes whose host's broker connection is down")
     .option('--failed', 'only the nodes whose host last reported a failed apply')
+    .option('--unhealthy', "only the nodes whose host's check last said unhealthy")
     .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
     .option('--page-size <n>', 'nodes asked for a page at a time', String(cliPageNodes));
 }
@@ -47,13 +49,16 @@ export function viewQueryOf(
   if (!Number.isInteger(size) || size < 1 || size > 1000)
     return { argument: '--page-size', problem: 'a page is 1 to 1000 nodes' };
   query.set('limit', String(size));
-  for (const flag of ['behind', 'offline', 'failed'] as const) if (options[flag]) query.set(flag, 'true');
+  for (const flag of ['behind', 'offline', 'failed', 'unhealthy'] as const)
+    if (options[flag]) query.set(flag, 'true');
   return { query };
 }
 
 /** Whether any filter narrows the view (for the "nothing matches" line). */
 export const filtered = (options: ViewOptions) =>
-  Boolean(options.behind || options.offline || options.failed || options.on !== undefined);
+  Boolean(
+    options.behind || options.offline || options.failed || options.unhealthy || options.on !== undefined,
+  );
 
 /**
  * Every page of `path`, each handed to `onPage` as it comes; says `view.page` between pages.
@@ -120,6 +125,12 @@ export async function printNodeView<Node extends { readonly node: string; readon
 }
 
 const filterWords = (options: ViewOptions) =>
-  [options.on, options.behind && '--behind', options.offline && '--offline', options.failed && '--failed']
+  [
+    options.on,
+    options.behind && '--behind',
+    options.offline && '--offline',
+    options.failed && '--failed',
+    options.unhealthy && '--unhealthy',
+  ]
     .filter(Boolean)
     .join(' ');

@@ -101,7 +101,7 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   'inventory:list': [
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: allNodesIndex, onIndex: 'gsi1' },
   ],
-  // The sparse lists of failed and offline nodes (lib/adapters/dynamodb/view-lists.ts).
+  // The sparse lists of failed, offline and unhealthy nodes (lib/adapters/dynamodb/view-lists.ts).
   'inventory:views': [
     { table: 'inventory', actions: ['dynamodb:Query'], partitions: sparseViews, onIndex: 'gsi2' },
   ],

@@ -5,6 +5,7 @@
  */
 
 import type { Actor } from './audit/record.ts';
+import type { HealthState, RevertCause } from './control/health.ts';
 import type { HeldBack, Holder } from './hold/held-back.ts';
 import type { WaitingRelations } from './mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
@@ -155,6 +156,36 @@ export type NodeStatus = {
    * (docs/decisions/held-back.md). Present only when it is held; set by the views that read holds.
    */
   readonly heldBack?: string;
+  /** Its health, as its host last reported it (lib/core/control/health.ts); absent until a host reports one. */
+  readonly health?: NodeHealth;
+  /** The revert its host last reported, while its latest report (not a heartbeat) is that revert. */
+  readonly revert?: NodeRevert;
+};
+
+export type NodeHealth = {
+  readonly state: HealthState;
+  /** Whether its host runs a check: `unknown` with a check is a verdict still to come (a wave waits on it). */
+  readonly check: boolean;
+  /** The revision its host had applied when it judged. */
+  readonly revision: number;
+  /** Since when it has been in this state, by the control plane's clock (the first report that said so). */
+  readonly since: string | null;
+  /** When the check last ran, by the host's clock. */
+  readonly checkedAt: string | null;
+  /** While unhealthy: the first line of the check's output, or how it ended. */
+  readonly reason: string | null;
+};
+
+export type NodeRevert = {
+  /** The revision given up. */
+  readonly from: number;
+  /** The revision applied again: the last one that was applied and healthy. */
+  readonly to: number;
+  readonly cause: RevertCause;
+  /** Whether applying it again succeeded. */
+  readonly ok: boolean;
+  /** When it was recorded. */
+  readonly at: string | null;
 };
 
 export interface StatusReader {

@@ -16,6 +16,8 @@ export type ViewFilter = {
   readonly offline?: true;
   /** Its host last reported a failed apply. */
   readonly failed?: true;
+  /** Its host's check last said unhealthy. */
+  readonly unhealthy?: true;
   /** It carries this module. */
   readonly module?: string;
   /** Its labels match this selector (docs/mesh-file.md). */
@@ -64,6 +66,7 @@ export function filterText(filter: ViewFilter): string {
     filter.behind ? 'behind' : '',
     filter.offline ? 'offline' : '',
     filter.failed ? 'failed' : '',
+    filter.unhealthy ? 'unhealthy' : '',
     filter.module ? `module=${filter.module}` : '',
     filter.on ? `on=${selectorText(filter.on)}` : '',
     filter.prefix ? `prefix=${filter.prefix}` : '',
@@ -81,6 +84,7 @@ export function passes(
   if (filter.behind && !status.behind) return false;
   if (filter.offline && status.online !== false) return false;
   if (filter.failed && status.reportState !== 'failed') return false;
+  if (filter.unhealthy && status.health?.state !== 'unhealthy') return false;
   if (filter.module && !modules.some((m) => m.module === filter.module)) return false;
   if (filter.on && !matchesSelector(filter.on, status.labels ?? {})) return false;
   if (filter.prefix && !status.node.startsWith(filter.prefix)) return false;

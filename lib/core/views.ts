@@ -53,6 +53,11 @@ export type NodeDetails = MeshNode & {
     readonly failedModules: Readonly<Record<string, string | null>> | null;
   } | null;
   readonly token: TokenView | null;
+  /**
+   * The ends of the apply command's stderr and of the check's output its host last reported
+   * (secrets redacted by the host, 4 KiB in all); null when it reported none.
+   */
+  readonly output: { readonly apply: string | null; readonly check: string | null } | null;
   /** What its modules consume, and who consumes from its modules. */
   readonly consumes: readonly MeshEdge[];
   readonly consumedBy: readonly MeshEdge[];
@@ -87,6 +92,9 @@ export function presenceOf(status: NodeStatus): Presence {
 
 export const hiddenSecret = '(hidden)';
 const secretName = /secret|password|passphrase|token|private|credential/i;
+
+/** Whether a member's name says it holds a secret: what views hide, and what a host redacts from its outputs. */
+export const isSecretName = (name: string) => secretName.test(name);
 
 /**
  * The value with every member whose name says it holds a secret replaced by `(hidden)`, at any

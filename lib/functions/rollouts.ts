@@ -68,9 +68,17 @@ export const rolloutFunctions = [
     purpose:
       'rollout flow: steps one rollout (claims its nodes, sends its next wave, or reads the reports of its hosts) until it waits',
     trigger: 'rollout-flow',
-    // a wave is a run of the push flow; its record is read and written, and its nodes' reports
-    // read; a halt with --auto-undo asks for its undo on the control queue
-    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'pushFlow:start', 'control:send'],
+    // a wave is a run of the push flow; its record is read and written, its nodes' reports read,
+    // and the unhealthy list (gsi2) for its nodes that turned unhealthy after their wave; a halt
+    // with --auto-undo asks for its undo on the control queue
+    access: [
+      'inventory:read',
+      'inventory:write',
+      'inventory:views',
+      'rollouts:parts',
+      'pushFlow:start',
+      'control:send',
+    ],
     // a wave's push flow (Express) runs five minutes at most
     timeoutSeconds: 330,
     handler: rolloutAdvanceHandler,

@@ -27,8 +27,9 @@ import type { SteppingTrigger } from '../flow/stepping-flows.ts';
  *   `audit:read`: GetItem and Query there, and Query on gsi1's `audit#day#` partitions only.
  * - `inventory:list`: Query on the inventory's index for its `mesh#node` partition only: the
  *   list of every node (status, the node list and graph, the audit).
- * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed
- *   and offline nodes that a filtered page of status, the node list or the graph walks.
+ * - `inventory:views`: Query on gsi2 for its `view#` partitions only: the sparse lists of failed,
+ *   offline and unhealthy nodes that a filtered page of status, the node list or the graph walks
+ *   (and a rollout's step, for its nodes that turned unhealthy).
  * - `inventory:scan`: Scan of the inventory table: the whole live mesh in one pass, read only
  *   by the mesh file's export, plan and apply, and the apply flow's step
  *   (lib/adapters/dynamodb/live-mesh-reader.ts).

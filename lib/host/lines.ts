@@ -6,6 +6,13 @@ import {
   type Said,
   say,
 } from '../core/coded-lines.ts';
+import type { RevertCause } from '../core/control/health.ts';
+
+const revertCauseText: Readonly<Record<RevertCause, string>> = {
+  failed: 'its apply command failed',
+  unhealthy: 'its check did not pass',
+  'cut-off': 'the control plane could not be reached after it',
+};
 
 /**
  * What `mesh-host run` says as it goes (docs/codes.md); people see each after `mesh-host NODE: `.
@@ -17,15 +24,16 @@ export const agentLines = {
     readonly broker: string | null;
     readonly intervalSeconds: number;
     readonly apply: string;
+    readonly check?: string | null;
   }>(
     'host.running',
     'info',
-    ({ api, broker, intervalSeconds, apply }) =>
+    ({ api, broker, intervalSeconds, apply, check }) =>
       `running against ${api}, ${
         broker
           ? `on the signal at ${broker} (polling every ${intervalSeconds} s while it is away)`
           : `asking every ${intervalSeconds} s until the control plane names a broker`
-      }, applying with: ${apply}`,
+      }, applying with: ${apply}${check ? `, checking with: ${check}` : ''}`,
   ),
   stopping: codedLine<{ readonly signal: string }>(
     'host.stopping',
@@ -63,6 +71,50 @@ export const agentLines = {
     'host.apply-failed',
     'warn',
     ({ revision, reason }) => `failed to apply revision ${revision}: ${reason}`,
+  ),
+  healthy: codedLine<{ readonly revision: number }>(
+    'host.healthy',
+    'info',
+    ({ revision }) => `healthy at revision ${revision}: the check passed`,
+  ),
+  unhealthy: codedLine<{ readonly revision: number; readonly reason: string }>(
+    'host.unhealthy',
+    'warn',
+    ({ revision, reason }) => `unhealthy at revision ${revision}: ${reason}`,
+  ),
+  reverting: codedLine<{ readonly from: number; readonly to: number; readonly cause: RevertCause }>(
+    'host.reverting',
+    'warn',
+    ({ from, to, cause }) =>
+      `giving up revision ${from} (${revertCauseText[cause]}); applying revision ${to} again, the last applied and healthy`,
+  ),
+  reverted: codedLine<{ readonly from: number; readonly to: number }>(
+    'host.reverted',
+    'info',
+    ({ from, to }) => `reverted to revision ${to}; revision ${from} is not applied again, a newer one is`,
+  ),
+  revertFailed: codedLine<{ readonly to: number; readonly reason: string }>(
+    'host.revert-failed',
+    'error',
+    ({ to, reason }) => `could not apply revision ${to} again: ${reason}`,
+  ),
+  revertNone: codedLine<{ readonly revision: number; readonly cause: RevertCause }>(
+    'host.revert-none',
+    'warn',
+    ({ revision, cause }) =>
+      `revision ${revision}: ${revertCauseText[cause]}, and there is no earlier good declaration to go back to`,
+  ),
+  revertedWaiting: codedLine<{ readonly revision: number; readonly applied: number | null }>(
+    'host.reverted-waiting',
+    'info',
+    ({ revision, applied }) =>
+      `revision ${revision} was given up for revision ${applied ?? '?'}; waiting for a newer one`,
+  ),
+  cutOff: codedLine<{ readonly revision: number; readonly seconds: number }>(
+    'host.cut-off',
+    'warn',
+    ({ revision, seconds }) =>
+      `the control plane could not be reached for ${seconds} s after revision ${revision} was applied`,
   ),
   reportWaiting: codedLine<{ readonly state: string; readonly revision: number; readonly reason: string }>(
     'host.report-waiting',

@@ -303,3 +303,38 @@ describe('relations waiting for an enrolment', () => {
     expect(pageErrors).toEqual([]);
   });
 });
+
+describe('health', () => {
+  it('shows an unhealthy node in red, and its health, why and the end of its check’s output when clicked', async () => {
+    const reports = partsFor(runtime.config).reports;
+    const now = new Date().toISOString();
+    await reports.recordReport(
+      {
+        node: 'db',
+        sequence: 1,
+        state: 'applied',
+        revision: 1,
+        health: { state: 'unhealthy', check: true, revision: 1, reason: 'pg_isready: no response' },
+        output: { check: 'pg_isready: no response\n<script>alert(1)</script>' },
+        sentAt: now,
+      },
+      { heardAt: now, queuedAt: now },
+    );
+
+    await page.fill('#search', '');
+    await page.waitForSelector('[data-node="db"].unhealthy');
+    await page.click('[data-node="db"]');
+    await page.waitForSelector('#node-title:has-text("db")');
+    await page.waitForSelector('#health');
+
+    expect(await page.locator('#node-title .badge.failed').textContent()).toBe('unhealthy');
+    expect(await page.locator('#health').textContent()).toMatch(
+      /^unhealthy revision 1: pg_isready: no response, since /,
+    );
+    // Shown as text, never parsed as HTML.
+    expect(await page.locator('#check-output').textContent()).toBe(
+      'pg_isready: no response\n<script>alert(1)</script>',
+    );
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -8,7 +8,6 @@ import {
   type NodeOutcome,
   notSentCount,
   type RolloutRecord,
-  type RolloutState,
   tallyOf,
 } from '../../lib/core/rollout/record.ts';
 import { summaryOf } from '../../lib/core/rollout/service.ts';

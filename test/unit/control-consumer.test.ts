@@ -251,6 +251,45 @@ describe('reports', () => {
     }
   });
 
+  it('carrying health are set aside only by a newer one that carries health; a revert never, being audited when recorded', async () => {
+    const healthy = { state: 'healthy' as const, check: true, revision: 3 };
+    const withHealth = (message: ReturnType<typeof report>, health = healthy) => ({
+      ...message,
+      body: { ...message.body, health },
+    });
+    const reverted = (message: ReturnType<typeof report>) => ({
+      ...message,
+      body: { ...message.body, health: healthy, revert: { to: 2, cause: 'unhealthy' as const, ok: true } },
+    });
+    const cases: Array<{ batch: Array<ReturnType<typeof report>>; setAside: number }> = [
+      // An old host's report after a health report (never so in one host's stream, yet safe).
+      { batch: [withHealth(report('n1', 1, 'heartbeat', 3)), report('n1', 2, 'applying', 4)], setAside: 0 },
+      {
+        batch: [withHealth(report('n1', 1, 'heartbeat', 3)), withHealth(report('n1', 2, 'applying', 4))],
+        setAside: 1,
+      },
+      {
+        batch: [reverted(report('n1', 1, 'failed', 3)), withHealth(report('n1', 2, 'failed', 3))],
+        setAside: 0,
+      },
+      {
+        batch: [reverted(report('n1', 1, 'failed', 3)), withHealth(report('n1', 2, 'applied', 5))],
+        setAside: 0,
+      },
+    ];
+    for (const { batch, setAside } of cases) {
+      const w = world();
+      await w.deliver(batch.map((message, index) => record(message, { id: `r${index + 1}` })));
+      const label = batch
+        .map(
+          (message) =>
+            `${message.body.sequence} ${message.body.state}${message.body.health ? '+health' : ''}`,
+        )
+        .join(', ');
+      expect(w.store.writes, label).toBe(batch.length - setAside);
+    }
+  });
+
   it('recorded late never overwrite a newer one', async () => {
     const w = world();
     await w.deliver([record(report('n1', 5), { id: 'new' })]);

@@ -44,7 +44,7 @@ async function setup(sender: ControlSender = new RecordingSender()) {
     } as unknown as APIGatewayProxyEvent;
     return handler(event, {} as Context);
   };
-  return { post };
+  return { post, thumbprint: keys.thumbprint };
 }
 
 const report = { sequence: 7, state: 'applied', revision: 3, sentAt: now.toISOString() };
@@ -94,6 +94,64 @@ describe('POST /hosts/{node}/reports', () => {
     expect(code(result)).toBe('invalid_request');
     expect(result.body).toContain('state');
     expect(sender.sent).toEqual([]);
+  });
+
+  it('queues health and the outputs as the host sent them; a revert names the key that sent it, for its audit record', async () => {
+    const sender = new RecordingSender();
+    const { post, thumbprint } = await setup(sender);
+    const health = { state: 'unhealthy', check: true, revision: 4, reason: 'curl: (7) refused' };
+    const output = { apply: 'restarting web\n', check: 'curl: (7) refused\n' };
+    const revert = { to: 3, cause: 'unhealthy', ok: true, modules: { web: '1.0' } };
+
+    const healthy = await post('alpha', { ...report, state: 'heartbeat', revision: 3, health, output });
+    const reverted = await post('alpha', {
+      ...report,
+      sequence: 8,
+      state: 'failed',
+      revision: 4,
+      step: 'unhealthy: curl: (7) refused',
+      health,
+      output,
+      revert,
+    });
+
+    expect([healthy.statusCode, reverted.statusCode]).toEqual([202, 202]);
+    expect(sender.sent[0]?.message).toMatchObject({ body: { health, output } });
+    expect(sender.sent[0]?.message).not.toHaveProperty('by');
+    expect(sender.sent[1]?.message).toMatchObject({
+      body: { revert },
+      by: { principal: `key:${thumbprint}` },
+    });
+  });
+
+  it('answers 400 to an output past 4 KiB in all, with an escape sequence, or without health, and to a revert that is not a failure', async () => {
+    const sender = new RecordingSender();
+    const { post } = await setup(sender);
+    const health = { state: 'healthy', check: true, revision: 3 };
+    const failed = { ...report, state: 'failed', revision: 4, step: 'apply: exited 1' };
+
+    const refused = await Promise.all([
+      post('alpha', { ...report, health, output: { apply: 'a'.repeat(2100), check: 'c'.repeat(2000) } }),
+      post('alpha', { ...report, health, output: { check: 'é'.repeat(2049) } }),
+      post('alpha', { ...report, health, output: { check: 'ok \u001b[2J' } }),
+      post('alpha', { ...report, health: { ...health, reason: 'two\nlines' } }),
+      post('alpha', { ...report, health: { ...health, colour: 'green' } }),
+      post('alpha', { ...report, output: { check: 'no health beside it' } }),
+      post('alpha', { ...report, health, revert: { to: 2, cause: 'failed', ok: true } }),
+      post('alpha', { ...failed, health, revert: { to: 4, cause: 'failed', ok: true } }),
+      post('alpha', { ...failed, health, revert: { to: 2, cause: 'bored', ok: true } }),
+    ]);
+    const fits = await post('alpha', {
+      ...report,
+      health,
+      output: { apply: 'a'.repeat(2096), check: 'c'.repeat(2000) },
+    });
+
+    expect(refused.map((result) => result.statusCode)).toEqual(Array(9).fill(400));
+    expect(refused[0]?.body).toContain('4096 bytes together');
+    expect(refused[2]?.body).toContain('no control character');
+    expect(fits.statusCode).toBe(202);
+    expect(sender.sent).toHaveLength(1);
   });
 
   it('answers 422 sequence_ahead to a report far ahead of the clock, saying the bound, queueing nothing', async () => {

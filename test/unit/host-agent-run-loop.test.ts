@@ -12,6 +12,7 @@ import type {
   ControlPlane,
   DeclarationOpener,
   FetchedDeclaration,
+  GoodDeclaration,
   HostReport,
 } from '../../lib/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
@@ -74,6 +75,16 @@ class MemoryState implements AgentStateStore {
   async writeDeclaration(body: string) {
     this.written.push(body);
     return '/dir/declaration.json';
+  }
+  good: GoodDeclaration | undefined;
+  async readDeclaration() {
+    return { path: '/dir/declaration.json', body: this.written.at(-1) };
+  }
+  async keepGood(good: GoodDeclaration) {
+    this.good = good;
+  }
+  async lastGood() {
+    return this.good;
   }
 }
 

@@ -6,6 +6,7 @@ import type {
   AgentStateStore,
   ControlPlane,
   FetchedDeclaration,
+  GoodDeclaration,
   HostReport,
   SignalHandlers,
   SignalLink,
@@ -85,6 +86,16 @@ class MemoryState implements AgentStateStore {
   }
   async writeDeclaration() {
     return '/dir/declaration.json';
+  }
+  good: GoodDeclaration | undefined;
+  async readDeclaration() {
+    return { path: '/dir/declaration.json', body: undefined };
+  }
+  async keepGood(good: GoodDeclaration) {
+    this.good = good;
+  }
+  async lastGood() {
+    return this.good;
   }
 }
 

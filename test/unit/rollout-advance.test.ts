@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { advance, type Facts, type NodeFacts } from '../../lib/core/rollout/advance.ts';
+import { advance, type Facts, maxTurnedUnhealthy, type NodeFacts } from '../../lib/core/rollout/advance.ts';
 import { aborted } from '../../lib/core/rollout/claims.ts';
 import { RolloutStateError, RolloutUsageError } from '../../lib/core/rollout/errors.ts';
 import { newRollout, notSent, type RolloutRecord, resumed, waveSent } from '../../lib/core/rollout/record.ts';
@@ -189,5 +189,189 @@ describe('advance', () => {
     expect(advance(record, facts, later(9))).toEqual(advance(record, facts, later(9)));
     const once = advance(record, facts, later(9)).record;
     expect(advance(once, facts, later(9)).record).toBe(once);
+  });
+});
+
+describe('advance: health', () => {
+  const checked = (
+    state: 'healthy' | 'unhealthy' | 'unknown',
+    revision = 2,
+    more: Partial<NodeFacts['health'] & object> = {},
+  ): NodeFacts => ({
+    ...applied,
+    health: {
+      state,
+      check: true,
+      revision,
+      ...(state === 'unhealthy' ? { reason: 'curl: (7) refused' } : {}),
+      ...more,
+    },
+  });
+
+  it('a wave waits for a node with a check until its verdict on the revision it was sent is healthy', () => {
+    const record = sendWave(rollout(3, { waves: '1,100%' }));
+    const checking = advance(
+      record,
+      reports(record, () => checked('unknown')),
+      later(5),
+    );
+    const olderVerdict = advance(
+      record,
+      reports(record, () => checked('healthy', 1)),
+      later(5),
+    );
+    const healthy = advance(
+      record,
+      reports(record, () => checked('healthy')),
+      later(5),
+    );
+
+    expect(checking.decision.kind).toBe('wait');
+    expect(checking.record.waves[0]?.nodes?.[0]).toMatchObject({ node: 'n0000', state: 'waiting' });
+    expect(olderVerdict.decision.kind).toBe('wait');
+    expect(healthy.decision).toMatchObject({ kind: 'send', wave: 1 });
+  });
+
+  it('a node with no check, or a host that reports no health, is done when applied', () => {
+    const record = sendWave(rollout(3, { waves: '1,100%' }));
+    const noCheck: NodeFacts = { ...applied, health: { state: 'unknown', check: false, revision: 2 } };
+    expect(
+      advance(
+        record,
+        reports(record, () => noCheck),
+        later(5),
+      ).decision.kind,
+    ).toBe('send');
+    expect(
+      advance(
+        record,
+        reports(record, () => applied),
+        later(5),
+      ).decision.kind,
+    ).toBe('send');
+  });
+
+  it('applied but unhealthy is a failure whose step is the first line of why', () => {
+    const record = sendWave(rollout(3, { waves: '1,100%', maxFailures: '0' }));
+    const { record: halted, decision } = advance(
+      record,
+      reports(record, () => checked('unhealthy')),
+      later(5),
+    );
+
+    expect(decision.kind).toBe('halted');
+    expect(halted.waves[0]?.nodes?.[0]).toMatchObject({
+      state: 'failed',
+      step: 'unhealthy: curl: (7) refused',
+    });
+    expect(halted.reason).toContain('n0000 failed at unhealthy: curl: (7) refused');
+  });
+
+  it('a node of the wave in flight that applied, then turned unhealthy, fails', () => {
+    let record = sendWave(rollout(6, { waves: '3,100%', maxFailures: '1' }));
+    // n0000 and n0001 applied and healthy, n0002 still checking: the wave waits.
+    const first = advance(
+      record,
+      reports(record, (node) => checked(node === 'n0002' ? 'unknown' : 'healthy')),
+      later(5),
+    );
+    expect(first.decision.kind).toBe('wait');
+    record = first.record;
+    // n0002 is still waited on (asked for); n0000 is found on the unhealthy list.
+    const facts: Facts = new Map([
+      ['n0002', checked('unknown')],
+      ['n0000', { health: checked('unhealthy').health, heldBy: { rollout: 'r1', wave: 0 } } as NodeFacts],
+    ]);
+    const turned = advance(record, facts, later(8));
+
+    expect(turned.decision.kind).toBe('wait');
+    expect(turned.record.waves[0]?.nodes?.map((n) => n.state)).toEqual(['failed', 'applied', 'waiting']);
+  });
+
+  it('a node of a wave already done that turned unhealthy since counts once as a failure, and past the bound halts', () => {
+    let record = sendWave(rollout(6, { waves: '1,3,100%', maxFailures: '1' }));
+    record = advance(
+      record,
+      reports(record, () => checked('healthy')),
+      later(5),
+    ).record;
+    record = sendWave(record, later(5));
+    const endedAt = record.waves[0]?.endedAt ?? '';
+    const found = (node: string, since: string, rollout = 'r1', wave = 0): [string, NodeFacts] => [
+      node,
+      {
+        health: checked('unhealthy', 2, { unhealthySince: since }).health,
+        heldBy: { rollout, wave },
+      } as NodeFacts,
+    ];
+    const waiting = (more: Array<[string, NodeFacts]>): Facts =>
+      new Map([
+        ...(record.waves[1]?.nodes ?? []).map((n): [string, NodeFacts] => [n.node, checked('unknown')]),
+        ...more,
+      ]);
+
+    // Unhealthy before its wave ended (judged there), another rollout's, or of a later wave: not counted.
+    const notCounted = advance(
+      record,
+      waiting([
+        found('n0000', endedAt),
+        found('n0004', later(9).toISOString(), 'r2', 0),
+        found('n0005', later(9).toISOString(), 'r1', 2),
+      ]),
+      later(9),
+    );
+    const once = advance(record, waiting([found('n0000', later(8).toISOString())]), later(9));
+    const again = advance(once.record, waiting([found('n0000', later(8).toISOString())]), later(10));
+
+    expect(notCounted.record).toBe(record);
+    expect(once.decision.kind).toBe('wait');
+    expect(once.record.turnedUnhealthy).toEqual([
+      { node: 'n0000', state: 'failed', step: 'unhealthy: curl: (7) refused' },
+    ]);
+    expect(again.record).toBe(once.record);
+    // A second failure passes --max-failures 1.
+    const twice = advance(
+      once.record,
+      new Map([
+        ...(record.waves[1]?.nodes ?? []).map((n): [string, NodeFacts] => [
+          n.node,
+          n.node === 'n0001' ? checked('unhealthy') : checked('unknown'),
+        ]),
+      ]),
+      later(11),
+    );
+    expect(twice.decision.kind).toBe('halted');
+    expect(twice.record.reason).toContain('2 failures');
+    expect(twice.record.reason).toContain('n0000 failed at unhealthy');
+    // Resumed, it bears them: the same node found again counts nothing more.
+    const going = resumed(twice.record, later(12).toISOString());
+    expect(going.borne).toBe(2);
+  });
+
+  it(`halts once more than ${maxTurnedUnhealthy} nodes of waves done turned unhealthy, keeping the record bounded`, () => {
+    let record = sendWave(
+      rollout(maxTurnedUnhealthy + 10, { waves: `${maxTurnedUnhealthy + 2},100%`, maxFailures: '100%' }),
+    );
+    record = advance(
+      record,
+      reports(record, () => checked('healthy')),
+      later(5),
+    ).record;
+    record = sendWave(record, later(5));
+    const facts: Facts = new Map(
+      (record.waves[0]?.nodes ?? []).map((n): [string, NodeFacts] => [
+        n.node,
+        {
+          health: checked('unhealthy', 2, { unhealthySince: later(8).toISOString() }).health,
+          heldBy: { rollout: 'r1', wave: 0 },
+        } as NodeFacts,
+      ]),
+    );
+    const { decision, record: halted } = advance(record, facts, later(9));
+    expect(decision.kind).toBe('halted');
+    expect(halted.reason).toMatch(
+      new RegExp(`^more than ${maxTurnedUnhealthy} nodes of waves already done turned unhealthy`),
+    );
+    expect(halted.turnedUnhealthy ?? []).toHaveLength(0);
   });
 });

@@ -281,6 +281,9 @@ describe('summaryOf', () => {
         ['applied-version#app#0.9', 1],
         ['failed-version#app#1.0', 1],
         ['failed-version#db#2', 0],
+        ['health#healthy', 1],
+        ['health#unhealthy', 1],
+        ['health#unknown', 0],
       ]),
       true,
     );
@@ -299,8 +302,40 @@ describe('summaryOf', () => {
         { module: 'app', version: '0.9', carriers: 0, applied: 1, failed: 0 },
         { module: 'app', version: '1.0', carriers: 2, applied: 1, failed: 1 },
       ],
+      health: { healthy: 1, unhealthy: 1, unknown: 1 },
       exact: true,
     });
+  });
+});
+
+describe('health', () => {
+  const health = (state: string, node = 'web') => ({ pk: `node#${node}`, sk: 'health', state, check: true });
+
+  it('counts each node once by the state its host last reported, and moves it when the state changes', () => {
+    expect(
+      asObject(countersOf([health('healthy'), health('unhealthy', 'api'), health('unknown', 'db')])),
+    ).toEqual({ 'health#healthy': 1, 'health#unhealthy': 1, 'health#unknown': 1 });
+    expect(asObject(deltasOf(health('healthy'), health('unhealthy')))).toEqual({
+      'health#healthy': -1,
+      'health#unhealthy': 1,
+    });
+    expect(asObject(deltasOf(health('unhealthy'), health('unhealthy')))).toEqual({});
+    expect(asObject(deltasOf(health('unhealthy'), undefined))).toEqual({ 'health#unhealthy': -1 });
+    expect(contributionOf({ ...health('broken') })).toEqual([]);
+    expect(contributionOf({ ...health('healthy'), pk: 'mesh#marked' })).toEqual([]);
+  });
+
+  it('says unknown for every node not counted healthy or unhealthy, reported so or not at all', () => {
+    const summary = summaryOf(
+      new Map([
+        ['nodes', 5],
+        ['health#healthy', 2],
+        ['health#unhealthy', 1],
+        ['health#unknown', 1],
+      ]),
+      true,
+    );
+    expect(summary.health).toEqual({ healthy: 2, unhealthy: 1, unknown: 2 });
   });
 });
 

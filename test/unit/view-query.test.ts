@@ -32,6 +32,17 @@ describe('the views’ query', () => {
     expect(refusal({ failed: 'true', cursor })).toMatch(/^400 bad_cursor/);
   });
 
+  it('reads unhealthy=true, whose cursor holds only for unhealthy pages', () => {
+    const cursor = cursorOf('node-00007', { unhealthy: true });
+
+    expect(viewQueryOf(event({ unhealthy: 'true' }))).toEqual({ filter: { unhealthy: true }, limit: 1000 });
+    expect(viewQueryOf(event({ unhealthy: 'true', cursor })).after).toBe('node-00007');
+    expect(refusal({ failed: 'true', cursor })).toMatch(
+      /^400 bad_cursor: the cursor was given for other filters \(unhealthy\)/,
+    );
+    expect(refusal({ unhealthy: 'yes' })).toMatch(/^400 invalid_request/);
+  });
+
   it('refuses a cursor it did not give, and bad limits, filters and selectors', () => {
     const forged = Buffer.from(JSON.stringify({ v: 1, after: 'Not A Name', filter: '' })).toString(
       'base64url',

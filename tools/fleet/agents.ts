@@ -4,7 +4,7 @@ import type { SignalChannel } from '../../lib/core/signal/channel.ts';
 import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
 import { type HostRequests, HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
 import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
-import type { AgentState, AgentStateStore, Applier } from '../../lib/host/agent/ports.ts';
+import type { AgentState, AgentStateStore, Applier, GoodDeclaration } from '../../lib/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
 import { agentLines } from '../../lib/host/lines.ts';
@@ -34,6 +34,16 @@ class MemoryAgentState implements AgentStateStore {
   async writeDeclaration(body: string) {
     this.declaration = body;
     return '/dev/null';
+  }
+  async readDeclaration() {
+    return { path: '/dev/null', body: this.declaration === '' ? undefined : this.declaration };
+  }
+  #good: GoodDeclaration | undefined;
+  async keepGood(good: GoodDeclaration) {
+    this.#good = good;
+  }
+  async lastGood() {
+    return this.#good;
   }
 }
 

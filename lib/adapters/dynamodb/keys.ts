@@ -10,6 +10,7 @@
  * | `enrolment`  | enrolment  | enrolledAt, key thumbprint (token-store.ts; the keys are in the identity table) |
  * | `report`     | control    | the latest report (report-store.ts) |
  * | `presence`   | signal     | online, heardAt: the broker's latest lifecycle event (presence-store.ts) |
+ * | `health`     | control    | the node's health and the ends of its outputs, as its host last reported them (report-store.ts) |
  * | others       | mesh       | assignments, relations, provisions, marks, delivery (mesh-items.ts) |
  *
  * The identity table keeps one item per presented key under the same partition name, sort key
@@ -26,6 +27,7 @@ export const tokenItemKey = (node: string) => ({ pk: nodePartition(node), sk: 't
 export const enrolmentItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'enrolment' });
 export const reportItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'report' });
 export const presenceItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'presence' });
+export const healthItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'health' });
 export const identityKeyItemKey = (node: string, thumbprint: string) => ({
   pk: nodePartition(node),
   sk: `key#${thumbprint}`,

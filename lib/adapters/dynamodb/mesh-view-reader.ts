@@ -12,7 +12,7 @@ import {
 } from '../../core/views.ts';
 import { allNodesIndex, labelsFrom, markedPartition } from './mesh-items.ts';
 import { edgesOf, type NodePartition, readNodePartition, tokenOf } from './node-partition.ts';
-import { queryAll, TableStore } from './requests.ts';
+import { type Item, queryAll, TableStore } from './requests.ts';
 import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
 
 const store = 'the inventory table';
@@ -74,6 +74,7 @@ export class DynamoDBMeshViewReader extends TableStore implements MeshViewReader
           }
         : null,
       token: token ? viewOfToken(token, Date.parse(this.now())) : null,
+      output: outputOf(single.get('health')),
       consumes: edgesOf(partition),
       consumedBy: this.#consumersOf(partition),
       declaration: declaration === null ? null : hideSecrets(JSON.parse(declaration)),
@@ -137,6 +138,13 @@ export function meshNodeOf(partition: NodePartition): MeshNode | undefined {
       .sort((a, b) => a.module.localeCompare(b.module)),
     presence: presenceOf(status),
   };
+}
+
+/** The outputs the health item keeps (report-store.ts); null when it keeps none. */
+function outputOf(health: Item | undefined): NodeDetails['output'] {
+  const apply = textOf(health, 'applyOutput');
+  const check = textOf(health, 'checkOutput');
+  return apply === null && check === null ? null : { apply, check };
 }
 
 /** A report's modules (module to version or null), as the report store keeps them; null for none. */

@@ -11,6 +11,7 @@ import type { RecordedReport, ReportStore, ReportTimes } from '../../core/contro
 import { noVersion } from '../../core/summary/counters.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import { AuditedTableStore } from './audit-trail.ts';
+import { healthWrite } from './health-items.ts';
 import { nodeItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
 import { itemAbsent, itemPresent, type TransactItem, transact } from './requests.ts';
@@ -21,7 +22,11 @@ import { failedView } from './view-lists.ts';
  *
  * | pk          | sk       | attributes |
  * |-------------|----------|------------|
- * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, appliedModules? (M of module to version, `-` for none), failedModules? (M), gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed) |
+ * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, appliedModules? (M of module to version, `-` for none), failedModules? (M), gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed), revertedFrom? (N), revertedTo? (N), revertCause?, revertOk? (BOOL), revertedAt? (while the last report that is not a heartbeat was a revert) |
+ *
+ * The report's health goes in the node's `health` item in the same transaction (health-items.ts).
+ * A revert (a failed report with `revert`) moves the applied revision back to the one the host
+ * applied again, and is audited (`node.revert`) in the same transaction.
  *
  * Access: one transaction per report: the node's item checked to exist and to be older than the
  * report's time on the queue (a report about an earlier node of the same name, removed since,
@@ -45,7 +50,7 @@ const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 const sameReport = '#sequence = :seen';
 
 export class DynamoDBReportStore extends AuditedTableStore implements ReportStore {
-  async recordReport(report: ReportBody, times: ReportTimes): Promise<void> {
+  async recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<void> {
     const namesRevision = report.state !== 'heartbeat' || report.revision > 0;
     const checks: TransactItem[] = [
       {
@@ -69,10 +74,14 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
           ]
         : []),
     ];
-    const failed = await transact(this.client, 'recording a report', [
+    const writes = [
       ...checks,
       this.#update(report, times.heardAt),
-    ]);
+      ...healthWrite(this.tableName, report, times.heardAt),
+    ];
+    const failed = report.revert
+      ? await this.audit.transact('recording a report', writes, revertEntry(report, by))
+      : await transact(this.client, 'recording a report', writes);
     if (!failed) return;
     const [node, delivery] = failed;
     if (node) {
@@ -149,6 +158,21 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
       // On gsi2's failed list while failed, off it otherwise (view-lists.ts).
       if (report.state === 'failed') sets.push('gsi2pk = :failedView', 'gsi2sk = :node');
       else removes.push('gsi2pk', 'gsi2sk');
+      const revert = report.revert;
+      if (revert) {
+        sets.push(
+          'revertedFrom = :revision',
+          'revertedTo = :revertedTo',
+          'revertCause = :revertCause',
+          'revertOk = :revertOk',
+          'revertedAt = :heardAt',
+        );
+        // What the host runs now is the revision it applied again.
+        if (revert.ok) sets.push('appliedRevision = :revertedTo', 'appliedAt = :heardAt');
+        const again = keptModules(revert.modules);
+        if (revert.ok && again) sets.push('appliedModules = :revertedModules');
+        else if (revert.ok) removes.push('appliedModules');
+      } else removes.push('revertedFrom', 'revertedTo', 'revertCause', 'revertOk', 'revertedAt');
     }
     return {
       Update: {
@@ -168,10 +192,43 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
             ? { ':modules': modules }
             : {}),
           ...(report.state === 'failed' ? { ':failedView': failedView, ':node': report.node } : {}),
+          ...(report.revert
+            ? {
+                ':revertedTo': report.revert.to,
+                ':revertCause': report.revert.cause,
+                ':revertOk': report.revert.ok,
+                ...(report.revert.ok && keptModules(report.revert.modules)
+                  ? { ':revertedModules': keptModules(report.revert.modules) }
+                  : {}),
+              }
+            : {}),
         },
       },
     };
   }
+}
+
+/** The audit record of a revert: the host's own act, on its node's chain. */
+function revertEntry(report: ReportBody, by: Actor | undefined) {
+  const revert = report.revert;
+  return nodeEntry(
+    by ?? {
+      principal: `node:${report.node}`,
+      source: 'control-queue',
+      requestId: `report-${report.sequence}`,
+    },
+    'node.revert',
+    report.node,
+    {
+      outcome: revert?.ok ? 'done' : 'failed',
+      details: {
+        from: report.revision,
+        to: revert?.to ?? 0,
+        cause: revert?.cause ?? 'failed',
+        ...(report.step ? { step: report.step } : {}),
+      },
+    },
+  );
 }
 
 /**

@@ -1,39 +1,84 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Facts, NodeFacts } from '../../core/rollout/advance.ts';
 import type { RolloutFacts } from '../../core/rollout/ports.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
-import { enrolmentItemKey, nodePartition, presenceItemKey, reportItemKey } from './keys.ts';
+import { enrolmentItemKey, healthItemKey, nodePartition, presenceItemKey, reportItemKey } from './keys.ts';
 import { deliveryKey } from './mesh-items.ts';
 import { type Item, TableStore } from './requests.ts';
+import { claimPartition } from './rollout-claims.ts';
+import { healthOf } from './status-reader.ts';
+import { unhealthyView } from './view-lists.ts';
 
 const store = 'the inventory table';
 /** BatchGetItem takes 100 keys. */
 const keysPerBatch = 100;
 const unprocessedRounds = 8;
+/**
+ * The unhealthy nodes a step looks at beyond its wave: the first this many of gsi2's unhealthy
+ * list, by name. A mesh with more unhealthy nodes at once than this has those past it found
+ * only when their own wave is in flight (docs/decisions/rollouts-in-waves.md, "Health").
+ */
+export const unhealthyScanned = 1000;
 
 /**
  * What a rollout waits on, read from the items other areas keep in each node's partition: the
- * control area's `report` (report-store.ts: state, revision, step, appliedRevision), the signal's
- * `presence` (presence-store.ts: online), the enrolment's `enrolment` (token-store.ts: present
- * once an enrolment completed) and the mesh's `delivery` (its sent revision). Strongly
- * consistent BatchGetItem, 100 keys a request, with what the store left unprocessed asked again.
+ * control area's `report` (report-store.ts: state, revision, step, appliedRevision) and `health`
+ * (health-items.ts), the signal's `presence` (presence-store.ts: online), the enrolment's
+ * `enrolment` (token-store.ts: present once an enrolment completed) and the mesh's `delivery`
+ * (its sent revision). Strongly consistent BatchGetItem, 100 keys a request, with what the store
+ * left unprocessed asked again. Beside the nodes asked for, the nodes on the unhealthy list (gsi2
+ * `view#unhealthy`, eventually consistent, up to `unhealthyScanned`) with their health and their
+ * rollout claim (rollout-claims.ts): the rollout holding one sees it turn unhealthy in a wave that
+ * is done, without reading that wave's nodes.
  */
 export class DynamoDBRolloutFacts extends TableStore implements RolloutFacts {
   async of(nodes: readonly string[]): Promise<Facts> {
-    const items = await this.#get(
-      nodes.flatMap((node) => [reportItemKey(node), presenceItemKey(node), enrolmentItemKey(node)]),
+    const asked = new Set(nodes);
+    const unhealthy = (await this.#unhealthy()).filter((node) => !asked.has(node));
+    const items = await this.#get([
+      ...nodes.flatMap((node) => [
+        reportItemKey(node),
+        presenceItemKey(node),
+        healthItemKey(node),
+        enrolmentItemKey(node),
+      ]),
+      ...unhealthy.flatMap((node) => [healthItemKey(node), { pk: claimPartition(node), sk: 'claim' }]),
+    ]);
+    const item = (node: string, sk: string) => items.get(`${nodePartition(node)}|${sk}`);
+    const facts = new Map<string, NodeFacts>(
+      nodes.map((node) => [
+        node,
+        {
+          ...factsOf(item(node, 'report'), item(node, 'presence')),
+          ...healthFacts(item(node, 'health')),
+          // a node still here with no completed enrolment has no host to answer for it
+          ...(item(node, 'enrolment') === undefined ? { enrolled: false } : {}),
+        },
+      ]),
     );
-    return new Map(
-      nodes.map((node) => {
-        const facts = factsOf(
-          items.get(`${nodePartition(node)}|report`),
-          items.get(`${nodePartition(node)}|presence`),
-        );
-        // a node still here with no completed enrolment has no host to answer for it
-        const enrolled = items.get(`${nodePartition(node)}|enrolment`) !== undefined;
-        return [node, enrolled ? facts : { ...facts, enrolled: false }];
-      }),
+    for (const node of unhealthy) {
+      const claim = items.get(`${claimPartition(node)}|claim`);
+      const health = healthFacts(item(node, 'health'));
+      if (!health.health || typeof claim?.rollout !== 'string' || typeof claim.wave !== 'number') continue;
+      facts.set(node, { ...health, heldBy: { rollout: claim.rollout, wave: claim.wave } });
+    }
+    return facts;
+  }
+
+  /** The first names of the unhealthy list: one Query of keys, a page of at most `unhealthyScanned`. */
+  async #unhealthy(): Promise<string[]> {
+    const page = await askStore(store, () =>
+      this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :view',
+          ExpressionAttributeValues: { ':view': unhealthyView },
+          Limit: unhealthyScanned,
+        }),
+      ),
     );
+    return (page.Items ?? []).map((found) => String(found.gsi2sk));
   }
 
   async revisions(nodes: readonly string[]): Promise<ReadonlyMap<string, number>> {
@@ -68,6 +113,21 @@ export class DynamoDBRolloutFacts extends TableStore implements RolloutFacts {
     }
     return found;
   }
+}
+
+/** A node's health as a rollout judges it; nothing when its host reported none. */
+function healthFacts(item: Item | undefined): Pick<NodeFacts, 'health'> {
+  const health = healthOf(item);
+  if (!health) return {};
+  return {
+    health: {
+      state: health.state,
+      check: health.check,
+      revision: health.revision,
+      ...(health.reason === null ? {} : { reason: health.reason }),
+      ...(health.state === 'unhealthy' && health.since !== null ? { unhealthySince: health.since } : {}),
+    },
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { mapLimit } from '../../core/map-limit.ts';
-import type { NodeStatus, StatusReader } from '../../core/ports.ts';
+import type { NodeHealth, NodeRevert, NodeStatus, StatusReader } from '../../core/ports.ts';
 import { nodePartition } from './keys.ts';
 import { allNodesIndex, labelsFrom, waitingFrom } from './mesh-items.ts';
 import { type Item, queryAll, TableStore } from './requests.ts';
@@ -8,8 +8,8 @@ const store = 'the inventory table';
 
 /**
  * `mesh status` as a read model over each node's partition: the mesh's node, mark and delivery
- * items, the enrolment's `enrolment` item (token-store.ts), the control area's `report` item
- * (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
+ * items, the enrolment's `enrolment` item (token-store.ts), the control area's `report` and
+ * `health` items (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
  * Query per node. The relations waiting for an enrolment come from the delivery item, which
  * counts them at each send, so no provider's partition is read.
  */
@@ -44,6 +44,8 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
   const enrolment = bySk.get('enrolment');
   const report = bySk.get('report');
   const presence = bySk.get('presence');
+  const health = healthOf(bySk.get('health'));
+  const revert = revertOf(report);
   const labels = labelsFrom(bySk.get('node'));
   const waiting = waitingFrom(delivery);
   return {
@@ -62,6 +64,41 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
     lastHeard: latest(textOf(report, 'heardAt'), textOf(presence, 'heardAt')),
     ...(Object.keys(labels).length > 0 ? { labels } : {}),
     ...(waiting ? { waiting } : {}),
+    ...(health ? { health } : {}),
+    ...(revert ? { revert } : {}),
+  };
+}
+
+const healthStates: readonly string[] = ['healthy', 'unhealthy', 'unknown'];
+const revertCauses: readonly string[] = ['failed', 'unhealthy', 'cut-off'];
+
+/** The health item (report-store.ts) as status shows it; undefined when there is none. */
+export function healthOf(item: Item | undefined): NodeHealth | undefined {
+  const state = textOf(item, 'state');
+  if (!item || state === null || !healthStates.includes(state)) return undefined;
+  const typed = state as NodeHealth['state'];
+  return {
+    state: typed,
+    check: item.check === true,
+    revision: numberOf(item, 'revision') ?? 0,
+    since: textOf(item, `${typed}Since`),
+    checkedAt: textOf(item, 'checkedAt'),
+    reason: textOf(item, 'reason'),
+  };
+}
+
+/** The revert the report item keeps while its latest report is one; undefined otherwise. */
+function revertOf(report: Item | undefined): NodeRevert | undefined {
+  const from = numberOf(report, 'revertedFrom');
+  const to = numberOf(report, 'revertedTo');
+  const cause = textOf(report, 'revertCause');
+  if (from === null || to === null || cause === null || !revertCauses.includes(cause)) return undefined;
+  return {
+    from,
+    to,
+    cause: cause as NodeRevert['cause'],
+    ok: report?.revertOk === true,
+    at: textOf(report, 'revertedAt'),
   };
 }
 

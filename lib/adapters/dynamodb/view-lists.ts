@@ -13,16 +13,19 @@ import { allNodesIndex, labelsFrom, markedPartition, modulePartition } from './m
  * | `behind`    | `mesh#marked` (base table)             | strongly consistent |
  * | `failed`    | gsi2 `view#failed` (sparse, keys only) | eventually consistent |
  * | `offline`   | gsi2 `view#offline` (sparse, keys only)| eventually consistent |
+ * | `unhealthy` | gsi2 `view#unhealthy` (sparse, keys only) | eventually consistent |
  * | `module`    | `module#<m>`'s `carrier#<n>` items      | strongly consistent |
  * | none        | gsi1 `mesh#node` merged with `mesh#marked` | the index may lag; a node added a moment ago is marked |
  *
- * The report store keeps `view#failed` (report-store.ts) and the presence store `view#offline`
- * (presence-store.ts): the attributes are set on the report or presence item only while the
- * node is failed or offline, so the index holds those nodes alone. Every name is checked
+ * The report store keeps `view#failed` and `view#unhealthy` (report-store.ts: on the report and
+ * the health item) and the presence store `view#offline` (presence-store.ts): the attributes are
+ * set on the item only while the node is failed, unhealthy or offline, so the index holds those
+ * nodes alone. Every name is checked
  * against the node's own partition before it is shown: a list that lags only costs a read.
  */
 export const failedView = 'view#failed';
 export const offlineView = 'view#offline';
+export const unhealthyView = 'view#unhealthy';
 
 type List = {
   readonly index?: 'gsi1' | 'gsi2';
@@ -41,6 +44,7 @@ export function listsFor(filter: ViewFilter): readonly List[] {
   if (filter.behind) return [marked];
   if (filter.failed) return [sparse(failedView)];
   if (filter.offline) return [sparse(offlineView)];
+  if (filter.unhealthy) return [sparse(unhealthyView)];
   if (filter.module)
     return [
       {

@@ -2,14 +2,20 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { checkReportSequence } from '../../core/control/bounds.ts';
-import { envelope, reportBody } from '../../core/control/messages.ts';
+import { envelope, reportFields, withReportRules } from '../../core/control/messages.ts';
 import type { ControlSender } from '../../core/control/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
 import { signalHeader } from '../../core/signal/channel.ts';
 import type { SignalChannels } from '../../core/signal/ports.ts';
-import { authenticatedNode, type HostAuthenticationOptions, hostAuthentication } from '../host-auth.ts';
+import { actorOf } from '../caller.ts';
+import {
+  authenticatedHost,
+  authenticatedNode,
+  type HostAuthenticationOptions,
+  hostAuthentication,
+} from '../host-auth.ts';
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
@@ -89,7 +95,7 @@ export const hostDeclarationHandler = (
     return json(200, answer, headers);
   });
 
-export const reportRequest = reportBody.omit({ node: true });
+export const reportRequest = withReportRules(reportFields.omit({ node: true }));
 export const reportPath = z.object({ node: nodeName });
 
 /**
@@ -103,14 +109,17 @@ export const hostReportHandler = (deps: { readonly sender: ControlSender } & Pro
   provenRoute(deps, 'proof-id-while-store-answers').handler(async (event) => {
     const now = deps.now ?? (() => new Date());
     const { node } = validate(reportPath, event.pathParameters ?? {}, 'path');
-    if (authenticatedNode(event) !== node) {
+    const host = authenticatedHost(event);
+    if (host.node !== node) {
       throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
     }
     const body = { node, ...parseBody(event, reportRequest) };
     // Refused here so the host hears why; the consumer checks again, against whatever else queued it.
     checkReportSequence(body, now());
+    // A revert is audited when recorded: its record names the key that sent it, as a rotation's does.
+    const by = body.revert ? { ...actorOf(event), principal: `key:${host.thumbprint}` } : undefined;
     const queued = await queueOne(deps.sender, {
-      message: envelope('report', body, now()),
+      message: envelope('report', body, now(), by),
       deduplicationId: `report-${node}-${body.sequence}`,
     });
     return json(202, { queued });

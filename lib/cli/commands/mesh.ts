@@ -6,6 +6,7 @@ import { moduleName, nodeName } from '../../core/names.ts';
 import type { Delivery, NodeStatus } from '../../core/ports.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
+import { healthText, revertText } from '../health-text.ts';
 import { cliLines } from '../lines.ts';
 import { stateOf } from '../node-state.ts';
 import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
@@ -157,12 +158,15 @@ function statusLine(s: NodeStatus): string {
     s.enrolled ? 'enrolled' : 'not enrolled',
     `sent ${s.sentRevision ?? '-'}`,
     `applied ${s.appliedRevision ?? '-'}${s.reportState && s.reportState !== 'applied' ? ` (${s.reportState})` : ''}`,
+    ...optional(revertText(s.revert), healthText(s.health)),
     ...stateOf(s),
     ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
     `last heard ${s.lastHeard ?? 'never'}`,
     ...(s.waiting ? [waitingText(s.waiting)] : []),
   ].join('  ');
 }
+
+const optional = (...texts: Array<string | undefined>) => texts.filter((text) => text !== undefined);
 
 /** `2 relations waiting for db1, db2 to enrol`, naming at most the nodes the row carries. */
 export function waitingText(waiting: WaitingRelations): string {

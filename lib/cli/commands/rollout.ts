@@ -283,6 +283,8 @@ export function registerRolloutCommands(program: Command): void {
         });
         const held = heldText(record);
         if (held) output.line(held);
+        if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
+        for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
         output.result(record);
         if (record.state === 'refused') return ExitCode.refused;
         return record.state === 'running' || record.state === 'done' || record.state === 'claiming'

@@ -2,10 +2,12 @@ import type { Command } from 'commander';
 import * as z from 'zod';
 import type { PushRecordView } from '../../core/mesh/push-records.ts';
 import { nodeName } from '../../core/names.ts';
+import type { NodeRevert } from '../../core/ports.ts';
 import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../core/views.ts';
 import { action, usage } from '../command-context.ts';
 import { ExitCode } from '../exit-codes.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';
+import { healthText } from '../health-text.ts';
 import { releaseOf } from '../held-back.ts';
 import { cliLines, holderText } from '../lines.ts';
 import { stateOf } from '../node-state.ts';
@@ -107,6 +109,8 @@ function listRow(n: ListedNode): string[] {
     `consumed by ${n.relations.consumedBy}`,
     `sent ${n.sentRevision ?? '-'}`,
     `applied ${n.appliedRevision ?? '-'}`,
+    // A column of its own in the padded table: `-` for a host that reported no health.
+    healthText(n.health, false) ?? 'health -',
     ...stateOf(n),
     ...(n.presence ? [n.presence] : []),
     `last heard ${n.lastHeard ?? 'never'}`,
@@ -183,9 +187,46 @@ function detailLines(d: NodeDetails): string[] {
       d.appliedRevision === null ? 'never' : `revision ${d.appliedRevision} at ${d.appliedAt}`,
       ...report,
     ]),
+    ...(d.revert ? field('reverted', [revertLine(d.revert)]) : []),
+    ...field('health', healthLines(d)),
     ...field('enrolled', d.enrolled ? [`${d.enrolledAt}, key ${d.thumbprint}`] : ['no']),
     ...field('token', token),
     ...field('last heard', [d.lastHeard ?? 'never']),
+  ];
+}
+
+/** `revision 5 given up for 4 (unhealthy) at …`: what the host went back to, and why. */
+function revertLine(revert: NodeRevert): string {
+  const why = {
+    failed: 'its apply command failed',
+    unhealthy: 'its check did not pass',
+    'cut-off': 'it could not reach the control plane after applying it',
+  }[revert.cause];
+  return revert.ok
+    ? `revision ${revert.from} given up for ${revert.to}, the last applied and healthy: ${why} (at ${revert.at ?? '-'})`
+    : `revision ${revert.from} given up, but applying ${revert.to} again FAILED: ${why} (at ${revert.at ?? '-'})`;
+}
+
+/** The health, since when and of which revision, then the outputs' ends, indented as they came. */
+function healthLines(d: NodeDetails): string[] {
+  const health = d.health;
+  const state = health
+    ? `${healthText(health) ?? health.state} (revision ${health.revision}${health.since ? `, since ${health.since}` : ''}${health.checkedAt ? `, checked ${health.checkedAt}` : ''})`
+    : 'unknown: its host reported none (mesh-host run --check CMD)';
+  const output = (name: string, text: string | null | undefined) =>
+    text
+      ? [
+          `${name}:`,
+          ...text
+            .replace(/\n+$/, '')
+            .split('\n')
+            .map((line) => `  ${line}`),
+        ]
+      : [];
+  return [
+    state,
+    ...output('apply output (stderr, its end)', d.output?.apply),
+    ...output('check output (its end)', d.output?.check),
   ];
 }
 

@@ -20,6 +20,9 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
   output.line(
     `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
   );
+  output.line(
+    `healthy ${summary.health.healthy}  unhealthy ${summary.health.unhealthy}  health unknown ${summary.health.unknown}`,
+  );
   if (summary.revisions.length > 0) {
     output.line(
       table(
@@ -40,6 +43,8 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
     output.line(
       `${summary.waiting.relations} ${summary.waiting.relations === 1 ? 'relation waits' : 'relations wait'} for an enrolment on ${summary.waiting.nodes} ${summary.waiting.nodes === 1 ? 'node' : 'nodes'}; mesh status shows which`,
     );
+  if (summary.health.unhealthy > 0)
+    output.line(`${summary.health.unhealthy} unhealthy; mesh status --unhealthy shows which`);
   const neverEnrolled = summary.nodes - summary.enrolled;
   if (neverEnrolled > 0)
     output.line(

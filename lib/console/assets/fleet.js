@@ -98,6 +98,7 @@ export function labelKeys(graph) {
  * @param {{ nodes: number, enrolled: number, online: number, behind: number, exact: boolean,
  *   revisions: Array<{ revision: number, applied: number, failed: number }>,
  *   waiting?: { nodes: number, relations: number },
+ *   health?: { healthy: number, unhealthy: number, unknown: number },
  *   heldBack?: { rollouts: Array<{ id: string, state: string, notSent: number }>,
  *     freezes: Array<{ on: string, reason: string }> } }} summary
  */
@@ -112,6 +113,13 @@ export function showSummaryTile(tile, summary) {
     el('span', { class: summary.behind ? 'warn' : '' }, `${count(summary.behind)} behind`),
     newest ? ` · revision ${newest.revision} applied on ${count(newest.applied)} · ` : ' · ',
     el('span', { class: failed ? 'warn' : '' }, `${count(failed)} failed`),
+    summary.health
+      ? el(
+          'span',
+          { class: summary.health.unhealthy ? 'warn' : '', id: 'summary-health' },
+          ` · ${count(summary.health.healthy)} healthy · ${count(summary.health.unhealthy)} unhealthy`,
+        )
+      : '',
     summary.waiting
       ? el(
           'span',

@@ -107,6 +107,7 @@ export class GraphView {
     if (box.offline && box.offline === box.members.length) classes.push('offline');
     if (box.lagging) classes.push('lagging');
     if (box.failed) classes.push('failed');
+    if (box.unhealthy) classes.push('unhealthy');
     const node = box.kind === 'node' ? box.members[0] : undefined;
     // A group's second line already says how many are behind or offline.
     const state = node

@@ -9,7 +9,7 @@
  * @typedef {{ readonly search: string, readonly trouble: boolean, readonly grouped: boolean, readonly groupBy?: string }} View
  * @typedef {{
  *   id: string, kind: 'node' | 'group', title: string, lines: string[], members: MeshNode[],
- *   behind: number, offline: number, lagging: number, failed: number, x: number, y: number
+ *   behind: number, offline: number, lagging: number, failed: number, unhealthy: number, x: number, y: number
  * }} Box
  * @typedef {{
  *   id: string, from: string, to: string, kind: string, count: number, pending: boolean,
@@ -142,6 +142,7 @@ function counts(members) {
     offline: members.filter((n) => n.presence === 'offline').length,
     lagging: members.filter(isLagging).length,
     failed: members.filter((n) => n.reportState === 'failed').length,
+    unhealthy: members.filter((n) => n.health?.state === 'unhealthy').length,
   };
 }
 

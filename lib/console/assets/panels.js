@@ -101,6 +101,62 @@ function waitingLine(d, context) {
   );
 }
 
+/**
+ * healthy, unhealthy, checking (a check's verdict on the applied revision still to come) or no
+ * check; none for a host that never reported its health.
+ * @param {NodeDetails['health']} health
+ */
+function healthBadge(health) {
+  if (!health) return null;
+  if (health.state === 'unknown') return badge(health.check ? 'checking' : 'no check', 'offline');
+  return badge(health.state, health.state === 'healthy' ? 'online' : 'failed');
+}
+
+/** @param {NodeDetails} d @param {number} now */
+function healthFact(d, now) {
+  const health = d.health;
+  if (!health) return 'unknown: its host reported none';
+  return el(
+    'span',
+    { id: 'health' },
+    healthBadge(health),
+    ` revision ${health.revision}${health.reason ? `: ${health.reason}` : ''}, since `,
+    when(health.since, now),
+  );
+}
+
+/** @param {NonNullable<NodeDetails['revert']>} revert */
+function revertFact(revert) {
+  return revert.ok
+    ? `revision ${revert.from} given up for ${revert.to} (${revert.cause})`
+    : `revision ${revert.from} given up, applying ${revert.to} again failed (${revert.cause})`;
+}
+
+/** The ends of the apply command's stderr and the check's output, as the host reported them (secrets redacted). @param {NodeDetails} d */
+function outputs(d) {
+  const output = d.output;
+  if (!output) return [];
+  return [
+    el('h3', {}, 'Output (its end)'),
+    output.apply
+      ? el(
+          'details',
+          {},
+          el('summary', {}, 'apply command (stderr)'),
+          el('pre', { id: 'apply-output' }, output.apply),
+        )
+      : null,
+    output.check
+      ? el(
+          'details',
+          { open: '' },
+          el('summary', {}, 'check'),
+          el('pre', { id: 'check-output' }, output.check),
+        )
+      : null,
+  ];
+}
+
 /** @param {NodeDetails} d @param {PanelContext} context */
 export function nodePanel(d, context) {
   const now = context.nowMs;
@@ -110,6 +166,7 @@ export function nodePanel(d, context) {
     d.enrolled ? null : badge(d.appliedRevision === null ? 'never enrolled' : 'not enrolled', 'offline'),
     d.heldBack ? badge(`held back by ${d.heldBack.replace(':', ' ')}`, 'held') : null,
     d.waiting ? badge(`${d.waiting.relations} waiting`, 'waiting') : null,
+    healthBadge(d.health),
   ];
   const applied = d.appliedRevision === null ? 'never' : `${d.appliedRevision}`;
   const token = d.token;
@@ -132,7 +189,10 @@ export function nodePanel(d, context) {
       ],
       ['last heard', when(d.lastHeard, now)],
       ['behind since', d.markedAt ? when(d.markedAt, now) : '–'],
+      ['health', healthFact(d, now)],
+      ...(d.revert ? [/** @type {[string, string]} */ (['reverted', revertFact(d.revert)])] : []),
     ]),
+    ...outputs(d),
     el('h3', {}, 'Modules'),
     d.modules.length === 0
       ? el('p', { class: 'muted' }, 'none: mesh assign NODE MODULE')

@@ -17,12 +17,13 @@ export type Actor = {
   readonly requestId: string;
 };
 
-/** What the trail records. Host acts: `node.enrol`, `node.keys.rotate`. */
+/** What the trail records. Host acts: `node.enrol`, `node.keys.rotate`, `node.revert`. */
 export type AuditAction =
   | 'token.issue'
   | 'token.revoke'
   | 'node.enrol'
   | 'node.keys.rotate'
+  | 'node.revert'
   | 'node.disenrol'
   | 'node.add'
   | 'node.remove'

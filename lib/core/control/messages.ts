@@ -4,6 +4,7 @@ import { meshLimits } from '../mesh/limits.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 import { waveFields } from '../rollout/requests.ts';
 import { rolloutIdPattern } from '../rollout/service.ts';
+import { reportedHealth, reportedOutput, revertCauses } from './health.ts';
 
 /**
  * What travels on the control queue: one envelope {type, subject, sentAt, body}. The subject is
@@ -19,7 +20,29 @@ export const buildResults = ['succeeded', 'failed'] as const;
 
 const isoTime = z.iso.datetime({ offset: true });
 
-export const reportBody = z.strictObject({
+/** A declaration's modules, each with its version (null for none), as a host names them. */
+const reportModules = z
+  .record(moduleName, moduleVersion.nullable())
+  .refine((modules) => Object.keys(modules).length <= meshLimits.modulesPerNode, {
+    message: `at most ${meshLimits.modulesPerNode} modules, as a node holds`,
+  });
+
+/**
+ * A host that gave up the revision it reports `failed` and applied again the last revision that
+ * was applied and healthy (`mesh-host run --revert-on-failure`, `--revert-after-cutoff`).
+ */
+const reportedRevert = z.strictObject({
+  /** The revision applied again. */
+  to: z.number().int().nonnegative(),
+  cause: z.enum(revertCauses),
+  /** Whether applying it again succeeded; when not, the host runs neither for sure. */
+  ok: z.boolean(),
+  /** The modules of the revision applied again, as `modules` names the failed one's. */
+  modules: reportModules.optional(),
+});
+
+/** A report's fields; `reportBody` adds the rules between them. */
+export const reportFields = z.strictObject({
   node: nodeName,
   /** The host's own per-node counter; it only grows, so the highest one is what the node is doing now. */
   sequence: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
@@ -30,14 +53,41 @@ export const reportBody = z.strictObject({
    * With `applied` and `failed`: the modules of the declaration the host applied or failed to
    * apply, each with its version (null for none), so the summary counts nodes per module version.
    */
-  modules: z
-    .record(moduleName, moduleVersion.nullable())
-    .refine((modules) => Object.keys(modules).length <= meshLimits.modulesPerNode, {
-      message: `at most ${meshLimits.modulesPerNode} modules, as a node holds`,
-    })
-    .optional(),
+  modules: reportModules.optional(),
+  /** The node's health as its host sees it now (lib/core/control/health.ts); absent from hosts before health. */
+  health: reportedHealth.optional(),
+  /** The ends of the apply command's and the check's outputs, secrets redacted; 4 KiB in all. */
+  output: reportedOutput.optional(),
+  /** With `failed` only: the host went back to its last good revision. */
+  revert: reportedRevert.optional(),
   sentAt: isoTime,
 });
+
+/**
+ * The rules between a report's fields, for the queue's body and the host route's request alike
+ * (a refined schema cannot be narrowed, so each adds them to its own fields).
+ */
+export function withReportRules<
+  Shape extends z.ZodType<
+    Pick<z.infer<typeof reportFields>, 'state' | 'revision' | 'revert' | 'health' | 'output'>
+  >,
+>(fields: Shape) {
+  return fields
+    .refine((report) => report.output === undefined || report.health !== undefined, {
+      message: 'output goes with health: the host says both of what it runs',
+      path: ['output'],
+    })
+    .refine((report) => report.revert === undefined || report.state === 'failed', {
+      message: 'revert goes with a failed report only',
+      path: ['revert'],
+    })
+    .refine((report) => report.revert === undefined || report.revert.to !== report.revision, {
+      message: 'revert.to names the revision applied again, not the one given up',
+      path: ['revert', 'to'],
+    });
+}
+
+export const reportBody = withReportRules(reportFields);
 
 export const buildBody = z.strictObject({
   id: buildId,

@@ -70,12 +70,17 @@ type BatchReport = { readonly index: number; readonly body: ReportBody };
 /**
  * Whether `newer` makes `older` moot: it is of the same node, later in the host's sequence (or
  * the same sequence, and first in the batch or weightier), and it writes everything `older`
- * would. So a heartbeat never sets aside an applied report (the store keeps the state a
+ * would: the health it carries too, and never a revert, whose audit record only its own
+ * recording writes. So a heartbeat never sets aside an applied report (the store keeps the state a
  * heartbeat does not carry), and an applying report never sets aside an applied one (only an
  * applied report moves the applied revision).
  */
 function coversReport(newer: BatchReport, older: BatchReport): boolean {
   if (newer.body.node !== older.body.node) return false;
+  // A revert is audited when it is recorded: never set aside. Health is written by a report that
+  // carries it, so only another that carries it makes it moot.
+  if (older.body.revert !== undefined) return false;
+  if (older.body.health !== undefined && newer.body.health === undefined) return false;
   const newerWeight = reportWeight[newer.body.state];
   const olderWeight = reportWeight[older.body.state];
   if (newerWeight < olderWeight) return false;

@@ -28,9 +28,10 @@ export interface ReportStore {
    * revision it names was sent to the node (a heartbeat's revision 0 names none), and it is
    * newer than the one kept. Throws UnknownNodeError, ReportBeforeNodeError,
    * RevisionNotSentError or StaleReportError when not, StoreUnavailableError when the store
-   * cannot be reached.
+   * cannot be reached. A report with a revert is audited; `by` is who sent it (the host's key),
+   * as the report route saw it.
    */
-  recordReport(report: ReportBody, times: ReportTimes): Promise<void>;
+  recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<void>;
   /**
    * Forgets the node's kept report, so its host's next report is recorded whatever its
    * sequence; answers the report forgotten (undefined when there was none). Throws

@@ -68,11 +68,15 @@ export async function settleMessage(
 async function settleReport(message: ReportMessage, deps: SettleDeps) {
   const now = deps.now();
   checkReportSequence(message.body, now);
-  await deps.reports.recordReport(message.body, {
-    heardAt: now.toISOString(),
-    queuedAt: new Date(message.sentAt).toISOString(),
-  });
-  return `recorded report ${message.body.sequence} (${message.body.state}, revision ${message.body.revision})`;
+  await deps.reports.recordReport(
+    message.body,
+    { heardAt: now.toISOString(), queuedAt: new Date(message.sentAt).toISOString() },
+    message.by,
+  );
+  const { sequence, state, revision, health, revert } = message.body;
+  const healthNote = health ? `, ${health.state}` : '';
+  const revertNote = revert ? `, reverted to revision ${revert.to}${revert.ok ? '' : ' (failed)'}` : '';
+  return `recorded report ${sequence} (${state}, revision ${revision}${healthNote}${revertNote})`;
 }
 
 /**

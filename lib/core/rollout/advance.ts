@@ -1,3 +1,4 @@
+import { type HealthState, unhealthyStep } from '../control/health.ts';
 import { finished } from './claims.ts';
 import {
   failuresOf,
@@ -9,7 +10,10 @@ import {
 } from './record.ts';
 import { failuresBorne, shareText } from './waves.ts';
 
-/** What the control plane knows of one waiting node: its last report, and whether its host is connected. */
+/**
+ * What the control plane knows of one node: its last report, whether its host is connected, its
+ * health; and, for a node found unhealthy outside the wave in flight, which rollout holds it.
+ */
 export type NodeFacts = {
   readonly report?: {
     readonly revision: number;
@@ -20,6 +24,18 @@ export type NodeFacts = {
   readonly online?: boolean;
   /** false when the node has no completed enrolment: no host can answer for it. */
   readonly enrolled?: boolean;
+  /** Its host's last report of its health (lib/core/control/health.ts); absent from hosts before health. */
+  readonly health?: {
+    readonly state: HealthState;
+    readonly check: boolean;
+    /** The revision its host had applied when it judged. */
+    readonly revision: number;
+    readonly reason?: string | undefined;
+    /** While unhealthy: since when, by the control plane's clock. */
+    readonly unhealthySince?: string | undefined;
+  };
+  /** The rollout whose claim holds it, and the wave it was cut into: for a node found on the unhealthy list. */
+  readonly heldBy?: { readonly rollout: string; readonly wave: number };
 };
 
 export type Facts = ReadonlyMap<string, NodeFacts>;
@@ -54,8 +70,9 @@ export type Advanced = { readonly record: RolloutRecord; readonly decision: Deci
  * One step of a rollout, decided from its record and the facts about the wave in flight. Pure
  * and idempotent: asked twice with the same facts it answers the same, so a driver that dies
  * between deciding and writing only decides again. A wave ends when each of its nodes applied
- * the revision it was sent (or a later one) or failed; when its time runs out first, the nodes
- * that never answered count as failures. Failures are counted over the whole rollout, since the
+ * the revision it was sent (or a later one), healthy when its host has a check, or failed; when
+ * its time runs out first, the nodes that never answered count as failures. A node of the
+ * rollout that turns unhealthy after it applied, in this wave or one before, is a failure too. Failures are counted over the whole rollout, since the
  * bound is what the operator bears in all.
  */
 export function advance(record: RolloutRecord, facts: Facts, now: Date): Advanced {
@@ -68,7 +85,8 @@ export function advance(record: RolloutRecord, facts: Facts, now: Date): Advance
   if (!wave.nodes) throw new Error(`rollout ${record.id}: wave ${record.current + 1} read without its nodes`);
 
   let nodes = wave.nodes.map((n) => judged(n, facts.get(n.node)));
-  let current = withWave(record, { ...wave, nodes });
+  let current = withTurnedUnhealthy(withWave(record, { ...wave, nodes }), facts);
+  if (typeof current === 'string') return halt(withWave(record, { ...wave, nodes }), at, current);
   const over = overBound(current);
   if (over) return halt(current, at, over);
 
@@ -102,17 +120,61 @@ export function advance(record: RolloutRecord, facts: Facts, now: Date): Advance
 
 const unanswered = (n: NodeOutcome) => n.state === 'waiting' || n.state === 'offline';
 
-/** A waiting node's outcome from its facts: only a report of its revision (or later) answers. */
+/**
+ * A node's outcome from its facts: only a report of its revision (or later) answers. Applied
+ * answers when its host has no check (or reports no health), or when the check's verdict on that
+ * revision is healthy; unhealthy is a failure; a verdict still to come waits. A node that applied
+ * and then turned unhealthy fails too.
+ */
 function judged(n: NodeOutcome, facts: NodeFacts | undefined): NodeOutcome {
-  if (!unanswered(n) || n.revision === undefined) return n;
+  if (n.revision === undefined) return n;
+  const health = facts?.health;
+  const verdict = health?.check && health.revision >= n.revision ? health.state : undefined;
+  if (n.state === 'applied')
+    return verdict === 'unhealthy' ? { ...base(n), state: 'failed', step: unhealthyStep(health?.reason) } : n;
+  if (!unanswered(n)) return n;
   // sent what the wave released; it applies it when its host enrols, and is never waited on
   if (facts?.enrolled === false) return { ...base(n), state: 'skipped', step: 'never enrolled' };
   const report = facts?.report;
   if (report && report.revision >= n.revision && report.state !== 'applying') {
-    if (report.state === 'applied') return { ...base(n), state: 'applied' };
-    return { ...base(n), state: 'failed', step: report.step ?? 'failed' };
+    if (report.state === 'failed') return { ...base(n), state: 'failed', step: report.step ?? 'failed' };
+    if (!health?.check || verdict === 'healthy') return { ...base(n), state: 'applied' };
+    if (verdict === 'unhealthy') return { ...base(n), state: 'failed', step: unhealthyStep(health.reason) };
   }
   return { ...base(n), state: facts?.online === false ? 'offline' : 'waiting' };
+}
+
+/** How many nodes of earlier waves that turned unhealthy a record keeps; one more halts it. */
+export const maxTurnedUnhealthy = 100;
+
+/**
+ * The rollout's own nodes of waves that ended (by their claims) found unhealthy since their
+ * wave ended: each counts once as a failure, kept in the record's header, since their waves'
+ * nodes are not read by the step. Past `maxTurnedUnhealthy` the answer is why it halts.
+ */
+function withTurnedUnhealthy(record: RolloutRecord, facts: Facts): RolloutRecord | string {
+  const counted = new Set((record.turnedUnhealthy ?? []).map((n) => n.node));
+  const inFlight = new Set(record.waves[record.current]?.nodes?.map((n) => n.node));
+  const found: NodeOutcome[] = [];
+  for (const [node, fact] of facts) {
+    const { heldBy, health } = fact;
+    if (!heldBy || heldBy.rollout !== record.id || heldBy.wave >= record.current) continue;
+    if (counted.has(node) || inFlight.has(node) || health?.state !== 'unhealthy') continue;
+    const endedAt = record.waves[heldBy.wave]?.endedAt;
+    if (!endedAt || !health.unhealthySince || health.unhealthySince <= endedAt) continue;
+    found.push({ node, state: 'failed', step: unhealthyStep(health.reason) });
+  }
+  if (found.length === 0) return record;
+  const turnedUnhealthy = [
+    ...(record.turnedUnhealthy ?? []),
+    ...found.sort((a, b) => (a.node < b.node ? -1 : 1)),
+  ];
+  if (turnedUnhealthy.length > maxTurnedUnhealthy)
+    return `more than ${maxTurnedUnhealthy} nodes of waves already done turned unhealthy: ${found
+      .slice(0, 5)
+      .map((n) => `${n.node} ${n.step}`)
+      .join('; ')}`;
+  return { ...record, turnedUnhealthy };
 }
 
 const base = (n: NodeOutcome): NodeOutcome => ({
@@ -129,7 +191,10 @@ const withWave = (record: RolloutRecord, wave: Wave): RolloutRecord => ({
 
 /** The record only when something in it changed, so a wait that learnt nothing writes nothing. */
 const changed = (before: RolloutRecord, after: RolloutRecord, at: string): RolloutRecord =>
-  JSON.stringify(before.waves) === JSON.stringify(after.waves) ? before : { ...after, updatedAt: at };
+  JSON.stringify(before.waves) === JSON.stringify(after.waves) &&
+  before.turnedUnhealthy === after.turnedUnhealthy
+    ? before
+    : { ...after, updatedAt: at };
 
 /** Why the failures are past the bound, or undefined while they are within it. */
 function overBound(record: RolloutRecord, when?: string): string | undefined {

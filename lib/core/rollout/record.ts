@@ -117,6 +117,11 @@ export type RolloutRecord = {
    * nodes this one changed are taken over by it; this one is `undone` once it holds them all.
    */
   readonly undoneBy?: string;
+  /**
+   * Its own nodes of waves that ended that turned unhealthy since (advance.ts): each a failure,
+   * counted here once, as their waves' nodes are not read again.
+   */
+  readonly turnedUnhealthy?: readonly NodeOutcome[];
   /** Bumped by every write; a write holds only if the record is still at the version read. */
   readonly version: number;
 };
@@ -300,15 +305,18 @@ export function countsOf(record: RolloutRecord): Record<string, number> {
 
 export const sizeOf = (record: RolloutRecord) => record.waves.reduce((sum, w) => sum + tallyOf(w).size, 0);
 
-/** Failed and timed-out nodes in every wave sent. */
+/** Failed and timed-out nodes in every wave sent, and those of waves done that turned unhealthy. */
 export const failuresOf = (record: RolloutRecord) => {
   const counts = countsOf(record);
-  return (counts.failed ?? 0) + (counts['timed-out'] ?? 0);
+  return (counts.failed ?? 0) + (counts['timed-out'] ?? 0) + (record.turnedUnhealthy?.length ?? 0);
 };
 
-/** The first failures of the whole rollout, wave after wave: what a halt names. */
+/** The first failures of the whole rollout, wave after wave, then those that turned unhealthy: what a halt names. */
 export const firstFailures = (record: RolloutRecord) =>
-  record.waves.flatMap((w) => tallyOf(w).failed).slice(0, namedFailures);
+  [...record.waves.flatMap((w) => tallyOf(w).failed), ...(record.turnedUnhealthy ?? [])].slice(
+    0,
+    namedFailures,
+  );
 
 /** The nodes no wave has sent yet (of the waves held with their nodes): behind, left for a resume or another push. */
 export const notSent = (record: RolloutRecord) =>

@@ -18,6 +18,7 @@
  * | `module#<m>`  | `version#<m>#<version>`     | always; an assignment without a version counts under `-` |
  * | `delivery`    | `waiting-nodes`             | waitingRelations is over 0 (relations wait for an enrolment, as last sent) |
  * | `delivery`    | `waiting-relations`         | adds waitingRelations, not 1 |
+ * | `health`      | `health#<state>`            | state is `healthy`, `unhealthy` or `unknown` (the host's last report of its health) |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
  * them), counts nothing. The sum agrees with a full read because the stores write a node's other
@@ -50,6 +51,8 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return ['behind'];
     case 'delivery':
       return waitingRelationsIn(item) > 0 ? [waitingNodes] : [];
+    case 'health':
+      return typeof item.state === 'string' && healthCounted.has(item.state) ? [`health#${item.state}`] : [];
     case 'report':
       return [
         ...(isRevision(item.appliedRevision) ? [`applied#${item.appliedRevision}`] : []),
@@ -76,6 +79,8 @@ function versionsIn(modules: unknown): Array<[string, string]> {
     typeof version === 'string' ? version : noVersion,
   ]);
 }
+
+const healthCounted: ReadonlySet<string> = new Set(['healthy', 'unhealthy', 'unknown']);
 
 export const waitingNodes = 'waiting-nodes';
 export const waitingRelations = 'waiting-relations';

@@ -41,6 +41,12 @@ export type Summary = {
     }>;
   };
   /**
+   * Nodes by the health their hosts last reported (lib/core/control/health.ts): `unknown` is
+   * every other node, those whose host has no check, or reported none, or whose check has not
+   * passed yet since an apply.
+   */
+  readonly health: { readonly healthy: number; readonly unhealthy: number; readonly unknown: number };
+  /**
    * False when a change may be missing from the counters (the aggregator let a batch go, or a
    * rebuild is under way): the counts are then not to be trusted until `mesh summary rebuild`.
    */
@@ -103,6 +109,7 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
       (a, b) => compare(a.module, b.module) || compare(a.version ?? '', b.version ?? ''),
     ),
     ...waitingCounted(counters.get(waitingNodes) ?? 0, counters.get(waitingRelations) ?? 0),
+    health: healthCounts(counters),
     exact,
   };
 }
@@ -136,6 +143,7 @@ export function summaryFromFullRead(
       add(waitingNodes);
       counters.set(waitingRelations, (counters.get(waitingRelations) ?? 0) + status.waiting.relations);
     }
+    if (status.health) add(`health#${status.health.state}`);
     if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
     const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
     if (failed !== null) add(`failed#${failed}`);
@@ -149,6 +157,13 @@ export function summaryFromFullRead(
   for (const node of graph)
     for (const module of node.modules) add(`version#${module.module}#${module.version ?? noVersion}`);
   return summaryOf(counters, true);
+}
+
+/** Healthy and unhealthy as counted; unknown the rest of the nodes, reported so or not at all. */
+function healthCounts(counters: Deltas) {
+  const healthy = counters.get('health#healthy') ?? 0;
+  const unhealthy = counters.get('health#unhealthy') ?? 0;
+  return { healthy, unhealthy, unknown: Math.max(0, (counters.get('nodes') ?? 0) - healthy - unhealthy) };
 }
 
 /** Left out at zero, so a mesh with nothing waiting is summed as before waiting was counted. */

@@ -1,3 +1,4 @@
+import type { ReportedHealth, ReportedOutput, RevertCause } from '../../core/control/health.ts';
 import type { NodeSignal, SignalChannel } from '../../core/signal/channel.ts';
 
 /** What the host agent needs from the control plane, from the broker and from the machine it runs on. */
@@ -18,6 +19,17 @@ export type HostReport = {
   readonly step?: string;
   /** With applied and failed: the declaration's modules and their versions. */
   readonly modules?: Readonly<Record<string, string | null>>;
+  /** The node's health as the agent sees it now: every report carries it. */
+  readonly health?: ReportedHealth;
+  /** The ends of the apply command's stderr and the check's output, secrets redacted. */
+  readonly output?: ReportedOutput;
+  /** With failed: the agent gave the revision up and applied its last good one again. */
+  readonly revert?: {
+    readonly to: number;
+    readonly cause: RevertCause;
+    readonly ok: boolean;
+    readonly modules?: Readonly<Record<string, string | null>>;
+  };
   readonly sentAt: string;
 };
 
@@ -28,11 +40,25 @@ export interface ControlPlane {
   sendReport(report: HostReport): Promise<void>;
 }
 
-export type ApplyResult = { readonly ok: true } | { readonly ok: false; readonly reason: string };
+/** `output`: the end of the apply command's stderr, as it wrote it (redacted before it leaves the node). */
+export type ApplyResult = ({ readonly ok: true } | { readonly ok: false; readonly reason: string }) & {
+  readonly output?: string;
+};
 
 /** Runs the operator's apply command on a declaration file. */
 export interface Applier {
   apply(declarationPath: string, revision: number, signal: AbortSignal): Promise<ApplyResult>;
+}
+
+/**
+ * One run of the operator's check command: healthy when it exited 0. `reason` says how it ended
+ * when not (`the check exited 1`, `timed out after 10 s`); `output` is the end of what it wrote.
+ */
+export type CheckResult = { readonly healthy: boolean; readonly reason: string; readonly output: string };
+
+/** Runs the operator's check command on the declaration applied (`mesh-host run --check`). */
+export interface HealthCheck {
+  check(declarationPath: string, revision: number, signal: AbortSignal): Promise<CheckResult>;
 }
 
 export type OpenedDeclaration =
@@ -49,6 +75,19 @@ export type AgentState = {
   readonly appliedEtag?: string;
   readonly appliedRevision?: number;
   readonly lastSequence: number;
+  /**
+   * A revision the agent gave up and went back from (`--revert-on-failure`,
+   * `--revert-after-cutoff`): never applied again; the next revision sent is.
+   */
+  readonly revertedEtag?: string;
+};
+
+/** The last declaration that was applied and healthy (or applied, with no check): what a revert applies again. */
+export type GoodDeclaration = {
+  readonly revision: number;
+  readonly etag: string;
+  /** As the apply command was handed it: secrets opened. */
+  readonly body: string;
 };
 
 export interface AgentStateStore {
@@ -56,6 +95,12 @@ export interface AgentStateStore {
   save(state: AgentState): Promise<void>;
   /** Writes the declaration where the apply command reads it, atomically; returns its path. */
   writeDeclaration(body: string): Promise<string>;
+  /** Where the apply command's declaration is written, and what was last written there (none before the first). */
+  readDeclaration(): Promise<{ readonly path: string; readonly body: string | undefined }>;
+  /** Keeps the last good declaration (atomically, mode 0600, beside the declaration). */
+  keepGood(good: GoodDeclaration): Promise<void>;
+  /** The last good declaration kept; undefined when none is, or it cannot be read. */
+  lastGood(): Promise<GoodDeclaration | undefined>;
 }
 
 export type SignalHandlers = {
