@@ -9,6 +9,7 @@ import type { Summary } from '../lib/core/summary/summary.ts';
 import {
   addAndEnrol,
   appliedAsSent,
+  appliedVersion,
   type Bed,
   checkHook,
   eventually,
@@ -36,7 +37,8 @@ const appliedLog = (bed: Bed, node: string) =>
  * is still in flight when web-1, of the wave before, turns unhealthy: the rollout halts on it,
  * and `mesh status --unhealthy` names web-1. web-3 carries `api` and runs with
  * `--revert-on-failure`: `api 3.0-broken` never passes its check, so web-3 goes back to the last
- * revision that was applied and healthy, and says so, audited.
+ * revision that was applied and healthy, and says so, audited. The upgrade runs with
+ * `--auto-undo`: its halt takes it back, web-1 and web-2 sent web 1.0 again in its waves.
  */
 it('a node whose check fails after an apply turns unhealthy and halts its rollout; a host with --revert-on-failure goes back to its last good revision', () =>
   inBed('hosts-with-checks', async (bed) => {
@@ -52,6 +54,11 @@ it('a node whose check fails after an apply turns unhealthy and halts its rollou
     bed.startHost('web-1', { args: checked });
     bed.startHost('web-2', { args: checked });
     bed.startHost('web-3', { args: [...checked, '--revert-on-failure'] });
+    // web at 1.0 first: the version an undo of the next upgrade sets back
+    await expectOk(bed.mesh('upgrade', 'web', '1.0'), 'mesh upgrade web 1.0');
+    await eventually('web-1 and web-2 at web 1.0', () =>
+      ['web-1', 'web-2'].every((node) => appliedVersion(bed, node, 'web') === '1.0') ? true : undefined,
+    );
     await expectOk(bed.mesh('push', '--behind'), 'mesh push --behind');
     await appliedAsSent(bed, ['web-1', 'web-2', 'web-3']);
     await eventually('the three hosts to report healthy', async () => {
@@ -63,7 +70,16 @@ it('a node whose check fails after an apply turns unhealthy and halts its rollou
     const good = (await statusOf(bed)).get('web-3')?.appliedRevision;
 
     // A change that dies 10 s after it is applied halts the rollout it came in, from a later wave.
-    const sick = await bed.mesh('upgrade', 'web', '2.0-sick', '--waves', '1,100%', '--max-failures', '0');
+    const sick = await bed.mesh(
+      'upgrade',
+      'web',
+      '2.0-sick',
+      '--waves',
+      '1,100%',
+      '--max-failures',
+      '0',
+      '--auto-undo',
+    );
     expect({ exit: sick.code, output: sick.output }).toMatchObject({ exit: ExitCode.rolloutHalted });
     const halted = sick.json as RolloutRecord;
     expect(halted.reason).toMatch(
@@ -91,8 +107,25 @@ it('a node whose check fails after an apply turns unhealthy and halts its rollou
     const summary = await expectOk(bed.mesh('status', '--summary'), 'mesh status --summary');
     expect((summary.json as Summary).health.unhealthy).toBeGreaterThanOrEqual(1);
     const rollout = await bed.meshText('rollout', 'show', halted.id);
-    expect(rollout.code).toBe(ExitCode.rolloutHalted);
     expect(rollout.output).toContain('web-1 failed at unhealthy: web 2.0-sick');
+
+    // --auto-undo: the halt asks for its undo, which sends web-1 and web-2 web 1.0 again in the
+    // upgrade's own waves; web-1 applies it and its check passes again
+    const undone = await eventually('the upgrade undone by its --auto-undo', async () => {
+      const record = await bed.api().call<RolloutRecord>('GET', `/rollouts/${halted.id}`);
+      return record.state === 'undone' && record.undoneBy ? record : undefined;
+    });
+    await eventually('the undo rollout done', async () => {
+      const record = await bed.api().call<RolloutRecord>('GET', `/rollouts/${undone.undoneBy}`);
+      return record.state === 'done' ? record : undefined;
+    });
+    expect(['web-1', 'web-2'].map((node) => appliedVersion(bed, node, 'web'))).toEqual(['1.0', '1.0']);
+    await eventually('web-1 healthy again on web 1.0', async () =>
+      (await statusOf(bed)).get('web-1')?.health?.state === 'healthy' ? true : undefined,
+    );
+    const undoneShown = await bed.meshText('rollout', 'show', halted.id);
+    expect(undoneShown.code).toBe(ExitCode.rolloutUndone);
+    expect(undoneShown.output).toContain(`undone by rollout ${undone.undoneBy}`);
 
     // A change that never passes its check: the host goes back to the last good revision.
     await expectOk(bed.mesh('upgrade', 'api', '3.0-broken'), 'mesh upgrade api 3.0-broken');

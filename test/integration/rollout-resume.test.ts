@@ -103,8 +103,9 @@ describe('a rollout across a restart of the local runtime', () => {
       resourcePrefix: `overlap-${Date.now()}`,
     });
     try {
+      // enrolled, so the holder waits for their reports: a wave skips a node that never enrolled
       for (const node of ['oa', 'ob', 'oc']) {
-        await runtime.parts.meshService.addNode(node, {}, localActor());
+        await addEnrolledNode(runtime.parts, node);
         await runtime.parts.meshService.assign(node, 'web', null, localActor());
       }
       const held = await runMesh(runtime.url, [

@@ -118,7 +118,8 @@ export const isReleasing = (record: Pick<RolloutRecord, 'releasing'>) =>
  * time; a claim the undo holds now is left (`claimedByThis`).
  */
 export function undone(record: RolloutRecord, now: string): RolloutRecord {
-  const reason = `undone by rollout ${record.undoneBy ?? '?'}: the nodes it changed are sent what they had before`;
+  const before = record.reason ? ` (it was ${record.state}: ${record.reason})` : '';
+  const reason = `undone by rollout ${record.undoneBy ?? '?'}: the nodes it changed are sent what they had before${before}`;
   const releasing = holdsNodes(record.state)
     ? record.state === 'claiming'
       ? claimedSoFar(record, claimsPerStep)
