@@ -332,7 +332,12 @@ export function registerRolloutCommands(program: Command): void {
           if (!id.success) return usage(output, id.error);
           const record = await api.call<RolloutAnswer>('POST', `/rollouts/${id.data}/${verb}`, {});
           if (verb === 'resume' && options.wait) return followRollout(api, output, record.id);
-          output.line(`rollout ${record.id} ${record.state}`);
+          const left = notSentOf(record);
+          output.line(
+            verb === 'abort' && left > 0
+              ? `rollout ${record.id} aborted: nothing more is sent; the ${left} node${left === 1 ? '' : 's'} it never sent keep what they have${record.origin.kind === 'upgrade' ? ` (an upgrade sets a wave's version only as it sends it)` : ', and none is behind: no push sends them its change'}`
+              : `rollout ${record.id} ${record.state}`,
+          );
           output.result(record);
           return ExitCode.ok;
         }),
