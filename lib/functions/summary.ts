@@ -13,10 +13,11 @@ export const summaryFunctions = [
   {
     name: 'mesh-summary',
     purpose:
-      'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers, applied and failed per module version',
+      'the counts of the mesh: nodes, enrolled, online, behind, applied and failed per revision, carriers, applied and failed per module version; and what holds nodes back',
     trigger: 'api',
     route: { method: 'GET', path: '/summary', auth: 'operator', role: 'viewer' },
-    access: ['summary:read'],
+    // inventory:read for the rollouts holding nodes and the freezes in force (hold-reader.ts)
+    access: ['summary:read', 'inventory:read'],
     handler: meshSummaryHandler,
   },
   {
