@@ -1,3 +1,4 @@
+import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -340,3 +341,31 @@ const grantKey = (p: Pick<Provision, 'providerModule' | 'consumerNode' | 'consum
   `${p.providerModule}<${p.consumerNode}/${p.consumerModule}`;
 const dependentKey = (consumerNode: string, r: Pick<Relation, 'consumerModule' | 'providerModule'>) =>
   `${r.providerModule}<${consumerNode}/${r.consumerModule}`;
+
+/**
+ * Each consumer's provision, as last sent, whose provider (a node that still exists) was not sent
+ * the matching grant: what a wave, or a hold, must never add. A node removed and added again was
+ * never sent: the removed one's declaration went with it.
+ */
+export function splitRelations(store: MemoryMeshStore): string[] {
+  const sent = (node: string) => {
+    const canonical = store.nodes.get(node)?.sent ? store.deliveries.get(node) : undefined;
+    return canonical ? (JSON.parse(canonical) as Declaration) : undefined;
+  };
+  const split: string[] = [];
+  for (const node of store.nodes.keys()) {
+    for (const p of sent(node)?.provisions ?? []) {
+      if (p.provider.node === node || !store.nodes.has(p.provider.node)) continue;
+      const grants = sent(p.provider.node)?.grants ?? [];
+      const matched = grants.some(
+        (g) =>
+          g.module === p.provider.module &&
+          g.consumer.node === node &&
+          g.consumer.module === p.module &&
+          g.fingerprint === p.fingerprint,
+      );
+      if (!matched) split.push(`${node}/${p.module} -> ${p.provider.node}/${p.provider.module}`);
+    }
+  }
+  return split;
+}

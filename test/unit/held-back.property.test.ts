@@ -16,7 +16,7 @@ import type { RolloutFacts } from '../../lib/core/rollout/ports.ts';
 import { Rollouts } from '../../lib/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
 import { MemoryFreezeStore, MemoryHoldReader } from '../support/memory-holds.ts';
-import { MemoryMeshStore, testSealing } from '../support/memory-mesh-store.ts';
+import { MemoryMeshStore, splitRelations, testSealing } from '../support/memory-mesh-store.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 import { unsealedMint } from '../support/sealing.ts';
 
@@ -194,26 +194,6 @@ const declarationOf = (m: Model, node: string) => {
   const canonical = m.store.deliveries.get(node);
   return canonical === undefined ? undefined : (JSON.parse(canonical) as Declaration);
 };
-
-/** Each consumer's provision whose provider (still here) was not sent the matching grant. */
-function splitRelations(m: Model): string[] {
-  const split: string[] = [];
-  for (const node of m.store.nodes.keys()) {
-    for (const p of declarationOf(m, node)?.provisions ?? []) {
-      if (p.provider.node === node || !m.store.nodes.has(p.provider.node)) continue;
-      const grants = declarationOf(m, p.provider.node)?.grants ?? [];
-      const matched = grants.some(
-        (g) =>
-          g.module === p.provider.module &&
-          g.consumer.node === node &&
-          g.consumer.module === p.module &&
-          g.fingerprint === p.fingerprint,
-      );
-      if (!matched) split.push(`${node}/${p.module} -> ${p.provider.node}/${p.provider.module}`);
-    }
-  }
-  return split;
-}
 
 const sentRevisions = (m: Model) =>
   new Map(nodes.map((node) => [node, m.store.nodes.get(node)?.sent?.revision ?? 0]));
@@ -480,7 +460,7 @@ describe('held back means held back (model)', () => {
             const moving = movers(m, step, ids);
             const held = await heldNow(m);
             const sentBefore = sentRevisions(m);
-            const splitBefore = new Set(splitRelations(m));
+            const splitBefore = new Set(splitRelations(m.store));
             await run(m, step, coverage, aborted);
             const heldAfter = await heldNow(m);
             const sentAfter = sentRevisions(m);
@@ -495,7 +475,7 @@ describe('held back means held back (model)', () => {
                 sent: true,
               });
             }
-            const split = splitRelations(m).filter((relation) => !splitBefore.has(relation));
+            const split = splitRelations(m.store).filter((relation) => !splitBefore.has(relation));
             expect({ step, split }).toEqual({ step, split: [] });
             // a push, a flush or an enrolment's flush; a later rollout of the module is another act
             for (const { version, unsent } of aborted)

@@ -1,12 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import { Pusher } from '../../lib/core/mesh/push.ts';
 import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
 import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
 import { advance } from '../../lib/core/rollout/advance.ts';
 import { newRollout, type RolloutRecord, waveSent } from '../../lib/core/rollout/record.ts';
-import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
+import { MemoryMeshStore, splitRelations } from '../support/memory-mesh-store.ts';
 import {
   emptyCoverage,
   type ModelWorld,
@@ -37,35 +36,6 @@ async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): 
 
 function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {
   return memoryModelWorld(store, (request) => run(pusher, request));
-}
-
-/**
- * Each consumer's provision whose provider (a node that still exists) was not sent the matching
- * grant. A removal can leave one before any rollout (a provider removed with --cascade, its name
- * added again): a wave must add none.
- */
-function splitRelations(store: MemoryMeshStore): string[] {
-  const sent = (node: string) => {
-    // a node removed and added again was never sent: the removed one's declaration went with it
-    const canonical = store.nodes.get(node)?.sent ? store.deliveries.get(node) : undefined;
-    return canonical ? (JSON.parse(canonical) as Declaration) : undefined;
-  };
-  const split: string[] = [];
-  for (const node of store.nodes.keys()) {
-    for (const p of sent(node)?.provisions ?? []) {
-      if (p.provider.node === node || !store.nodes.has(p.provider.node)) continue;
-      const grants = sent(p.provider.node)?.grants ?? [];
-      const matched = grants.some(
-        (g) =>
-          g.module === p.provider.module &&
-          g.consumer.node === node &&
-          g.consumer.module === p.module &&
-          g.fingerprint === p.fingerprint,
-      );
-      if (!matched) split.push(`${node}/${p.module} -> ${p.provider.node}/${p.provider.module}`);
-    }
-  }
-  return split;
 }
 
 const consistent: Step = { kind: 'push', node: undefined, full: true, maxRounds: 50 };
