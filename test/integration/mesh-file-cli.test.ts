@@ -59,6 +59,15 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     expect(exported.stdout).toContain('web-3:');
   });
 
+  it('prunes through the admin’s route: mesh apply --prune removes what the file drops (issue 36, finding 2)', async () => {
+    const fewer = file('fewer.yaml', meshFile.replace('web-[1-3]', 'web-[1-2]'));
+    const pruned = await mesh(['apply', '-f', fewer, '--prune', '--allow-mass-removal', '--json']);
+    expect(pruned.code).toBe(ExitCode.ok);
+    expect((JSON.parse(pruned.stdout) as { removed: { nodes: number } }).removed.nodes).toBe(1);
+    const back = await mesh(['apply', '-f', file('mesh-again.yaml', meshFile)]);
+    expect(back.code).toBe(ExitCode.ok);
+  });
+
   it('writes one 0600 token file per node not enrolled, printing no token; a second run finds none lapsed', async () => {
     const out = join(folder, 'tokens');
     const issued = await mesh(['token', 'issue', '--unenrolled', '--out-dir', out]);

@@ -101,19 +101,33 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
   });
 
 /**
- * POST /mesh/apply: plans and applies what fits the request's time. When that is not all, the
- * rest goes on as an apply job (docs/mesh-file.md, "An apply as a job"): the answer says
- * `complete: false` with the part's progress and the job's id, and the apply flow carries on.
+ * POST /mesh/apply and POST /mesh/apply/prune: plans and applies what fits the request's time.
+ * When that is not all, the rest goes on as an apply job (docs/mesh-file.md, "An apply as a
+ * job"): the answer says `complete: false` with the part's progress and the job's id, and the
+ * apply flow carries on.
+ *
+ * A prune removes nodes as `DELETE /nodes/{node}` does, and a node applied again after is a new,
+ * unenrolled one: a disenrolment. Both are an admin's, so a prune has a route of its own, with
+ * the admin's role (lib/functions/mesh.ts): on AWS IAM refuses it to an operator before the
+ * function runs, and the operator's route refuses `prune` in its body before anything is read.
  */
-export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, route: 'apply' | 'prune') =>
   edge(deps, async (event, context) => {
     const body = parseBody(event, applyBody, meshFileBodyBytes);
+    if (route === 'apply' && body.prune === true) throw pruneNeedsAdmin();
+    if (route === 'prune' && body.prune === false)
+      throw new Problem(
+        400,
+        'invalid_request',
+        'POST /mesh/apply/prune prunes: leave prune out, or apply without it on POST /mesh/apply',
+      );
     const timed = typeof context?.getRemainingTimeInMillis === 'function';
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
     const { outcome, job } = await applyOrStartJob(deps, {
       ...body,
+      prune: route === 'prune',
       ...(until ? { until } : {}),
       by: actorOf(event),
     });
@@ -123,6 +137,21 @@ export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFi
       { 'mesh-revision': outcome.plan.revision },
     );
   });
+
+const pruneNeedsAdmin = () =>
+  new Problem(
+    403,
+    'prune_needs_admin',
+    'a prune removes nodes and their enrolment, which is an admin’s: send it to POST /mesh/apply/prune (mesh apply --prune), which needs MeshAdmin',
+  );
+
+/** POST /mesh/apply: the operator's apply, which adds and changes and never removes. */
+export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+  applyHandler(deps, 'apply');
+
+/** POST /mesh/apply/prune: the admin's apply, which also removes what the file does not hold. */
+export const meshApplyPruneHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+  applyHandler(deps, 'prune');
 
 export const applyJobPath = z.strictObject({
   id: z.string().regex(applyJobIdPattern, 'an apply job id looks like 20260722T101500123Z-4f2a9c'),
