@@ -160,7 +160,8 @@ function problemsOf(issue: z.core.$ZodIssue, problem: Problem): MeshFileProblem[
     return [problem('bad-version', path, 'version must be 1, the only version of the mesh file')];
   if (issue.code === 'invalid_type' && path.at(-2) === 'labels')
     return [problem('bad-label', path, 'a label value is a string: quote numbers and booleans ("1")')];
-  const code = issue.code === 'invalid_format' ? codeAt(path, false) : 'invalid';
+  const code =
+    issue.code === 'invalid_format' ? codeAt(path, false) : path[0] === 'tests' ? 'bad-test' : 'invalid';
   return [problem(code, path, issue.message)];
 }
 
