@@ -248,11 +248,16 @@ export const cliLines = {
     'error',
     ({ subject, seq, problem, says }) => `${subject} record ${seq} ${problem}: ${says}`,
   ),
-  auditVerified: codedLine<{ readonly chains: number; readonly records: number; readonly findings: number }>(
+  auditVerified: codedLine<{
+    readonly chains: number;
+    readonly records: number;
+    readonly indexed: number;
+    readonly findings: number;
+  }>(
     'audit.verified',
     'info',
-    ({ chains, records, findings }) =>
-      `${chains} chains, ${records.toLocaleString('en')} records: ${findings === 0 ? 'intact' : `${findings} findings`}`,
+    ({ chains, records, indexed, findings }) =>
+      `${chains} chains, ${records.toLocaleString('en')} records, ${indexed.toLocaleString('en')} listed by day: ${findings === 0 ? 'intact' : `${findings} findings`}`,
   ),
   consoleStopped: codedLine<{ readonly signal: string }>(
     'console.stopped',

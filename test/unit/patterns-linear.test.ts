@@ -118,7 +118,9 @@ describe('the mesh file’s test patterns (POST /mesh/plan, a viewer’s route)'
     expect(meter.steps).toBeGreaterThan(0);
     expect(meter.steps).toBeLessThanOrEqual(3 * (63 + 63));
     const long = { steps: 0 };
-    expect(globMatcher(`${'a*'.repeat(32)}b/x`.split('/')[0] as string)('a'.repeat(100_000), long)).toBe(false);
+    expect(globMatcher(`${'a*'.repeat(32)}b/x`.split('/')[0] as string)('a'.repeat(100_000), long)).toBe(
+      false,
+    );
     expect(long.steps).toBeLessThanOrEqual(3 * (100_000 + 65));
   });
 

@@ -11,7 +11,14 @@ import {
 import { type AuditRecord, nodeSubject } from '../../core/audit/record.ts';
 import { ChainCheck, type ChainFinding } from '../../core/audit/verify.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { auditChainsPartition, auditDayPartition, auditPartition, headFrom, headKey } from './audit-trail.ts';
+import {
+  auditChainsPartition,
+  auditDayPartition,
+  auditIndexKeys,
+  auditPartition,
+  headFrom,
+  headKey,
+} from './audit-trail.ts';
 import { type Item, TableStore, type TableStoreOptions } from './requests.ts';
 
 const store = 'the audit trail';
@@ -105,51 +112,141 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
 
   /**
    * Every chain, one after the other, each a page at a time in the order of its places: memory
-   * holds one page and one record per chain, however long the trail.
+   * holds one page and one record per chain, however long the trail. Then the other way round:
+   * every record the day index lists, each of whose chain must be in the list of chains, so a
+   * chain taken off the list (the one item that says verify should walk it) is named. A record
+   * kept without the index keys of its time and place (which `mesh audit` reads by) is named as
+   * its chain is walked. A page answers `next` where the next one starts: a chain's subject in the
+   * first walk, `days:<day>[:<key>]` in the second.
    */
   async verify(range: VerifyRange = {}): Promise<AuditVerdict> {
     const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
-    const findings: ChainFinding[] = [];
-    let findingCount = 0;
-    let chains = 0;
-    let records = 0;
+    const verdict = { chains: 0, records: 0, indexed: 0, findingCount: 0, findings: [] as ChainFinding[] };
     const note = (found: readonly ChainFinding[]) => {
-      findingCount += found.length;
-      findings.push(...found.slice(0, Math.max(0, findingsShown - findings.length)));
+      verdict.findingCount += found.length;
+      verdict.findings.push(...found.slice(0, Math.max(0, findingsShown - verdict.findings.length)));
     };
+    const outOfTime = () => range.until !== undefined && Date.now() > range.until;
     const after = range.after;
-    let done: string | undefined;
+    if (after === undefined || !after.startsWith(daysCursor)) {
+      let done: string | undefined;
+      for await (const chain of this.#pages({
+        TableName: this.tableName,
+        KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: {
+          ':pk': auditChainsPartition,
+          ...(after === undefined ? {} : { ':after': after }),
+        },
+        ConsistentRead: true,
+      })) {
+        const subject = String(chain.subject);
+        if (verdict.chains > 0 && outOfTime()) return { ...verdict, ...(done ? { next: done } : {}) };
+        const { Item } = await askStore(store, () =>
+          this.client.send(
+            new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
+          ),
+        );
+        const check = new ChainCheck(subject, headFrom(Item), nowSeconds);
+        for await (const item of this.#pages({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
+          ExpressionAttributeValues: { ':pk': auditPartition(subject), ':rec': 'rec#' },
+          ConsistentRead: true,
+        })) {
+          const place = Number(String(item.sk).slice(4));
+          const record = recordOf(item);
+          note(check.add(place, record));
+          note(indexFindings(item, record, place));
+        }
+        note(check.end());
+        verdict.chains += 1;
+        verdict.records += check.records;
+        done = String(chain.sk);
+      }
+      // The chains walked, the index is walked next: on this page if there is time, else the next.
+      if (outOfTime()) return { ...verdict, next: daysCursor };
+    }
+    return this.#crossCheckDays(verdict, note, after?.startsWith(daysCursor) ? after : daysCursor, outOfTime);
+  }
+
+  /**
+   * The second walk: every day of the retention, newest first, on gsi1; each record listed must be
+   * of a chain in the list of chains. The list is read once a page (one Query, a few bytes a
+   * chain); a chain missing from it is named once, at the first of its records the walk meets.
+   */
+  async #crossCheckDays(
+    verdict: {
+      chains: number;
+      records: number;
+      indexed: number;
+      findingCount: number;
+      findings: ChainFinding[];
+    },
+    note: (found: readonly ChainFinding[]) => void,
+    cursor: string,
+    outOfTime: () => boolean,
+  ): Promise<AuditVerdict> {
+    const listed = new Set<string>();
     for await (const chain of this.#pages({
       TableName: this.tableName,
-      KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
-      ExpressionAttributeValues: {
-        ':pk': auditChainsPartition,
-        ...(after === undefined ? {} : { ':after': after }),
-      },
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': auditChainsPartition },
       ConsistentRead: true,
-    })) {
-      const subject = String(chain.subject);
-      if (chains > 0 && range.until !== undefined && Date.now() > range.until)
-        return { chains, records, findings, findingCount, ...(done ? { next: done } : {}) };
-      const { Item } = await askStore(store, () =>
-        this.client.send(
-          new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
-        ),
-      );
-      const check = new ChainCheck(subject, headFrom(Item), nowSeconds);
-      for await (const item of this.#pages({
+    }))
+      listed.add(String(chain.sk));
+    const named = new Set<string>();
+    const floor = this.#oldestDay(undefined);
+    const at = daysAt(cursor);
+    let day = at.day ?? dayOf(new Date(this.now()));
+    let start = at.start;
+    while (day >= floor) {
+      if (outOfTime() && (verdict.indexed > 0 || verdict.chains > 0))
+        return { ...verdict, next: daysCursorOf(day, start) };
+      const { Items = [], LastEvaluatedKey } = await this.#query({
         TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
-        ExpressionAttributeValues: { ':pk': auditPartition(subject), ':rec': 'rec#' },
-        ConsistentRead: true,
-      }))
-        note(check.add(Number(String(item.sk).slice(4)), recordOf(item)));
-      note(check.end());
-      chains += 1;
-      records += check.records;
-      done = String(chain.sk);
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :day',
+        ExpressionAttributeValues: { ':day': auditDayPartition(day) },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      for (const item of Items) {
+        // the refusals' counters share the index, outside every chain (audit-refusals.ts)
+        if (!String(item.sk).startsWith('rec#')) continue;
+        verdict.indexed += 1;
+        const subject = String(item.subject);
+        if (listed.has(subject) || named.has(subject)) continue;
+        // A chain begun since the list was read is listed by now: asked again, strongly.
+        if (await this.#listed(subject)) {
+          listed.add(subject);
+          continue;
+        }
+        named.add(subject);
+        note([
+          {
+            subject,
+            seq: Number(item.seq),
+            problem: 'hidden',
+            says: 'its chain is not in the list of chains (audit#chains), so verify would not walk it: the list was edited',
+          },
+        ]);
+      }
+      start = LastEvaluatedKey;
+      if (!start) day = dayBefore(day);
     }
-    return { chains, records, findings, findingCount };
+    return verdict;
+  }
+
+  async #listed(subject: string): Promise<boolean> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: auditChainsPartition, sk: subject },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return Item !== undefined;
   }
 
   async *#pages(input: QueryCommandInput): AsyncGenerator<Item> {
@@ -177,6 +274,44 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
 export function recordOf(item: Item): AuditRecord {
   const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, count, ...record } = item;
   return (count === undefined ? record : { ...record, details: { count } }) as AuditRecord;
+}
+
+/**
+ * A record's index keys against those of its time and place (audit-trail.ts, `auditIndexKeys`):
+ * without them `mesh audit` cannot list it, and they are outside its hash.
+ */
+function indexFindings(item: Item, record: AuditRecord, place: number): ChainFinding[] {
+  // a record moved to another place is named reordered; its keys are those of what it holds
+  const wanted = auditIndexKeys(record);
+  if (item.gsi1pk === wanted.gsi1pk && item.gsi1sk === wanted.gsi1sk) return [];
+  return [
+    {
+      subject: record.subject,
+      seq: place,
+      problem: 'hidden',
+      says: 'its index keys are not those of its time and place, so mesh audit does not list it',
+    },
+  ];
+}
+
+/** Where the second walk of verify starts: `days:`, then a day and the index key a page ended on. */
+const daysCursor = 'days:';
+const daysCursorOf = (day: string, start: Item | undefined) =>
+  `${daysCursor}${day}${start ? `:${Buffer.from(JSON.stringify(start)).toString('base64url')}` : ''}`;
+
+function daysAt(cursor: string): { readonly day?: string; readonly start?: Item } {
+  const [day, key] = cursor.slice(daysCursor.length).split(':');
+  if (!day) return {};
+  if (!/^\d{4}-\d\d-\d\d$/.test(day))
+    throw new AuditCursorError('the cursor is not one this API gave: start again without it');
+  if (key === undefined) return { day };
+  try {
+    const start = JSON.parse(Buffer.from(key, 'base64url').toString('utf8')) as Item;
+    if (Object.values(start).every((part) => typeof part === 'string')) return { day, start };
+  } catch {
+    // not one of ours: below
+  }
+  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
 }
 
 const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });

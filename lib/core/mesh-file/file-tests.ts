@@ -11,7 +11,8 @@ import { type FileTest, modulePattern } from './schema.ts';
  * a pattern that matches nothing is a typo more often than a truth.
  */
 
-const isNameChar = (char: string) => (char >= 'a' && char <= 'z') || (char >= '0' && char <= '9') || char === '-';
+const isNameChar = (char: string) =>
+  (char >= 'a' && char <= 'z') || (char >= '0' && char <= '9') || char === '-';
 
 /**
  * A `*` matches any run of name characters; the rest of a pattern is literal. Matched without

@@ -84,7 +84,9 @@ export const modulePattern = z
     /^(?=[a-z0-9*-]{1,63}\/)(?:[a-z0-9-]*\*){0,4}[a-z0-9-]*\/(?=[a-z0-9*-]{1,63}$)(?:[a-z0-9-]*\*){0,4}[a-z0-9-]*$/,
     'a pattern is NODE/MODULE, each a name or a glob with * of at most 63 characters and at most 4 *',
   )
-  .describe('NODE/MODULE with * matching any run of name characters; each side at most 63 characters and 4 *');
+  .describe(
+    'NODE/MODULE with * matching any run of name characters; each side at most 63 characters and 4 *',
+  );
 
 /** Most tests in one file: each is checked against every node, so their number bounds what a plan costs. */
 export const maxFileTests = 100;
