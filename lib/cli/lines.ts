@@ -118,6 +118,17 @@ export const cliLines = {
     const next = remainingNodes.length > 0 ? ` (next: ${remainingNodes.slice(0, 3).join(', ')}…)` : '';
     return `applied part ${part}: ${touched} nodes written so far, ${remaining} remain${next}; ${items} items in ${transactions} transactions so far; continuing…`;
   }),
+  applyInterrupted: codedLine<{ readonly job: string; readonly touched: number; readonly reason: string }>(
+    'apply.interrupted',
+    'warn',
+    ({ job, touched, reason }) =>
+      `the request wrote part of the apply (${touched} nodes) before its store could not be asked (${reason}): apply job ${job} goes on with the rest once the store is back`,
+  ),
+  applyJobUnread: codedLine<{ readonly job: string; readonly reason: string }>(
+    'apply.job-unread',
+    'warn',
+    ({ job, reason }) => `apply job ${job} cannot be read now (${reason}); asking again`,
+  ),
   applyJob: codedLine<{ readonly job: string }>(
     'apply.job',
     'info',

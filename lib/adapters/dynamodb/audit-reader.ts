@@ -1,5 +1,4 @@
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { AuditCursorError } from '../../core/audit/errors.ts';
 import {
   type AuditPage,
   type AuditQuery,
@@ -12,9 +11,21 @@ import { type AuditRecord, nodeSubject } from '../../core/audit/record.ts';
 import { ChainCheck, type ChainFinding } from '../../core/audit/verify.ts';
 import { askStore } from '../../core/unavailable.ts';
 import {
+  cursorAt,
+  cursorOf,
+  dayBefore,
+  dayMs,
+  dayOf,
+  daysAt,
+  daysCursor,
+  daysCursorOf,
+  indexFindings,
+  indexKeyOf,
+  keyOf,
+} from './audit-cursors.ts';
+import {
   auditChainsPartition,
   auditDayPartition,
-  auditIndexKeys,
   auditPartition,
   headFrom,
   headKey,
@@ -26,9 +37,6 @@ const store = 'the audit trail';
 const queriesPerPage = 16;
 /** What a filtered query reads at once: the filter is applied here, after the read. */
 const filteredReadLimit = 500;
-const dayMs = 24 * 3600 * 1000;
-
-type Cursor = { readonly day?: string; readonly start?: Item };
 
 /**
  * The audit trail read back (audit-trail.ts has the layout). `--node` is one Query of the node's
@@ -274,67 +282,4 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
 export function recordOf(item: Item): AuditRecord {
   const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, count, ...record } = item;
   return (count === undefined ? record : { ...record, details: { count } }) as AuditRecord;
-}
-
-/**
- * A record's index keys against those of its time and place (audit-trail.ts, `auditIndexKeys`):
- * without them `mesh audit` cannot list it, and they are outside its hash.
- */
-function indexFindings(item: Item, record: AuditRecord, place: number): ChainFinding[] {
-  // a record moved to another place is named reordered; its keys are those of what it holds
-  const wanted = auditIndexKeys(record);
-  if (item.gsi1pk === wanted.gsi1pk && item.gsi1sk === wanted.gsi1sk) return [];
-  return [
-    {
-      subject: record.subject,
-      seq: place,
-      problem: 'hidden',
-      says: 'its index keys are not those of its time and place, so mesh audit does not list it',
-    },
-  ];
-}
-
-/** Where the second walk of verify starts: `days:`, then a day and the index key a page ended on. */
-const daysCursor = 'days:';
-const daysCursorOf = (day: string, start: Item | undefined) =>
-  `${daysCursor}${day}${start ? `:${Buffer.from(JSON.stringify(start)).toString('base64url')}` : ''}`;
-
-function daysAt(cursor: string): { readonly day?: string; readonly start?: Item } {
-  const [day, key] = cursor.slice(daysCursor.length).split(':');
-  if (!day) return {};
-  if (!/^\d{4}-\d\d-\d\d$/.test(day))
-    throw new AuditCursorError('the cursor is not one this API gave: start again without it');
-  if (key === undefined) return { day };
-  try {
-    const start = JSON.parse(Buffer.from(key, 'base64url').toString('utf8')) as Item;
-    if (Object.values(start).every((part) => typeof part === 'string')) return { day, start };
-  } catch {
-    // not one of ours: below
-  }
-  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
-}
-
-const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });
-const indexKeyOf = (item: Item) => ({ pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk });
-const dayOf = (date: Date) => date.toISOString().slice(0, 10);
-const dayBefore = (day: string) => dayOf(new Date(Date.parse(`${day}T00:00:00Z`) - dayMs));
-
-const cursorOf = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
-
-function cursorAt(text: string | undefined): Cursor {
-  if (text === undefined) return {};
-  try {
-    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
-    const key = value.start;
-    const keyIsText = key === undefined || Object.values(key).every((part) => typeof part === 'string');
-    if (
-      typeof value === 'object' &&
-      keyIsText &&
-      (value.day === undefined || /^\d{4}-\d\d-\d\d$/.test(value.day))
-    )
-      return value;
-  } catch {
-    // not one of ours: below
-  }
-  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
 }

@@ -14,7 +14,7 @@ import { meshFileErrors } from '../../core/mesh-file/errors.ts';
 import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
 import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
 import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
-import type { MeshFileService } from '../../core/mesh-file/service.ts';
+import { type MeshFileService, PartlyAppliedError } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
 import { pageBytes } from '../../core/view-pages.ts';
@@ -125,18 +125,56 @@ const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, rout
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    const { outcome, job } = await applyOrStartJob(deps, {
-      ...body,
-      prune: route === 'prune',
-      ...(until ? { until } : {}),
-      by: actorOf(event),
-    });
+    let answer: Awaited<ReturnType<typeof applyOrStartJob>>;
+    try {
+      answer = await applyOrStartJob(deps, {
+        ...body,
+        prune: route === 'prune',
+        ...(until ? { until } : {}),
+        by: actorOf(event),
+      });
+    } catch (error) {
+      if (error instanceof PartlyAppliedError) throw partlyApplied(error);
+      throw error;
+    }
+    const { outcome, job, interrupted } = answer;
     return json(
       200,
-      { ...boundedOutcome(outcome, pageBytes), ...(job ? { job } : {}) },
+      {
+        ...boundedOutcome(outcome, pageBytes),
+        ...(job ? { job } : {}),
+        ...(interrupted ? { interrupted } : {}),
+      },
       { 'mesh-revision': outcome.plan.revision },
     );
   });
+
+/**
+ * A request refused after its job wrote part of the apply: the refusal its cause has, naming the
+ * job and what finishes the apply, so no answer hides a write. A defect is answered as one, its
+ * text kept back and logged by the edge.
+ */
+function partlyApplied(error: PartlyAppliedError): Problem {
+  const { job, outcome } = error;
+  const wrote = `apply job ${job} wrote part of the apply before this (${outcome.progress.touched} nodes by this request; mesh apply --job ${job} shows what it wrote), and nothing more is written: mesh apply -f FILE applies the rest`;
+  const cause = error.cause;
+  const answered = cause instanceof Problem ? cause : meshFileProblem(cause);
+  if (!answered || answered.status >= 500)
+    return new Problem(
+      500,
+      'internal',
+      `the apply failed unexpectedly; the control plane logged why. ${wrote}`,
+      {
+        cause: error,
+        details: { job },
+      },
+    );
+  return new Problem(answered.status, answered.code, `${answered.message}; ${wrote}`, {
+    cause: error,
+    headers: { ...answered.headers },
+    details: { ...(answered.details as Record<string, unknown> | undefined), job },
+  });
+}
 
 const pruneNeedsAdmin = () =>
   new Problem(

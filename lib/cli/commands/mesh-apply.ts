@@ -53,8 +53,17 @@ export async function applyAll(
     }
     throw problemError(answer);
   }
-  const first = answered<BoundedApplyOutcome & { job?: { id: string } }>(output, options, answer);
-  if (typeof first === 'number' || first.complete || !first.job) return first;
+  const first = answered<
+    BoundedApplyOutcome & { job?: { id: string }; interrupted?: { code: string; message: string } }
+  >(output, options, answer);
+  if (typeof first === 'number' || !first.job) return first;
+  if (first.interrupted)
+    output.say(cliLines.applyInterrupted, {
+      job: first.job.id,
+      touched: first.progress.touched,
+      reason: first.interrupted.message,
+    });
+  if (first.complete && !first.interrupted) return first;
   sayStarted(output, first, first.job.id);
   if (options.wait === false) {
     output.result(first);
