@@ -238,11 +238,13 @@ export const cliLines = {
     'info',
     ({ nodes, relations }) => `${nodes} nodes, ${relations} relations`,
   ),
-  summaryNotExact: codedLine<{ readonly lost: boolean }>(
+  summaryNotExact: codedLine<{ readonly lost: boolean; readonly catchingUp?: boolean }>(
     'summary.not-exact',
     'warn',
-    () =>
-      'the summary may be missing changes (some were let go, or a rebuild is under way): mesh status --summary --rebuild counts it again',
+    ({ catchingUp }) =>
+      catchingUp
+        ? 'the summary is catching up with the mesh (its counts trail the changes made since the control plane started, or a backlog): ask again in a moment'
+        : 'the summary may be missing changes (some were let go, or a rebuild is under way): mesh status --summary --rebuild counts it again',
   ),
   summaryRebuilt: codedLine<{ readonly nodes: number }>(
     'summary.rebuilt',

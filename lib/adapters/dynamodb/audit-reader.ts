@@ -23,13 +23,7 @@ import {
   indexKeyOf,
   keyOf,
 } from './audit-cursors.ts';
-import {
-  auditChainsPartition,
-  auditDayPartition,
-  auditPartition,
-  headFrom,
-  headKey,
-} from './audit-trail.ts';
+import { auditChainsPartition, auditDayPartition, auditPartition, headFrom, headKey } from './audit-trail.ts';
 import { type Item, TableStore, type TableStoreOptions } from './requests.ts';
 
 const store = 'the audit trail';
