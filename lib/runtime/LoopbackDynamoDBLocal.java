@@ -40,6 +40,7 @@ public class LoopbackDynamoDBLocal {
       System.exit(2);
     }
     String host = args[0];
+    watchParent();
     SchemaCache.install();
     DynamoDBProxyServer proxy =
         ServerRunner.createServerFromCommandLineArgs(Arrays.copyOfRange(args, 1, args.length));
@@ -56,6 +57,42 @@ public class LoopbackDynamoDBLocal {
     }
     jetty.setHandler(new LoopbackOnly(jetty.getHandler(), portOf(args)));
     proxy.start();
+  }
+
+  /**
+   * A store never outlives the control plane that started it, however that one ends: its stdin
+   * is a pipe from it (lib/runtime/dynamodb-local.ts), which the kernel closes when that process
+   * is gone, `kill -9` included. A thread waits for the end of it and stops the JVM (halted if
+   * stopping does not end it in 3 s); a second store on the same data folder is then never left
+   * behind the first.
+   */
+  static void watchParent() {
+    Thread watchdog =
+        new Thread(
+            () -> {
+              try {
+                while (System.in.read() != -1) {}
+              } catch (java.io.IOException gone) {
+                // the pipe broke: its writer is gone too
+              }
+              System.err.println("LoopbackDynamoDBLocal: the process that started it is gone; stopping");
+              Thread halt =
+                  new Thread(
+                      () -> {
+                        try {
+                          Thread.sleep(3_000);
+                        } catch (InterruptedException ignored) {
+                          // halted now
+                        }
+                        Runtime.getRuntime().halt(1);
+                      });
+              halt.setDaemon(true);
+              halt.start();
+              System.exit(0);
+            },
+            "parent-watchdog");
+    watchdog.setDaemon(true);
+    watchdog.start();
   }
 
   /** The `-port` DynamoDB Local is given (8000 unless told). */
