@@ -37,16 +37,18 @@ export class DataFolderInUseError extends LocalRuntimeError {
 
 export const lockFileName = 'mesh.lock';
 
-/** When a process started (field 22 of /proc/PID/stat), or undefined where there is no /proc. */
-function startOf(pid: number): string | undefined {
+/** Fields 3 on of /proc/PID/stat (the command, field 2, may hold spaces and parentheses), or undefined where there is none. */
+function statOf(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // the command may hold spaces and parentheses: the fields after its last `)` are fixed
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
 }
+
+/** When a process started (field 22 of /proc/PID/stat). */
+const startOf = (pid: number): string | undefined => statOf(pid)?.[19];
 
 /** Whether the process a lock names still runs: its pid is alive and, where it can be told, started when it did. */
 function holds(content: LockContent): boolean {
@@ -55,7 +57,10 @@ function holds(content: LockContent): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  const started = startOf(content.pid);
+  const stat = statOf(content.pid);
+  // killed and not yet reaped by whoever started it: gone all the same
+  if (stat?.[0] === 'Z') return false;
+  const started = stat?.[19];
   return content.started === undefined || started === undefined || started === content.started;
 }
 
