@@ -85,6 +85,12 @@ export const cliLines = {
     'error',
     ({ problem, argument }) => `${argument ? `${argument}: ` : ''}${problem}`,
   ),
+  fileTooLarge: codedLine<{ readonly file: string; readonly bytes: number; readonly limit: number }>(
+    'cli.file-too-large',
+    'error',
+    ({ file, bytes, limit }) =>
+      `${file} takes ${bytes} bytes as its request carries it, over the ${limit} (6 MiB) a mesh file's request may be (Lambda's payload): nothing was sent`,
+  ),
   fileUnreadable: codedLine<{ readonly file: string; readonly reason: string }>(
     'cli.file-unreadable',
     'error',
