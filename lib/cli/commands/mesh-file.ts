@@ -164,11 +164,7 @@ function readFile(output: Output, path: string): string | undefined {
   }
 }
 
-/**
- * The request's body, or an exit code when the file cannot be read or is larger than a request
- * may carry (the route's limit, Lambda's 6 MB payload, the file JSON-escaped in it): said here
- * with the file's name, before anything is sent.
- */
+/** The request's body, or an exit code when the file cannot be read or its request would be over the route's limit. */
 export function bodyOf(output: Output, options: FileOptions) {
   const file = readFile(output, options.file ?? '');
   if (file === undefined) return ExitCode.usage;
