@@ -63,7 +63,11 @@ export async function run(): Promise<BenchTable[]> {
     const api = await startLocalApi({ port: 0, parts });
     const handler = enrolHandler(parts);
     const overHttp = async (item: Prepared) => {
-      const answer = await fetch(`${api.url}/enrol`, { method: 'POST', body: item.body });
+      const answer = await fetch(`${api.url}/enrol`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: item.body,
+      });
       await answer.text();
       if (answer.status !== 200) throw new Error(`enrol answered ${answer.status}`);
     };

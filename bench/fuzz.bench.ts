@@ -5,6 +5,8 @@ import type { BenchTable } from './support/table.ts';
 
 const cases = Number(process.env.MESH_FUZZ_CASES ?? 10_000);
 const seed = Number(process.env.MESH_FUZZ_SEED ?? 15);
+/** MESH_FUZZ_STRANGERS=1: the stranger cases only (test/support/fuzz/stranger-cases.ts). */
+const strangers = process.env.MESH_FUZZ_STRANGERS === '1';
 
 /**
  * The route fuzz (test/support/fuzz) at length: `cases` requests against the local runtime's
@@ -19,6 +21,7 @@ export async function run(): Promise<BenchTable[]> {
       config,
       cases,
       seed,
+      strangers,
       onProgress: (done) => {
         if (done % 1000 === 0 || done === cases) process.stdout.write(`fuzz: ${done} of ${cases} cases\n`);
       },

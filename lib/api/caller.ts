@@ -3,7 +3,8 @@ import type { Actor } from '../core/audit/record.ts';
 
 /**
  * Who sent an operator request: the IAM principal API Gateway verified the SigV4 signature of,
- * or `local` on the local runtime, which authenticates no one (it listens on loopback only).
+ * or `local` on the local runtime, which authenticates no one (it listens on loopback only, and
+ * takes requests from this machine's own clients only: lib/runtime/loopback-guard.ts).
  */
 export function callerOf(event: Pick<APIGatewayProxyEvent, 'requestContext'>): string {
   return event.requestContext?.identity?.userArn ?? 'local';

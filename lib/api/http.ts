@@ -4,7 +4,10 @@ import { Problem } from './problem.ts';
 
 /** Larger bodies are refused before parsing; no Mesh request needs more. */
 export const maxBodyBytes = 64 * 1024;
-/** A mesh file's routes take a file: up to Lambda's 6 MB synchronous payload, its own bound on AWS. */
+/**
+ * A mesh file's routes take a file: up to Lambda's 6 MB synchronous payload, its own bound on
+ * AWS, the file JSON-escaped inside. The core holds a file to the same (defaultMaxBytes).
+ */
 export const meshFileBodyBytes = 6 * 1024 * 1024;
 
 export function json(

@@ -32,7 +32,7 @@ export const ExitCode = {
   rolloutPaused: 12,
   /** The rollout was aborted: nothing more is sent, the nodes not sent stay behind. */
   rolloutAborted: 13,
-  /** `mesh audit verify`: a record of the audit trail was removed, altered or reordered (named). */
+  /** `mesh audit verify`: a record of the audit trail was removed, altered, reordered or hidden (named). */
   auditBroken: 14,
   /**
    * `mesh push NODE`: the node named is held back by a rollout or a freeze and was not sent

@@ -92,6 +92,12 @@ export const cliLines = {
     'error',
     ({ problem, argument }) => `${argument ? `${argument}: ` : ''}${problem}`,
   ),
+  fileTooLarge: codedLine<{ readonly file: string; readonly bytes: number; readonly limit: number }>(
+    'cli.file-too-large',
+    'error',
+    ({ file, bytes, limit }) =>
+      `${file} takes ${bytes} bytes as its request carries it, over the ${limit} (6 MiB) a mesh file's request may be (Lambda's payload): nothing was sent`,
+  ),
   fileUnreadable: codedLine<{ readonly file: string; readonly reason: string }>(
     'cli.file-unreadable',
     'error',
@@ -125,6 +131,17 @@ export const cliLines = {
     const next = remainingNodes.length > 0 ? ` (next: ${remainingNodes.slice(0, 3).join(', ')}…)` : '';
     return `applied part ${part}: ${touched} nodes written so far, ${remaining} remain${next}; ${items} items in ${transactions} transactions so far; continuing…`;
   }),
+  applyInterrupted: codedLine<{ readonly job: string; readonly touched: number; readonly reason: string }>(
+    'apply.interrupted',
+    'warn',
+    ({ job, touched, reason }) =>
+      `the request wrote part of the apply (${touched} nodes) before its store could not be asked (${reason}): apply job ${job} goes on with the rest once the store is back`,
+  ),
+  applyJobUnread: codedLine<{ readonly job: string; readonly reason: string }>(
+    'apply.job-unread',
+    'warn',
+    ({ job, reason }) => `apply job ${job} cannot be read now (${reason}); asking again`,
+  ),
   applyJob: codedLine<{ readonly job: string }>(
     'apply.job',
     'info',
@@ -247,11 +264,13 @@ export const cliLines = {
     'info',
     ({ nodes, relations }) => `${nodes} nodes, ${relations} relations`,
   ),
-  summaryNotExact: codedLine<{ readonly lost: boolean }>(
+  summaryNotExact: codedLine<{ readonly lost: boolean; readonly catchingUp?: boolean }>(
     'summary.not-exact',
     'warn',
-    () =>
-      'the summary may be missing changes (some were let go, or a rebuild is under way): mesh status --summary --rebuild counts it again',
+    ({ catchingUp }) =>
+      catchingUp
+        ? 'the summary is catching up with the mesh (its counts trail the changes made since the control plane started, or a backlog): ask again in a moment'
+        : 'the summary may be missing changes (some were let go, or a rebuild is under way): mesh status --summary --rebuild counts it again',
   ),
   summaryRebuilt: codedLine<{ readonly nodes: number }>(
     'summary.rebuilt',
@@ -268,11 +287,16 @@ export const cliLines = {
     'error',
     ({ subject, seq, problem, says }) => `${subject} record ${seq} ${problem}: ${says}`,
   ),
-  auditVerified: codedLine<{ readonly chains: number; readonly records: number; readonly findings: number }>(
+  auditVerified: codedLine<{
+    readonly chains: number;
+    readonly records: number;
+    readonly indexed: number;
+    readonly findings: number;
+  }>(
     'audit.verified',
     'info',
-    ({ chains, records, findings }) =>
-      `${chains} chains, ${records.toLocaleString('en')} records: ${findings === 0 ? 'intact' : `${findings} findings`}`,
+    ({ chains, records, indexed, findings }) =>
+      `${chains} chains, ${records.toLocaleString('en')} records, ${indexed.toLocaleString('en')} listed by day: ${findings === 0 ? 'intact' : `${findings} findings`}`,
   ),
   consoleStopped: codedLine<{ readonly signal: string }>(
     'console.stopped',

@@ -3,6 +3,13 @@ import { matchRoute } from '../api/routes.ts';
 import type { ApiAnswer } from '../cli/api-client.ts';
 import type { Route } from '../functions.ts';
 import { listen, type RunningServer } from '../runtime/listen.ts';
+import {
+  loopbackRefusal,
+  refuseBrokenFraming,
+  sendRefusal,
+  settledUnbroken,
+} from '../runtime/loopback-guard.ts';
+import { isRefusal, requestTarget } from '../runtime/request-target.ts';
 import { type ConsoleSettings, consolePages, type StaticPage, servePage } from './pages.ts';
 import { consoleReadRoutes } from './routes.ts';
 
@@ -12,7 +19,9 @@ import { consoleReadRoutes } from './routes.ts';
  * credentials (SigV4, by the CLI's API client). Nothing new listens on the internet, and the
  * proxy signs only what the console reads: the GET routes of lib/console/routes.ts. Any other
  * method or path is refused before anything is signed, so a page on another site cannot use it
- * to write, and a Host other than loopback's (DNS rebinding) is refused too.
+ * to write; and like every server `npm start` runs it takes requests from this machine's own
+ * clients only (lib/runtime/loopback-guard.ts): a Host other than loopback's (DNS rebinding), a
+ * foreign Origin, a body, a broken framing are refused.
  */
 export type ConsoleProxyOptions = {
   /** Forwards one signed GET to the stack; the CLI's ApiClient.send. */
@@ -42,6 +51,7 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<R
         send(response, 502, 'bad_gateway', `the stack could not be asked: ${(error as Error).message}`);
     });
   });
+  refuseBrokenFraming(server);
   const running = await listen(server, options.port, host);
   port = running.port;
   return running;
@@ -57,27 +67,35 @@ async function proxy(
   },
 ) {
   const method = request.method ?? 'GET';
-  if (!loopbackHosts(context.port).has(request.headers.host ?? '')) {
-    send(response, 403, 'host_not_allowed', 'the console answers only to 127.0.0.1 and localhost');
+  const target = request.url ?? '/';
+  const refusal = loopbackRefusal({ method, target, headers: request.headers }, context.port);
+  if (refusal) {
+    request.resume();
+    sendRefusal(response, refusal);
     return;
   }
-  const url = new URL(request.url ?? '/', `http://${host}`);
-  if (servePage(context.pages, { method, path: url.pathname }, response)) return;
+  const url = requestTarget(target);
+  if (isRefusal(url)) {
+    sendRefusal(response, url);
+    return;
+  }
+  if (servePage(context.pages, { method, path: url.path }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
-    match = matchRoute(readRoutes, method, url.pathname);
+    match = matchRoute(readRoutes, method, url.path);
   } catch {
     match = undefined;
   }
   if (!match) {
-    send(response, 404, 'route_not_found', `the console does not forward ${method} ${url.pathname}`);
+    send(response, 404, 'route_not_found', `the console does not forward ${method} ${url.path}`);
     return;
   }
   if ('allowed' in match) {
     send(response, 405, 'method_not_allowed', `the console forwards reads only, not ${method}`);
     return;
   }
-  const answer = await context.forward(`${url.pathname}${url.search}`);
+  if (!(await settledUnbroken(request))) return;
+  const answer = await context.forward(`${url.path}${url.search}`);
   response.writeHead(answer.status, {
     'content-type': 'application/json',
     'cache-control': 'no-store',
@@ -87,8 +105,6 @@ async function proxy(
   });
   response.end(answer.body === undefined ? '' : JSON.stringify(answer.body));
 }
-
-const loopbackHosts = (port: number) => new Set([`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
 
 function send(response: ServerResponse, status: number, code: string, message: string) {
   response.writeHead(status, { 'content-type': 'application/json' });

@@ -9,7 +9,7 @@ import {
   StartingPosition,
 } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { countedPartitionPrefix } from '../core/summary/stream.ts';
+import { aggregatorBatchSize, countedPartitionPrefix } from '../core/summary/stream.ts';
 import { throwIfProblems } from './names.ts';
 
 export type SummaryAggregatorProps = {
@@ -23,7 +23,7 @@ export type SummaryAggregatorProps = {
 };
 
 /** A batch of a shard: 100 changes sum to a few counter updates (docs/decisions/summary-from-the-stream.md). */
-const batchSize = 100;
+const batchSize = aggregatorBatchSize;
 
 /**
  * The inventory stream's event source for the summary's aggregator. Policy fixed here:

@@ -14,7 +14,7 @@ export const auditFunctions = [
   },
   {
     name: 'audit-verify',
-    purpose: "checks the audit trail's hash chains, naming a record removed, altered or reordered",
+    purpose: "checks the audit trail's hash chains, naming a record removed, altered, reordered or hidden",
     trigger: 'api',
     route: { method: 'GET', path: '/audit/verify', auth: 'operator', role: 'viewer' },
     access: ['audit:read'],

@@ -11,6 +11,7 @@ import {
   applyJobShowHandler,
   meshApplyAdvanceHandler,
   meshApplyHandler,
+  meshApplyPruneHandler,
   meshExportHandler,
   meshPlanHandler,
 } from '../api/handlers/mesh-file.ts';
@@ -176,7 +177,7 @@ export const meshFunctions = [
   {
     name: 'mesh-apply',
     purpose:
-      'applies a mesh file: prunes through the removal rules, adds in bulk, as much as the request has time for',
+      'applies a mesh file without removing anything: adds in bulk, as much as the request has time for',
     trigger: 'api',
     route: {
       method: 'POST',
@@ -185,8 +186,28 @@ export const meshFunctions = [
       role: 'operator',
       bodyBytes: meshFileBodyBytes,
     },
-    // A prune removes nodes as mesh-node-remove does: their identity revoked, their hosts signalled.
+    // No removal: a prune is mesh-apply-prune's, an admin's (a removal and a disenrolment), so
+    // this function can neither revoke a host's identity nor signal a removed host.
     // What the request has no time for goes on as a job, in the apply flow.
+    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'applyFlow:start'],
+    timeoutSeconds: 29,
+    handler: meshApplyHandler,
+  },
+  {
+    name: 'mesh-apply-prune',
+    purpose:
+      'applies a mesh file and prunes: removes through the removal rules, adds in bulk, as much as the request has time for',
+    trigger: 'api',
+    route: {
+      method: 'POST',
+      path: '/mesh/apply/prune',
+      auth: 'operator',
+      // A prune removes nodes as mesh-node-remove does, and a node applied again is a new,
+      // unenrolled one: both an admin's.
+      role: 'admin',
+      bodyBytes: meshFileBodyBytes,
+    },
+    // A prune removes nodes as mesh-node-remove does: their identity revoked, their hosts signalled.
     access: [
       'inventory:scan',
       'inventory:read',
@@ -196,7 +217,7 @@ export const meshFunctions = [
       'applyFlow:start',
     ],
     timeoutSeconds: 29,
-    handler: meshApplyHandler,
+    handler: meshApplyPruneHandler,
   },
   {
     name: 'apply-job-show',

@@ -34,8 +34,12 @@ export const applyJobDriverService: LocalService = {
       const held = await parts.applyJobs.running();
       if (!held) return false;
       try {
-        await advance({ id: held.id }, localLambdaContext(advanceFunction, timeoutMs));
-        return true;
+        const step = (await advance({ id: held.id }, localLambdaContext(advanceFunction, timeoutMs))) as {
+          readonly finished: boolean;
+          readonly waitSeconds: number;
+        };
+        // a job its request still holds is looked at again on the next tick, as the flow waits
+        return step.finished || step.waitSeconds === 0;
       } catch (error) {
         logLine(parts.log, say(pushLines.applyJobStepFailed, { job: held.id, reason: describeCause(error) }));
         return false;

@@ -16,6 +16,8 @@ import type { Parts } from '../wiring.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 import { listen } from './listen.ts';
+import { loopbackRefusal, refuseBrokenFraming, sendRefusal, settledUnbroken } from './loopback-guard.ts';
+import { isRefusal, type RequestTarget, requestTarget } from './request-target.ts';
 
 export type LocalApiOptions = {
   readonly port: number;
@@ -56,8 +58,9 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
     return handler;
   };
   const host = options.host ?? '127.0.0.1';
+  let port = options.port;
   const server = createServer((request, response) => {
-    const served = { table, pages: options.pages ?? [], timeoutMs: options.requestTimeoutMs };
+    const served = { table, pages: options.pages ?? [], timeoutMs: options.requestTimeoutMs, port };
     serve(request, response, served, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
       if (!response.headersSent)
@@ -65,7 +68,10 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
     });
   });
   server.keepAliveTimeout = 5_000;
-  return listen(server, options.port, host);
+  refuseBrokenFraming(server);
+  const running = await listen(server, options.port, host);
+  port = running.port;
+  return running;
 }
 
 async function serve(
@@ -75,25 +81,34 @@ async function serve(
     table,
     pages,
     timeoutMs,
+    port,
   }: {
     readonly table: readonly Route[];
     readonly pages: readonly StaticPage[];
     readonly timeoutMs: number | undefined;
+    readonly port: number;
   },
   load: (name: string) => ApiHandler,
 ) {
-  const url = requestTarget(request.url ?? '/');
   const method = request.method ?? 'GET';
-  if (!url) {
-    send(response, 400, {
-      error: { code: 'invalid_request', message: 'the request target is not a path' },
-    });
+  const target = request.url ?? '/';
+  // Who may ask, first: a stranger's request is refused before its path is even read.
+  const refusal = loopbackRefusal({ method, target, headers: request.headers }, port);
+  if (refusal) {
+    request.resume();
+    sendRefusal(response, refusal);
     return;
   }
-  if (servePage(pages, { method, path: url.pathname }, response)) return;
+  const url = requestTarget(target);
+  if (isRefusal(url)) {
+    request.resume();
+    sendRefusal(response, url);
+    return;
+  }
+  if (servePage(pages, { method, path: url.path }, response)) return;
   let match: ReturnType<typeof matchRoute>;
   try {
-    match = matchRoute(table, method, url.pathname);
+    match = matchRoute(table, method, url.path);
   } catch (error) {
     if (!(error instanceof URIError)) throw error;
     send(response, 400, {
@@ -103,7 +118,7 @@ async function serve(
   }
   if (!match) {
     send(response, 404, {
-      error: { code: 'route_not_found', message: `no route ${method} ${url.pathname}` },
+      error: { code: 'route_not_found', message: `no route ${method} ${url.path}` },
     });
     return;
   }
@@ -111,7 +126,7 @@ async function serve(
     send(
       response,
       405,
-      { error: { code: 'method_not_allowed', message: `${method} is not allowed on ${url.pathname}` } },
+      { error: { code: 'method_not_allowed', message: `${method} is not allowed on ${url.path}` } },
       { allow: match.allowed.join(', ') },
     );
     return;
@@ -124,6 +139,9 @@ async function serve(
     });
     return;
   }
+  // A connection whose bytes after this request broke framing is answered by clientError; this
+  // request of it does not run (loopback-guard.ts).
+  if (!(await settledUnbroken(request))) return;
   const handler = load(match.route.handler);
   const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
   const result = await asFunction(match.route.handler, () =>
@@ -135,7 +153,7 @@ async function serve(
 
 function toProxyEvent(
   request: IncomingMessage,
-  url: URL,
+  url: RequestTarget,
   route: Route,
   pathParameters: Record<string, string>,
   body: string,
@@ -150,13 +168,13 @@ function toProxyEvent(
   }
   // a Map, so that a parameter named `constructor` or `__proto__` is a name like any other
   const values = new Map<string, string[]>();
-  for (const [name, value] of url.searchParams) values.set(name, [...(values.get(name) ?? []), value]);
+  for (const [name, value] of url.query) values.set(name, [...(values.get(name) ?? []), value]);
   const query = Object.fromEntries([...values].map(([name, all]) => [name, all.at(-1) as string]));
   const multiQuery = Object.fromEntries(values);
   const hasQuery = values.size > 0;
   return {
     httpMethod: route.method,
-    path: url.pathname,
+    path: url.path,
     resource: route.path,
     headers,
     multiValueHeaders,
@@ -177,7 +195,7 @@ function toProxyEvent(
         userAgent: request.headers['user-agent'] ?? null,
       } as APIGatewayProxyEvent['requestContext']['identity'],
       domainName: request.headers.host ?? '127.0.0.1',
-      path: url.pathname,
+      path: url.path,
       stage: 'local',
       requestId: randomUUID(),
       requestTimeEpoch: Date.now(),
@@ -185,22 +203,6 @@ function toProxyEvent(
       resourcePath: route.path,
     },
   };
-}
-
-/**
- * The path and query a request names. An origin-form target (`/path?query`) is a path whatever
- * it holds, `//x/health` included; an absolute-form one (`http://host/path`) gives its path and
- * query. Neither the Host header nor an absolute target's host is read: this server answers one
- * API, whatever name it was reached by. Anything else (`*`) names no path.
- */
-function requestTarget(target: string): URL | undefined {
-  try {
-    if (target.startsWith('/')) return new URL(`http://mesh.local${target}`);
-    const absolute = new URL(target);
-    return absolute.protocol === 'http:' || absolute.protocol === 'https:' ? absolute : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 async function readBody(request: IncomingMessage, bodyBytes: number): Promise<string | undefined> {

@@ -7,6 +7,8 @@ import { envelope } from '../core/control/messages.ts';
 import { keysFromBeforeLine, recordSealingKeysFromBefore } from '../core/sealing/keys-from-before.ts';
 import { localResourceNames } from '../resources.ts';
 import { type Parts, partsFor } from '../wiring.ts';
+import { makePrivateFolder } from './data-folder.ts';
+import { lockDataFolder } from './data-folder-lock.ts';
 import { type Endpoints, type RunningEmulators, startEmulators } from './emulators.ts';
 import { type RunningApi, startLocalApi } from './http-server.ts';
 import { provisionResources } from './provision.ts';
@@ -67,12 +69,26 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
   if (mqttPort !== 0) await assertPortFree(mqttPort, 'MESH_MQTT_PORT', host);
   const brokerUrl = `mqtt://${host}:${mqttPort === 0 ? await freePort(host) : mqttPort}`;
 
+  // One control plane per data folder, taken before anything opens it (data-folder-lock.ts).
+  let lock: ReturnType<typeof lockDataFolder> | undefined;
+  if (dataDir) {
+    makePrivateFolder(dataDir);
+    lock = lockDataFolder(dataDir, progress);
+  }
   progress('starting the emulators');
-  const emulators = await startEmulators({
-    ...(dataDir ? { dataDir } : {}),
-    ...(options.given ? { given: options.given } : {}),
-  });
-  const stack: Array<() => Promise<void>> = [() => emulators.stop()];
+  let emulators: RunningEmulators;
+  try {
+    emulators = await startEmulators({
+      ...(dataDir ? { dataDir } : {}),
+      ...(options.given ? { given: options.given } : {}),
+    });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+  const pid = emulators.dynamodbLocal?.pid;
+  if (pid !== undefined) lock?.noteChildren([pid]);
+  const stack: Array<() => Promise<void>> = [async () => lock?.release(), () => emulators.stop()];
   const stopAll = async () => {
     while (stack.length > 0) await stack.pop()?.();
   };

@@ -72,6 +72,18 @@ export async function runLocalRuntime(
       ...(options.services ? { services: options.services } : {}),
       onProgress: (step) => print(stdout, runtimeLines.starting, { step }),
     });
+    // Ready to be stopped before it says it is ready: a signal right after is a clean stop too.
+    let stopping = false;
+    const stop = async (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      print(stdout, runtimeLines.stopping, { signal });
+      await runtime.stop();
+      print(stdout, runtimeLines.stopped, {});
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
     const { emulators } = runtime;
     const seconds = Number(((Date.now() - started) / 1000).toFixed(1));
     print(stdout, runtimeLines.ready, { url: runtime.url, seconds });
@@ -84,17 +96,6 @@ export async function runLocalRuntime(
     });
     print(stdout, runtimeLines.broker, { url: runtime.brokerUrl });
     print(stdout, runtimeLines.howToStop, {});
-    let stopping = false;
-    const stop = async (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      print(stdout, runtimeLines.stopping, { signal });
-      await runtime.stop();
-      print(stdout, runtimeLines.stopped, {});
-      process.exit(0);
-    };
-    process.on('SIGINT', () => void stop('SIGINT'));
-    process.on('SIGTERM', () => void stop('SIGTERM'));
   } catch (error) {
     if (error instanceof LocalRuntimeError) {
       print(stderr, runtimeLines.failed, { error: error.name, reason: error.message });

@@ -131,6 +131,7 @@ describe('the grants of the deployed roles', () => {
     expect(scanners.sort()).toEqual([
       'mesh-apply',
       'mesh-apply-advance',
+      'mesh-apply-prune',
       'mesh-export',
       'mesh-plan',
       'mesh-summary-rebuild',

@@ -90,6 +90,9 @@ async function misjudged(stack: JudgedStack): Promise<string[]> {
 
 const tokenRoute = routes.find((route) => route.handler === 'token-issue') as Route;
 const pushRoute = routes.find((route) => route.handler === 'mesh-push') as Route;
+const applyRoute = routes.find((route) => route.handler === 'mesh-apply') as Route;
+const pruneRoute = routes.find((route) => route.handler === 'mesh-apply-prune') as Route;
+const removeRoute = routes.find((route) => route.handler === 'mesh-node-remove') as Route;
 
 describe('the operator roles, judged by IAM’s evaluator', () => {
   it('lists in each policy exactly the ARNs of its role’s routes, one method and path each', () => {
@@ -118,6 +121,25 @@ describe('the operator roles, judged by IAM’s evaluator', () => {
     expect(await allows(stack, operator, 'operator', pushRoute)).toBe(true);
     expect(await allows(stack, admin, 'admin', pushRoute)).toBe(true);
     expect(await allows(stack, admin, 'admin', tokenRoute)).toBe(true);
+  });
+
+  it('refuses an operator a prune, which removes nodes as DELETE /nodes/{node} does, and allows an admin (issue 36, finding 2)', async () => {
+    const stack = stackOf(assembly);
+    const { operator, admin } = policiesOf(stack);
+    expect({
+      operatorApplies: await allows(stack, operator, 'operator', applyRoute),
+      operatorPrunes: await allows(stack, operator, 'operator', pruneRoute),
+      operatorRemoves: await allows(stack, operator, 'operator', removeRoute),
+      adminPrunes: await allows(stack, admin, 'admin', pruneRoute),
+      adminRemoves: await allows(stack, admin, 'admin', removeRoute),
+    }).toEqual({
+      operatorApplies: true,
+      operatorPrunes: false,
+      operatorRemoves: false,
+      adminPrunes: true,
+      adminRemoves: true,
+    });
+    expect(pruneRoute).toMatchObject({ method: 'POST', path: '/mesh/apply/prune', role: 'admin' });
   });
 
   it('lets each role reach every route its rows name, and no route of a higher role, host or token route', async () => {

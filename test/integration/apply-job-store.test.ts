@@ -8,8 +8,8 @@ import {
   type ApplyJob,
   ApplyJobRaceError,
   ApplyJobRunningError,
+  openedJob,
   progressedJob,
-  startedJob,
 } from '../../lib/core/mesh-file/apply-job.ts';
 import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
 import { type Parts, partsFor } from '../../lib/wiring.ts';
@@ -24,7 +24,14 @@ const part = (complete: boolean): ApplyOutcome => ({
   progress: { touched: 10, touchedNodes: ['web-1'], remaining: complete ? 0 : 5, remainingNodes: [] },
 });
 const jobAt = (id: string, at: Date): ApplyJob =>
-  startedJob(id, { by: localActor() }, { ...part(false), planCounts: { 'add.nodes': 15 } }, at);
+  openedJob(
+    id,
+    { by: localActor() },
+    { revision: 'r1', digest: 'd1', counts: { 'add.nodes': 15 } },
+    { remaining: 15, remainingNodes: ['web-1'] },
+    at,
+    new Date(at.getTime() + 60_000),
+  );
 
 let config: MeshConfig;
 let parts: Parts;
@@ -102,5 +109,21 @@ describe('apply jobs in the inventory table', () => {
     await expect(
       parts.applyJobs.record(progressedJob(old, part(true), new Date()), old.parts),
     ).rejects.toBeInstanceOf(ApplyJobRaceError);
+  });
+
+  it('count a job’s ledger: each transaction once, each removal noted once, one taken back not at all', async () => {
+    const job = jobAt('20261202T120000000Z-eeeeee', new Date());
+    const writer = partsFor(config);
+    await writer.meshService.addNode('ledger-old', {}, localActor());
+    await parts.applyJobs.noteRemoval(job.id, { kind: 'node', node: 'ledger-old', modules: 2 });
+    await parts.applyJobs.noteRemoval(job.id, { kind: 'node', node: 'ledger-old', modules: 2 });
+    const refused = { kind: 'module' as const, node: 'ledger-x', module: 'm' };
+    await parts.applyJobs.noteRemoval(job.id, refused);
+    await parts.applyJobs.forgetRemoval(job.id, refused);
+    expect(await parts.applyJobs.ledger(job.id)).toEqual({
+      written: { transactions: 0, items: 0 },
+      removed: { relations: 0, modules: 2, nodes: 1 },
+      touched: 1,
+    });
   });
 });

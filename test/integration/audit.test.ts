@@ -382,3 +382,110 @@ describe('mesh audit verify', () => {
     expect(broken.output).not.toContain('node:alpha record 1 ');
   });
 });
+
+describe('mesh audit verify cannot be blinded by what sits outside the hashes (issue 36, finding 4)', () => {
+  let blinded: MeshConfig;
+  let server: RunningApi;
+  beforeAll(async () => {
+    blinded = await provisionTestResources('auditblind');
+    server = await startLocalApi({ port: 0, parts: partsFor(blinded) });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const send = (method: string, path: string, body?: unknown) =>
+    hostCalls(server.url).operator(method, path, body);
+  const verify = () => runMesh(server.url, ['audit', 'verify', '--json']);
+  const client = () => documentClient(makeDynamoDBClient(blinded));
+  const recordKey = (subject: string, seq: number) => ({ pk: `audit#${subject}`, sk: recordSk(seq) });
+  /** Each finding as `subject seq problem`. */
+  const findings = async () => {
+    const answer = await verify();
+    const { findings: found } = JSON.parse(answer.stdout) as {
+      findings: Array<{ subject: string; seq: number; problem: string }>;
+    };
+    return { code: answer.code, found: found.map((f) => `${f.subject} ${f.seq} ${f.problem}`) };
+  };
+
+  it('names a chain taken off the list of chains, with the principal forged in its first record', async () => {
+    expect((await send('POST', '/nodes', { node: 'broker' })).status).toBe(201);
+    expect((await send('PUT', '/nodes/broker/modules/rabbit', { provides: 'amqp' })).status).toBe(201);
+    expect(await findings()).toEqual({ code: 0, found: [] });
+
+    // the run's attack: the first record names someone else, and the chain's entry is deleted
+    await client().send(
+      new UpdateCommand({
+        TableName: blinded.inventoryTable,
+        Key: recordKey('node:broker', 1),
+        UpdateExpression: 'SET principal = :forged',
+        ExpressionAttributeValues: { ':forged': 'arn:aws:iam::1:user/someone-else' },
+      }),
+    );
+    await client().send(
+      new DeleteCommand({
+        TableName: blinded.inventoryTable,
+        Key: { pk: 'audit#chains', sk: 'node:broker' },
+      }),
+    );
+    const { code, found } = await findings();
+    expect(code).toBe(14);
+    expect(found).toEqual(['node:broker 1 hidden']);
+  });
+
+  it('names the head’s expiry edited to pass off the last records as expired', async () => {
+    expect((await send('POST', '/nodes', { node: 'web1' })).status).toBe(201);
+    for (const module of ['a', 'b', 'c'])
+      expect((await send('PUT', `/nodes/web1/modules/${module}`, {})).status).toBe(201);
+    const before = (await findings()).found;
+    // records 3 and 4 deleted, and the head's expiresAtOfLast (outside every hash) set to the past
+    for (const seq of [3, 4])
+      await client().send(
+        new DeleteCommand({ TableName: blinded.inventoryTable, Key: recordKey('node:web1', seq) }),
+      );
+    await client().send(
+      new UpdateCommand({
+        TableName: blinded.inventoryTable,
+        Key: { pk: 'audit#node:web1', sk: 'head' },
+        UpdateExpression: 'SET expiresAtOfLast = :past',
+        ExpressionAttributeValues: { ':past': 1_000 },
+      }),
+    );
+    const { code, found } = await findings();
+    expect(code).toBe(14);
+    expect(found.filter((f) => !before.includes(f))).toEqual(['node:web1 2 altered']);
+  });
+
+  it('names a record whose index key was removed, which mesh audit no longer lists', async () => {
+    expect((await send('POST', '/nodes', { node: 'db1' })).status).toBe(201);
+    const before = (await findings()).found;
+    await client().send(
+      new UpdateCommand({
+        TableName: blinded.inventoryTable,
+        Key: recordKey('node:db1', 1),
+        UpdateExpression: 'REMOVE gsi1pk',
+      }),
+    );
+    const listed = (await send('GET', '/audit?action=node.add')).body.records as AuditRecord[];
+    expect(listed.map((record) => record.target)).not.toContain('node:db1');
+    const { code, found } = await findings();
+    expect(code).toBe(14);
+    expect(found.filter((f) => !before.includes(f))).toEqual(['node:db1 1 hidden']);
+  });
+
+  it('finds the same walked one chain, then one day, a page at a time', async () => {
+    const reader = partsFor(blinded).auditReader;
+    const whole = await reader.verify();
+    const paged: string[] = [];
+    let pages = 0;
+    let after: string | undefined;
+    do {
+      const page = await reader.verify({ ...(after ? { after } : {}), until: Date.now() - 1 });
+      paged.push(...page.findings.map((f) => `${f.subject} ${f.seq} ${f.problem}`));
+      after = page.next;
+      pages += 1;
+    } while (after);
+    expect(pages).toBeGreaterThan(whole.chains);
+    expect(paged.sort()).toEqual(whole.findings.map((f) => `${f.subject} ${f.seq} ${f.problem}`).sort());
+  });
+});

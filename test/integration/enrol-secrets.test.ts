@@ -49,6 +49,7 @@ describe('the token secret', () => {
       for (const _ of [1, 2]) {
         const issued = await fetch(`${api.url}/nodes/secretive/token`, {
           method: 'POST',
+          headers: { 'content-type': 'application/json' },
           body: '{"ttl":"1h"}',
         });
         tokens.push(((await issued.json()) as { token: string }).token);
@@ -56,7 +57,11 @@ describe('the token secret', () => {
       const { keys } = await generateNodeKeys();
       const presented = { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk };
       const post = (token: string, node = 'secretive') =>
-        fetch(`${api.url}/enrol`, { method: 'POST', body: JSON.stringify({ node, token, keys: presented }) });
+        fetch(`${api.url}/enrol`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ node, token, keys: presented }),
+        });
       // Refused (replaced), refused (unknown node), enrolled, enrolled again, then a malformed body.
       const statuses = [];
       for (const attempt of [
@@ -70,6 +75,7 @@ describe('the token secret', () => {
       expect(statuses).toEqual([410, 404, 200, 200]);
       await fetch(`${api.url}/enrol`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: `{"node":"secretive","token":"${tokens[1]}","keys":{}}`,
       });
     });

@@ -20,11 +20,16 @@ const hostRoutes = routes.filter((route) => route.auth === 'host');
 
 async function enrolOverHttp(node: string): Promise<NodeKeys> {
   await fixture.addNode(node);
-  const issued = await fetch(`${api.url}/nodes/${node}/token`, { method: 'POST', body: '{}' });
+  const issued = await fetch(`${api.url}/nodes/${node}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   const { token } = (await issued.json()) as { token: string };
   const { keys } = await generateNodeKeys();
   const answer = await fetch(`${api.url}/enrol`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       node,
       token,
@@ -53,7 +58,10 @@ const body = (method: string) => (method === 'GET' ? undefined : '{}');
 async function send(method: string, path: string, authorization?: string) {
   const response = await fetch(`${api.url}${path}`, {
     method,
-    headers: authorization ? { authorization } : {},
+    headers: {
+      ...(authorization ? { authorization } : {}),
+      ...(body(method) !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body(method) !== undefined ? { body: body(method) as string } : {}),
   });
   const text = await response.text();
@@ -114,7 +122,11 @@ describe.each(hostRoutes.map((route) => [`${route.method} ${route.path}`, route]
 describe('a node whose enrolment was interrupted before the spend', () => {
   it('is refused even though its keys are in the identity table', async () => {
     await fixture.addNode('gamma');
-    const issued = await fetch(`${api.url}/nodes/gamma/token`, { method: 'POST', body: '{}' });
+    const issued = await fetch(`${api.url}/nodes/gamma/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     const { token } = (await issued.json()) as { token: string };
     const { keys } = await generateNodeKeys();
     const presented = { signing: keys.signing.publicJwk, sealing: keys.sealing.publicJwk } as never;

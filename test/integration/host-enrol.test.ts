@@ -44,7 +44,11 @@ function tokenFileHolding(name: string, text: string): string {
 /** A token for a new NODE, and the file that holds it: never on a command line. */
 async function tokenFor(node: string) {
   await fixture.addNode(node);
-  const answer = await fetch(`${api.url}/nodes/${node}/token`, { method: 'POST', body: '{}' });
+  const answer = await fetch(`${api.url}/nodes/${node}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   const { token } = (await answer.json()) as { token: string };
   return { token, tokenFile: tokenFileHolding(node, token) };
 }

@@ -133,6 +133,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
     await rotateHostKeys({ dir, api: api.url, node: 'forger', current: old });
     const replayedEnrol = await fetch(`${api.url}/enrol`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         node: 'forger',
         token,

@@ -21,11 +21,16 @@ beforeAll(async () => {
   const config = await provisionTestResources('hosthttp');
   api = await startLocalApi({ port: 0, parts: partsFor(config) });
   await enrolmentFixture(config).addNode('edge-1');
-  const issued = await fetch(`${api.url}/nodes/edge-1/token`, { method: 'POST', body: '{}' });
+  const issued = await fetch(`${api.url}/nodes/edge-1/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   const { token } = (await issued.json()) as { token: string };
   keys = (await generateNodeKeys()).keys;
   const enrolled = await fetch(`${api.url}/enrol`, {
     method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       node: 'edge-1',
       token,

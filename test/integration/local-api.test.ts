@@ -41,13 +41,17 @@ describe('the local API server', () => {
   it('answers 400, not 500, to a path that is not valid percent-encoding', async () => {
     const response = await fetch(`${api.url}/nodes/%E0%A4%A/declaration`);
     expect(response.status).toBe(400);
-    expect(await code(response)).toBe('invalid_request');
+    expect(await code(response)).toBe('invalid_path');
   });
 
   it('answers 413 to a body over the limit without calling a handler', async () => {
     const response = await fetch(`${api.url}/health`, { method: 'GET', headers: {}, body: undefined });
     expect(response.status).toBe(200);
-    const big = await fetch(`${api.url}/push`, { method: 'POST', body: 'x'.repeat(70 * 1024) });
+    const big = await fetch(`${api.url}/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(70 * 1024),
+    });
     expect(big.status).toBe(413);
     expect(await code(big)).toBe('body_too_large');
   });
@@ -75,7 +79,9 @@ describe('the local API server', () => {
         ['GET', '/hosts/alpha/declaration', ''],
         ['POST', '/nodes', '{}'],
       ] as const)
-        answers[`${method} ${path}?${name}=x`] = (await raw(`${path}?${name}=x`, {}, method, body)).status;
+        answers[`${method} ${path}?${name}=x`] = (
+          await raw(`${path}?${name}=x`, { 'content-type': 'application/json' }, method, body)
+        ).status;
     const expected = Object.fromEntries(
       Object.keys(answers).map((key) => [
         key,
@@ -85,23 +91,28 @@ describe('the local API server', () => {
     expect(answers).toEqual(expected);
   });
 
-  it('answers a request whose Host header is not a host name, without reading it', async () => {
+  it('refuses a request whose Host header is not a host name, without reading it', async () => {
     for (const host of ['exa mple', '[::1', 'a:b:c', '%'])
-      expect({ host, status: (await raw('/health', { host })).status }).toEqual({ host, status: 200 });
+      expect({ host, status: (await raw('/health', { host })).status }).toEqual({ host, status: 403 });
   });
 
-  it('reads a path that starts with two slashes as a path, not as a host', async () => {
+  it('reads a path that starts with two slashes as a path, not as a host, and refuses its empty segment', async () => {
     const answer = await raw('//x/health');
-    expect(answer.status).toBe(404);
+    expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toEqual({
-      error: { code: 'route_not_found', message: 'no route GET //x/health' },
+      error: {
+        code: 'invalid_path',
+        message: 'the path "//x/health" has an empty segment: it is routed as sent',
+      },
     });
   });
 
-  it('takes only the path of an absolute target, and answers 400 to one that names no path', async () => {
-    expect((await raw('http://elsewhere.example/health')).status).toBe(200);
+  it('takes only the path of an absolute target naming loopback, and answers 400 to one that names no path', async () => {
+    const { port } = new URL(api.url);
+    expect((await raw(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    expect((await raw('http://elsewhere.example/health')).status).toBe(403);
     const answer = await raw('*', {}, 'OPTIONS');
     expect(answer.status).toBe(400);
-    expect(await code(new Response(answer.body))).toBe('invalid_request');
+    expect(await code(new Response(answer.body))).toBe('invalid_path');
   });
 });

@@ -116,7 +116,11 @@ describe('the local runtime in this process', () => {
       resourcePrefix: `env-${Date.now()}`,
     });
     try {
-      const answer = await fetch(`${runtime.url}/nodes`, { method: 'POST', body: '{"node":"env-check"}' });
+      const answer = await fetch(`${runtime.url}/nodes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"node":"env-check"}',
+      });
       expect(answer.status).toBe(201);
     } finally {
       await runtime.stop();

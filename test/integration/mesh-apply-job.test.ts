@@ -175,8 +175,9 @@ describe('an apply that outlives its request', () => {
 
   it('refuses a second long apply while one runs (409), and ends a job whose next part the mesh refuses', async () => {
     // No driver: the job waits for the advance this test takes by hand.
-    const first = await fetch(`${api.url}/mesh/apply`, {
+    const first = await fetch(`${api.url}/mesh/apply/prune`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ file: webs(1000), prune: true }),
     });
     expect(first.status).toBe(200);

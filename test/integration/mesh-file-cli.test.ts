@@ -59,6 +59,29 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     expect(exported.stdout).toContain('web-3:');
   });
 
+  it('refuses a file larger than its request may be before sending it, and a 10,000-deep one with a clear problem (issue 36, finding 6)', async () => {
+    const huge = file('huge.yaml', `version: 1\n# ${'x'.repeat(6 * 1024 * 1024)}\n`);
+    const tooLarge = await mesh(['apply', '-f', huge]);
+    expect(tooLarge.code).toBe(ExitCode.usage);
+    expect(tooLarge.output).toContain(`${huge} takes`);
+    expect(tooLarge.output).toContain('over the 6291456 (6 MiB) a mesh file');
+    const deep = file('deep.yaml', `version: 1\nnodes: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`);
+    const refused = await mesh(['diff', '-f', deep]);
+    expect(refused.code).toBe(ExitCode.usage);
+    expect(refused.output).toContain('the file nests deeper than the 32 levels a mesh file may');
+    expect(refused.output).toContain('[too-deep]');
+    expect(refused.output).not.toContain('call stack');
+  });
+
+  it('prunes through the admin’s route: mesh apply --prune removes what the file drops (issue 36, finding 2)', async () => {
+    const fewer = file('fewer.yaml', meshFile.replace('web-[1-3]', 'web-[1-2]'));
+    const pruned = await mesh(['apply', '-f', fewer, '--prune', '--allow-mass-removal', '--json']);
+    expect(pruned.code).toBe(ExitCode.ok);
+    expect((JSON.parse(pruned.stdout) as { removed: { nodes: number } }).removed.nodes).toBe(1);
+    const back = await mesh(['apply', '-f', file('mesh-again.yaml', meshFile)]);
+    expect(back.code).toBe(ExitCode.ok);
+  });
+
   it('writes one 0600 token file per node not enrolled, printing no token; a second run finds none lapsed', async () => {
     const out = join(folder, 'tokens');
     const issued = await mesh(['token', 'issue', '--unenrolled', '--out-dir', out]);

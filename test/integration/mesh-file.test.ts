@@ -1,6 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../lib/api/handlers/mesh-file.ts';
+import {
+  meshApplyHandler,
+  meshApplyPruneHandler,
+  meshExportHandler,
+  meshPlanHandler,
+} from '../../lib/api/handlers/mesh-file.ts';
 import { localActor } from '../../lib/core/audit/record.ts';
 import type { ApplyPlan } from '../../lib/core/mesh-file/index.ts';
 import { planMatches } from '../../lib/core/mesh-file/index.ts';
@@ -92,13 +97,22 @@ describe('mesh apply, diff and export on DynamoDB Local', () => {
     expect(kept.removed.relations).toBe(0);
     expect((await parts.meshView.details('web-1'))?.consumes).toHaveLength(1);
 
+    // A prune is an admin's: the operator's route refuses it before anything is read or written.
+    const before = await tableContents(parts.config);
+    const operators = await post(meshApplyHandler, parts, {
+      file: dropped,
+      prune: true,
+      allowMassRemoval: true,
+    });
+    expect(operators.status).toBe(403);
+    expect((operators.body.error as { code: string }).code).toBe('prune_needs_admin');
+    expect(await tableContents(parts.config)).toEqual(before);
     // One relation of six is more than the guard's 10%.
-    const guarded = await post(meshApplyHandler, parts, { file: dropped, prune: true });
+    const guarded = await post(meshApplyPruneHandler, parts, { file: dropped });
     expect(guarded.status).toBe(409);
     expect((guarded.body.error as { code: string }).code).toBe('mass_removal');
-    const pruned = (
-      await post(meshApplyHandler, parts, { file: dropped, prune: true, allowMassRemoval: true })
-    ).body as unknown as ApplyOutcome;
+    const pruned = (await post(meshApplyPruneHandler, parts, { file: dropped, allowMassRemoval: true }))
+      .body as unknown as ApplyOutcome;
     expect(pruned.removed.relations).toBe(1);
     expect(pruned.plan.behind).toEqual(['broker-1', 'web-1']);
     expect((await parts.meshView.details('web-1'))?.consumes).toHaveLength(0);

@@ -53,6 +53,7 @@ describe('a rollout across a restart of the local runtime', () => {
       }
       const started = await fetch(`${first.url}/rollouts`, {
         method: 'POST',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ behind: true, waves: '1,100%' }),
       });
       expect(started.status).toBe(201);

@@ -280,7 +280,11 @@ describe('mesh console for a deployed stack', () => {
     try {
       const page = await fetch(`${proxy.url}/console`);
       const graph = await fetch(`${proxy.url}/graph`);
-      const write = await fetch(`${proxy.url}/nodes`, { method: 'POST', body: '{"node":"evil"}' });
+      const write = await fetch(`${proxy.url}/nodes`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"node":"evil"}',
+      });
       const secrets = await fetch(`${proxy.url}/nodes/web/declaration`);
       const rebound = await statusWithHost(
         `${proxy.url}/graph`,

@@ -7,7 +7,9 @@ export function hostCalls(api: string) {
   const operator = async (method: string, path: string, body?: unknown) => {
     const answer = await fetch(`${api}${path}`, {
       method,
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(body !== undefined
+        ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }
+        : {}),
     });
     return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
   };
@@ -16,6 +18,7 @@ export function hostCalls(api: string) {
     const { body } = await operator('POST', `/nodes/${node}/token`, {});
     const answer = await fetch(`${api}/enrol`, {
       method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         node,
         token: body.token,

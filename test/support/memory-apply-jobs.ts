@@ -4,12 +4,57 @@ import {
   ApplyJobRunningError,
   type RunningApplyJob,
 } from '../../lib/core/mesh-file/apply-job.ts';
-import type { ApplyJobStore } from '../../lib/core/mesh-file/ports.ts';
+import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../lib/core/mesh-file/ports.ts';
 
 /** ApplyJobStore in memory, with the conditions of lib/adapters/dynamodb/apply-jobs.ts. */
 export class MemoryApplyJobs implements ApplyJobStore {
   readonly jobs = new Map<string, { job: ApplyJob; file: string }>();
   holder: RunningApplyJob | undefined;
+  /** Each job's ledger: its transactions (as a writer would put them), and its removals by key. */
+  readonly ledgers = new Map<
+    string,
+    { transactions: Array<{ nodes: string[]; items: number }>; removals: Map<string, LedgerRemoval> }
+  >();
+
+  ledgerOf(id: string) {
+    let ledger = this.ledgers.get(id);
+    if (!ledger) {
+      ledger = { transactions: [], removals: new Map() };
+      this.ledgers.set(id, ledger);
+    }
+    return ledger;
+  }
+
+  async ledger(id: string): Promise<ApplyLedger> {
+    const { transactions, removals } = this.ledgerOf(id);
+    const touched = new Set(transactions.flatMap((tx) => tx.nodes));
+    const removed = { relations: 0, modules: 0, nodes: 0 };
+    for (const removal of removals.values()) {
+      touched.add(removal.kind === 'relation' ? removal.consumerNode : removal.node);
+      if (removal.kind === 'relation') removed.relations += 1;
+      else if (removal.kind === 'module') removed.modules += 1;
+      else {
+        removed.nodes += 1;
+        removed.modules += removal.modules;
+      }
+    }
+    return {
+      written: {
+        transactions: transactions.length,
+        items: transactions.reduce((sum, tx) => sum + tx.items, 0),
+      },
+      removed,
+      touched: touched.size,
+    };
+  }
+
+  async noteRemoval(id: string, removal: LedgerRemoval): Promise<void> {
+    this.ledgerOf(id).removals.set(JSON.stringify(removal), removal);
+  }
+
+  async forgetRemoval(id: string, removal: LedgerRemoval): Promise<void> {
+    this.ledgerOf(id).removals.delete(JSON.stringify(removal));
+  }
 
   async running(): Promise<RunningApplyJob | undefined> {
     return this.holder;

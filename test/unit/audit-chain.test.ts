@@ -102,4 +102,28 @@ describe('ChainCheck', () => {
     expect(check(kept, head, now)).toEqual([]);
     expect(check(kept, head, startMs / 1000)).toEqual(['1 removed']);
   });
+
+  it('names a head whose expiry was edited to pass records taken off its end as expired', () => {
+    const { records, head } = chain(5);
+    const kept = placed(records).slice(0, 3);
+    const now = (records[4]?.time ? Date.parse(records[4].time) : startMs) / 1000 + day;
+
+    expect(check(kept, { ...head, expiresAt: 1_000 }, now)).toEqual(['3 altered']);
+    // unedited, the same gap is what it is: removed
+    expect(check(kept, head, now)).toEqual(['4 removed']);
+  });
+
+  it('keeps a chain’s expiries in order when the retention is shortened, so the oldest go first', () => {
+    const long = nextRecord(nodeEntry(localActor('a'), 'token.issue', 'web-1'), undefined, {
+      time: new Date(startMs).toISOString(),
+      retentionDays: 365,
+    });
+    const short = nextRecord(
+      nodeEntry(localActor('b'), 'token.issue', 'web-1'),
+      { seq: long.seq, hash: long.hash, expiresAt: long.expiresAt },
+      { time: new Date(startMs + day * 1000).toISOString(), retentionDays: 1 },
+    );
+    expect(short.expiresAt).toBe(long.expiresAt);
+    expect(short.prevExpiresAt).toBe(long.expiresAt);
+  });
 });

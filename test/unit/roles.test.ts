@@ -48,6 +48,7 @@ describe('the operator roles of the function table', () => {
         'DELETE /nodes/{node}/report',
         'DELETE /nodes/{node}/token',
         'POST /builds/retractions',
+        'POST /mesh/apply/prune',
         'POST /nodes/{node}/token',
       ].sort(),
     );

@@ -7,7 +7,7 @@ import {
   ApplyJobRunningError,
   type RunningApplyJob,
 } from '../../core/mesh-file/apply-job.ts';
-import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
+import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../core/mesh-file/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import {
   allOld,
@@ -28,6 +28,8 @@ import {
  * | `mesh#apply-job`       | `running`    | job (its id), heardAt: present exactly while a job runs |
  * | `mesh#apply-job#<id>`  | `record`     | state, parts (N), job: the record (M); expiresAt (TTL, 90 days) |
  * | `mesh#apply-job#<id>`  | `file#<nnn>` | data (B): the file's text gzipped, cut in parts of at most 300 KB; expiresAt (TTL, a day) |
+ * | `mesh#apply-job#<id>`  | `tx#<uuid>`  | the ledger: nodes (L), items (N) of one transaction of the job, put in that transaction (mesh-file-writer.ts); expiresAt (TTL, two days) |
+ * | `mesh#apply-job#<id>`  | `removed#<what>` | the ledger: kind, node, modules (N) of one removal, put before it is made (`<what>`: `node#<n>`, `module#<n>/<m>`, `relation#<n>/<m>/<pn>/<pm>`, so one removal noted twice is one item); expiresAt |
  *
  * A start puts its file's parts first (a new id, so nothing is there), then its record and the
  * running item in one transaction: the running item only if none is there, or if it is still the
@@ -47,6 +49,18 @@ const filePartKey = (id: string, part: number) => ({
   sk: `file#${String(part).padStart(3, '0')}`,
 });
 const filePartBytes = 300 * 1024;
+/** The ledger's items: one a transaction, one a removal. */
+export const ledgerTransactionKey = (id: string, tx: string) => ({ pk: jobPartition(id), sk: `tx#${tx}` });
+const removalSk = (removal: LedgerRemoval) =>
+  removal.kind === 'relation'
+    ? `removed#relation#${removal.consumerNode}/${removal.consumerModule}/${removal.providerNode}/${removal.providerModule}`
+    : removal.kind === 'module'
+      ? `removed#module#${removal.node}/${removal.module}`
+      : `removed#node#${removal.node}`;
+/** The ledger outlives any job that can still read it: one not heard from for 15 minutes is taken over. */
+const ledgerDays = 2;
+export const ledgerExpiresAt = (nowIso: string) =>
+  Math.floor(Date.parse(nowIso) / 1000) + ledgerDays * 24 * 3600;
 
 const newJob = itemAbsent;
 const noneRunning = itemAbsent;
@@ -152,19 +166,75 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
   }
 
   async load(id: string): Promise<{ readonly job: ApplyJob; readonly file: string } | undefined> {
+    const job = await this.read(id);
+    if (!job) return undefined;
     const items = await queryAll(this.client, store, {
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': jobPartition(id) },
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :file)',
+      ExpressionAttributeValues: { ':pk': jobPartition(id), ':file': 'file#' },
       ConsistentRead: true,
     });
-    const record = items.find((item) => item.sk === 'record');
-    if (!record) return undefined;
     const parts = items
-      .filter((item) => String(item.sk).startsWith('file#'))
       .sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1))
       .map((item) => Buffer.from(item.data as Uint8Array));
-    return { job: record.job as ApplyJob, file: gunzipSync(Buffer.concat(parts)).toString('utf8') };
+    return { job, file: gunzipSync(Buffer.concat(parts)).toString('utf8') };
+  }
+
+  async ledger(id: string): Promise<ApplyLedger> {
+    const items = async (prefix: string) =>
+      queryAll(this.client, store, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': jobPartition(id), ':prefix': prefix },
+        ConsistentRead: true,
+      });
+    const touched = new Set<string>();
+    const written = { transactions: 0, items: 0 };
+    for (const item of await items('tx#')) {
+      written.transactions += 1;
+      written.items += Number(item.items ?? 0);
+      for (const node of (item.nodes as string[] | undefined) ?? []) touched.add(node);
+    }
+    const removed = { relations: 0, modules: 0, nodes: 0 };
+    for (const item of await items('removed#')) {
+      touched.add(String(item.node));
+      if (item.kind === 'relation') removed.relations += 1;
+      else if (item.kind === 'module') removed.modules += 1;
+      else {
+        removed.nodes += 1;
+        removed.modules += Number(item.modules ?? 0);
+      }
+    }
+    return { written, removed, touched: touched.size };
+  }
+
+  async noteRemoval(id: string, removal: LedgerRemoval): Promise<void> {
+    await askStore(store, () =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            pk: jobPartition(id),
+            sk: removalSk(removal),
+            kind: removal.kind,
+            node: removal.kind === 'relation' ? removal.consumerNode : removal.node,
+            ...(removal.kind === 'node' ? { modules: removal.modules } : {}),
+            expiresAt: ledgerExpiresAt(this.now()),
+          },
+        }),
+      ),
+    );
+  }
+
+  async forgetRemoval(id: string, removal: LedgerRemoval): Promise<void> {
+    await askStore(store, () =>
+      this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: jobPartition(id), sk: removalSk(removal) },
+        }),
+      ),
+    );
   }
 
   async record(next: ApplyJob, seenParts: number): Promise<void> {

@@ -1,5 +1,4 @@
 import { GetCommand, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import { AuditCursorError } from '../../core/audit/errors.ts';
 import {
   type AuditPage,
   type AuditQuery,
@@ -11,6 +10,19 @@ import {
 import { type AuditRecord, nodeSubject } from '../../core/audit/record.ts';
 import { ChainCheck, type ChainFinding } from '../../core/audit/verify.ts';
 import { askStore } from '../../core/unavailable.ts';
+import {
+  cursorAt,
+  cursorOf,
+  dayBefore,
+  dayMs,
+  dayOf,
+  daysAt,
+  daysCursor,
+  daysCursorOf,
+  indexFindings,
+  indexKeyOf,
+  keyOf,
+} from './audit-cursors.ts';
 import { auditChainsPartition, auditDayPartition, auditPartition, headFrom, headKey } from './audit-trail.ts';
 import { type Item, TableStore, type TableStoreOptions } from './requests.ts';
 
@@ -19,9 +31,6 @@ const store = 'the audit trail';
 const queriesPerPage = 16;
 /** What a filtered query reads at once: the filter is applied here, after the read. */
 const filteredReadLimit = 500;
-const dayMs = 24 * 3600 * 1000;
-
-type Cursor = { readonly day?: string; readonly start?: Item };
 
 /**
  * The audit trail read back (audit-trail.ts has the layout). `--node` is one Query of the node's
@@ -105,51 +114,141 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
 
   /**
    * Every chain, one after the other, each a page at a time in the order of its places: memory
-   * holds one page and one record per chain, however long the trail.
+   * holds one page and one record per chain, however long the trail. Then the other way round:
+   * every record the day index lists, each of whose chain must be in the list of chains, so a
+   * chain taken off the list (the one item that says verify should walk it) is named. A record
+   * kept without the index keys of its time and place (which `mesh audit` reads by) is named as
+   * its chain is walked. A page answers `next` where the next one starts: a chain's subject in the
+   * first walk, `days:<day>[:<key>]` in the second.
    */
   async verify(range: VerifyRange = {}): Promise<AuditVerdict> {
     const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
-    const findings: ChainFinding[] = [];
-    let findingCount = 0;
-    let chains = 0;
-    let records = 0;
+    const verdict = { chains: 0, records: 0, indexed: 0, findingCount: 0, findings: [] as ChainFinding[] };
     const note = (found: readonly ChainFinding[]) => {
-      findingCount += found.length;
-      findings.push(...found.slice(0, Math.max(0, findingsShown - findings.length)));
+      verdict.findingCount += found.length;
+      verdict.findings.push(...found.slice(0, Math.max(0, findingsShown - verdict.findings.length)));
     };
+    const outOfTime = () => range.until !== undefined && Date.now() > range.until;
     const after = range.after;
-    let done: string | undefined;
+    if (after === undefined || !after.startsWith(daysCursor)) {
+      let done: string | undefined;
+      for await (const chain of this.#pages({
+        TableName: this.tableName,
+        KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: {
+          ':pk': auditChainsPartition,
+          ...(after === undefined ? {} : { ':after': after }),
+        },
+        ConsistentRead: true,
+      })) {
+        const subject = String(chain.subject);
+        if (verdict.chains > 0 && outOfTime()) return { ...verdict, ...(done ? { next: done } : {}) };
+        const { Item } = await askStore(store, () =>
+          this.client.send(
+            new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
+          ),
+        );
+        const check = new ChainCheck(subject, headFrom(Item), nowSeconds);
+        for await (const item of this.#pages({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
+          ExpressionAttributeValues: { ':pk': auditPartition(subject), ':rec': 'rec#' },
+          ConsistentRead: true,
+        })) {
+          const place = Number(String(item.sk).slice(4));
+          const record = recordOf(item);
+          note(check.add(place, record));
+          note(indexFindings(item, record, place));
+        }
+        note(check.end());
+        verdict.chains += 1;
+        verdict.records += check.records;
+        done = String(chain.sk);
+      }
+      // The chains walked, the index is walked next: on this page if there is time, else the next.
+      if (outOfTime()) return { ...verdict, next: daysCursor };
+    }
+    return this.#crossCheckDays(verdict, note, after?.startsWith(daysCursor) ? after : daysCursor, outOfTime);
+  }
+
+  /**
+   * The second walk: every day of the retention, newest first, on gsi1; each record listed must be
+   * of a chain in the list of chains. The list is read once a page (one Query, a few bytes a
+   * chain); a chain missing from it is named once, at the first of its records the walk meets.
+   */
+  async #crossCheckDays(
+    verdict: {
+      chains: number;
+      records: number;
+      indexed: number;
+      findingCount: number;
+      findings: ChainFinding[];
+    },
+    note: (found: readonly ChainFinding[]) => void,
+    cursor: string,
+    outOfTime: () => boolean,
+  ): Promise<AuditVerdict> {
+    const listed = new Set<string>();
     for await (const chain of this.#pages({
       TableName: this.tableName,
-      KeyConditionExpression: after === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
-      ExpressionAttributeValues: {
-        ':pk': auditChainsPartition,
-        ...(after === undefined ? {} : { ':after': after }),
-      },
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': auditChainsPartition },
       ConsistentRead: true,
-    })) {
-      const subject = String(chain.subject);
-      if (chains > 0 && range.until !== undefined && Date.now() > range.until)
-        return { chains, records, findings, findingCount, ...(done ? { next: done } : {}) };
-      const { Item } = await askStore(store, () =>
-        this.client.send(
-          new GetCommand({ TableName: this.tableName, Key: headKey(subject), ConsistentRead: true }),
-        ),
-      );
-      const check = new ChainCheck(subject, headFrom(Item), nowSeconds);
-      for await (const item of this.#pages({
+    }))
+      listed.add(String(chain.sk));
+    const named = new Set<string>();
+    const floor = this.#oldestDay(undefined);
+    const at = daysAt(cursor);
+    let day = at.day ?? dayOf(new Date(this.now()));
+    let start = at.start;
+    while (day >= floor) {
+      if (outOfTime() && (verdict.indexed > 0 || verdict.chains > 0))
+        return { ...verdict, next: daysCursorOf(day, start) };
+      const { Items = [], LastEvaluatedKey } = await this.#query({
         TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :rec)',
-        ExpressionAttributeValues: { ':pk': auditPartition(subject), ':rec': 'rec#' },
-        ConsistentRead: true,
-      }))
-        note(check.add(Number(String(item.sk).slice(4)), recordOf(item)));
-      note(check.end());
-      chains += 1;
-      records += check.records;
-      done = String(chain.sk);
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :day',
+        ExpressionAttributeValues: { ':day': auditDayPartition(day) },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      for (const item of Items) {
+        // the refusals' counters share the index, outside every chain (audit-refusals.ts)
+        if (!String(item.sk).startsWith('rec#')) continue;
+        verdict.indexed += 1;
+        const subject = String(item.subject);
+        if (listed.has(subject) || named.has(subject)) continue;
+        // A chain begun since the list was read is listed by now: asked again, strongly.
+        if (await this.#listed(subject)) {
+          listed.add(subject);
+          continue;
+        }
+        named.add(subject);
+        note([
+          {
+            subject,
+            seq: Number(item.seq),
+            problem: 'hidden',
+            says: 'its chain is not in the list of chains (audit#chains), so verify would not walk it: the list was edited',
+          },
+        ]);
+      }
+      start = LastEvaluatedKey;
+      if (!start) day = dayBefore(day);
     }
-    return { chains, records, findings, findingCount };
+    return verdict;
+  }
+
+  async #listed(subject: string): Promise<boolean> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: auditChainsPartition, sk: subject },
+          ConsistentRead: true,
+        }),
+      ),
+    );
+    return Item !== undefined;
   }
 
   async *#pages(input: QueryCommandInput): AsyncGenerator<Item> {
@@ -177,29 +276,4 @@ export class DynamoDBAuditReader extends TableStore implements AuditReader {
 export function recordOf(item: Item): AuditRecord {
   const { pk: _pk, sk: _sk, gsi1pk: _gsi1pk, gsi1sk: _gsi1sk, count, ...record } = item;
   return (count === undefined ? record : { ...record, details: { count } }) as AuditRecord;
-}
-
-const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });
-const indexKeyOf = (item: Item) => ({ pk: item.pk, sk: item.sk, gsi1pk: item.gsi1pk, gsi1sk: item.gsi1sk });
-const dayOf = (date: Date) => date.toISOString().slice(0, 10);
-const dayBefore = (day: string) => dayOf(new Date(Date.parse(`${day}T00:00:00Z`) - dayMs));
-
-const cursorOf = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
-
-function cursorAt(text: string | undefined): Cursor {
-  if (text === undefined) return {};
-  try {
-    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
-    const key = value.start;
-    const keyIsText = key === undefined || Object.values(key).every((part) => typeof part === 'string');
-    if (
-      typeof value === 'object' &&
-      keyIsText &&
-      (value.day === undefined || /^\d{4}-\d\d-\d\d$/.test(value.day))
-    )
-      return value;
-  } catch {
-    // not one of ours: below
-  }
-  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
 }

@@ -32,6 +32,11 @@ export const auditDayPartition = (day: string) => `audit#day#${day}`;
 export const auditDayPartitions = 'audit#day#*';
 export const headKey = (subject: string) => ({ pk: auditPartition(subject), sk: 'head' });
 export const recordSk = (seq: number) => `rec#${String(seq).padStart(12, '0')}`;
+/** The day index's keys of a record: by its day, sorted by its time, then its chain and place. */
+export const auditIndexKeys = (record: Pick<AuditRecord, 'time' | 'subject' | 'seq'>) => ({
+  gsi1pk: auditDayPartition(record.time.slice(0, 10)),
+  gsi1sk: `${record.time}#${record.subject}#${recordSk(record.seq)}`,
+});
 
 const chainUnstarted = itemAbsent;
 const headUnchanged = 'seq = :seq AND #hash = :hash';
@@ -56,8 +61,7 @@ export const auditItems: AuditItemsOf = (record, head, tableName) => {
           pk: auditPartition(record.subject),
           sk: recordSk(record.seq),
           ...record,
-          gsi1pk: auditDayPartition(record.time.slice(0, 10)),
-          gsi1sk: `${record.time}#${record.subject}#${recordSk(record.seq)}`,
+          ...auditIndexKeys(record),
         },
         ConditionExpression: recordUnwritten,
       },

@@ -1,8 +1,11 @@
 import { auditItemsMax } from './audit-trail.ts';
 import { type Item, type TransactItem, transactionLimit } from './requests.ts';
 
-/** A transaction's room for facts: the rest is its audit record's (audit-trail.ts). */
-const factLimit = transactionLimit - auditItemsMax;
+/** An apply job's ledger item, in each of its transactions (apply-jobs.ts). */
+export const ledgerItemsMax = 1;
+
+/** A transaction's room for facts: the rest is its audit record's (audit-trail.ts) and its job's ledger item. */
+const factLimit = transactionLimit - auditItemsMax - ledgerItemsMax;
 
 /**
  * One transaction of an apply, built fact by fact: each fact brings the items today's single

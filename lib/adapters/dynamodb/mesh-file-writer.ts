@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
 import { type Actor, type AuditEntry, meshSubject, nodeEntry } from '../../core/audit/record.ts';
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { ApplyPlan, ModuleChange, RelationChange } from '../../core/mesh-file/plan.ts';
-import type {
-  LiveMeshReading,
-  LiveModule,
-  MeshFileWriter,
-  WriteOutcome,
+import {
+  type LiveMeshReading,
+  type LiveModule,
+  type MeshFileWriter,
+  noWriteProgress,
+  type WriteOutcome,
+  type WriteProgress,
 } from '../../core/mesh-file/ports.ts';
+import { ledgerExpiresAt, ledgerTransactionKey } from './apply-jobs.ts';
 import type { AuditTrail } from './audit-trail.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
 import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';
@@ -55,12 +59,18 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
   async write(
     plan: ApplyPlan,
     reading: LiveMeshReading,
-    options: { readonly until?: number; readonly by: Actor },
+    options: {
+      readonly until?: number;
+      readonly by: Actor;
+      readonly job?: string;
+      readonly progress?: WriteProgress;
+    },
   ): Promise<WriteOutcome> {
     const now = this.now();
     const tableName = this.tableName;
-    const tally = { transactions: 0, items: 0 };
-    const touched = new Set<string>();
+    const progress = options.progress ?? noWriteProgress();
+    const tally = progress;
+    const touched = progress.touched;
     const records = new Map<string, LiveModule>(reading.modules);
     const marks = (node: string) => markUpdates(tableName, node, now).map(raw);
 
@@ -168,7 +178,7 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
     const pace = { longest: 0 };
     for (const facts of phases) {
       const commit = async (batch: Batch) => {
-        await this.#commit(batch, tally, options.by);
+        await this.#commit(batch, tally, options.by, options.job);
         for (const node of batch.nodes) touched.add(node);
       };
       const done = await commitPhase(pack(facts), commit, {
@@ -178,16 +188,38 @@ export class DynamoDBMeshFileWriter extends TableStore implements MeshFileWriter
         pace,
         committed: () => tally.transactions,
       });
-      if (!done) return { ...tally, touched: [...touched], complete: false };
+      if (!done) return { ...counted(tally), touched: [...touched], complete: false };
     }
-    return { ...tally, touched: [...touched], complete: true };
+    return { ...counted(tally), touched: [...touched], complete: true };
   }
 
-  async #commit(batch: Batch, tally: { transactions: number; items: number }, by: Actor): Promise<void> {
+  async #commit(
+    batch: Batch,
+    tally: { transactions: number; items: number },
+    by: Actor,
+    job: string | undefined,
+  ): Promise<void> {
     const items = batch.items(this.tableName);
+    // The job's ledger item commits with the transaction or not at all: what a job wrote is
+    // counted exactly, whatever part of it dies after (apply-jobs.ts, `ledger`).
+    const ledger: TransactItem[] = job
+      ? [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...ledgerTransactionKey(job, randomUUID()),
+                nodes: [...batch.nodes].sort(),
+                items: items.length,
+                expiresAt: ledgerExpiresAt(this.now()),
+              },
+            },
+          },
+        ]
+      : [];
     const failed = await this.#audit.transact(
       store,
-      items.map(({ write }) => write),
+      [...items.map(({ write }) => write), ...ledger],
       applyEntry(batch, by),
     );
     tally.transactions += 1;
@@ -213,6 +245,11 @@ function applyEntry(batch: Batch, by: Actor): AuditEntry {
     ? { by, action: 'mesh.apply', subject: meshSubject, target: meshSubject, details }
     : nodeEntry(by, 'mesh.apply', first, { target: meshSubject, details });
 }
+
+const counted = ({ transactions, items }: { transactions: number; items: number }) => ({
+  transactions,
+  items,
+});
 
 /** Facts packed into transactions in order, each up to DynamoDB's 100 items. */
 function pack(facts: readonly Fact[]): Batch[] {

@@ -3,7 +3,13 @@ import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { type CounterName, countersOf, type Deltas } from '../../core/summary/counters.ts';
 import { WatermarkMovedError } from '../../core/summary/errors.ts';
 import type { Applied, SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
-import { type Change, changesAfter, chunksOf } from '../../core/summary/stream.ts';
+import {
+  batchBehind,
+  type Change,
+  changesAfter,
+  chunksOf,
+  shardCatchingUp,
+} from '../../core/summary/stream.ts';
 import { type Summary, summaryOf } from '../../core/summary/summary.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import { AuditedTableStore } from './audit-trail.ts';
@@ -15,7 +21,7 @@ import { type Item, queryAll, scanAll, type TransactItem, transact, transactionL
  * | pk                 | sk          | attributes |
  * |--------------------|-------------|------------|
  * | `summary#counters` | `<counter>` | count (N): `nodes`, `applied#3`, … (lib/core/summary/counters.ts) |
- * | `summary#shards`   | `<shard>`   | sequence (S, padded): the last change of the shard whose deltas are in the counters; expiresAt (TTL) |
+ * | `summary#shards`   | `<shard>`   | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); expiresAt (TTL) |
  * | `summary#state`    | `state`     | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
  *
  * Access: the aggregator reads a shard's watermark, then applies each run of changes after it in
@@ -44,18 +50,25 @@ export class DynamoDBSummaryStore
   implements SummaryCounters, SummaryReader, SummaryRebuild
 {
   async apply(shard: string, changes: readonly Change[]): Promise<Applied> {
-    let seen = await this.#watermark(shard);
+    const read = await this.#watermark(shard);
+    let seen = read.sequence;
+    const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
+    const behind = batchBehind(changes, nowSeconds);
     const fresh = changesAfter(changes, seen);
     let writes = 0;
     let lost = 0;
     let reason: string | undefined;
+    let said = read.behind;
+    let wroteNow = false;
     for (const chunk of chunksOf(fresh, maxCounters, seen)) {
       if (chunk.deltas.size === 0) continue;
       try {
         const failed = await transact(this.client, 'counting the summary', [
           ...counterUpdates(this.tableName, chunk.deltas),
-          this.#watermarkMove(shard, seen, chunk.mark),
+          this.#watermarkMove(shard, seen, chunk.mark, behind),
         ]);
+        said = behind;
+        wroteNow = true;
         if (failed) throw new WatermarkMovedError(`shard ${shard}: watermark moved from ${seen ?? 'none'}`);
       } catch (error) {
         if (!isRefusedForGood(error)) throw error;
@@ -68,6 +81,13 @@ export class DynamoDBSummaryStore
       seen = chunk.mark;
       writes += 1;
     }
+    // A batch with nothing new (delivered again, or read again after a restart) still says
+    // whether the shard is behind: each one while it is, to say it is still catching up, then
+    // once when it has caught up.
+    if (!wroteNow && seen !== undefined && (behind || said !== behind)) {
+      await this.#noteBehind(shard, behind, nowSeconds);
+      writes += 1;
+    }
     return {
       applied: fresh.length - lost,
       skipped: changes.length - fresh.length,
@@ -78,17 +98,24 @@ export class DynamoDBSummaryStore
   }
 
   async summary(): Promise<Summary> {
-    const [items, state] = await Promise.all([
+    const [items, state, shards] = await Promise.all([
       queryAll(this.client, store, {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk',
         ExpressionAttributeValues: { ':pk': countersPartition },
       }),
       askStore(store, () => this.client.send(new GetCommand({ TableName: this.tableName, Key: stateKey }))),
+      queryAll(this.client, store, {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': shardsPartition },
+      }),
     ]);
     const counters = new Map(items.map((item) => [String(item.sk), Number(item.count ?? 0)]));
     const lost = Number(state.Item?.lost ?? 0);
-    return summaryOf(counters, lost === 0 && state.Item?.rebuilding !== true);
+    const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
+    const catchingUp = shards.some((shard) => shardCatchingUp(shard, nowSeconds));
+    return summaryOf(counters, lost === 0 && state.Item?.rebuilding !== true, catchingUp);
   }
 
   /**
@@ -145,7 +172,7 @@ export class DynamoDBSummaryStore
     });
   }
 
-  async #watermark(shard: string): Promise<string | undefined> {
+  async #watermark(shard: string): Promise<{ readonly sequence?: string; readonly behind: boolean }> {
     const { Item } = await askStore(store, () =>
       this.client.send(
         new GetCommand({
@@ -155,19 +182,41 @@ export class DynamoDBSummaryStore
         }),
       ),
     );
-    return typeof Item?.sequence === 'string' ? Item.sequence : undefined;
+    return {
+      ...(typeof Item?.sequence === 'string' ? { sequence: Item.sequence } : {}),
+      behind: Item?.behind === true,
+    };
   }
 
-  #watermarkMove(shard: string, seen: string | undefined, last: string): TransactItem {
+  async #noteBehind(shard: string, behind: boolean, nowSeconds: number): Promise<void> {
+    await askStore(store, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: shardsPartition, sk: shard },
+          UpdateExpression: 'SET behind = :behind, countedAt = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':behind': behind, ':now': nowSeconds },
+        }),
+      ),
+    ).catch((error: unknown) => {
+      // a watermark gone with its TTL: the next batch that counts something writes it again
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
+  }
+
+  #watermarkMove(shard: string, seen: string | undefined, last: string, behind = false): TransactItem {
     return {
       Update: {
         TableName: this.tableName,
         Key: { pk: shardsPartition, sk: shard },
-        UpdateExpression: 'SET #sequence = :last, expiresAt = :expires',
+        UpdateExpression: 'SET #sequence = :last, expiresAt = :expires, behind = :behind, countedAt = :now',
         ConditionExpression: seen === undefined ? 'attribute_not_exists(pk)' : '#sequence = :seen',
         ExpressionAttributeNames: { '#sequence': 'sequence' },
         ExpressionAttributeValues: {
           ':last': last,
+          ':behind': behind,
+          ':now': Math.floor(Date.parse(this.now()) / 1000),
           ':expires': Math.floor(Date.parse(this.now()) / 1000) + watermarkDays * 86_400,
           ...(seen === undefined ? {} : { ':seen': seen }),
         },

@@ -51,7 +51,7 @@ export const auditListHandler = (deps: AuditDeps) =>
     return json(200, { records: page.records, ...(page.next ? { next: page.next } : {}) });
   });
 
-export const verifyQuery = z.object({ after: z.string().min(1).max(256).optional() }).strict();
+export const verifyQuery = z.object({ after: z.string().min(1).max(1024).optional() }).strict();
 
 /** GET /audit/verify?after: every chain from after `after`, as many as the request has time for. */
 export const auditVerifyHandler = (deps: AuditDeps) =>

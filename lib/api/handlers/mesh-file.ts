@@ -14,7 +14,7 @@ import { meshFileErrors } from '../../core/mesh-file/errors.ts';
 import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
 import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
 import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
-import type { MeshFileService } from '../../core/mesh-file/service.ts';
+import { type MeshFileService, PartlyAppliedError } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
 import { pageBytes } from '../../core/view-pages.ts';
@@ -101,28 +101,95 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
   });
 
 /**
- * POST /mesh/apply: plans and applies what fits the request's time. When that is not all, the
- * rest goes on as an apply job (docs/mesh-file.md, "An apply as a job"): the answer says
- * `complete: false` with the part's progress and the job's id, and the apply flow carries on.
+ * POST /mesh/apply and POST /mesh/apply/prune: plans and applies what fits the request's time.
+ * When that is not all, the rest goes on as an apply job (docs/mesh-file.md, "An apply as a
+ * job"): the answer says `complete: false` with the part's progress and the job's id, and the
+ * apply flow carries on.
+ *
+ * A prune removes nodes as `DELETE /nodes/{node}` does, and a node applied again after is a new,
+ * unenrolled one: a disenrolment. Both are an admin's, so a prune has a route of its own, with
+ * the admin's role (lib/functions/mesh.ts): on AWS IAM refuses it to an operator before the
+ * function runs, and the operator's route refuses `prune` in its body before anything is read.
  */
-export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, route: 'apply' | 'prune') =>
   edge(deps, async (event, context) => {
     const body = parseBody(event, applyBody, meshFileBodyBytes);
+    if (route === 'apply' && body.prune === true) throw pruneNeedsAdmin();
+    if (route === 'prune' && body.prune === false)
+      throw new Problem(
+        400,
+        'invalid_request',
+        'POST /mesh/apply/prune prunes: leave prune out, or apply without it on POST /mesh/apply',
+      );
     const timed = typeof context?.getRemainingTimeInMillis === 'function';
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    const { outcome, job } = await applyOrStartJob(deps, {
-      ...body,
-      ...(until ? { until } : {}),
-      by: actorOf(event),
-    });
+    let answer: Awaited<ReturnType<typeof applyOrStartJob>>;
+    try {
+      answer = await applyOrStartJob(deps, {
+        ...body,
+        prune: route === 'prune',
+        ...(until ? { until } : {}),
+        by: actorOf(event),
+      });
+    } catch (error) {
+      if (error instanceof PartlyAppliedError) throw partlyApplied(error);
+      throw error;
+    }
+    const { outcome, job, interrupted } = answer;
     return json(
       200,
-      { ...boundedOutcome(outcome, pageBytes), ...(job ? { job } : {}) },
+      {
+        ...boundedOutcome(outcome, pageBytes),
+        ...(job ? { job } : {}),
+        ...(interrupted ? { interrupted } : {}),
+      },
       { 'mesh-revision': outcome.plan.revision },
     );
   });
+
+/**
+ * A request refused after its job wrote part of the apply: the refusal its cause has, naming the
+ * job and what finishes the apply, so no answer hides a write. A defect is answered as one, its
+ * text kept back and logged by the edge.
+ */
+function partlyApplied(error: PartlyAppliedError): Problem {
+  const { job, outcome } = error;
+  const wrote = `apply job ${job} wrote part of the apply before this (${outcome.progress.touched} nodes by this request; mesh apply --job ${job} shows what it wrote), and nothing more is written: mesh apply -f FILE applies the rest`;
+  const cause = error.cause;
+  const answered = cause instanceof Problem ? cause : meshFileProblem(cause);
+  if (!answered || answered.status >= 500)
+    return new Problem(
+      500,
+      'internal',
+      `the apply failed unexpectedly; the control plane logged why. ${wrote}`,
+      {
+        cause: error,
+        details: { job },
+      },
+    );
+  return new Problem(answered.status, answered.code, `${answered.message}; ${wrote}`, {
+    cause: error,
+    headers: { ...answered.headers },
+    details: { ...(answered.details as Record<string, unknown> | undefined), job },
+  });
+}
+
+const pruneNeedsAdmin = () =>
+  new Problem(
+    403,
+    'prune_needs_admin',
+    'a prune removes nodes and their enrolment, which is an admin’s: send it to POST /mesh/apply/prune (mesh apply --prune), which needs MeshAdmin',
+  );
+
+/** POST /mesh/apply: the operator's apply, which adds and changes and never removes. */
+export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+  applyHandler(deps, 'apply');
+
+/** POST /mesh/apply/prune: the admin's apply, which also removes what the file does not hold. */
+export const meshApplyPruneHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
+  applyHandler(deps, 'prune');
 
 export const applyJobPath = z.strictObject({
   id: z.string().regex(applyJobIdPattern, 'an apply job id looks like 20260722T101500123Z-4f2a9c'),

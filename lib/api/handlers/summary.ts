@@ -92,9 +92,11 @@ const imageOf = (image: Record<string, unknown> | undefined) =>
   image ? unmarshall(image as Record<string, AttributeValue>) : undefined;
 
 function changeOf(record: DynamoDBRecord): Change {
+  const madeAt = record.dynamodb?.ApproximateCreationDateTime;
   return {
     sequence: record.dynamodb?.SequenceNumber ?? '0',
     before: imageOf(record.dynamodb?.OldImage),
     after: imageOf(record.dynamodb?.NewImage),
+    ...(typeof madeAt === 'number' ? { madeAt } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import type { ApplyJob } from '../../core/mesh-file/apply-job.ts';
 import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
-import { type ApiClient, ApiProblemError } from '../api-client.ts';
+import { type ApiClient, ApiProblemError, ApiUnreachableError } from '../api-client.ts';
 import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
 
@@ -22,11 +22,55 @@ function sayProgress(output: Output, job: Pick<ApplyJob, 'parts' | 'written' | '
   });
 }
 
+/** Reads in a row that may fail "try again" (the store away, the control plane restarting) before following stops. */
+export const applyJobPatience = 10;
+
+/** Whether a failed read of a job is one to ask again: the control plane away, or told "try again". */
+const passing = (error: unknown) =>
+  error instanceof ApiUnreachableError ||
+  (error instanceof ApiProblemError && (error.status === 429 || error.status >= 500));
+
+/**
+ * The job's record, asked again while the control plane cannot answer (a store outage outlives
+ * a request); past `patience` reads, the failure says what to run, since the job goes on there
+ * whatever this process does: `mesh apply --job ID`, not "try again".
+ */
+async function readJob(
+  api: ApiClient,
+  output: Output,
+  id: string,
+  pollMs: number,
+  patience: number,
+): Promise<ApplyJob> {
+  for (let failed = 0; ; failed += 1) {
+    try {
+      return await api.call<ApplyJob>('GET', `/mesh/apply-jobs/${encodeURIComponent(id)}`);
+    } catch (error) {
+      if (!passing(error)) throw error;
+      const advice = `apply job ${id} goes on on the control plane: follow it again with mesh apply --job ${id}`;
+      if (failed + 1 >= patience) {
+        if (error instanceof ApiUnreachableError)
+          throw new ApiUnreachableError(`${error.message}; ${advice}`);
+        const problem = error as ApiProblemError;
+        throw new ApiProblemError(
+          problem.status,
+          problem.code,
+          `${problem.message}; ${advice}`,
+          problem.headers,
+        );
+      }
+      if (failed === 0) output.say(cliLines.applyJobUnread, { job: id, reason: (error as Error).message });
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+}
+
 /**
  * Follows an apply job (docs/mesh-file.md, "An apply as a job") until it ends, saying each part
  * as its record shows it; the job runs on the control plane, so stopping here (Ctrl-C) leaves it
  * running. A failed job is its refusal, exiting as the request's answer would have
  * (`cli.refused`). `shown` is the part already said (the request's own, when it started the job).
+ * A record that cannot be read for `patience` reads in a row ends the following, naming the job.
  */
 export async function followApplyJob(
   api: ApiClient,
@@ -34,9 +78,10 @@ export async function followApplyJob(
   id: string,
   shown = 0,
   pollMs = applyJobPollMs,
+  patience = applyJobPatience,
 ): Promise<ApplyJob> {
   for (let said = shown; ; ) {
-    const job = await api.call<ApplyJob>('GET', `/mesh/apply-jobs/${encodeURIComponent(id)}`);
+    const job = await readJob(api, output, id, pollMs, patience);
     if (job.state === 'failed') {
       const error = job.error ?? { status: 500, code: 'internal', message: 'the apply job failed' };
       throw new ApiProblemError(error.status, error.code, `apply job ${id}: ${error.message}`, noHeaders);

@@ -58,12 +58,15 @@ export function registerAuditCommands(program: Command): void {
 
   audit
     .command('verify')
-    .description('checks every chain of the audit trail: names each record removed, altered or reordered')
+    .description(
+      'checks every chain of the audit trail: names each record removed, altered, reordered or hidden',
+    )
     .action(
       action(async ({ api, output }) => {
         const found: ChainFinding[] = [];
         let chains = 0;
         let records = 0;
+        let indexed = 0;
         let findingCount = 0;
         let after: string | undefined;
         do {
@@ -71,6 +74,7 @@ export function registerAuditCommands(program: Command): void {
           const page = await api.call<AuditVerdict>('GET', `/audit/verify${query}`);
           chains += page.chains;
           records += page.records;
+          indexed += page.indexed ?? 0;
           findingCount += page.findingCount;
           for (const finding of page.findings) {
             found.push(finding);
@@ -78,8 +82,8 @@ export function registerAuditCommands(program: Command): void {
           }
           after = page.next;
         } while (after);
-        output.say(cliLines.auditVerified, { chains, records, findings: findingCount });
-        output.result({ chains, records, findingCount, findings: found });
+        output.say(cliLines.auditVerified, { chains, records, indexed, findings: findingCount });
+        output.result({ chains, records, indexed, findingCount, findings: found });
         return findingCount === 0 ? ExitCode.ok : ExitCode.auditBroken;
       }),
     );

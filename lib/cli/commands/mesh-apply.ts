@@ -40,7 +40,10 @@ export async function applyAll(
   const revision = saved?.revision ?? options.revision;
   const digest = saved?.digest ?? options.digest;
   const held = { ...(revision ? { revision } : {}), ...(digest ? { digest } : {}) };
-  const answer = await api.send('POST', '/mesh/apply', { ...body, ...held });
+  // A prune is an admin's (a removal and a disenrolment): it has its own route, with its own role.
+  const { prune, ...rest } = body;
+  const route = prune ? '/mesh/apply/prune' : '/mesh/apply';
+  const answer = await api.send('POST', route, { ...rest, ...held });
   const code = (answer.body as { error?: { code?: string } } | undefined)?.error?.code;
   if (answer.status === 409 && code === 'stale_plan' && saved) {
     const now = await planPages(api, output, options, body);
@@ -50,8 +53,17 @@ export async function applyAll(
     }
     throw problemError(answer);
   }
-  const first = answered<BoundedApplyOutcome & { job?: { id: string } }>(output, options, answer);
-  if (typeof first === 'number' || first.complete || !first.job) return first;
+  const first = answered<
+    BoundedApplyOutcome & { job?: { id: string }; interrupted?: { code: string; message: string } }
+  >(output, options, answer);
+  if (typeof first === 'number' || !first.job) return first;
+  if (first.interrupted)
+    output.say(cliLines.applyInterrupted, {
+      job: first.job.id,
+      touched: first.progress.touched,
+      reason: first.interrupted.message,
+    });
+  if (first.complete && !first.interrupted) return first;
   sayStarted(output, first, first.job.id);
   if (options.wait === false) {
     output.result(first);

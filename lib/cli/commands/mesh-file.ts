@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { meshFileBodyBytes } from '../../api/http.ts';
 import type { ApplyPlan, MeshFileProblem } from '../../core/mesh-file/index.ts';
 import type { BoundedApplyOutcome } from '../../core/mesh-file/pages.ts';
 import { planMatches } from '../../core/mesh-file/plan.ts';
@@ -163,15 +164,21 @@ function readFile(output: Output, path: string): string | undefined {
   }
 }
 
-/** The request's body, or an exit code when the file cannot be read. */
+/** The request's body, or an exit code when the file cannot be read or its request would be over the route's limit. */
 export function bodyOf(output: Output, options: FileOptions) {
   const file = readFile(output, options.file ?? '');
   if (file === undefined) return ExitCode.usage;
-  return {
+  const body = {
     file,
     ...(options.prune ? { prune: true } : {}),
     ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
   };
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > meshFileBodyBytes) {
+    output.say(cliLines.fileTooLarge, { file: options.file ?? '', bytes, limit: meshFileBodyBytes });
+    return ExitCode.usage;
+  }
+  return body;
 }
 
 /** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */

@@ -16,7 +16,11 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
     : await api.call<Summary>('GET', '/summary');
   output.result(summary);
   if (rebuild) output.say(cliLines.summaryRebuilt, { nodes: summary.nodes });
-  if (!summary.exact) output.say(cliLines.summaryNotExact, { lost: true });
+  if (!summary.exact)
+    output.say(cliLines.summaryNotExact, {
+      lost: summary.catchingUp !== true,
+      ...(summary.catchingUp ? { catchingUp: true } : {}),
+    });
   output.line(
     `nodes ${summary.nodes}  enrolled ${summary.enrolled}  online ${summary.online}  behind ${summary.behind}`,
   );

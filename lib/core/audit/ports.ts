@@ -25,13 +25,18 @@ export type AuditPage = { readonly records: readonly AuditRecord[]; readonly nex
 export type AuditVerdict = {
   readonly chains: number;
   readonly records: number;
+  /** Records the day index lists, each checked to be of a chain in the list of chains. */
+  readonly indexed?: number;
   /** The first findings, at most `findingsShown`; `findingCount` counts them all. */
   readonly findings: readonly ChainFinding[];
   readonly findingCount: number;
   readonly next?: string;
 };
 
-/** Which chains a page of verify walks: from after `after`, until the time `until` (epoch ms) is past. */
+/**
+ * Where a page of verify starts (`after`: the `next` of the page before, a chain's subject or a
+ * place in the day index), and the time `until` (epoch ms) after which it answers.
+ */
 export type VerifyRange = { readonly after?: string; readonly until?: number };
 
 export const findingsShown = 100;

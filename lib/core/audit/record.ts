@@ -138,7 +138,13 @@ export function hashOf(record: Omit<AuditRecord, 'hash'>): string {
   );
 }
 
-/** The record that follows `head` on its chain (the chain's first when there is no head). */
+/**
+ * The record that follows `head` on its chain (the chain's first when there is no head). Its
+ * expiry is never before the one before it (a shorter retention set since does not make a later
+ * record go first): a chain's records expire oldest first, so a record kept that has not expired
+ * says every record after it has not either, and the head's word that they have is checked
+ * against it (verify.ts).
+ */
 export function nextRecord(
   entry: AuditEntry,
   head: ChainHead | undefined,
@@ -155,7 +161,10 @@ export function nextRecord(
     target: entry.target,
     outcome: entry.outcome ?? 'done',
     ...(entry.details ? { details: entry.details } : {}),
-    expiresAt: Math.floor(Date.parse(at.time) / 1000) + at.retentionDays * 24 * 3600,
+    expiresAt: Math.max(
+      Math.floor(Date.parse(at.time) / 1000) + at.retentionDays * 24 * 3600,
+      head?.expiresAt ?? 0,
+    ),
     ...(head?.expiresAt !== undefined ? { prevExpiresAt: head.expiresAt } : {}),
     prevHash: head?.hash ?? chainStart,
   };

@@ -1,11 +1,15 @@
 import { type AuditRecord, type ChainHead, chainStart, hashOf } from './record.ts';
 
-/** What `mesh audit verify` found wrong with one chain, naming the record. */
+/**
+ * What `mesh audit verify` found wrong with one chain, naming the record. `hidden`: a record
+ * `mesh audit` cannot list (its index keys are not those of its time and place), or a chain verify
+ * would not have walked (its records are listed by day, and it is not in the list of chains).
+ */
 export type ChainFinding = {
   readonly subject: string;
   /** The record's place on its chain (its sort key), or the first of a run removed. */
   readonly seq: number;
-  readonly problem: 'removed' | 'altered' | 'reordered';
+  readonly problem: 'removed' | 'altered' | 'reordered' | 'hidden';
   readonly says: string;
 };
 
@@ -15,7 +19,11 @@ export type ChainFinding = {
  * - `reordered` when the place it is kept at is not the seq it was hashed with;
  * - `altered` when its hash is not the hash of what it holds, or its successor chained another;
  * - `removed` when places are missing, before the head's last or between two records, unless
- *   the TTL explains it: the record after a gap names when the one before it expired.
+ *   the TTL explains it: the record after a gap names when the one before it expired;
+ * - and the head, whose fields are outside every hash, is checked against the records kept: its
+ *   place and hash against the last, and the expiry it says of the last against the last kept's
+ *   own (a chain's records expire oldest first, record.ts), so records taken off its end cannot
+ *   be passed off as expired by editing the head's expiry.
  */
 export class ChainCheck {
   readonly #subject: string;
@@ -69,6 +77,12 @@ export class ChainCheck {
       { subject: this.#subject, seq, problem, says },
     ];
     if (!head) return last ? finding(last.place, 'removed', 'the chain has records and no head') : [];
+    if (last && head.expiresAt !== undefined && head.expiresAt < last.record.expiresAt)
+      return finding(
+        last.place,
+        'altered',
+        `the head says its last record expires at ${head.expiresAt}, before record ${last.place}, written before it, does (${last.record.expiresAt}): the head was edited`,
+      );
     const allExpired = head.expiresAt !== undefined && head.expiresAt <= this.#nowSeconds;
     const lastPlace = last?.place ?? 0;
     if (head.seq > lastPlace && !allExpired)

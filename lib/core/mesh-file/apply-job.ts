@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import { MeshError } from '../mesh/errors.ts';
 import type { PlanCounts } from './pages.ts';
-import type { WriteTally } from './ports.ts';
+import type { ApplyLedger, WriteTally } from './ports.ts';
 import type { ApplyOutcome, ApplyProgress } from './service.ts';
 
 /**
- * An apply that outlived its request goes on as a job (docs/mesh-file.md, "An apply as a job"):
- * its record says how far it got, part after part, and how it ended. The request's own part is
- * part 1; each advance of the apply flow adds one. The file is kept beside the record, not in it.
+ * An apply that writes is a job (docs/mesh-file.md, "An apply as a job"): opened by its request
+ * before its first write, so a request that fails midway never leaves writes no record names. Its
+ * record says how far it got, part after part, and how it ended. The request's own part is part
+ * 1, recorded when it ends; each advance of the apply flow adds one. The file is kept beside the
+ * record, not in it.
  */
 export type ApplyJobState = 'running' | 'done' | 'failed';
 
@@ -22,6 +24,13 @@ export type ApplyJob = {
   /** The first part's plan: its revision, digest and how long each of its lists is. */
   readonly plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts };
   readonly parts: number;
+  /**
+   * While the request's own part runs (parts 0), the time until which it holds the job: the
+   * flow waits until then, and goes on from the mesh as it is if the request never recorded its
+   * part (it failed with the store away, or its process died).
+   */
+  readonly heldUntil?: string;
+  /** Counted from the job's ledger (ports.ts, ApplyLedger): exact whatever parts failed or died. */
   readonly written: WriteTally;
   readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
   /** `touched` is every part's; the names and `remaining` are the last part's. */
@@ -49,12 +58,17 @@ export const applyJobStaleMs = 15 * 60_000;
 export const isStale = (running: RunningApplyJob, now: Date) =>
   now.getTime() - Date.parse(running.heardAt) > applyJobStaleMs;
 
-/** The record of a job that starts from a request's part that did not complete. */
-export function startedJob(
+/**
+ * The record of a job opened by a request before its first write: running, no part recorded yet,
+ * held by the request until `heldUntil`.
+ */
+export function openedJob(
   id: string,
   request: { readonly prune?: boolean; readonly allowMassRemoval?: boolean; readonly by: Actor },
-  first: ApplyOutcome & { readonly planCounts: PlanCounts },
+  plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts },
+  remaining: Pick<ApplyProgress, 'remaining' | 'remainingNodes'>,
   now: Date,
+  heldUntil: Date,
 ): ApplyJob {
   const at = now.toISOString();
   return {
@@ -63,38 +77,66 @@ export function startedJob(
     prune: request.prune ?? false,
     allowMassRemoval: request.allowMassRemoval ?? false,
     by: request.by,
-    plan: { revision: first.plan.revision, digest: first.plan.digest, counts: first.planCounts },
-    parts: 1,
-    written: first.written,
-    removed: first.removed,
-    progress: first.progress,
+    plan,
+    parts: 0,
+    heldUntil: heldUntil.toISOString(),
+    written: { transactions: 0, items: 0 },
+    removed: { relations: 0, modules: 0, nodes: 0 },
+    progress: { touched: 0, touchedNodes: [], ...remaining },
     startedAt: at,
     updatedAt: at,
   };
 }
 
-/** The job after one more part: its counts added, done when the part completed the apply. */
-export function progressedJob(job: ApplyJob, part: ApplyOutcome, now: Date): ApplyJob {
+/** Whether the request that opened the job still holds it: no part recorded, its time not up. */
+export const heldByRequest = (job: ApplyJob, now: Date) =>
+  job.parts === 0 && job.heldUntil !== undefined && now.getTime() < Date.parse(job.heldUntil);
+
+/**
+ * The job after one more part: done when the part completed the apply. Its counts are the
+ * ledger's when it was read (every transaction committed and removal made by any part, a part
+ * that died included), else the parts' own added up.
+ */
+export function progressedJob(job: ApplyJob, part: ApplyOutcome, now: Date, ledger?: ApplyLedger): ApplyJob {
+  const { heldUntil: _held, ...rest } = job;
   return {
-    ...job,
+    ...rest,
     state: part.complete ? 'done' : 'running',
     parts: job.parts + 1,
-    written: {
+    written: ledger?.written ?? {
       transactions: job.written.transactions + part.written.transactions,
       items: job.written.items + part.written.items,
     },
-    removed: {
+    removed: ledger?.removed ?? {
       relations: job.removed.relations + part.removed.relations,
       modules: job.removed.modules + part.removed.modules,
       nodes: job.removed.nodes + part.removed.nodes,
     },
-    progress: { ...part.progress, touched: job.progress.touched + part.progress.touched },
+    progress: { ...part.progress, touched: ledger?.touched ?? job.progress.touched + part.progress.touched },
     updatedAt: now.toISOString(),
   };
 }
 
-export function failedJob(job: ApplyJob, error: NonNullable<ApplyJob['error']>, now: Date): ApplyJob {
-  return { ...job, state: 'failed', error, updatedAt: now.toISOString() };
+export function failedJob(
+  job: ApplyJob,
+  error: NonNullable<ApplyJob['error']>,
+  now: Date,
+  ledger?: ApplyLedger,
+): ApplyJob {
+  const { heldUntil: _held, ...rest } = job;
+  return {
+    ...rest,
+    ...(ledger
+      ? {
+          written: ledger.written,
+          removed: ledger.removed,
+          progress: { ...job.progress, touched: ledger.touched },
+        }
+      : {}),
+    state: 'failed',
+    error,
+    updatedAt: now.toISOString(),
+  };
 }
 
 /** The one running job, and the next long apply it refuses: one apply job at a time. */

@@ -1,6 +1,7 @@
 import { ErrorTable, internal, refused } from '../error-table.ts';
 import { ApplyJobNotFoundError, ApplyJobRaceError, ApplyJobRunningError } from './apply-job.ts';
 import { ExportMovedError } from './pages.ts';
+import { PartlyAppliedError } from './partly-applied.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
 import { BadSelectorError } from './selectors.ts';
@@ -29,4 +30,6 @@ export const meshFileErrors = new ErrorTable({
   ApplyJobNotFoundError: refused(ApplyJobNotFoundError, 404, 'apply_job_not_found'),
   // caught by the advance that lost, which leaves the job to the one that won
   ApplyJobRaceError: internal(ApplyJobRaceError),
+  // answered by mesh-apply's handler as its cause is, naming the job (lib/api/handlers/mesh-file.ts)
+  PartlyAppliedError: internal(PartlyAppliedError),
 });

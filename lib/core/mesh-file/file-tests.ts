@@ -1,3 +1,4 @@
+import { type GlobMeter, glob } from '../glob.ts';
 import type { Relation } from '../mesh/model.ts';
 import type { Labels, MeshNode } from './mesh.ts';
 import { type Locate, type MeshFileProblem, problemAt } from './problems.ts';
@@ -10,14 +11,17 @@ import { type FileTest, modulePattern } from './schema.ts';
  * a pattern that matches nothing is a typo more often than a truth.
  */
 
-/** A `*` matches any run of name characters; the rest of a pattern is literal. */
-export function globMatcher(pattern: string): (text: string) => boolean {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))
-    .join('[a-z0-9-]*');
-  const regex = new RegExp(`^${source}$`);
-  return (text) => regex.test(text);
+const isNameChar = (char: string) =>
+  (char >= 'a' && char <= 'z') || (char >= '0' && char <= '9') || char === '-';
+
+/**
+ * A `*` matches any run of name characters; the rest of a pattern is literal. Matched without
+ * backtracking (lib/core/glob.ts): a test costs O(name + pattern) however many stars it has,
+ * and the schema bounds both (modulePattern).
+ */
+export function globMatcher(pattern: string): (text: string, meter?: GlobMeter) => boolean {
+  const matcher = glob(pattern, { star: isNameChar });
+  return (text, meter) => matcher.test(text, meter);
 }
 
 /** `NODE/MODULE` as two matchers, so a node that does not match is skipped with its modules. */

@@ -43,6 +43,46 @@ export type WriteOutcome = WriteTally & {
 };
 
 /**
+ * What a writer has committed so far in one call, kept by the caller: when a write fails midway
+ * (the store away), the caller still knows what its part wrote.
+ */
+export type WriteProgress = { transactions: number; items: number; readonly touched: Set<string> };
+
+export const noWriteProgress = (): WriteProgress => ({ transactions: 0, items: 0, touched: new Set() });
+
+/** One removal an apply makes, as the ledger of its job notes it (before it is made). */
+export type LedgerRemoval =
+  | {
+      readonly kind: 'relation';
+      readonly consumerNode: string;
+      readonly consumerModule: string;
+      readonly providerNode: string;
+      readonly providerModule: string;
+    }
+  | { readonly kind: 'module'; readonly node: string; readonly module: string }
+  /** `modules`: the node's assignments as the apply read them, which go with it. */
+  | { readonly kind: 'node'; readonly node: string; readonly modules: number };
+
+/**
+ * What an apply job wrote, counted from its ledger (lib/adapters/dynamodb/apply-jobs.ts): one item
+ * committed in each of its transactions, and one noted before each of its removals. Counted so,
+ * a part killed or failed after some transactions is counted as exactly as one recorded whole.
+ */
+export type ApplyLedger = {
+  readonly written: WriteTally;
+  readonly removed: { readonly relations: number; readonly modules: number; readonly nodes: number };
+  /** Every node written or removed, once. */
+  readonly touched: number;
+};
+
+/** The job an apply's writes are counted under: its id (the writer's ledger item) and its removals. */
+export type JobLedger = {
+  readonly job: string;
+  noteRemoval(removal: LedgerRemoval): Promise<void>;
+  forgetRemoval(removal: LedgerRemoval): Promise<void>;
+};
+
+/**
  * Carries out a plan's additions and labels in bulk (lib/adapters/dynamodb/mesh-file-writer.ts):
  * many facts per transaction, each with the conditions and marks its single write has. Stops
  * between transactions once `until` (epoch ms) has passed, answering `complete: false`; the
@@ -52,7 +92,14 @@ export interface MeshFileWriter {
   write(
     plan: ApplyPlan,
     reading: LiveMeshReading,
-    options: { readonly until?: number; readonly by: Actor },
+    options: {
+      readonly until?: number;
+      readonly by: Actor;
+      /** The apply job whose ledger each transaction adds its item to. */
+      readonly job?: string;
+      /** Kept up to date transaction by transaction, for a caller whose write fails midway. */
+      readonly progress?: WriteProgress;
+    },
   ): Promise<WriteOutcome>;
 }
 
@@ -69,6 +116,12 @@ export interface ApplyJobStore {
   read(id: string): Promise<ApplyJob | undefined>;
   load(id: string): Promise<{ readonly job: ApplyJob; readonly file: string } | undefined>;
   record(next: ApplyJob, seenParts: number): Promise<void>;
+  /** What the job's ledger says it wrote and removed, read strongly. */
+  ledger(id: string): Promise<ApplyLedger>;
+  /** Notes a removal in the job's ledger before it is made; the same removal noted twice is one. */
+  noteRemoval(id: string, removal: LedgerRemoval): Promise<void>;
+  /** Takes back a removal noted that was refused. */
+  forgetRemoval(id: string, removal: LedgerRemoval): Promise<void>;
 }
 
 /** Starts the apply flow for a job (lib/flow/apply.asl.json on AWS; the local runtime's driver here). */

@@ -9,6 +9,8 @@ export const problemCodes = [
   'syntax',
   /** The file is larger than a mesh file may be. */
   'too-large',
+  /** The file nests deeper than a mesh file may (its collections, 32 levels). */
+  'too-deep',
   /** A field the file format does not have (a typo, most often). */
   'unknown-field',
   /** A value of the wrong type or shape. */

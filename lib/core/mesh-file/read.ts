@@ -9,14 +9,19 @@ export type ReadMeshFileOptions = {
   readonly limits?: Partial<MeshFileLimits>;
   /** 100,000 unless told: ten times the fleets the benches apply, well short of what hurts. */
   readonly maxNodes?: number;
-  /** 32 MiB unless told: a 100,000-node file written out node by node fits. */
+  /** 6 MiB unless told: what the API's request that carries a file may be (lib/api/http.ts). */
   readonly maxBytes?: number;
   /** The live mesh's module kinds (liveKinds), when the file is read against a mesh. */
   readonly kinds?: ReadonlyMap<string, string | null>;
 };
 
 export const defaultMaxNodes = 100_000;
-export const defaultMaxBytes = 32 * 1024 * 1024;
+/**
+ * The largest file: the request that carries it is held to Lambda's 6 MB synchronous payload
+ * (`meshFileBodyBytes`, lib/api/http.ts), so no file larger can reach a plan or an apply; a
+ * 10,000-node file written out node by node is about 1 MB.
+ */
+export const defaultMaxBytes = 6 * 1024 * 1024;
 
 /** A file read whole: what it asks for, and every problem found in it, in file order. */
 export type CheckedMeshFile = {

@@ -70,11 +70,26 @@ export const groupEntry = z
   })
   .describe('Nodes that look alike: each gets the group’s labels and modules');
 
-/** A path of a module with `*` globs: `web-*\/nginx`. */
+/** Most `*` on each side of a pattern: enough for `*-db-*`, and a bound on what a test costs. */
+export const maxPatternStars = 4;
+
+/**
+ * A path of a module with `*` globs: `web-*\/nginx`. Each side is at most 63 characters (a name's
+ * length) with at most four `*`; the matcher is linear whatever the pattern (lib/core/glob.ts),
+ * and these bounds keep a test's cost to what a name's check costs.
+ */
 export const modulePattern = z
   .string()
-  .regex(/^[a-z0-9*-]+\/[a-z0-9*-]+$/, 'a pattern is NODE/MODULE, each a name or a glob with *')
-  .describe('NODE/MODULE with * matching any run of name characters');
+  .regex(
+    /^(?=[a-z0-9*-]{1,63}\/)(?:[a-z0-9-]*\*){0,4}[a-z0-9-]*\/(?=[a-z0-9*-]{1,63}$)(?:[a-z0-9-]*\*){0,4}[a-z0-9-]*$/,
+    'a pattern is NODE/MODULE, each a name or a glob with * of at most 63 characters and at most 4 *',
+  )
+  .describe(
+    'NODE/MODULE with * matching any run of name characters; each side at most 63 characters and 4 *',
+  );
+
+/** Most tests in one file: each is checked against every node, so their number bounds what a plan costs. */
+export const maxFileTests = 100;
 
 export const fileTest = z
   .strictObject({
@@ -90,7 +105,11 @@ export const meshFileSchema = z
     version: z.literal(1).describe('The file format’s version'),
     nodes: z.record(nodeName, nodeEntry).optional().describe('Nodes by name'),
     groups: z.record(nodeName, groupEntry).optional().describe('Groups by name'),
-    tests: z.array(fileTest).optional().describe('Tests checked at plan time'),
+    tests: z
+      .array(fileTest)
+      .max(maxFileTests)
+      .optional()
+      .describe(`Tests checked at plan time, at most ${maxFileTests}`),
   })
   .describe('The mesh as a file: `mesh apply -f FILE` makes the mesh match it (docs/mesh-file.md)');
 

@@ -1,20 +1,27 @@
 import { createHash } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import type { MeshService } from '../mesh/service.ts';
+import { StoreUnavailableError } from '../unavailable.ts';
+import { type ApplyProgress, progressOf } from './apply-progress.ts';
 import { exportMeshFile } from './export.ts';
+import { type CheckMeshFile, LastChecked } from './last-checked.ts';
 import { type DesiredMesh, type LiveMesh, liveKinds } from './mesh.ts';
+import { type ApplyHooks, PartlyAppliedError } from './partly-applied.ts';
 import { type ApplyPlan, planApply } from './plan.ts';
 import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
-import type {
-  DescribedRevision,
-  DescribedRevisionStore,
-  LiveMeshReader,
-  LiveMeshReading,
-  MeshFileWriter,
-  WriteTally,
+import {
+  type DescribedRevision,
+  type DescribedRevisionStore,
+  type JobLedger,
+  type LedgerRemoval,
+  type LiveMeshReader,
+  type LiveMeshReading,
+  type MeshFileWriter,
+  noWriteProgress,
+  type WriteTally,
 } from './ports.ts';
 import { BadMeshFileError } from './problems.ts';
-import { type CheckedMeshFile, checkMeshFile } from './read.ts';
+import { checkMeshFile } from './read.ts';
 import { liveRevision } from './revision.ts';
 import type { MeshFileFormat } from './source.ts';
 
@@ -35,6 +42,11 @@ export type ApplyRequest = PlanRequest & {
   readonly by: Actor;
 };
 
+export type { ApplyProgress } from './apply-progress.ts';
+export type { CheckMeshFile } from './last-checked.ts';
+export type { ApplyHooks } from './partly-applied.ts';
+export { PartlyAppliedError } from './partly-applied.ts';
+
 export type ApplyOutcome = {
   readonly plan: ApplyPlan;
   /** Every write of the plan was made; when not, the rest is planned again from the mesh as it is. */
@@ -44,86 +56,6 @@ export type ApplyOutcome = {
   /** The nodes this part wrote facts of or removed, and those of the plan it left for the next part. */
   readonly progress: ApplyProgress;
 };
-
-/** How far an apply got, named within bounds: counts, and the first few nodes by name. */
-export type ApplyProgress = {
-  readonly touched: number;
-  readonly touchedNodes: readonly string[];
-  readonly remaining: number;
-  readonly remainingNodes: readonly string[];
-};
-
-/** Nodes named in a progress answer; the counts say how many more. */
-const namedInProgress = 10;
-
-/** Every node whose items the plan writes or removes. */
-function nodesOf(plan: ApplyPlan): Set<string> {
-  return new Set([
-    ...plan.remove.relations.map((r) => r.consumerNode),
-    ...plan.remove.modules.map((m) => m.node),
-    ...plan.remove.nodes,
-    ...plan.add.nodes.map((n) => n.node),
-    ...plan.add.modules.map((m) => m.node),
-    ...plan.add.relations.map((r) => r.consumerNode),
-    ...plan.labels.map((l) => l.node),
-  ]);
-}
-
-function progressOf(plan: ApplyPlan, touched: ReadonlySet<string>, complete: boolean): ApplyProgress {
-  const remaining = complete ? [] : [...nodesOf(plan)].filter((node) => !touched.has(node)).sort();
-  const some = [...touched].sort();
-  return {
-    touched: some.length,
-    touchedNodes: some.slice(0, namedInProgress),
-    remaining: remaining.length,
-    remainingNodes: remaining.slice(0, namedInProgress),
-  };
-}
-
-/**
- * The last file checked, with the live kinds it was checked against: every part of an apply job
- * applies the same file, and checking it (parsing with positions for its problems) is
- * the largest fixed cost of a request at 10,000 nodes (docs/mesh-file.md, "Figures"), paid
- * before any write. The check is pure, so the same text and kinds give the same result; and
- * the kinds only fill in the modules the file gives none, so a good file checked against other
- * kinds reads the same against these when each of its modules has here the kind it was given
- * there: the first part of an apply writes the modules' records, and the next need not check
- * again for them.
- */
-class LastChecked {
-  #last: { readonly file: string; readonly kinds: string; readonly checked: CheckedMeshFile } | undefined;
-  readonly #check: CheckMeshFile;
-
-  constructor(check: CheckMeshFile) {
-    this.#check = check;
-  }
-
-  check(file: string, kinds: ReadonlyMap<string, string | null> | undefined): CheckedMeshFile {
-    const key = JSON.stringify([...(kinds ?? [])].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    const last = this.#last;
-    if (last && last.file === file && (last.kinds === key || kindsAgree(last.checked, kinds))) {
-      this.#last = { ...last, kinds: key };
-      return last.checked;
-    }
-    const checked = this.#check(file, { kinds });
-    this.#last = { file, kinds: key, checked };
-    return checked;
-  }
-}
-
-export type CheckMeshFile = typeof checkMeshFile;
-
-/** Whether a good file's modules each have, in `kinds`, the kind its check gave them. */
-function kindsAgree(
-  checked: CheckedMeshFile,
-  kinds: ReadonlyMap<string, string | null> | undefined,
-): boolean {
-  if (checked.problems.length > 0 || checked.omitted > 0 || !checked.mesh) return false;
-  for (const node of checked.mesh.nodes)
-    for (const { module, provides } of node.assignments)
-      if ((kinds?.get(module) ?? null) !== provides) return false;
-  return true;
-}
 
 const fileDigestOf = (file: string) => createHash('sha256').update(file).digest('hex');
 
@@ -219,14 +151,52 @@ export class MeshFileService {
   /**
    * Plans and carries the plan out: removals through the removal rules (relations, modules,
    * nodes), then the additions and labels in bulk. Nothing is written when the plan has a
-   * problem, is held back by the mass-removal guard, or was saved on another revision.
+   * problem, is held back by the mass-removal guard, or was saved on another revision. Under a
+   * job (`hooks`), each removal is noted in the job's ledger before it is made and each
+   * transaction carries its ledger item, and a failure after the job was opened is a
+   * PartlyAppliedError naming it.
    */
-  async apply(request: ApplyRequest): Promise<ApplyOutcome> {
+  async apply(request: ApplyRequest, hooks: ApplyHooks = {}): Promise<ApplyOutcome> {
     const { plan, reading, described } = await this.#planned(request);
     if (request.revision !== undefined) assertCurrent(plan, request.revision);
     if (request.digest !== undefined && request.digest !== plan.digest)
       throw new PlanChangedError(request.digest, plan.digest);
     assertApplicable(plan);
+    const ledger = hooks.ledger ?? (writes(plan) && hooks.opening ? await hooks.opening(plan) : undefined);
+    const removed = { relations: 0, modules: 0, nodes: 0 };
+    const touched = new Set<string>();
+    const progress = noWriteProgress();
+    const outcomeSoFar = (complete: boolean): ApplyOutcome => {
+      for (const node of progress.touched) touched.add(node);
+      return {
+        plan,
+        complete,
+        removed,
+        written: { transactions: progress.transactions, items: progress.items },
+        progress: progressOf(plan, touched, complete),
+      };
+    };
+    try {
+      return await this.#carryOut(request, plan, reading, described, { ledger, removed, touched, progress });
+    } catch (error) {
+      if (ledger === undefined) throw error;
+      throw new PartlyAppliedError(ledger.job, outcomeSoFar(false), error);
+    }
+  }
+
+  async #carryOut(
+    request: ApplyRequest,
+    plan: ApplyPlan,
+    reading: LiveMeshReading,
+    described: DescribedRevision | undefined,
+    counts: {
+      readonly ledger: JobLedger | undefined;
+      readonly removed: { relations: number; modules: number; nodes: number };
+      readonly touched: Set<string>;
+      readonly progress: ReturnType<typeof noWriteProgress>;
+    },
+  ): Promise<ApplyOutcome> {
+    const { ledger, removed, touched, progress } = counts;
     // Kept before the writes, once per file: a fact about the file, true whether or not this part
     // finishes. An apply that writes nothing keeps nothing, so a re-apply writes nothing.
     const kept = reading.described;
@@ -238,8 +208,6 @@ export class MeshFileService {
     )
       await this.#described.keep(described);
     const until = request.until ?? Infinity;
-    const removed = { relations: 0, modules: 0, nodes: 0 };
-    const touched = new Set<string>();
     const incomplete = (): ApplyOutcome => ({
       plan,
       complete: false,
@@ -247,15 +215,35 @@ export class MeshFileService {
       written: { transactions: 0, items: 0 },
       progress: progressOf(plan, touched, false),
     });
+    /** A removal, noted in the job's ledger first and taken back if it is refused. */
+    const removing = async (removal: LedgerRemoval, remove: () => Promise<void>) => {
+      await ledger?.noteRemoval(removal);
+      try {
+        await remove();
+      } catch (error) {
+        if (ledger && !(error instanceof StoreUnavailableError))
+          await ledger.forgetRemoval(removal).catch(() => undefined);
+        throw error;
+      }
+    };
     // At least one removal or transaction per request, so a loop of requests always moves on.
     const late = () => removed.relations + removed.modules + removed.nodes > 0 && Date.now() > until;
     for (const r of plan.remove.relations) {
       if (late()) return incomplete();
-      await this.#removals.unconsume(
-        { node: r.consumerNode, module: r.consumerModule },
-        { node: r.providerNode, module: r.providerModule },
-        request.by,
-      );
+      const relation = {
+        kind: 'relation' as const,
+        consumerNode: r.consumerNode,
+        consumerModule: r.consumerModule,
+        providerNode: r.providerNode,
+        providerModule: r.providerModule,
+      };
+      await removing(relation, async () => {
+        await this.#removals.unconsume(
+          { node: r.consumerNode, module: r.consumerModule },
+          { node: r.providerNode, module: r.providerModule },
+          request.by,
+        );
+      });
       removed.relations += 1;
       touched.add(r.consumerNode);
     }
@@ -264,14 +252,20 @@ export class MeshFileService {
       // A node that goes takes its modules with it, under the node's own rule.
       if (goneNodes.has(node)) continue;
       if (late()) return incomplete();
-      await this.#removals.unassign(node, module, false, request.by);
+      await removing({ kind: 'module', node, module }, async () => {
+        await this.#removals.unassign(node, module, false, request.by);
+      });
       removed.modules += 1;
       touched.add(node);
     }
+    const liveModules = new Map(reading.mesh.nodes.map((n) => [n.node, n.assignments.length]));
     for (const node of plan.remove.nodes) {
       if (late()) return incomplete();
-      const done = await this.#removals.removeNode(node, false, request.by);
-      removed.modules += done.assignments.length;
+      let modules = 0;
+      await removing({ kind: 'node', node, modules: liveModules.get(node) ?? 0 }, async () => {
+        modules = (await this.#removals.removeNode(node, false, request.by)).assignments.length;
+      });
+      removed.modules += modules;
       removed.nodes += 1;
       touched.add(node);
       await this.#removedNode(node);
@@ -283,6 +277,8 @@ export class MeshFileService {
     } = await this.#writer.write(plan, reading, {
       until: late() ? -Infinity : until,
       by: request.by,
+      ...(ledger ? { job: ledger.job } : {}),
+      progress,
     });
     for (const node of wrote) touched.add(node);
     return { plan, complete, removed, written, progress: progressOf(plan, touched, complete) };

@@ -1,7 +1,8 @@
-import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, type Pair, parseDocument } from 'yaml';
+import { isMap, isNode, isScalar, isSeq, LineCounter, type Node, type Pair } from 'yaml';
 import type * as z from 'zod';
 import { type Locate, type MeshFileProblem, type ProblemCode, pathText, problemAt } from './problems.ts';
 import { groupEntry, type MeshFile, meshFileSchema, moduleEntry, nodeEntry } from './schema.ts';
+import { documentOf, maxFileDepth } from './yaml-document.ts';
 
 /** JSON is YAML, so one parser reads both; the format matters only to what export writes. */
 export type MeshFileFormat = 'yaml' | 'json';
@@ -30,11 +31,17 @@ export function readSource(text: string, maxBytes: number): SourceFile {
     return { format, file: undefined, problems: [problemAt(whole)('too-large', [], message)], locate: whole };
   }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  const read = documentOf(text, lineCounter);
   const at = (offset: number) => {
     const { line, col } = lineCounter.linePos(offset);
     return { line, column: col };
   };
+  if ('tooDeep' in read) {
+    const message = `the file nests deeper than the ${maxFileDepth} levels a mesh file may (its deepest field is 6 down): ${read.tooDeep.depth} levels at least`;
+    const here = () => at(read.tooDeep.offset);
+    return { format, file: undefined, problems: [problemAt(here)('too-deep', [], message)], locate: here };
+  }
+  const { doc } = read;
   const locate = locator(doc.contents as Node | null, at);
   const problem = problemAt(locate);
   if (doc.errors.length > 0) {
@@ -160,7 +167,8 @@ function problemsOf(issue: z.core.$ZodIssue, problem: Problem): MeshFileProblem[
     return [problem('bad-version', path, 'version must be 1, the only version of the mesh file')];
   if (issue.code === 'invalid_type' && path.at(-2) === 'labels')
     return [problem('bad-label', path, 'a label value is a string: quote numbers and booleans ("1")')];
-  const code = issue.code === 'invalid_format' ? codeAt(path, false) : 'invalid';
+  const code =
+    issue.code === 'invalid_format' ? codeAt(path, false) : path[0] === 'tests' ? 'bad-test' : 'invalid';
   return [problem(code, path, issue.message)];
 }
 

@@ -1,3 +1,4 @@
+import { glob } from '../glob.ts';
 import { nodeTopics } from './channel.ts';
 
 /**
@@ -53,8 +54,8 @@ export function policyAllows(
   let allowed = false;
   for (const statement of documents.flatMap((document) => document.Statement)) {
     const matches =
-      [statement.Action].flat().some((pattern) => glob(pattern).test(action)) &&
-      [statement.Resource].flat().some((pattern) => glob(pattern).test(resource));
+      [statement.Action].flat().some((pattern) => iotGlob(pattern).test(action)) &&
+      [statement.Resource].flat().some((pattern) => iotGlob(pattern).test(resource));
     if (!matches) continue;
     if (statement.Effect === 'Deny') return false;
     allowed = true;
@@ -62,9 +63,5 @@ export function policyAllows(
   return allowed;
 }
 
-function glob(pattern: string): RegExp {
-  const body = [...pattern]
-    .map((char) => (char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
-    .join('');
-  return new RegExp(`^${body}$`);
-}
+/** IoT's `*` and `?`, matched without backtracking (lib/core/glob.ts): a topic costs O(topic + pattern). */
+const iotGlob = (pattern: string) => glob(pattern, { question: true });

@@ -9,7 +9,48 @@ export type Change = {
   readonly sequence: string;
   readonly before: Item | undefined;
   readonly after: Item | undefined;
+  /** When the change was made (the record's ApproximateCreationDateTime, epoch seconds), when known. */
+  readonly madeAt?: number;
 };
+
+/** The batches of changes the aggregator is handed at most (its event source mapping's, and the local source's). */
+export const aggregatorBatchSize = 100;
+
+/**
+ * A change counted this long after it was made says the aggregator is catching up. A record's
+ * creation time is rounded down to the second on AWS, and to the minute by DynamoDB Local: 90 s
+ * is past both roundings with half a minute to spare.
+ */
+export const catchingUpAfterSeconds = 90;
+
+/**
+ * How long after a batch that was behind the summary still says it is catching up: while it
+ * catches up, the aggregator is handed batch after batch (its event source reads on at once), so
+ * a shard behind whose last batch is this old has read its backlog to the end.
+ */
+export const catchingUpForSeconds = 15;
+
+/**
+ * Whether a batch says its shard is behind the table: a full batch (more waited behind it), or
+ * changes counted long after they were made (a restart reading the stream again from its start,
+ * a backlog after an outage). A batch that is neither says the shard has caught up; a full batch
+ * that was the last of a backlog stops saying so once no batch has come for a while
+ * (`shardCatchingUp`).
+ */
+export function batchBehind(changes: readonly Change[], nowSeconds: number): boolean {
+  if (changes.length >= aggregatorBatchSize) return true;
+  const newest = Math.max(...changes.map((change) => change.madeAt ?? nowSeconds));
+  return nowSeconds - newest > catchingUpAfterSeconds;
+}
+
+/** Whether a shard is catching up: its last batch was behind, and was counted a moment ago. */
+export const shardCatchingUp = (
+  shard: { readonly behind?: unknown; readonly countedAt?: unknown },
+  nowSeconds: number,
+) =>
+  shard.behind === true &&
+  typeof shard.countedAt === 'number' &&
+  nowSeconds - shard.countedAt <= catchingUpForSeconds;
 
 /**
  * A run of changes applied together: their summed deltas, the first and last sequence numbers

@@ -47,10 +47,13 @@ export type Summary = {
    */
   readonly health: { readonly healthy: number; readonly unhealthy: number; readonly unknown: number };
   /**
-   * False when a change may be missing from the counters (the aggregator let a batch go, or a
-   * rebuild is under way): the counts are then not to be trusted until `mesh summary rebuild`.
+   * False when a change may be missing from the counters: the aggregator let a batch go, or a
+   * rebuild is under way (the counts are then not to be trusted until `mesh summary rebuild`),
+   * or it is catching up with the table's changes (`catchingUp`: the counts trail the mesh).
    */
   readonly exact: boolean;
+  /** Present when the aggregator is behind the table's changes (a restart, a backlog): exact again once it has caught up. */
+  readonly catchingUp?: true;
 };
 
 export type RevisionCount = { readonly revision: number; readonly applied: number; readonly failed: number };
@@ -64,7 +67,7 @@ export type ModuleVersionCount = {
 };
 
 /** The summary the counters say; counters at zero are left out of the lists. */
-export function summaryOf(counters: Deltas, exact: boolean): Summary {
+export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false): Summary {
   const revisions = new Map<number, { applied: number; failed: number }>();
   const modules = new Map<
     string,
@@ -110,7 +113,8 @@ export function summaryOf(counters: Deltas, exact: boolean): Summary {
     ),
     ...waitingCounted(counters.get(waitingNodes) ?? 0, counters.get(waitingRelations) ?? 0),
     health: healthCounts(counters),
-    exact,
+    exact: exact && !catchingUp,
+    ...(catchingUp ? { catchingUp: true as const } : {}),
   };
 }
 

@@ -33,6 +33,10 @@ export type FuzzCase = {
   readonly host?: HostSigning;
   /** An enrolment with a token issued for its node just before it is sent, and new keys. */
   readonly liveToken?: boolean;
+  /** Sent as these bytes on a connection of its own, exactly (`{port}` the server's), not as a request built from the rest. */
+  readonly rawBytes?: string;
+  /** The refusal a stranger's case must get (stranger-cases.ts). */
+  readonly expected?: { readonly status: number; readonly code: string };
 };
 
 export type HostSigning = {
@@ -82,6 +86,13 @@ export function fuzzCases(routes: readonly FuzzedRoute[], world: FuzzWorld): fc.
   return fc.oneof(
     { weight: 30, arbitrary: fc.oneof(...perRoute) },
     { weight: 1, arbitrary: unroutedCases() },
+  );
+}
+
+/** A valid request of any route, each route as likely: what the stranger cases are made from. */
+export function validCases(routes: readonly FuzzedRoute[], world: FuzzWorld): fc.Arbitrary<FuzzCase> {
+  return fc.oneof(
+    ...routes.map((route) => validParts(route, world).map((parts) => caseOf(route, world, 'valid', parts))),
   );
 }
 

@@ -7,12 +7,14 @@ import { possessionProof } from '../../../lib/host/key-rotation.ts';
 import { generateNodeKeys } from '../../../lib/host/keys.ts';
 import { startLocalApi } from '../../../lib/runtime/http-server.ts';
 import { type Parts, partsFor } from '../../../lib/wiring.ts';
+import { sendRaw } from '../raw-http.ts';
 import { tableContents } from '../table-contents.ts';
-import { type FuzzCase, fuzzCases } from './fuzz-cases.ts';
+import { type FuzzCase, fuzzCases, validCases } from './fuzz-cases.ts';
 import { fuzzModules, fuzzVersions, restoreWorld, type SeededWorld, seedWorld } from './fuzz-world.ts';
 import { forgedProof, proofJti, validProof } from './host-proofs.ts';
 import { fuzzedRoutes } from './route-requests.ts';
 import { itemKey, type StoreChange, storeChange } from './store-change.ts';
+import { strangerCases } from './stranger-cases.ts';
 
 /** What one route (or every route) got: answers by class, and what refused requests wrote. */
 export type RouteFigures = {
@@ -37,7 +39,7 @@ export const noFigures = (): RouteFigures => ({
 
 /** A case that broke a rule, with everything needed to send it again. */
 export type FuzzFailure = {
-  readonly rule: '5xx' | 'no answer' | 'wrote while refusing' | 'forgery accepted';
+  readonly rule: '5xx' | 'no answer' | 'wrote while refusing' | 'forgery accepted' | 'stranger not refused';
   readonly fuzzCase: FuzzCase;
   readonly status: number | undefined;
   readonly answer: string;
@@ -58,6 +60,8 @@ export type FuzzOptions = {
   readonly config: MeshConfig;
   readonly cases: number;
   readonly seed: number;
+  /** Stranger cases only (stranger-cases.ts): valid requests sent as this machine's clients never send them. */
+  readonly strangers?: boolean;
   readonly onProgress?: (done: number, figures: FuzzFigures) => void;
 };
 
@@ -94,7 +98,9 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
   try {
     const world = await seedWorld(api.url);
     await recordBuilds(parts);
-    const arbitrary = fuzzCases(fuzzedRoutes(), world);
+    const arbitrary = options.strangers
+      ? strangerCases(validCases(fuzzedRoutes(), world))
+      : fuzzCases(fuzzedRoutes(), world);
     let before = await tableContents(options.config, reader);
     let lastAccepted: Sent | undefined = await sendCase(api.url, world, {
       route: 'host-declaration',
@@ -124,6 +130,8 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
         const sent: Sent = replay
           ? await sendAgain(api.url, replay)
           : await sendCase(api.url, world, prepared);
+        // a handler a raw connection's refusal did not stop would still be writing when it closed
+        if (sent.fuzzCase.rawBytes !== undefined) await new Promise((resolve) => setTimeout(resolve, 150));
         const after = await tableContents(options.config, reader);
         const change = storeChange(before, after);
         before = after;
@@ -234,13 +242,24 @@ async function sendAgain(api: string, accepted: Sent): Promise<Sent> {
   return { ...accepted, fuzzCase, ...(await send(api, fuzzCase, accepted.headers)) };
 }
 
-/** One request over node:http, the path exactly as given (no client normalises it). */
-function send(
+/**
+ * One request over node:http, the path exactly as given (no client normalises it); a case of raw
+ * bytes on a connection of its own. `{port}` in a header or the bytes is the server's port.
+ */
+async function send(
   api: string,
   fuzzCase: FuzzCase,
-  headers: Record<string, string>,
+  sentHeaders: Record<string, string>,
 ): Promise<{ status: number | undefined; answer: string }> {
   const url = new URL(api);
+  const withPort = (text: string) => text.replaceAll('{port}', url.port);
+  if (fuzzCase.rawBytes !== undefined) {
+    const { status, text } = await sendRaw(Number(url.port), withPort(fuzzCase.rawBytes), 200);
+    return { status, answer: text.slice(text.indexOf('\r\n\r\n') + 4) };
+  }
+  const headers = Object.fromEntries(
+    Object.entries(sentHeaders).map(([name, value]) => [name, withPort(value)]),
+  );
   const payload = Buffer.from(fuzzCase.body, fuzzCase.bodyEncoding);
   return new Promise((resolve) => {
     const request = httpRequest(
@@ -275,6 +294,15 @@ function judge(sent: Sent, change: StoreChange, inventory: string): Verdict {
   const { status, fuzzCase } = sent;
   if (status === undefined) return { broken: 'no answer', proofItem: false, wrote: change.items };
   if (status >= 500) return { broken: '5xx', proofItem: false, wrote: change.items };
+  // A stranger's request is refused by the server itself, before any handler: its own answer, nothing written.
+  if (fuzzCase.expected) {
+    const refusedAsIt =
+      status === fuzzCase.expected.status && sent.answer.includes(`"${fuzzCase.expected.code}"`);
+    if (!refusedAsIt) return { broken: 'stranger not refused', proofItem: false, wrote: change.items };
+    return change.items > 0
+      ? { broken: 'wrote while refusing', proofItem: false, wrote: change.items }
+      : { proofItem: false, wrote: 0 };
+  }
   const proof = fuzzCase.host?.proof;
   const forged = proof !== undefined && proof !== 'valid';
   if (forged && status < 400) return { broken: 'forgery accepted', proofItem: false, wrote: change.items };
@@ -306,12 +334,22 @@ function tally(figures: FuzzFigures, fuzzCase: FuzzCase, status: number | undefi
   }
 }
 
-/** The kind of a case without its details: `valid`, `path`, `query`, `body`, `forged proof`, … */
+/** The kind of a case without its details: `valid`, `path`, `query`, `body`, `forged proof`, `stranger host`, … */
 export const kindGroup = (fuzzCase: FuzzCase): string => fuzzCase.kind.split(':')[0] ?? fuzzCase.kind;
 
-/** A curl command line that sends the case again (its proof, if any, will have gone stale). */
+/** A curl command line that sends the case again (its proof, if any, will have gone stale); printf into nc for raw bytes. */
 function reproduction(api: string, sent: Sent): string {
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  const raw = sent.fuzzCase.rawBytes;
+  if (raw !== undefined) {
+    const url = new URL(api);
+    const escaped = raw
+      .replaceAll('{port}', url.port)
+      .replace(/[\\%]/g, (char) => `${char}${char}`)
+      .replace(/\r/g, '\\r')
+      .replace(/\n/g, '\\n');
+    return `printf ${quote(escaped)} | nc ${url.hostname} ${url.port}`;
+  }
   const headers = Object.entries(sent.headers).map(
     ([name, value]) => `-H ${quote(`${name}: ${value.length > 200 ? `${value.slice(0, 200)}…` : value}`)}`,
   );

@@ -70,6 +70,7 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-export': { query: exportQuery },
   'mesh-plan': { body: planBody },
   'mesh-apply': { body: applyBody },
+  'mesh-apply-prune': { body: applyBody },
   'apply-job-show': { path: applyJobPath },
   'mesh-declaration': { path: nodeParams },
   enrol: { body: enrolBody },

@@ -215,6 +215,26 @@ groups:
     expect(problems[0]?.code).toBe('too-large');
   });
 
+  it('refuses a file nested 10,000 deep in one clear problem, in every way of writing it (issue 36, finding 6)', () => {
+    const deep = {
+      flow: `version: 1\nnodes: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`,
+      sequences: `version: 1\nnodes: ${'\n'}${'- '.repeat(10_000)}x\n`,
+      maps: `version: 1\nnodes: ${'{a: '.repeat(10_000)}1${'}'.repeat(10_000)}\n`,
+      indented: `version: 1\nnodes:\n${Array.from({ length: 2_000 }, (_, i) => `${' '.repeat(i + 2)}a:`).join('\n')} 1\n`,
+    };
+    for (const [how, text] of Object.entries(deep)) {
+      const { problems } = checkMeshFile(text);
+      expect({ how, codes: problems.map((p) => p.code) }).toEqual({ how, codes: ['too-deep'] });
+      expect(problems[0]?.message).toMatch(/^the file nests deeper than the 32 levels a mesh file may/);
+      expect(problems[0]?.message).not.toContain('call stack');
+    }
+    // as deep as the format itself goes, and deeper in a way the format refuses: read as before
+    const fine = `version: 1\nnodes:\n  web-1:\n    modules:\n      nginx:\n        consumes: [broker-1/rabbit]\n  broker-1: {modules: {rabbit: {provides: amqp}}}\n`;
+    expect(checkMeshFile(fine).problems).toEqual([]);
+    const thirty = `version: 1\nnodes: {web-1: {labels: ${'['.repeat(25)}${']'.repeat(25)}}}\n`;
+    expect(checkMeshFile(thirty).problems.map((p) => p.code)).not.toContain('too-deep');
+  });
+
   it('refuses a file whose aliases multiply', () => {
     const text = `version: 1\nnodes:\n  a: &a {labels: {k: v}}\n${Array.from({ length: 150 }, (_, i) => `  n${i}: *a`).join('\n')}\n`;
     expect(checkMeshFile(text).problems[0]?.code).toBe('syntax');
