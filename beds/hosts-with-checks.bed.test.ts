@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
-import type { AuditRecord } from '../lib/core/audit/record.ts';
-import type { NodeStatus } from '../lib/core/ports.ts';
-import type { RolloutRecord } from '../lib/core/rollout/record.ts';
-import type { Summary } from '../lib/core/summary/summary.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import type { AuditRecord } from '../lib/server/core/audit/record.ts';
+import type { NodeStatus } from '../lib/server/core/ports.ts';
+import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
+import type { Summary } from '../lib/server/core/summary/summary.ts';
 import {
   addAndEnrol,
   appliedAsSent,

@@ -11,8 +11,8 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 
 // A store of its own: whether the launcher's schema cache took is in that process's output.
 let store: RunningDynamoDBLocal;

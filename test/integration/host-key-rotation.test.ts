@@ -2,18 +2,24 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiUnreachableError } from '../../lib/cli/api-client.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
 import {
   keysAfterRefusal,
   pendingDir,
   possessionProof,
   rotateHostKeys,
-} from '../../lib/host/key-rotation.ts';
-import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/clients/host/key-rotation.ts';
+import {
+  loadNodeKeys,
+  loadOrCreateNodeKeys,
+  type NodeKeys,
+  signingKeyOf,
+} from '../../lib/clients/host/keys.ts';
+import { ApiUnreachableError } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { MeshConfig } from '../../lib/server/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -51,7 +57,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
   let api: RunningApi;
   beforeAll(async () => {
     config = await provisionTestResources('rotate');
-    api = await startLocalApi({ port: 0, parts: partsFor(config) });
+    api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   });
   afterAll(() => api?.stop());
 
@@ -161,10 +167,10 @@ describe('a rotation when DynamoDB Local is really stopped between its writes', 
 
   it('answers "try again", keeps the old key working, and completes when run again', async () => {
     const { client, config } = await store.tables('rotatestop');
-    const plain = partsFor(config, { clients: { dynamodb: client } });
+    const plain = localPartsFor(config, { clients: { dynamodb: client } });
     const nodeKeys = new KeysThenFault(plain.nodeKeys, () => store.stop());
     // A store of its own and no queue: what the enrolment and rotation tell the queue is kept here.
-    const parts: Parts = partsFor(config, {
+    const parts: Parts = localPartsFor(config, {
       clients: { dynamodb: client },
       overrides: { nodeKeys, sender: new RecordingSender() },
     });

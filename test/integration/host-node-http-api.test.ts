@@ -4,13 +4,13 @@ import {
   ControlPlaneUnavailableError,
   CredentialRefusedError,
   SequenceAheadRefusedError,
-} from '../../lib/host/agent/errors.ts';
-import { HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { partsFor } from '../../lib/wiring.ts';
+} from '../../lib/clients/host/agent/errors.ts';
+import { HttpControlPlane } from '../../lib/clients/host/agent/http-control-plane.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -19,7 +19,7 @@ let keys: NodeKeys;
 
 beforeAll(async () => {
   const config = await provisionTestResources('hosthttp');
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   await enrolmentFixture(config).addNode('edge-1');
   const issued = await fetch(`${api.url}/nodes/edge-1/token`, {
     method: 'POST',

@@ -2,20 +2,20 @@ import { request } from 'node:http';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
-import { DynamoDBLetterLog } from '../../lib/adapters/dynamodb/letter-log.ts';
-import { DynamoDBPushRecords } from '../../lib/adapters/dynamodb/push-records.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { startConsoleProxy } from '../../lib/console/proxy.ts';
-import type { LetterNote } from '../../lib/core/control/letters.ts';
-import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
-import type { PushOutcome } from '../../lib/core/ports.ts';
-import type { ListedNode, MeshGraph, NodeDetails } from '../../lib/core/views.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { startConsoleProxy } from '../../lib/clients/cli/console/proxy.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { DynamoDBLetterLog } from '../../lib/server/adapters/control/letter-log.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBPushRecords } from '../../lib/server/adapters/push/push-records.ts';
+import type { MeshConfig } from '../../lib/server/config.ts';
+import type { LetterNote } from '../../lib/server/core/control/letters.ts';
+import type { PushOutcome } from '../../lib/server/core/ports.ts';
+import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
+import type { ListedNode, MeshGraph, NodeDetails } from '../../lib/server/core/views.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -31,7 +31,7 @@ const region = process.env.AWS_REGION ?? 'us-east-1';
 beforeAll(async () => {
   config = await provisionTestResources('seeing');
   documents = documentClient(makeDynamoDBClient(config));
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   client = new ApiClient(api.url);
 });
 
@@ -141,7 +141,7 @@ describe('a node seen both ways', () => {
     // Every index read answers stale, as gsi1 may on AWS (the first time: nothing at all).
     const dynamodb = makeDynamoDBClient({ region });
     const lag = lagIndexes(dynamodb);
-    const lagging = await startLocalApi({ port: 0, parts: partsFor(config, { clients: { dynamodb } }) });
+    const lagging = await startLocalApi({ port: 0, parts: localPartsFor(config, { clients: { dynamodb } }) });
     try {
       await client.call('POST', '/nodes', { node: 'fresh' });
       const graph = await new ApiClient(lagging.url).call<MeshGraph>('GET', '/graph');
@@ -321,7 +321,7 @@ describe('a provider seen from its own side', () => {
   let own: ApiClient;
   beforeAll(async () => {
     ownConfig = await provisionTestResources('seeing-provider');
-    ownApi = await startLocalApi({ port: 0, parts: partsFor(ownConfig) });
+    ownApi = await startLocalApi({ port: 0, parts: localPartsFor(ownConfig) });
     own = new ApiClient(ownApi.url);
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import {
   assignmentItem,
   carrierItem,
@@ -11,11 +12,10 @@ import {
   nodeKey,
   provisionItem,
   relationItem,
-} from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient, type Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { mapLimit } from '../../lib/core/map-limit.ts';
-import { provisionName } from '../../lib/core/mesh/declaration.ts';
-import type { Provision, SealingKey } from '../../lib/core/mesh/model.ts';
+} from '../../lib/server/adapters/mesh/mesh-items.ts';
+import { mapLimit } from '../../lib/server/core/map-limit.ts';
+import { provisionName } from '../../lib/server/core/mesh/declaration.ts';
+import type { Provision, SealingKey } from '../../lib/server/core/mesh/model.ts';
 import { enrolmentItemFor, sealedProvision, testSealing } from './sealing.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { functionSpecs } from '../../lib/functions.ts';
+import { functionSpecs } from '../../lib/server/functions.ts';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -43,7 +43,9 @@ describe('the house rules, held by reading the code', () => {
   it('handlers name the ports they take: only lib/runtime/ and functions/ import the composition root', () => {
     // The tests, beds and benches build parts of their own with partsFor, as functions/ does.
     const shipped = ['lib', 'bin', 'tools'].flatMap(sources);
-    const reaching = shipped.filter((file) => file !== 'lib/wiring.ts' && !file.startsWith('lib/runtime/'));
+    const reaching = shipped.filter(
+      (file) => file !== 'lib/server/wiring/parts.ts' && !file.startsWith('lib/runtime/'),
+    );
     expect(offending(reaching, /(from |import |import\()'[^']*\/wiring\.ts'/)).toEqual([]);
   });
 

@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { edgeLines } from '../../lib/api/lines.ts';
-import { cliLines } from '../../lib/cli/lines.ts';
-import { type CodedLine, jsonLine, lineFormatOf, printedLine, say } from '../../lib/core/coded-lines.ts';
-import { consumerLines } from '../../lib/core/control/lines.ts';
-import { pushLines } from '../../lib/core/mesh/lines.ts';
-import { signalLines } from '../../lib/core/signal/lines.ts';
-import { summaryLines } from '../../lib/core/summary/lines.ts';
-import { agentLines, commandLines } from '../../lib/host/lines.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
+import { cliLines } from '../../lib/clients/cli/lines.ts';
+import { agentLines, commandLines } from '../../lib/clients/host/lines.ts';
+import { runtimeLines } from '../../lib/local/lines.ts';
+import { edgeLines } from '../../lib/server/api/lines.ts';
+import {
+  type CodedLine,
+  jsonLine,
+  lineFormatOf,
+  printedLine,
+  say,
+} from '../../lib/server/core/coded-lines.ts';
+import { consumerLines } from '../../lib/server/core/control/lines.ts';
+import { pushLines } from '../../lib/server/core/mesh/lines.ts';
+import { signalLines } from '../../lib/server/core/signal/lines.ts';
+import { summaryLines } from '../../lib/server/core/summary/lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
 const catalogues = {

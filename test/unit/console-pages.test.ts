@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { answerPage, consolePages } from '../../lib/console/pages.ts';
-import { consoleReadRoutes } from '../../lib/console/routes.ts';
-import { auditFunctions } from '../../lib/functions/audit.ts';
-import { rolloutFunctions } from '../../lib/functions/rollouts.ts';
-import { seeingFunctions } from '../../lib/functions/seeing.ts';
-import { summaryFunctions } from '../../lib/functions/summary.ts';
-import { routesOf } from '../../lib/functions.ts';
+import { answerPage, consolePages } from '../../lib/clients/cli/console/pages.ts';
+import { consoleReadRoutes } from '../../lib/clients/cli/console/routes.ts';
+import { auditFunctions } from '../../lib/server/functions/audit.ts';
+import { rolloutFunctions } from '../../lib/server/functions/rollouts.ts';
+import { summaryFunctions } from '../../lib/server/functions/summary.ts';
+import { seeingFunctions } from '../../lib/server/functions/views.ts';
+import { routesOf } from '../../lib/server/functions.ts';
 
 const pages = consolePages({ refreshSeconds: 7, source: 'local control plane' });
 const page = (path: string) => {

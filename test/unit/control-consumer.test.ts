@@ -1,15 +1,15 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
-import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
-import type { LetterNote } from '../../lib/core/control/letters.ts';
-import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
-import type { BuildStore, LetterLog } from '../../lib/core/control/ports.ts';
-import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import type { PushAsker, PushFlow, PushRequest } from '../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ConsumerDeps } from '../../lib/server/core/control/consumer.ts';
+import { defaultHoldPolicy } from '../../lib/server/core/control/hold.ts';
+import type { LetterNote } from '../../lib/server/core/control/letters.ts';
+import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/server/core/control/messages.ts';
+import type { BuildStore, LetterLog } from '../../lib/server/core/control/ports.ts';
+import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
+import type { PushAsker, PushFlow, PushRequest } from '../../lib/server/core/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import {
   InMemoryControlStore,
   InMemoryMesh,

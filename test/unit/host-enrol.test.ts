@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/host/enrol.ts';
+import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/clients/host/enrol.ts';
 
 /** A control plane that answers from a script, and a clock that only moves when the host sleeps. */
 function scripted(answers: EnrolAttempt[], patienceMs = 35_000) {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { planPush } from '../../lib/core/mesh/plan.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions, runPushSteps } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { Delivery, DeliveryReader, PushRequest } from '../../lib/core/ports.ts';
+import { LocalPushFlow } from '../../lib/local/stand-ins/local-push-flow.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import type { Delivery, DeliveryReader, PushRequest } from '../../lib/server/core/ports.ts';
+import { planPush } from '../../lib/server/core/push/plan.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions, runPushSteps } from '../../lib/server/core/push/steps.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 /** What each node was last sent, from the memory store's own record of sends. */

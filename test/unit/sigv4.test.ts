@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createSigV4Signer, executeApiRegion, sigv4SignerFor } from '../../lib/cli/sigv4.ts';
+import { createSigV4Signer, executeApiRegion, sigv4SignerFor } from '../../lib/clients/http/sigv4.ts';
 
 /** The AWS SigV4 test suite's credentials and clock. */
 const suite = {

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { Problem } from '../../lib/api/problem.ts';
-import { cursorOf, viewQueryOf } from '../../lib/api/view-query.ts';
+import { Problem } from '../../lib/server/api/problem.ts';
+import { cursorOf, viewQueryOf } from '../../lib/server/api/view-query.ts';
 
 const event = (query: Record<string, string>) =>
   ({ queryStringParameters: query }) as unknown as APIGatewayProxyEvent;

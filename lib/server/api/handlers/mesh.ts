@@ -1,0 +1,141 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import * as z from 'zod';
+import type { MeshConfig } from '../../config.ts';
+import { holdersOf } from '../../core/hold/held-back.ts';
+import type { HoldReader } from '../../core/hold/ports.ts';
+import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
+import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.ts';
+import type { MeshService } from '../../core/mesh/service.ts';
+import { labels } from '../../core/mesh-file/schema.ts';
+import { moduleName, nodeName, providerKind } from '../../core/names.ts';
+import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
+import { pushBodySchema, pushRequestSchema } from '../../core/push/flow-schemas.ts';
+import { planPush } from '../../core/push/plan.ts';
+import { newPushId, outcomeOfRecord, runningRecord } from '../../core/push/records.ts';
+import type { ViewPages } from '../../core/view-pages.ts';
+import { actorOf } from '../caller.ts';
+import { json, parseBody, timeToAnswer, validate } from '../http.ts';
+import { httpEdge, type Refusing } from '../http-edge.ts';
+import { Problem } from '../problem.ts';
+import { meshProblem } from '../problems/mesh.ts';
+import { nextOf, viewQueryOf } from '../view-query.ts';
+
+/**
+ * The mesh's operator handlers, one factory per function of lib/server/functions/mesh.ts; each
+ * validates, makes one call and answers. Domain errors become answers in lib/server/api/problems/mesh.ts.
+ */
+type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type Logged = { readonly log?: Log };
+export type MeshChangeDeps = { readonly meshService: MeshService } & Logged;
+export type MeshPushDeps = {
+  readonly pushStore: PushStore;
+  readonly pushRecords: PushRecords;
+  readonly pushStarter: PushStarter;
+  readonly config: Pick<MeshConfig, 'pushWaitSeconds'>;
+  readonly now: Clock;
+  /** Who holds nodes back, named with every push's answer. */
+  readonly holds: HoldReader;
+} & Logged;
+export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
+/** A plan names what a push would leave held back, so it reads the holds as the push would. */
+export type MeshPlanDeps = MeshSentDeps & { readonly holds: HoldReader };
+export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
+
+const edge = (parts: Logged & Refusing, handler: Handler) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshProblem, log: parts.log, refusals: parts.refusals }))
+    .handler(handler);
+
+export const nodeParams = z.object({ node: nodeName });
+export const moduleParams = z.object({ node: nodeName, module: moduleName });
+export const nodeAddBody = z.object({ node: nodeName, labels: labels.optional() }).strict();
+export const assignBody = z.object({ provides: providerKind.optional() }).strict();
+export const consumeBody = z
+  .object({ provider: z.object({ node: nodeName, module: moduleName }).strict() })
+  .strict();
+
+/** POST /nodes */
+export const meshNodeAddHandler = (parts: MeshChangeDeps) =>
+  edge(parts, async (event) => {
+    const { node, labels: given = {} } = parseBody(event, nodeAddBody);
+    await parts.meshService.addNode(node, given, actorOf(event));
+    return json(201, { node, labels: given });
+  });
+
+/** PUT /nodes/{node}/modules/{module} */
+export const meshAssignHandler = (parts: MeshChangeDeps) =>
+  edge(parts, async (event) => {
+    const { node, module } = validate(moduleParams, event.pathParameters, 'path');
+    const { provides } = parseBody(event, assignBody);
+    await parts.meshService.assign(node, module, provides ?? null, actorOf(event));
+    return json(201, { node, module, provides: provides ?? null });
+  });
+
+/** POST /nodes/{node}/modules/{module}/consumes */
+export const meshConsumeHandler = (parts: MeshChangeDeps) =>
+  edge(parts, async (event) => {
+    const { node, module } = validate(moduleParams, event.pathParameters, 'path');
+    const { provider } = parseBody(event, consumeBody);
+    await parts.meshService.consume({ node, module }, provider, actorOf(event));
+    return json(201, { consumer: { node, module }, provider });
+  });
+
+/** POST /push */
+export const meshPushHandler = (parts: MeshPushDeps) =>
+  edge(parts, async (event, context) => {
+    const { wait = true, ...request } = parseBody(event, pushBodySchema);
+    // Checked here so an unknown node is a 404 before any flow starts.
+    if (request.node && !(await parts.pushStore.readNode(request.node)))
+      throw new NodeNotFoundError(request.node);
+    const startedAt = parts.now();
+    const id = newPushId(startedAt);
+    const by = actorOf(event);
+    const requestedBy = by.principal;
+    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt), by);
+    // As long as this request may still take (docs/decisions/push-without-polling.md).
+    const cap = parts.config.pushWaitSeconds;
+    const waitMs = wait
+      ? Math.min(timeToAnswer(event, context), cap === undefined ? Infinity : cap * 1000)
+      : 0;
+    const done = await parts.pushStarter.start({ pushId: id, request, requestedBy }, waitMs);
+    const headers = { location: `/pushes/${id}`, 'mesh-push': id };
+    const record = done ? await parts.pushRecords.read(id) : undefined;
+    if (record?.state !== 'done')
+      return json(202, { push: id, state: 'running', follow: `/pushes/${id}` }, headers);
+    // A failed flow is named in its record; meshProblem maps the name, as for a flow run here.
+    if (record.outcome === 'failed')
+      throw new PushFlowFailedError(record.error ?? 'Error', record.errorMessage ?? `push ${id} failed`);
+    const holders = holdersOf(await parts.holds.view([]));
+    return json(200, { ...outcomeOfRecord(record), ...(holders.length > 0 ? { holders } : {}) }, headers);
+  });
+
+/** POST /push/plan: what a push would send, each node with its changes; nothing is written. */
+export const meshPushPlanHandler = (parts: MeshPlanDeps) =>
+  edge(parts, async (event) => {
+    const request = parseBody(event, pushRequestSchema);
+    if (request.node && !(await parts.pushStore.readNode(request.node)))
+      throw new NodeNotFoundError(request.node);
+    return json(
+      200,
+      await planPush(request, { store: parts.pushStore, deliveries: parts.deliveries, holds: parts.holds }),
+    );
+  });
+
+/** GET /status */
+export const meshStatusHandler = (parts: MeshStatusDeps) =>
+  edge(parts, async (event) => {
+    const query = viewQueryOf(event);
+    const page = await parts.viewPages.statusPage(query);
+    return json(200, { nodes: page.entries, ...nextOf(page.next, query.filter) });
+  });
+
+/** GET /nodes/{node}/declaration */
+export const meshDeclarationHandler = (parts: MeshSentDeps) =>
+  edge(parts, async (event) => {
+    const { node } = validate(nodeParams, event.pathParameters, 'path');
+    const delivery = await parts.deliveries.readDelivery(node);
+    if (delivery) return json(200, delivery, { etag: delivery.etag });
+    if (!(await parts.pushStore.readNode(node))) throw new NodeNotFoundError(node);
+    throw new Problem(404, 'not_sent', `node ${node} has not been sent a declaration yet; push it`);
+  });
