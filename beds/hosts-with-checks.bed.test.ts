@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
 import type { AuditRecord } from '../lib/server/core/audit/record.ts';
-import type { NodeStatus } from '../lib/server/core/ports.ts';
 import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import type { Summary } from '../lib/server/core/summary/summary.ts';
+import type { NodeStatus } from '../lib/server/core/views/ports.ts';
 import {
   addAndEnrol,
   appliedAsSent,

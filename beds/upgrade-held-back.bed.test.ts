@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
 import type { Holder } from '../lib/server/core/hold/held-back.ts';
-import type { PushOutcome } from '../lib/server/core/ports.ts';
+import type { PushOutcome } from '../lib/server/core/push/ports.ts';
 import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import { printedJsonDocuments } from '../test/support/processes.ts';
 import {

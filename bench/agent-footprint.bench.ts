@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { embeddedBrokerService } from '../lib/local/broker/broker-service.ts';
+import { embeddedBrokerService } from '../lib/local/broker-service.ts';
 import { type RunningLocalRuntime, startLocalRuntime } from '../lib/local/local-runtime.ts';
 import { localServices } from '../lib/local/services.ts';
 import { freePort } from '../lib/local/tcp-ports.ts';

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
 import { devOnlyModules, esbuildOptions, functionsDir, projectRoot } from '../lib/deploy/bundling.ts';
-import { functionSpecs } from '../lib/server/functions.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { defaultSafetyIntervalMs } from '../lib/clients/host/agent/run-loop.ts';
-import { functionSpecs } from '../lib/server/functions.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
 import type { BenchTable } from './support/table.ts';
 
 /** The price list, kept as data (bench/prices.json) so a new price is a data change. */

@@ -6,7 +6,7 @@ import { localPartsFor } from '../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
 import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
 import { localActor } from '../lib/server/core/audit/record.ts';
-import type { PushOutcome } from '../lib/server/core/ports.ts';
+import type { PushOutcome } from '../lib/server/core/push/ports.ts';
 import { codedLineReader, printedJson } from '../test/support/processes.ts';
 import { seed, seedItems } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';

@@ -2,7 +2,6 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { localPartsFor } from '../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
-import { documentClient, type Item } from '../lib/server/adapters/dynamodb/requests.ts';
 import {
   assignmentItem,
   carrierItem,
@@ -13,7 +12,8 @@ import {
   nodeItem,
   provisionItem,
   relationItem,
-} from '../lib/server/adapters/mesh/mesh-items.ts';
+} from '../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient, type Item } from '../lib/server/adapters/dynamodb/requests.ts';
 import { pushesPartition } from '../lib/server/adapters/push/push-records.ts';
 import { localActor } from '../lib/server/core/audit/record.ts';
 import { mapLimit } from '../lib/server/core/map-limit.ts';

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FileAgentState } from '../lib/clients/host/agent/file-state.ts';
 import { HttpControlPlane } from '../lib/clients/host/agent/http-control-plane.ts';
-import { NodeHttpHostApi } from '../lib/clients/host/agent/node-http-api.ts';
 import { ShellApplier } from '../lib/clients/host/agent/shell-applier.ts';
 import { signingKeyOf } from '../lib/clients/host/keys.ts';
+import { NodeHttpHostApi } from '../lib/clients/host/node-http-api.ts';
 import { startLocalApi } from '../lib/local/http-server.ts';
 import { localPartsFor } from '../lib/local/parts.ts';
-import { inlineBytes } from '../lib/server/adapters/push/declaration-parts.ts';
+import { inlineBytes } from '../lib/server/adapters/dynamodb/declaration-parts.ts';
 import { localActor } from '../lib/server/core/audit/record.ts';
 import { compose } from '../lib/server/core/mesh/declaration.ts';
 import type { SealingKey } from '../lib/server/core/mesh/model.ts';
@@ -162,7 +162,7 @@ export async function run(): Promise<BenchTable[]> {
   notes.push(
     'one provider node (module rabbit, amqp) with N consumers’ grants seeded through the store; each run adds one more grant, so the provider is behind, and sends it',
     'requests: DynamoDB requests of the control plane (the fetch’s include the host proof’s key read and replay write); compose + send includes its own partition read',
-    `300 is today’s one-item limit (consumersPerNode was 300); a declaration over ${inlineBytes} bytes is kept in parts (lib/server/adapters/push/declaration-parts.ts)`,
+    `300 is today’s one-item limit (consumersPerNode was 300); a declaration over ${inlineBytes} bytes is kept in parts (lib/server/adapters/dynamodb/declaration-parts.ts)`,
     'the control plane’s DynamoDB client waits up to 120 s a request here (the product’s is 3 s): DynamoDB Local serves a 1 MB page of the 10,000-consumer partition in seconds on a loaded machine',
     `medians of ${Number(process.env.MESH_BENCH_PROVIDER_RUNS ?? 3)} runs on DynamoDB Local (MESH_BENCH_PROVIDER_SIZES, MESH_BENCH_PROVIDER_RUNS)`,
   );

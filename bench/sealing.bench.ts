@@ -4,8 +4,8 @@ import { exportJWK, generateKeyPair } from 'jose';
 import { SealedDeclarationOpener } from '../lib/clients/host/agent/declaration-opener.ts';
 import { localPartsFor } from '../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { assignmentItem, carrierItem, nodeItem } from '../lib/server/adapters/dynamodb/mesh-items.ts';
 import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
-import { assignmentItem, carrierItem, nodeItem } from '../lib/server/adapters/mesh/mesh-items.ts';
 import {
   compose,
   type MintDetails,

@@ -9,7 +9,7 @@ import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/d
 import { runtimeLines } from '../../lib/local/lines.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import { localResourceNames } from '../../lib/server/resources.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 import {
   holdsToken,
   printedJson,

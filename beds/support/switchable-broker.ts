@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
-import { embeddedBrokerService } from '../../lib/local/broker/broker-service.ts';
+import { embeddedBrokerService } from '../../lib/local/broker-service.ts';
 import { controlEventSource } from '../../lib/local/event-source-control.ts';
 import { runLocalRuntime } from '../../lib/local/main.ts';
 import type { LocalService } from '../../lib/local/services.ts';

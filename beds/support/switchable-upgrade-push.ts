@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { runLocalRuntime } from '../../lib/local/main.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { PushFlow, PushRequest } from '../../lib/server/core/ports.ts';
+import type { PushFlow, PushRequest } from '../../lib/server/core/push/ports.ts';
 
 /**
  * The local control plane, with one fault a bed can switch on: while the file BED_FAIL_UPGRADE_PUSH

@@ -1,4 +1,3 @@
-import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import {
   assignmentItem,
   carrierItem,
@@ -9,7 +8,8 @@ import {
   nodeItem,
   provisionItem,
   relationItem,
-} from '../../lib/server/adapters/mesh/mesh-items.ts';
+} from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { composeAsMinted, provisionName } from '../../lib/server/core/mesh/declaration.ts';
 import type { Assignment, NodeSnapshot, Provision, Relation } from '../../lib/server/core/mesh/model.ts';
 import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../../test/support/sealing.ts';

@@ -1,8 +1,8 @@
 import { type RunningEmulators, startEmulators } from '../../lib/local/emulators.ts';
 import { provisionResources } from '../../lib/local/provision.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
-import { checkConfig, type MeshConfig } from '../../lib/server/config.ts';
-import { localResourceNames } from '../../lib/server/resources.ts';
+import { checkConfig, type MeshConfig } from '../../lib/server/setup/config.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 
 export type BenchEnvironment = {
   readonly emulators: RunningEmulators;

@@ -1,5 +1,5 @@
 import type { MethodDeploymentOptions } from 'aws-cdk-lib/aws-apigateway';
-import type { Route } from '../server/functions.ts';
+import type { Route } from '../server/functions/table.ts';
 
 /** API Gateway's token bucket: `burstLimit` requests at once, refilled at `rateLimit` a second. */
 export type Throttle = { readonly rateLimit: number; readonly burstLimit: number };

@@ -19,13 +19,13 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { storeRetryAfterSeconds } from '../server/api/problem.ts';
 import { defaultMaxSkewSeconds } from '../server/core/host-identity/proof.ts';
-import { type FunctionSpec, type Route, routesOf } from '../server/functions.ts';
+import { type FunctionSpec, type Route, routesOf } from '../server/functions/table.ts';
 import { budgetProblems, methodBudgets, type RouteBudgets, routeBudgets } from './api-budgets.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 
 export type ControlPlaneApiProps = {
-  /** The functions (lib/server/functions.ts): one method per 'api' row's route, the 'authorizer' row in front of host routes. */
+  /** The functions (lib/server/functions/table.ts): one method per 'api' row's route, the 'authorizer' row in front of host routes. */
   readonly specs: readonly FunctionSpec[];
   /** The built function for a manifest name. */
   readonly functionNamed: (name: string) => IFunction;

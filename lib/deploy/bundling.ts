@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { ILocalBundling } from 'aws-cdk-lib';
 import type { BuildOptions } from 'esbuild';
 
-/** Where the handlers live: one file per function, named as in lib/server/functions.ts. */
+/** Where the handlers live: one file per function, named as in lib/server/functions/table.ts. */
 export const functionsDir = fileURLToPath(new URL('../../functions', import.meta.url));
 export const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
 

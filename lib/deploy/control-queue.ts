@@ -6,18 +6,18 @@ import {
   controlQueue,
   deadLetterQueue,
   type QueueDescription,
-} from '../server/resources.ts';
+} from '../server/setup/resources.ts';
 
 export type ControlQueueProps = {
   /**
    * The consumer's timeout; the queue's visibility is held to at least six times it.
-   * @default consumerTimeoutSeconds from lib/server/resources.ts
+   * @default consumerTimeoutSeconds from lib/server/setup/resources.ts
    */
   readonly consumerTimeout?: Duration;
 };
 
 /**
- * The FIFO control queue and its dead-letter queue, from lib/server/resources.ts. Policy fixed here:
+ * The FIFO control queue and its dead-letter queue, from lib/server/setup/resources.ts. Policy fixed here:
  * SQS-managed encryption, TLS enforced, a dead-letter queue always.
  */
 export class ControlQueue extends Construct {

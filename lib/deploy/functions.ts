@@ -8,15 +8,15 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { configEnvironment, type MeshConfig, signalEnvironment } from '../server/config.ts';
 import { accessesOf } from '../server/functions/spec.ts';
-import type { FunctionSpec } from '../server/functions.ts';
-import { consumerTimeoutSeconds } from '../server/resources.ts';
+import type { FunctionSpec } from '../server/functions/table.ts';
+import { configEnvironment, type MeshConfig, signalEnvironment } from '../server/setup/config.ts';
+import { consumerTimeoutSeconds } from '../server/setup/resources.ts';
 import { assertLocalEsbuild, functionsDir, SharedFunctionBundles } from './bundling.ts';
 import { acknowledgeGrantWildcards, grantAccess } from './grants.ts';
 import { pascalCase, throwIfProblems } from './names.ts';
 
-/** Powertools reads these; they match lib/server/observability.ts so local and deployed metrics agree. */
+/** Powertools reads these; they match lib/server/setup/observability.ts so local and deployed metrics agree. */
 export const powertoolsServiceName = 'mesh';
 export const metricsNamespace = 'Mesh';
 

@@ -4,16 +4,16 @@ import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { refusedPartitions } from '../server/adapters/audit/audit-refusals.ts';
 import { auditDayPartitions, auditPartitions } from '../server/adapters/audit/audit-trail.ts';
+import { partsPartition } from '../server/adapters/dynamodb/declaration-parts.ts';
 import { nodePartition } from '../server/adapters/dynamodb/keys.ts';
+import { allNodesIndex } from '../server/adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../server/adapters/host-identity/proof-replay-guard.ts';
-import { allNodesIndex } from '../server/adapters/mesh/mesh-items.ts';
-import { partsPartition } from '../server/adapters/push/declaration-parts.ts';
 import { pushesPartition } from '../server/adapters/push/push-records.ts';
 import { rolloutPartsPartitions } from '../server/adapters/rollout/rollout-chunks.ts';
 import { summaryPartitions } from '../server/adapters/summary/summary-store.ts';
 import { nodeTopics } from '../server/core/signal/channel.ts';
-import type { Access, FunctionSpec } from '../server/functions.ts';
-import { inventoryTable } from '../server/resources.ts';
+import type { Access, FunctionSpec } from '../server/functions/table.ts';
+import { inventoryTable } from '../server/setup/resources.ts';
 import { acknowledge } from './nag.ts';
 
 /** What a row's accesses are granted on. */

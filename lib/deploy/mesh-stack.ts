@@ -2,8 +2,8 @@ import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { rolePolicyNames } from '../server/core/roles.ts';
 import { steppingFlows } from '../server/flows/stepping-flows.ts';
-import { type FunctionSpec, functionSpecs, routesOf } from '../server/functions.ts';
-import { consumerTimeoutSeconds } from '../server/resources.ts';
+import { type FunctionSpec, functionSpecs, routesOf } from '../server/functions/table.ts';
+import { consumerTimeoutSeconds } from '../server/setup/resources.ts';
 import { MeshAlarms } from './alarms.ts';
 import { ControlPlaneApi } from './api.ts';
 import type { RouteBudgets } from './api-budgets.ts';
@@ -25,7 +25,7 @@ export type MeshStackProps = StackProps & {
    * @default true
    */
   readonly retainData?: boolean;
-  /** @default functionSpecs from lib/server/functions.ts */
+  /** @default functionSpecs from lib/server/functions/table.ts */
   readonly specs?: readonly FunctionSpec[];
   /** @default functions/ at the project root */
   readonly functionsDir?: string;
@@ -45,7 +45,7 @@ export type MeshStackProps = StackProps & {
 
 /**
  * The whole control plane, driven by the shared manifests: one function and role per row of
- * lib/server/functions.ts, one method per row's route, the push flow from its ASL.
+ * lib/server/functions/table.ts, one method per row's route, the push flow from its ASL.
  */
 export class MeshStack extends Stack {
   public readonly tables: MeshTables;

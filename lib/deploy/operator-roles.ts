@@ -3,8 +3,8 @@ import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { ManagedPolicy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { type OperatorRole, operatorRoles, rolePolicyNames } from '../server/core/roles.ts';
-import type { Route } from '../server/functions.ts';
-import { arnPathOf, roleProblems, routesOfRole, wildcardProblems } from '../server/roles.ts';
+import { arnPathOf, roleProblems, routesOfRole, wildcardProblems } from '../server/functions/roles.ts';
+import type { Route } from '../server/functions/table.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 
@@ -13,7 +13,7 @@ export type OperatorRolesProps = {
   readonly api: RestApi;
   /** That stage's name. */
   readonly stageName: string;
-  /** The route table (lib/server/functions.ts): each operator route names the role that may call it. */
+  /** The route table (lib/server/functions/table.ts): each operator route names the role that may call it. */
   readonly routes: readonly Route[];
 };
 

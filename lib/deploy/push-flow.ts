@@ -7,7 +7,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { pushDefinitionPath } from '../server/flows/push-definition.ts';
-import type { FunctionSpec } from '../server/functions.ts';
+import type { FunctionSpec } from '../server/functions/table.ts';
 import { acknowledge } from './nag.ts';
 import { functionArnPlaceholder, throwIfProblems } from './names.ts';
 

@@ -5,7 +5,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsCustomResource, AwsCustomResourcePolicy, PhysicalResourceId } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import type { FunctionSpec } from '../server/functions.ts';
+import type { FunctionSpec } from '../server/functions/table.ts';
 import { acknowledge, arnInFinding } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 

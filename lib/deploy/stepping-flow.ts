@@ -6,7 +6,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { SteppingFlow } from '../server/flows/stepping-flows.ts';
-import type { FunctionSpec } from '../server/functions.ts';
+import type { FunctionSpec } from '../server/functions/table.ts';
 import { acknowledge } from './nag.ts';
 import { functionArnPlaceholder, throwIfProblems } from './names.ts';
 import { aslPlaceholders } from './push-flow.ts';

@@ -52,7 +52,7 @@ export class SummaryAggregator extends Construct {
     const streamArn = props.table.tableStreamArn;
     const alarmAfter = props.alarmAfter ?? Duration.hours(1);
     throwIfProblems('SummaryAggregator', [
-      ...(streamArn ? [] : ['the table has no stream: give it one (lib/server/resources.ts, stream)']),
+      ...(streamArn ? [] : ['the table has no stream: give it one (lib/server/setup/resources.ts, stream)']),
       ...(alarmAfter.toSeconds() < 60 || alarmAfter.toSeconds() > 20 * 3600
         ? [`alarmAfter ${alarmAfter.toHumanString()} is outside 1 minute–20 hours`]
         : []),

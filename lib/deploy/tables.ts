@@ -13,7 +13,7 @@ import {
   inventoryTable,
   type KeyAttribute,
   type TableDescription,
-} from '../server/resources.ts';
+} from '../server/setup/resources.ts';
 
 export type MeshTablesProps = {
   /**
@@ -26,7 +26,7 @@ export type MeshTablesProps = {
 const attributeType = (key: KeyAttribute) => (key.type === 'S' ? AttributeType.STRING : AttributeType.NUMBER);
 
 /**
- * The inventory and identity tables, built from lib/server/resources.ts and kept apart as the seeds
+ * The inventory and identity tables, built from lib/server/setup/resources.ts and kept apart as the seeds
  * keep them apart. Policy fixed here: on-demand, point-in-time recovery, AWS-managed
  * encryption, retained with deletion protection unless told otherwise.
  */

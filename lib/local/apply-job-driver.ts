@@ -2,10 +2,10 @@ import { logLine, say } from '../server/core/coded-lines.ts';
 import { pushLines } from '../server/core/mesh/lines.ts';
 import { describeCause } from '../server/core/unavailable.ts';
 import type { SteppingTaskHandler } from '../server/functions/spec.ts';
-import { functionSpecs } from '../server/functions.ts';
+import { functionSpecs } from '../server/functions/table.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { LocalApplyFlow } from './local-apply-flow.ts';
 import type { LocalService } from './services.ts';
-import { LocalApplyFlow } from './stand-ins/local-apply-flow.ts';
 import { startTickingDriver } from './ticking-driver.ts';
 
 /** The function that advances an apply job on AWS (lib/server/functions/mesh.ts), the apply flow's one Task. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 
 /**
  * The AWS calls the code makes, each recorded as one JSON line with the function (a row of
- * lib/server/functions.ts) that made it, when MESH_CALL_RECORD names a folder: the rehearsal judges
+ * lib/server/functions/table.ts) that made it, when MESH_CALL_RECORD names a folder: the rehearsal judges
  * them against the synthesized template's policies for that function (docs/rehearsal.md). Off
  * by default, and then nothing is wrapped or written.
  */

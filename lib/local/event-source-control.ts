@@ -1,4 +1,4 @@
-import { functionSpecs } from '../server/functions.ts';
+import { functionSpecs } from '../server/functions/table.ts';
 import { makePollerSQSClient, startEventSource } from './event-source.ts';
 import type { LocalService } from './services.ts';
 
@@ -7,7 +7,7 @@ export const controlEventSource: LocalService = {
   name: 'the control queue consumer',
   async start(parts) {
     const consumer = functionSpecs.find((spec) => spec.trigger === 'queue');
-    if (consumer?.trigger !== 'queue') throw new Error('lib/server/functions.ts has no queue function');
+    if (consumer?.trigger !== 'queue') throw new Error('lib/server/functions/table.ts has no queue function');
     const sqs = makePollerSQSClient(parts.config);
     const running = startEventSource({
       queueUrl: parts.config.controlQueueUrl,

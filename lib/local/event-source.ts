@@ -2,7 +2,7 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { Consumer } from 'sqs-consumer';
 import { makeSQSClient } from '../server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../server/config.ts';
+import type { MeshConfig } from '../server/setup/config.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 

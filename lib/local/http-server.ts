@@ -19,7 +19,7 @@ import {
   functionSpecs,
   type Route,
   routesOf,
-} from '../server/functions.ts';
+} from '../server/functions/table.ts';
 import type { Parts } from '../server/wiring/parts.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
@@ -29,7 +29,7 @@ export type LocalApiOptions = {
   readonly host?: string;
   /** What every handler is built from. */
   readonly parts: Parts;
-  /** @default every function of lib/server/functions.ts */
+  /** @default every function of lib/server/functions/table.ts */
   readonly specs?: readonly FunctionSpec<Parts>[];
   /** Files served beside the routes, by exact path (the console). @default none */
   readonly pages?: readonly StaticPage[];

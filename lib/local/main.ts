@@ -1,6 +1,6 @@
 import * as z from 'zod';
-import { logLevelOf, type MeshConfig } from '../server/config.ts';
 import { lineFormatOf } from '../server/core/coded-lines.ts';
+import { logLevelOf, type MeshConfig } from '../server/setup/config.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
 import { runtimeLines, runtimePrinter } from './lines.ts';

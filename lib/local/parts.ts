@@ -1,10 +1,10 @@
-import type { MeshConfig } from '../server/config.ts';
+import type { MeshConfig } from '../server/setup/config.ts';
 import { type Parts, type PartsOptions, partsFor } from '../server/wiring/parts.ts';
 import { recordingCalls } from './call-record.ts';
-import { EmbeddedBrokerPublisher } from './stand-ins/embedded-broker-publisher.ts';
-import { InProcessPushStarter } from './stand-ins/in-process-push-starter.ts';
-import { LocalApplyFlow } from './stand-ins/local-apply-flow.ts';
-import { LocalPushFlow } from './stand-ins/local-push-flow.ts';
+import { EmbeddedBrokerPublisher } from './embedded-broker-publisher.ts';
+import { InProcessPushStarter } from './in-process-push-starter.ts';
+import { LocalApplyFlow } from './local-apply-flow.ts';
+import { LocalPushFlow } from './local-push-flow.ts';
 
 /** The parts on one machine: the wiring's, with the embedded broker the local runtime attaches to. */
 export type LocalParts = Parts & {

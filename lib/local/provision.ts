@@ -23,7 +23,7 @@ import {
   type QueueDescription,
   type ResourceNames,
   type TableDescription,
-} from '../server/resources.ts';
+} from '../server/setup/resources.ts';
 
 /** Where the provisioned resources are: what a MeshConfig needs besides region and settings. */
 export type ProvisionedResources = {
@@ -33,7 +33,7 @@ export type ProvisionedResources = {
   readonly deadLetterQueueUrl: string;
 };
 
-/** Creates what lib/server/resources.ts describes, leaving whatever already exists as it is. */
+/** Creates what lib/server/setup/resources.ts describes, leaving whatever already exists as it is. */
 export async function provisionResources(
   clients: { readonly dynamodb: DynamoDBClient; readonly sqs: SQSClient },
   names: ResourceNames,

@@ -1,5 +1,5 @@
 import { applyJobDriverService } from './apply-job-driver.ts';
-import { embeddedBrokerService } from './broker/broker-service.ts';
+import { embeddedBrokerService } from './broker-service.ts';
 import { controlEventSource } from './event-source-control.ts';
 import type { LocalParts } from './parts.ts';
 import { rolloutDriverService } from './rollout-driver.ts';

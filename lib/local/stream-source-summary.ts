@@ -1,5 +1,5 @@
 import { makeDynamoDBClient } from '../server/adapters/aws-clients.ts';
-import { functionSpecs } from '../server/functions.ts';
+import { functionSpecs } from '../server/functions/table.ts';
 import type { LocalService } from './services.ts';
 import { startStreamSource } from './stream-source.ts';
 
@@ -11,7 +11,8 @@ export const summaryStreamSource: LocalService = {
   name: 'the summary aggregator',
   async start(parts) {
     const aggregator = functionSpecs.find((spec) => spec.trigger === 'stream');
-    if (aggregator?.trigger !== 'stream') throw new Error('lib/server/functions.ts has no stream function');
+    if (aggregator?.trigger !== 'stream')
+      throw new Error('lib/server/functions/table.ts has no stream function');
     const dynamodb = makeDynamoDBClient(parts.config);
     const running = startStreamSource({
       dynamodb,

@@ -8,9 +8,9 @@ import {
   type _Record as StreamRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { MeshConfig } from '../server/config.ts';
 import { countedPartitionPrefix } from '../server/core/summary/stream.ts';
 import type { StreamHandler } from '../server/functions/spec.ts';
+import type { MeshConfig } from '../server/setup/config.ts';
 import { asFunction } from './call-record.ts';
 
 export type StreamSourceOptions = {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ApiFirewall } from '../../lib/deploy/api-firewall.ts';
 import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
 import { AwsSolutionsChecks } from '../../lib/deploy/nag.ts';
-import type { FunctionSpec } from '../../lib/server/functions.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
 import { fixtureStack, logicalId, problemsOf, unbundledApp } from './support.ts';
 

@@ -9,7 +9,7 @@ import {
   substitutePushDefinition,
   substitutionFor,
 } from '../../lib/server/flows/push-definition.ts';
-import { routes } from '../../lib/server/functions.ts';
+import { routes } from '../../lib/server/functions/table.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 
 type Resource = {

@@ -11,8 +11,8 @@ import { MeshFunctions } from '../../lib/deploy/functions.ts';
 import { PushStateMachine } from '../../lib/deploy/push-flow.ts';
 import { SignalBroker } from '../../lib/deploy/signal-broker.ts';
 import { MeshTables } from '../../lib/deploy/tables.ts';
-import type { FunctionSpec } from '../../lib/server/functions.ts';
-import { consumerTimeoutSeconds } from '../../lib/server/resources.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
+import { consumerTimeoutSeconds } from '../../lib/server/setup/resources.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
 
 const hostAuthorizerName = 'host-authorizer';

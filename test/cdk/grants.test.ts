@@ -2,8 +2,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
 import { accessesOf } from '../../lib/server/functions/spec.ts';
-import type { Access } from '../../lib/server/functions.ts';
-import { functionSpecs } from '../../lib/server/functions.ts';
+import type { Access } from '../../lib/server/functions/table.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
 import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
 
 /** The real manifest's stack with cdk.json's flags, unbundled: grants are read from the template. */

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mayCall, type OperatorRole, operatorRoles, rolePolicyNames } from '../../lib/server/core/roles.ts';
-import { type Route, routes } from '../../lib/server/functions.ts';
-import { arnPathOf, routesOfRole } from '../../lib/server/roles.ts';
+import { arnPathOf, routesOfRole } from '../../lib/server/functions/roles.ts';
+import { type Route, routes } from '../../lib/server/functions/table.ts';
 import {
   type Assembly,
   type CfnTemplate,

@@ -2,11 +2,16 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
 import { createTableInput, queueAttributes } from '../../lib/local/provision.ts';
-import { controlQueue, deadLetterQueue, identityTable, inventoryTable } from '../../lib/server/resources.ts';
+import {
+  controlQueue,
+  deadLetterQueue,
+  identityTable,
+  inventoryTable,
+} from '../../lib/server/setup/resources.ts';
 import { unbundledApp } from './support.ts';
 
 /** The deployed resources and the local ones come from one description; this holds them together. */
-describe('the synthesized template follows lib/server/resources.ts', () => {
+describe('the synthesized template follows lib/server/setup/resources.ts', () => {
   const template = Template.fromStack(new MeshStack(unbundledApp(), 'Mesh'));
 
   it.each([inventoryTable, identityTable])(

@@ -40,7 +40,7 @@ const heldReport: RecordedCall = {
 };
 
 describe('the synthesized template', () => {
-  it('agrees with lib/server/functions.ts, the push and rollout flows’ ASL and what the consumer relies on', async () => {
+  it('agrees with lib/server/functions/table.ts, the push and rollout flows’ ASL and what the consumer relies on', async () => {
     expect(await checkTemplate(stackOf(assembly))).toEqual([]);
   });
 
@@ -78,7 +78,7 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
       expect.arrayContaining([
         'POST /hosts/{node}/reports (host-report): authorization NONE, where a host route needs CUSTOM',
         'GET /health (health): the template has no such method',
-        'PUT /health: a method of the template no row of lib/server/functions.ts serves',
+        'PUT /health: a method of the template no row of lib/server/functions/table.ts serves',
       ]),
     );
   });

@@ -3,7 +3,6 @@ import { type AttributeValue, paginateQuery } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import {
   type ApplyJob,
@@ -13,6 +12,7 @@ import {
   progressedJob,
 } from '../../lib/server/core/mesh-file/apply-job.ts';
 import type { ApplyOutcome } from '../../lib/server/core/mesh-file/service.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 

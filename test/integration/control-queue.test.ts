@@ -22,12 +22,12 @@ import {
   controlUpgradeHandler,
 } from '../../lib/server/api/handlers/control.ts';
 import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { ConsumerDeps } from '../../lib/server/core/control/consumer.ts';
 import { StaleReportError } from '../../lib/server/core/control/errors.ts';
 import { envelope, parseControlMessage } from '../../lib/server/core/control/messages.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';

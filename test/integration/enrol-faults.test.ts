@@ -1,12 +1,12 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enrolHandler } from '../../lib/server/api/handlers/enrolment.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
 import type { TokenStore } from '../../lib/server/core/enrolment/ports.ts';
 import { issueToken } from '../../lib/server/core/enrolment/tokens.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { KeysThenFault, StoppableStore } from '../support/stoppable-store.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';

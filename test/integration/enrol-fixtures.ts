@@ -6,8 +6,8 @@ import { nodeItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { DynamoDBNodeKeyStore } from '../../lib/server/adapters/enrolment/node-key-store.ts';
 import { DynamoDBTokenStore } from '../../lib/server/adapters/enrolment/token-store.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import type { PresentedKeys } from '../../lib/server/core/enrolment/keys.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { scanAll } from '../support/table-contents.ts';
 

@@ -1,6 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { enrol } from '../../lib/server/core/enrolment/enrol.ts';
 import {
@@ -11,6 +10,7 @@ import {
 import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
 import { parseToken } from '../../lib/server/core/enrolment/token.ts';
 import { issueToken, revokeToken } from '../../lib/server/core/enrolment/tokens.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 

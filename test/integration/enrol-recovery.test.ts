@@ -1,5 +1,4 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { enrol } from '../../lib/server/core/enrolment/enrol.ts';
 import { TokenConditionFailedError } from '../../lib/server/core/enrolment/errors.ts';
@@ -8,6 +7,7 @@ import type { TokenStore } from '../../lib/server/core/enrolment/ports.ts';
 import { parseToken } from '../../lib/server/core/enrolment/token.ts';
 import { issueToken } from '../../lib/server/core/enrolment/tokens.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateNodeKeys } from '../../lib/clients/host/keys.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 

@@ -4,10 +4,10 @@ import { hostProof } from '../../lib/clients/host/proof.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
 import { parseToken } from '../../lib/server/core/enrolment/token.ts';
-import { routes } from '../../lib/server/functions.ts';
+import { routes } from '../../lib/server/functions/table.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 

@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
 import {
   keysAfterRefusal,
   pendingDir,
@@ -15,10 +14,11 @@ import {
   type NodeKeys,
   signingKeyOf,
 } from '../../lib/clients/host/keys.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 import { ApiUnreachableError } from '../../lib/clients/http/api-client.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { hostCalls } from '../support/host-calls.ts';

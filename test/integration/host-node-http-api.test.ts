@@ -6,8 +6,8 @@ import {
   SequenceAheadRefusedError,
 } from '../../lib/clients/host/agent/errors.ts';
 import { HttpControlPlane } from '../../lib/clients/host/agent/http-control-plane.ts';
-import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';

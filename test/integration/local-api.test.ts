@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import { checkConfig } from '../../lib/server/config.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 
 // Nothing here reaches a store: the parts are built on first use, and no handler uses one.
 const parts = localPartsFor(

@@ -5,12 +5,12 @@ import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { DynamoDBLiveMeshReader } from '../../lib/server/adapters/mesh-file/live-mesh-reader.ts';
 import { DynamoDBMeshFileWriter } from '../../lib/server/adapters/mesh-file/mesh-file-writer.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { LimitReachedError, NotAProviderError } from '../../lib/server/core/mesh/errors.ts';
 import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
 import type { LiveMeshReader } from '../../lib/server/core/mesh-file/ports.ts';
 import { MeshFileService } from '../../lib/server/core/mesh-file/service.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 

@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import {

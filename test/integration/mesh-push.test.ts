@@ -13,10 +13,10 @@ import {
   meshPushHandler,
   meshStatusHandler,
 } from '../../lib/server/api/handlers/mesh.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import { MeshRaceError, ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode, enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';

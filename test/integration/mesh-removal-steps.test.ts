@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import { HasDependentsError } from '../../lib/server/core/mesh/errors.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';

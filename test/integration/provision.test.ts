@@ -3,7 +3,7 @@ import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-s
 import { afterAll, describe, expect, it } from 'vitest';
 import { provisionResources } from '../../lib/local/provision.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
-import { controlQueue, localResourceNames } from '../../lib/server/resources.ts';
+import { controlQueue, localResourceNames } from '../../lib/server/setup/resources.ts';
 
 describe('provisionResources', () => {
   const dynamodb = makeDynamoDBClient({ region: 'us-east-1' });

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { envelope } from '../../lib/server/core/control/messages.ts';
 import { settleMessage } from '../../lib/server/core/control/settle.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode, enrolNode, openedBy, relate, secretsOf } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';

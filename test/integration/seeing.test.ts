@@ -11,11 +11,11 @@ import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws
 import { DynamoDBLetterLog } from '../../lib/server/adapters/control/letter-log.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { DynamoDBPushRecords } from '../../lib/server/adapters/push/push-records.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import type { LetterNote } from '../../lib/server/core/control/letters.ts';
-import type { PushOutcome } from '../../lib/server/core/ports.ts';
+import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
-import type { ListedNode, MeshGraph, NodeDetails } from '../../lib/server/core/views.ts';
+import type { ListedNode, MeshGraph, NodeDetails } from '../../lib/server/core/views/views.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';

@@ -4,12 +4,12 @@ import { MqttSignalLink } from '../../lib/clients/host/agent/mqtt-signal-link.ts
 import type { NodeKeys } from '../../lib/clients/host/keys.ts';
 import { signingKeyOf } from '../../lib/clients/host/keys.ts';
 import { connectPassword } from '../../lib/clients/host/proof.ts';
-import { type RunningBroker, startEmbeddedBroker } from '../../lib/local/broker/embedded-broker.ts';
+import { type RunningBroker, startEmbeddedBroker } from '../../lib/local/embedded-broker.ts';
 import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
 import { signalAuthorizerHandler, signalPresenceHandler } from '../../lib/server/api/handlers/signal.ts';
-import { checkConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { signalTopic } from '../../lib/server/core/signal/channel.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';

@@ -7,7 +7,7 @@ import {
   startStreamSource,
 } from '../../lib/local/stream-source.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**

@@ -6,16 +6,16 @@ import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { type RunningStreamSource, startStreamSource } from '../../lib/local/stream-source.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
-import type { NodeStatus } from '../../lib/server/core/ports.ts';
 import {
   type ReportModules,
   type Summary,
   summaryFromFullRead,
 } from '../../lib/server/core/summary/summary.ts';
-import type { MeshGraph, NodeDetails } from '../../lib/server/core/views.ts';
-import { functionSpecs } from '../../lib/server/functions.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import type { MeshGraph, NodeDetails } from '../../lib/server/core/views/views.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';

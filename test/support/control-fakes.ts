@@ -13,7 +13,9 @@ import type {
   ReportStore,
   ReportTimes,
 } from '../../lib/server/core/control/ports.ts';
-import type { Log, ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/ports.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
+import type { Log } from '../../lib/server/core/ports.ts';
+import type { PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 
 /** An operator's calls to the local API at `api`, and a host's, as the host-identity tests make them. */
 export function hostCalls(api: string) {

@@ -1,6 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import {
   assignmentItem,
   carrierItem,
@@ -12,7 +11,8 @@ import {
   nodeKey,
   provisionItem,
   relationItem,
-} from '../../lib/server/adapters/mesh/mesh-items.ts';
+} from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { mapLimit } from '../../lib/server/core/map-limit.ts';
 import { provisionName } from '../../lib/server/core/mesh/declaration.ts';
 import type { Provision, SealingKey } from '../../lib/server/core/mesh/model.ts';

@@ -22,6 +22,7 @@ import {
   relationKey,
   type SealingKey,
 } from '../../lib/server/core/mesh/model.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
 import type { RelationRef, RemovalPlan } from '../../lib/server/core/mesh/removal.ts';
 import type {
   MeshChangeStore,
@@ -30,7 +31,7 @@ import type {
   PushStore,
   SendWrite,
 } from '../../lib/server/core/mesh/store.ts';
-import type { ModuleVersions, NodeStatus, StatusReader } from '../../lib/server/core/ports.ts';
+import type { NodeStatus, StatusReader } from '../../lib/server/core/views/ports.ts';
 import { testSealing } from './sealing.ts';
 
 type NodeState = {

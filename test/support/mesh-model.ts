@@ -9,8 +9,9 @@ import {
 } from '../../lib/server/core/mesh/declaration.ts';
 import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/server/core/mesh/errors.ts';
 import type { NodeSnapshot, SealingKey } from '../../lib/server/core/mesh/model.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';
-import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/server/core/ports.ts';
+import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import type { MemoryMeshStore } from './memory-mesh-store.ts';
 
 /**

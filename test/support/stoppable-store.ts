@@ -11,9 +11,9 @@ import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/d
 import { createTableInput } from '../../lib/local/provision.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
 import type { NodeKeyStore } from '../../lib/server/core/enrolment/ports.ts';
-import { identityTable, inventoryTable, localResourceNames } from '../../lib/server/resources.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import { identityTable, inventoryTable, localResourceNames } from '../../lib/server/setup/resources.ts';
 
 /**
  * A DynamoDB Local of its own, on disk, that a test really stops between two writes and starts

@@ -1,7 +1,7 @@
 import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/server/config.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 
 /**
  * Every item of both tables, read with strong scans and sorted by key, so two readings compare

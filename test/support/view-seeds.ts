@@ -1,6 +1,6 @@
 import { presenceItemKey, reportItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { markedKey, markKey } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
 import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
-import { markedKey, markKey } from '../../lib/server/adapters/mesh/mesh-items.ts';
 import { failedView, offlineView } from '../../lib/server/adapters/views/view-lists.ts';
 
 /**

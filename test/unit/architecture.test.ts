@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { functionSpecs } from '../../lib/server/functions.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
 
 const root = join(import.meta.dirname, '../..');
 

@@ -6,7 +6,7 @@ import {
   commandWord,
   meshProgram,
   modulesOfCommand,
-} from '../../lib/clients/cli/program.ts';
+} from '../../lib/clients/cli/commands/program.ts';
 import { allHostCommands, hostProgram } from '../../lib/clients/host/commands/program.ts';
 
 const argv = (...words: string[]) => ['node', 'mesh', ...words];

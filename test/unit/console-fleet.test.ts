@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MeshEdge, MeshGraph, MeshNode } from '../../lib/server/core/views.ts';
+import type { MeshEdge, MeshGraph, MeshNode } from '../../lib/server/core/views/views.ts';
 
 // The console's scripts are checked by their own tsconfig (lib/console/assets), not this one:
 // they are loaded here by URL and given the types their JSDoc declares.

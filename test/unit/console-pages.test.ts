@@ -4,8 +4,8 @@ import { consoleReadRoutes } from '../../lib/clients/cli/console/routes.ts';
 import { auditFunctions } from '../../lib/server/functions/audit.ts';
 import { rolloutFunctions } from '../../lib/server/functions/rollouts.ts';
 import { summaryFunctions } from '../../lib/server/functions/summary.ts';
+import { routesOf } from '../../lib/server/functions/table.ts';
 import { seeingFunctions } from '../../lib/server/functions/views.ts';
-import { routesOf } from '../../lib/server/functions.ts';
 
 const pages = consolePages({ refreshSeconds: 7, source: 'local control plane' });
 const page = (path: string) => {

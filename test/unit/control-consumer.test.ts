@@ -8,7 +8,7 @@ import type { LetterNote } from '../../lib/server/core/control/letters.ts';
 import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/server/core/control/messages.ts';
 import type { BuildStore, LetterLog } from '../../lib/server/core/control/ports.ts';
 import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
-import type { PushAsker, PushFlow, PushRequest } from '../../lib/server/core/ports.ts';
+import type { PushAsker, PushFlow, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import {
   InMemoryControlStore,

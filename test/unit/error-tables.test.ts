@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { meshProblem } from '../../lib/server/api/problems/mesh.ts';
+import { meshProblem } from '../../lib/server/api/mesh-problems.ts';
 import { ErrorTable } from '../../lib/server/core/error-table.ts';
 import { PushFlowFailedError, pushFailures } from '../../lib/server/core/mesh/errors.ts';
 

@@ -6,7 +6,7 @@ import { Freezes } from '../../lib/server/core/hold/service.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import { MeshError } from '../../lib/server/core/mesh/errors.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';
-import type { PushOutcome, PushRequest } from '../../lib/server/core/ports.ts';
+import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
 import { pushTaskFunctions, runPushSteps } from '../../lib/server/core/push/steps.ts';
 import type { Facts } from '../../lib/server/core/rollout/advance.ts';

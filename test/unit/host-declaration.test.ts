@@ -4,7 +4,7 @@ import { generateNodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
 import { hostProof } from '../../lib/clients/host/proof.ts';
 import { hostDeclarationHandler } from '../../lib/server/api/handlers/host.ts';
 import type { NodeCredentialReader } from '../../lib/server/core/host-identity/ports.ts';
-import type { Delivery, DeliveryReader } from '../../lib/server/core/ports.ts';
+import type { Delivery, DeliveryReader } from '../../lib/server/core/push/ports.ts';
 import { type SignalChannel, signalChannelFor } from '../../lib/server/core/signal/channel.ts';
 
 class InMemoryDeliveries implements DeliveryReader {

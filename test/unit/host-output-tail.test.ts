@@ -8,7 +8,7 @@ import {
   secretsOf,
   tailOf,
 } from '../../lib/clients/host/agent/output-tail.ts';
-import { maxOutputBytes, reportedOutput } from '../../lib/server/core/control/health.ts';
+import { maxOutputBytes, reportedOutput } from '../../lib/server/core/health.ts';
 
 const secret = 'k7Q2-vX9pL0wZr4TnB8yH1sD6fG3jM5c';
 const declaration = JSON.stringify({

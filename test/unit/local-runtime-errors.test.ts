@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { assertJavaAvailable } from '../../lib/local/dynamodb-local.ts';
 import { JavaMissingError, PortInUseError } from '../../lib/local/errors.ts';
 import { assertPortFree } from '../../lib/local/tcp-ports.ts';
-import { readConfig } from '../../lib/server/config.ts';
+import { readConfig } from '../../lib/server/setup/config.ts';
 
 describe('local runtime errors say what to do in one line', () => {
   const path = process.env.PATH;

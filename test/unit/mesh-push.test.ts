@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/local/stand-ins/local-push-flow.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
-import { canonicalJson } from '../../lib/server/core/mesh/canonical.ts';
+import { canonicalJson } from '../../lib/server/core/canonical.ts';
 import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/local/stand-ins/local-push-flow.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';
-import type { Delivery, DeliveryReader, PushRequest } from '../../lib/server/core/ports.ts';
 import { planPush } from '../../lib/server/core/push/plan.ts';
+import type { Delivery, DeliveryReader, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
 import { pushTaskFunctions, runPushSteps } from '../../lib/server/core/push/steps.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
-import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/ports.ts';
+import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import {
   keptNodesPerList,
   newPushId,

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { consoleReadRoutes } from '../../lib/clients/cli/console/routes.ts';
 import { mayCall } from '../../lib/server/core/roles.ts';
-import { type Route, routes } from '../../lib/server/functions.ts';
 import {
   arnPathOf,
   arnPathReaches,
@@ -9,7 +8,8 @@ import {
   roleProblems,
   routesOfRole,
   wildcardProblems,
-} from '../../lib/server/roles.ts';
+} from '../../lib/server/functions/roles.ts';
+import { type Route, routes } from '../../lib/server/functions/table.ts';
 
 const route = (method: Route['method'], path: string, role?: Route['role']): Route => ({
   method,

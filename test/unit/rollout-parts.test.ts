@@ -4,9 +4,9 @@ import {
   nodesPerPart,
   partBytes,
 } from '../../lib/server/adapters/rollout/rollout-chunks.ts';
-import { rolloutProblem } from '../../lib/server/api/problems/rollout.ts';
+import { rolloutProblem } from '../../lib/server/api/rollout-problems.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
-import type { PushOutcome } from '../../lib/server/core/ports.ts';
+import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
 import { isReleasing } from '../../lib/server/core/rollout/claims.ts';
 import { RolloutOverlapError } from '../../lib/server/core/rollout/errors.ts';
 import { rolloutPage, runsOf } from '../../lib/server/core/rollout/pages.ts';
@@ -14,7 +14,7 @@ import type { RolloutFacts } from '../../lib/server/core/rollout/ports.ts';
 import { newRollout, sizeOf } from '../../lib/server/core/rollout/record.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
-import { jsonBytes } from '../../lib/server/core/view-pages.ts';
+import { jsonBytes } from '../../lib/server/core/views/view-pages.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 const names = (count: number, prefix = 'n') =>

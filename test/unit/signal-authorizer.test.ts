@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
 import { connectPassword, hostProof } from '../../lib/clients/host/proof.ts';
 import { signalAuthorizerHandler } from '../../lib/server/api/handlers/signal.ts';
-import { checkConfig } from '../../lib/server/config.ts';
 import { type IotPolicyDocument, iotArn, policyAllows } from '../../lib/server/core/signal/policy.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { InMemoryNodeCredentials, InMemoryReplayGuard } from '../support/node-credentials.ts';
 

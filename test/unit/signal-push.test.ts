@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/local/stand-ins/local-push-flow.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { deliveryEtag } from '../../lib/server/core/mesh/declaration.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';

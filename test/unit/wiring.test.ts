@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
-import { LocalPushFlow } from '../../lib/local/stand-ins/local-push-flow.ts';
 import { StepFunctionsPushFlow } from '../../lib/server/adapters/push/step-functions-push-flow.ts';
 import {
   IotDataSignalPublisher,
   noBrokerPublisher,
 } from '../../lib/server/adapters/signal/iot-data-publisher.ts';
-import { checkConfig } from '../../lib/server/config.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 import { partsFor } from '../../lib/server/wiring/parts.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 

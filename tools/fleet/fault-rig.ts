@@ -8,14 +8,14 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
-import { NodeHttpHostApi } from '../../lib/clients/host/agent/node-http-api.ts';
 import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
+import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 import { runtimeLines } from '../../lib/local/lines.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
 import { reportItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
-import { markedPartition } from '../../lib/server/adapters/mesh/mesh-items.ts';
-import { localResourceNames } from '../../lib/server/resources.ts';
+import { markedPartition } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 import { codedLineReader, type Heard, printedJson, type Watched } from '../../test/support/processes.ts';
 import { type BenchAgents, startAgents } from './agents.ts';
 import {

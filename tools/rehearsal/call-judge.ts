@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RecordedCall } from '../../lib/local/call-record.ts';
-import { functionSpecs } from '../../lib/server/functions.ts';
-import { localResourceNames, type ResourceNames } from '../../lib/server/resources.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
+import { localResourceNames, type ResourceNames } from '../../lib/server/setup/resources.ts';
 import { displayName } from './assembly.ts';
 import { type CallContext, readAwsCall, type TableKeys } from './aws-requests.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';

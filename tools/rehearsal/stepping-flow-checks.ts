@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { functionArnPlaceholder } from '../../lib/deploy/names.ts';
 import { aslPlaceholders } from '../../lib/deploy/push-flow.ts';
 import type { SteppingFlow } from '../../lib/server/flows/stepping-flows.ts';
-import type { FunctionSpec } from '../../lib/server/functions.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { JudgedStack, RoleMay } from './stack.ts';
 

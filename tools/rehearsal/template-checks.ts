@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { pushTasks, readPushDefinition, substitutionFor } from '../../lib/server/flows/push-definition.ts';
 import { steppingFlows } from '../../lib/server/flows/stepping-flows.ts';
-import { type FunctionSpec, functionSpecs, routesOf } from '../../lib/server/functions.ts';
-import { consumerTimeoutSeconds, controlQueue } from '../../lib/server/resources.ts';
+import { type FunctionSpec, functionSpecs, routesOf } from '../../lib/server/functions/table.ts';
+import { consumerTimeoutSeconds, controlQueue } from '../../lib/server/setup/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { referencedId } from './references.ts';
@@ -147,7 +147,7 @@ async function checkRoutes(stack: JudgedStack, specs: readonly FunctionSpec[]): 
     }
   }
   for (const [method] of methods)
-    findings.push(`${method}: a method of the template no row of lib/server/functions.ts serves`);
+    findings.push(`${method}: a method of the template no row of lib/server/functions/table.ts serves`);
   return findings;
 }
 
@@ -265,7 +265,7 @@ async function checkEventSource(stack: JudgedStack, specs: readonly FunctionSpec
   const visibility = Number(props(queue).VisibilityTimeout ?? 30);
   if (timeout !== consumerTimeoutSeconds)
     findings.push(
-      `${consumer?.displayName}: Timeout ${timeout} s, where lib/server/resources.ts says ${consumerTimeoutSeconds} s`,
+      `${consumer?.displayName}: Timeout ${timeout} s, where lib/server/setup/resources.ts says ${consumerTimeoutSeconds} s`,
     );
   if (visibility !== controlQueue.visibilityTimeoutSeconds || visibility < timeout)
     findings.push(

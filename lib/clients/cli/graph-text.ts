@@ -1,4 +1,4 @@
-import type { MeshEdge, MeshGraph, MeshNode } from '../../server/core/views.ts';
+import type { MeshEdge, MeshGraph, MeshNode } from '../../server/core/views/views.ts';
 
 /**
  * `mesh graph` as text: Mermaid (pastes into GitHub and GitLab markdown) or Graphviz DOT. One

@@ -1,4 +1,4 @@
-import type { NodeHealth, NodeRevert } from '../../server/core/ports.ts';
+import type { NodeHealth, NodeRevert } from '../../server/core/views/ports.ts';
 
 /**
  * A node's health as `mesh status`, `mesh node list` and `mesh node show` say it: `healthy`,

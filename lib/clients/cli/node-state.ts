@@ -1,4 +1,4 @@
-import type { NodeStatus } from '../../server/core/ports.ts';
+import type { NodeStatus } from '../../server/core/views/ports.ts';
 import { holderText } from './lines.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { parseSelector } from '../../server/core/mesh-file/selectors.ts';
-import type { MeshEdge } from '../../server/core/views.ts';
+import type { MeshEdge } from '../../server/core/views/views.ts';
 import { ExitCode } from '../common/exit-codes.ts';
 import type { ApiClient } from '../http/api-client.ts';
 import { cliLines } from './lines.ts';

@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { possessionType } from '../../server/core/enrolment/rotation.ts';
 import { type ApiAnswer, ApiUnreachableError } from '../http/api-client.ts';
-import { NodeHttpHostApi } from './agent/node-http-api.ts';
 import {
   loadNodeKeys,
   loadOrCreateNodeKeys,
@@ -12,6 +11,7 @@ import {
   signingFile,
   signingKeyOf,
 } from './keys.ts';
+import { NodeHttpHostApi } from './node-http-api.ts';
 
 /**
  * A host's side of a key rotation. The new keys are written to DIR/next before anything is

@@ -6,7 +6,7 @@ import {
   type Said,
   say,
 } from '../../server/core/coded-lines.ts';
-import type { RevertCause } from '../../server/core/control/health.ts';
+import type { RevertCause } from '../../server/core/health.ts';
 
 const revertCauseText: Readonly<Record<RevertCause, string>> = {
   failed: 'its apply command failed',

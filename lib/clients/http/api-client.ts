@@ -19,7 +19,7 @@ export type ApiAnswer = {
 /** The role an operator route needs, and the route (`POST /nodes/{node}/token`). */
 export type RoleNeeded = { readonly role: OperatorRole; readonly route: string };
 
-/** Finds the role a request's route needs in the route table; the `mesh` CLI's reads lib/server/functions.ts. */
+/** Finds the role a request's route needs in the route table; the `mesh` CLI's reads lib/server/functions/table.ts. */
 export type RoleLookup = (method: string, path: string) => Promise<RoleNeeded | undefined>;
 
 /** The control plane could not be reached at all (refused, reset, timed out). */

@@ -3,7 +3,7 @@ import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { MeshConfig } from '../config.ts';
+import type { MeshConfig } from '../setup/config.ts';
 
 /**
  * Short timeouts, because a store that cannot be reached must become a hold or a "try again"

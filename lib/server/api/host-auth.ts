@@ -4,8 +4,8 @@ import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identi
 import { requestTarget } from '../core/host-identity/proof.ts';
 import { verifyHostProof } from '../core/host-identity/verify.ts';
 import { StoreUnavailableError } from '../core/unavailable.ts';
+import { hostIdentityProblem } from './host-identity-problems.ts';
 import { header } from './http.ts';
-import { hostIdentityProblem } from './problems/host-identity.ts';
 
 export type HostAuthenticationOptions = {
   /** The node keys and completed enrolments; the wiring's remembers them (RememberedCredentials). */
@@ -32,7 +32,7 @@ const authenticated = new WeakMap<object, { readonly node: string; readonly thum
 /**
  * middy middleware for every host route: verifies the request's proof-of-possession (see
  * lib/server/core/host-identity/proof.ts) against the node's enrolled key and refuses with the answers
- * of lib/server/api/problems/host-identity.ts; a store that cannot be asked goes on to the edge as
+ * of lib/server/api/host-identity-problems.ts; a store that cannot be asked goes on to the edge as
  * "try again". Use it after `httpEdge()`, so its refusals become responses there.
  *
  * The URL bound is the path the host requested, `event.requestContext.path` (API Gateway

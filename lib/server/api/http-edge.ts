@@ -5,7 +5,7 @@ import { logLine, say } from '../core/coded-lines.ts';
 import type { ProblemBody } from '../core/error-table.ts';
 import type { Log } from '../core/ports.ts';
 import { storeErrors } from '../core/unavailable.ts';
-import { powertoolsLog } from '../observability.ts';
+import { powertoolsLog } from '../setup/observability.ts';
 import { actorOf } from './caller.ts';
 import { json } from './http.ts';
 import { edgeLines } from './lines.ts';

@@ -8,7 +8,7 @@ import {
   maxPageNodes,
   type ViewFilter,
   type ViewQuery,
-} from '../core/view-pages.ts';
+} from '../core/views/view-pages.ts';
 import { validate } from './http.ts';
 import { Problem } from './problem.ts';
 

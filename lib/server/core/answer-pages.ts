@@ -1,4 +1,4 @@
-import { jsonBytes } from './view-pages.ts';
+import { jsonBytes } from './views/view-pages.ts';
 
 /**
  * Answers that are one document, not a list of nodes (the export's text, a plan), cut into

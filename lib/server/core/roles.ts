@@ -1,7 +1,7 @@
 /**
  * The operator roles (docs/deploy.md#operator-roles): what every operator route names, what the
  * stack grants as IAM managed policies, and what the clients say a refusal needs. The rules over
- * the route table are in lib/server/roles.ts.
+ * the route table are in lib/server/functions/roles.ts.
  */
 export type OperatorRole = 'viewer' | 'operator' | 'admin';
 

@@ -1,4 +1,4 @@
-import type { HttpMethod, Route } from '../functions.ts';
+import type { HttpMethod, Route } from './table.ts';
 
 export type RouteMatch = { readonly route: Route; readonly pathParameters: Record<string, string> };
 

@@ -118,7 +118,7 @@ export type RouteAuth = 'operator' | 'host' | 'token' | 'none';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
- * Who among operators may call a route (lib/server/roles.ts; the IAM managed policies MeshViewer,
+ * Who among operators may call a route (lib/server/functions/roles.ts; the IAM managed policies MeshViewer,
  * MeshOperator, MeshAdmin of lib/deploy/operator-roles.ts): `viewer` every read,
  * `operator` the changes, pushes, applies, upgrades and rollouts, `admin` tokens, disenrolment,
  * node removal, report resets and build retractions. Each role may call its own routes and those of
@@ -187,7 +187,7 @@ type Common = {
  * row does not know the composition root. A table of rows is typed with `Deps = never`, which
  * any factory fits; a handler is built only where something that satisfies every row's ports
  * is at hand: functions/<name>.ts and lib/runtime/, both with lib/server/wiring/parts.ts's parts, which are
- * checked there against the ports of each row (lib/server/functions.ts keeps every row's own type).
+ * checked there against the ports of each row (lib/server/functions/table.ts keeps every row's own type).
  */
 export type FunctionSpec<Deps = never> =
   | (Common & {

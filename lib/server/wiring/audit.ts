@@ -2,8 +2,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBAuditReader } from '../adapters/audit/audit-reader.ts';
 import { DynamoDBRefusalLog } from '../adapters/audit/audit-refusals.ts';
 import { type AuditTrail, DynamoDBAuditTrail } from '../adapters/audit/audit-trail.ts';
-import type { MeshConfig } from '../config.ts';
 import type { AuditReader, RefusalLog } from '../core/audit/ports.ts';
+import type { MeshConfig } from '../setup/config.ts';
 
 /** A year, unless `MESH_AUDIT_RETENTION_DAYS` says otherwise (docs/audit.md). */
 export const defaultAuditRetentionDays = 365;

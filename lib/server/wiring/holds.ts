@@ -2,9 +2,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuditTrail } from '../adapters/audit/audit-trail.ts';
 import { DynamoDBFreezeStore } from '../adapters/hold/freeze-store.ts';
 import { DynamoDBHoldReader } from '../adapters/hold/hold-reader.ts';
-import type { MeshConfig } from '../config.ts';
 import type { FreezeStore, HoldReader } from '../core/hold/ports.ts';
 import { Freezes } from '../core/hold/service.ts';
+import type { MeshConfig } from '../setup/config.ts';
 
 /** The parts of lib/server/wiring/parts.ts that hold nodes back (docs/decisions/held-back.md), built there the same way. */
 export type HoldParts = {

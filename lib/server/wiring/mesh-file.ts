@@ -6,11 +6,11 @@ import { DynamoDBApplyJobs } from '../adapters/mesh-file/apply-jobs.ts';
 import { DynamoDBLiveMeshReader } from '../adapters/mesh-file/live-mesh-reader.ts';
 import { DynamoDBDescribedRevisions } from '../adapters/mesh-file/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../adapters/mesh-file/mesh-file-writer.ts';
-import type { MeshConfig } from '../config.ts';
 import type { MeshService } from '../core/mesh/service.ts';
 import type { ApplyFlow, ApplyJobStore } from '../core/mesh-file/ports.ts';
 import { MeshFileService } from '../core/mesh-file/service.ts';
 import type { SignalAnnouncer } from '../core/signal/announce.ts';
+import type { MeshConfig } from '../setup/config.ts';
 
 function missing(what: string, setting: string): never {
   throw new Error(

@@ -38,31 +38,23 @@ import { DynamoDBSummaryStore } from '../adapters/summary/summary-store.ts';
 import { DynamoDBMeshViewReader } from '../adapters/views/mesh-view-reader.ts';
 import { DynamoDBStatusReader } from '../adapters/views/status-reader.ts';
 import { DynamoDBViewPages } from '../adapters/views/view-pages.ts';
-import type { MeshConfig } from '../config.ts';
 import type { ConsumerDeps } from '../core/control/consumer.ts';
 import { holdPolicyOf } from '../core/control/hold.ts';
 import type * as control from '../core/control/ports.ts';
 import type * as enrolment from '../core/enrolment/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identity/ports.ts';
 import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
-import type {
-  MeshChangeStore,
-  MeshRemovals,
-  PushRecords,
-  PushStarter,
-  PushStore,
-  PushTaskFunctions,
-} from '../core/mesh/ports.ts';
+import type { MeshChangeStore, MeshRemovals, ModuleVersions, PushStore } from '../core/mesh/ports.ts';
 import { MeshService } from '../core/mesh/service.ts';
 import type { ApplyFlow } from '../core/mesh-file/ports.ts';
+import type { Log } from '../core/ports.ts';
 import type {
   DeliveryReader,
-  Log,
-  MeshViewReader,
-  ModuleVersions,
   PushFlow,
-  StatusReader,
-} from '../core/ports.ts';
+  PushRecords,
+  PushStarter,
+  PushTaskFunctions,
+} from '../core/push/ports.ts';
 import { Pusher } from '../core/push/pusher.ts';
 import { noteQuietly, RecordedPushFlow } from '../core/push/records.ts';
 import { type PushJob, runPushJob } from '../core/push/runs.ts';
@@ -72,8 +64,10 @@ import { SignalAnnouncer } from '../core/signal/announce.ts';
 import { signalChannelFor } from '../core/signal/channel.ts';
 import type { PresenceStore, SignalChannels, SignalPublisher } from '../core/signal/ports.ts';
 import type { SummaryStore } from '../core/summary/ports.ts';
-import type { ViewPages } from '../core/view-pages.ts';
-import { powertoolsLog } from '../observability.ts';
+import type { MeshViewReader, StatusReader } from '../core/views/ports.ts';
+import type { ViewPages } from '../core/views/view-pages.ts';
+import type { MeshConfig } from '../setup/config.ts';
+import { powertoolsLog } from '../setup/observability.ts';
 import { type AuditParts, auditBuilders } from './audit.ts';
 import { type HoldParts, holdBuilders } from './holds.ts';
 import { lazily } from './lazily.ts';

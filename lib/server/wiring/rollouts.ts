@@ -4,11 +4,11 @@ import { makeSFNClient } from '../adapters/aws-clients.ts';
 import { DynamoDBRolloutFacts } from '../adapters/rollout/rollout-facts.ts';
 import { StepFunctionsRolloutDriver } from '../adapters/rollout/rollout-flow-driver.ts';
 import { DynamoDBRolloutStore } from '../adapters/rollout/rollout-store.ts';
-import type { MeshConfig } from '../config.ts';
 import { envelope } from '../core/control/messages.ts';
 import type { ControlSender } from '../core/control/ports.ts';
+import type { ModuleVersions } from '../core/mesh/ports.ts';
 import type { PushStore } from '../core/mesh/store.ts';
-import type { ModuleVersions, PushFlow } from '../core/ports.ts';
+import type { PushFlow } from '../core/push/ports.ts';
 import { Pusher } from '../core/push/pusher.ts';
 import { RecordedPushFlow } from '../core/push/records.ts';
 import {
@@ -19,6 +19,7 @@ import {
 } from '../core/rollout/ports.ts';
 import { Rollouts } from '../core/rollout/service.ts';
 import { type RolloutOptions, shareText } from '../core/rollout/waves.ts';
+import type { MeshConfig } from '../setup/config.ts';
 
 /** The options as a message carries them (the text waves.ts reads back). */
 const wavesOf = (options: RolloutOptions) => ({

@@ -35,7 +35,7 @@ import { limitQuery, pushPath } from '../../../lib/server/api/handlers/views.ts'
 import { rotationBody } from '../../../lib/server/core/enrolment/rotation.ts';
 import { pushRequestSchema } from '../../../lib/server/core/push/flow-schemas.ts';
 import { rolloutRequest } from '../../../lib/server/core/rollout/requests.ts';
-import { type Route, routes } from '../../../lib/server/functions.ts';
+import { type Route, routes } from '../../../lib/server/functions/table.ts';
 
 /** What a route validates, each part with the schema its handler validates it with. */
 export type RouteRequest = {
@@ -45,7 +45,7 @@ export type RouteRequest = {
 };
 
 /**
- * Every route of lib/server/functions.ts by its function's name, with the schemas of its handler
+ * Every route of lib/server/functions/table.ts by its function's name, with the schemas of its handler
  * (lib/api/handlers/*, lib/core/*). A route added without a line here fails the fuzz's own
  * test (`routesWithoutRequests`), so no route goes unfuzzed.
  */

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { LocalApplyFlow } from '../../../lib/local/stand-ins/local-apply-flow.ts';
+import { LocalApplyFlow } from '../../../lib/local/local-apply-flow.ts';
 import {
   meshApplyHandler,
   meshExportHandler,
@@ -15,7 +15,7 @@ import {
 } from '../../../lib/server/core/mesh-file/pages.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
-import { pageBytes } from '../../../lib/server/core/view-pages.ts';
+import { pageBytes } from '../../../lib/server/core/views/view-pages.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
 
 /** The rule of docs/http-api.md: no answer over 1 MB. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LocalApplyFlow } from '../../../lib/local/stand-ins/local-apply-flow.ts';
+import { LocalApplyFlow } from '../../../lib/local/local-apply-flow.ts';
 import { localActor } from '../../../lib/server/core/audit/record.ts';
 import {
   type ApplyJob,

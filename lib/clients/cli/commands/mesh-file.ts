@@ -4,7 +4,7 @@ import type { ApplyPlan, MeshFileProblem } from '../../../server/core/mesh-file/
 import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
 import { planMatches } from '../../../server/core/mesh-file/plan.ts';
 import { meshFileBodyBytes } from '../../../server/core/mesh-file/read.ts';
-import type { PushOutcome } from '../../../server/core/ports.ts';
+import type { PushOutcome } from '../../../server/core/push/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiAnswer, type ApiClient, problemError } from '../../http/api-client.ts';
 import { action } from '../command-context.ts';

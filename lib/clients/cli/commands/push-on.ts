@@ -1,5 +1,6 @@
 import { parseSelector } from '../../../server/core/mesh-file/selectors.ts';
-import type { NodeStatus, PushOutcome } from '../../../server/core/ports.ts';
+import type { PushOutcome } from '../../../server/core/push/ports.ts';
+import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiClient, problemError } from '../../http/api-client.ts';
 import { cliLines } from '../lines.ts';

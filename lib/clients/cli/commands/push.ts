@@ -5,8 +5,8 @@ import type { Declaration } from '../../../server/core/mesh/declaration.ts';
 import type { DeclarationChange } from '../../../server/core/mesh/declaration-diff.ts';
 import { pushFailures } from '../../../server/core/mesh/errors.ts';
 import { nodeName } from '../../../server/core/names.ts';
-import type { PushOutcome } from '../../../server/core/ports.ts';
 import type { PlannedSend, PushPlan } from '../../../server/core/push/plan.ts';
+import type { PushOutcome } from '../../../server/core/push/ports.ts';
 import {
   outcomeOfRecord,
   type PushRecord,

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { nodeName } from '../../../server/core/names.ts';
-import type { NodeRevert } from '../../../server/core/ports.ts';
 import type { PushRecordView } from '../../../server/core/push/records.ts';
-import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../../server/core/views.ts';
+import type { NodeRevert } from '../../../server/core/views/ports.ts';
+import type { ListedNode, MeshEdge, MeshGraph, NodeDetails } from '../../../server/core/views/views.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, usage } from '../command-context.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';

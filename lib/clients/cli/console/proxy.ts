@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { matchRoute } from '../../../server/functions/routes.ts';
-import type { Route } from '../../../server/functions.ts';
+import type { Route } from '../../../server/functions/table.ts';
 import type { ApiAnswer } from '../../http/api-client.ts';
 import { listen, type RunningServer } from '../../http/listen.ts';
 import {

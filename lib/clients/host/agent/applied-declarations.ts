@@ -1,5 +1,5 @@
 import { type CodedLine, type Said, say } from '../../../server/core/coded-lines.ts';
-import { type RevertCause, unhealthyStep } from '../../../server/core/control/health.ts';
+import { type RevertCause, unhealthyStep } from '../../../server/core/health.ts';
 import { agentLines } from '../lines.ts';
 import { modulesOfDeclaration } from './declared-modules.ts';
 import type { HealthWatch } from './health-watch.ts';

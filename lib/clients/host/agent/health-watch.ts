@@ -1,4 +1,4 @@
-import type { ReportedHealth } from '../../../server/core/control/health.ts';
+import type { ReportedHealth } from '../../../server/core/health.ts';
 import { firstLine } from './output-tail.ts';
 import type { HealthCheck } from './ports.ts';
 

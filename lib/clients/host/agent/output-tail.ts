@@ -1,5 +1,5 @@
-import { isControlCharacter, maxOutputBytes, maxReasonChars } from '../../../server/core/control/health.ts';
-import { isSecretName } from '../../../server/core/views.ts';
+import { isControlCharacter, maxOutputBytes, maxReasonChars } from '../../../server/core/health.ts';
+import { isSecretName } from '../../../server/core/views/views.ts';
 
 /**
  * What leaves the host of a command's output: its end, with every secret of the declaration

@@ -1,4 +1,4 @@
-import type { ReportedHealth, ReportedOutput, RevertCause } from '../../../server/core/control/health.ts';
+import type { ReportedHealth, ReportedOutput, RevertCause } from '../../../server/core/health.ts';
 import type { NodeSignal, SignalChannel } from '../../../server/core/signal/channel.ts';
 
 /** What the host agent needs from the control plane, from the broker and from the machine it runs on. */

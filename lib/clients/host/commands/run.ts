@@ -7,12 +7,12 @@ import { FileAgentState } from '../agent/file-state.ts';
 import { defaultCheckGraceMs, defaultCheckIntervalMs, defaultCheckTimeoutMs } from '../agent/health-watch.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
-import { NodeHttpHostApi } from '../agent/node-http-api.ts';
 import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier, ShellHealthCheck } from '../agent/shell-applier.ts';
 import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
 import { type AgentLog, agentLines, commandLines, hostPrinter } from '../lines.ts';
+import { NodeHttpHostApi } from '../node-http-api.ts';
 import { connectPassword } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { deadLetterQueue } from '../../resources.ts';
+import { deadLetterQueue } from '../../setup/resources.ts';
 
 /** The dead-letter queue's limit on one message, body and attributes together. */
 export const sqsMessageLimitBytes = deadLetterQueue.maximumMessageBytes;

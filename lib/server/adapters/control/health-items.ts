@@ -1,5 +1,5 @@
-import type { HealthState } from '../../core/control/health.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
+import type { HealthState } from '../../core/health.ts';
 import { healthItemKey } from '../dynamodb/keys.ts';
 import type { TransactItem } from '../dynamodb/requests.ts';
 import { unhealthyView } from '../views/view-lists.ts';

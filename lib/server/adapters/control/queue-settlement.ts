@@ -24,7 +24,7 @@ export class SqsQueueSettlement implements QueueSettlement {
     readonly client: SQSClient;
     readonly controlQueueUrl: string;
     readonly deadLetterQueueUrl: string;
-    /** @default the dead-letter queue's own limit (lib/server/resources.ts) */
+    /** @default the dead-letter queue's own limit (lib/server/setup/resources.ts) */
     readonly maxMessageBytes?: number;
   }) {
     this.#client = options.client;

@@ -12,8 +12,8 @@ import { noVersion } from '../../core/summary/counters.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import { AuditedTableStore } from '../audit/audit-trail.ts';
 import { nodeItemKey, reportItemKey } from '../dynamodb/keys.ts';
+import { deliveryKey } from '../dynamodb/mesh-items.ts';
 import { itemAbsent, itemPresent, type TransactItem, transact } from '../dynamodb/requests.ts';
-import { deliveryKey } from '../mesh/mesh-items.ts';
 import { failedView } from '../views/view-lists.ts';
 import { healthWrite } from './health-items.ts';
 

@@ -7,8 +7,8 @@ import type {
   LiveModule,
 } from '../../core/mesh-file/ports.ts';
 import { canonicalLive, liveRevision } from '../../core/mesh-file/revision.ts';
+import { assignmentFrom, labelsFrom, relationFrom } from '../dynamodb/mesh-items.ts';
 import { type Item, scanAll, TableStore } from '../dynamodb/requests.ts';
-import { assignmentFrom, labelsFrom, relationFrom } from '../mesh/mesh-items.ts';
 import { describedFrom, describedKey } from './mesh-file-described.ts';
 
 const store = 'the inventory table';

@@ -8,7 +8,6 @@ import {
 import { meshLimits } from '../../core/mesh/limits.ts';
 import type { ModuleChange, RelationChange } from '../../core/mesh-file/plan.ts';
 import type { LiveModule } from '../../core/mesh-file/ports.ts';
-import { itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 import {
   assignmentItem,
   assignmentKey,
@@ -17,7 +16,8 @@ import {
   moduleKey,
   nodeKey,
   relationItem,
-} from '../mesh/mesh-items.ts';
+} from '../dynamodb/mesh-items.ts';
+import { itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 import type { Keyed } from './mesh-file-batch.ts';
 
 /**

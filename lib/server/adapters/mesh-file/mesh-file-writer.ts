@@ -11,8 +11,8 @@ import {
   type WriteProgress,
 } from '../../core/mesh-file/ports.ts';
 import type { AuditTrail } from '../audit/audit-trail.ts';
+import { markUpdates, moduleKey, nodeItem, nodeKey } from '../dynamodb/mesh-items.ts';
 import { itemAbsent, TableStore, type TableStoreOptions, type TransactItem } from '../dynamodb/requests.ts';
-import { markUpdates, moduleKey, nodeItem, nodeKey } from '../mesh/mesh-items.ts';
 import { ledgerExpiresAt, ledgerTransactionKey } from './apply-jobs.ts';
 import { Batch, type Keyed, nodeExists } from './mesh-file-batch.ts';
 import { assignmentFacts, errorOf, raw, relationCore, relationFacts } from './mesh-file-facts.ts';

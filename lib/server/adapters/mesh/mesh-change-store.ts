@@ -18,7 +18,6 @@ import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { Labels, MeshChangeStore, ModuleRecord } from '../../core/mesh/store.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { AuditedTableStore } from '../audit/audit-trail.ts';
-import { type Item, itemAbsent, itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 import {
   assignmentFrom,
   assignmentItem,
@@ -33,7 +32,8 @@ import {
   provisionKeyOf,
   relationItem,
   relationKeyOf,
-} from './mesh-items.ts';
+} from '../dynamodb/mesh-items.ts';
+import { type Item, itemAbsent, itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 import { below, countRelation } from './relation-counts.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.

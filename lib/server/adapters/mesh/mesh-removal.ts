@@ -1,5 +1,4 @@
 import type { RelationRef, RemovalPlan } from '../../core/mesh/removal.ts';
-import { type Item, itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 import {
   assignmentKey,
   carrierKey,
@@ -13,7 +12,8 @@ import {
   provisionKeyOf,
   relationKeyOf,
   unmarked,
-} from './mesh-items.ts';
+} from '../dynamodb/mesh-items.ts';
+import { type Item, itemPresent, type TransactItem } from '../dynamodb/requests.ts';
 
 type Key = { readonly pk: string; readonly sk: string };
 type Where = { readonly inventory: string; readonly identity: string };

@@ -5,15 +5,15 @@ import type { NodeSnapshot, Sent } from '../../core/mesh/model.ts';
 import { firstStep, joinSteps, type RemovalPlan } from '../../core/mesh/removal.ts';
 import type { MeshRemovals } from '../../core/mesh/store.ts';
 import { type AuditTrail, auditItemsMax } from '../audit/audit-trail.ts';
+import { removeParts } from '../dynamodb/declaration-parts.ts';
 import { nodePartition } from '../dynamodb/keys.ts';
+import { snapshotFrom } from '../dynamodb/mesh-items.ts';
 import {
   type Item,
   queryAll,
   transactionLimit as storeLimit,
   type TransactItem,
 } from '../dynamodb/requests.ts';
-import { removeParts } from '../push/declaration-parts.ts';
-import { snapshotFrom } from './mesh-items.ts';
 import { removalItems } from './mesh-removal.ts';
 
 /** What a removal step's own items may be: each step carries its audit record too. */

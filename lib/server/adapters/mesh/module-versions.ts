@@ -1,10 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
-import type { ModuleVersions } from '../../core/ports.ts';
+import type { ModuleVersions } from '../../core/mesh/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { type AuditedStoreOptions, AuditedTableStore } from '../audit/audit-trail.ts';
-import { itemPresent, queryAll, transact } from '../dynamodb/requests.ts';
 import {
   assignmentKey,
   carrierKey,
@@ -12,7 +11,8 @@ import {
   markUpdates,
   moduleKey,
   modulePartition,
-} from './mesh-items.ts';
+} from '../dynamodb/mesh-items.ts';
+import { itemPresent, queryAll, transact } from '../dynamodb/requests.ts';
 
 // An unknown module is refused, not invented: a record with no kind would block its first
 // `assign --provides` for good.

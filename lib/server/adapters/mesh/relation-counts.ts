@@ -1,6 +1,6 @@
 import { meshLimits } from '../../core/mesh/limits.ts';
+import { nodeKey } from '../dynamodb/mesh-items.ts';
 import { itemPresent, type TransactItem } from '../dynamodb/requests.ts';
-import { nodeKey } from './mesh-items.ts';
 
 const nodeExists = itemPresent;
 

@@ -2,8 +2,8 @@ import type { SealingFollowUp } from '../../core/control/ports.ts';
 import { MeshRaceError } from '../../core/mesh/errors.ts';
 import type { Provision } from '../../core/mesh/model.ts';
 import { nodePartition } from '../dynamodb/keys.ts';
+import { grantKeyOf, markUpdates, provisionKeyOf, snapshotFrom } from '../dynamodb/mesh-items.ts';
 import { queryAll, TableStore, type TransactItem, transact, transactionLimit } from '../dynamodb/requests.ts';
-import { grantKeyOf, markUpdates, provisionKeyOf, snapshotFrom } from './mesh-items.ts';
 
 // A withdrawal takes only the mint it read: one minted again meanwhile (to the new key) stays.
 const generationAsRead = 'generation = :generation';

@@ -1,9 +1,9 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { Delivery, DeliveryReader } from '../../core/ports.ts';
+import type { Delivery, DeliveryReader } from '../../core/push/ports.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
+import { readParts } from '../dynamodb/declaration-parts.ts';
+import { deliveryFrom, deliveryKey, sentFrom } from '../dynamodb/mesh-items.ts';
 import { TableStore } from '../dynamodb/requests.ts';
-import { deliveryFrom, deliveryKey, sentFrom } from '../mesh/mesh-items.ts';
-import { readParts } from './declaration-parts.ts';
 
 /** Heads read again when a newer send removed the parts of the one read (declaration-parts.ts). */
 const headReads = 3;

@@ -2,17 +2,14 @@ import type { Minted } from '../../core/mesh/declaration.ts';
 import { MeshRaceError } from '../../core/mesh/errors.ts';
 import type { NodeSnapshot, Provision, SealingKey } from '../../core/mesh/model.ts';
 import type { PushStore, SendWrite } from '../../core/mesh/store.ts';
-import { enrolmentItemKey, nodePartition } from '../dynamodb/keys.ts';
 import {
-  getItems,
-  type Item,
-  itemAbsent,
-  queryAll,
-  TableStore,
-  type TransactItem,
-  transact,
-  transactionLimit,
-} from '../dynamodb/requests.ts';
+  inlineBytes,
+  removeParts,
+  removePartsBefore,
+  splitParts,
+  writeParts,
+} from '../dynamodb/declaration-parts.ts';
+import { enrolmentItemKey, nodePartition } from '../dynamodb/keys.ts';
 import {
   allNodesIndex,
   deliveryItem,
@@ -23,9 +20,18 @@ import {
   provisionItem,
   sealingKeyFrom,
   snapshotFrom,
-} from '../mesh/mesh-items.ts';
+} from '../dynamodb/mesh-items.ts';
+import {
+  getItems,
+  type Item,
+  itemAbsent,
+  queryAll,
+  TableStore,
+  type TransactItem,
+  transact,
+  transactionLimit,
+} from '../dynamodb/requests.ts';
 import { claimKey } from '../rollout/rollout-claims.ts';
-import { inlineBytes, removeParts, removePartsBefore, splitParts, writeParts } from './declaration-parts.ts';
 
 // The named parts of every condition, so a refusal says which rule held it back.
 const neverSent = itemAbsent;

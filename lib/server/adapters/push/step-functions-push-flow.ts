@@ -5,8 +5,8 @@ import {
 } from '@aws-sdk/client-sfn';
 import { isTransientFault } from '../../core/faults.ts';
 import { PushFlowFailedError, PushFlowUnavailableError } from '../../core/mesh/errors.ts';
-import type { PushFlow, PushOutcome, PushRequest } from '../../core/ports.ts';
 import { outcomeOf } from '../../core/push/flow-schemas.ts';
+import type { PushFlow, PushOutcome, PushRequest } from '../../core/push/ports.ts';
 
 /** Push on the deployed Step Functions Express state machine, waiting for its answer. */
 export class StepFunctionsPushFlow implements PushFlow {

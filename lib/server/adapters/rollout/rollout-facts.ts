@@ -9,8 +9,8 @@ import {
   presenceItemKey,
   reportItemKey,
 } from '../dynamodb/keys.ts';
+import { deliveryKey } from '../dynamodb/mesh-items.ts';
 import { type Item, TableStore } from '../dynamodb/requests.ts';
-import { deliveryKey } from '../mesh/mesh-items.ts';
 import { healthOf } from '../views/status-reader.ts';
 import { unhealthyView } from '../views/view-lists.ts';
 import { claimPartition } from './rollout-claims.ts';

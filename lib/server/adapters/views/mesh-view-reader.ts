@@ -1,7 +1,7 @@
 import { viewOfToken } from '../../core/enrolment/token-state.ts';
 import { mapLimit } from '../../core/map-limit.ts';
-import type { MeshViewReader } from '../../core/ports.ts';
 import { noVersion } from '../../core/summary/counters.ts';
+import type { MeshViewReader } from '../../core/views/ports.ts';
 import {
   hideSecrets,
   type MeshEdge,
@@ -9,10 +9,10 @@ import {
   type MeshNode,
   type NodeDetails,
   presenceOf,
-} from '../../core/views.ts';
+} from '../../core/views/views.ts';
+import { allNodesIndex, labelsFrom, markedPartition } from '../dynamodb/mesh-items.ts';
+import { edgesOf, type NodePartition, readNodePartition, tokenOf } from '../dynamodb/node-partition.ts';
 import { type Item, queryAll, TableStore } from '../dynamodb/requests.ts';
-import { allNodesIndex, labelsFrom, markedPartition } from '../mesh/mesh-items.ts';
-import { edgesOf, type NodePartition, readNodePartition, tokenOf } from '../mesh/node-partition.ts';
 import { nodeStatusOf, numberOf, textOf } from './status-reader.ts';
 
 const store = 'the inventory table';

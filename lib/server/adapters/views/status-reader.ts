@@ -1,8 +1,8 @@
 import { mapLimit } from '../../core/map-limit.ts';
-import type { NodeHealth, NodeRevert, NodeStatus, StatusReader } from '../../core/ports.ts';
+import type { NodeHealth, NodeRevert, NodeStatus, StatusReader } from '../../core/views/ports.ts';
 import { nodePartition } from '../dynamodb/keys.ts';
+import { allNodesIndex, labelsFrom, waitingFrom } from '../dynamodb/mesh-items.ts';
 import { type Item, queryAll, TableStore } from '../dynamodb/requests.ts';
-import { allNodesIndex, labelsFrom, waitingFrom } from '../mesh/mesh-items.ts';
 
 const store = 'the inventory table';
 

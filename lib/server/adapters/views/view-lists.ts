@@ -1,8 +1,8 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { matchesSelector } from '../../core/mesh-file/selectors.ts';
 import { askStore } from '../../core/unavailable.ts';
-import type { ViewFilter } from '../../core/view-pages.ts';
-import { allNodesIndex, labelsFrom, markedPartition, modulePartition } from '../mesh/mesh-items.ts';
+import type { ViewFilter } from '../../core/views/view-pages.ts';
+import { allNodesIndex, labelsFrom, markedPartition, modulePartition } from '../dynamodb/mesh-items.ts';
 
 /**
  * The lists of node names a page of a view walks, each sorted by name, so "after this node" is a

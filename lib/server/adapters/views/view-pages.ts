@@ -1,7 +1,7 @@
 import { heldOf } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { mapLimit } from '../../core/map-limit.ts';
-import type { NodeStatus } from '../../core/ports.ts';
+import type { NodeStatus } from '../../core/views/ports.ts';
 import {
   candidatesPerPage,
   type GraphPage,
@@ -11,10 +11,10 @@ import {
   passes,
   type ViewPages,
   type ViewQuery,
-} from '../../core/view-pages.ts';
-import type { ListedNode, MeshEdge, MeshNode } from '../../core/views.ts';
+} from '../../core/views/view-pages.ts';
+import type { ListedNode, MeshEdge, MeshNode } from '../../core/views/views.ts';
+import { edgesOf, type NodePartition, readNodePartition } from '../dynamodb/node-partition.ts';
 import { TableStore, type TableStoreOptions } from '../dynamodb/requests.ts';
-import { edgesOf, type NodePartition, readNodePartition } from '../mesh/node-partition.ts';
 import { meshNodeOf } from './mesh-view-reader.ts';
 import { nodeStatusOf } from './status-reader.ts';
 import { nextCandidates } from './view-lists.ts';

@@ -12,15 +12,15 @@ import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requ
 import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
 import { actorOf } from '../caller.ts';
+import { controlProblem } from '../control-problems.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
-import { controlProblem } from '../problems/control.ts';
 
 /**
  * The operator's control routes: build, upgrade and catch-up each put one message on the
  * control queue and answer 202; a report reset and a build retraction change the store at once.
- * Domain errors become answers in lib/server/api/problems/control.ts.
+ * Domain errors become answers in lib/server/api/control-problems.ts.
  */
 type Timed = { readonly log?: Log; readonly now?: Clock };
 export type ControlSendDeps = { readonly sender: ControlSender } & Timed;

@@ -13,9 +13,9 @@ import type { Clock, Log } from '../../core/ports.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
 import type { RevocationSignal, SignalChannels } from '../../core/signal/ports.ts';
 import { actorOf } from '../caller.ts';
+import { enrolmentProblem } from '../enrolment-problems.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { enrolmentProblem } from '../problems/enrolment.ts';
 import { queueOne } from './control.ts';
 
 /** The enrolment handlers: `POST /enrol` for hosts, token issue and revoke for operators. */

@@ -5,9 +5,9 @@ import type { FreezeTarget } from '../../core/hold/freeze.ts';
 import type { Freezes } from '../../core/hold/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { actorOf } from '../caller.ts';
+import { holdProblem } from '../hold-problems.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { holdProblem } from '../problems/hold.ts';
 
 /**
  * The freeze routes (docs/http-api.md#freezes, docs/decisions/held-back.md): freeze nodes by a

@@ -2,9 +2,9 @@ import type { ControlSender } from '../../core/control/ports.ts';
 import type { KeyRotationStore, NodeKeyStore } from '../../core/enrolment/ports.ts';
 import { rotateNodeKeys, rotationBody } from '../../core/enrolment/rotation.ts';
 import { actorOf } from '../caller.ts';
+import { enrolmentProblem } from '../enrolment-problems.ts';
 import { authenticatedHost } from '../host-auth.ts';
 import { json, parseBody } from '../http.ts';
-import { enrolmentProblem } from '../problems/enrolment.ts';
 import { keysChanged } from './enrolment.ts';
 import { type Proven, provenRoute } from './host.ts';
 

@@ -6,10 +6,12 @@ import { envelope, reportFields, withReportRules } from '../../core/control/mess
 import type { ControlSender } from '../../core/control/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
 import { nodeName } from '../../core/names.ts';
-import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
+import type { Clock, Log } from '../../core/ports.ts';
+import type { DeliveryReader } from '../../core/push/ports.ts';
 import { signalHeader } from '../../core/signal/channel.ts';
 import type { SignalChannels } from '../../core/signal/ports.ts';
 import { actorOf } from '../caller.ts';
+import { controlProblem } from '../control-problems.ts';
 import {
   authenticatedHost,
   authenticatedNode,
@@ -19,7 +21,6 @@ import {
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
-import { controlProblem } from '../problems/control.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/server/api/host-auth.ts). */

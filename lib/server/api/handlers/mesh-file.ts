@@ -18,7 +18,7 @@ import { meshFileBodyBytes } from '../../core/mesh-file/read.ts';
 import { type MeshFileService, PartlyAppliedError } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
-import { pageBytes } from '../../core/view-pages.ts';
+import { pageBytes } from '../../core/views/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';

@@ -9,7 +9,7 @@ import type { RevocationSignal } from '../../core/signal/ports.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { meshProblem } from '../problems/mesh.ts';
+import { meshProblem } from '../mesh-problems.ts';
 
 /**
  * The mesh's removals and provision rotation, one factory per function of lib/server/functions/mesh.ts.

@@ -1,29 +1,30 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import type { MeshConfig } from '../../config.ts';
 import { holdersOf } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
-import type { PushRecords, PushStarter, PushStore } from '../../core/mesh/ports.ts';
+import type { PushStore } from '../../core/mesh/ports.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
 import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
-import type { Clock, DeliveryReader, Log } from '../../core/ports.ts';
+import type { Clock, Log } from '../../core/ports.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/push/flow-schemas.ts';
 import { planPush } from '../../core/push/plan.ts';
+import type { DeliveryReader, PushRecords, PushStarter } from '../../core/push/ports.ts';
 import { newPushId, outcomeOfRecord, runningRecord } from '../../core/push/records.ts';
-import type { ViewPages } from '../../core/view-pages.ts';
+import type { ViewPages } from '../../core/views/view-pages.ts';
+import type { MeshConfig } from '../../setup/config.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
+import { meshProblem } from '../mesh-problems.ts';
 import { Problem } from '../problem.ts';
-import { meshProblem } from '../problems/mesh.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**
  * The mesh's operator handlers, one factory per function of lib/server/functions/mesh.ts; each
- * validates, makes one call and answers. Domain errors become answers in lib/server/api/problems/mesh.ts.
+ * validates, makes one call and answers. Domain errors become answers in lib/server/api/mesh-problems.ts.
  */
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 type Logged = { readonly log?: Log };

@@ -1,5 +1,5 @@
-import type { PushTaskFunctions } from '../../core/mesh/ports.ts';
-import type { CountedOccurrences, Log, PushFlow } from '../../core/ports.ts';
+import type { CountedOccurrences, Log } from '../../core/ports.ts';
+import type { PushFlow, PushTaskFunctions } from '../../core/push/ports.ts';
 import { runPushJob } from '../../core/push/runs.ts';
 
 /**

@@ -8,13 +8,13 @@ import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
 import { maxRolloutNodes, sizeOf } from '../../core/rollout/record.ts';
 import { checkAutoUndo, optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
 import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
-import { pageBytes } from '../../core/view-pages.ts';
+import { pageBytes } from '../../core/views/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { Problem } from '../problem.ts';
-import { rolloutProblem } from '../problems/rollout.ts';
+import { rolloutProblem } from '../rollout-problems.ts';
 
 /**
  * The rollout routes (docs/http-api.md#rollouts): start one, list them, show one, resume or

@@ -1,6 +1,5 @@
 import type { IoTCustomAuthorizerEvent, IoTCustomAuthorizerResult, PolicyDocument } from 'aws-lambda';
 import * as z from 'zod';
-import type { MeshConfig } from '../../config.ts';
 import { logLine, say } from '../../core/coded-lines.ts';
 import { HostIdentityError } from '../../core/host-identity/errors.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
@@ -11,6 +10,7 @@ import { signalLines } from '../../core/signal/lines.ts';
 import { nodePolicy } from '../../core/signal/policy.ts';
 import type { PresenceStore } from '../../core/signal/ports.ts';
 import { notePresence, type PresenceOutcome } from '../../core/signal/presence.ts';
+import type { MeshConfig } from '../../setup/config.ts';
 
 /**
  * How long one connection lasts. A policy refresh would present the same password again, which

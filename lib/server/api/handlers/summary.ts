@@ -13,7 +13,7 @@ import type { Summary } from '../../core/summary/summary.ts';
 import { actorOf } from '../caller.ts';
 import { json } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { meshProblem } from '../problems/mesh.ts';
+import { meshProblem } from '../mesh-problems.ts';
 
 /**
  * The summary (docs/decisions/summary-from-the-stream.md): the route that reads it, and the

@@ -5,15 +5,16 @@ import type { DeadLetterCounter, LetterReader } from '../../core/control/ports.t
 import { withHeldBack } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError } from '../../core/mesh/errors.ts';
-import type { PushRecordReader } from '../../core/mesh/ports.ts';
 import { nodeName } from '../../core/names.ts';
-import type { Clock, Log, MeshViewReader } from '../../core/ports.ts';
+import type { Clock, Log } from '../../core/ports.ts';
+import type { PushRecordReader } from '../../core/push/ports.ts';
 import { pushId, viewOfPushRecord } from '../../core/push/records.ts';
-import type { ViewPages } from '../../core/view-pages.ts';
+import type { MeshViewReader } from '../../core/views/ports.ts';
+import type { ViewPages } from '../../core/views/view-pages.ts';
 import { json, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
+import { meshProblem } from '../mesh-problems.ts';
 import { Problem } from '../problem.ts';
-import { meshProblem } from '../problems/mesh.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**

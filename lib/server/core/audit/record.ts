@@ -1,4 +1,4 @@
-import { canonicalJson, digestOf } from '../mesh/canonical.ts';
+import { canonicalJson, digestOf } from '../canonical.ts';
 
 /**
  * The audit trail's records (docs/audit.md): one written in the transaction of every change, so

@@ -28,7 +28,7 @@ export type DeadLetterDepth = {
   readonly approximateInFlight: number;
 };
 
-/** As long as the dead-letter queue keeps its copies (lib/server/resources.ts). */
+/** As long as the dead-letter queue keeps its copies (lib/server/setup/resources.ts). */
 export const letterDays = 14;
 const bodyExcerptCharacters = 2000;
 

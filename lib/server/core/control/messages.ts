@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import type { Actor } from '../audit/record.ts';
+import { reportedHealth, reportedOutput, revertCauses } from '../health.ts';
 import { meshLimits } from '../mesh/limits.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 import { waveFields } from '../rollout/requests.ts';
 import { rolloutIdPattern } from '../rollout/service.ts';
-import { reportedHealth, reportedOutput, revertCauses } from './health.ts';
 
 /**
  * What travels on the control queue: one envelope {type, subject, sentAt, body}. The subject is
@@ -54,7 +54,7 @@ export const reportFields = z.strictObject({
    * apply, each with its version (null for none), so the summary counts nodes per module version.
    */
   modules: reportModules.optional(),
-  /** The node's health as its host sees it now (lib/server/core/control/health.ts); absent from hosts before health. */
+  /** The node's health as its host sees it now (lib/server/core/health.ts); absent from hosts before health. */
   health: reportedHealth.optional(),
   /** The ends of the apply command's and the check's outputs, secrets redacted; 4 KiB in all. */
   output: reportedOutput.optional(),

@@ -1,6 +1,6 @@
 import { type ListPath, listAt, withList } from '../answer-pages.ts';
 import { MeshError } from '../mesh/errors.ts';
-import { jsonBytes } from '../view-pages.ts';
+import { jsonBytes } from '../views/view-pages.ts';
 import type { ApplyPlan } from './plan.ts';
 import type { ApplyOutcome } from './service.ts';
 

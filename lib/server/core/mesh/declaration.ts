@@ -1,4 +1,4 @@
-import { canonicalJson, digestOf } from './canonical.ts';
+import { canonicalJson, digestOf } from '../canonical.ts';
 import { grantHeldFor, keysOf, type MintDetails, type Minted, mintProvision, mintsDue } from './mint.ts';
 
 export type { MintDetails, Minted } from './mint.ts';

@@ -3,7 +3,7 @@
  * consume) and the size is checked where it is composed (the push).
  *
  * A declaration up to 350 KB is kept in its delivery item; a larger one in parts of 350 KB
- * beside it (lib/server/adapters/push/declaration-parts.ts), written outside the send's
+ * beside it (lib/server/adapters/dynamodb/declaration-parts.ts), written outside the send's
  * transaction, so DynamoDB's 400 KB item and 100 items / 4 MB transaction bound neither. What
  * bounds it is its one answer to the host: `GET /hosts/{node}/declaration` returns it whole, in
  * one Lambda response of at most 6 MB, where the body is a JSON string whose quotes are escaped

@@ -1,14 +1,35 @@
-// The mesh area's ports, named in one place for the handlers. Each is declared beside the core
-// code that uses it, with the types it carries: the store's in store.ts, the push record's in
-// push-records.ts, the starter in push-runs.ts, the flow's tasks in push-steps.ts. The push
-// flow, ModuleVersions, DeliveryReader and StatusReader cross areas: lib/server/core/ports.ts.
+import type { Actor } from '../audit/record.ts';
 
-import type { PushRecordReader, PushRecordWriter } from '../push/records.ts';
-
-export type { PushRecordReader, PushRecordWriter } from '../push/records.ts';
-export type { PushStarter } from '../push/runs.ts';
-export type { PushTaskFunctions } from '../push/steps.ts';
+/**
+ * The mesh area's ports: the store of the operator's changes and removals (store.ts), and the
+ * module versions an upgrade sets. Compose-and-send's store (PushStore) is beside them in store.ts.
+ */
 export type { MeshChangeStore, MeshRemovals, PushStore } from './store.ts';
 
-/** Where every push is recorded: written as it starts, runs and ends, read by the operator's routes. */
-export type PushRecords = PushRecordWriter & PushRecordReader;
+/**
+ * Sets a known module's version (some node was assigned it, else ModuleNotFoundError and nothing
+ * written), then the version on every carrier's assignment with its stale mark, one transaction
+ * per carrier; a carrier already at the version is left as it is. Returns every carrier.
+ */
+export interface ModuleVersions {
+  /**
+   * `by`: who asked for the upgrade, for the audit record written with the version. With
+   * `carriers: false` (an upgrade in waves) the carriers are listed but not moved: each wave
+   * moves its own (`moveCarriers`), so no node is behind on the version before its wave.
+   */
+  setModuleVersion(
+    module: string,
+    version: string,
+    by: Actor,
+    options?: { readonly carriers?: boolean },
+  ): Promise<{
+    readonly carriers: readonly string[];
+    /** The module's version before (null: none), read as the upgrade began: what an undo sets back. */
+    readonly previous: string | null;
+  }>;
+  /**
+   * Moves these nodes' assignment of the module to the version, each with its stale mark, one
+   * transaction a node; a node that no longer carries it, or is at the version already, is left.
+   */
+  moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void>;
+}

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import type { HeldBack } from '../hold/held-back.ts';
 import { nodeName } from '../names.ts';
-import type { PushOutcome } from '../ports.ts';
+import type { PushOutcome } from './ports.ts';
 import { pushId } from './records.ts';
 
 /**

@@ -1,5 +1,5 @@
+import { canonicalJson, digestOf } from '../canonical.ts';
 import type { HeldBack } from '../hold/held-back.ts';
-import { canonicalJson, digestOf } from '../mesh/canonical.ts';
 import type { Composed, Declaration } from '../mesh/declaration.ts';
 import { provisionKey } from '../mesh/model.ts';
 

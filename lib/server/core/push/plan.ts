@@ -2,8 +2,8 @@ import type { HoldReader } from '../hold/ports.ts';
 import type { Declaration } from '../mesh/declaration.ts';
 import { type DeclarationChange, diffDeclarations } from '../mesh/declaration-diff.ts';
 import type { PushStore } from '../mesh/store.ts';
-import type { DeliveryReader, PushOutcome, PushRequest } from '../ports.ts';
 import { DryRunPushStore } from './dry-run-store.ts';
+import type { DeliveryReader, PushOutcome, PushRequest } from './ports.ts';
 import { Pusher } from './pusher.ts';
 import { pushTaskFunctions, runPushSteps } from './steps.ts';
 

@@ -24,9 +24,9 @@ import { meshLimits } from '../mesh/limits.ts';
 import type { NodeSnapshot } from '../mesh/model.ts';
 import type { PushStore } from '../mesh/store.ts';
 import { waitingOf } from '../mesh/waiting.ts';
-import type { DeliveryReader } from '../ports.ts';
 import type { NodeSignal } from '../signal/channel.ts';
 import { heldRelationCounterparts, type WithHolds, withHolds } from './held-relations.ts';
+import type { DeliveryReader } from './ports.ts';
 
 /**
  * One node's send: its revision now, whether this call sent it, the other nodes its mints

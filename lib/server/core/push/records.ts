@@ -4,8 +4,9 @@ import type { Actor } from '../audit/record.ts';
 import { logLine, say } from '../coded-lines.ts';
 import { pushFailures } from '../mesh/errors.ts';
 import { pushLines } from '../mesh/lines.ts';
-import type { Log, PushAsker, PushFlow, PushOutcome, PushRequest } from '../ports.ts';
+import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
+import type { PushAsker, PushFlow, PushOutcome, PushRequest } from './ports.ts';
 
 /**
  * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is

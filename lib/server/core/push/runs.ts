@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import { logLine, say } from '../coded-lines.ts';
 import { pushLines } from '../mesh/lines.ts';
-import type { Log, PushFlow, PushRequest } from '../ports.ts';
+import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import { pushRequestSchema } from './flow-schemas.ts';
+import type { PushFlow, PushRequest } from './ports.ts';
 import { pushId } from './records.ts';
 
 /**

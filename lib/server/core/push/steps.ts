@@ -1,7 +1,6 @@
 import type * as z from 'zod';
 import { mapLimit } from '../map-limit.ts';
 import { DeclarationTooLargeError, NodeNotFoundError, PushContentionError } from '../mesh/errors.ts';
-import type { PushOutcome, PushRequest } from '../ports.ts';
 import {
   type BatchResult,
   batchSize,
@@ -14,6 +13,7 @@ import {
   sendInputSchema,
   type unsendableSchema,
 } from './flow-schemas.ts';
+import type { PushOutcome, PushRequest } from './ports.ts';
 import type { NodeSend, Pusher, SendOptions } from './pusher.ts';
 import { candidatesOf } from './round-candidates.ts';
 

@@ -1,4 +1,4 @@
-import { type HealthState, unhealthyStep } from '../control/health.ts';
+import { type HealthState, unhealthyStep } from '../health.ts';
 import { finished } from './claims.ts';
 import {
   failuresOf,
@@ -24,7 +24,7 @@ export type NodeFacts = {
   readonly online?: boolean;
   /** false when the node has no completed enrolment: no host can answer for it. */
   readonly enrolled?: boolean;
-  /** Its host's last report of its health (lib/server/core/control/health.ts); absent from hosts before health. */
+  /** Its host's last report of its health (lib/server/core/health.ts); absent from hosts before health. */
   readonly health?: {
     readonly state: HealthState;
     readonly check: boolean;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import { NodeNotFoundError } from '../mesh/errors.ts';
-import type { PushOutcome } from '../ports.ts';
+import type { PushOutcome } from '../push/ports.ts';
 import { type Advanced, advance } from './advance.ts';
 import {
   aborted,

@@ -1,5 +1,5 @@
-import type { NodeStatus } from '../ports.ts';
-import type { MeshNode } from '../views.ts';
+import type { NodeStatus } from '../views/ports.ts';
+import type { MeshNode } from '../views/views.ts';
 import { type CounterName, type Deltas, noVersion, waitingNodes, waitingRelations } from './counters.ts';
 
 /**
@@ -41,7 +41,7 @@ export type Summary = {
     }>;
   };
   /**
-   * Nodes by the health their hosts last reported (lib/server/core/control/health.ts): `unknown` is
+   * Nodes by the health their hosts last reported (lib/server/core/health.ts): `unknown` is
    * every other node, those whose host has no check, or reported none, or whose check has not
    * passed yet since an apply.
    */

@@ -11,7 +11,7 @@ import { rolloutsPanel } from './rollouts.js';
  * /dead-letters), refreshed on a timer while the page is visible, never reloaded whole. A mesh
  * larger than the first page of /graph is drawn from the nodes loaded so far (fleet.js).
  *
- * @typedef {import('../../../../server/core/views.ts').MeshGraph} MeshGraph
+ * @typedef {import('../../../../server/core/views/views.ts').MeshGraph} MeshGraph
  * @typedef {import('./layout.js').Box} Box
  * @typedef {{ kind: 'node', node: string } | { kind: 'group', id: string }} Selection
  */

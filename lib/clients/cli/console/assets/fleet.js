@@ -8,9 +8,9 @@ import { el, replaceChildren } from './dom.js';
  * (the nodes that carry its first module), or "more" (the next page). Nothing waits for the
  * whole mesh. A mesh that fits on the first page is drawn as it always was.
  *
- * @typedef {import('../../../../server/core/views.ts').MeshGraph} MeshGraph
- * @typedef {import('../../../../server/core/views.ts').MeshNode} MeshNode
- * @typedef {import('../../../../server/core/views.ts').MeshEdge} MeshEdge
+ * @typedef {import('../../../../server/core/views/views.ts').MeshGraph} MeshGraph
+ * @typedef {import('../../../../server/core/views/views.ts').MeshNode} MeshNode
+ * @typedef {import('../../../../server/core/views/views.ts').MeshEdge} MeshEdge
  * @typedef {MeshGraph & { next?: string }} GraphPage
  */
 

@@ -3,9 +3,9 @@
  * What the graph shows and where: which nodes are visible, whether they are grouped, and a
  * layered layout with consumers on the left and their providers on the right. Pure: no DOM.
  *
- * @typedef {import('../../../../server/core/views.ts').MeshGraph} MeshGraph
- * @typedef {import('../../../../server/core/views.ts').MeshNode} MeshNode
- * @typedef {import('../../../../server/core/views.ts').MeshEdge} MeshEdge
+ * @typedef {import('../../../../server/core/views/views.ts').MeshGraph} MeshGraph
+ * @typedef {import('../../../../server/core/views/views.ts').MeshNode} MeshNode
+ * @typedef {import('../../../../server/core/views/views.ts').MeshEdge} MeshEdge
  * @typedef {{ readonly search: string, readonly trouble: boolean, readonly grouped: boolean, readonly groupBy?: string }} View
  * @typedef {{
  *   id: string, kind: 'node' | 'group', title: string, lines: string[], members: MeshNode[],

@@ -5,9 +5,9 @@ import { badge, el, when } from './dom.js';
  * The side panels: a node's details, a group's members, the recent pushes and the dead letters.
  * Each is built whole from what its route answered.
  *
- * @typedef {import('../../../../server/core/views.ts').NodeDetails} NodeDetails
- * @typedef {import('../../../../server/core/views.ts').MeshEdge} MeshEdge
- * @typedef {import('../../../../server/core/views.ts').MeshNode} MeshNode
+ * @typedef {import('../../../../server/core/views/views.ts').NodeDetails} NodeDetails
+ * @typedef {import('../../../../server/core/views/views.ts').MeshEdge} MeshEdge
+ * @typedef {import('../../../../server/core/views/views.ts').MeshNode} MeshNode
  * @typedef {import('../../../../server/core/push/records.ts').PushRecordView} PushRecordView
  * @typedef {import('../../../../server/core/audit/record.ts').AuditRecord} AuditRecord
  * @typedef {import('../../../../server/core/control/letters.ts').LetterNote} LetterNote

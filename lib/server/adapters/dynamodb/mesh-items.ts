@@ -10,8 +10,8 @@ import type {
 } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import type { WaitingRelations } from '../../core/mesh/waiting.ts';
-import type { Delivery } from '../../core/ports.ts';
-import { nodeItemKey, nodePartition } from '../dynamodb/keys.ts';
+import type { Delivery } from '../../core/push/ports.ts';
+import { nodeItemKey, nodePartition } from './keys.ts';
 import { provisionFrom, sealingKeyFrom } from './provision-items.ts';
 
 export {
@@ -23,7 +23,7 @@ export {
   sealingKeyFrom,
 } from './provision-items.ts';
 
-import type { Item, TransactItem } from '../dynamodb/requests.ts';
+import type { Item, TransactItem } from './requests.ts';
 
 /**
  * The mesh's items in the inventory table, and how each is read.

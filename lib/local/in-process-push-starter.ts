@@ -1,5 +1,5 @@
-import type { PushJob, PushStarter } from '../../server/core/push/runs.ts';
-import { asFunction, recordCall } from '../call-record.ts';
+import type { PushJob, PushStarter } from '../server/core/push/runs.ts';
+import { asFunction, recordCall } from './call-record.ts';
 
 /**
  * Runs a push in this process (the local runtime, tests): the job runs on its own, as push-run

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { exitingProgram, loadCommands, type Register } from '../common/lazy-program.ts';
-import { addGlobalOptions } from './command-context.ts';
+import { exitingProgram, loadCommands, type Register } from '../../common/lazy-program.ts';
+import { addGlobalOptions } from '../command-context.ts';
 
 /**
  * Each module of commands, loaded only when the command line names one of its commands: a
@@ -8,18 +8,18 @@ import { addGlobalOptions } from './command-context.ts';
  * server and every other command's (a fleet's scripts call it thousands of times).
  */
 const commandModules = {
-  mesh: async () => (await import('./commands/mesh.ts')).registerMeshCommands,
-  meshFile: async () => (await import('./commands/mesh-file.ts')).registerMeshFileCommands,
-  push: async () => (await import('./commands/push.ts')).registerPushCommand,
-  rollout: async () => (await import('./commands/rollout.ts')).registerRolloutCommands,
-  freezes: async () => (await import('./commands/freezes.ts')).registerFreezeCommands,
-  removals: async () => (await import('./commands/removals.ts')).registerRemovalCommands,
-  enrolment: async () => (await import('./commands/enrolment.ts')).registerEnrolmentCommands,
-  control: async () => (await import('./commands/control.ts')).registerControlCommands,
-  corrections: async () => (await import('./commands/corrections.ts')).registerCorrections,
-  seeing: async () => (await import('./commands/views.ts')).registerSeeingCommands,
-  audit: async () => (await import('./commands/audit.ts')).registerAuditCommands,
-  console: async () => (await import('./commands/console.ts')).registerConsoleCommand,
+  mesh: async () => (await import('./mesh.ts')).registerMeshCommands,
+  meshFile: async () => (await import('./mesh-file.ts')).registerMeshFileCommands,
+  push: async () => (await import('./push.ts')).registerPushCommand,
+  rollout: async () => (await import('./rollout.ts')).registerRolloutCommands,
+  freezes: async () => (await import('./freezes.ts')).registerFreezeCommands,
+  removals: async () => (await import('./removals.ts')).registerRemovalCommands,
+  enrolment: async () => (await import('./enrolment.ts')).registerEnrolmentCommands,
+  control: async () => (await import('./control.ts')).registerControlCommands,
+  corrections: async () => (await import('./corrections.ts')).registerCorrections,
+  seeing: async () => (await import('./views.ts')).registerSeeingCommands,
+  audit: async () => (await import('./audit.ts')).registerAuditCommands,
+  console: async () => (await import('./console.ts')).registerConsoleCommand,
 } satisfies Record<string, () => Promise<Register>>;
 
 export type CommandModule = keyof typeof commandModules;

@@ -1,10 +1,10 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TokenFacts } from '../../core/enrolment/token-state.ts';
 import type { Assignment, Relation } from '../../core/mesh/model.ts';
-import type { MeshEdge } from '../../core/views.ts';
-import { nodePartition } from '../dynamodb/keys.ts';
-import { type Item, queryAll } from '../dynamodb/requests.ts';
+import type { MeshEdge } from '../../core/views/views.ts';
+import { nodePartition } from './keys.ts';
 import { assignmentFrom, relationFrom } from './mesh-items.ts';
+import { type Item, queryAll } from './requests.ts';
 
 /**
  * One node's partition read whole (one strongly consistent Query) and sorted by what each item

@@ -1,5 +1,5 @@
-import type { ApplyFlow } from '../../server/core/mesh-file/ports.ts';
-import { recordCall } from '../call-record.ts';
+import type { ApplyFlow } from '../server/core/mesh-file/ports.ts';
+import { recordCall } from './call-record.ts';
 
 /**
  * The apply flow of the local runtime: wakes its driver (lib/local/apply-job-driver.ts), which

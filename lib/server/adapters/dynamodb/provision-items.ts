@@ -1,8 +1,8 @@
 import type { Provision, SealingKey } from '../../core/mesh/model.ts';
 import type { RelationRef } from '../../core/mesh/removal.ts';
 import { sealingKeyOf } from '../../core/sealing/sealed-secret.ts';
-import { nodePartition } from '../dynamodb/keys.ts';
-import type { Item } from '../dynamodb/requests.ts';
+import { nodePartition } from './keys.ts';
+import type { Item } from './requests.ts';
 
 export const provisionKeyOf = (p: RelationRef) => ({
   pk: nodePartition(p.consumerNode),

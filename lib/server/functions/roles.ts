@@ -1,6 +1,6 @@
-import { mayCall, type OperatorRole, operatorRoles, rolePolicyNames } from './core/roles.ts';
-import { matchRoute } from './functions/routes.ts';
-import type { Route } from './functions.ts';
+import { mayCall, type OperatorRole, operatorRoles, rolePolicyNames } from '../core/roles.ts';
+import { matchRoute } from './routes.ts';
+import type { Route } from './table.ts';
 
 /** The operator routes a role may call: its own and those of the roles before it. */
 export const routesOfRole = (routes: readonly Route[], holder: OperatorRole): Route[] =>

@@ -1,6 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import type { Log } from '../core/ports.ts';
 import type { LogLevel } from './config.ts';
-import type { Log } from './core/ports.ts';
 
 /** Powertools' logger behind the core's small Log port; one per process, made by the wiring. */
 export function powertoolsLog(level: LogLevel): Log {

@@ -1,4 +1,4 @@
-import { matchesSelector, type Selector, selectorText } from './mesh-file/selectors.ts';
+import { matchesSelector, type Selector, selectorText } from '../mesh-file/selectors.ts';
 import type { NodeStatus } from './ports.ts';
 import type { ListedNode, MeshEdge, MeshNode } from './views.ts';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { mapLimit } from '../../core/map-limit.ts';
 import { askStore } from '../../core/unavailable.ts';
-import { queryAll } from '../dynamodb/requests.ts';
+import { queryAll } from './requests.ts';
 
 /**
  * A declaration too large for its delivery item, kept in parts beside it.

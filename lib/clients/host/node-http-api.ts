@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { type ApiAnswer, ApiUnreachableError, answerBody, type HeaderReader } from '../../http/api-client.ts';
-import { type HostSigningKey, hostProof } from '../proof.ts';
+import { type ApiAnswer, ApiUnreachableError, answerBody, type HeaderReader } from '../http/api-client.ts';
+import { type HostSigningKey, hostProof } from './proof.ts';
 
 /**
  * The agent's requests to the control plane, over node:http and node:https, each signed with

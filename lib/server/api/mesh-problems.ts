@@ -1,6 +1,6 @@
-import { meshErrors } from '../../core/mesh/errors.ts';
-import { storeErrors } from '../../core/unavailable.ts';
-import { problemsFrom } from '../problem.ts';
+import { meshErrors } from '../core/mesh/errors.ts';
+import { storeErrors } from '../core/unavailable.ts';
+import { problemsFrom } from './problem.ts';
 
 /**
  * The mesh area's answers, from its table (lib/server/core/mesh/errors.ts). A push flow's failure

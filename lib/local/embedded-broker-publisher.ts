@@ -1,8 +1,8 @@
-import { signalPayload } from '../../server/adapters/signal/iot-data-publisher.ts';
-import { type NodeSignal, signalTopic } from '../../server/core/signal/channel.ts';
-import { BrokerAwayError } from '../../server/core/signal/errors.ts';
-import type { SignalPublisher } from '../../server/core/signal/ports.ts';
-import { recordCall } from '../call-record.ts';
+import { signalPayload } from '../server/adapters/signal/iot-data-publisher.ts';
+import { type NodeSignal, signalTopic } from '../server/core/signal/channel.ts';
+import { BrokerAwayError } from '../server/core/signal/errors.ts';
+import type { SignalPublisher } from '../server/core/signal/ports.ts';
+import { recordCall } from './call-record.ts';
 
 /** How the embedded broker takes a retained QoS 1 message from the control plane itself. */
 export type RetainedPublish = (topic: string, payload: Buffer) => Promise<void>;

@@ -2,17 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { IoTCustomAuthorizerEvent } from 'aws-lambda';
-import { logLine, say } from '../../server/core/coded-lines.ts';
-import type { Log } from '../../server/core/ports.ts';
-import {
-  type IotPolicyDocument,
-  type IotScope,
-  iotArn,
-  policyAllows,
-} from '../../server/core/signal/policy.ts';
-import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../../server/functions/spec.ts';
-import { recordCall } from '../call-record.ts';
-import { runtimeLines } from '../lines.ts';
+import { logLine, say } from '../server/core/coded-lines.ts';
+import type { Log } from '../server/core/ports.ts';
+import { type IotPolicyDocument, type IotScope, iotArn, policyAllows } from '../server/core/signal/policy.ts';
+import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../server/functions/spec.ts';
+import { recordCall } from './call-record.ts';
+import { runtimeLines } from './lines.ts';
 
 export type EmbeddedBrokerOptions = {
   readonly host: string;

@@ -1,4 +1,4 @@
-import type { TokenView } from './enrolment/token-state.ts';
+import type { TokenView } from '../enrolment/token-state.ts';
 import type { NodeStatus } from './ports.ts';
 
 /**

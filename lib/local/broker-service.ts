@@ -1,9 +1,9 @@
-import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../../server/functions/spec.ts';
-import { functionSpecs } from '../../server/functions.ts';
-import { asFunction } from '../call-record.ts';
-import type { LocalParts } from '../parts.ts';
-import type { LocalService } from '../services.ts';
+import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../server/functions/spec.ts';
+import { functionSpecs } from '../server/functions/table.ts';
+import { asFunction } from './call-record.ts';
 import { startEmbeddedBroker } from './embedded-broker.ts';
+import type { LocalParts } from './parts.ts';
+import type { LocalService } from './services.ts';
 
 /**
  * The embedded MQTT broker on the local runtime, where the configuration's broker URL says
@@ -36,7 +36,7 @@ export const embeddedBrokerService: LocalService = {
 
 function handlerOf<H>(trigger: 'broker-authorizer' | 'broker-lifecycle', parts: LocalParts): H {
   const spec = functionSpecs.find((entry) => entry.trigger === trigger);
-  if (!spec) throw new Error(`lib/server/functions.ts has no ${trigger} function`);
+  if (!spec) throw new Error(`lib/server/functions/table.ts has no ${trigger} function`);
   const handler = spec.handler(parts) as (event: never) => Promise<unknown>;
   return ((event: never) => asFunction(spec.name, () => handler(event))) as H;
 }

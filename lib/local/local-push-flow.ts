@@ -1,14 +1,14 @@
-import { PushFlowFailedError } from '../../server/core/mesh/errors.ts';
-import type { PushFlow, PushOutcome, PushRequest } from '../../server/core/ports.ts';
-import { outcomeOf } from '../../server/core/push/flow-schemas.ts';
-import type { PushTaskFunctions } from '../../server/core/push/steps.ts';
+import { PushFlowFailedError } from '../server/core/mesh/errors.ts';
+import { outcomeOf } from '../server/core/push/flow-schemas.ts';
+import type { PushFlow, PushOutcome, PushRequest } from '../server/core/push/ports.ts';
+import type { PushTaskFunctions } from '../server/core/push/steps.ts';
 import {
   localFunctionArn,
   pushTasks,
   readPushDefinition,
   substitutePushDefinition,
-} from '../../server/flows/push-definition.ts';
-import { asFunction, recordCall } from '../call-record.ts';
+} from '../server/flows/push-definition.ts';
+import { asFunction, recordCall } from './call-record.ts';
 
 // Not a literal, so Lambda bundles leave the local interpreter out.
 const interpreter = 'aws-local-stepfunctions';

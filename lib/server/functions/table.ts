@@ -1,14 +1,14 @@
-import { healthHandler } from './api/handlers/health.ts';
-import { auditFunctions } from './functions/audit.ts';
-import { controlFunctions } from './functions/control.ts';
-import { enrolmentFunctions } from './functions/enrolment.ts';
-import { holdFunctions } from './functions/holds.ts';
-import { meshFunctions } from './functions/mesh.ts';
-import { rolloutFunctions } from './functions/rollouts.ts';
-import { signalFunctions } from './functions/signal.ts';
-import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './functions/spec.ts';
-import { summaryFunctions } from './functions/summary.ts';
-import { seeingFunctions } from './functions/views.ts';
+import { healthHandler } from '../api/handlers/health.ts';
+import { auditFunctions } from './audit.ts';
+import { controlFunctions } from './control.ts';
+import { enrolmentFunctions } from './enrolment.ts';
+import { holdFunctions } from './holds.ts';
+import { meshFunctions } from './mesh.ts';
+import { rolloutFunctions } from './rollouts.ts';
+import { signalFunctions } from './signal.ts';
+import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './spec.ts';
+import { summaryFunctions } from './summary.ts';
+import { seeingFunctions } from './views.ts';
 
 export type {
   Access,
@@ -17,7 +17,7 @@ export type {
   HttpMethod,
   OperatorRole,
   RouteAuth,
-} from './functions/spec.ts';
+} from './spec.ts';
 
 /**
  * Every Lambda function of Mesh, one row each (lib/functions/<area>.ts): the CDK builds one
@@ -50,7 +50,7 @@ export type Route = {
   /** API Gateway resource path; `{name}` segments become path parameters. */
   readonly path: string;
   readonly auth: RouteAuth;
-  /** Who among operators may call it (operator routes only; lib/server/roles.ts). */
+  /** Who among operators may call it (operator routes only; lib/server/functions/roles.ts). */
   readonly role?: OperatorRole;
   readonly bodyBytes?: number;
   /** The function (functions/<handler>.ts) that serves it. */

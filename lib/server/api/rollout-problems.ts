@@ -1,7 +1,7 @@
-import { meshErrors } from '../../core/mesh/errors.ts';
-import { rolloutErrors } from '../../core/rollout/errors.ts';
-import { storeErrors } from '../../core/unavailable.ts';
-import { problemsFrom } from '../problem.ts';
+import { meshErrors } from '../core/mesh/errors.ts';
+import { rolloutErrors } from '../core/rollout/errors.ts';
+import { storeErrors } from '../core/unavailable.ts';
+import { problemsFrom } from './problem.ts';
 
 /**
  * The rollout area's answers, from its table (lib/server/core/rollout/errors.ts; docs/http-api.md lists
