@@ -6,13 +6,13 @@ import { documentClient, transact } from '../lib/server/adapters/dynamodb/reques
 import { nodesPerPart } from '../lib/server/adapters/rollout/rollout-chunks.ts';
 import { RolloutClaims } from '../lib/server/adapters/rollout/rollout-claims.ts';
 import { DynamoDBRolloutStore } from '../lib/server/adapters/rollout/rollout-store.ts';
+import { jsonBytes, pageBytes } from '../lib/server/core/answer-pages.ts';
 import { localActor } from '../lib/server/core/audit/record.ts';
 import type { PushOutcome } from '../lib/server/core/push/ports.ts';
 import type { RolloutFacts } from '../lib/server/core/rollout/ports.ts';
 import { newRollout, type RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import { claimStep, newRolloutId, Rollouts, summaryOf } from '../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../lib/server/core/rollout/waves.ts';
-import { jsonBytes, pageBytes } from '../lib/server/core/views/view-pages.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';

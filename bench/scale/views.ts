@@ -3,7 +3,7 @@ import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { DynamoDBMeshViewReader } from '../../lib/server/adapters/views/mesh-view-reader.ts';
 import { DynamoDBStatusReader } from '../../lib/server/adapters/views/status-reader.ts';
-import { jsonBytes } from '../../lib/server/core/views/view-pages.ts';
+import { jsonBytes } from '../../lib/server/core/answer-pages.ts';
 import { listedNodes } from '../../lib/server/core/views/views.ts';
 import { runMesh } from '../../test/support/processes.ts';
 import type { ScaleMesh } from '../scale.bench.ts';

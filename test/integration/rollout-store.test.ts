@@ -7,6 +7,7 @@ import { nodesPartition } from '../../lib/server/adapters/rollout/rollout-chunks
 import { claimPartition } from '../../lib/server/adapters/rollout/rollout-claims.ts';
 import { startingPartition } from '../../lib/server/adapters/rollout/rollout-starts.ts';
 import { DynamoDBRolloutStore, rolloutsPartition } from '../../lib/server/adapters/rollout/rollout-store.ts';
+import { jsonBytes, pageBytes } from '../../lib/server/core/answer-pages.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
 import type { NodeFacts } from '../../lib/server/core/rollout/advance.ts';
@@ -16,7 +17,6 @@ import type { RolloutFacts, StepBudget } from '../../lib/server/core/rollout/por
 import type { RolloutOrigin, RolloutRecord } from '../../lib/server/core/rollout/record.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
-import { jsonBytes, pageBytes } from '../../lib/server/core/views/view-pages.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 

@@ -10,9 +10,9 @@ import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/re
 import { DynamoDBMeshViewReader } from '../../lib/server/adapters/views/mesh-view-reader.ts';
 import { DynamoDBStatusReader } from '../../lib/server/adapters/views/status-reader.ts';
 import { DynamoDBViewPages } from '../../lib/server/adapters/views/view-pages.ts';
-import { matchesSelector, parseSelector } from '../../lib/server/core/mesh-file/selectors.ts';
+import { jsonBytes, pageBytes } from '../../lib/server/core/answer-pages.ts';
+import { matchesSelector, parseSelector } from '../../lib/server/core/mesh/labels.ts';
 import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
-import { jsonBytes, pageBytes } from '../../lib/server/core/views/view-pages.ts';
 import { type ListedNode, listedNodes, type MeshGraph } from '../../lib/server/core/views/views.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import type { Parts } from '../../lib/server/wiring/parts.ts';

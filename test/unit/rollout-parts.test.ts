@@ -5,6 +5,7 @@ import {
   partBytes,
 } from '../../lib/server/adapters/rollout/rollout-chunks.ts';
 import { rolloutProblem } from '../../lib/server/api/rollout-problems.ts';
+import { jsonBytes } from '../../lib/server/core/answer-pages.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
 import { isReleasing } from '../../lib/server/core/rollout/claims.ts';
@@ -14,7 +15,6 @@ import type { RolloutFacts } from '../../lib/server/core/rollout/ports.ts';
 import { newRollout, sizeOf } from '../../lib/server/core/rollout/record.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
-import { jsonBytes } from '../../lib/server/core/views/view-pages.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 const names = (count: number, prefix = 'n') =>

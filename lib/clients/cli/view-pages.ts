@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { parseSelector } from '../../server/core/mesh-file/selectors.ts';
+import { parseSelector } from '../../server/core/mesh/labels.ts';
 import type { MeshEdge } from '../../server/core/views/views.ts';
 import { ExitCode } from '../common/exit-codes.ts';
 import type { ApiClient } from '../http/api-client.ts';

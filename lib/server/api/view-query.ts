@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { parseSelector } from '../core/mesh-file/selectors.ts';
+import { parseSelector } from '../core/mesh/labels.ts';
 import { moduleName, nodeName } from '../core/names.ts';
 import {
   defaultPageNodes,

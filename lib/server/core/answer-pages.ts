@@ -1,11 +1,19 @@
-import { jsonBytes } from './views/view-pages.ts';
-
 /**
  * Answers that are one document, not a list of nodes (the export's text, a plan), cut into
  * pages of at most a byte budget, so that no answer is over 1 MB (docs/http-api.md, "Pages and
  * filters"). Each page is computed from the whole document at the place its cursor names; the
  * pages joined give the document unpaged, byte for byte.
  */
+
+/**
+ * No answer is larger than this (JSON bytes of its entries, the envelope a few bytes more): a
+ * page is cut short before the node that would pass it, so one unusually large node never makes
+ * an answer near API Gateway's 10 MB or Lambda's 6 MB.
+ */
+export const pageBytes = 1000 * 1024;
+
+/** JSON bytes of a value, as an answer would hold it. */
+export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /** JSON bytes of one string inside an answer, quotes left out: what it costs once escaped. */
 const escapedBytes = (text: string) => jsonBytes(text) - 2;

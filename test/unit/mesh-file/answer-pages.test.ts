@@ -6,7 +6,7 @@ import {
   meshExportHandler,
   meshPlanHandler,
 } from '../../../lib/server/api/handlers/mesh-file.ts';
-import { joinListPages, pageOfLists, pageOfText } from '../../../lib/server/core/answer-pages.ts';
+import { joinListPages, pageBytes, pageOfLists, pageOfText } from '../../../lib/server/core/answer-pages.ts';
 import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/server/core/mesh-file/index.ts';
 import {
   type BoundedApplyOutcome,
@@ -15,7 +15,6 @@ import {
 } from '../../../lib/server/core/mesh-file/pages.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
-import { pageBytes } from '../../../lib/server/core/views/view-pages.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
 
 /** The rule of docs/http-api.md: no answer over 1 MB. */

@@ -1,4 +1,4 @@
-import { parseSelector } from '../../../server/core/mesh-file/selectors.ts';
+import { parseSelector } from '../../../server/core/mesh/labels.ts';
 import type { PushOutcome } from '../../../server/core/push/ports.ts';
 import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';

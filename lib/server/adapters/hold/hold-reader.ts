@@ -1,8 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inForce } from '../../core/hold/freeze.ts';
-import type { Claim, HoldingRollout, HoldView } from '../../core/hold/held-back.ts';
+import type { Claim, HoldingRollout, HoldingState, HoldView } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
-import type { RolloutState } from '../../core/rollout/record.ts';
 import { labelsFrom, nodeKey } from '../dynamodb/mesh-items.ts';
 import { getItems, queryAll } from '../dynamodb/requests.ts';
 import { claimKey, claimPartition } from '../rollout/rollout-claims.ts';
@@ -61,7 +60,7 @@ export class DynamoDBHoldReader implements HoldReader {
       items.map((item) => [
         String(item.sk),
         {
-          state: String(item.state) as RolloutState,
+          state: String(item.state) as HoldingState,
           current: Number(item.current ?? -1),
           ...(typeof item.notSent === 'number' ? { notSent: item.notSent } : {}),
           ...(Array.isArray(item.unsentNames) ? { some: item.unsentNames.map(String) } : {}),

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { matchesSelector } from '../../core/mesh-file/selectors.ts';
+import { matchesSelector } from '../../core/mesh/labels.ts';
 import { askStore } from '../../core/unavailable.ts';
 import type { ViewFilter } from '../../core/views/view-pages.ts';
 import { allNodesIndex, labelsFrom, markedPartition, modulePartition } from '../dynamodb/mesh-items.ts';

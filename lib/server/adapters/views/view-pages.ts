@@ -1,3 +1,4 @@
+import { jsonBytes, pageBytes } from '../../core/answer-pages.ts';
 import { heldOf } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { mapLimit } from '../../core/map-limit.ts';
@@ -5,9 +6,7 @@ import type { NodeStatus } from '../../core/views/ports.ts';
 import {
   candidatesPerPage,
   type GraphPage,
-  jsonBytes,
   type Page,
-  pageBytes,
   passes,
   type ViewPages,
   type ViewQuery,

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { pageOfLists, pageOfText } from '../../core/answer-pages.ts';
+import { pageBytes, pageOfLists, pageOfText } from '../../core/answer-pages.ts';
 import { meshErrors } from '../../core/mesh/errors.ts';
 import { applyJobIdPattern } from '../../core/mesh-file/apply-job.ts';
 import {
@@ -18,7 +18,6 @@ import { meshFileBodyBytes } from '../../core/mesh-file/read.ts';
 import { type MeshFileService, PartlyAppliedError } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
 import { storeErrors } from '../../core/unavailable.ts';
-import { pageBytes } from '../../core/views/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
+import { pageBytes } from '../../core/answer-pages.ts';
 import type { Log } from '../../core/ports.ts';
 import { advanceForFlow } from '../../core/rollout/drive.ts';
 import { rolloutPage, runsOf } from '../../core/rollout/pages.ts';
@@ -8,7 +9,6 @@ import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
 import { maxRolloutNodes, sizeOf } from '../../core/rollout/record.ts';
 import { checkAutoUndo, optionsOf, originOf, rolloutRequest } from '../../core/rollout/requests.ts';
 import { type Rollouts, rolloutIdPattern } from '../../core/rollout/service.ts';
-import { pageBytes } from '../../core/views/view-pages.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';

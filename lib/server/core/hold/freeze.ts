@@ -1,5 +1,5 @@
-import type { Labels } from '../mesh-file/mesh.ts';
-import { matchesSelector, parseSelector, type Selector, selectorText } from '../mesh-file/selectors.ts';
+import type { Labels } from '../mesh/labels.ts';
+import { matchesSelector, parseSelector, type Selector, selectorText } from '../mesh/labels.ts';
 import { FreezeUsageError } from './errors.ts';
 
 /**

@@ -1,5 +1,4 @@
-import type { Labels } from '../mesh-file/mesh.ts';
-import type { RolloutState } from '../rollout/record.ts';
+import type { Labels } from '../mesh/labels.ts';
 import { type Freeze, type FreezeMatcher, freezeHolder, freezeMatcher } from './freeze.ts';
 
 /**
@@ -21,9 +20,15 @@ export type HeldBack = {
   readonly waitsFor?: string;
 };
 
+/**
+ * The states in which a rollout holds its nodes: claiming them, able to send (running, paused)
+ * or to be resumed (halted).
+ */
+export type HoldingState = 'claiming' | 'running' | 'paused' | 'halted';
+
 /** A rollout that holds nodes, as its holding item says: its state, and the last wave it sent (-1 before the first). */
 export type HoldingRollout = {
-  readonly state: RolloutState;
+  readonly state: HoldingState;
   readonly current: number;
   /** How many of its own nodes are in waves it has not sent: what it holds back. */
   readonly notSent?: number;
@@ -36,7 +41,7 @@ export type Holder =
   | {
       readonly by: string;
       readonly rollout: string;
-      readonly state: RolloutState;
+      readonly state: HoldingState;
       readonly notSent: number;
       readonly some: readonly string[];
     }

@@ -1,5 +1,5 @@
 import type { Actor } from '../audit/record.ts';
-import { BadSelectorError } from '../mesh-file/selectors.ts';
+import { BadSelectorError } from '../mesh/labels.ts';
 import { FreezeNotFoundError, FreezeUsageError, TooManyFreezesError } from './errors.ts';
 import { type Freeze, type FreezeTarget, freezeOn, inForce, maxFreezes, parseUntil } from './freeze.ts';
 import type { FreezeStore } from './ports.ts';

@@ -1,10 +1,10 @@
 import { ErrorTable, internal, refused } from '../error-table.ts';
+import { BadSelectorError } from '../mesh/labels.ts';
 import { ApplyJobNotFoundError, ApplyJobRaceError, ApplyJobRunningError } from './apply-job.ts';
 import { ExportMovedError } from './pages.ts';
 import { PartlyAppliedError } from './partly-applied.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
-import { BadSelectorError } from './selectors.ts';
 
 /** The mesh file's errors and their answers: a bad file names every problem, a stale plan both revisions. */
 export const meshFileErrors = new ErrorTable({

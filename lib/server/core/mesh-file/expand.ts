@@ -1,10 +1,10 @@
+import type { Labels } from '../mesh/labels.ts';
 import type { Relation } from '../mesh/model.ts';
 import { providerKind } from '../names.ts';
 import {
   byText,
   compareRelations,
   type DesiredMesh,
-  type Labels,
   type MeshAssignment,
   type MeshFileLimits,
   type MeshNode,

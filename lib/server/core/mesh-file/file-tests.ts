@@ -1,6 +1,7 @@
 import { type GlobMeter, glob } from '../glob.ts';
+import type { Labels } from '../mesh/labels.ts';
 import type { Relation } from '../mesh/model.ts';
-import type { Labels, MeshNode } from './mesh.ts';
+import type { MeshNode } from './mesh.ts';
 import { type Locate, type MeshFileProblem, problemAt } from './problems.ts';
 import { type FileTest, modulePattern } from './schema.ts';
 

@@ -1,3 +1,4 @@
+import type { Labels } from '../mesh/labels.ts';
 import { meshLimits } from '../mesh/limits.ts';
 import type { Relation } from '../mesh/model.ts';
 
@@ -5,8 +6,6 @@ import type { Relation } from '../mesh/model.ts';
  * The mesh as the file describes it and as the store holds it, in one shape, so a plan is the
  * difference of two values of it and an export is one value of it written down.
  */
-export type Labels = Readonly<Record<string, string>>;
-
 export type MeshAssignment = {
   readonly module: string;
   /** The module's kind when it is a provider; a kind is mesh-wide, set by the first assignment. */

@@ -1,6 +1,5 @@
-import { type ListPath, listAt, withList } from '../answer-pages.ts';
+import { jsonBytes, type ListPath, listAt, withList } from '../answer-pages.ts';
 import { MeshError } from '../mesh/errors.ts';
-import { jsonBytes } from '../views/view-pages.ts';
 import type { ApplyPlan } from './plan.ts';
 import type { ApplyOutcome } from './service.ts';
 

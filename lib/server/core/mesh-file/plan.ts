@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { Labels } from '../mesh/labels.ts';
 import type { Relation } from '../mesh/model.ts';
 import { type RelationRef, relationName } from '../mesh/removal.ts';
-import type { DesiredMesh, Labels, LiveMesh, LiveNode, MeshFileLimits } from './mesh.ts';
+import type { DesiredMesh, LiveMesh, LiveNode, MeshFileLimits } from './mesh.ts';
 import { byText, defaultLimits, providerOf } from './mesh.ts';
 import {
   checkKinds,

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { labelKey, labelValue } from '../mesh/labels.ts';
 import { moduleName, nodeName, providerKind } from '../names.ts';
 
 /**
@@ -7,20 +8,6 @@ import { moduleName, nodeName, providerKind } from '../names.ts';
  * Objects are strict: an unknown field is a typo until proven otherwise. The checks across
  * fields (references, groups, limits, tests) are in expand.ts and file-tests.ts.
  */
-
-/** Label keys and values never hold `=`, `!` or `,`, so a selector (`role=web,zone!=a`) reads them back. */
-export const labelKey = z
-  .string()
-  .regex(
-    /^[a-z][a-z0-9_-]{0,62}$/,
-    'a label key is a lowercase letter, then up to 62 lowercase letters, digits, underscores or hyphens',
-  );
-export const labelValue = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
-    'a label value is 1 to 63 letters, digits, dots, underscores or hyphens, starting and ending with a letter or digit (quote numbers: "1")',
-  );
 
 /** `NODE/MODULE`: a provider on a node. */
 export const providerRef = z

@@ -1,3 +1,4 @@
+import type { HoldingState } from '../hold/held-back.ts';
 import type { ClaimProgress, Refusal } from './claims.ts';
 import { RolloutStateError, RolloutTooLargeError } from './errors.ts';
 import { cutWaves, type RolloutOptions } from './waves.ts';
@@ -74,10 +75,7 @@ export type Wave = {
  * refused: claiming met nodes another rollout holds, so it ends without sending anything.
  */
 export type RolloutState =
-  | 'claiming'
-  | 'running'
-  | 'paused'
-  | 'halted'
+  | HoldingState
   | 'aborted'
   | 'done'
   | 'refused'
@@ -334,5 +332,5 @@ export const isFinished = (record: RolloutRecord) =>
   record.state === 'undone';
 
 /** Holds its nodes: a rollout claiming them, that may still send (running, paused) or be resumed (halted). */
-export const holdsNodes = (state: RolloutState) =>
+export const holdsNodes = (state: RolloutState): state is HoldingState =>
   state === 'claiming' || state === 'running' || state === 'paused' || state === 'halted';

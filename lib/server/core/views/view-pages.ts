@@ -1,4 +1,4 @@
-import { matchesSelector, type Selector, selectorText } from '../mesh-file/selectors.ts';
+import { matchesSelector, type Selector, selectorText } from '../mesh/labels.ts';
 import type { NodeStatus } from './ports.ts';
 import type { ListedNode, MeshEdge, MeshNode } from './views.ts';
 
@@ -48,12 +48,6 @@ export type Page<Entry> = {
 export const defaultPageNodes = 1000;
 export const maxPageNodes = 1000;
 /**
- * No answer is larger than this (JSON bytes of its entries, the envelope a few bytes more): a
- * page is cut short before the node that would pass it, so one unusually large node never makes
- * an answer near API Gateway's 10 MB or Lambda's 6 MB.
- */
-export const pageBytes = 1000 * 1024;
-/**
  * Candidates a filtered page reads before it answers, full or not: a filter the index cannot
  * answer alone (a selector, or two filters together) then costs a bounded read per page and
  * says where to go on, as DynamoDB's own filtered Query does.
@@ -93,9 +87,6 @@ export function passes(
 
 /** A page of the graph: its nodes, and the relations they consume through. */
 export type GraphPage = { readonly nodes: readonly MeshNode[]; readonly edges: readonly MeshEdge[] };
-
-/** JSON bytes of a value, as an answer would hold it. */
-export const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /** The views a page at a time, as lib/server/adapters/views/view-pages.ts reads them. */
 export interface ViewPages {

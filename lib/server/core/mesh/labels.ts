@@ -1,6 +1,22 @@
-import { MeshError } from '../mesh/errors.ts';
-import type { Labels } from './mesh.ts';
-import { labelKey, labelValue } from './schema.ts';
+import * as z from 'zod';
+import { MeshError } from './errors.ts';
+
+/** A node's labels: what selectors (`--on`, freezes, `nodes:` groups) match. */
+export type Labels = Readonly<Record<string, string>>;
+
+/** Label keys and values never hold `=`, `!` or `,`, so a selector (`role=web,zone!=a`) reads them back. */
+export const labelKey = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9_-]{0,62}$/,
+    'a label key is a lowercase letter, then up to 62 lowercase letters, digits, underscores or hyphens',
+  );
+export const labelValue = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$/,
+    'a label value is 1 to 63 letters, digits, dots, underscores or hyphens, starting and ending with a letter or digit (quote numbers: "1")',
+  );
 
 /**
  * Label selectors, as `--on` takes them: `role=web`, `role=web,zone=a`, `role!=db`, `role` (has
