@@ -16,6 +16,7 @@ import type { PushFlow } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
 import { runPushJob } from '../../lib/server/core/push/runs.ts';
+import { Pushes } from '../../lib/server/core/push/service.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/server/flows/push-definition.ts';
@@ -84,12 +85,16 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
   const now = () => new Date();
   const recorded = new RecordedPushFlow({ flow: pushFlow, records: pushRecords, log, now });
   const handler = meshPushHandler({
-    pushStore: store,
-    pushRecords,
-    pushStarter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
+    pushes: new Pushes({
+      store,
+      records: pushRecords,
+      starter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
+      holds: nothingHolds,
+      // A push reads no delivery; only a plan does, and none is asked for here.
+      deliveries: { readDelivery: async () => undefined },
+      now,
+    }),
     config: { pushWaitSeconds: 10 } as MeshConfig,
-    holds: nothingHolds,
-    now,
   });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,

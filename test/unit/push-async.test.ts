@@ -11,6 +11,7 @@ import type { PushFlow } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
 import { outcomeOfRecord, RecordedPushFlow } from '../../lib/server/core/push/records.ts';
 import { runPushJob } from '../../lib/server/core/push/runs.ts';
+import { Pushes } from '../../lib/server/core/push/service.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
@@ -50,12 +51,16 @@ async function world(options: {
   const pushFlow = new RecordedPushFlow({ flow: slow, records, log, now });
   const starter = new InProcessPushStarter((job) => runPushJob(job, { pushFlow, log }));
   const handler = meshPushHandler({
-    pushStore: store,
-    pushRecords: records,
-    pushStarter: starter,
+    pushes: new Pushes({
+      store,
+      records: records,
+      starter: starter,
+      holds: nothingHolds,
+      // A push reads no delivery; only a plan does, and none is asked for here.
+      deliveries: { readDelivery: async () => undefined },
+      now,
+    }),
     config: (options.waitSeconds === undefined ? {} : { pushWaitSeconds: options.waitSeconds }) as MeshConfig,
-    holds: nothingHolds,
-    now,
   });
   const post = async (body: object) => {
     const answer = (await handler(

@@ -58,6 +58,7 @@ import type {
 import { Pusher } from '../core/push/pusher.ts';
 import { noteQuietly, RecordedPushFlow } from '../core/push/records.ts';
 import { type PushJob, runPushJob } from '../core/push/runs.ts';
+import { Pushes } from '../core/push/service.ts';
 import { pushTaskFunctions } from '../core/push/steps.ts';
 import type { SealingKeysFromBefore } from '../core/sealing/keys-from-before.ts';
 import { SignalAnnouncer } from '../core/signal/announce.ts';
@@ -92,6 +93,8 @@ export type Parts = {
   readonly meshChanges: MeshChangeStore;
   readonly meshRemovals: MeshRemovals;
   readonly pushStore: PushStore;
+  /** An operator's push and its plan: what POST /push and POST /push/plan call. */
+  readonly pushes: Pushes;
   readonly pushTasks: PushTaskFunctions;
   /** The push flow, keeping the record of every push it runs. */
   readonly pushFlow: PushFlow;
@@ -197,6 +200,15 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     meshChanges: () => new DynamoDBMeshChangeStore(audited()),
     meshRemovals: () => new DynamoDBMeshRemovals({ ...tables(), audit: parts.auditTrail }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
+    pushes: () =>
+      new Pushes({
+        store: parts.pushStore,
+        records: parts.pushRecords,
+        starter: parts.pushStarter,
+        holds: parts.holds,
+        deliveries: parts.deliveries,
+        now: parts.now,
+      }),
     pushTasks: () =>
       pushTaskFunctions(
         new Pusher({

@@ -12,7 +12,7 @@ import type { Clock, Log } from '../../core/ports.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/push/flow-schemas.ts';
 import { planPush } from '../../core/push/plan.ts';
 import type { DeliveryReader, PushRecords, PushStarter } from '../../core/push/ports.ts';
-import { newPushId, outcomeOfRecord, runningRecord } from '../../core/push/records.ts';
+import type { Pushes } from '../../core/push/service.ts';
 import type { ViewPages } from '../../core/views/view-pages.ts';
 import type { MeshConfig } from '../../setup/config.ts';
 import { actorOf } from '../caller.ts';
@@ -30,17 +30,11 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 type Logged = { readonly log?: Log };
 export type MeshChangeDeps = { readonly meshService: MeshService } & Logged;
 export type MeshPushDeps = {
-  readonly pushStore: PushStore;
-  readonly pushRecords: PushRecords;
-  readonly pushStarter: PushStarter;
+  readonly pushes: Pushes;
   readonly config: Pick<MeshConfig, 'pushWaitSeconds'>;
-  readonly now: Clock;
-  /** Who holds nodes back, named with every push's answer. */
-  readonly holds: HoldReader;
 } & Logged;
 export type MeshSentDeps = { readonly pushStore: PushStore; readonly deliveries: DeliveryReader } & Logged;
-/** A plan names what a push would leave held back, so it reads the holds as the push would. */
-export type MeshPlanDeps = MeshSentDeps & { readonly holds: HoldReader };
+export type MeshPlanDeps = { readonly pushes: Pushes } & Logged;
 export type MeshStatusDeps = { readonly viewPages: ViewPages } & Logged;
 
 const edge = (parts: Logged & Refusing, handler: Handler) =>
@@ -86,42 +80,21 @@ export const meshConsumeHandler = (parts: MeshChangeDeps) =>
 export const meshPushHandler = (parts: MeshPushDeps) =>
   edge(parts, async (event, context) => {
     const { wait = true, ...request } = parseBody(event, pushBodySchema);
-    // Checked here so an unknown node is a 404 before any flow starts.
-    if (request.node && !(await parts.pushStore.readNode(request.node)))
-      throw new NodeNotFoundError(request.node);
-    const startedAt = parts.now();
-    const id = newPushId(startedAt);
-    const by = actorOf(event);
-    const requestedBy = by.principal;
-    await parts.pushRecords.start(runningRecord(id, request, { requestedBy }, startedAt), by);
     // As long as this request may still take (docs/decisions/push-without-polling.md).
     const cap = parts.config.pushWaitSeconds;
     const waitMs = wait
       ? Math.min(timeToAnswer(event, context), cap === undefined ? Infinity : cap * 1000)
       : 0;
-    const done = await parts.pushStarter.start({ pushId: id, request, requestedBy }, waitMs);
-    const headers = { location: `/pushes/${id}`, 'mesh-push': id };
-    const record = done ? await parts.pushRecords.read(id) : undefined;
-    if (record?.state !== 'done')
-      return json(202, { push: id, state: 'running', follow: `/pushes/${id}` }, headers);
-    // A failed flow is named in its record; meshProblem maps the name, as for a flow run here.
-    if (record.outcome === 'failed')
-      throw new PushFlowFailedError(record.error ?? 'Error', record.errorMessage ?? `push ${id} failed`);
-    const holders = holdersOf(await parts.holds.view([]));
-    return json(200, { ...outcomeOfRecord(record), ...(holders.length > 0 ? { holders } : {}) }, headers);
+    const started = await parts.pushes.push(request, actorOf(event), waitMs);
+    const headers = { location: `/pushes/${started.id}`, 'mesh-push': started.id };
+    if (started.state === 'running')
+      return json(202, { push: started.id, state: 'running', follow: `/pushes/${started.id}` }, headers);
+    return json(200, started.outcome, headers);
   });
 
 /** POST /push/plan: what a push would send, each node with its changes; nothing is written. */
 export const meshPushPlanHandler = (parts: MeshPlanDeps) =>
-  edge(parts, async (event) => {
-    const request = parseBody(event, pushRequestSchema);
-    if (request.node && !(await parts.pushStore.readNode(request.node)))
-      throw new NodeNotFoundError(request.node);
-    return json(
-      200,
-      await planPush(request, { store: parts.pushStore, deliveries: parts.deliveries, holds: parts.holds }),
-    );
-  });
+  edge(parts, async (event) => json(200, await parts.pushes.plan(parseBody(event, pushRequestSchema))));
 
 /** GET /status */
 export const meshStatusHandler = (parts: MeshStatusDeps) =>
