@@ -19,7 +19,12 @@ import { runPushJob } from '../../lib/server/core/push/runs.ts';
 import { Pushes } from '../../lib/server/core/push/service.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
-import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/server/flows/push-definition.ts';
+import {
+  pushTasks,
+  readPushDefinition,
+  retriedByFlow,
+  runPushDefinition,
+} from '../../lib/server/flows/push-definition.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { nothingHolds } from '../support/memory-holds.ts';
@@ -92,6 +97,7 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
       holds: nothingHolds,
       // A push reads no delivery; only a plan does, and none is asked for here.
       deliveries: { readDelivery: async () => undefined },
+      runSteps: runPushDefinition,
       now,
     }),
     config: { pushWaitSeconds: 10 } as MeshConfig,

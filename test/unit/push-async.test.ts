@@ -13,6 +13,7 @@ import { outcomeOfRecord, RecordedPushFlow } from '../../lib/server/core/push/re
 import { runPushJob } from '../../lib/server/core/push/runs.ts';
 import { Pushes } from '../../lib/server/core/push/service.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { nothingHolds } from '../support/memory-holds.ts';
@@ -58,6 +59,7 @@ async function world(options: {
       holds: nothingHolds,
       // A push reads no delivery; only a plan does, and none is asked for here.
       deliveries: { readDelivery: async () => undefined },
+      runSteps: runPushDefinition,
       now,
     }),
     config: (options.waitSeconds === undefined ? {} : { pushWaitSeconds: options.waitSeconds }) as MeshConfig,

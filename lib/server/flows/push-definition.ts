@@ -1,5 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { pushFailures } from '../core/mesh/errors.ts';
+import { outcomeOf } from '../core/push/flow-schemas.ts';
+import type { PushOutcome, PushRequest } from '../core/push/ports.ts';
+import type { PushTaskFunctions } from '../core/push/steps.ts';
+import pushDefinition from './push.asl.json' with { type: 'json' };
+import { runDefinition } from './run-definition.ts';
 
 /** The push flow's one definition, read by the local runner and by the CDK alike. */
 export const pushDefinitionPath = new URL('./push.asl.json', import.meta.url);
@@ -46,3 +51,16 @@ export function substitutePushDefinition(definition: string, arnFor: (handler: s
 
 export const localFunctionArn = (handler: string) =>
   `arn:aws:lambda:us-east-1:000000000000:function:${handler}`;
+
+/**
+ * The push's steps run in-process in the order push.asl.json gives them (Begin, then FindBehind
+ * and a Map of Send until done): what a plan runs on its store that writes nowhere. The
+ * definition is bundled with the function, so it is the file the CDK deploys.
+ */
+export async function runPushDefinition(
+  tasks: PushTaskFunctions,
+  request: PushRequest,
+  options: { readonly retryIntervalMs?: number } = {},
+): Promise<PushOutcome> {
+  return outcomeOf(await runDefinition(pushDefinition, tasks, request, options));
+}

@@ -67,6 +67,7 @@ import type { PresenceStore, SignalChannels, SignalPublisher } from '../core/sig
 import type { SummaryStore } from '../core/summary/ports.ts';
 import type { MeshViewReader, StatusReader } from '../core/views/ports.ts';
 import type { ViewPages } from '../core/views/view-pages.ts';
+import { runPushDefinition } from '../flows/push-definition.ts';
 import type { MeshConfig } from '../setup/config.ts';
 import { powertoolsLog } from '../setup/observability.ts';
 import { type AuditParts, auditBuilders } from './audit.ts';
@@ -207,6 +208,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         starter: parts.pushStarter,
         holds: parts.holds,
         deliveries: parts.deliveries,
+        runSteps: (tasks, request) => runPushDefinition(tasks, request),
         now: parts.now,
       }),
     pushTasks: () =>

@@ -3,9 +3,9 @@ import type { Declaration } from '../mesh/declaration.ts';
 import { type DeclarationChange, diffDeclarations } from '../mesh/declaration-diff.ts';
 import type { PushStore } from '../mesh/store.ts';
 import { DryRunPushStore } from './dry-run-store.ts';
-import type { DeliveryReader, PushOutcome, PushRequest } from './ports.ts';
+import type { DeliveryReader, PushOutcome, PushRequest, PushStepsRunner } from './ports.ts';
 import { Pusher } from './pusher.ts';
-import { pushTaskFunctions, runPushSteps } from './steps.ts';
+import { pushTaskFunctions } from './steps.ts';
 
 /** One send a push would make: the node, the revision it would get, and what would change in it. */
 export type PlannedSend = {
@@ -34,7 +34,13 @@ export type PushPlan = {
  */
 export async function planPush(
   request: PushRequest,
-  deps: { readonly store: PushStore; readonly deliveries: DeliveryReader; readonly holds?: HoldReader },
+  deps: {
+    readonly store: PushStore;
+    readonly deliveries: DeliveryReader;
+    readonly holds?: HoldReader;
+    /** The flow's order, run in-process. */
+    readonly runSteps: PushStepsRunner;
+  },
 ): Promise<PushPlan> {
   const dry = new DryRunPushStore(deps.store);
   const pusher = new Pusher({
@@ -43,7 +49,7 @@ export async function planPush(
     lastSent: deps.deliveries,
     ...(deps.holds ? { holds: deps.holds } : {}),
   });
-  const outcome = await runPushSteps(pushTaskFunctions(pusher), request);
+  const outcome = await deps.runSteps(pushTaskFunctions(pusher), request);
 
   const previous = new Map<string, Declaration | undefined>();
   const changes = new Map<string, readonly DeclarationChange[]>();

@@ -1,5 +1,6 @@
 import type { HeldBack, Holder } from '../hold/held-back.ts';
 import type { PushRecordReader, PushRecordWriter } from './records.ts';
+import type { PushTaskFunctions } from './steps.ts';
 
 /**
  * The push area's ports (docs/decisions/one-push-leaves-the-mesh-consistent.md): what a push is
@@ -75,6 +76,12 @@ export type PushAsker = {
   /** The running record was written already (by the request that started the push elsewhere). */
   readonly started?: boolean;
 };
+
+/**
+ * Runs a push's steps in the flow's order, in-process (lib/server/flows/push-definition.ts): a
+ * plan runs the push's own steps on a store that writes nowhere, without starting the flow.
+ */
+export type PushStepsRunner = (tasks: PushTaskFunctions, request: PushRequest) => Promise<PushOutcome>;
 
 /** Runs the push flow: on Step Functions Express when deployed, from the same ASL in-process locally. */
 export interface PushFlow {

@@ -5,7 +5,14 @@ import { NodeNotFoundError, PushFlowFailedError } from '../mesh/errors.ts';
 import type { PushStore } from '../mesh/store.ts';
 import type { Clock } from '../ports.ts';
 import { type PushPlan, planPush } from './plan.ts';
-import type { DeliveryReader, PushOutcome, PushRecords, PushRequest, PushStarter } from './ports.ts';
+import type {
+  DeliveryReader,
+  PushOutcome,
+  PushRecords,
+  PushRequest,
+  PushStarter,
+  PushStepsRunner,
+} from './ports.ts';
 import { newPushId, outcomeOfRecord, runningRecord } from './records.ts';
 
 /** What an operator's push answers: its outcome when it ended within the wait, else that it runs on. */
@@ -26,6 +33,8 @@ export type PushesDeps = {
   /** Who holds nodes back, named with every push's answer and read by a plan as the push would. */
   readonly holds: HoldReader;
   readonly deliveries: DeliveryReader;
+  /** The flow's order, run in-process for a plan. */
+  readonly runSteps: PushStepsRunner;
   readonly now: Clock;
 };
 
@@ -69,6 +78,7 @@ export class Pushes {
       store: this.#deps.store,
       deliveries: this.#deps.deliveries,
       holds: this.#deps.holds,
+      runSteps: this.#deps.runSteps,
     });
   }
 

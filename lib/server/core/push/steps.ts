@@ -210,22 +210,3 @@ export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?:
 }
 
 export type PushTaskFunctions = ReturnType<typeof pushTaskFunctions>;
-
-/**
- * The flow's steps run in-process, sequenced as lib/server/flows/push.asl.json sequences them (Begin,
- * then FindBehind and a Map of Send until done), for what must not start a state machine: a
- * plan (lib/server/core/push/plan.ts). test/unit/push-plan.test.ts holds it to the ASL's outcomes.
- */
-export async function runPushSteps(tasks: PushTaskFunctions, request: PushRequest): Promise<PushOutcome> {
-  let state = await tasks.FindBehind(await tasks.Begin(request));
-  while (!state.done) {
-    const round = state.round;
-    const { pairing, rollout } = state.request;
-    const pushId = state.batchRecord;
-    const results = await Promise.all(
-      state.batches.map((nodes) => tasks.Send({ nodes, round, pushId, pairing, rollout })),
-    );
-    state = await tasks.FindBehind({ ...state, results });
-  }
-  return outcomeOf({ ...state, rounds: state.round });
-}
