@@ -3,8 +3,8 @@ import { mapLimit } from '../core/map-limit.ts';
 /**
  * Runs a state machine definition in-process, for what must follow a flow's order without
  * starting it: a push's plan, which runs the push's own steps on a store that writes nowhere,
- * inside a Lambda whose bundle cannot carry a full interpreter (aws-local-stepfunctions bundles
- * to about 380 KB; every function is held under 250 KB, docs/deploy.md). It reads only what our
+ * inside a Lambda: aws-local-stepfunctions, bundled, would add about 380 KB to a function of
+ * about 500 KB (docs/deploy.md, "bundle"). It reads only what our
  * definitions use (Task, Choice on a boolean, an inline Map, Pass with Parameters, Retry, JSONPath
  * `$.a.b` and `$$.Map.Item.Value`) and refuses anything else by name, so a definition that
  * outgrows it fails the plan's tests, not a plan in use. The local runtime runs the same files on
