@@ -4,6 +4,7 @@ import type { RefusalLog } from '../core/audit/ports.ts';
 import { logLine, say } from '../core/coded-lines.ts';
 import type { ProblemBody } from '../core/error-table.ts';
 import type { Log } from '../core/ports.ts';
+import { requestErrors } from '../core/request-errors.ts';
 import { storeErrors } from '../core/unavailable.ts';
 import { powertoolsLog } from '../setup/observability.ts';
 import { actorOf } from './caller.ts';
@@ -66,9 +67,10 @@ export function httpEdge(
   };
 }
 
-const storeProblem = problemsFrom(storeErrors);
+/** What every route answers alike, whichever area it is: a store away, a request that does not read. */
+const everyRouteProblem = problemsFrom(storeErrors, requestErrors);
 
 function toProblem(error: unknown, mapError: HttpEdgeOptions['mapError']): Problem {
   if (error instanceof Problem) return error;
-  return storeProblem(error) ?? mapError?.(error) ?? internalProblem();
+  return everyRouteProblem(error) ?? mapError?.(error) ?? internalProblem();
 }

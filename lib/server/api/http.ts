@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod';
-import { Problem } from './problem.ts';
+import { BodyTooLargeError, InvalidRequestError, MalformedJsonError } from '../core/request-errors.ts';
 
 /** Larger bodies are refused before parsing; no Mesh request needs more. */
 export const maxBodyBytes = 64 * 1024;
@@ -49,13 +49,13 @@ export function parseBody<Schema extends z.ZodType>(
     ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
     : (event.body ?? '');
   if (Buffer.byteLength(raw) > limit) {
-    throw new Problem(413, 'body_too_large', `the request body is larger than ${limit} bytes`);
+    throw new BodyTooLargeError(limit);
   }
   let value: unknown;
   try {
     value = raw === '' ? {} : JSON.parse(raw);
   } catch {
-    throw new Problem(400, 'malformed_json', 'the request body is not valid JSON');
+    throw new MalformedJsonError();
   }
   return validate(schema, value, 'body');
 }
@@ -71,9 +71,7 @@ export function validate<Schema extends z.ZodType>(
       const path = issue.path.length > 0 ? issue.path.join('.') : where;
       return `${path}: ${issue.message}`;
     });
-    throw new Problem(400, 'invalid_request', `invalid ${where}: ${problems.join('; ')}`, {
-      details: problems,
-    });
+    throw new InvalidRequestError(`invalid ${where}: ${problems.join('; ')}`, problems);
   }
   return parsed.data;
 }

@@ -59,8 +59,25 @@ export function problemsFrom(...tables: readonly ErrorTable[]): (error: unknown)
     if (!row) return undefined;
     const relayed = row.relays?.(error as Error);
     if (relayed !== undefined) return answer(table.named(relayed), undefined, error as Error);
+    const wrapping = row.answeredAsCause?.(error as Error);
+    if (wrapping) return answerAsCause(problemOf((error as Error).cause), wrapping, error as Error);
     return answer(row, error as Error, error as Error);
   };
+}
+
+/** The cause's answer with what the wrapping error adds; a cause answered as a defect is a 500 that still says it. */
+function answerAsCause(
+  cause: Problem | undefined,
+  { adds, details, failed }: NonNullable<ReturnType<NonNullable<ErrorRow['answeredAsCause']>>>,
+  error: Error,
+): Problem {
+  if (!cause || cause.status >= 500)
+    return new Problem(500, 'internal', `${failed} ${adds}`, { cause: error, details });
+  return new Problem(cause.status, cause.code, `${cause.message}; ${adds}`, {
+    cause: error,
+    headers: { ...cause.headers },
+    details: { ...(cause.details as Record<string, unknown> | undefined), ...details },
+  });
 }
 
 /** The row's answer; `instance` is the error the row is about, absent when only its name came across. */

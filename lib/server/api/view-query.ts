@@ -1,7 +1,9 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import * as z from 'zod';
+import { cursorText, cursorValue } from '../core/cursors.ts';
 import { parseSelector } from '../core/mesh/labels.ts';
 import { moduleName, nodeName } from '../core/names.ts';
+import { BadCursorError, InvalidRequestError } from '../core/request-errors.ts';
 import {
   defaultPageNodes,
   filterText,
@@ -10,7 +12,6 @@ import {
   type ViewQuery,
 } from '../core/views/view-pages.ts';
 import { validate } from './http.ts';
-import { Problem } from './problem.ts';
 
 /**
  * The query of `GET /status`, `/nodes` and `/graph` (docs/http-api.md, "Pages and filters"):
@@ -34,7 +35,7 @@ const viewQuerySchema = z.strictObject({
 });
 
 /** What a cursor holds: where to start, and the filters it was given for. */
-const cursorSchema = z.strictObject({ v: z.literal(1), after: nodeName, filter: z.string() });
+const cursorSchema = z.strictObject({ after: nodeName, filter: z.string() });
 
 export function viewQueryOf(event: APIGatewayProxyEvent): ViewQuery {
   const query = validate(viewQuerySchema, event.queryStringParameters ?? {}, 'query');
@@ -43,7 +44,9 @@ export function viewQueryOf(event: APIGatewayProxyEvent): ViewQuery {
     try {
       on = parseSelector(query.on);
     } catch (error) {
-      throw new Problem(400, 'invalid_request', `invalid query: on: ${(error as Error).message}`);
+      throw new InvalidRequestError(`invalid query: on: ${(error as Error).message}`, [
+        `on: ${(error as Error).message}`,
+      ]);
     }
   }
   const filter: ViewFilter = {
@@ -59,28 +62,17 @@ export function viewQueryOf(event: APIGatewayProxyEvent): ViewQuery {
   return { filter, limit: query.limit ?? defaultPageNodes, ...(after ? { after } : {}) };
 }
 
-/** The cursor a page answers with: opaque to callers, so its layout may change. */
-export function cursorOf(after: string, filter: ViewFilter): string {
-  return Buffer.from(JSON.stringify({ v: 1, after, filter: filterText(filter) })).toString('base64url');
-}
+/** The cursor a page answers with: where it ended, and the filters it was asked with. */
+export const cursorOf = (after: string, filter: ViewFilter): string =>
+  cursorText({ after, filter: filterText(filter) });
 
 function afterOf(cursor: string, filter: ViewFilter): string {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    value = undefined;
-  }
-  const parsed = cursorSchema.safeParse(value);
-  if (!parsed.success || !/^[A-Za-z0-9_-]+$/.test(cursor))
-    throw new Problem(400, 'bad_cursor', 'the cursor is not one this API gave: start again without it');
-  if (parsed.data.filter !== filterText(filter))
-    throw new Problem(
-      400,
-      'bad_cursor',
-      `the cursor was given for other filters (${parsed.data.filter || 'none'}): ask with the same filters, or start again without it`,
+  const value = cursorValue(cursor, cursorSchema);
+  if (value.filter !== filterText(filter))
+    throw new BadCursorError(
+      `the cursor was given for other filters (${value.filter || 'none'}): ask with the same filters, or start again without it`,
     );
-  return parsed.data.after;
+  return value.after;
 }
 
 /** The answer's `next`, present only when there is more. */

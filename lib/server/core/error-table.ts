@@ -34,6 +34,16 @@ export type ErrorRow<E extends Error = Error> = {
   readonly retriedByFlow?: boolean;
   /** The error carries the name of another across a boundary (a flow's Task failure); it is answered as that one. */
   readonly relays?: (error: E) => string;
+  /**
+   * The error wraps its `cause` and is answered as the cause is, its message followed by `adds`
+   * and its details joined by `details`: a request that wrote part of its work names what it
+   * wrote, whatever stopped it. A cause answered as a defect is answered `failed`, still naming it.
+   */
+  readonly answeredAsCause?: (error: E) => {
+    readonly adds: string;
+    readonly details: Readonly<Record<string, unknown>>;
+    readonly failed: string;
+  };
 };
 
 /** Every error answer's body (docs/http-api.md, "Errors"): what a client reads back. */

@@ -1,6 +1,7 @@
-import { AuditCursorError } from '../../core/audit/errors.ts';
+import * as z from 'zod';
 import type { AuditRecord } from '../../core/audit/record.ts';
 import type { ChainFinding } from '../../core/audit/verify.ts';
+import { cursorText, cursorValue } from '../../core/cursors.ts';
 import type { Item } from '../dynamodb/requests.ts';
 import { auditIndexKeys } from './audit-trail.ts';
 
@@ -29,24 +30,19 @@ export function indexFindings(item: Item, record: AuditRecord, place: number): C
   ];
 }
 
-/** Where the second walk of verify starts: `days:`, then a day and the index key a page ended on. */
+/** A day of the audit index, and the key of the index a page ended on (all text). */
+const day = z.string().regex(/^\d{4}-\d\d-\d\d$/);
+const keySchema = z.record(z.string(), z.string());
+const cursorSchema = z.strictObject({ day: day.optional(), start: keySchema.optional() });
+
+/** Where the second walk of verify starts: `days:`, then a cursor of the day and the index key a page ended on. */
 export const daysCursor = 'days:';
 export const daysCursorOf = (day: string, start: Item | undefined) =>
-  `${daysCursor}${day}${start ? `:${Buffer.from(JSON.stringify(start)).toString('base64url')}` : ''}`;
+  `${daysCursor}${cursorText({ day, ...(start ? { start } : {}) })}`;
 
-export function daysAt(cursor: string): { readonly day?: string; readonly start?: Item } {
-  const [day, key] = cursor.slice(daysCursor.length).split(':');
-  if (!day) return {};
-  if (!/^\d{4}-\d\d-\d\d$/.test(day))
-    throw new AuditCursorError('the cursor is not one this API gave: start again without it');
-  if (key === undefined) return { day };
-  try {
-    const start = JSON.parse(Buffer.from(key, 'base64url').toString('utf8')) as Item;
-    if (Object.values(start).every((part) => typeof part === 'string')) return { day, start };
-  } catch {
-    // not one of ours: below
-  }
-  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
+export function daysAt(cursor: string): Cursor {
+  const rest = cursor.slice(daysCursor.length);
+  return rest === '' ? {} : cursorValue(rest, cursorSchema);
 }
 
 export const keyOf = (item: Item) => ({ pk: item.pk, sk: item.sk });
@@ -60,22 +56,7 @@ export const dayOf = (date: Date) => date.toISOString().slice(0, 10);
 export { dayMs };
 export const dayBefore = (day: string) => dayOf(new Date(Date.parse(`${day}T00:00:00Z`) - dayMs));
 
-export const cursorOf = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+export const cursorOf = (cursor: Cursor) => cursorText(cursor);
 
-export function cursorAt(text: string | undefined): Cursor {
-  if (text === undefined) return {};
-  try {
-    const value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as Cursor;
-    const key = value.start;
-    const keyIsText = key === undefined || Object.values(key).every((part) => typeof part === 'string');
-    if (
-      typeof value === 'object' &&
-      keyIsText &&
-      (value.day === undefined || /^\d{4}-\d\d-\d\d$/.test(value.day))
-    )
-      return value;
-  } catch {
-    // not one of ours: below
-  }
-  throw new AuditCursorError('the cursor is not one this API gave: start again without it');
-}
+export const cursorAt = (text: string | undefined): Cursor =>
+  text === undefined ? {} : cursorValue(text, cursorSchema);

@@ -1,23 +1,19 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { auditErrors } from '../../core/audit/errors.ts';
 import type { AuditReader } from '../../core/audit/ports.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Log } from '../../core/ports.ts';
 import { json, timeToAnswer, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { problemsFrom } from '../problem.ts';
 
 /** The audit trail read back (docs/audit.md): `GET /audit` and `GET /audit/verify`. */
 export type AuditDeps = { readonly auditReader: AuditReader; readonly log?: Log };
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
-const auditProblem = problemsFrom(auditErrors);
-
 const edge = (deps: AuditDeps & Refusing, handler: Handler) =>
   middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: auditProblem, log: deps.log, refusals: deps.refusals }))
+    .use(httpEdge({ log: deps.log, refusals: deps.refusals }))
     .handler(handler);
 
 /** At most this many records a page: each is well under 2 KB, so a page stays far below 1 MB. */

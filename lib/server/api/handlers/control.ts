@@ -7,7 +7,6 @@ import { buildResults, envelope } from '../../core/control/messages.ts';
 import type { BuildStore, ControlSender, Outgoing, Queued, ReportStore } from '../../core/control/ports.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
-import { RolloutUsageError } from '../../core/rollout/errors.ts';
 import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requests.ts';
 import { newRolloutId } from '../../core/rollout/service.ts';
 import { StoreUnavailableError } from '../../core/unavailable.ts';
@@ -15,7 +14,7 @@ import { actorOf } from '../caller.ts';
 import { controlProblem } from '../control-problems.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { Problem } from '../problem.ts';
+import { rolloutProblem } from '../rollout-problems.ts';
 
 /**
  * The operator's control routes: build, upgrade and catch-up each put one message on the
@@ -30,7 +29,13 @@ type Handler = (event: APIGatewayProxyEvent, now: () => Date) => Promise<APIGate
 const edge = (deps: Timed & Refusing, handler: Handler) => {
   const now = deps.now ?? (() => new Date());
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(httpEdge({ mapError: controlProblem, log: deps.log, refusals: deps.refusals }))
+    .use(
+      httpEdge({
+        mapError: (error) => controlProblem(error) ?? rolloutProblem(error),
+        log: deps.log,
+        refusals: deps.refusals,
+      }),
+    )
     .handler((event) => handler(event, now));
 };
 
@@ -91,12 +96,7 @@ export const controlUpgradeHandler = (deps: Deps) =>
 
 /** The wave options as asked, once they are known to read (a RolloutUsageError is the 400 it would be on /rollouts). */
 function checkedWaves(waves: WaveRequest): WaveRequest {
-  try {
-    optionsOf(waves);
-  } catch (error) {
-    if (error instanceof RolloutUsageError) throw new Problem(400, 'rollout_usage', error.message);
-    throw error;
-  }
+  optionsOf(waves);
   return waves;
 }
 

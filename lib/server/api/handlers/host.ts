@@ -2,9 +2,11 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { checkReportSequence } from '../../core/control/bounds.ts';
+import { ReportForAnotherNodeError } from '../../core/control/errors.ts';
 import { envelope, reportFields, withReportRules } from '../../core/control/messages.ts';
 import type { ControlSender } from '../../core/control/ports.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-identity/ports.ts';
+import { NotSentError } from '../../core/mesh/errors.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import type { DeliveryReader } from '../../core/push/ports.ts';
@@ -20,7 +22,8 @@ import {
 } from '../host-auth.ts';
 import { header, json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { Problem } from '../problem.ts';
+import { meshProblem } from '../mesh-problems.ts';
+import type { Problem } from '../problem.ts';
 import { queueOne } from './control.ts';
 
 /** The host routes: every request proven by the node's enrolled key (lib/server/api/host-auth.ts). */
@@ -69,7 +72,7 @@ export type HostDeclarationAnswer = {
 export const hostDeclarationHandler = (
   deps: { readonly deliveries: DeliveryReader; readonly signalChannel?: SignalChannels } & Proven,
 ) =>
-  provenRoute(deps).handler(async function fetchDeclaration(event) {
+  provenRoute(deps, 'proof-id', meshProblem).handler(async function fetchDeclaration(event) {
     const node = authenticatedNode(event);
     const channel = deps.signalChannel?.(node);
     const signal: Record<string, string> = channel ? { [signalHeader]: JSON.stringify(channel) } : {};
@@ -78,10 +81,7 @@ export const hostDeclarationHandler = (
     const delivery = await deps.deliveries.readDelivery(node, {
       known: (etag) => matches(ifNoneMatch, etag),
     });
-    if (!delivery)
-      throw new Problem(404, 'not_sent', `nothing was sent to ${node} yet; push it first`, {
-        headers: signal,
-      });
+    if (!delivery) throw new NotSentError(node, signal[signalHeader]);
     const headers = { etag: delivery.etag, 'cache-control': 'no-cache', ...signal };
     if (matches(ifNoneMatch, delivery.etag)) {
       return { statusCode: 304, headers, body: '' };
@@ -112,7 +112,7 @@ export const hostReportHandler = (deps: { readonly sender: ControlSender } & Pro
     const { node } = validate(reportPath, event.pathParameters ?? {}, 'path');
     const host = authenticatedHost(event);
     if (host.node !== node) {
-      throw new Problem(403, 'wrong_node', `this host may only report for itself, not ${node}`);
+      throw new ReportForAnotherNodeError(node);
     }
     const body = { node, ...parseBody(event, reportRequest) };
     // Refused here so the host hears why; the consumer checks again, against whatever else queued it.

@@ -10,19 +10,20 @@ import {
   applyOrStartJob,
   readApplyJob,
 } from '../../core/mesh-file/apply-jobs.ts';
-import { meshFileErrors } from '../../core/mesh-file/errors.ts';
+import { meshFileErrors, PruneNeedsAdminError } from '../../core/mesh-file/errors.ts';
 import { boundedOutcome, ExportMovedError, planListPaths } from '../../core/mesh-file/pages.ts';
 import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-checks.ts';
 import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
 import { meshFileBodyBytes } from '../../core/mesh-file/read.ts';
-import { type MeshFileService, PartlyAppliedError } from '../../core/mesh-file/service.ts';
+import type { MeshFileService } from '../../core/mesh-file/service.ts';
 import type { Log } from '../../core/ports.ts';
+import { BadCursorError, InvalidRequestError } from '../../core/request-errors.ts';
 import { storeErrors } from '../../core/unavailable.ts';
 import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor.ts';
 import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { Problem, problemsFrom } from '../problem.ts';
+import { problemsFrom } from '../problem.ts';
 
 /** The mesh as a file (docs/mesh-file.md): export, plan and apply, one factory per function of lib/server/functions/mesh.ts. */
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
@@ -58,9 +59,6 @@ export const applyBody = fileBody
 /** Kept back from the request's time for the answer (a plan of 10,000 nodes is a few hundred KB). */
 const answerMarginMs = 3_000;
 
-const badCursor = () =>
-  new Problem(400, 'bad_cursor', 'the cursor is not one this API gave: start again without it');
-
 /**
  * GET /mesh/export?format=yaml|json[&cursor=C]: the file a page at a time, each page its text
  * from the cursor's place (whole lines) up to the page's bytes; every page of one revision.
@@ -70,10 +68,10 @@ export const meshExportHandler = (deps: MeshFileDeps) =>
     const query = validate(exportQuery, event.queryStringParameters ?? {}, 'query');
     const chosen = query.format ?? 'yaml';
     const at = query.cursor === undefined ? undefined : answerCursorAt(query.cursor, 'export');
-    if (at && at.what !== chosen) throw badCursor();
+    if (at && at.what !== chosen) throw new BadCursorError();
     const { text, revision } = await deps.meshFiles.export(chosen);
     if (at && at.revision !== revision) throw new ExportMovedError(at.revision, revision);
-    if (at && at.at >= text.length) throw badCursor();
+    if (at && at.at >= text.length) throw new BadCursorError();
     const { chunk, next } = pageOfText(text, at?.at ?? 0, pageBytes);
     const more =
       next === null ? {} : { next: answerCursorOf({ of: 'export', revision, what: chosen, at: next }) };
@@ -93,7 +91,7 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
     if (at && at.revision !== plan.revision) throw new StalePlanError(at.revision, plan.revision);
     if (at && at.what !== plan.digest) throw new PlanChangedError(at.what, plan.digest);
     const { page, next, total } = pageOfLists(plan, planListPaths, at?.at ?? 0, pageBytes);
-    if (at && at.at >= total) throw badCursor();
+    if (at && at.at >= total) throw new BadCursorError();
     const { revision, digest } = plan;
     const more =
       next === null ? {} : { next: answerCursorOf({ of: 'plan', revision, what: digest, at: next }) };
@@ -114,30 +112,21 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
 const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, route: 'apply' | 'prune') =>
   edge(deps, async (event, context) => {
     const body = parseBody(event, applyBody, meshFileBodyBytes);
-    if (route === 'apply' && body.prune === true) throw pruneNeedsAdmin();
+    if (route === 'apply' && body.prune === true) throw new PruneNeedsAdminError();
     if (route === 'prune' && body.prune === false)
-      throw new Problem(
-        400,
-        'invalid_request',
+      throw new InvalidRequestError(
         'POST /mesh/apply/prune prunes: leave prune out, or apply without it on POST /mesh/apply',
       );
     const timed = typeof context?.getRemainingTimeInMillis === 'function';
     const until = timed
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
-    let answer: Awaited<ReturnType<typeof applyOrStartJob>>;
-    try {
-      answer = await applyOrStartJob(deps, {
-        ...body,
-        prune: route === 'prune',
-        ...(until ? { until } : {}),
-        by: actorOf(event),
-      });
-    } catch (error) {
-      if (error instanceof PartlyAppliedError) throw partlyApplied(error);
-      throw error;
-    }
-    const { outcome, job, interrupted } = answer;
+    const { outcome, job, interrupted } = await applyOrStartJob(deps, {
+      ...body,
+      prune: route === 'prune',
+      ...(until ? { until } : {}),
+      by: actorOf(event),
+    });
     return json(
       200,
       {
@@ -148,40 +137,6 @@ const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, rout
       { 'mesh-revision': outcome.plan.revision },
     );
   });
-
-/**
- * A request refused after its job wrote part of the apply: the refusal its cause has, naming the
- * job and what finishes the apply, so no answer hides a write. A defect is answered as one, its
- * text kept back and logged by the edge.
- */
-function partlyApplied(error: PartlyAppliedError): Problem {
-  const { job, outcome } = error;
-  const wrote = `apply job ${job} wrote part of the apply before this (${outcome.progress.touched} nodes by this request; mesh apply --job ${job} shows what it wrote), and nothing more is written: mesh apply -f FILE applies the rest`;
-  const cause = error.cause;
-  const answered = cause instanceof Problem ? cause : meshFileProblem(cause);
-  if (!answered || answered.status >= 500)
-    return new Problem(
-      500,
-      'internal',
-      `the apply failed unexpectedly; the control plane logged why. ${wrote}`,
-      {
-        cause: error,
-        details: { job },
-      },
-    );
-  return new Problem(answered.status, answered.code, `${answered.message}; ${wrote}`, {
-    cause: error,
-    headers: { ...answered.headers },
-    details: { ...(answered.details as Record<string, unknown> | undefined), job },
-  });
-}
-
-const pruneNeedsAdmin = () =>
-  new Problem(
-    403,
-    'prune_needs_admin',
-    'a prune removes nodes and their enrolment, which is an admin’s: send it to POST /mesh/apply/prune (mesh apply --prune), which needs MeshAdmin',
-  );
 
 /** POST /mesh/apply: the operator's apply, which adds and changes and never removes. */
 export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>

@@ -1,17 +1,14 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { holdersOf } from '../../core/hold/held-back.ts';
-import type { HoldReader } from '../../core/hold/ports.ts';
-import { NodeNotFoundError, PushFlowFailedError } from '../../core/mesh/errors.ts';
+import { NodeNotFoundError, NotSentError } from '../../core/mesh/errors.ts';
 import type { PushStore } from '../../core/mesh/ports.ts';
 import type { MeshService } from '../../core/mesh/service.ts';
 import { labels } from '../../core/mesh-file/schema.ts';
 import { moduleName, nodeName, providerKind } from '../../core/names.ts';
-import type { Clock, Log } from '../../core/ports.ts';
+import type { Log } from '../../core/ports.ts';
 import { pushBodySchema, pushRequestSchema } from '../../core/push/flow-schemas.ts';
-import { planPush } from '../../core/push/plan.ts';
-import type { DeliveryReader, PushRecords, PushStarter } from '../../core/push/ports.ts';
+import type { DeliveryReader } from '../../core/push/ports.ts';
 import type { Pushes } from '../../core/push/service.ts';
 import type { ViewPages } from '../../core/views/view-pages.ts';
 import type { MeshConfig } from '../../setup/config.ts';
@@ -19,7 +16,6 @@ import { actorOf } from '../caller.ts';
 import { json, parseBody, timeToAnswer, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../mesh-problems.ts';
-import { Problem } from '../problem.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**
@@ -111,5 +107,5 @@ export const meshDeclarationHandler = (parts: MeshSentDeps) =>
     const delivery = await parts.deliveries.readDelivery(node);
     if (delivery) return json(200, delivery, { etag: delivery.etag });
     if (!(await parts.pushStore.readNode(node))) throw new NodeNotFoundError(node);
-    throw new Problem(404, 'not_sent', `node ${node} has not been sent a declaration yet; push it`);
+    throw new NotSentError(node);
   });

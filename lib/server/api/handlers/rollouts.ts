@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
 import { pageBytes } from '../../core/answer-pages.ts';
 import type { Log } from '../../core/ports.ts';
+import { BadCursorError } from '../../core/request-errors.ts';
 import { advanceForFlow } from '../../core/rollout/drive.ts';
 import { rolloutPage, runsOf } from '../../core/rollout/pages.ts';
 import type { RolloutDriver, RolloutStore } from '../../core/rollout/ports.ts';
@@ -13,7 +14,6 @@ import { answerCursorAt, answerCursorOf, maxCursorChars } from '../answer-cursor
 import { actorOf } from '../caller.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
-import { Problem } from '../problem.ts';
 import { rolloutProblem } from '../rollout-problems.ts';
 
 /**
@@ -99,8 +99,7 @@ export const rolloutShowHandler = (deps: { readonly rollouts: Rollouts } & Deps)
     const { id } = validate(idPath, event.pathParameters, 'path');
     const { wave, cursor, limit } = validate(showQuery, event.queryStringParameters ?? {}, 'query');
     const at = cursor === undefined ? undefined : answerCursorAt(cursor, 'rollout');
-    if (at && at.what !== `${id}/${wave ?? 'all'}`)
-      throw new Problem(400, 'bad_cursor', 'the cursor is not one this API gave: start again without it');
+    if (at && at.what !== `${id}/${wave ?? 'all'}`) throw new BadCursorError();
     const { page, next, layout, summary } = await deps.rollouts.page(
       id,
       { wave, at: at?.at, layout: at?.revision, limit },

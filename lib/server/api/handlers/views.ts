@@ -4,7 +4,7 @@ import * as z from 'zod';
 import type { DeadLetterCounter, LetterReader } from '../../core/control/ports.ts';
 import { withHeldBack } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
-import { NodeNotFoundError } from '../../core/mesh/errors.ts';
+import { NodeNotFoundError, PushNotFoundError } from '../../core/mesh/errors.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import type { PushRecordReader } from '../../core/push/ports.ts';
@@ -14,7 +14,6 @@ import type { ViewPages } from '../../core/views/view-pages.ts';
 import { json, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../mesh-problems.ts';
-import { Problem } from '../problem.ts';
 import { nextOf, viewQueryOf } from '../view-query.ts';
 
 /**
@@ -79,8 +78,7 @@ export const meshPushShowHandler = (parts: { readonly pushRecords: PushRecordRea
   edge(parts, async (event) => {
     const { push } = validate(pushPath, event.pathParameters, 'path');
     const record = await parts.pushRecords.read(push);
-    if (!record)
-      throw new Problem(404, 'push_not_found', `no push ${push} is kept (records go after 90 days)`);
+    if (!record) throw new PushNotFoundError(push);
     return json(200, viewOfPushRecord(record, clockOf(parts)()));
   });
 

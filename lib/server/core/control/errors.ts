@@ -11,6 +11,14 @@ export class ControlError extends Error {
   override name = 'ControlError';
 }
 
+/** A host's report for a node other than its own: a host speaks only for itself. */
+export class ReportForAnotherNodeError extends ControlError {
+  override name = 'ReportForAnotherNodeError';
+  constructor(node: string) {
+    super(`this host may only report for itself, not ${node}`);
+  }
+}
+
 /** A report older than (or the same as) the one recorded: the node has moved on. */
 export class StaleReportError extends ControlError {
   override name = 'StaleReportError';
@@ -139,6 +147,7 @@ export class HeldBehindError extends ControlError {
 export const controlErrors = new ErrorTable({
   ControlError: internal(ControlError),
   StaleReportError: internal(StaleReportError),
+  ReportForAnotherNodeError: refused(ReportForAnotherNodeError, 403, 'wrong_node'),
   MessageRejectedError: internal(MessageRejectedError),
   SequenceAheadError: refused(SequenceAheadError, 422, 'sequence_ahead', {
     details: (e) => ({ sequence: e.sequence, latestAccepted: e.latestAccepted }),

@@ -6,6 +6,16 @@ import { PartlyAppliedError } from './partly-applied.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
 
+/** A prune asked on the operator's route: removing nodes and their enrolment is an admin's. */
+export class PruneNeedsAdminError extends Error {
+  override name = 'PruneNeedsAdminError';
+  constructor() {
+    super(
+      'a prune removes nodes and their enrolment, which is an admin’s: send it to POST /mesh/apply/prune (mesh apply --prune), which needs MeshAdmin',
+    );
+  }
+}
+
 /** The mesh file's errors and their answers: a bad file names every problem, a stale plan both revisions. */
 export const meshFileErrors = new ErrorTable({
   BadMeshFileError: refused(BadMeshFileError, 422, 'bad_mesh_file', {
@@ -30,6 +40,13 @@ export const meshFileErrors = new ErrorTable({
   ApplyJobNotFoundError: refused(ApplyJobNotFoundError, 404, 'apply_job_not_found'),
   // caught by the advance that lost, which leaves the job to the one that won
   ApplyJobRaceError: internal(ApplyJobRaceError),
-  // answered by mesh-apply's handler as its cause is, naming the job (lib/server/api/handlers/mesh-file.ts)
-  PartlyAppliedError: internal(PartlyAppliedError),
+  PartlyAppliedError: {
+    ...internal(PartlyAppliedError),
+    answeredAsCause: (e) => ({
+      adds: e.written,
+      details: { job: e.job },
+      failed: 'the apply failed unexpectedly; the control plane logged why.',
+    }),
+  },
+  PruneNeedsAdminError: refused(PruneNeedsAdminError, 403, 'prune_needs_admin'),
 });

@@ -27,4 +27,10 @@ export class PartlyAppliedError extends Error {
     this.job = job;
     this.outcome = outcome;
   }
+
+  /** What the answer adds to its cause's: the job, what this request wrote, and what finishes the apply. */
+  get written(): string {
+    const job = this.job;
+    return `apply job ${job} wrote part of the apply before this (${this.outcome.progress.touched} nodes by this request; mesh apply --job ${job} shows what it wrote), and nothing more is written: mesh apply -f FILE applies the rest`;
+  }
 }

@@ -1,4 +1,5 @@
 import { ErrorTable, internal, refused, relaying, tryAgain } from '../error-table.ts';
+import { signalHeader } from '../signal/channel.ts';
 import { storeErrors } from '../unavailable.ts';
 
 /** The mesh area's errors, and at the end their table (lib/server/core/error-table.ts): one row each. */
@@ -210,6 +211,27 @@ export class PushFlowUnavailableError extends MeshError {
   override name = 'PushFlowUnavailableError';
 }
 
+/**
+ * A node that has been sent no declaration yet. `signal` is the node's change signal (JSON), given
+ * with the answer to its host so it can wait for the first push rather than poll.
+ */
+export class NotSentError extends MeshError {
+  override name = 'NotSentError';
+  readonly signal: string | undefined;
+  constructor(node: string, signal?: string) {
+    super(`nothing was sent to ${node} yet; push it first`);
+    this.signal = signal;
+  }
+}
+
+/** A push whose record is not kept: never started, or gone after 90 days. */
+export class PushNotFoundError extends MeshError {
+  override name = 'PushNotFoundError';
+  constructor(push: string) {
+    super(`no push ${push} is kept (records go after 90 days)`);
+  }
+}
+
 /** Contention is "not now", not "no": nothing was half-done and the same request can succeed. */
 const contention = { retryAfterSeconds: 1 };
 
@@ -248,6 +270,10 @@ export const meshErrors = new ErrorTable({
     says: 'the push flow could not be started',
   }),
   PushRecordConflictError: internal(PushRecordConflictError),
+  NotSentError: refused(NotSentError, 404, 'not_sent', {
+    headers: (e): Record<string, string> => (e.signal ? { [signalHeader]: e.signal } : {}),
+  }),
+  PushNotFoundError: refused(PushNotFoundError, 404, 'push_not_found'),
   'Lambda.TooManyRequestsException': lambdaFault,
   'Lambda.ServiceException': lambdaFault,
   'Lambda.AWSLambdaException': lambdaFault,

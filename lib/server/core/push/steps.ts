@@ -8,12 +8,10 @@ import {
   type FlowState,
   flowInputSchema,
   flowStateSchema,
-  outcomeOf,
   type ProgressNotes,
   sendInputSchema,
   type unsendableSchema,
 } from './flow-schemas.ts';
-import type { PushOutcome, PushRequest } from './ports.ts';
 import type { NodeSend, Pusher, SendOptions } from './pusher.ts';
 import { candidatesOf } from './round-candidates.ts';
 
