@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LocalApplyFlow } from '../../../lib/local/local-apply-flow.ts';
+import { problemsFrom } from '../../../lib/server/api/problem.ts';
 import { localActor } from '../../../lib/server/core/audit/record.ts';
 import {
   type ApplyJob,
@@ -17,6 +18,7 @@ import {
   jobLedger,
   requestHoldMarginMs,
 } from '../../../lib/server/core/mesh-file/apply-jobs.ts';
+import { meshFileErrors } from '../../../lib/server/core/mesh-file/errors.ts';
 import type { LiveMesh } from '../../../lib/server/core/mesh-file/index.ts';
 import { MassRemovalError, StalePlanError } from '../../../lib/server/core/mesh-file/index.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
@@ -29,6 +31,9 @@ import {
 import type { Log } from '../../../lib/server/core/ports.ts';
 import { StoreUnavailableError } from '../../../lib/server/core/unavailable.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
+
+/** As the mesh file's routes answer. */
+const meshFileProblem = problemsFrom(meshFileErrors);
 
 const file = 'version: 1\nnodes:\n  web-1: {}\n  web-2: {}\n  web-3: {}\n';
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {} };
@@ -272,6 +277,20 @@ describe('applyOrStartJob and advanceApplyJob', () => {
       progress: { touched: 1 },
     });
     expect(applyJobs.holder).toBeUndefined();
+    // answered as its cause is, naming the job and what finishes the apply
+    const answered = meshFileProblem(thrown);
+    expect(answered).toMatchObject({ status: 409, code: 'stale_plan', details: { job } });
+    expect(answered?.message).toMatch(
+      new RegExp(
+        `; apply job ${job} wrote part of the apply before this \\(1 nodes by this request; .*mesh apply -f FILE applies the rest$`,
+      ),
+    );
+    // a cause that is a defect is a 500 that still names the job
+    const defect = new PartlyAppliedError(job, part, new TypeError('x is undefined'));
+    expect(meshFileProblem(defect)).toMatchObject({ status: 500, code: 'internal', details: { job } });
+    expect(meshFileProblem(defect)?.message).toMatch(
+      /^the apply failed unexpectedly; .* apply job \S+ wrote part/,
+    );
   });
 
   it('take a stale job’s place, ending it failed', async () => {
