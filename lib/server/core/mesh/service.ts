@@ -1,4 +1,5 @@
 import { type Actor, nodeEntry } from '../audit/record.ts';
+import type { Clock } from '../ports.ts';
 import { ProviderKindConflictError, SelfConsumptionError } from './errors.ts';
 import type { Relation } from './model.ts';
 import {
@@ -11,9 +12,6 @@ import {
 import type { Labels, MeshChangeStore, MeshRemovals } from './store.ts';
 
 type NodeModule = { readonly node: string; readonly module: string };
-
-export type Clock = () => string;
-const isoNow: Clock = () => new Date().toISOString();
 
 /** The operator's changes to the mesh. Each marks the nodes whose declarations it changes. */
 export class MeshService {
@@ -28,11 +26,11 @@ export class MeshService {
   }) {
     this.#store = options.store;
     this.#removals = options.removals;
-    this.#now = options.now ?? isoNow;
+    this.#now = options.now ?? (() => new Date());
   }
 
   addNode(node: string, labels: Labels, by: Actor): Promise<void> {
-    return this.#store.addNode(node, this.#now(), labels, nodeEntry(by, 'node.add', node));
+    return this.#store.addNode(node, this.#now().toISOString(), labels, nodeEntry(by, 'node.add', node));
   }
 
   /**
@@ -112,7 +110,7 @@ export class MeshService {
     const entry = nodeEntry(by, 'relation.rotate', consumer.node, {
       target: relationTarget(consumer, provider),
     });
-    return this.#store.rotateProvision(refOf(consumer, provider), this.#now(), entry);
+    return this.#store.rotateProvision(refOf(consumer, provider), this.#now().toISOString(), entry);
   }
 }
 
