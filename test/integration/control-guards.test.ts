@@ -53,7 +53,7 @@ async function deliver(...messages: ControlMessage[]): Promise<string[]> {
 
 /** The dead-letter notes of one subject, newest first. */
 const lettersOf = async (subject: string) =>
-  (await parts.letters.list(100)).filter((letter) => letter.subject === subject);
+  (await parts.deadLetterNotes.list(100)).filter((letter) => letter.subject === subject);
 
 const reportItem = async (node: string) =>
   (
@@ -258,7 +258,7 @@ describe('builds: ordered by when the control plane received them, bounded, retr
     await deliver(build(module, '0.1', new Date(), new Date('1990-01-01T00:00:00Z')));
     // Assess
     expect(await latestOf(module)).toBe('1.0');
-    const letters = (await parts.letters.list(100)).filter((letter) => letter.body.includes(module));
+    const letters = (await parts.deadLetterNotes.list(100)).filter((letter) => letter.body.includes(module));
     expect(letters.map((letter) => letter.kind)).toEqual(['rejected', 'rejected']);
     expect(letters.map((letter) => letter.reason)).toEqual([
       expect.stringMatching(/finished .* before it was received/),

@@ -68,9 +68,11 @@ describe('every error has its row in its area’s table', () => {
     const rows = areaTables(tables).flatMap(([, table]) => [...table.rows]);
 
     const untold = rows
-      .filter(([, row]) => row.status !== 500 && !row.told && row.says === undefined)
+      .filter(([, row]) => row.status !== 500 && !row.messageShown && row.says === undefined)
       .map(([name]) => name);
-    const toldDefects = rows.filter(([, row]) => row.status === 500 && row.told).map(([name]) => name);
+    const toldDefects = rows
+      .filter(([, row]) => row.status === 500 && row.messageShown)
+      .map(([name]) => name);
     const retriedNotTransient = rows
       .filter(([, row]) => row.retriedByFlow && row.retryAfterSeconds === undefined)
       .map(([name]) => name);

@@ -22,7 +22,7 @@ export type ErrorRow<E extends Error = Error> = {
    * Whether the operator is told its message: in the answer, and in the record of a push it
    * failed (shown by `mesh push --follow`). A defect's message stays in the log.
    */
-  readonly told: boolean;
+  readonly messageShown: boolean;
   /** What the answer says instead of the error's message, when the message is not for a client. */
   readonly says?: string;
   /** Transient: asked again after this many seconds the same request may succeed (Retry-After). */
@@ -60,17 +60,17 @@ export const refused = <E extends Error>(
   status: Of<E, number>,
   code: Of<E, string>,
   more: Pick<ErrorRow<E>, 'details' | 'headers' | 'retryAfterSeconds'> = {},
-): ErrorRow<E> => ({ error, status, code, told: true, ...more });
+): ErrorRow<E> => ({ error, status, code, messageShown: true, ...more });
 
 /** "Not now", never "no": nothing was half-done, and the same request can succeed after a wait. */
 export const tryAgain = <E extends Error>(
   error: ErrorClass<E> | undefined,
-  more: Partial<Pick<ErrorRow<E>, 'says' | 'told' | 'retryAfterSeconds' | 'retriedByFlow'>> = {},
+  more: Partial<Pick<ErrorRow<E>, 'says' | 'messageShown' | 'retryAfterSeconds' | 'retriedByFlow'>> = {},
 ): ErrorRow<E> => ({
   error,
   status: 503,
   code: 'try_again',
-  told: true,
+  messageShown: true,
   retryAfterSeconds: notNowSeconds,
   ...more,
 });
@@ -80,7 +80,7 @@ export const internal = <E extends Error>(error: ErrorClass<E>): ErrorRow<E> => 
   error,
   status: 500,
   code: 'internal',
-  told: false,
+  messageShown: false,
 });
 
 /** Answered as the error whose name it carries. */

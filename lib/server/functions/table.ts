@@ -8,7 +8,7 @@ import { rolloutFunctions } from './rollouts.ts';
 import { signalFunctions } from './signal.ts';
 import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './spec.ts';
 import { summaryFunctions } from './summary.ts';
-import { seeingFunctions } from './views.ts';
+import { viewFunctions } from './views.ts';
 
 export type {
   Access,
@@ -36,7 +36,7 @@ export const functionSpecs = [
   ...meshFunctions,
   ...enrolmentFunctions,
   ...controlFunctions,
-  ...seeingFunctions,
+  ...viewFunctions,
   ...signalFunctions,
   ...summaryFunctions,
   ...rolloutFunctions,

@@ -12,7 +12,7 @@ import type { FunctionSpec } from './spec.ts';
  * What operators look at: `mesh node list|show`, `mesh graph`, `mesh pushes` and the console.
  * Each reads only; the ones that read every node's partition get `mesh status`'s time.
  */
-export const seeingFunctions = [
+export const viewFunctions = [
   {
     name: 'mesh-node-list',
     purpose: 'every node with its modules, relation counts, sent, applied, behind',

@@ -10,7 +10,7 @@ import {
 import { DynamoDBBuildStore } from '../adapters/control/build-store.ts';
 import { SqsControlSender } from '../adapters/control/control-sender.ts';
 import { SqsDeadLetterCounter } from '../adapters/control/dead-letter-counter.ts';
-import { DynamoDBLetterLog } from '../adapters/control/letter-log.ts';
+import { DynamoDBDeadLetterLog } from '../adapters/control/dead-letter-log.ts';
 import { LostMessageMetrics } from '../adapters/control/lost-message-metrics.ts';
 import { SqsQueueSettlement } from '../adapters/control/queue-settlement.ts';
 import { DynamoDBReportStore } from '../adapters/control/report-store.ts';
@@ -124,7 +124,7 @@ export type Parts = {
   readonly sender: control.ControlSender;
   readonly settlement: control.QueueSettlement;
   readonly lostMessages: LostMessageMetrics;
-  readonly letters: control.LetterLog & control.LetterReader;
+  readonly deadLetterNotes: control.DeadLetterLog & control.DeadLetterReader;
   readonly deadLetterCounter: control.DeadLetterCounter;
   readonly consumer: ConsumerDeps;
   // the change signal
@@ -268,7 +268,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         deadLetterQueueUrl: config.deadLetterQueueUrl,
       }),
     lostMessages: () => new LostMessageMetrics(),
-    letters: () => new DynamoDBLetterLog({ client: clients.dynamodb, ...table }),
+    deadLetterNotes: () => new DynamoDBDeadLetterLog({ client: clients.dynamodb, ...table }),
     deadLetterCounter: () =>
       new SqsDeadLetterCounter({ client: clients.sqs, queueUrl: config.deadLetterQueueUrl }),
     consumer: () => ({
@@ -284,7 +284,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
       holdPolicy: holdPolicyOf(config),
       pushTimeoutMs: options.pushTimeoutMs ?? 20_000,
       countLost: (type) => parts.lostMessages.count(type),
-      letters: parts.letters,
+      deadLetterNotes: parts.deadLetterNotes,
       rollouts: parts.rollouts,
       rolloutDriver: parts.rolloutDriver,
       sealing: new DynamoDBSealingFollowUp({ client: clients.dynamodb, ...table }),

@@ -60,7 +60,7 @@ const queuedLine = (queued: Queued) => `queued ${queued.subject} (message ${queu
 
 /**
  * Registers `mesh build`, `mesh upgrade` and `mesh catch-up`: each puts one message on the
- * control queue. The corrections (`mesh build retract`, `mesh report reset`) are in corrections.ts.
+ * control queue. Retracting a build and resetting a report (`mesh build retract`, `mesh report reset`) are in retract-and-reset.ts.
  */
 export function registerControlCommands(program: Command): void {
   program

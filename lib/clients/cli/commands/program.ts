@@ -16,8 +16,8 @@ const commandModules = {
   removals: async () => (await import('./removals.ts')).registerRemovalCommands,
   enrolment: async () => (await import('./enrolment.ts')).registerEnrolmentCommands,
   control: async () => (await import('./control.ts')).registerControlCommands,
-  corrections: async () => (await import('./corrections.ts')).registerCorrections,
-  seeing: async () => (await import('./views.ts')).registerSeeingCommands,
+  retractAndReset: async () => (await import('./retract-and-reset.ts')).registerRetractAndReset,
+  views: async () => (await import('./views.ts')).registerViewCommands,
   audit: async () => (await import('./audit.ts')).registerAuditCommands,
   console: async () => (await import('./console.ts')).registerConsoleCommand,
 } satisfies Record<string, () => Promise<Register>>;
@@ -34,7 +34,7 @@ export const allCommandModules = Object.keys(commandModules) as CommandModule[];
  * table to what the modules register.
  */
 export const modulesOfCommand: Readonly<Record<string, readonly CommandModule[]>> = {
-  node: ['mesh', 'removals', 'seeing'],
+  node: ['mesh', 'removals', 'views'],
   assign: ['mesh'],
   consume: ['mesh'],
   status: ['mesh'],
@@ -51,12 +51,12 @@ export const modulesOfCommand: Readonly<Record<string, readonly CommandModule[]>
   unassign: ['removals'],
   rotate: ['removals'],
   token: ['enrolment'],
-  build: ['control', 'corrections'],
+  build: ['control', 'retractAndReset'],
   upgrade: ['control'],
   'catch-up': ['control'],
-  report: ['corrections'],
-  pushes: ['seeing'],
-  graph: ['seeing'],
+  report: ['retractAndReset'],
+  pushes: ['views'],
+  graph: ['views'],
   audit: ['audit'],
   console: ['console'],
 };

@@ -193,7 +193,7 @@ function progressOf(record: PushRecordView) {
  */
 function failedPushExit(failed: string | null): ExitCode {
   const row = failed ? pushFailures.named(failed) : undefined;
-  const status = row?.told ? answeredStatus(row) : undefined;
+  const status = row?.messageShown ? answeredStatus(row) : undefined;
   return status === undefined ? ExitCode.failed : exitCodeForStatus(status);
 }
 

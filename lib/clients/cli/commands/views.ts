@@ -22,7 +22,7 @@ import {
 import { waitingText } from './mesh.ts';
 
 /** Registers what operators look at: `mesh node list|show`, `mesh pushes`, `mesh graph`. */
-export function registerSeeingCommands(program: Command): void {
+export function registerViewCommands(program: Command): void {
   const node = program.commands.find((command) => command.name() === 'node') ?? program.command('node');
   viewFilterOptions(
     node

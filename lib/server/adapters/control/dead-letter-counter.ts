@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetterDepth } from '../../core/control/letters.ts';
+import type { DeadLetterDepth } from '../../core/control/dead-letter-notes.ts';
 import type { DeadLetterCounter } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 

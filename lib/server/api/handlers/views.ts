@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import * as z from 'zod';
-import type { DeadLetterCounter, LetterReader } from '../../core/control/ports.ts';
+import type { DeadLetterCounter, DeadLetterReader } from '../../core/control/ports.ts';
 import { withHeldBack } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import { NodeNotFoundError, PushNotFoundError } from '../../core/mesh/errors.ts';
@@ -87,12 +87,12 @@ export const meshPushShowHandler = (parts: { readonly pushRecords: PushRecordRea
  * without receiving. A count that cannot be read is `null`: the notes are still worth showing.
  */
 export const controlDeadLettersHandler = (
-  parts: { readonly letters: LetterReader; readonly deadLetterCounter: DeadLetterCounter } & Deps,
+  parts: { readonly deadLetterNotes: DeadLetterReader; readonly deadLetterCounter: DeadLetterCounter } & Deps,
 ) =>
   edge(parts, async (event) => {
     const { limit } = queryOf(event, 50);
     const [letters, queue] = await Promise.all([
-      parts.letters.list(limit),
+      parts.deadLetterNotes.list(limit),
       parts.deadLetterCounter.depth().catch((error: unknown) => {
         parts.log?.warn('could not count the dead-letter queue', { error });
         return null;

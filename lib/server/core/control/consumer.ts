@@ -1,13 +1,13 @@
 import { type CodedLine, logLine, say } from '../coded-lines.ts';
 import { describeCause } from '../unavailable.ts';
+import { deadLetterNoteOf } from './dead-letter-notes.ts';
 import { HeldBehindError, MessageHeldError, StaleReportError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
-import { letterNoteOf } from './letters.ts';
 import { type About, consumerLines } from './lines.ts';
 import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import { planBatch } from './plan.ts';
-import type { DeadLetterKind, LetterLog, QueueRecord, QueueSettlement } from './ports.ts';
+import type { DeadLetterKind, DeadLetterLog, QueueRecord, QueueSettlement } from './ports.ts';
 import { type SettleDeps, settleMessage } from './settle.ts';
 
 export type ConsumerDeps = SettleDeps & {
@@ -18,7 +18,7 @@ export type ConsumerDeps = SettleDeps & {
   /** Counts a message let go past the bound (a Powertools metric on AWS). */
   readonly countLost: (type: string) => void;
   /** Notes each message let go or dead-lettered where operators can list it; best effort. */
-  readonly letters?: LetterLog;
+  readonly deadLetterNotes?: DeadLetterLog;
 };
 
 type Letter = {
@@ -128,7 +128,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
       const letter: Letter = { kind: 'lost', reason, ...messageAbout(message) };
       const failure = await deadLetter(record, letter);
       const notCopied = failure ? `; could not dead-letter it: ${describeCause(failure)}` : '';
-      if (failure) await noteLetter(record, { ...letter, reason: `${reason}${notCopied}` }, false);
+      if (failure) await noteDeadLetter(record, { ...letter, reason: `${reason}${notCopied}` }, false);
       log(
         consumerLines.lost,
         { ...about, seconds, reason: `${reason}${notCopied}` },
@@ -158,7 +158,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
     return holdOrLetGo(record, state, held, async (seconds) => {
       log(consumerLines.lost, { ...about, seconds, reason: notCopied }, { messageId: record.messageId });
       deps.countLost(letter.type ?? 'unknown');
-      await noteLetter(record, { ...letter, kind: 'lost', reason: notCopied }, false);
+      await noteDeadLetter(record, { ...letter, kind: 'lost', reason: notCopied }, false);
       return `lost: ${notCopied}`;
     });
   }
@@ -196,7 +196,7 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
         ...(letter.type ? { type: letter.type } : {}),
         ...(letter.subject ? { subject: letter.subject } : {}),
       });
-      await noteLetter(record, letter, true);
+      await noteDeadLetter(record, letter, true);
       return undefined;
     } catch (error) {
       log(consumerLines.notDeadLettered, { messageId: record.messageId }, { error });
@@ -205,12 +205,12 @@ export function startBatch(records: readonly QueueRecord[], deps: ConsumerDeps) 
   }
 
   /** A note that cannot be written is logged: the copy, the lost line and the metric still say it. */
-  async function noteLetter(record: QueueRecord, letter: Letter, copied: boolean) {
-    if (!deps.letters) return;
+  async function noteDeadLetter(record: QueueRecord, letter: Letter, copied: boolean) {
+    if (!deps.deadLetterNotes) return;
     try {
-      await deps.letters.note(letterNoteOf(record, letter, copied, deps.now()));
+      await deps.deadLetterNotes.note(deadLetterNoteOf(record, letter, copied, deps.now()));
     } catch (error) {
-      log(consumerLines.letterNotNoted, { messageId: record.messageId }, { error });
+      log(consumerLines.deadLetterNotNoted, { messageId: record.messageId }, { error });
     }
   }
 

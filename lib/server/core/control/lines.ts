@@ -61,7 +61,7 @@ export const consumerLines = {
     'error',
     ({ messageId }) => `could not dead-letter ${messageId}`,
   ),
-  letterNotNoted: codedLine<{ readonly messageId: string }>(
+  deadLetterNotNoted: codedLine<{ readonly messageId: string }>(
     'control.letter-not-noted',
     'warn',
     ({ messageId }) => `could not note ${messageId} in the dead-letter list`,

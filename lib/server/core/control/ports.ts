@@ -1,5 +1,5 @@
 import type { Actor } from '../audit/record.ts';
-import type { DeadLetterDepth, LetterNote } from './letters.ts';
+import type { DeadLetterDepth, DeadLetterNote } from './dead-letter-notes.ts';
 import type { BuildBody, ControlMessage, ReportBody } from './messages.ts';
 
 /**
@@ -124,14 +124,14 @@ export interface QueueSettlement {
 }
 
 /** Where what the consumer let go or dead-lettered is noted (letters.ts), best effort. */
-export interface LetterLog {
-  note(letter: LetterNote): Promise<void>;
+export interface DeadLetterLog {
+  note(letter: DeadLetterNote): Promise<void>;
 }
 
 /** The console's dead-letter list. */
-export interface LetterReader {
+export interface DeadLetterReader {
   /** The newest first. */
-  list(limit: number): Promise<LetterNote[]>;
+  list(limit: number): Promise<DeadLetterNote[]>;
 }
 
 /** Counts the dead-letter queue without receiving from it. */

@@ -156,7 +156,7 @@ export function jobErrorOf(error: unknown): NonNullable<ApplyJob['error']> {
     if (!row || row.status === 500) continue;
     const pick = <T>(value: T | ((e: Error) => T)) =>
       typeof value === 'function' ? (value as (e: Error) => T)(error as Error) : value;
-    const message = row.told ? (error as Error).message : (row.says ?? 'refused');
+    const message = row.messageShown ? (error as Error).message : (row.says ?? 'refused');
     return { status: pick(row.status), code: pick(row.code), message };
   }
   return {

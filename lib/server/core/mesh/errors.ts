@@ -238,7 +238,7 @@ const contention = { retryAfterSeconds: 1 };
 /** What the push flow's Tasks fail with when Lambda itself could not run them now. */
 const lambdaFault = tryAgain(undefined, {
   says: 'the push flow could not run its steps',
-  told: false,
+  messageShown: false,
   retriedByFlow: true,
 });
 

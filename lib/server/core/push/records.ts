@@ -127,7 +127,7 @@ export class RecordedPushFlow implements PushFlow {
         ...finished(running, this.#now()),
         outcome: 'failed' as const,
         error: name,
-        errorMessage: pushFailures.named(name)?.told ? (error as Error).message : null,
+        errorMessage: pushFailures.named(name)?.messageShown ? (error as Error).message : null,
       };
       await this.#quietly(failed, () => this.#records.finish(failed));
       throw error;

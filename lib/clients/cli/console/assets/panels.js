@@ -10,8 +10,8 @@ import { badge, el, when } from './dom.js';
  * @typedef {import('../../../../server/core/views/views.ts').MeshNode} MeshNode
  * @typedef {import('../../../../server/core/push/records.ts').PushRecordView} PushRecordView
  * @typedef {import('../../../../server/core/audit/record.ts').AuditRecord} AuditRecord
- * @typedef {import('../../../../server/core/control/letters.ts').LetterNote} LetterNote
- * @typedef {import('../../../../server/core/control/letters.ts').DeadLetterDepth} DeadLetterDepth
+ * @typedef {import('../../../../server/core/control/dead-letter-notes.ts').LetterNote} LetterNote
+ * @typedef {import('../../../../server/core/control/dead-letter-notes.ts').DeadLetterDepth} DeadLetterDepth
  * @typedef {{ nowMs: number, onNode: (node: string) => void }} PanelContext
  */
 

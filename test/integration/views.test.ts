@@ -8,10 +8,10 @@ import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
-import { DynamoDBLetterLog } from '../../lib/server/adapters/control/letter-log.ts';
+import { DynamoDBDeadLetterLog } from '../../lib/server/adapters/control/dead-letter-log.ts';
 import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
 import { DynamoDBPushRecords } from '../../lib/server/adapters/push/push-records.ts';
-import type { LetterNote } from '../../lib/server/core/control/letters.ts';
+import type { DeadLetterNote } from '../../lib/server/core/control/dead-letter-notes.ts';
 import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
 import type { ListedNode, MeshGraph, NodeDetails } from '../../lib/server/core/views/views.ts';
@@ -29,7 +29,7 @@ let documents: DynamoDBDocumentClient;
 const region = process.env.AWS_REGION ?? 'us-east-1';
 
 beforeAll(async () => {
-  config = await provisionTestResources('seeing');
+  config = await provisionTestResources('views');
   documents = documentClient(makeDynamoDBClient(config));
   api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   client = new ApiClient(api.url);
@@ -222,11 +222,11 @@ describe('the record of pushes', () => {
 
 describe('the dead-letter list', () => {
   it('lists what was noted, newest first, beside the queue’s own count, which receives nothing', async () => {
-    const letters = new DynamoDBLetterLog({
+    const letters = new DynamoDBDeadLetterLog({
       client: documentClient(makeDynamoDBClient({ region })),
       tableName: config.inventoryTable,
     });
-    const note = (messageId: string, firstReceivedAt: string): LetterNote => ({
+    const note = (messageId: string, firstReceivedAt: string): DeadLetterNote => ({
       messageId,
       kind: 'malformed',
       reason: 'bad JSON: the body is not valid JSON',
@@ -252,7 +252,7 @@ describe('the dead-letter list', () => {
     );
     sqs.destroy();
 
-    const first = await get<{ letters: LetterNote[]; queue: { approximateMessages: number } }>(
+    const first = await get<{ letters: DeadLetterNote[]; queue: { approximateMessages: number } }>(
       '/dead-letters',
     );
     const again = await get<{ queue: { approximateMessages: number } }>('/dead-letters');

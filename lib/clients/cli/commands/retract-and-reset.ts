@@ -10,11 +10,11 @@ type RetractAnswer = { retracted: Omit<Retraction, 'latest'>; latest: Retraction
 type ResetAnswer = { node: string; reset: RecordedReport | null };
 
 /**
- * Registers the operator's corrections of what senders told the control plane, after
+ * Registers what an operator undoes of what senders said to the control plane, after
  * registerControlCommands: `mesh build retract MODULE VERSION` (under `mesh build`, so a module
  * named `retract` is recorded with POST /builds, not `mesh build`) and `mesh report reset NODE`.
  */
-export function registerCorrections(program: Command): void {
+export function registerRetractAndReset(program: Command): void {
   const build = program.commands.find((command) => command.name() === 'build') ?? program.command('build');
   build
     .command('retract')

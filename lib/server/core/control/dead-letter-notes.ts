@@ -5,7 +5,7 @@ import type { DeadLetterKind, QueueRecord } from './ports.ts';
  * operators can see it without receiving from the dead-letter queue: a receive would hide the
  * copies from whoever redrives them, and SQS has no way to list a queue.
  */
-export type LetterNote = {
+export type DeadLetterNote = {
   readonly messageId: string;
   readonly kind: DeadLetterKind;
   readonly reason: string;
@@ -29,10 +29,10 @@ export type DeadLetterDepth = {
 };
 
 /** As long as the dead-letter queue keeps its copies (lib/server/setup/resources.ts). */
-export const letterDays = 14;
+export const deadLetterNoteDays = 14;
 const bodyExcerptCharacters = 2000;
 
-export function letterNoteOf(
+export function deadLetterNoteOf(
   record: QueueRecord,
   letter: {
     readonly kind: DeadLetterKind;
@@ -42,7 +42,7 @@ export function letterNoteOf(
   },
   copied: boolean,
   at: Date,
-): LetterNote {
+): DeadLetterNote {
   return {
     messageId: record.messageId,
     kind: letter.kind,

@@ -1,11 +1,11 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { type LetterNote, letterDays } from '../../core/control/letters.ts';
-import type { LetterLog, LetterReader } from '../../core/control/ports.ts';
+import { type DeadLetterNote, deadLetterNoteDays } from '../../core/control/dead-letter-notes.ts';
+import type { DeadLetterLog, DeadLetterReader } from '../../core/control/ports.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { type Item, newestItems, TableStore } from '../dynamodb/requests.ts';
 
 /**
- * What the control consumer let go or dead-lettered (lib/server/core/control/letters.ts), in the
+ * What the control consumer let go or dead-lettered (lib/server/core/control/dead-letter-notes.ts), in the
  * inventory table:
  *
  * | pk        | sk                                  | attributes |
@@ -16,19 +16,19 @@ import { type Item, newestItems, TableStore } from '../dynamodb/requests.ts';
  * failed after its copy) is kept once, as last noted; read with one strongly consistent Query,
  * newest first. Kept as long as the dead-letter queue keeps its copies.
  */
-export const lettersPartition = 'letters';
+export const deadLetterNotesPartition = 'letters';
 
 const store = 'the inventory table';
 
-export class DynamoDBLetterLog extends TableStore implements LetterLog, LetterReader {
-  async note(letter: LetterNote): Promise<void> {
-    const expiresAt = Math.floor(Date.parse(letter.notedAt) / 1000) + letterDays * 24 * 3600;
+export class DynamoDBDeadLetterLog extends TableStore implements DeadLetterLog, DeadLetterReader {
+  async note(letter: DeadLetterNote): Promise<void> {
+    const expiresAt = Math.floor(Date.parse(letter.notedAt) / 1000) + deadLetterNoteDays * 24 * 3600;
     await askStore(store, () =>
       this.client.send(
         new PutCommand({
           TableName: this.tableName,
           Item: {
-            pk: lettersPartition,
+            pk: deadLetterNotesPartition,
             sk: `${letter.firstReceivedAt}#${letter.messageId}`,
             ...letter,
             expiresAt,
@@ -38,17 +38,17 @@ export class DynamoDBLetterLog extends TableStore implements LetterLog, LetterRe
     );
   }
 
-  async list(limit: number): Promise<LetterNote[]> {
+  async list(limit: number): Promise<DeadLetterNote[]> {
     const items = await newestItems(this.client, store, {
       tableName: this.tableName,
-      partition: lettersPartition,
+      partition: deadLetterNotesPartition,
       limit,
     });
     return items.map(noteFrom);
   }
 }
 
-function noteFrom(item: Item): LetterNote {
+function noteFrom(item: Item): DeadLetterNote {
   const { pk: _pk, sk: _sk, expiresAt: _expiresAt, ...note } = item;
-  return note as LetterNote;
+  return note as DeadLetterNote;
 }
