@@ -4,7 +4,7 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from 'vitest';
 import { commandLines } from '../lib/clients/host/lines.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
-import { consumerLines } from '../lib/server/core/control/lines.ts';
+import { consumerLines } from '../lib/server/core/control/log-lines.ts';
 import { addAndEnrol, eventually, expectOk, inBed, issueTokenFile, status } from './support/bed.ts';
 
 const root = join(import.meta.dirname, '..');

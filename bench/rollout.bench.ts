@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runtimeLines } from '../lib/local/lines.ts';
+import { runtimeLines } from '../lib/local/log-lines.ts';
 import { freePort } from '../lib/local/tcp-ports.ts';
 import type { RolloutAnswer as RolloutRecord } from '../lib/server/core/rollout/pages.ts';
 import { watch } from '../test/support/processes.ts';

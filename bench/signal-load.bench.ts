@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runtimeLines } from '../lib/local/lines.ts';
+import { runtimeLines } from '../lib/local/log-lines.ts';
 import { freePort } from '../lib/local/tcp-ports.ts';
 import { watch } from '../test/support/processes.ts';
 import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';

@@ -6,7 +6,7 @@ import { DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-d
 import { inject, onTestFinished } from 'vitest';
 import { ApiClient } from '../../lib/clients/http/api-client.ts';
 import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
-import { runtimeLines } from '../../lib/local/lines.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { localResourceNames } from '../../lib/server/setup/resources.ts';

@@ -1,5 +1,5 @@
 import { logLine, say } from '../server/core/coded-lines.ts';
-import { pushLines } from '../server/core/mesh/lines.ts';
+import { pushLines } from '../server/core/mesh/log-lines.ts';
 import { describeCause } from '../server/core/unavailable.ts';
 import type { SteppingTaskHandler } from '../server/functions/spec.ts';
 import { functionSpecs } from '../server/functions/table.ts';

@@ -7,7 +7,7 @@ import type { Log } from '../server/core/ports.ts';
 import { type IotPolicyDocument, type IotScope, iotArn, policyAllows } from '../server/core/signal/policy.ts';
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../server/functions/spec.ts';
 import { recordCall } from './call-record.ts';
-import { runtimeLines } from './lines.ts';
+import { runtimeLines } from './log-lines.ts';
 
 export type EmbeddedBrokerOptions = {
   readonly host: string;

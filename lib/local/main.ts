@@ -3,8 +3,8 @@ import { lineFormatOf } from '../server/core/coded-lines.ts';
 import { logLevelOf, type MeshConfig } from '../server/setup/config.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
-import { runtimeLines, runtimePrinter } from './lines.ts';
 import { defaultMqttPort, startLocalRuntime } from './local-runtime.ts';
+import { runtimeLines, runtimePrinter } from './log-lines.ts';
 import type { LocalParts } from './parts.ts';
 import type { LocalService } from './services.ts';
 
@@ -12,7 +12,7 @@ import type { LocalService } from './services.ts';
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
  * MESH_RESOURCE_PREFIX, MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
- * lib/local/lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
+ * lib/local/log-lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
  * a fault in one part, or stops one service).

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { lockDataFolder, lockFileName } from '../../lib/local/data-folder-lock.ts';
-import { runtimeLines } from '../../lib/local/lines.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
 import { isAlive, type Watched, watch } from '../support/processes.ts';
 
 /**

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cliLines } from '../../lib/clients/cli/lines.ts';
 import { agentLines, commandLines } from '../../lib/clients/host/lines.ts';
-import { runtimeLines } from '../../lib/local/lines.ts';
-import { edgeLines } from '../../lib/server/api/lines.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
+import { edgeLines } from '../../lib/server/api/log-lines.ts';
 import {
   type CodedLine,
   jsonLine,
@@ -12,10 +12,10 @@ import {
   printedLine,
   say,
 } from '../../lib/server/core/coded-lines.ts';
-import { consumerLines } from '../../lib/server/core/control/lines.ts';
-import { pushLines } from '../../lib/server/core/mesh/lines.ts';
-import { signalLines } from '../../lib/server/core/signal/lines.ts';
-import { summaryLines } from '../../lib/server/core/summary/lines.ts';
+import { consumerLines } from '../../lib/server/core/control/log-lines.ts';
+import { pushLines } from '../../lib/server/core/mesh/log-lines.ts';
+import { signalLines } from '../../lib/server/core/signal/log-lines.ts';
+import { summaryLines } from '../../lib/server/core/summary/log-lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
 const catalogues = {

@@ -10,7 +10,7 @@ import {
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
 import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
-import { runtimeLines } from '../../lib/local/lines.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
 import { freePort } from '../../lib/local/tcp-ports.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
 import { reportItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';

@@ -9,7 +9,7 @@ import { storeErrors } from '../core/unavailable.ts';
 import { powertoolsLog } from '../setup/observability.ts';
 import { actorOf } from './caller.ts';
 import { json } from './http.ts';
-import { edgeLines } from './lines.ts';
+import { edgeLines } from './log-lines.ts';
 import { internalProblem, Problem, problemsFrom } from './problem.ts';
 
 export type HttpEdgeOptions = {

@@ -6,7 +6,7 @@ import type { NodeCredentialReader, ProofReplayGuard } from '../../core/host-ide
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import { verifyConnect } from '../../core/signal/connect.ts';
-import { signalLines } from '../../core/signal/lines.ts';
+import { signalLines } from '../../core/signal/log-lines.ts';
 import { nodePolicy } from '../../core/signal/policy.ts';
 import type { PresenceStore } from '../../core/signal/ports.ts';
 import { notePresence, type PresenceOutcome } from '../../core/signal/presence.ts';

@@ -6,7 +6,7 @@ import { logLine, say } from '../../core/coded-lines.ts';
 import { anyHold, type HoldView } from '../../core/hold/held-back.ts';
 import type { HoldReader } from '../../core/hold/ports.ts';
 import type { Log } from '../../core/ports.ts';
-import { summaryLines } from '../../core/summary/lines.ts';
+import { summaryLines } from '../../core/summary/log-lines.ts';
 import type { SummaryCounters, SummaryReader, SummaryRebuild } from '../../core/summary/ports.ts';
 import type { Change } from '../../core/summary/stream.ts';
 import type { Summary } from '../../core/summary/summary.ts';

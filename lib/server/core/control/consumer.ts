@@ -3,7 +3,7 @@ import { describeCause } from '../unavailable.ts';
 import { deadLetterNoteOf } from './dead-letter-notes.ts';
 import { HeldBehindError, MessageHeldError, StaleReportError } from './errors.ts';
 import { decideHold, type HoldPolicy } from './hold.ts';
-import { type About, consumerLines } from './lines.ts';
+import { type About, consumerLines } from './log-lines.ts';
 import type { ControlMessage } from './messages.ts';
 import { type Outcome, outcomeOfError } from './outcome.ts';
 import { planBatch } from './plan.ts';

@@ -13,7 +13,7 @@ import type { RolloutOptions } from '../rollout/waves.ts';
 import { StoreUnavailableError } from '../unavailable.ts';
 import { checkBuildTimes, checkReportSequence } from './bounds.ts';
 import { MessageRejectedError, PushFailedError, PushTimeoutError } from './errors.ts';
-import { consumerLines } from './lines.ts';
+import { consumerLines } from './log-lines.ts';
 import {
   type BuildMessage,
   type CatchUpMessage,

@@ -1,6 +1,6 @@
 import { logLine, say } from '../coded-lines.ts';
 import { meshErrors } from '../mesh/errors.ts';
-import { pushLines } from '../mesh/lines.ts';
+import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause, StoreUnavailableError } from '../unavailable.ts';
 import {

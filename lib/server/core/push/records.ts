@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { Actor } from '../audit/record.ts';
 import { logLine, say } from '../coded-lines.ts';
 import { pushFailures } from '../mesh/errors.ts';
-import { pushLines } from '../mesh/lines.ts';
+import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import type { PushAsker, PushFlow, PushOutcome, PushRequest } from './ports.ts';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { logLine, say } from '../coded-lines.ts';
-import { pushLines } from '../mesh/lines.ts';
+import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import { pushRequestSchema } from './flow-schemas.ts';

@@ -1,5 +1,5 @@
 import { logLine, say } from '../coded-lines.ts';
-import { pushLines } from '../mesh/lines.ts';
+import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import type { Decision } from './advance.ts';

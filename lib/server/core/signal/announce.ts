@@ -2,7 +2,7 @@ import { logLine, say } from '../coded-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
 import type { NodeSignal } from './channel.ts';
-import { signalLines } from './lines.ts';
+import { signalLines } from './log-lines.ts';
 import type { SignalPublisher } from './ports.ts';
 
 export type SignalAnnouncerDeps = {

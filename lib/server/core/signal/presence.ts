@@ -1,7 +1,7 @@
 import { logLine, say } from '../coded-lines.ts';
 import type { Log } from '../ports.ts';
 import { PresenceOfUnknownNodeError, StalePresenceError } from './errors.ts';
-import { signalLines } from './lines.ts';
+import { signalLines } from './log-lines.ts';
 import type { PresenceStore } from './ports.ts';
 
 /**
