@@ -55,7 +55,10 @@ export async function acceptedNow(api: string, node: string, keys: NodeKeys): Pr
   );
   if (answer.status === 401) return false;
   if (answer.status === 429 || answer.status >= 500)
-    throw new ApiUnreachableError(`the control plane said try again (${answer.status})`);
+    throw new ApiUnreachableError(
+      `the control plane said try again (${answer.status})`,
+      `http_${answer.status}`,
+    );
   return true;
 }
 
@@ -108,7 +111,10 @@ export async function rotateHostKeys(options: {
     },
   );
   if (answer.status === 429 || answer.status >= 500)
-    throw new ApiUnreachableError(`the control plane said try again (${answer.status})`);
+    throw new ApiUnreachableError(
+      `the control plane said try again (${answer.status})`,
+      `http_${answer.status}`,
+    );
   if (answer.status !== 200) return { kind: 'refused', answer };
   await promotePendingKeys(dir);
   return { kind: 'rotated', thumbprint: next.thumbprint, previous: current.thumbprint };

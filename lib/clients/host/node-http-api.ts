@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { type ApiAnswer, ApiUnreachableError, answerBody, type HeaderReader } from '../http/api-client.ts';
+import { type ApiAnswer, ApiUnreachableError, answerBody } from '../http/api-client.ts';
+import type { HeaderReader } from '../http/transport.ts';
 import { type HostSigningKey, hostProof } from './proof.ts';
 
 /**
@@ -55,7 +56,10 @@ export class NodeHttpHostApi {
         (error as Error).name === 'AbortError'
           ? `no answer in ${this.timeoutMs / 1000} s`
           : ((error as NodeJS.ErrnoException).code ?? (error as Error).name);
-      throw new ApiUnreachableError(`the control plane at ${this.baseUrl} could not be reached (${reason})`);
+      throw new ApiUnreachableError(
+        `the control plane at ${this.baseUrl} could not be reached (${reason})`,
+        reason,
+      );
     }
   }
 }
