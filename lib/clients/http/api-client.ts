@@ -95,7 +95,7 @@ export class ApiClient {
     this.roleNeeded = options.roleNeeded;
   }
 
-  /** Signs every request from now on with `signer`: a node's key after a rotation. */
+  /** Signs every later request with `signer`: a node's key after a rotation. */
   useSigner(signer: RequestSigner | undefined): void {
     this.signer = signer;
   }
