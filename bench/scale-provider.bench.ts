@@ -5,8 +5,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { FileAgentState } from '../lib/clients/host/agent/file-state.ts';
 import { HttpControlPlane } from '../lib/clients/host/agent/http-control-plane.ts';
 import { ShellApplier } from '../lib/clients/host/agent/shell-applier.ts';
+import { hostApiClient } from '../lib/clients/host/host-api-client.ts';
 import { signingKeyOf } from '../lib/clients/host/keys.ts';
-import { NodeHttpHostApi } from '../lib/clients/host/node-http-api.ts';
 import { startLocalApi } from '../lib/local/http-server.ts';
 import { localPartsFor } from '../lib/local/parts.ts';
 import { inlineBytes } from '../lib/server/adapters/dynamodb/declaration-parts.ts';
@@ -95,7 +95,7 @@ export async function run(): Promise<BenchTable[]> {
 
       const api = await startLocalApi({ port: 0, parts });
       const host = new HttpControlPlane(
-        new NodeHttpHostApi(api.url, signingKeyOf('broker', keys), { timeoutMs: 120_000 }),
+        hostApiClient(api.url, signingKeyOf('broker', keys), { timeoutMs: 120_000 }),
         'broker',
       );
       const state = new FileAgentState(join(hostDir, String(size)));

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
 import { signingKeyOf } from '../../lib/clients/host/keys.ts';
-import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 import { startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
@@ -216,7 +216,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       await pusher().sendNode(node);
       const api = await startLocalApi({ port: 0, parts });
       try {
-        const host = new NodeHttpHostApi(api.url, signingKeyOf(node, keys), { timeoutMs: 60_000 });
+        const host = hostApiClient(api.url, signingKeyOf(node, keys), { timeoutMs: 60_000 });
         const fetched = await host.send('GET', `/hosts/${node}/declaration`);
         const etag = fetched.headers.get('etag') ?? '';
         const again = await host.send('GET', `/hosts/${node}/declaration`, undefined, {

@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
 import {
   keysAfterRefusal,
   pendingDir,
@@ -14,7 +15,6 @@ import {
   type NodeKeys,
   signingKeyOf,
 } from '../../lib/clients/host/keys.ts';
-import { NodeHttpHostApi } from '../../lib/clients/host/node-http-api.ts';
 import { ApiUnreachableError } from '../../lib/clients/http/api-client.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
@@ -93,7 +93,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
     const { dir, keys: old } = await enrolled('lost');
     // what rotateHostKeys sends, its answer never read: the switch happened, DIR/next is not promoted
     const { keys: next } = await loadOrCreateNodeKeys(pendingDir(dir));
-    await new NodeHttpHostApi(api.url, signingKeyOf('lost', old)).send('POST', '/hosts/lost/keys', {
+    await hostApiClient(api.url, signingKeyOf('lost', old)).send('POST', '/hosts/lost/keys', {
       keys: { signing: next.signing.publicJwk, sealing: next.sealing.publicJwk },
       possession: await possessionProof('lost', next, old.thumbprint),
     });
@@ -122,7 +122,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
       );
     const before = await withoutProofIds();
 
-    const forged = await new NodeHttpHostApi(api.url, signingKeyOf('forger', old)).send(
+    const forged = await hostApiClient(api.url, signingKeyOf('forger', old)).send(
       'POST',
       '/hosts/forger/keys',
       {

@@ -268,8 +268,8 @@ describe('mesh console for a deployed stack', () => {
     const signed: string[] = [];
     const stack = new ApiClient(api.url, {
       signer: async (request) => {
-        signed.push(`${request.method} ${new URL(request.url).pathname}`);
-        return request;
+        signed.push(`${request.method} ${request.url.pathname}`);
+        return { ...request.headers };
       },
     });
     const proxy = await startConsoleProxy({

@@ -1,4 +1,7 @@
 import { type SignalChannel, signalChannel } from '../../server/core/signal/channel.ts';
+import { ApiClient, ApiUnreachableError } from '../http/api-client.ts';
+import { nodeHttpTransport } from '../http/node-http-transport.ts';
+import type { HttpTransport } from '../http/transport.ts';
 import type { NodeKeys } from './keys.ts';
 
 /** One answer of the control plane to `POST /enrol`, or the fact that none came. */
@@ -132,34 +135,32 @@ export function enrolRequestBody(node: string, token: string, keys: NodeKeys) {
 /** Nobody listens at the address, or the name has no address: a mistyped --api, not a passing fault. */
 const nothingAnswers = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/** One attempt over HTTP. */
+/** How long one enrol attempt waits for its answer before it is asked again. */
+const enrolAttemptTimeoutMs = 10_000;
+
+/**
+ * One attempt: `POST /enrol`, unsigned (the token is the proof), over node:http(s) as the agent
+ * asks; `transport` replaces the wire (a test's fake).
+ */
 export async function sendEnrolment(
   api: string,
   body: unknown,
-  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+  options: { readonly transport?: HttpTransport; readonly timeoutMs?: number } = {},
 ): Promise<EnrolAttempt> {
+  const client = new ApiClient(api, {
+    transport: options.transport ?? nodeHttpTransport,
+    timeoutMs: options.timeoutMs ?? enrolAttemptTimeoutMs,
+  });
   try {
-    const response = await (options.fetch ?? fetch)(`${api.replace(/\/+$/, '')}/enrol`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
-    });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
+    const answer = await client.send('POST', '/enrol', body);
     return {
       kind: 'answer',
-      status: response.status,
-      retryAfter: response.headers.get('retry-after'),
-      body: parsed,
+      status: answer.status,
+      retryAfter: answer.headers.get('retry-after'),
+      body: answer.body,
     };
   } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-    return { kind: 'unreachable', reason: code, nothingAnswers: nothingAnswers.has(code) };
+    if (!(error instanceof ApiUnreachableError)) throw error;
+    return { kind: 'unreachable', reason: error.reason, nothingAnswers: nothingAnswers.has(error.reason) };
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { possessionType } from '../../server/core/enrolment/rotation.ts';
 import { type ApiAnswer, ApiUnreachableError } from '../http/api-client.ts';
+import { hostApiClient } from './host-api-client.ts';
 import {
   loadNodeKeys,
   loadOrCreateNodeKeys,
@@ -11,7 +12,6 @@ import {
   signingFile,
   signingKeyOf,
 } from './keys.ts';
-import { NodeHttpHostApi } from './node-http-api.ts';
 
 /**
  * A host's side of a key rotation. The new keys are written to DIR/next before anything is
@@ -49,13 +49,16 @@ export function possessionProof(node: string, next: NodeKeys, previous: string):
 
 /** Whether the control plane takes `keys` as the node's key now: anything but a 401 says yes. */
 export async function acceptedNow(api: string, node: string, keys: NodeKeys): Promise<boolean> {
-  const answer = await new NodeHttpHostApi(api, signingKeyOf(node, keys), { timeoutMs: 15_000 }).send(
+  const answer = await hostApiClient(api, signingKeyOf(node, keys)).send(
     'GET',
     `/hosts/${encodeURIComponent(node)}/declaration`,
   );
   if (answer.status === 401) return false;
   if (answer.status === 429 || answer.status >= 500)
-    throw new ApiUnreachableError(`the control plane said try again (${answer.status})`);
+    throw new ApiUnreachableError(
+      `the control plane said try again (${answer.status})`,
+      `http_${answer.status}`,
+    );
   return true;
 }
 
@@ -99,7 +102,7 @@ export async function rotateHostKeys(options: {
     await promotePendingKeys(dir);
     return { kind: 'finished', thumbprint: next.thumbprint };
   }
-  const answer = await new NodeHttpHostApi(api, signingKeyOf(node, current), { timeoutMs: 15_000 }).send(
+  const answer = await hostApiClient(api, signingKeyOf(node, current)).send(
     'POST',
     `/hosts/${encodeURIComponent(node)}/keys`,
     {
@@ -108,7 +111,10 @@ export async function rotateHostKeys(options: {
     },
   );
   if (answer.status === 429 || answer.status >= 500)
-    throw new ApiUnreachableError(`the control plane said try again (${answer.status})`);
+    throw new ApiUnreachableError(
+      `the control plane said try again (${answer.status})`,
+      `http_${answer.status}`,
+    );
   if (answer.status !== 200) return { kind: 'refused', answer };
   await promotePendingKeys(dir);
   return { kind: 'rotated', thumbprint: next.thumbprint, previous: current.thumbprint };

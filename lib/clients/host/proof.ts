@@ -8,6 +8,7 @@ import {
   requestTarget,
 } from '../../server/core/host-identity/proof.ts';
 import { connectMethod, connectTarget } from '../../server/core/signal/connect.ts';
+import type { RequestSigner } from '../http/api-client.ts';
 
 /** What a host signs with: its node name and enrolled Ed25519 private key. */
 export type HostSigningKey = {
@@ -63,13 +64,14 @@ function signProof(
     .sign(key.privateKey);
 }
 
-/** Signs a fetch Request with the node's proof: an ApiClient's `signer` (the rehearsal's drive). */
-export function hostRequestSigner(key: HostSigningKey, options: ProofOptions = {}) {
-  return async (request: Request): Promise<Request> => {
-    const body = request.body ? new Uint8Array(await request.clone().arrayBuffer()) : '';
-    const authorization = await hostProof(key, { method: request.method, url: request.url, body }, options);
-    const headers = new Headers(request.headers);
-    headers.set('authorization', authorization);
-    return new Request(request, { headers });
-  };
+/** Gives each request the node's proof as its `Authorization`: an ApiClient's signer on a node. */
+export function hostRequestSigner(key: HostSigningKey, options: ProofOptions = {}): RequestSigner {
+  return async (request) => ({
+    ...request.headers,
+    authorization: await hostProof(
+      key,
+      { method: request.method, url: request.url.href, body: request.body ?? '' },
+      options,
+    ),
+  });
 }

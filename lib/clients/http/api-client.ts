@@ -1,11 +1,19 @@
 import type { ProblemBody } from '../../server/core/error-table.ts';
 import { type OperatorRole, rolePolicyNames } from '../../server/core/roles.ts';
+import { fetchTransport } from './fetch-transport.ts';
+import {
+  type HeaderReader,
+  type HttpTransport,
+  NoAnswerError,
+  type OutgoingRequest,
+  type TransportAnswer,
+} from './transport.ts';
 
-/** Signs a request before it is sent; the SigV4 signer for a deployed stack is one. */
-export type RequestSigner = (request: Request) => Promise<Request>;
-
-/** What callers read of an answer's headers; fetch's Headers is one, the host agent's client another. */
-export type HeaderReader = { get(name: string): string | null };
+/**
+ * Gives the headers to send with a request: its own and the proof of who sends it. SigV4 for a
+ * deployed stack (sigv4.ts) and the node's proof (lib/clients/host/proof.ts) are signers.
+ */
+export type RequestSigner = (request: OutgoingRequest) => Promise<Record<string, string>>;
 
 export type ApiAnswer = {
   readonly status: number;
@@ -22,9 +30,15 @@ export type RoleNeeded = { readonly role: OperatorRole; readonly route: string }
 /** Finds the role a request's route needs in the route table; the `mesh` CLI's reads lib/server/functions/table.ts. */
 export type RoleLookup = (method: string, path: string) => Promise<RoleNeeded | undefined>;
 
-/** The control plane could not be reached at all (refused, reset, timed out). */
+/** The control plane could not be reached at all (refused, reset, timed out), or said to come back. */
 export class ApiUnreachableError extends Error {
   override name = 'ApiUnreachableError';
+  /** Why: the errno code (ECONNREFUSED, ENOTFOUND, …), `no answer in N s`, or `http_503` and the like. */
+  readonly reason: string;
+  constructor(message: string, reason: string, options?: ErrorOptions) {
+    super(message, options);
+    this.reason = reason;
+  }
 }
 
 /** A 4xx/5xx from the control plane, with the code and message the API gave. */
@@ -45,20 +59,45 @@ export class ApiProblemError extends Error {
 
 export type ApiClientOptions = {
   readonly signer?: RequestSigner;
-  readonly fetch?: typeof fetch;
+  /** @default 60 s */
   readonly timeoutMs?: number;
   /** Asked on IAM's refusal (403 from API Gateway) for the role the call needs. @default none */
   readonly roleNeeded?: RoleLookup;
-};
+} & (
+  | {
+      /** How requests travel: a node's agent gives nodeHttpTransport. @default fetchTransport */
+      readonly transport?: HttpTransport;
+      readonly fetch?: never;
+    }
+  | {
+      /** The fetch that fetchTransport sends with (a test's fake). @default the global fetch */
+      readonly fetch?: typeof fetch;
+      readonly transport?: never;
+    }
+);
 
-/** The one way the CLIs talk to the control plane: JSON in, JSON out, problems as errors. */
+/**
+ * The one way the CLI, the host agent and enrolment talk to the control plane: JSON in, JSON
+ * out, problems as answers (`send`) or errors (`call`), ApiUnreachableError when nothing answers.
+ */
 export class ApiClient {
   readonly baseUrl: string;
-  private readonly options: ApiClientOptions;
+  private signer: RequestSigner | undefined;
+  private readonly transport: HttpTransport;
+  private readonly timeoutMs: number;
+  private readonly roleNeeded: RoleLookup | undefined;
 
   constructor(baseUrl: string, options: ApiClientOptions = {}) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
-    this.options = options;
+    this.signer = options.signer;
+    this.transport = options.transport ?? fetchTransport(options.fetch);
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.roleNeeded = options.roleNeeded;
+  }
+
+  /** Signs every later request with `signer`: a node's key after a rotation. */
+  useSigner(signer: RequestSigner | undefined): void {
+    this.signer = signer;
   }
 
   /** Sends a request and returns whatever came back, problems included. */
@@ -68,30 +107,31 @@ export class ApiClient {
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<ApiAnswer> {
-    let request = new Request(`${this.baseUrl}${path}`, {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const request: OutgoingRequest = {
       method,
+      url: new URL(`${this.baseUrl}${path}`),
       headers: {
         accept: 'application/json',
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
+        ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...lowerCased(headers),
       },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(this.options.timeoutMs ?? 60_000),
-    });
-    if (this.options.signer) request = await this.options.signer(request);
-    let response: Response;
-    try {
-      response = await (this.options.fetch ?? fetch)(request);
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
-      throw new ApiUnreachableError(`the control plane at ${this.baseUrl} could not be reached (${cause})`);
-    }
-    const answer = {
-      status: response.status,
-      headers: response.headers,
-      body: answerBody(await response.text()),
+      ...(payload !== undefined ? { body: payload } : {}),
     };
-    const needs = isIamRefusal(answer) ? await this.options.roleNeeded?.(method, path) : undefined;
+    const signed = this.signer ? { ...request, headers: await this.signer(request) } : request;
+    let answered: TransportAnswer;
+    try {
+      answered = await this.transport({ ...signed, timeoutMs: this.timeoutMs });
+    } catch (error) {
+      if (!(error instanceof NoAnswerError)) throw error;
+      throw new ApiUnreachableError(
+        `the control plane at ${this.baseUrl} could not be reached (${error.reason})`,
+        error.reason,
+        { cause: error },
+      );
+    }
+    const answer = { status: answered.status, headers: answered.headers, body: answerBody(answered.text) };
+    const needs = isIamRefusal(answer) ? await this.roleNeeded?.(method, path) : undefined;
     return needs ? { ...answer, needs } : answer;
   }
 
@@ -101,6 +141,11 @@ export class ApiClient {
     if (answer.status >= 400) throw problemError(answer);
     return answer.body as T;
   }
+}
+
+/** Header names as a signer signs them and HTTP compares them: in lower case. */
+function lowerCased(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
 }
 
 /** An answer's body: its JSON, undefined when empty, or a `not_json` problem holding its start. */

@@ -50,7 +50,7 @@ async function readJob(
       const advice = `apply job ${id} goes on on the control plane: follow it again with mesh apply --job ${id}`;
       if (failed + 1 >= patience) {
         if (error instanceof ApiUnreachableError)
-          throw new ApiUnreachableError(`${error.message}; ${advice}`);
+          throw new ApiUnreachableError(`${error.message}; ${advice}`, error.reason, { cause: error });
         const problem = error as ApiProblemError;
         throw new ApiProblemError(
           problem.status,

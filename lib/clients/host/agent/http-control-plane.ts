@@ -8,7 +8,7 @@ import {
 } from './errors.ts';
 import type { ControlPlane, FetchedDeclaration, HostReport } from './ports.ts';
 
-/** Sends one signed request and gives back what came of it: ApiClient does, and NodeHttpHostApi. */
+/** Sends one signed request and gives back what came of it: the node's ApiClient (hostApiClient) does. */
 export type HostRequests = Pick<ApiClient, 'send'>;
 
 /** The control plane over HTTPS, every request signed by the node's key. */

@@ -9,11 +9,11 @@ import { HttpControlPlane } from '../agent/http-control-plane.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
 import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier, ShellHealthCheck } from '../agent/shell-applier.ts';
+import { hostApiClient } from '../host-api-client.ts';
 import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
 import { type AgentLog, agentLines, commandLines, hostPrinter } from '../lines.ts';
-import { NodeHttpHostApi } from '../node-http-api.ts';
-import { connectPassword } from '../proof.ts';
+import { connectPassword, hostRequestSigner } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
 /** A duration as `--check-interval` and the like take it: seconds (`30`, `0.5`), or `30s`, `5m`, `1h`. */
@@ -133,7 +133,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
   const log: AgentLog = (said) => process.stdout.write(printedLine(said, format, `mesh-host ${node}: `));
   let signingKey = signingKeyOf(node, keys);
   let sealingKey = keys.sealing.privateKey;
-  const api = new NodeHttpHostApi(apiUrl, signingKey, { timeoutMs: 15_000 });
+  const api = hostApiClient(apiUrl, signingKey);
 
   const controller = new AbortController();
   const stop = (signal: string) => {
@@ -183,7 +183,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
       if (!now || now.thumbprint === signingKey.thumbprint) return false;
       signingKey = signingKeyOf(node, now);
       sealingKey = now.sealing.privateKey;
-      api.useKey(signingKey);
+      api.useSigner(hostRequestSigner(signingKey));
       kept = { ...kept, thumbprint: now.thumbprint };
       await writeHostEnrolment(options.dir, kept);
       return true;
