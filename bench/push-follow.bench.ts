@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { cliLines } from '../lib/clients/cli/lines.ts';
+import { cliLines } from '../lib/clients/cli/output-lines.ts';
 import { startLocalApi } from '../lib/local/http-server.ts';
 import { localPartsFor } from '../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';

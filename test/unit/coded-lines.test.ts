@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliLines } from '../../lib/clients/cli/lines.ts';
-import { agentLines, commandLines } from '../../lib/clients/host/lines.ts';
+import { cliLines } from '../../lib/clients/cli/output-lines.ts';
+import { agentLines, commandLines } from '../../lib/clients/host/log-lines.ts';
 import { runtimeLines } from '../../lib/local/log-lines.ts';
 import { edgeLines } from '../../lib/server/api/log-lines.ts';
 import {

@@ -9,7 +9,7 @@ import type {
 } from '../../lib/clients/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
-import { agentLines } from '../../lib/clients/host/lines.ts';
+import { agentLines } from '../../lib/clients/host/log-lines.ts';
 import { connectPassword, type HostSigningKey, hostRequestSigner } from '../../lib/clients/host/proof.ts';
 import { ApiClient } from '../../lib/clients/http/api-client.ts';
 import { fieldsOf } from '../../lib/server/core/coded-lines.ts';

@@ -10,8 +10,8 @@ import {
   type RequestSigner,
 } from '../http/api-client.ts';
 import { sigv4SignerFor } from '../http/sigv4.ts';
-import { cliLines } from './lines.ts';
 import { makeOutput, type Output } from './output.ts';
+import { cliLines } from './output-lines.ts';
 import { roleNeededFromTable } from './role-needed.ts';
 
 /** What every `mesh` command gets: the API, the output, and one way to finish. */

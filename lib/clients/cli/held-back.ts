@@ -1,7 +1,7 @@
 import { unfreezeCommand } from '../../server/core/hold/freeze.ts';
 import type { HeldBack, Holder } from '../../server/core/hold/held-back.ts';
-import { cliLines } from './lines.ts';
 import type { Output } from './output.ts';
+import { cliLines } from './output-lines.ts';
 
 /** How many held-back nodes a line names before it counts the rest. */
 const namedPerHolder = 10;

@@ -1,5 +1,5 @@
 import type { NodeStatus } from '../../server/core/views/ports.ts';
-import { holderText } from './lines.ts';
+import { holderText } from './output-lines.ts';
 
 /**
  * A node's state as a view's row says it: behind, up to date, or never enrolled (a node with no

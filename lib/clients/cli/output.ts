@@ -4,7 +4,7 @@ import { type CodedLine, printedLine, say } from '../../server/core/coded-lines.
  * Where a command's results go: lines for people, or one JSON document for scripts (`--json`).
  * What it says on the way (progress, notes, failures) goes to stderr, so it never mixes into the
  * JSON on stdout: a line for people, or under `--json` one JSON line with its code
- * (lib/clients/cli/lines.ts).
+ * (lib/clients/cli/output-lines.ts).
  */
 export type Output = {
   readonly json: boolean;

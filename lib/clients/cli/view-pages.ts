@@ -3,8 +3,8 @@ import { parseSelector } from '../../server/core/mesh/labels.ts';
 import type { MeshEdge } from '../../server/core/views/views.ts';
 import { ExitCode } from '../common/exit-codes.ts';
 import type { ApiClient } from '../http/api-client.ts';
-import { cliLines } from './lines.ts';
 import type { Output } from './output.ts';
+import { cliLines } from './output-lines.ts';
 
 /**
  * `mesh status` and `mesh node list` read their view a page at a time and print each page as it

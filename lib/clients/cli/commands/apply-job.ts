@@ -1,8 +1,8 @@
 import type { ApplyJob } from '../../../server/core/mesh-file/apply-job.ts';
 import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
 import { type ApiClient, ApiProblemError, ApiUnreachableError } from '../../http/api-client.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 
 /** How often `mesh apply` reads a job's record while it runs: a part takes seconds to minutes. */
 export const applyJobPollMs = 1_000;

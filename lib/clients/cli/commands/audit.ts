@@ -6,7 +6,7 @@ import type { ChainFinding } from '../../../server/core/audit/verify.ts';
 import { nodeName } from '../../../server/core/names.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, usage } from '../command-context.ts';
-import { cliLines } from '../lines.ts';
+import { cliLines } from '../output-lines.ts';
 
 type AuditOptions = { node?: string; actor?: string; action?: string; since?: string; limit: string };
 

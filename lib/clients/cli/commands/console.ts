@@ -4,7 +4,7 @@ import { ExitCode } from '../../common/exit-codes.ts';
 import { problemError } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { startConsoleProxy } from '../console/proxy.ts';
-import { cliLines } from '../lines.ts';
+import { cliLines } from '../output-lines.ts';
 
 /**
  * `mesh console`: the console for the control plane at --api, on 127.0.0.1, its reads signed

@@ -4,7 +4,7 @@ import type { Queued } from '../../../server/core/control/ports.ts';
 import { buildId, moduleName, moduleVersion } from '../../../server/core/names.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, type CommandContext } from '../command-context.ts';
-import { cliLines } from '../lines.ts';
+import { cliLines } from '../output-lines.ts';
 import { followRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 
 type BuildAnswer = {

@@ -5,8 +5,8 @@ import type { IssuedToken, RevokedToken } from '../../../server/core/enrolment/t
 import { nodeName } from '../../../server/core/names.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, usage } from '../command-context.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { assertSecretFileFree, SecretFileExistsError, writeSecretFile } from '../secret-file.ts';
 import { issueUnenrolled } from './unenrolled-tokens.ts';
 

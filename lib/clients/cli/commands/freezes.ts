@@ -3,7 +3,7 @@ import type { Freeze } from '../../../server/core/hold/freeze.ts';
 import { unfreezeCommand } from '../../../server/core/hold/freeze.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, type CommandContext } from '../command-context.ts';
-import { cliLines } from '../lines.ts';
+import { cliLines } from '../output-lines.ts';
 
 type Target = { on?: string; all: boolean };
 

@@ -3,8 +3,8 @@ import { type ApplyPlan, whatMoved } from '../../../server/core/mesh-file/index.
 import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiClient, problemError } from '../../http/api-client.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { followApplyJob, sayStarted, wholeOutcome } from './apply-job.ts';
 import { type ApplyOptions, answered, bodyOf } from './mesh-file.ts';
 import { planPages } from './mesh-file-pages.ts';

@@ -3,8 +3,8 @@ import type { ApplyPlan } from '../../../server/core/mesh-file/index.ts';
 import { planListPaths } from '../../../server/core/mesh-file/pages.ts';
 import type { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiClient, ApiProblemError } from '../../http/api-client.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { answered, type FileOptions } from './mesh-file.ts';
 
 /**

@@ -8,8 +8,8 @@ import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { action, nodeModuleArgument, usage } from '../command-context.ts';
 import { healthText, revertText } from '../health-text.ts';
-import { cliLines } from '../lines.ts';
 import { stateOf } from '../node-state.ts';
+import { cliLines } from '../output-lines.ts';
 import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
 import { printSummary } from './summary.ts';
 

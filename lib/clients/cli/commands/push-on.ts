@@ -3,8 +3,8 @@ import type { PushOutcome } from '../../../server/core/push/ports.ts';
 import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiClient, problemError } from '../../http/api-client.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { followPush, printOutcome } from './push.ts';
 
 /**

@@ -17,8 +17,8 @@ import { ExitCode, exitCodeForStatus } from '../../common/exit-codes.ts';
 import { type ApiClient, problemError } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { sayHeldBack } from '../held-back.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { nodesOn, pushOn } from './push-on.ts';
 import { startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 

@@ -1,7 +1,7 @@
 import type { RolloutAnswer } from '../../../server/core/rollout/pages.ts';
 import { type ApiClient, ApiProblemError } from '../../http/api-client.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 
 /**
  * A rollout's claims as `mesh push|upgrade --waves` follows them (docs/decisions/rollouts-in-waves.md):

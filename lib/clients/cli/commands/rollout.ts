@@ -7,8 +7,8 @@ import { describeOrigin, rolloutIdPattern } from '../../../server/core/rollout/s
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiClient, ApiProblemError } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 import { headerOf, refuseIfRefused, sayClaims, untilClaimed } from './rollout-claims.ts';
 
 /** How often a followed rollout is read again. */

@@ -2,8 +2,8 @@ import type { Summary } from '../../../server/core/summary/summary.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import type { ApiClient } from '../../http/api-client.ts';
 import { releaseOf } from '../held-back.ts';
-import { cliLines } from '../lines.ts';
 import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
 
 /**
  * `mesh status --summary [--rebuild]`: the counts of the mesh from `GET /summary`, which reads

@@ -9,9 +9,9 @@ import { action, usage } from '../command-context.ts';
 import { type GraphFormat, graphText } from '../graph-text.ts';
 import { healthText } from '../health-text.ts';
 import { releaseOf } from '../held-back.ts';
-import { cliLines, holderText } from '../lines.ts';
 import { stateOf } from '../node-state.ts';
 import type { Output } from '../output.ts';
+import { cliLines, holderText } from '../output-lines.ts';
 import {
   cliPageNodes,
   printNodeView,

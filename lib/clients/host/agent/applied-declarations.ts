@@ -1,6 +1,6 @@
 import { type CodedLine, type Said, say } from '../../../server/core/coded-lines.ts';
 import { type RevertCause, unhealthyStep } from '../../../server/core/health.ts';
-import { agentLines } from '../lines.ts';
+import { agentLines } from '../log-lines.ts';
 import { modulesOfDeclaration } from './declared-modules.ts';
 import type { HealthWatch } from './health-watch.ts';
 import { fitTails, Redactor, secretsOf, tailOf } from './output-tail.ts';

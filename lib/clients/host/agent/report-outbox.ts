@@ -1,5 +1,5 @@
 import { type CodedLine, type Said, say as sayLine } from '../../../server/core/coded-lines.ts';
-import { agentLines } from '../lines.ts';
+import { agentLines } from '../log-lines.ts';
 import { ControlPlaneUnavailableError, SequenceAheadRefusedError } from './errors.ts';
 import type { ControlPlane, HostReport } from './ports.ts';
 

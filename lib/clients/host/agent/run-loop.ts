@@ -1,6 +1,6 @@
 import { type CodedLine, type Said, say as sayLine } from '../../../server/core/coded-lines.ts';
 import type { SignalChannel } from '../../../server/core/signal/channel.ts';
-import { type AgentLog, agentLines } from '../lines.ts';
+import { type AgentLog, agentLines } from '../log-lines.ts';
 import { AppliedDeclarations } from './applied-declarations.ts';
 import { ControlPlaneUnavailableError, CredentialRefusedError } from './errors.ts';
 import {
@@ -56,7 +56,7 @@ export type RunLoopOptions = {
    * or when it answers false, the node was disenrolled or removed and the loop ends.
    */
   readonly keyRefused?: () => Promise<boolean>;
-  /** Where its lines go (lib/clients/host/lines.ts): `mesh-host run` prints them. */
+  /** Where its lines go (lib/clients/host/log-lines.ts): `mesh-host run` prints them. */
   readonly log: AgentLog;
   readonly signal: AbortSignal;
   readonly now?: () => number;

@@ -1,6 +1,6 @@
 import { type CodedLine, say } from '../../../server/core/coded-lines.ts';
 import type { NodeSignal, SignalChannel } from '../../../server/core/signal/channel.ts';
-import { type AgentLog, agentLines } from '../lines.ts';
+import { type AgentLog, agentLines } from '../log-lines.ts';
 import type { SignalLink } from './ports.ts';
 
 /** The longest wait between two connect attempts while the broker is away. */

@@ -7,7 +7,7 @@ import { nodeName } from '../../../server/core/names.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { defaultPatienceMs, enrolRequestBody, presentEnrolment, sendEnrolment } from '../enrol.ts';
 import { defaultHostDir, loadOrCreateNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
-import { commandLines, hostPrinter } from '../lines.ts';
+import { commandLines, hostPrinter } from '../log-lines.ts';
 import { writeHostEnrolment } from '../state.ts';
 import { chooseToken } from '../token-source.ts';
 

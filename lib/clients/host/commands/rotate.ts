@@ -5,7 +5,7 @@ import { ExitCode, exitCodeForStatus } from '../../common/exit-codes.ts';
 import { ApiUnreachableError, problemError } from '../../http/api-client.ts';
 import { pendingDir, rotateHostKeys } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, NodeKeysUnreadableError } from '../keys.ts';
-import { commandLines, hostPrinter } from '../lines.ts';
+import { commandLines, hostPrinter } from '../log-lines.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
 const rotateOptions = z.object({

@@ -12,7 +12,7 @@ import { ShellApplier, ShellHealthCheck } from '../agent/shell-applier.ts';
 import { hostApiClient } from '../host-api-client.ts';
 import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
-import { type AgentLog, agentLines, commandLines, hostPrinter } from '../lines.ts';
+import { type AgentLog, agentLines, commandLines, hostPrinter } from '../log-lines.ts';
 import { connectPassword, hostRequestSigner } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 
@@ -61,7 +61,7 @@ const runOptions = z
  * `mesh-host run [--dir DIR] --apply CMD [--interval S] [--check CMD …] [--revert-on-failure]
  * [--revert-after-cutoff D]`: the enrolled node's loop, on its
  * signal when the control plane names a broker, polling at --interval while it is away. Its
- * lines are for people, or one JSON line each under MESH_LOG_FORMAT=json (lib/clients/host/lines.ts). Exit
+ * lines are for people, or one JSON line each under MESH_LOG_FORMAT=json (lib/clients/host/log-lines.ts). Exit
  * codes: 0 stopped by SIGTERM/SIGINT, 2 usage or not enrolled in DIR, 9 the node was disenrolled
  * or removed (its key is refused and no rotation left a newer one).
  */
