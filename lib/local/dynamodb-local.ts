@@ -35,11 +35,6 @@ export type RunningDynamoDBLocal = {
   readonly endpoint: string;
   readonly port: number;
   readonly pid: number | undefined;
-  /**
-   * Whether the launcher's schema cache took (LoopbackDynamoDBLocal.java, `SchemaCache`): false
-   * when a DynamoDB Local whose internals moved runs without it, as before, only slower.
-   */
-  readonly schemasParsedOnce: boolean;
   stop(): Promise<void>;
 };
 
@@ -99,13 +94,8 @@ export async function startDynamoDBLocal(options: DynamoDBLocalOptions = {}): Pr
       `DynamoDB Local did not start: ${(error as Error).message}${tail ? ` (${tail})` : ''}`,
     );
   }
-  // the launcher says which before it starts the server, so the line is in by the time it answers
-  const schemasParsedOnce = output.includes(schemaCacheLine);
-  return { endpoint, port, pid: child.pid, schemasParsedOnce, stop };
+  return { endpoint, port, pid: child.pid, stop };
 }
-
-/** What LoopbackDynamoDBLocal.java prints when its schema cache is in place. */
-const schemaCacheLine = 'LoopbackDynamoDBLocal: table schemas parsed once';
 
 const launcher = join(dirname(fileURLToPath(import.meta.url)), 'LoopbackDynamoDBLocal.java');
 
