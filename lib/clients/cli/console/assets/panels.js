@@ -10,7 +10,7 @@ import { badge, el, when } from './dom.js';
  * @typedef {import('../../../../server/core/views/views.ts').MeshNode} MeshNode
  * @typedef {import('../../../../server/core/push/records.ts').PushRecordView} PushRecordView
  * @typedef {import('../../../../server/core/audit/record.ts').AuditRecord} AuditRecord
- * @typedef {import('../../../../server/core/control/dead-letter-notes.ts').LetterNote} LetterNote
+ * @typedef {import('../../../../server/core/control/dead-letter-notes.ts').DeadLetterNote} DeadLetterNote
  * @typedef {import('../../../../server/core/control/dead-letter-notes.ts').DeadLetterDepth} DeadLetterDepth
  * @typedef {{ nowMs: number, onNode: (node: string) => void }} PanelContext
  */
@@ -342,7 +342,7 @@ export function pushesPanel(pushes, context) {
   });
 }
 
-/** @param {{ letters: LetterNote[], queue: DeadLetterDepth | null }} answer @param {PanelContext} context */
+/** @param {{ letters: DeadLetterNote[], queue: DeadLetterDepth | null }} answer @param {PanelContext} context */
 export function lettersPanel(answer, context) {
   const { letters, queue } = answer;
   const count = queue
