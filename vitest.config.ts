@@ -20,9 +20,9 @@ import RunOrder from './test/support/run-order.ts';
  *   store or kills a control plane stops its own (`Bed.startStore`, the fault rig's store and
  *   queue), never a shared one. On a loaded machine a host's report once did not reach the store
  *   within two minutes; two ways load did that are closed: a receive a stalled control plane
- *   gave up hid its messages for the queue's visibility (lib/runtime/event-source.ts,
+ *   gave up hid its messages for the queue's visibility (lib/local/event-source.ts,
  *   `pollerRequestTimeoutMs`), and a host on the signal kept a report it could not send until
- *   its next signal (lib/host/agent/run-loop.ts). A bed that fails by load is worse than a slow
+ *   its next signal (lib/clients/host/agent/run-loop.ts). A bed that fails by load is worse than a slow
  *   one: `sequence: { groupOrder: 1 }` on the beds is the way back to running them after the rest;
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.

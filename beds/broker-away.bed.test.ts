@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { signalLines } from '../lib/core/signal/lines.ts';
-import { agentLines } from '../lib/host/lines.ts';
+import { agentLines } from '../lib/clients/host/log-lines.ts';
+import { signalLines } from '../lib/server/core/signal/log-lines.ts';
 import { addAndEnrol, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
 import { bedLines } from './support/bed-lines.ts';
 

@@ -1,11 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
-import type { AuditRecord } from '../lib/core/audit/record.ts';
-import type { NodeStatus } from '../lib/core/ports.ts';
-import type { RolloutRecord } from '../lib/core/rollout/record.ts';
-import type { Summary } from '../lib/core/summary/summary.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import type { AuditRecord } from '../lib/server/core/audit/record.ts';
+import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
+import type { Summary } from '../lib/server/core/summary/summary.ts';
+import type { NodeStatus } from '../lib/server/core/views/ports.ts';
 import {
   addAndEnrol,
   appliedAsSent,
@@ -104,8 +104,13 @@ it('a node whose check fails after an apply turns unhealthy and halts its rollou
       /health\s+UNHEALTHY: web 2.0-sick: connection refused on :8080 \(revision \d+, since /,
     );
     expect(shown.output).toContain('check output (its end):');
-    const summary = await expectOk(bed.mesh('status', '--summary'), 'mesh status --summary');
-    expect((summary.json as Summary).health.unhealthy).toBeGreaterThanOrEqual(1);
+    // The summary counts web-1 as unhealthy once the aggregator has taken its report; --auto-undo
+    // may already have made it healthy again, so the count is read while web-1 is still sick.
+    await eventually('the summary to count web-1 unhealthy, or web-1 healthy again', async () => {
+      const summary = await expectOk(bed.mesh('status', '--summary'), 'mesh status --summary');
+      if ((summary.json as Summary).health.unhealthy >= 1) return 'counted';
+      return (await statusOf(bed)).get('web-1')?.health?.state === 'healthy' ? 'healed first' : undefined;
+    });
     const rollout = await bed.meshText('rollout', 'show', halted.id);
     expect(rollout.output).toContain('web-1 failed at unhealthy: web 2.0-sick');
 
@@ -123,6 +128,13 @@ it('a node whose check fails after an apply turns unhealthy and halts its rollou
     await eventually('web-1 healthy again on web 1.0', async () =>
       (await statusOf(bed)).get('web-1')?.health?.state === 'healthy' ? true : undefined,
     );
+    // The summary follows the health back: the sick count is retracted when web-1 heals.
+    const healed = await eventually('the summary to count the three hosts healthy', async () => {
+      const summary = (await expectOk(bed.mesh('status', '--summary'), 'mesh status --summary'))
+        .json as Summary;
+      return summary.health.unhealthy === 0 && summary.health.healthy >= 3 ? summary : undefined;
+    });
+    expect(healed.health.unhealthy).toBe(0);
     const undoneShown = await bed.meshText('rollout', 'show', halted.id);
     expect(undoneShown.code).toBe(ExitCode.rolloutUndone);
     expect(undoneShown.output).toContain(`undone by rollout ${undone.undoneBy}`);

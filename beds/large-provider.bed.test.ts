@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { meshLimits } from '../lib/core/mesh/limits.ts';
-import type { SealingKey } from '../lib/core/mesh/model.ts';
-import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
+import { meshLimits } from '../lib/server/core/mesh/limits.ts';
+import type { SealingKey } from '../lib/server/core/mesh/model.ts';
+import { sealingKeyOf } from '../lib/server/core/sealing/sealed-secret.ts';
 import { seedConsumers, seedingClient } from '../test/support/large-provider.ts';
 import { addAndEnrol, type Bed, eventually, expectOk, inBed } from './support/bed.ts';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from 'vitest';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
-import { agentLines } from '../lib/host/lines.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import { agentLines } from '../lib/clients/host/log-lines.ts';
 import { addAndEnrol, appliedAsSent, expectOk, inBed, status } from './support/bed.ts';
 
 /**

@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { expect, it } from 'vitest';
-import { agentLines, commandLines } from '../lib/host/lines.ts';
+import { agentLines, commandLines } from '../lib/clients/host/log-lines.ts';
 import { codedLinesIn } from '../test/support/processes.ts';
 import { ensureExecutable } from '../tools/packaging/package.ts';
 import { eventually, expectOk, inBed, status } from './support/bed.ts';

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { importJWK } from 'jose';
 import { expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { documentClient, scanAll } from '../lib/adapters/dynamodb/requests.ts';
-import { openSealed, relationOf } from '../lib/core/sealing/sealed-secret.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient, scanAll } from '../lib/server/adapters/dynamodb/requests.ts';
+import { openSealed, relationOf } from '../lib/server/core/sealing/sealed-secret.ts';
 import {
   addAndEnrol,
   appliedAsSent,

@@ -2,9 +2,9 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import { expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { consumerLines } from '../lib/core/control/lines.ts';
-import { commandLines } from '../lib/host/lines.ts';
+import { commandLines } from '../lib/clients/host/log-lines.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { consumerLines } from '../lib/server/core/control/log-lines.ts';
 import { addAndEnrol, eventually, expectOk, inBed, issueTokenFile, status } from './support/bed.ts';
 
 const root = join(import.meta.dirname, '..');

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
-import type { Holder } from '../lib/core/hold/held-back.ts';
-import type { PushOutcome } from '../lib/core/ports.ts';
-import type { RolloutRecord } from '../lib/core/rollout/record.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import type { Holder } from '../lib/server/core/hold/held-back.ts';
+import type { PushOutcome } from '../lib/server/core/push/ports.ts';
+import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import { printedJsonDocuments } from '../test/support/processes.ts';
 import {
   addAndEnrol,

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
-import type { RolloutRecord } from '../lib/core/rollout/record.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import {
   addAndEnrol,
   appliedAsSent,

@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { consumerLines } from '../lib/core/control/lines.ts';
+import { consumerLines } from '../lib/server/core/control/log-lines.ts';
 import { addAndEnrol, appliedVersion, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
 
 const carriers = ['web-1', 'web-2'];

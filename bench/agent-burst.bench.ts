@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { localActor } from '../lib/core/audit/record.ts';
-import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
 import {
   enrolPackaged,
@@ -20,7 +20,7 @@ import type { BenchTable } from './support/table.ts';
 
 const rounds = Number(process.env.MESH_BENCH_ROUNDS ?? 15);
 /**
- * Each agent's node is as large as the mesh's limits let a node's provisions be (lib/core/mesh/limits.ts):
+ * Each agent's node is as large as the mesh's limits let a node's provisions be (lib/server/core/mesh/limits.ts):
  * 50 consumer modules, each consuming 4 of its own provider node's 20 modules, so 200 provisions,
  * each with its user, resource and its secret sealed to the agent's key, which the agent opens
  * on every change. The provider nodes have no agent; they are enrolled in the store, so their

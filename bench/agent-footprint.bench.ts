@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { embeddedBrokerService } from '../lib/runtime/broker/broker-service.ts';
-import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
-import { localServices } from '../lib/runtime/services.ts';
-import { freePort } from '../lib/runtime/tcp-ports.ts';
+import { embeddedBrokerService } from '../lib/local/broker-service.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { localServices } from '../lib/local/services.ts';
+import { freePort } from '../lib/local/tcp-ports.ts';
 import {
   enrolPackaged,
   meshCli,

@@ -1,6 +1,6 @@
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';

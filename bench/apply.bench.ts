@@ -1,23 +1,23 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { DynamoDBLiveMeshReader } from '../lib/adapters/dynamodb/live-mesh-reader.ts';
-import { DynamoDBDescribedRevisions } from '../lib/adapters/dynamodb/mesh-file-described.ts';
-import { DynamoDBMeshFileWriter } from '../lib/adapters/dynamodb/mesh-file-writer.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
-import { LocalApplyFlow } from '../lib/adapters/stepfunctions/local-apply-flow.ts';
-import { meshApplyAdvanceHandler, meshApplyHandler } from '../lib/api/handlers/mesh-file.ts';
-import type { MeshConfig } from '../lib/config.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { type ApplyOutcome, MeshFileService } from '../lib/core/mesh-file/service.ts';
-import { functionSpecs } from '../lib/functions.ts';
-import { localLambdaContext } from '../lib/runtime/lambda-context.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { localLambdaContext } from '../lib/local/lambda-context.ts';
+import { LocalApplyFlow } from '../lib/local/local-apply-flow.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBLiveMeshReader } from '../lib/server/adapters/mesh-file/live-mesh-reader.ts';
+import { DynamoDBDescribedRevisions } from '../lib/server/adapters/mesh-file/mesh-file-described.ts';
+import { DynamoDBMeshFileWriter } from '../lib/server/adapters/mesh-file/mesh-file-writer.ts';
+import { meshApplyAdvanceHandler, meshApplyHandler } from '../lib/server/api/handlers/mesh-file.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { type ApplyOutcome, MeshFileService } from '../lib/server/core/mesh-file/service.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
+import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { type BenchEnvironment, benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 
-/** The apply flow's Task has the time its function is given (lib/functions/mesh.ts). */
+/** The apply flow's Task has the time its function is given (lib/server/functions/mesh.ts). */
 const advanceSeconds =
   functionSpecs.find((spec) => spec.name === 'mesh-apply-advance')?.timeoutSeconds ?? 300;
 /**
@@ -105,7 +105,7 @@ async function applyFile(
   const { config, client, counts } = bed;
   const before = { ...counts };
   counts.byCommand.clear();
-  const parts = partsFor(config, { clients: { dynamodb: client } });
+  const parts = localPartsFor(config, { clients: { dynamodb: client } });
   const table = { client: documentClient(client), tableName: config.inventoryTable };
   // The reader and the writer timed, to say where each request's time goes.
   const timing = { read: 0, write: 0 };
@@ -166,7 +166,7 @@ async function applyFile(
           localLambdaContext('mesh-apply-advance', advanceSeconds * 1000),
         )) as { finished: boolean };
       } catch (error) {
-        // The store away is thrown for the flow's Retry (lib/flow/apply.asl.json), which takes the part again.
+        // The store away is thrown for the flow's Retry (lib/server/flows/apply.asl.json), which takes the part again.
         if ((error as Error).name !== 'StoreUnavailableError' || ++unavailable >= 5) throw error;
         each.push({ ms: performance.now() - asked, read: timing.read, write: timing.write });
         process.stderr.write(
@@ -211,7 +211,7 @@ async function applyFile(
 /** The same mesh, one operator call per fact, in order: what building it without a file takes. */
 async function perFact(bed: Bed, nodes: number): Promise<Measured> {
   const { config, client, counts } = bed;
-  const { meshService } = partsFor(config, { clients: { dynamodb: client } });
+  const { meshService } = localPartsFor(config, { clients: { dynamodb: client } });
   const providers = Math.max(1, Math.ceil(nodes / (consumersPerProvider + 1)));
   const started = performance.now();
   let calls = 0;

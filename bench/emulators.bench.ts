@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../lib/server/adapters/aws-clients.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median, percentile, sample } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';

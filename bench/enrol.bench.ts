@@ -6,17 +6,17 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { nodeItemKey } from '../lib/adapters/dynamodb/keys.ts';
-import { claimCondition, spendCondition } from '../lib/adapters/dynamodb/token-store.ts';
-import { enrolHandler } from '../lib/api/handlers/enrolment.ts';
-import type { MeshConfig } from '../lib/config.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { parseToken } from '../lib/core/enrolment/token.ts';
-import { issueToken } from '../lib/core/enrolment/tokens.ts';
-import { generateNodeKeys } from '../lib/host/keys.ts';
-import { startLocalApi } from '../lib/runtime/http-server.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { generateNodeKeys } from '../lib/clients/host/keys.ts';
+import { startLocalApi } from '../lib/local/http-server.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { nodeItemKey } from '../lib/server/adapters/dynamodb/keys.ts';
+import { claimCondition, spendCondition } from '../lib/server/adapters/enrolment/token-store.ts';
+import { enrolHandler } from '../lib/server/api/handlers/enrolment.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { parseToken } from '../lib/server/core/enrolment/token.ts';
+import { issueToken } from '../lib/server/core/enrolment/tokens.ts';
+import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median, percentile } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -34,7 +34,7 @@ export async function run(): Promise<BenchTable[]> {
   try {
     const config = await environment.provision('bench-enrol');
     const dynamodb = makeDynamoDBClient(config);
-    const parts = partsFor(config);
+    const parts = localPartsFor(config);
     const { tokens } = parts;
     let serial = 0;
     const prepare = async (count: number): Promise<Prepared[]> =>

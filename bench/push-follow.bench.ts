@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
-import { cliLines } from '../lib/cli/lines.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import type { PushOutcome } from '../lib/core/ports.ts';
-import { startLocalApi } from '../lib/runtime/http-server.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { cliLines } from '../lib/clients/cli/output-lines.ts';
+import { startLocalApi } from '../lib/local/http-server.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import type { PushOutcome } from '../lib/server/core/push/ports.ts';
 import { codedLineReader, printedJson } from '../test/support/processes.ts';
 import { seed, seedItems } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';
@@ -52,7 +52,7 @@ export async function run(): Promise<BenchTable[]> {
       const setup = makeDynamoDBClient(config);
       await seed(documentClient(setup), config.inventoryTable, seedItems(size));
       setup.destroy();
-      const parts = partsFor(config);
+      const parts = localPartsFor(config);
       const api = await startLocalApi({ port: 0, parts });
       try {
         const changed = performance.now();

@@ -1,6 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
 import {
   assignmentItem,
   carrierItem,
@@ -11,14 +12,13 @@ import {
   nodeItem,
   provisionItem,
   relationItem,
-} from '../lib/adapters/dynamodb/mesh-items.ts';
-import { pushesPartition } from '../lib/adapters/dynamodb/push-records.ts';
-import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { mapLimit } from '../lib/core/map-limit.ts';
-import { composeAsMinted, provisionName } from '../lib/core/mesh/declaration.ts';
-import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/core/mesh/model.ts';
-import { partsFor } from '../lib/wiring.ts';
+} from '../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient, type Item } from '../lib/server/adapters/dynamodb/requests.ts';
+import { pushesPartition } from '../lib/server/adapters/push/push-records.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { mapLimit } from '../lib/server/core/map-limit.ts';
+import { composeAsMinted, provisionName } from '../lib/server/core/mesh/declaration.ts';
+import type { Assignment, NodeSnapshot, Provision, Relation } from '../lib/server/core/mesh/model.ts';
 import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../test/support/sealing.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { measuredBy } from './support/item-meter.ts';
@@ -44,7 +44,7 @@ function meter(client: DynamoDBClient) {
   return measuredBy(counts);
 }
 
-/** A write to the push records' partition (lib/adapters/dynamodb/push-records.ts), by its key as sent. */
+/** A write to the push records' partition (lib/server/adapters/push/push-records.ts), by its key as sent. */
 function writesPushRecord(input: unknown): boolean {
   const { Key, Item } = input as { Key?: { pk?: unknown }; Item?: { pk?: unknown } };
   const pk = (Key ?? Item)?.pk;
@@ -189,7 +189,7 @@ export async function run(): Promise<BenchTable[]> {
       const client = makeDynamoDBClient(config);
       const { measure } = meter(client);
       // Every store of these parts reads and writes through the metered client.
-      const parts = partsFor(config, { clients: { dynamodb: client } });
+      const parts = localPartsFor(config, { clients: { dynamodb: client } });
       const service = parts.meshService;
       const flow = parts.pushFlow;
       await flow.push({ behind: true }); // warm the interpreter; nothing is behind
@@ -252,7 +252,7 @@ export async function run(): Promise<BenchTable[]> {
         'named push: median of 3; affected nodes = consumer + provider; the consume itself is not counted',
         "bound: per node sent, its partition, its providers' sealing keys (one BatchGetItem) and its send; per push, the marked list read after each of its two rounds and its audit record's chain head",
         "requests also count the record's start, one transaction with its audit record (docs/audit.md), which `record writes` does not",
-        "requests: the push's own reads and writes; record writes: its record (lib/adapters/dynamodb/push-records.ts), written when it starts and when it is done, noted as each round starts and, in a round of several batches, as each batch ends",
+        "requests: the push's own reads and writes; record writes: its record (lib/server/adapters/push/push-records.ts), written when it starts and when it is done, noted as each round starts and, in a round of several batches, as each batch ends",
         'capacity and wall ms: everything, record included',
         ...notes,
       ],

@@ -1,13 +1,13 @@
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { SqsControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { SqsQueueSettlement } from '../lib/adapters/sqs/queue-settlement.ts';
-import { controlConsumerHandler } from '../lib/api/handlers/control-consumer.ts';
-import type { MeshConfig } from '../lib/config.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { envelope, parseControlMessage } from '../lib/core/control/messages.ts';
-import { startEventSource } from '../lib/runtime/event-source.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { startEventSource } from '../lib/local/event-source.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeSQSClient } from '../lib/server/adapters/aws-clients.ts';
+import { SqsControlSender } from '../lib/server/adapters/control/control-sender.ts';
+import { SqsQueueSettlement } from '../lib/server/adapters/control/queue-settlement.ts';
+import { controlConsumerHandler } from '../lib/server/api/handlers/control-consumer.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { envelope, parseControlMessage } from '../lib/server/core/control/messages.ts';
+import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median } from './support/stats.ts';
 import type { BenchTable } from './support/table.ts';
@@ -65,7 +65,7 @@ export async function run(): Promise<BenchTable[]> {
     const loopCalls = countCalls(loopSqs);
     // The consumer's parts, its queue calls through the counted client.
     const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-    const parts = partsFor(config, {
+    const parts = localPartsFor(config, {
       overrides: {
         log: quiet,
         sender: new SqsControlSender({ client: loopSqs, queueUrl: config.controlQueueUrl }),

@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RolloutAnswer as RolloutRecord } from '../lib/core/rollout/pages.ts';
-import { runtimeLines } from '../lib/runtime/lines.ts';
-import { freePort } from '../lib/runtime/tcp-ports.ts';
+import { runtimeLines } from '../lib/local/log-lines.ts';
+import { freePort } from '../lib/local/tcp-ports.ts';
+import type { RolloutAnswer as RolloutRecord } from '../lib/server/core/rollout/pages.ts';
 import { watch } from '../test/support/processes.ts';
 import { type AgentTimeline, startAgents, until } from '../tools/fleet/agents.ts';
 import { enrolledFleet, operatorCall } from '../tools/fleet/enrolled-fleet.ts';

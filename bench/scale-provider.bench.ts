@@ -2,19 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { inlineBytes } from '../lib/adapters/dynamodb/declaration-parts.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { compose } from '../lib/core/mesh/declaration.ts';
-import type { SealingKey } from '../lib/core/mesh/model.ts';
-import { Pusher } from '../lib/core/mesh/push.ts';
-import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
-import { FileAgentState } from '../lib/host/agent/file-state.ts';
-import { HttpControlPlane } from '../lib/host/agent/http-control-plane.ts';
-import { NodeHttpHostApi } from '../lib/host/agent/node-http-api.ts';
-import { ShellApplier } from '../lib/host/agent/shell-applier.ts';
-import { signingKeyOf } from '../lib/host/keys.ts';
-import { startLocalApi } from '../lib/runtime/http-server.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { FileAgentState } from '../lib/clients/host/agent/file-state.ts';
+import { HttpControlPlane } from '../lib/clients/host/agent/http-control-plane.ts';
+import { ShellApplier } from '../lib/clients/host/agent/shell-applier.ts';
+import { hostApiClient } from '../lib/clients/host/host-api-client.ts';
+import { signingKeyOf } from '../lib/clients/host/keys.ts';
+import { startLocalApi } from '../lib/local/http-server.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { inlineBytes } from '../lib/server/adapters/dynamodb/declaration-parts.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { compose } from '../lib/server/core/mesh/declaration.ts';
+import type { SealingKey } from '../lib/server/core/mesh/model.ts';
+import { Pusher } from '../lib/server/core/push/pusher.ts';
+import { sealingKeyOf } from '../lib/server/core/sealing/sealed-secret.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
 import { seedConsumers, seedingClient } from '../test/support/large-provider.ts';
 import { allEnrolled, unusedMint } from '../test/support/sealing.ts';
@@ -75,7 +75,7 @@ export async function run(): Promise<BenchTable[]> {
         credentials: { accessKeyId: 'meshlocal', secretAccessKey: 'meshlocal' },
       });
       const counts = counted(client);
-      const parts = partsFor(config, { clients: { dynamodb: client } });
+      const parts = localPartsFor(config, { clients: { dynamodb: client } });
       const keys = await addEnrolledNode(parts, 'broker');
       await parts.meshService.assign('broker', 'rabbit', 'amqp', localActor());
       const seeded = performance.now();
@@ -95,7 +95,7 @@ export async function run(): Promise<BenchTable[]> {
 
       const api = await startLocalApi({ port: 0, parts });
       const host = new HttpControlPlane(
-        new NodeHttpHostApi(api.url, signingKeyOf('broker', keys), { timeoutMs: 120_000 }),
+        hostApiClient(api.url, signingKeyOf('broker', keys), { timeoutMs: 120_000 }),
         'broker',
       );
       const state = new FileAgentState(join(hostDir, String(size)));
@@ -162,7 +162,7 @@ export async function run(): Promise<BenchTable[]> {
   notes.push(
     'one provider node (module rabbit, amqp) with N consumers’ grants seeded through the store; each run adds one more grant, so the provider is behind, and sends it',
     'requests: DynamoDB requests of the control plane (the fetch’s include the host proof’s key read and replay write); compose + send includes its own partition read',
-    `300 is today’s one-item limit (consumersPerNode was 300); a declaration over ${inlineBytes} bytes is kept in parts (lib/adapters/dynamodb/declaration-parts.ts)`,
+    `300 is today’s one-item limit (consumersPerNode was 300); a declaration over ${inlineBytes} bytes is kept in parts (lib/server/adapters/dynamodb/declaration-parts.ts)`,
     'the control plane’s DynamoDB client waits up to 120 s a request here (the product’s is 3 s): DynamoDB Local serves a 1 MB page of the 10,000-consumer partition in seconds on a loaded machine',
     `medians of ${Number(process.env.MESH_BENCH_PROVIDER_RUNS ?? 3)} runs on DynamoDB Local (MESH_BENCH_PROVIDER_SIZES, MESH_BENCH_PROVIDER_RUNS)`,
   );

@@ -1,13 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { enrolmentItemKey, presenceItemKey, reportItemKey } from '../lib/adapters/dynamodb/keys.ts';
-import { markKey } from '../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient, type Item } from '../lib/adapters/dynamodb/requests.ts';
-import type { Summary } from '../lib/core/summary/summary.ts';
-import { functionSpecs } from '../lib/functions.ts';
-import { startLocalApi } from '../lib/runtime/http-server.ts';
-import { startStreamSource } from '../lib/runtime/stream-source.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { startLocalApi } from '../lib/local/http-server.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { startStreamSource } from '../lib/local/stream-source.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { enrolmentItemKey, presenceItemKey, reportItemKey } from '../lib/server/adapters/dynamodb/keys.ts';
+import { markKey } from '../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient, type Item } from '../lib/server/adapters/dynamodb/requests.ts';
+import type { Summary } from '../lib/server/core/summary/summary.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
 import { nodeName, seed, seedItems } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';
 import { median, percentile, sample } from './support/stats.ts';
@@ -52,11 +52,12 @@ export async function run(): Promise<BenchTable[]> {
   const rows: Array<Array<string | number>> = [];
   const notes: string[] = [];
   const aggregator = functionSpecs.find((spec) => spec.trigger === 'stream');
-  if (aggregator?.trigger !== 'stream') throw new Error('lib/functions.ts has no stream function');
+  if (aggregator?.trigger !== 'stream')
+    throw new Error('lib/server/functions/table.ts has no stream function');
   try {
     for (const size of sizes) {
       const config = await environment.provision(`bench-summary-${size}`);
-      const parts = partsFor(config);
+      const parts = localPartsFor(config);
       const dynamodb = makeDynamoDBClient(config);
       const source = startStreamSource({
         dynamodb,

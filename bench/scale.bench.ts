@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
-import { type RunningLocalRuntime, startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
 import { type OpenBrowser, openBrowser } from '../test/support/browser.ts';
 import { fleetStateItems } from '../test/support/view-seeds.ts';
 import { seed } from './push.bench.ts';

@@ -1,20 +1,20 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { exportJWK, generateKeyPair } from 'jose';
-import { makeDynamoDBClient } from '../lib/adapters/aws-clients.ts';
-import { assignmentItem, carrierItem, nodeItem } from '../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
+import { SealedDeclarationOpener } from '../lib/clients/host/agent/declaration-opener.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import { assignmentItem, carrierItem, nodeItem } from '../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
 import {
   compose,
   type MintDetails,
   newGeneration,
   newProvisionSecret,
   sealWithHpke,
-} from '../lib/core/mesh/declaration.ts';
-import type { NodeSnapshot, SealingKey } from '../lib/core/mesh/model.ts';
-import { sealingKeyOf } from '../lib/core/sealing/sealed-secret.ts';
-import { SealedDeclarationOpener } from '../lib/host/agent/declaration-opener.ts';
-import { partsFor } from '../lib/wiring.ts';
+} from '../lib/server/core/mesh/declaration.ts';
+import type { NodeSnapshot, SealingKey } from '../lib/server/core/mesh/model.ts';
+import { sealingKeyOf } from '../lib/server/core/sealing/sealed-secret.ts';
 import { batchPut, seedConsumers, seedingClient } from '../test/support/large-provider.ts';
 import { enrolmentItemFor } from '../test/support/sealing.ts';
 import { benchEnvironment } from './support/environment.ts';
@@ -192,7 +192,7 @@ async function followUpTable(): Promise<BenchTable> {
       await seedConsumers(seeding, config.inventoryTable, provider, size);
       const client = makeDynamoDBClient(config);
       const meter = itemMeter(client);
-      const parts = partsFor(config, { clients: { dynamodb: client }, pushTimeoutMs: 3_600_000 });
+      const parts = localPartsFor(config, { clients: { dynamodb: client }, pushTimeoutMs: 3_600_000 });
       const sealing = parts.consumer.sealing;
       if (!sealing) throw new Error('the consumer follows no keys');
       const warm = await parts.pushFlow.push({ behind: true });

@@ -1,7 +1,7 @@
-import { localActor } from '../lib/core/audit/record.ts';
-import { mapLimit } from '../lib/core/map-limit.ts';
-import type { NodeKeys } from '../lib/host/keys.ts';
-import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import type { NodeKeys } from '../lib/clients/host/keys.ts';
+import { startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { mapLimit } from '../lib/server/core/map-limit.ts';
 import { addEnrolledNode } from '../test/support/enrolled-nodes.ts';
 import { startAgents, until } from '../tools/fleet/agents.ts';
 import { median, percentile } from './support/stats.ts';

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DynamoDBAuditTrail } from '../lib/adapters/dynamodb/audit-trail.ts';
-import { DynamoDBModuleVersions } from '../lib/adapters/dynamodb/module-versions.ts';
-import { documentClient } from '../lib/adapters/dynamodb/requests.ts';
-import { localActor } from '../lib/core/audit/record.ts';
-import { mapLimit } from '../lib/core/map-limit.ts';
-import { startLocalRuntime } from '../lib/runtime/local-runtime.ts';
+import { startLocalRuntime } from '../lib/local/local-runtime.ts';
+import { DynamoDBAuditTrail } from '../lib/server/adapters/audit/audit-trail.ts';
+import { documentClient } from '../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBModuleVersions } from '../lib/server/adapters/mesh/module-versions.ts';
+import { localActor } from '../lib/server/core/audit/record.ts';
+import { mapLimit } from '../lib/server/core/map-limit.ts';
 import { partsWatchingTransactions } from '../test/support/watched-transactions.ts';
 import type { BenchTable } from './support/table.ts';
 

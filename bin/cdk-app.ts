@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { App, Validations } from 'aws-cdk-lib';
-import { MeshStack } from '../lib/constructs/mesh-stack.ts';
-import { AwsSolutionsChecks } from '../lib/constructs/nag.ts';
+import { MeshStack } from '../lib/deploy/mesh-stack.ts';
+import { AwsSolutionsChecks } from '../lib/deploy/nag.ts';
 
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go

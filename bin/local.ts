@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { runLocalRuntime } from '../lib/runtime/main.ts';
+import { runLocalRuntime } from '../lib/local/main.ts';
 
-/** `npm start`: the whole control plane on this machine (lib/runtime/main.ts says what it reads). */
+/** `npm start`: the whole control plane on this machine (lib/local/main.ts says what it reads). */
 await runLocalRuntime(process.env);

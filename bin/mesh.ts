@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import { meshProgram } from '../lib/cli/program.ts';
-import { registerSigV4Signer } from '../lib/cli/sigv4.ts';
+import { registerSigV4Signer } from '../lib/clients/cli/command-context.ts';
+import { meshProgram } from '../lib/clients/cli/commands/program.ts';
 
 registerSigV4Signer();
 // No top-level await: the packaged executables run this file as CommonJS (Node's single

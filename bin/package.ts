@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { relative } from 'node:path';
 import { Command } from 'commander';
-import { ExitCode } from '../lib/cli/exit-codes.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
 import { defaultOutDir, packageMesh } from '../tools/packaging/package.ts';
 import {
   executableNamed,

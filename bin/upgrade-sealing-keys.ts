@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-import { makeDynamoDBClient, makeSQSClient } from '../lib/adapters/aws-clients.ts';
-import { DynamoDBSealingKeysFromBefore } from '../lib/adapters/dynamodb/sealing-keys-from-before.ts';
-import { SqsControlSender } from '../lib/adapters/sqs/control-sender.ts';
-import { queueOne } from '../lib/api/handlers/control.ts';
-import { envelope } from '../lib/core/control/messages.ts';
-import { keysFromBeforeLine, recordSealingKeysFromBefore } from '../lib/core/sealing/keys-from-before.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../lib/server/adapters/aws-clients.ts';
+import { SqsControlSender } from '../lib/server/adapters/control/control-sender.ts';
+import { DynamoDBSealingKeysFromBefore } from '../lib/server/adapters/mesh/sealing-keys-from-before.ts';
+import { queueOne } from '../lib/server/api/handlers/control.ts';
+import { envelope } from '../lib/server/core/control/messages.ts';
+import {
+  keysFromBeforeLine,
+  recordSealingKeysFromBefore,
+} from '../lib/server/core/sealing/keys-from-before.ts';
 
 /**
  * The one-shot upgrade of a deployed control plane whose hosts enrolled before the enrolment

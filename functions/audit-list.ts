@@ -1,5 +1,5 @@
-import { auditListHandler } from '../lib/api/handlers/audit.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { auditListHandler } from '../lib/server/api/handlers/audit.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = auditListHandler(partsFor(readConfig()));

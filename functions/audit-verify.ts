@@ -1,5 +1,5 @@
-import { auditVerifyHandler } from '../lib/api/handlers/audit.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { auditVerifyHandler } from '../lib/server/api/handlers/audit.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = auditVerifyHandler(partsFor(readConfig()));

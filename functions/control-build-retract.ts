@@ -1,5 +1,5 @@
-import { controlBuildRetractHandler } from '../lib/api/handlers/control.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { controlBuildRetractHandler } from '../lib/server/api/handlers/control.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = controlBuildRetractHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { controlReportResetHandler } from '../lib/api/handlers/control.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { controlReportResetHandler } from '../lib/server/api/handlers/control.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = controlReportResetHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { controlUpgradeHandler } from '../lib/api/handlers/control.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { controlUpgradeHandler } from '../lib/server/api/handlers/control.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = controlUpgradeHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { enrolHandler } from '../lib/api/handlers/enrolment.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { enrolHandler } from '../lib/server/api/handlers/enrolment.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = enrolHandler(partsFor(readConfig()));

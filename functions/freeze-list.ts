@@ -1,5 +1,5 @@
-import { freezeListHandler } from '../lib/api/handlers/holds.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { freezeListHandler } from '../lib/server/api/handlers/holds.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = freezeListHandler(partsFor(readConfig()));

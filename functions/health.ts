@@ -1,3 +1,3 @@
-import { healthHandler } from '../lib/api/handlers/health.ts';
+import { healthHandler } from '../lib/server/api/handlers/health.ts';
 
 export const handler = healthHandler();

@@ -1,5 +1,5 @@
-import { hostDeclarationHandler } from '../lib/api/handlers/host.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { hostDeclarationHandler } from '../lib/server/api/handlers/host.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = hostDeclarationHandler(partsFor(readConfig()));

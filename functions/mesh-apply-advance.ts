@@ -1,5 +1,5 @@
-import { meshApplyAdvanceHandler } from '../lib/api/handlers/mesh-file.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshApplyAdvanceHandler } from '../lib/server/api/handlers/mesh-file.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshApplyAdvanceHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { meshDeclarationHandler } from '../lib/api/handlers/mesh.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshDeclarationHandler } from '../lib/server/api/handlers/mesh.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshDeclarationHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { meshNodeRemoveHandler } from '../lib/api/handlers/mesh-removals.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshNodeRemoveHandler } from '../lib/server/api/handlers/mesh-removals.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshNodeRemoveHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { meshPushesHandler } from '../lib/api/handlers/seeing.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshPushesHandler } from '../lib/server/api/handlers/views.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshPushesHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { meshSummaryRebuildHandler } from '../lib/api/handlers/summary.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshSummaryRebuildHandler } from '../lib/server/api/handlers/summary.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshSummaryRebuildHandler(partsFor(readConfig()));

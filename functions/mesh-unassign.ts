@@ -1,5 +1,5 @@
-import { meshUnassignHandler } from '../lib/api/handlers/mesh-removals.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { meshUnassignHandler } from '../lib/server/api/handlers/mesh-removals.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = meshUnassignHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { pushFindBehindHandler } from '../lib/api/handlers/push-tasks.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { pushFindBehindHandler } from '../lib/server/api/handlers/push-tasks.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = pushFindBehindHandler(partsFor(readConfig()));

@@ -1,5 +1,5 @@
-import { rolloutResumeHandler } from '../lib/api/handlers/rollouts.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { rolloutResumeHandler } from '../lib/server/api/handlers/rollouts.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = rolloutResumeHandler(partsFor(readConfig()));

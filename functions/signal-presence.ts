@@ -1,5 +1,5 @@
-import { signalPresenceHandler } from '../lib/api/handlers/signal.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { signalPresenceHandler } from '../lib/server/api/handlers/signal.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = signalPresenceHandler(partsFor(readConfig()));

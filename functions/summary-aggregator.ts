@@ -1,5 +1,5 @@
-import { summaryAggregatorHandler } from '../lib/api/handlers/summary.ts';
-import { readConfig } from '../lib/config.ts';
-import { partsFor } from '../lib/wiring.ts';
+import { summaryAggregatorHandler } from '../lib/server/api/handlers/summary.ts';
+import { readConfig } from '../lib/server/setup/config.ts';
+import { partsFor } from '../lib/server/wiring/parts.ts';
 
 export const handler = summaryAggregatorHandler(partsFor(readConfig()));

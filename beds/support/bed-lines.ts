@@ -1,4 +1,4 @@
-import { codedLine } from '../../lib/core/coded-lines.ts';
+import { codedLine } from '../../lib/server/core/coded-lines.ts';
 
 /** What the beds' own entry points say when they switch a part (printed as the runtime's lines are). */
 export const bedLines = {

@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { DeleteTableCommand, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import { inject, onTestFinished } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import { localResourceNames } from '../../lib/resources.ts';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 import {
   holdsToken,
   printedJson,

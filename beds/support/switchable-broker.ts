@@ -1,10 +1,15 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
-import { type CodedLine, lineFormatOf, printedLine, say as sayLine } from '../../lib/core/coded-lines.ts';
-import { embeddedBrokerService } from '../../lib/runtime/broker/broker-service.ts';
-import { controlEventSource } from '../../lib/runtime/event-source-control.ts';
-import { runLocalRuntime } from '../../lib/runtime/main.ts';
-import type { LocalService } from '../../lib/runtime/services.ts';
+import { embeddedBrokerService } from '../../lib/local/broker-service.ts';
+import { controlEventSource } from '../../lib/local/event-source-control.ts';
+import { runLocalRuntime } from '../../lib/local/main.ts';
+import type { LocalService } from '../../lib/local/services.ts';
+import {
+  type CodedLine,
+  lineFormatOf,
+  printedLine,
+  say as sayLine,
+} from '../../lib/server/core/coded-lines.ts';
 import { bedLines } from './bed-lines.ts';
 
 /**

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { existsSync } from 'node:fs';
-import type { PushFlow, PushRequest } from '../../lib/core/ports.ts';
-import { runLocalRuntime } from '../../lib/runtime/main.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { runLocalRuntime } from '../../lib/local/main.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { PushFlow, PushRequest } from '../../lib/server/core/push/ports.ts';
 
 /**
  * The local control plane, with one fault a bed can switch on: while the file BED_FAIL_UPGRADE_PUSH
@@ -33,9 +33,10 @@ if (!switchFile) {
 }
 await runLocalRuntime(process.env, {
   wire: (config) => {
-    const real = partsFor(config);
-    const consumer = { ...real.consumer, pushFlow: new SwitchablePushFlow(real.pushFlow, switchFile) };
-    // One embedded broker link for both, so the consumer's pushes signal through the running broker.
-    return partsFor(config, { overrides: { consumer, embeddedBroker: real.embeddedBroker } });
+    const parts = localPartsFor(config);
+    const consumer = { ...parts.consumer, pushFlow: new SwitchablePushFlow(parts.pushFlow, switchFile) };
+    // the same parts (one embedded broker), the consumer's push switched
+    Object.defineProperty(parts, 'consumer', { value: consumer });
+    return parts;
   },
 });

@@ -8,10 +8,10 @@ import {
   nodeItem,
   provisionItem,
   relationItem,
-} from '../../lib/adapters/dynamodb/mesh-items.ts';
-import type { Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { composeAsMinted, provisionName } from '../../lib/core/mesh/declaration.ts';
-import type { Assignment, NodeSnapshot, Provision, Relation } from '../../lib/core/mesh/model.ts';
+} from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { composeAsMinted, provisionName } from '../../lib/server/core/mesh/declaration.ts';
+import type { Assignment, NodeSnapshot, Provision, Relation } from '../../lib/server/core/mesh/model.ts';
 import { allEnrolled, enrolmentItemFor, seededProvision, testSealing } from '../../test/support/sealing.ts';
 
 /**

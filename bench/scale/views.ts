@@ -1,10 +1,10 @@
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBMeshViewReader } from '../../lib/adapters/dynamodb/mesh-view-reader.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBStatusReader } from '../../lib/adapters/dynamodb/status-reader.ts';
-import { cliPageNodes } from '../../lib/cli/view-pages.ts';
-import { jsonBytes } from '../../lib/core/view-pages.ts';
-import { listedNodes } from '../../lib/core/views.ts';
+import { cliPageNodes } from '../../lib/clients/cli/view-pages.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBMeshViewReader } from '../../lib/server/adapters/views/mesh-view-reader.ts';
+import { DynamoDBStatusReader } from '../../lib/server/adapters/views/status-reader.ts';
+import { jsonBytes } from '../../lib/server/core/answer-pages.ts';
+import { listedNodes } from '../../lib/server/core/views/views.ts';
 import { runMesh } from '../../test/support/processes.ts';
 import type { ScaleMesh } from '../scale.bench.ts';
 import { median, sample } from '../support/stats.ts';

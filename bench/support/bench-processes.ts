@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
 import { type Watched, watch } from '../../test/support/processes.ts';
 import type { RigProcesses } from '../../tools/fleet/fault-rig.ts';
 

@@ -1,8 +1,8 @@
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { checkConfig, type MeshConfig } from '../../lib/config.ts';
-import { localResourceNames } from '../../lib/resources.ts';
-import { type RunningEmulators, startEmulators } from '../../lib/runtime/emulators.ts';
-import { provisionResources } from '../../lib/runtime/provision.ts';
+import { type RunningEmulators, startEmulators } from '../../lib/local/emulators.ts';
+import { provisionResources } from '../../lib/local/provision.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { checkConfig, type MeshConfig } from '../../lib/server/setup/config.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 
 export type BenchEnvironment = {
   readonly emulators: RunningEmulators;

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { agentLines } from '../../lib/host/lines.ts';
+import { agentLines } from '../../lib/clients/host/log-lines.ts';
 import { codedLineReader, type Heard } from '../../test/support/processes.ts';
 import { pinnedNode } from '../../tools/packaging/node-binaries.ts';
 import { packageMesh } from '../../tools/packaging/package.ts';

@@ -1,10 +1,10 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { ApiFirewall } from '../../lib/constructs/api-firewall.ts';
-import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
-import { AwsSolutionsChecks } from '../../lib/constructs/nag.ts';
-import type { FunctionSpec } from '../../lib/functions.ts';
+import { ApiFirewall } from '../../lib/deploy/api-firewall.ts';
+import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
+import { AwsSolutionsChecks } from '../../lib/deploy/nag.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs, unused } from './fixtures/manifest.ts';
 import { fixtureStack, logicalId, problemsOf, unbundledApp } from './support.ts';
 

@@ -1,15 +1,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
+import { aslPlaceholders } from '../../lib/deploy/push-flow.ts';
 import {
   localFunctionArn,
   pushTasks,
   readPushDefinition,
   substitutePushDefinition,
   substitutionFor,
-} from '../../lib/flow/push-definition.ts';
-import { routes } from '../../lib/functions.ts';
+} from '../../lib/server/flows/push-definition.ts';
+import { routes } from '../../lib/server/functions/table.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 
 type Resource = {
@@ -84,7 +84,7 @@ describe('cdk synth of the real app', () => {
 
 describe('the push flow deployed by CDK', () => {
   it('is the ASL the local runtime executes, the function ARNs aside', () => {
-    // the others are the stepping flows: the rollout's and the apply job's (lib/flow/stepping-flows.ts)
+    // the others are the stepping flows: the rollout's and the apply job's (lib/server/flows/stepping-flows.ts)
     const machines = resourcesOf('AWS::StepFunctions::StateMachine').filter(
       ([id]) => !id.startsWith('RolloutFlow') && !id.startsWith('ApplyFlow'),
     );

@@ -1,9 +1,9 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
-import { accessesOf } from '../../lib/functions/spec.ts';
-import type { Access } from '../../lib/functions.ts';
-import { functionSpecs } from '../../lib/functions.ts';
+import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
+import { accessesOf } from '../../lib/server/functions/spec.ts';
+import type { Access } from '../../lib/server/functions/table.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
 import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
 
 /** The real manifest's stack with cdk.json's flags, unbundled: grants are read from the template. */
@@ -34,7 +34,7 @@ const reads = dynamodbActions('GetItem', 'BatchGetItem', 'Query');
 const writes = dynamodbActions('PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem');
 const nodes = 'node#*';
 
-/** What each access must grant, written out here apart from lib/constructs/grants.ts. */
+/** What each access must grant, written out here apart from lib/deploy/grants.ts. */
 const grantsOfAccess: Record<Access, string[]> = {
   'audit:refusals': each(['dynamodb:UpdateItem'], 'inventory', 'audit#refused#*'),
   'audit:write': each(['dynamodb:GetItem', 'dynamodb:PutItem'], 'inventory', 'audit#*'),
@@ -124,7 +124,7 @@ describe('the grants of the deployed roles', () => {
   it('hold no DynamoDB or SQS action that no code calls, and nothing on an index but the node list and the sparse view lists', () => {
     const all = functionSpecs.flatMap((spec) => grantsOfFunction(spec.name));
     // The mesh file's routes and the apply flow's step alone read the whole mesh
-    // (lib/adapters/dynamodb/live-mesh-reader.ts), and the summary's rebuild (docs/decisions/summary-from-the-stream.md).
+    // (lib/server/adapters/mesh-file/live-mesh-reader.ts), and the summary's rebuild (docs/decisions/summary-from-the-stream.md).
     const scanners = functionSpecs
       .filter((spec) => grantsOfFunction(spec.name).some((line) => line.includes(':Scan ')))
       .map((spec) => spec.name);

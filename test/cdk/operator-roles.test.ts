@@ -1,13 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Route, routes } from '../../lib/functions.ts';
-import {
-  arnPathOf,
-  mayCall,
-  type OperatorRole,
-  operatorRoles,
-  rolePolicyNames,
-  routesOfRole,
-} from '../../lib/roles.ts';
+import { mayCall, type OperatorRole, operatorRoles, rolePolicyNames } from '../../lib/server/core/roles.ts';
+import { arnPathOf, routesOfRole } from '../../lib/server/functions/roles.ts';
+import { type Route, routes } from '../../lib/server/functions/table.ts';
 import {
   type Assembly,
   type CfnTemplate,
@@ -20,7 +14,7 @@ import { type JudgedStack, stackOf } from '../../tools/rehearsal/stack.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 
 /**
- * The operator roles (lib/constructs/operator-roles.ts) in the synthesized app (the run's one
+ * The operator roles (lib/deploy/operator-roles.ts) in the synthesized app (the run's one
  * synthesis of the template, without bundles: tools/rehearsal/synth.ts), judged by IAM's
  * evaluator as the rehearsal judges the functions' roles (tools/rehearsal/iam-check.ts): a
  * principal holding one policy calls every route of the route table, each path parameter given a

@@ -1,12 +1,17 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
-import { MeshStack } from '../../lib/constructs/mesh-stack.ts';
-import { controlQueue, deadLetterQueue, identityTable, inventoryTable } from '../../lib/resources.ts';
-import { createTableInput, queueAttributes } from '../../lib/runtime/provision.ts';
+import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
+import { createTableInput, queueAttributes } from '../../lib/local/provision.ts';
+import {
+  controlQueue,
+  deadLetterQueue,
+  identityTable,
+  inventoryTable,
+} from '../../lib/server/setup/resources.ts';
 import { unbundledApp } from './support.ts';
 
 /** The deployed resources and the local ones come from one description; this holds them together. */
-describe('the synthesized template follows lib/resources.ts', () => {
+describe('the synthesized template follows lib/server/setup/resources.ts', () => {
   const template = Template.fromStack(new MeshStack(unbundledApp(), 'Mesh'));
 
   it.each([inventoryTable, identityTable])(

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { MeshStack, type MeshStackProps } from '../../lib/constructs/mesh-stack.ts';
-import { MeshConstructPropsError } from '../../lib/constructs/names.ts';
+import { MeshStack, type MeshStackProps } from '../../lib/deploy/mesh-stack.ts';
+import { MeshConstructPropsError } from '../../lib/deploy/names.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs } from './fixtures/manifest.ts';
 
 /** An app that skips bundling: construct tests read the template, not the code. */

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedCall } from '../../lib/runtime/call-record.ts';
+import type { RecordedCall } from '../../lib/local/call-record.ts';
 import { type Assembly, type CfnTemplate, readAssembly } from '../../tools/rehearsal/assembly.ts';
 import { judgeCalls } from '../../tools/rehearsal/call-judge.ts';
 import { stackOf } from '../../tools/rehearsal/stack.ts';
@@ -40,7 +40,7 @@ const heldReport: RecordedCall = {
 };
 
 describe('the synthesized template', () => {
-  it('agrees with lib/functions.ts, the push and rollout flows’ ASL and what the consumer relies on', async () => {
+  it('agrees with lib/server/functions/table.ts, the push and rollout flows’ ASL and what the consumer relies on', async () => {
     expect(await checkTemplate(stackOf(assembly))).toEqual([]);
   });
 
@@ -78,7 +78,7 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
       expect.arrayContaining([
         'POST /hosts/{node}/reports (host-report): authorization NONE, where a host route needs CUSTOM',
         'GET /health (health): the template has no such method',
-        'PUT /health: a method of the template no row of lib/functions.ts serves',
+        'PUT /health: a method of the template no row of lib/server/functions/table.ts serves',
       ]),
     );
   });
@@ -120,7 +120,7 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
     expect(await checkTemplate(stack)).toEqual(
       expect.arrayContaining([
         'RolloutFlow/StateMachine: EXPRESS, where a rollout that waits on hosts needs STANDARD',
-        'RolloutFlow/StateMachine: its definition is not lib/flow/rollout.asl.json',
+        'RolloutFlow/StateMachine: its definition is not lib/server/flows/rollout.asl.json',
         'RolloutFlow/StateMachine: ${Extra} fills no task',
         expect.stringMatching(/RolloutFlow\/StateMachine.*lambda:InvokeFunction.*RolloutAdvance/),
       ]),
@@ -161,7 +161,7 @@ describe('the rehearsal’s checks fail, naming what differs', () => {
     expect(await checkTemplate(stack)).toEqual(
       expect.arrayContaining([
         'ApplyFlow/StateMachine: EXPRESS, where an apply job whose parts outlast five minutes needs STANDARD',
-        'ApplyFlow/StateMachine: its definition is not lib/flow/apply.asl.json',
+        'ApplyFlow/StateMachine: its definition is not lib/server/flows/apply.asl.json',
         'ApplyFlow/StateMachine: ${MeshApplyAdvanceFunctionArn} is rollout-advance, not mesh-apply-advance',
       ]),
     );

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import { envelope } from '../../lib/core/control/messages.ts';
-import type { ReportStore } from '../../lib/core/control/ports.ts';
-import { mapLimit } from '../../lib/core/map-limit.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { envelope } from '../../lib/server/core/control/messages.ts';
+import type { ReportStore } from '../../lib/server/core/control/ports.ts';
+import { mapLimit } from '../../lib/server/core/map-limit.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { type OpenBrowser, openBrowser } from '../support/browser.ts';
 import { enrolNode } from '../support/enrolled-nodes.ts';
 import { watch } from '../support/processes.ts';
@@ -54,7 +54,7 @@ beforeAll(async () => {
     holdBoundSeconds: 1,
     consoleRefreshSeconds: 1,
     logLevel: 'SILENT',
-    wire: (config) => partsFor(config, { overrides: { reports: storeAway } }),
+    wire: (config) => localPartsFor(config, { overrides: { reports: storeAway } }),
   });
   api = new ApiClient(runtime.url);
   // The beds' mesh (built-store-cross-node): the app's web consumes the broker's rabbitmq,
@@ -306,7 +306,7 @@ describe('relations waiting for an enrolment', () => {
 
 describe('health', () => {
   it('shows an unhealthy node in red, and its health, why and the end of its check’s output when clicked', async () => {
-    const reports = partsFor(runtime.config).reports;
+    const reports = localPartsFor(runtime.config).reports;
     const now = new Date().toISOString();
     await reports.recordReport(
       {

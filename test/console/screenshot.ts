@@ -8,10 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import { envelope } from '../../lib/core/control/messages.ts';
-import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { envelope } from '../../lib/server/core/control/messages.ts';
 import { presenterKeys } from '../integration/enrol-fixtures.ts';
 import { openBrowser } from '../support/browser.ts';
 

@@ -1,21 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { type AttributeValue, paginateQuery } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
 import {
   type ApplyJob,
   ApplyJobRaceError,
   ApplyJobRunningError,
   openedJob,
   progressedJob,
-} from '../../lib/core/mesh-file/apply-job.ts';
-import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/server/core/mesh-file/apply-job.ts';
+import type { ApplyOutcome } from '../../lib/server/core/mesh-file/service.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
-/** The apply jobs' items on DynamoDB Local (lib/adapters/dynamodb/apply-jobs.ts): the file in parts, the conditions. */
+/** The apply jobs' items on DynamoDB Local (lib/server/adapters/mesh-file/apply-jobs.ts): the file in parts, the conditions. */
 const part = (complete: boolean): ApplyOutcome => ({
   plan: { revision: 'r1', digest: 'd1' } as ApplyOutcome['plan'],
   complete,
@@ -37,7 +38,7 @@ let config: MeshConfig;
 let parts: Parts;
 beforeAll(async () => {
   config = await provisionTestResources('applyjobs');
-  parts = partsFor(config);
+  parts = localPartsFor(config);
 });
 
 describe('apply jobs in the inventory table', () => {
@@ -113,7 +114,7 @@ describe('apply jobs in the inventory table', () => {
 
   it('count a job’s ledger: each transaction once, each removal noted once, one taken back not at all', async () => {
     const job = jobAt('20261202T120000000Z-eeeeee', new Date());
-    const writer = partsFor(config);
+    const writer = localPartsFor(config);
     await writer.meshService.addNode('ledger-old', {}, localActor());
     await parts.applyJobs.noteRemoval(job.id, { kind: 'node', node: 'ledger-old', modules: 2 });
     await parts.applyJobs.noteRemoval(job.id, { kind: 'node', node: 'ledger-old', modules: 2 });

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { ApplyJob } from '../../lib/core/mesh-file/apply-job.ts';
-import { applyJobDriverService } from '../../lib/runtime/apply-job-driver.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { applyJobDriverService } from '../../lib/local/apply-job-driver.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
+import type { ApplyJob } from '../../lib/server/core/mesh-file/apply-job.ts';
 import { runMesh } from '../support/processes.ts';
 import { StoppableStore } from '../support/stoppable-store.ts';
 
@@ -35,7 +35,7 @@ function webs(count: number): string {
 
 let store: StoppableStore;
 let client: DynamoDBClient;
-let parts: Parts;
+let parts: LocalParts;
 let api: RunningApi;
 const folder = mkdtempSync(join(tmpdir(), 'mesh-apply-outage-'));
 /** Armed: the bulk transaction to stop the store before (the apply's, of 20 items or more). */
@@ -59,7 +59,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'storeOutage' },
   );
-  parts = partsFor(tables.config, { clients: { dynamodb: client } });
+  parts = localPartsFor(tables.config, { clients: { dynamodb: client } });
   api = await startLocalApi({ port: 0, parts, requestTimeoutMs: 12_000 });
 }, 120_000);
 

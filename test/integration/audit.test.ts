@@ -3,21 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { auditItems, DynamoDBAuditTrail, recordSk } from '../../lib/adapters/dynamodb/audit-trail.ts';
-import { tokenItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import { moduleKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import type { AuditRecord } from '../../lib/core/audit/record.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { rotateHostKeys } from '../../lib/host/key-rotation.ts';
-import { loadOrCreateNodeKeys } from '../../lib/host/keys.ts';
-import { startEventSource } from '../../lib/runtime/event-source.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { rotateHostKeys } from '../../lib/clients/host/key-rotation.ts';
+import { loadOrCreateNodeKeys } from '../../lib/clients/host/keys.ts';
+import { startEventSource } from '../../lib/local/event-source.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { auditItems, DynamoDBAuditTrail, recordSk } from '../../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { tokenItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { moduleKey } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
+import type { AuditRecord } from '../../lib/server/core/audit/record.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { hostCalls } from '../support/host-calls.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -29,7 +29,7 @@ const documents = () => documentClient(makeDynamoDBClient(config));
 
 beforeAll(async () => {
   config = await provisionTestResources('audit');
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
 });
 
 afterAll(async () => {
@@ -134,7 +134,7 @@ describe('every change writes exactly one audit record, in its own transaction',
     const broken = brokenTrail(client);
     const brokenApi = await startLocalApi({
       port: 0,
-      parts: partsFor(config, { overrides: { auditTrail: broken } }),
+      parts: localPartsFor(config, { overrides: { auditTrail: broken } }),
     });
     try {
       const issued = await hostCalls(brokenApi.url).operator('POST', '/nodes/gamma/token', {});
@@ -155,7 +155,7 @@ describe('the queued requests and the summary rebuild', () => {
   it('a build, the upgrade a catch-up announces and an upgrade each write one record naming the operator who asked; what changes nothing writes none', async () => {
     await operator('POST', '/nodes', { node: 'eps' });
     await operator('PUT', '/nodes/eps/modules/queued-web', {});
-    const parts = partsFor(config, { flowRetryIntervalMs: 0 });
+    const parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
     const source = startEventSource({
       queueUrl: config.controlQueueUrl,
       sqs: makeSQSClient(config),
@@ -223,7 +223,7 @@ describe('the queued requests and the summary rebuild', () => {
 
   it('a build, an upgrade or a rebuild whose record cannot be written does not happen', async () => {
     const client = documents();
-    const parts = partsFor(config, { overrides: { auditTrail: brokenTrail(client) } });
+    const parts = localPartsFor(config, { overrides: { auditTrail: brokenTrail(client) } });
     await operator('POST', '/nodes', { node: 'zeta' });
     await operator('PUT', '/nodes/zeta/modules/unrecorded', {});
     const at = new Date().toISOString();
@@ -244,7 +244,7 @@ describe('the queued requests and the summary rebuild', () => {
       new GetCommand({ TableName: config.inventoryTable, Key: { pk: 'build#unrecorded-1', sk: 'build' } }),
     );
     expect(kept.Item).toBeUndefined();
-    expect(await partsFor(config).builds.latestSuccessfulBuilds()).not.toContainEqual(
+    expect(await localPartsFor(config).builds.latestSuccessfulBuilds()).not.toContainEqual(
       expect.objectContaining({ module: 'unrecorded' }),
     );
     const module = await client.send(
@@ -261,7 +261,7 @@ describe('the queued requests and the summary rebuild', () => {
 describe('the admin corrections', () => {
   it('a build retraction writes one record on the mesh chain; one retracted before writes none', async () => {
     const at = new Date().toISOString();
-    await partsFor(config).builds.recordBuild(
+    await localPartsFor(config).builds.recordBuild(
       { id: 'b-1', module: 'web', version: '1.0.0', result: 'succeeded', finishedAt: at },
       { receivedAt: at, recordedAt: at },
       localActor(),
@@ -388,7 +388,7 @@ describe('mesh audit verify cannot be blinded by what sits outside the hashes (i
   let server: RunningApi;
   beforeAll(async () => {
     blinded = await provisionTestResources('auditblind');
-    server = await startLocalApi({ port: 0, parts: partsFor(blinded) });
+    server = await startLocalApi({ port: 0, parts: localPartsFor(blinded) });
   });
   afterAll(async () => {
     await server?.stop();
@@ -474,7 +474,7 @@ describe('mesh audit verify cannot be blinded by what sits outside the hashes (i
   });
 
   it('finds the same walked one chain, then one day, a page at a time', async () => {
-    const reader = partsFor(blinded).auditReader;
+    const reader = localPartsFor(blinded).auditReader;
     const whole = await reader.verify();
     const paged: string[] = [];
     let pages = 0;

@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { type ControlMessage, envelope } from '../../lib/core/control/messages.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { type ControlMessage, envelope } from '../../lib/server/core/control/messages.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -29,7 +30,7 @@ const table = () => documentClient(client);
 
 beforeAll(async () => {
   config = await provisionTestResources('guards');
-  parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
   api = await startLocalApi({ port: 0, parts });
 });
 afterAll(async () => {
@@ -52,7 +53,7 @@ async function deliver(...messages: ControlMessage[]): Promise<string[]> {
 
 /** The dead-letter notes of one subject, newest first. */
 const lettersOf = async (subject: string) =>
-  (await parts.letters.list(100)).filter((letter) => letter.subject === subject);
+  (await parts.deadLetterNotes.list(100)).filter((letter) => letter.subject === subject);
 
 const reportItem = async (node: string) =>
   (
@@ -257,7 +258,7 @@ describe('builds: ordered by when the control plane received them, bounded, retr
     await deliver(build(module, '0.1', new Date(), new Date('1990-01-01T00:00:00Z')));
     // Assess
     expect(await latestOf(module)).toBe('1.0');
-    const letters = (await parts.letters.list(100)).filter((letter) => letter.body.includes(module));
+    const letters = (await parts.deadLetterNotes.list(100)).filter((letter) => letter.body.includes(module));
     expect(letters.map((letter) => letter.kind)).toEqual(['rejected', 'rejected']);
     expect(letters.map((letter) => letter.reason)).toEqual([
       expect.stringMatching(/finished .* before it was received/),

@@ -2,32 +2,32 @@ import { createHash } from 'node:crypto';
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
-import { DynamoDBBuildStore } from '../../lib/adapters/dynamodb/build-store.ts';
-import { DynamoDBReportStore } from '../../lib/adapters/dynamodb/report-store.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { SqsControlSender } from '../../lib/adapters/sqs/control-sender.ts';
-import { SqsQueueSettlement } from '../../lib/adapters/sqs/queue-settlement.ts';
-import {
-  controlBuildHandler,
-  controlCatchUpHandler,
-  controlUpgradeHandler,
-} from '../../lib/api/handlers/control.ts';
-import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
-import { StaleReportError } from '../../lib/core/control/errors.ts';
-import { envelope, parseControlMessage } from '../../lib/core/control/messages.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
 import {
   makePollerSQSClient,
   type RunningEventSource,
   startEventSource,
-} from '../../lib/runtime/event-source.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { partsFor } from '../../lib/wiring.ts';
+} from '../../lib/local/event-source.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { DynamoDBBuildStore } from '../../lib/server/adapters/control/build-store.ts';
+import { SqsControlSender } from '../../lib/server/adapters/control/control-sender.ts';
+import { SqsQueueSettlement } from '../../lib/server/adapters/control/queue-settlement.ts';
+import { DynamoDBReportStore } from '../../lib/server/adapters/control/report-store.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import {
+  controlBuildHandler,
+  controlCatchUpHandler,
+  controlUpgradeHandler,
+} from '../../lib/server/api/handlers/control.ts';
+import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ConsumerDeps } from '../../lib/server/core/control/consumer.ts';
+import { StaleReportError } from '../../lib/server/core/control/errors.ts';
+import { envelope, parseControlMessage } from '../../lib/server/core/control/messages.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { InMemoryMesh, RecordingLog } from '../support/control-fakes.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -50,7 +50,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Reports are recorded for nodes that exist, of revisions they were sent: a node with one module, sent revision 1. */
 async function sentNode(node: string) {
-  const parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+  const parts = localPartsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
   await parts.meshService.addNode(node, {}, localActor());
   await parts.meshService.assign(node, 'web', null, localActor());
   await parts.pushFlow.push({ node });
@@ -547,7 +547,7 @@ describe('builds, catch-up and upgrades through the real queue, store and push f
   it('a build announced by catch-up upgrades its carriers, which are sent the new version', async () => {
     // Prepare: a mesh of its own, two carriers of the module and one node without it, all sent.
     const own = await provisionTestResources('ctl-up');
-    const parts = partsFor(own, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+    const parts = localPartsFor(own, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
     for (const node of ['up-a', 'up-b', 'up-c']) await parts.meshService.addNode(node, {}, localActor());
     await parts.meshService.assign('up-a', 'queue-mod', null, localActor());
     await parts.meshService.assign('up-b', 'queue-mod', null, localActor());

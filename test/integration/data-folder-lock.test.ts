@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { lockDataFolder, lockFileName } from '../../lib/runtime/data-folder-lock.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
+import { lockDataFolder, lockFileName } from '../../lib/local/data-folder-lock.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
 import { isAlive, type Watched, watch } from '../support/processes.ts';
 
 /**

@@ -1,21 +1,22 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { inlineBytes, partsPartition } from '../../lib/adapters/dynamodb/declaration-parts.ts';
-import { DynamoDBDeliveryReader } from '../../lib/adapters/dynamodb/delivery-reader.ts';
-import { DynamoDBPushStore } from '../../lib/adapters/dynamodb/push-store.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { composeAsMinted, type Declaration } from '../../lib/core/mesh/declaration.ts';
-import type { SealingKey } from '../../lib/core/mesh/model.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { sealingKeyOf } from '../../lib/core/sealing/sealed-secret.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
-import { signingKeyOf } from '../../lib/host/keys.ts';
-import { startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
+import { signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { inlineBytes, partsPartition } from '../../lib/server/adapters/dynamodb/declaration-parts.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBDeliveryReader } from '../../lib/server/adapters/push/delivery-reader.ts';
+import { DynamoDBPushStore } from '../../lib/server/adapters/push/push-store.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { composeAsMinted, type Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { SealingKey } from '../../lib/server/core/mesh/model.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { sealingKeyOf } from '../../lib/server/core/sealing/sealed-secret.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { seedConsumers, seedingClient } from '../support/large-provider.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -30,7 +31,7 @@ const setup = () => documentClient(makeDynamoDBClient(config));
 
 beforeAll(async () => {
   config = await provisionTestResources('parts');
-  parts = partsFor(config);
+  parts = localPartsFor(config);
 });
 
 /** A provider node whose declaration is over one item: `consumers` grants of about 170 bytes each. */
@@ -215,7 +216,7 @@ describe('a declaration over one item, in parts, on DynamoDB Local', () => {
       await pusher().sendNode(node);
       const api = await startLocalApi({ port: 0, parts });
       try {
-        const host = new NodeHttpHostApi(api.url, signingKeyOf(node, keys), { timeoutMs: 60_000 });
+        const host = hostApiClient(api.url, signingKeyOf(node, keys), { timeoutMs: 60_000 });
         const fetched = await host.send('GET', `/hosts/${node}/declaration`);
         const etag = fetched.headers.get('etag') ?? '';
         const again = await host.send('GET', `/hosts/${node}/declaration`, undefined, {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { tokenPattern } from '../../lib/core/enrolment/token.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { tokenPattern } from '../../lib/server/core/enrolment/token.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
@@ -15,7 +15,7 @@ let fixture: ReturnType<typeof enrolmentFixture>;
 beforeAll(async () => {
   config = await provisionTestResources('enrolcli');
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   await fixture.addNode('db-1');
 });
 

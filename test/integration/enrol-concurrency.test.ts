@@ -1,10 +1,10 @@
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { enrolHandler } from '../../lib/api/handlers/enrolment.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { presenterOf } from '../../lib/core/enrolment/keys.ts';
-import { issueToken } from '../../lib/core/enrolment/tokens.ts';
+import { enrolHandler } from '../../lib/server/api/handlers/enrolment.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
+import { issueToken } from '../../lib/server/core/enrolment/tokens.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 

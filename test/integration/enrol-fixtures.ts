@@ -1,13 +1,13 @@
 import { type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
-import { nodeItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import { DynamoDBNodeKeyStore } from '../../lib/adapters/dynamodb/node-key-store.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import type { PresentedKeys } from '../../lib/core/enrolment/keys.ts';
-import { generateNodeKeys } from '../../lib/host/keys.ts';
+import { generateNodeKeys } from '../../lib/clients/host/keys.ts';
+import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { nodeItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBNodeKeyStore } from '../../lib/server/adapters/enrolment/node-key-store.ts';
+import { DynamoDBTokenStore } from '../../lib/server/adapters/enrolment/token-store.ts';
+import type { PresentedKeys } from '../../lib/server/core/enrolment/keys.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { scanAll } from '../support/table-contents.ts';
 

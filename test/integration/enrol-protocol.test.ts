@@ -1,16 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { enrol } from '../../lib/core/enrolment/enrol.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { enrol } from '../../lib/server/core/enrolment/enrol.ts';
 import {
   TokenConditionFailedError,
   TokenHeldError,
   TokenRefusedError,
-} from '../../lib/core/enrolment/errors.ts';
-import { presenterOf } from '../../lib/core/enrolment/keys.ts';
-import { parseToken } from '../../lib/core/enrolment/token.ts';
-import { issueToken, revokeToken } from '../../lib/core/enrolment/tokens.ts';
+} from '../../lib/server/core/enrolment/errors.ts';
+import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
+import { parseToken } from '../../lib/server/core/enrolment/token.ts';
+import { issueToken, revokeToken } from '../../lib/server/core/enrolment/tokens.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { enrol } from '../../lib/core/enrolment/enrol.ts';
-import { TokenConditionFailedError } from '../../lib/core/enrolment/errors.ts';
-import { type PresentedKeys, presenterOf } from '../../lib/core/enrolment/keys.ts';
-import type { TokenStore } from '../../lib/core/enrolment/ports.ts';
-import { parseToken } from '../../lib/core/enrolment/token.ts';
-import { issueToken } from '../../lib/core/enrolment/tokens.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { enrol } from '../../lib/server/core/enrolment/enrol.ts';
+import { TokenConditionFailedError } from '../../lib/server/core/enrolment/errors.ts';
+import { type PresentedKeys, presenterOf } from '../../lib/server/core/enrolment/keys.ts';
+import type { TokenStore } from '../../lib/server/core/enrolment/ports.ts';
+import { parseToken } from '../../lib/server/core/enrolment/token.ts';
+import { issueToken } from '../../lib/server/core/enrolment/tokens.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture, presenterKeys } from './enrol-fixtures.ts';
 

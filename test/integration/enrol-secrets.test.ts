@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { generateNodeKeys } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { generateNodeKeys } from '../../lib/clients/host/keys.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -34,7 +34,7 @@ async function capturingLogs(body: () => Promise<void>): Promise<string> {
 beforeAll(async () => {
   config = await provisionTestResources('enrolsecret');
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0, parts: partsFor({ ...config, logLevel: 'DEBUG' }) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor({ ...config, logLevel: 'DEBUG' }) });
 });
 
 afterAll(async () => {

@@ -2,10 +2,10 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { tokenPattern } from '../../lib/core/enrolment/token.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { tokenPattern } from '../../lib/server/core/enrolment/token.ts';
 import { watch } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
@@ -17,7 +17,7 @@ let root: string;
 beforeAll(async () => {
   const config = await provisionTestResources('tokenfile');
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   root = mkdtempSync(join(tmpdir(), 'mesh-token-off-cmdline-'));
 });
 

@@ -5,8 +5,8 @@ import {
   SendMessageCommand,
 } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
+import { makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 describe('fauxqs FIFO over the wire', () => {

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiClient, ApiProblemError } from '../../lib/cli/api-client.ts';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Freeze } from '../../lib/core/hold/freeze.ts';
-import type { NodeStatus, PushOutcome } from '../../lib/core/ports.ts';
-import type { Summary } from '../../lib/core/summary/summary.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { ApiClient, ApiProblemError } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Freeze } from '../../lib/server/core/hold/freeze.ts';
+import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
+import type { Summary } from '../../lib/server/core/summary/summary.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { enrolNode } from '../support/enrolled-nodes.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -26,7 +28,7 @@ let client: ApiClient;
 
 beforeAll(async () => {
   config = await provisionTestResources('freezes');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
   api = await startLocalApi({ port: 0, parts });
   client = new ApiClient(api.url);
   for (const [node, role] of [

@@ -1,25 +1,26 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBRolloutFacts } from '../../lib/adapters/dynamodb/rollout-facts.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import type { AuditRecord } from '../../lib/core/audit/record.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { StaleReportError } from '../../lib/core/control/errors.ts';
-import type { ReportBody } from '../../lib/core/control/messages.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import type { Summary } from '../../lib/core/summary/summary.ts';
-import type { NodeDetails } from '../../lib/core/views.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBRolloutFacts } from '../../lib/server/adapters/rollout/rollout-facts.ts';
+import type { AuditRecord } from '../../lib/server/core/audit/record.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { StaleReportError } from '../../lib/server/core/control/errors.ts';
+import type { ReportBody } from '../../lib/server/core/control/messages.ts';
+import type { Summary } from '../../lib/server/core/summary/summary.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import type { NodeDetails } from '../../lib/server/core/views/views.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
- * Health and reverts as the report store records them (lib/adapters/dynamodb/report-store.ts,
+ * Health and reverts as the report store records them (lib/server/adapters/control/report-store.ts,
  * health-items.ts) on DynamoDB Local, and as the views, the summary, the audit trail and the CLI
  * show them.
  */
@@ -31,7 +32,7 @@ const dynamodb = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east
 
 beforeAll(async () => {
   config = await provisionTestResources('health');
-  parts = partsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
   api = await startLocalApi({ port: 0, parts });
   client = new ApiClient(api.url);
 });

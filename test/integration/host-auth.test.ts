@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { presenterOf } from '../../lib/core/enrolment/keys.ts';
-import { parseToken } from '../../lib/core/enrolment/token.ts';
-import { routes } from '../../lib/functions.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostProof } from '../../lib/clients/host/proof.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { presenterOf } from '../../lib/server/core/enrolment/keys.ts';
+import { parseToken } from '../../lib/server/core/enrolment/token.ts';
+import { routes } from '../../lib/server/functions/table.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -43,7 +43,7 @@ async function enrolOverHttp(node: string): Promise<NodeKeys> {
 beforeAll(async () => {
   config = await provisionTestResources('hostauth');
   fixture = enrolmentFixture(config, makeDynamoDBClient(config));
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   enrolled.set('alpha', await enrolOverHttp('alpha'));
   enrolled.set('beta', await enrolOverHttp('beta'));
 });

@@ -3,12 +3,12 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { parseToken } from '../../lib/core/enrolment/token.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { parseToken } from '../../lib/server/core/enrolment/token.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { watch } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
@@ -21,7 +21,7 @@ let root: string;
 beforeAll(async () => {
   config = await provisionTestResources('hostenrol');
   fixture = enrolmentFixture(config);
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   root = mkdtempSync(join(tmpdir(), 'mesh-host-enrol-'));
 });
 

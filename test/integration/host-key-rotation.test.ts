@@ -2,18 +2,24 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiUnreachableError } from '../../lib/cli/api-client.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
 import {
   keysAfterRefusal,
   pendingDir,
   possessionProof,
   rotateHostKeys,
-} from '../../lib/host/key-rotation.ts';
-import { loadNodeKeys, loadOrCreateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/clients/host/key-rotation.ts';
+import {
+  loadNodeKeys,
+  loadOrCreateNodeKeys,
+  type NodeKeys,
+  signingKeyOf,
+} from '../../lib/clients/host/keys.ts';
+import { ApiUnreachableError } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -51,7 +57,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
   let api: RunningApi;
   beforeAll(async () => {
     config = await provisionTestResources('rotate');
-    api = await startLocalApi({ port: 0, parts: partsFor(config) });
+    api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   });
   afterAll(() => api?.stop());
 
@@ -87,7 +93,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
     const { dir, keys: old } = await enrolled('lost');
     // what rotateHostKeys sends, its answer never read: the switch happened, DIR/next is not promoted
     const { keys: next } = await loadOrCreateNodeKeys(pendingDir(dir));
-    await new NodeHttpHostApi(api.url, signingKeyOf('lost', old)).send('POST', '/hosts/lost/keys', {
+    await hostApiClient(api.url, signingKeyOf('lost', old)).send('POST', '/hosts/lost/keys', {
       keys: { signing: next.signing.publicJwk, sealing: next.sealing.publicJwk },
       possession: await possessionProof('lost', next, old.thumbprint),
     });
@@ -116,7 +122,7 @@ describe('mesh-host rotate against the local API on DynamoDB Local', () => {
       );
     const before = await withoutProofIds();
 
-    const forged = await new NodeHttpHostApi(api.url, signingKeyOf('forger', old)).send(
+    const forged = await hostApiClient(api.url, signingKeyOf('forger', old)).send(
       'POST',
       '/hosts/forger/keys',
       {
@@ -161,10 +167,10 @@ describe('a rotation when DynamoDB Local is really stopped between its writes', 
 
   it('answers "try again", keeps the old key working, and completes when run again', async () => {
     const { client, config } = await store.tables('rotatestop');
-    const plain = partsFor(config, { clients: { dynamodb: client } });
+    const plain = localPartsFor(config, { clients: { dynamodb: client } });
     const nodeKeys = new KeysThenFault(plain.nodeKeys, () => store.stop());
     // A store of its own and no queue: what the enrolment and rotation tell the queue is kept here.
-    const parts: Parts = partsFor(config, {
+    const parts: Parts = localPartsFor(config, {
       clients: { dynamodb: client },
       overrides: { nodeKeys, sender: new RecordingSender() },
     });

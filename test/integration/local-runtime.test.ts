@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
-import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { isAlive, watch } from '../support/processes.ts';
 
 const withoutEndpoints = () => {

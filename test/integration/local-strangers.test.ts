@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { sendRaw } from '../support/raw-http.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -21,7 +22,7 @@ let port: number;
 
 beforeAll(async () => {
   config = await provisionTestResources('strangers');
-  parts = partsFor(config);
+  parts = localPartsFor(config);
   api = await startLocalApi({ port: 0, parts });
   port = Number(new URL(api.url).port);
   for (const node of ['web1', 'broker', 'victim4']) await parts.meshService.addNode(node, {}, actor);

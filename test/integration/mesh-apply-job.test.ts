@@ -3,16 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { meshApplyAdvanceHandler } from '../../lib/api/handlers/mesh-file.ts';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { ApplyJob } from '../../lib/core/mesh-file/apply-job.ts';
-import { applyJobDriverService } from '../../lib/runtime/apply-job-driver.ts';
-import { asFunction } from '../../lib/runtime/call-record.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { applyJobDriverService } from '../../lib/local/apply-job-driver.ts';
+import { asFunction } from '../../lib/local/call-record.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localLambdaContext } from '../../lib/local/lambda-context.ts';
+import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { meshApplyAdvanceHandler } from '../../lib/server/api/handlers/mesh-file.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ApplyJob } from '../../lib/server/core/mesh-file/apply-job.ts';
 import { codedLinesIn, runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -40,7 +40,7 @@ function webs(count: number, from = 0): string {
 }
 
 let api: RunningApi;
-let parts: Parts;
+let parts: LocalParts;
 let client: DynamoDBClient;
 const folder = mkdtempSync(join(tmpdir(), 'mesh-apply-job-'));
 const mesh = (args: string[]) => runMesh(api.url, args);
@@ -80,7 +80,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'slowTransactions' },
   );
-  parts = partsFor(config, { clients: { dynamodb: client } });
+  parts = localPartsFor(config, { clients: { dynamodb: client } });
   api = await startLocalApi({ port: 0, parts, requestTimeoutMs: 3_000 });
 });
 

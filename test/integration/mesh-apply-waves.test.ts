@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { RolloutRecord } from '../../lib/core/rollout/record.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { RolloutRecord } from '../../lib/server/core/rollout/record.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
@@ -34,7 +35,7 @@ const path = join(folder, 'mesh.yaml');
 const mesh = (args: string[]) => runMesh(api.url, args);
 
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('applywaves'));
+  parts = localPartsFor(await provisionTestResources('applywaves'));
   api = await startLocalApi({ port: 0, parts });
   writeFileSync(path, file);
   // the driver's claiming steps, and no wave: the answer shows the waves as cut

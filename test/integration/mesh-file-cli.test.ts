@@ -2,10 +2,10 @@ import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { tokenPattern } from '../../lib/core/enrolment/token.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { tokenPattern } from '../../lib/server/core/enrolment/token.ts';
 import { brokerAndThreeWebs } from '../support/mesh-files.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -22,7 +22,7 @@ const file = (name: string, text: string) => {
 const meshFile = brokerAndThreeWebs;
 
 beforeAll(async () => {
-  api = await startLocalApi({ port: 0, parts: partsFor(await provisionTestResources('meshfilecli')) });
+  api = await startLocalApi({ port: 0, parts: localPartsFor(await provisionTestResources('meshfilecli')) });
 });
 
 afterAll(async () => {

@@ -1,13 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBLiveMeshReader } from '../../lib/adapters/dynamodb/live-mesh-reader.ts';
-import { DynamoDBDescribedRevisions } from '../../lib/adapters/dynamodb/mesh-file-described.ts';
-import { DynamoDBMeshFileWriter } from '../../lib/adapters/dynamodb/mesh-file-writer.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { checkMeshFile, planMatches } from '../../lib/core/mesh-file/index.ts';
-import { MeshFileService } from '../../lib/core/mesh-file/service.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBLiveMeshReader } from '../../lib/server/adapters/mesh-file/live-mesh-reader.ts';
+import { DynamoDBDescribedRevisions } from '../../lib/server/adapters/mesh-file/mesh-file-described.ts';
+import { DynamoDBMeshFileWriter } from '../../lib/server/adapters/mesh-file/mesh-file-writer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { checkMeshFile, planMatches } from '../../lib/server/core/mesh-file/index.ts';
+import { MeshFileService } from '../../lib/server/core/mesh-file/service.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -57,7 +58,7 @@ describe('the revision a file describes, on DynamoDB Local', () => {
   };
 
   beforeAll(async () => {
-    parts = partsFor(await provisionTestResources('meshfile-described'), { flowRetryIntervalMs: 0 });
+    parts = localPartsFor(await provisionTestResources('meshfile-described'), { flowRetryIntervalMs: 0 });
   });
 
   it('plans an unchanged file without checking it, the same plan the check gives, and re-applies writing nothing', async () => {
@@ -82,7 +83,7 @@ describe('the revision a file describes, on DynamoDB Local', () => {
   });
 
   it("checks a file once for the parts of its apply, though the first part writes the modules' records", async () => {
-    const fresh = partsFor(await provisionTestResources('meshfile-kinds'), { flowRetryIntervalMs: 0 });
+    const fresh = localPartsFor(await provisionTestResources('meshfile-kinds'), { flowRetryIntervalMs: 0 });
     const kept = parts;
     parts = fresh;
     try {

@@ -2,11 +2,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { PushPlan } from '../../lib/core/mesh/plan.ts';
-import type { PushOutcome } from '../../lib/core/ports.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import type { PushPlan } from '../../lib/server/core/push/plan.ts';
+import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -29,7 +30,7 @@ const folder = mkdtempSync(join(tmpdir(), 'mesh-file-example-'));
 const mesh = (args: string[]) => runMesh(api.url, args);
 
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('example801'));
+  parts = localPartsFor(await provisionTestResources('example801'));
   api = await startLocalApi({ port: 0, parts });
 });
 

@@ -1,16 +1,16 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBLiveMeshReader } from '../../lib/adapters/dynamodb/live-mesh-reader.ts';
-import { DynamoDBMeshFileWriter } from '../../lib/adapters/dynamodb/mesh-file-writer.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { LimitReachedError, NotAProviderError } from '../../lib/core/mesh/errors.ts';
-import { meshLimits } from '../../lib/core/mesh/limits.ts';
-import type { LiveMeshReader } from '../../lib/core/mesh-file/ports.ts';
-import { MeshFileService } from '../../lib/core/mesh-file/service.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBLiveMeshReader } from '../../lib/server/adapters/mesh-file/live-mesh-reader.ts';
+import { DynamoDBMeshFileWriter } from '../../lib/server/adapters/mesh-file/mesh-file-writer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { LimitReachedError, NotAProviderError } from '../../lib/server/core/mesh/errors.ts';
+import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
+import type { LiveMeshReader } from '../../lib/server/core/mesh-file/ports.ts';
+import { MeshFileService } from '../../lib/server/core/mesh-file/service.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -70,7 +70,7 @@ const movingAfterRead = (config: MeshConfig, move: () => Promise<void>): LiveMes
 };
 
 const serviceOn = (config: MeshConfig, reader: LiveMeshReader, lanes = 4) => {
-  const parts = partsFor(config);
+  const parts = localPartsFor(config);
   const writer = new DynamoDBMeshFileWriter({
     client: documentClient(makeDynamoDBClient(config)),
     tableName: config.inventoryTable,
@@ -82,7 +82,7 @@ const serviceOn = (config: MeshConfig, reader: LiveMeshReader, lanes = 4) => {
 
 describe('the mesh file writer on DynamoDB Local', () => {
   it('writes the items node add, assign and consume write, a fact at a time', async () => {
-    const one = partsFor(await provisionTestResources('writerfacts'));
+    const one = localPartsFor(await provisionTestResources('writerfacts'));
     const m = one.meshService;
     await m.addNode('broker-1', { role: 'broker' }, localActor());
     await m.assign('broker-1', 'rabbit', 'amqp', localActor());
@@ -107,7 +107,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
     );
     await m.consume({ node: 'lone-1', module: 'nginx' }, { node: 'web-001', module: 'cache' }, localActor());
 
-    const bulk = partsFor(await provisionTestResources('writerbulk'));
+    const bulk = localPartsFor(await provisionTestResources('writerbulk'));
     const outcome = await bulk.meshFiles.apply({ by: localActor(), file });
     expect(outcome.complete).toBe(true);
     expect(comparable(await tableContents(bulk.config))).toEqual(comparable(await tableContents(one.config)));
@@ -115,7 +115,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
 
   it('holds a relation to its provider: one unassigned since the read stops the apply, its transaction unwritten', async () => {
     const config = await provisionTestResources('writerprovider');
-    const parts = partsFor(config);
+    const parts = localPartsFor(config);
     await parts.meshFiles.apply({
       by: localActor(),
       file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',
@@ -134,7 +134,7 @@ describe('the mesh file writer on DynamoDB Local', () => {
 
   it("holds a provider node to its consumers' limit when it filled up since the read", async () => {
     const config = await provisionTestResources('writerlimit');
-    const parts = partsFor(config);
+    const parts = localPartsFor(config);
     await parts.meshFiles.apply({
       by: localActor(),
       file: 'version: 1\nnodes:\n  broker-1:\n    modules:\n      rabbit: {provides: amqp}\n',

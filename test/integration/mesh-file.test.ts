@@ -1,16 +1,17 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { localPartsFor } from '../../lib/local/parts.ts';
 import {
   meshApplyHandler,
   meshApplyPruneHandler,
   meshExportHandler,
   meshPlanHandler,
-} from '../../lib/api/handlers/mesh-file.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { ApplyPlan } from '../../lib/core/mesh-file/index.ts';
-import { planMatches } from '../../lib/core/mesh-file/index.ts';
-import type { ApplyOutcome } from '../../lib/core/mesh-file/service.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/server/api/handlers/mesh-file.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ApplyPlan } from '../../lib/server/core/mesh-file/index.ts';
+import { planMatches } from '../../lib/server/core/mesh-file/index.ts';
+import type { ApplyOutcome } from '../../lib/server/core/mesh-file/service.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
@@ -57,7 +58,7 @@ tests:
 describe('mesh apply, diff and export on DynamoDB Local', () => {
   let parts: Parts;
   beforeAll(async () => {
-    parts = partsFor(await provisionTestResources('meshfile'), { flowRetryIntervalMs: 0 });
+    parts = localPartsFor(await provisionTestResources('meshfile'), { flowRetryIntervalMs: 0 });
   });
 
   it('applies the example, then plans nothing, re-applies writing nothing, and push leaves it consistent', async () => {
@@ -152,7 +153,7 @@ describe('mesh apply, diff and export on DynamoDB Local', () => {
   it('exports a file that, applied to an empty mesh, exports the same bytes', async () => {
     for (const format of ['yaml', 'json']) {
       const text = await exportOf(parts, format);
-      const empty = partsFor(await provisionTestResources('meshfile-copy'), { flowRetryIntervalMs: 0 });
+      const empty = localPartsFor(await provisionTestResources('meshfile-copy'), { flowRetryIntervalMs: 0 });
       const applied = await post(meshApplyHandler, empty, { file: text });
       expect(applied.status).toBe(200);
       expect(await exportOf(empty, format)).toBe(text);

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { nodeKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { LimitReachedError } from '../../lib/core/mesh/errors.ts';
-import { meshLimits } from '../../lib/core/mesh/limits.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { nodeKey } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { LimitReachedError } from '../../lib/server/core/mesh/errors.ts';
+import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 
@@ -20,7 +21,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('limits');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;

@@ -1,10 +1,11 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import {
   emptyCoverage,
@@ -25,7 +26,7 @@ beforeAll(async () => {
 function laggingWorld(): { world: ModelWorld; parts: Parts; staleReads: () => number } {
   const client = makeDynamoDBClient(config);
   const { staleReads } = lagIndexes(client);
-  const parts = partsFor(config, { clients: { dynamodb: client }, flowRetryIntervalMs: 0 });
+  const parts = localPartsFor(config, { clients: { dynamodb: client }, flowRetryIntervalMs: 0 });
   const world: ModelWorld = {
     addNode: async (node) => {
       await parts.meshService.addNode(node, {}, localActor());

@@ -2,7 +2,9 @@ import { QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
+import { localLambdaContext } from '../../lib/local/lambda-context.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import {
   meshAssignHandler,
   meshConsumeHandler,
@@ -10,13 +12,12 @@ import {
   meshNodeAddHandler,
   meshPushHandler,
   meshStatusHandler,
-} from '../../lib/api/handlers/mesh.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { MeshRaceError, ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/server/api/handlers/mesh.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { MeshRaceError, ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode, enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -26,7 +27,7 @@ const client = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east-1
 
 beforeAll(async () => {
   config = await provisionTestResources('mesh');
-  deps = partsFor(config);
+  deps = localPartsFor(config);
 });
 
 const call = (

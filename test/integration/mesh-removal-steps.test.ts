@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { HasDependentsError } from '../../lib/core/mesh/errors.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { HasDependentsError } from '../../lib/server/core/mesh/errors.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
 import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
 /**
  * Removals larger than one DynamoDB transaction (100 items, which DynamoDB Local enforces as AWS
- * does) are taken away in steps (lib/adapters/dynamodb/mesh-removals.ts): relations, then
+ * does) are taken away in steps (lib/server/adapters/mesh/mesh-removals.ts): relations, then
  * modules, the node last, each step decided from a fresh read.
  */
 let config: MeshConfig;
@@ -19,7 +20,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('removal-steps');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { meshNodeRemoveHandler, meshUnassignHandler } from '../../lib/api/handlers/mesh-removals.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { MeshRaceError } from '../../lib/core/mesh/errors.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { meshNodeRemoveHandler, meshUnassignHandler } from '../../lib/server/api/handlers/mesh-removals.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { MeshRaceError } from '../../lib/server/core/mesh/errors.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -17,7 +18,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('remove');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 /** A broker providing amqp to an app on another node, both sent; names unique to the test. */
@@ -164,7 +165,7 @@ describe('removals on DynamoDB Local: one push leaves the mesh consistent', () =
       },
       { step: 'initialize', name: 'aConsumeComesIn' },
     );
-    const racing = partsFor(config, { clients: { dynamodb: client } });
+    const racing = localPartsFor(config, { clients: { dynamodb: client } });
     const itemsBefore = await scanCount();
 
     const attempt = racing.meshService.unassign(broker, 'rabbit', true, localActor());

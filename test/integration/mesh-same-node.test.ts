@@ -1,16 +1,17 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, expect, it } from 'vitest';
+import { localLambdaContext } from '../../lib/local/lambda-context.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
 import {
   meshAssignHandler,
   meshConsumeHandler,
   meshDeclarationHandler,
   meshNodeAddHandler,
   meshPushHandler,
-} from '../../lib/api/handlers/mesh.ts';
-import { meshRotateHandler, meshUnconsumeHandler } from '../../lib/api/handlers/mesh-removals.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/server/api/handlers/mesh.ts';
+import { meshRotateHandler, meshUnconsumeHandler } from '../../lib/server/api/handlers/mesh-removals.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { enrolNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -22,7 +23,7 @@ import { provisionTestResources } from '../support/resources.ts';
 let parts: Parts;
 
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('same-node'));
+  parts = localPartsFor(await provisionTestResources('same-node'));
 });
 
 type Answer = { statusCode: number; body: string };

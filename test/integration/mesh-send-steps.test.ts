@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { meshLimits } from '../../lib/core/mesh/limits.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { partsWatchingTransactions } from '../support/watched-transactions.ts';
@@ -13,7 +14,7 @@ import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 /**
  * A send that mints more provisions than one DynamoDB transaction holds (100 items: two a
  * provision, two a provider marked) mints the overflow in steps of its own, each fenced by the
- * node's mark (lib/adapters/dynamodb/push-store.ts). DynamoDB Local enforces the 100-item bound
+ * node's mark (lib/server/adapters/push/push-store.ts). DynamoDB Local enforces the 100-item bound
  * as AWS does.
  */
 let config: MeshConfig;
@@ -21,7 +22,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('send-steps');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { moduleKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { moduleKey } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { partsWatchingTransactions } from '../support/watched-transactions.ts';
 
 /**
- * An upgrade's pass over a module's carriers (lib/adapters/dynamodb/module-versions.ts): 8
+ * An upgrade's pass over a module's carriers (lib/server/adapters/mesh/module-versions.ts): 8
  * transactions at a time, carriers already at the version skipped, and a pass that a newer
  * version overtook stopped. Transactions are counted on the SDK client (test/support).
  */
@@ -20,7 +21,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('upgrade-pass');
-  parts = partsFor(config);
+  parts = localPartsFor(config);
 });
 
 const unique = (name: string) => `${name}-${randomBytes(3).toString('hex')}`;

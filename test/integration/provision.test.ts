@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { controlQueue, localResourceNames } from '../../lib/resources.ts';
-import { provisionResources } from '../../lib/runtime/provision.ts';
+import { provisionResources } from '../../lib/local/provision.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { controlQueue, localResourceNames } from '../../lib/server/setup/resources.ts';
 
 describe('provisionResources', () => {
   const dynamodb = makeDynamoDBClient({ region: 'us-east-1' });

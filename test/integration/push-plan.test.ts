@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { meshPushPlanHandler } from '../../lib/api/handlers/mesh.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { PushPlan } from '../../lib/core/mesh/plan.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { meshPushPlanHandler } from '../../lib/server/api/handlers/mesh.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { PushPlan } from '../../lib/server/core/push/plan.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { tableContents } from '../support/table-contents.ts';
@@ -15,7 +16,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('plan');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 async function plan(body: object): Promise<{ status: number; plan: PushPlan }> {

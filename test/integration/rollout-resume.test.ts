@@ -1,9 +1,9 @@
 import { describe, expect, inject, it } from 'vitest';
-import { claimPartition } from '../../lib/adapters/dynamodb/rollout-claims.ts';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
-import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { type RunningLocalRuntime, startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { claimPartition } from '../../lib/server/adapters/rollout/rollout-claims.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { RolloutAnswer as RolloutRecord } from '../../lib/server/core/rollout/pages.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { runMesh } from '../support/processes.ts';
 import { tableContents } from '../support/table-contents.ts';

@@ -1,8 +1,8 @@
 import { describe, expect, inject, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import type { RolloutAnswer as RolloutRecord } from '../../lib/core/rollout/pages.ts';
-import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
+import { startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { RolloutAnswer as RolloutRecord } from '../../lib/server/core/rollout/pages.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 
 /**

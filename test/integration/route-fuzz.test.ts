@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { routes } from '../../lib/functions.ts';
+import { routes } from '../../lib/server/functions/table.ts';
 import { describeClass, failureClasses } from '../support/fuzz/fuzz-report.ts';
 import { fuzzRoutes } from '../support/fuzz/fuzz-run.ts';
 import { routesWithoutRequests } from '../support/fuzz/route-requests.ts';
@@ -10,7 +10,7 @@ import { provisionTestResources } from '../support/resources.ts';
 const cases = 600;
 const seed = Number(process.env.MESH_FUZZ_SEED ?? 15);
 
-it('every route of lib/functions.ts has its schemas in the fuzz', () => {
+it('every route of lib/server/functions/table.ts has its schemas in the fuzz', () => {
   expect(routesWithoutRequests()).toEqual([]);
 });
 

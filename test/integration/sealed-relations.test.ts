@@ -1,10 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { envelope } from '../../lib/core/control/messages.ts';
-import { settleMessage } from '../../lib/core/control/settle.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { envelope } from '../../lib/server/core/control/messages.ts';
+import { settleMessage } from '../../lib/server/core/control/settle.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode, enrolNode, openedBy, relate, secretsOf } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -13,7 +14,7 @@ let parts: Parts;
 
 beforeAll(async () => {
   config = await provisionTestResources('sealed');
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 const declarationOf = async (node: string) =>

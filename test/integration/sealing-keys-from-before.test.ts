@@ -1,16 +1,17 @@
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { enrolmentItemKey, identityKeyItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import { upgradeDoneKey } from '../../lib/adapters/dynamodb/sealing-keys-from-before.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { envelope } from '../../lib/core/control/messages.ts';
-import { settleMessage } from '../../lib/core/control/settle.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { recordSealingKeysFromBefore } from '../../lib/core/sealing/keys-from-before.ts';
-import type { NodeKeys } from '../../lib/host/keys.ts';
-import { startLocalRuntime } from '../../lib/runtime/local-runtime.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import type { NodeKeys } from '../../lib/clients/host/keys.ts';
+import { startLocalRuntime } from '../../lib/local/local-runtime.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { enrolmentItemKey, identityKeyItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { upgradeDoneKey } from '../../lib/server/adapters/mesh/sealing-keys-from-before.ts';
+import { envelope } from '../../lib/server/core/control/messages.ts';
+import { settleMessage } from '../../lib/server/core/control/settle.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { recordSealingKeysFromBefore } from '../../lib/server/core/sealing/keys-from-before.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode, openedBy, relate, secretsOf } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -25,7 +26,7 @@ const dynamodb = makeDynamoDBClient({ region: process.env.AWS_REGION ?? 'us-east
 
 beforeAll(async () => {
   config = await provisionTestResources('keys-before', {});
-  parts = partsFor(config, { flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
 });
 
 /**

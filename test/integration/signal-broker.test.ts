@@ -1,15 +1,15 @@
 import { connectAsync, type IClientOptions, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signalAuthorizerHandler, signalPresenceHandler } from '../../lib/api/handlers/signal.ts';
-import { checkConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { signalTopic } from '../../lib/core/signal/channel.ts';
-import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
-import type { NodeKeys } from '../../lib/host/keys.ts';
-import { signingKeyOf } from '../../lib/host/keys.ts';
-import { connectPassword } from '../../lib/host/proof.ts';
-import { type RunningBroker, startEmbeddedBroker } from '../../lib/runtime/broker/embedded-broker.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { MqttSignalLink } from '../../lib/clients/host/agent/mqtt-signal-link.ts';
+import type { NodeKeys } from '../../lib/clients/host/keys.ts';
+import { signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { connectPassword } from '../../lib/clients/host/proof.ts';
+import { type RunningBroker, startEmbeddedBroker } from '../../lib/local/embedded-broker.ts';
+import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
+import { signalAuthorizerHandler, signalPresenceHandler } from '../../lib/server/api/handlers/signal.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { signalTopic } from '../../lib/server/core/signal/channel.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -19,14 +19,14 @@ import { provisionTestResources } from '../support/resources.ts';
  * presence function on DynamoDB Local, and real MQTT clients doing what a host (or someone
  * holding one node's key) might try.
  */
-let parts: Parts;
+let parts: LocalParts;
 let broker: RunningBroker;
 let detach: () => void;
 const keys = new Map<string, NodeKeys>();
 const clients: MqttClient[] = [];
 
-async function startBroker(of: Parts) {
-  const signal = of.config.signal as NonNullable<Parts['config']['signal']>;
+async function startBroker(of: LocalParts) {
+  const signal = of.config.signal as NonNullable<LocalParts['config']['signal']>;
   return startEmbeddedBroker({
     host: '127.0.0.1',
     port: 0,
@@ -40,7 +40,7 @@ async function startBroker(of: Parts) {
 beforeAll(async () => {
   const resources = await provisionTestResources('signal');
   const config = checkConfig({ ...resources, signal: { brokerUrl: 'mqtt://127.0.0.1:4601' } });
-  parts = partsFor(config, { overrides: { log: new RecordingLog() } });
+  parts = localPartsFor(config, { overrides: { log: new RecordingLog() } });
   broker = await startBroker(parts);
   detach = parts.embeddedBroker.attach((topic, payload) => broker.publish(topic, payload));
   for (const node of ['alpha', 'beta']) keys.set(node, await addEnrolledNode(parts, node));
@@ -186,7 +186,7 @@ describe('a node on the embedded broker', () => {
 
   it('is refused when the node never enrolled', async () => {
     await parts.meshService.addNode('gamma', {}, localActor());
-    const { keys: strays } = await import('../../lib/host/keys.ts').then((module) =>
+    const { keys: strays } = await import('../../lib/clients/host/keys.ts').then((module) =>
       module.generateNodeKeys(),
     );
 

@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { PresenceOfUnknownNodeError, StalePresenceError } from '../../lib/core/signal/errors.ts';
-import { type PresenceEvent, versionTrustMs } from '../../lib/core/signal/presence.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { PresenceOfUnknownNodeError, StalePresenceError } from '../../lib/server/core/signal/errors.ts';
+import { type PresenceEvent, versionTrustMs } from '../../lib/server/core/signal/presence.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /** Newer wins, on DynamoDB Local: the presence item's conditional write, as lifecycle events arrive out of order. */
@@ -11,7 +12,7 @@ let parts: Parts;
 const t0 = Date.now() + 60_000;
 
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('presence'));
+  parts = localPartsFor(await provisionTestResources('presence'));
 });
 
 const event = (

@@ -1,13 +1,13 @@
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
 import {
   type RunningStreamSource,
   type StreamSourceOptions,
   startStreamSource,
-} from '../../lib/runtime/stream-source.ts';
+} from '../../lib/local/stream-source.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**

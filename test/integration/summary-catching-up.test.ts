@@ -1,14 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBSummaryStore } from '../../lib/adapters/dynamodb/summary-store.ts';
-import type { Change } from '../../lib/core/summary/stream.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBSummaryStore } from '../../lib/server/adapters/summary/summary-store.ts';
+import type { Change } from '../../lib/server/core/summary/stream.ts';
 import {
   aggregatorBatchSize,
   catchingUpAfterSeconds,
   catchingUpForSeconds,
-} from '../../lib/core/summary/stream.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+} from '../../lib/server/core/summary/stream.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
@@ -36,7 +37,7 @@ const added = (count: number, agoSeconds: number): Change[] =>
   });
 
 beforeAll(async () => {
-  parts = partsFor(await provisionTestResources('summarycatch'));
+  parts = localPartsFor(await provisionTestResources('summarycatch'));
   summary = parts.summary as DynamoDBSummaryStore;
 });
 

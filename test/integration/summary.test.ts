@@ -1,17 +1,22 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import { type ReportModules, type Summary, summaryFromFullRead } from '../../lib/core/summary/summary.ts';
-import type { MeshGraph, NodeDetails } from '../../lib/core/views.ts';
-import { functionSpecs } from '../../lib/functions.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type RunningStreamSource, startStreamSource } from '../../lib/runtime/stream-source.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { type RunningStreamSource, startStreamSource } from '../../lib/local/stream-source.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import {
+  type ReportModules,
+  type Summary,
+  summaryFromFullRead,
+} from '../../lib/server/core/summary/summary.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import type { MeshGraph, NodeDetails } from '../../lib/server/core/views/views.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { addEnrolledNode } from '../support/enrolled-nodes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
@@ -49,7 +54,7 @@ function startAggregator(): RunningStreamSource {
 
 beforeAll(async () => {
   config = await provisionTestResources('summary', {}, { streams: true });
-  parts = partsFor(config);
+  parts = localPartsFor(config);
   api = await startLocalApi({ port: 0, parts });
   client = new ApiClient(api.url);
   source = startAggregator();

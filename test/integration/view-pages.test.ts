@@ -1,27 +1,28 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nodeName, seed, seedItems } from '../../bench/push.bench.ts';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBMeshViewReader } from '../../lib/adapters/dynamodb/mesh-view-reader.ts';
-import { documentClient, type Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBStatusReader } from '../../lib/adapters/dynamodb/status-reader.ts';
-import { DynamoDBViewPages } from '../../lib/adapters/dynamodb/view-pages.ts';
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { matchesSelector, parseSelector } from '../../lib/core/mesh-file/selectors.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import { jsonBytes, pageBytes } from '../../lib/core/view-pages.ts';
-import { type ListedNode, listedNodes, type MeshGraph } from '../../lib/core/views.ts';
-import { type RunningApi, startLocalApi } from '../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBMeshViewReader } from '../../lib/server/adapters/views/mesh-view-reader.ts';
+import { DynamoDBStatusReader } from '../../lib/server/adapters/views/status-reader.ts';
+import { DynamoDBViewPages } from '../../lib/server/adapters/views/view-pages.ts';
+import { jsonBytes, pageBytes } from '../../lib/server/core/answer-pages.ts';
+import { matchesSelector, parseSelector } from '../../lib/server/core/mesh/labels.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import { type ListedNode, listedNodes, type MeshGraph } from '../../lib/server/core/views/views.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { lagIndexes } from '../support/lagging-indexes.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 import { fleetStateItems } from '../support/view-seeds.ts';
 
 /**
- * The views a page at a time (lib/adapters/dynamodb/view-pages.ts) against today's whole-mesh
+ * The views a page at a time (lib/server/adapters/views/view-pages.ts) against today's whole-mesh
  * reads of the same seeded mesh: every node once across the pages, each filter the same nodes
  * as the whole read filtered, cursors checked, answers bounded.
  */
@@ -46,7 +47,7 @@ const labelled = (items: Item[]) =>
 
 beforeAll(async () => {
   config = await provisionTestResources('viewpages');
-  parts = partsFor(config);
+  parts = localPartsFor(config);
   api = await startLocalApi({ port: 0, parts });
   client = new ApiClient(api.url);
   // Seeding and the whole-mesh reads are long on a loaded machine: no 3 s request timeout here.
@@ -262,7 +263,7 @@ describe('while the mesh changes (last: the tests above compare with the mesh as
   it('sees a node added a moment ago on the first page, though the index has not caught up', async () => {
     const dynamodb = makeDynamoDBClient({ region });
     const lag = lagIndexes(dynamodb);
-    const lagging = await startLocalApi({ port: 0, parts: partsFor(config, { clients: { dynamodb } }) });
+    const lagging = await startLocalApi({ port: 0, parts: localPartsFor(config, { clients: { dynamodb } }) });
     try {
       await client.call('POST', '/nodes', { node: 'aaa-fresh' });
       const page = await new ApiClient(lagging.url).call<Answer<NodeStatus>>('GET', '/status?limit=5');

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { functionSpecs as specs } from '../../lib/functions.ts';
+import { functionSpecs as specs } from '../../lib/server/functions/table.ts';
 import { type Assembly, readAssembly } from '../../tools/rehearsal/assembly.ts';
 import { checkBundles } from '../../tools/rehearsal/bundles.ts';
 import { stackOf } from '../../tools/rehearsal/stack.ts';

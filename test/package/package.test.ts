@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { elfMachines, hasInjectedApplication, readElfHeader } from '../../tools/packaging/elf.ts';
 import type { PackageResult } from '../../tools/packaging/package.ts';
 import { installedExecutable, renderHostUnit } from '../../tools/packaging/systemd-unit.ts';

@@ -11,7 +11,7 @@ beforeAll(async () => {
 
 /**
  * Runs after the integration tests, the console tests and the beds (vitest.config.ts orders the
- * projects): every AWS call they made through the local runtime, as a row of lib/functions.ts,
+ * projects): every AWS call they made through the local runtime, as a row of lib/server/functions/table.ts,
  * judged against the policies the synthesized template gives that function, and every decision
  * of the embedded broker judged again by IAM's evaluator (docs/rehearsal.md).
  */

@@ -1,5 +1,5 @@
-import { BuildNotFoundError, StaleReportError } from '../../lib/core/control/errors.ts';
-import type { BuildBody, ReportBody } from '../../lib/core/control/messages.ts';
+import { BuildNotFoundError, StaleReportError } from '../../lib/server/core/control/errors.ts';
+import type { BuildBody, ReportBody } from '../../lib/server/core/control/messages.ts';
 import type {
   BuildStore,
   BuildTimes,
@@ -12,9 +12,11 @@ import type {
   RecordedReport,
   ReportStore,
   ReportTimes,
-} from '../../lib/core/control/ports.ts';
-import type { Log, ModuleVersions, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+} from '../../lib/server/core/control/ports.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
+import type { Log } from '../../lib/server/core/ports.ts';
+import type { PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 
 /**
  * Typed in-memory implementations of the control ports, for tests about the control logic.
@@ -98,7 +100,7 @@ export class InMemoryControlStore {
   }
 }
 
-/** The report store's write (lib/adapters/dynamodb/report-store.ts) on a kept report. */
+/** The report store's write (lib/server/adapters/control/report-store.ts) on a kept report. */
 function keptReport(kept: RecordedReport | undefined, report: ReportBody, heardAt: string): RecordedReport {
   const applied = kept?.appliedRevision !== undefined ? { appliedRevision: kept.appliedRevision } : {};
   const appliedAt = kept?.appliedAt !== undefined ? { appliedAt: kept.appliedAt } : {};

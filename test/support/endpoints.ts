@@ -1,4 +1,4 @@
-import type { Endpoints } from '../../lib/runtime/emulators.ts';
+import type { Endpoints } from '../../lib/local/emulators.ts';
 
 /**
  * Points every AWS SDK client a test makes at the run's emulators, with stand-in credentials

@@ -1,10 +1,10 @@
-import { localActor } from '../../lib/core/audit/record.ts';
-import { enrol } from '../../lib/core/enrolment/enrol.ts';
-import { publicKeys } from '../../lib/core/enrolment/keys.ts';
-import { issueToken } from '../../lib/core/enrolment/tokens.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
-import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
-import type { Parts } from '../../lib/wiring.ts';
+import { SealedDeclarationOpener } from '../../lib/clients/host/agent/declaration-opener.ts';
+import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { enrol } from '../../lib/server/core/enrolment/enrol.ts';
+import { publicKeys } from '../../lib/server/core/enrolment/keys.ts';
+import { issueToken } from '../../lib/server/core/enrolment/tokens.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 
 /**
  * Adds a node and enrols it the way `mesh node add`, `mesh token issue` and `mesh-host enrol`

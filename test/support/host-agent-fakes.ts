@@ -10,10 +10,10 @@ import type {
   GoodDeclaration,
   HealthCheck,
   HostReport,
-} from '../../lib/host/agent/ports.ts';
+} from '../../lib/clients/host/agent/ports.ts';
 
 /**
- * Typed fakes of the host agent's ports (lib/host/agent/ports.ts), for tests of the run loop's
+ * Typed fakes of the host agent's ports (lib/clients/host/agent/ports.ts), for tests of the run loop's
  * health and reverts: a control plane scripted fetch by fetch, an applier and a check scripted
  * result by result, and the agent's memory in memory.
  */

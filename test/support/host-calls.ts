@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
-import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
+import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
 
 /** An operator's calls to the local API at `api`, and a host's, as the host-identity tests make them. */
 export function hostCalls(api: string) {
@@ -30,7 +30,7 @@ export function hostCalls(api: string) {
   };
   /** Whether the control plane takes `keys` for the node: the status and code of a signed fetch. */
   const fetchAs = async (node: string, keys: NodeKeys) => {
-    const answer = await new NodeHttpHostApi(api, signingKeyOf(node, keys)).send(
+    const answer = await hostApiClient(api, signingKeyOf(node, keys)).send(
       'GET',
       `/hosts/${node}/declaration`,
     );

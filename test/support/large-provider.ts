@@ -11,11 +11,11 @@ import {
   nodeKey,
   provisionItem,
   relationItem,
-} from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { documentClient, type Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { mapLimit } from '../../lib/core/map-limit.ts';
-import { provisionName } from '../../lib/core/mesh/declaration.ts';
-import type { Provision, SealingKey } from '../../lib/core/mesh/model.ts';
+} from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { documentClient, type Item } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { mapLimit } from '../../lib/server/core/map-limit.ts';
+import { provisionName } from '../../lib/server/core/mesh/declaration.ts';
+import type { Provision, SealingKey } from '../../lib/server/core/mesh/model.ts';
 import { enrolmentItemFor, sealedProvision, testSealing } from './sealing.ts';
 
 /**

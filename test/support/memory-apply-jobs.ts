@@ -3,10 +3,10 @@ import {
   ApplyJobRaceError,
   ApplyJobRunningError,
   type RunningApplyJob,
-} from '../../lib/core/mesh-file/apply-job.ts';
-import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../lib/core/mesh-file/ports.ts';
+} from '../../lib/server/core/mesh-file/apply-job.ts';
+import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../lib/server/core/mesh-file/ports.ts';
 
-/** ApplyJobStore in memory, with the conditions of lib/adapters/dynamodb/apply-jobs.ts. */
+/** ApplyJobStore in memory, with the conditions of lib/server/adapters/mesh-file/apply-jobs.ts. */
 export class MemoryApplyJobs implements ApplyJobStore {
   readonly jobs = new Map<string, { job: ApplyJob; file: string }>();
   holder: RunningApplyJob | undefined;

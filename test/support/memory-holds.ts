@@ -1,7 +1,7 @@
-import type { Actor } from '../../lib/core/audit/record.ts';
-import { type Freeze, inForce } from '../../lib/core/hold/freeze.ts';
-import { type Claim, type HoldView, nothingHeld } from '../../lib/core/hold/held-back.ts';
-import type { FreezeStore, HoldReader } from '../../lib/core/hold/ports.ts';
+import type { Actor } from '../../lib/server/core/audit/record.ts';
+import { type Freeze, inForce } from '../../lib/server/core/hold/freeze.ts';
+import { type Claim, type HoldView, nothingHeld } from '../../lib/server/core/hold/held-back.ts';
+import type { FreezeStore, HoldReader } from '../../lib/server/core/hold/ports.ts';
 import type { MemoryRolloutStore } from './memory-rollout-store.ts';
 
 /** Freezes in memory, as the DynamoDB store keeps them (one per `on`); each change counted. */

@@ -1,4 +1,4 @@
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
 import {
   AlreadyAssignedError,
   DuplicateRelationError,
@@ -11,8 +11,8 @@ import {
   NotAProviderError,
   ProvisionNotMintedError,
   RelationNotFoundError,
-} from '../../lib/core/mesh/errors.ts';
-import { meshLimits } from '../../lib/core/mesh/limits.ts';
+} from '../../lib/server/core/mesh/errors.ts';
+import { meshLimits } from '../../lib/server/core/mesh/limits.ts';
 import {
   type Assignment,
   type Dependent,
@@ -21,16 +21,17 @@ import {
   type Relation,
   relationKey,
   type SealingKey,
-} from '../../lib/core/mesh/model.ts';
-import type { RelationRef, RemovalPlan } from '../../lib/core/mesh/removal.ts';
+} from '../../lib/server/core/mesh/model.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
+import type { RelationRef, RemovalPlan } from '../../lib/server/core/mesh/removal.ts';
 import type {
   MeshChangeStore,
   MeshRemovals,
   ModuleRecord,
   PushStore,
   SendWrite,
-} from '../../lib/core/mesh/store.ts';
-import type { ModuleVersions, NodeStatus, StatusReader } from '../../lib/core/ports.ts';
+} from '../../lib/server/core/mesh/store.ts';
+import type { NodeStatus, StatusReader } from '../../lib/server/core/views/ports.ts';
 import { testSealing } from './sealing.ts';
 
 type NodeState = {

@@ -1,5 +1,5 @@
-import type { PushRecord, PushRecordReader, PushRecordWriter } from '../../lib/core/mesh/push-records.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import type { PushRecord, PushRecordReader, PushRecordWriter } from '../../lib/server/core/push/records.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 
 /** Keeps push records as the table does: by id, a start refused when one is kept, a finish over it. */
 export class MemoryPushRecords implements PushRecordWriter, PushRecordReader {

@@ -1,16 +1,21 @@
-import type { HoldingRollout } from '../../lib/core/hold/held-back.ts';
-import { isDriven } from '../../lib/core/rollout/claims.ts';
-import { RolloutOverlapError, RolloutRaceError } from '../../lib/core/rollout/errors.ts';
-import type { NodeRun } from '../../lib/core/rollout/pages.ts';
-import type { ClaimStep, RolloutPage, RolloutStore, StepBudget } from '../../lib/core/rollout/ports.ts';
+import type { HoldingRollout } from '../../lib/server/core/hold/held-back.ts';
+import { isDriven } from '../../lib/server/core/rollout/claims.ts';
+import { RolloutOverlapError, RolloutRaceError } from '../../lib/server/core/rollout/errors.ts';
+import type { NodeRun } from '../../lib/server/core/rollout/pages.ts';
+import type {
+  ClaimStep,
+  RolloutPage,
+  RolloutStore,
+  StepBudget,
+} from '../../lib/server/core/rollout/ports.ts';
 import {
   holdsNodes,
   type NodeOutcome,
   notSentCount,
   type RolloutRecord,
   tallyOf,
-} from '../../lib/core/rollout/record.ts';
-import { summaryOf } from '../../lib/core/rollout/service.ts';
+} from '../../lib/server/core/rollout/record.ts';
+import { summaryOf } from '../../lib/server/core/rollout/service.ts';
 
 type Kept = { readonly cut: number };
 

@@ -1,11 +1,17 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { compose, isBehind, keyedProvidersOf, type MintDetails } from '../../lib/core/mesh/declaration.ts';
-import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/core/mesh/errors.ts';
-import type { NodeSnapshot, SealingKey } from '../../lib/core/mesh/model.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { ModuleVersions, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import {
+  compose,
+  isBehind,
+  keyedProvidersOf,
+  type MintDetails,
+} from '../../lib/server/core/mesh/declaration.ts';
+import { HasDependentsError, MeshError, ProvisionNotMintedError } from '../../lib/server/core/mesh/errors.ts';
+import type { NodeSnapshot, SealingKey } from '../../lib/server/core/mesh/model.ts';
+import type { ModuleVersions } from '../../lib/server/core/mesh/ports.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import type { MemoryMeshStore } from './memory-mesh-store.ts';
 
 /**

@@ -1,10 +1,10 @@
+import type { NodeKeys } from '../../lib/clients/host/keys.ts';
 import type {
   NodeCredential,
   NodeCredentialReader,
   ProofReplayGuard,
-} from '../../lib/core/host-identity/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import type { NodeKeys } from '../../lib/host/keys.ts';
+} from '../../lib/server/core/host-identity/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 
 /**
  * The identity store as host authentication reads it, in memory: the keys each node presented

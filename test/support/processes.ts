@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { CodedLine } from '../../lib/core/coded-lines.ts';
-import { tokenPattern } from '../../lib/core/enrolment/token.ts';
+import type { CodedLine } from '../../lib/server/core/coded-lines.ts';
+import { tokenPattern } from '../../lib/server/core/enrolment/token.ts';
 
-/** A coded line a process printed as JSON (lib/core/coded-lines.ts, or Powertools' with a `code`): all its keys. */
+/** A coded line a process printed as JSON (lib/server/core/coded-lines.ts, or Powertools' with a `code`): all its keys. */
 export type Heard = { readonly code: string; readonly message?: string } & Readonly<Record<string, unknown>>;
 
 /** A heard line of a known code: its typed fields, and whatever else it carries (a message id, say). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 /**
- * Turns on the recording of AWS calls (lib/runtime/call-record.ts) for the whole run when the
+ * Turns on the recording of AWS calls (lib/local/call-record.ts) for the whole run when the
  * `rehearsal` project is in it: every global setup runs before the first worker starts, and
  * each worker (and each process a test spawns: `bin/local.ts` in the beds) takes its
  * environment from this process, so the integration tests, the console tests and the beds all

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { checkConfig, type MeshConfig } from '../../lib/config.ts';
-import { localResourceNames } from '../../lib/resources.ts';
-import { provisionResources } from '../../lib/runtime/provision.ts';
+import { provisionResources } from '../../lib/local/provision.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { checkConfig, type MeshConfig } from '../../lib/server/setup/config.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 
 /**
  * Fresh tables and queues under a random prefix, so test files never see each other's items.

@@ -1,17 +1,17 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { enrolmentItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import type { Item } from '../../lib/adapters/dynamodb/requests.ts';
+import { enrolmentItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
 import {
   keyedProvidersOf,
   type MintDetails,
   newGeneration,
   newProvisionSecret,
   sealWithHpke,
-} from '../../lib/core/mesh/declaration.ts';
-import { mintProvision } from '../../lib/core/mesh/mint.ts';
-import type { NodeSnapshot, Provision, SealingKey } from '../../lib/core/mesh/model.ts';
-import { fingerprintOf, sealingKeyOf } from '../../lib/core/sealing/sealed-secret.ts';
+} from '../../lib/server/core/mesh/declaration.ts';
+import { mintProvision } from '../../lib/server/core/mesh/mint.ts';
+import type { NodeSnapshot, Provision, SealingKey } from '../../lib/server/core/mesh/model.ts';
+import { fingerprintOf, sealingKeyOf } from '../../lib/server/core/sealing/sealed-secret.ts';
 
 /**
  * One X25519 key pair for meshes built in tests and benches: every node enrols with it unless a

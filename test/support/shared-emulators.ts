@@ -1,4 +1,4 @@
-import { type Endpoints, type RunningEmulators, startEmulators } from '../../lib/runtime/emulators.ts';
+import { type Endpoints, type RunningEmulators, startEmulators } from '../../lib/local/emulators.ts';
 
 /**
  * One DynamoDB Local (in memory) and one fauxqs for the whole run, however many projects' global

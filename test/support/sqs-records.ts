@@ -1,5 +1,5 @@
 import type { SQSRecord } from 'aws-lambda';
-import type { ControlMessage } from '../../lib/core/control/messages.ts';
+import type { ControlMessage } from '../../lib/server/core/control/messages.ts';
 
 /** A control message as Lambda's SQS event source hands it to the consumer, received once just now. */
 export function sqsRecordOf(message: ControlMessage, messageId: string): SQSRecord {

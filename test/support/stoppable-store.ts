@@ -7,13 +7,13 @@ import {
   ListTablesCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import type { NodeKeyStore } from '../../lib/core/enrolment/ports.ts';
-import { identityTable, inventoryTable, localResourceNames } from '../../lib/resources.ts';
-import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/runtime/dynamodb-local.ts';
-import { createTableInput } from '../../lib/runtime/provision.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { type RunningDynamoDBLocal, startDynamoDBLocal } from '../../lib/local/dynamodb-local.ts';
+import { createTableInput } from '../../lib/local/provision.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { NodeKeyStore } from '../../lib/server/core/enrolment/ports.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import { identityTable, inventoryTable, localResourceNames } from '../../lib/server/setup/resources.ts';
 
 /**
  * A DynamoDB Local of its own, on disk, that a test really stops between two writes and starts

@@ -1,12 +1,12 @@
 import { type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 
 /**
  * Every item of both tables, read with strong scans and sorted by key, so two readings compare
  * with toEqual: what a request that must write nothing is checked against. The counters of
- * refused requests (lib/adapters/dynamodb/audit-refusals.ts) are left out: a refusal writes
+ * refused requests (lib/server/adapters/audit/audit-refusals.ts) are left out: a refusal writes
  * nothing else. `reader` is a client
  * to read with (the fuzz reads after every request); by default one is made for the reading.
  */

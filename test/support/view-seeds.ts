@@ -1,7 +1,7 @@
-import { presenceItemKey, reportItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import { markedKey, markKey } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import type { Item } from '../../lib/adapters/dynamodb/requests.ts';
-import { failedView, offlineView } from '../../lib/adapters/dynamodb/view-lists.ts';
+import { presenceItemKey, reportItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { markedKey, markKey } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import type { Item } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { failedView, offlineView } from '../../lib/server/adapters/views/view-lists.ts';
 
 /**
  * What a fleet's nodes are besides their mesh, written as the stores leave it (push.bench.ts's

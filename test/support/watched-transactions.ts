@@ -1,7 +1,8 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { type Parts, partsFor } from '../../lib/wiring.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 
 /** What a test does around the Nth TransactWriteItems of a watched client (counted from 1). */
 export type AroundTransaction = {
@@ -34,5 +35,5 @@ export function partsWatchingTransactions(
     },
     { step: 'initialize' },
   );
-  return { counted, parts: partsFor(config, { clients: { dynamodb: client } }), client };
+  return { counted, parts: localPartsFor(config, { clients: { dynamodb: client } }), client };
 }

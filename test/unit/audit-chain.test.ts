@@ -5,8 +5,8 @@ import {
   localActor,
   nextRecord,
   nodeEntry,
-} from '../../lib/core/audit/record.ts';
-import { ChainCheck } from '../../lib/core/audit/verify.ts';
+} from '../../lib/server/core/audit/record.ts';
+import { ChainCheck } from '../../lib/server/core/audit/verify.ts';
 
 const day = 24 * 3600;
 const startMs = Date.parse('2026-01-01T00:00:00Z');

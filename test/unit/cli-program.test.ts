@@ -6,8 +6,8 @@ import {
   commandWord,
   meshProgram,
   modulesOfCommand,
-} from '../../lib/cli/program.ts';
-import { allHostCommands, hostProgram } from '../../lib/host/commands/program.ts';
+} from '../../lib/clients/cli/commands/program.ts';
+import { allHostCommands, hostProgram } from '../../lib/clients/host/commands/program.ts';
 
 const argv = (...words: string[]) => ['node', 'mesh', ...words];
 

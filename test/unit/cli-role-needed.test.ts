@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiClient, type ApiProblemError } from '../../lib/cli/api-client.ts';
-import { roleNeededFromTable } from '../../lib/cli/role-needed.ts';
+import { roleNeededFromTable } from '../../lib/clients/cli/role-needed.ts';
+import { ApiClient, type ApiProblemError } from '../../lib/clients/http/api-client.ts';
 
 /** What API Gateway answers a signed request IAM does not allow, through the stack's gateway response. */
 const iamRefusal = (resource: string) =>

@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { edgeLines } from '../../lib/api/lines.ts';
-import { cliLines } from '../../lib/cli/lines.ts';
-import { type CodedLine, jsonLine, lineFormatOf, printedLine, say } from '../../lib/core/coded-lines.ts';
-import { consumerLines } from '../../lib/core/control/lines.ts';
-import { pushLines } from '../../lib/core/mesh/lines.ts';
-import { signalLines } from '../../lib/core/signal/lines.ts';
-import { summaryLines } from '../../lib/core/summary/lines.ts';
-import { agentLines, commandLines } from '../../lib/host/lines.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
+import { cliLines } from '../../lib/clients/cli/output-lines.ts';
+import { agentLines, commandLines } from '../../lib/clients/host/log-lines.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
+import { edgeLines } from '../../lib/server/api/log-lines.ts';
+import {
+  type CodedLine,
+  jsonLine,
+  lineFormatOf,
+  printedLine,
+  say,
+} from '../../lib/server/core/coded-lines.ts';
+import { consumerLines } from '../../lib/server/core/control/log-lines.ts';
+import { pushLines } from '../../lib/server/core/mesh/log-lines.ts';
+import { signalLines } from '../../lib/server/core/signal/log-lines.ts';
+import { summaryLines } from '../../lib/server/core/summary/log-lines.ts';
 import { codedLineReader, codedLinesIn, printedJson } from '../support/processes.ts';
 
 const catalogues = {

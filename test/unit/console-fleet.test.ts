@@ -1,18 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import type { MeshEdge, MeshGraph, MeshNode } from '../../lib/core/views.ts';
+import type { MeshEdge, MeshGraph, MeshNode } from '../../lib/server/core/views/views.ts';
 
 // The console's scripts are checked by their own tsconfig (lib/console/assets), not this one:
 // they are loaded here by URL and given the types their JSDoc declares.
 type Loaded = { next: string | null; add(page: MeshGraph): void; graph(): MeshGraph };
 const { groupRoute, LoadedMesh, labelKeys, searchRoutes } = (await import(
-  new URL('../../lib/console/assets/fleet.js', import.meta.url).href
+  new URL('../../lib/clients/cli/console/assets/fleet.js', import.meta.url).href
 )) as {
   groupRoute(member: MeshNode | undefined, group: string, groupBy: string | undefined): string | null;
   LoadedMesh: new (page: MeshGraph & { next?: string }) => Loaded;
   labelKeys(graph: MeshGraph): string[];
   searchRoutes(term: string): string[];
 };
-const { arrange } = (await import(new URL('../../lib/console/assets/layout.js', import.meta.url).href)) as {
+const { arrange } = (await import(
+  new URL('../../lib/clients/cli/console/assets/layout.js', import.meta.url).href
+)) as {
   arrange(
     graph: MeshGraph,
     view: { search: string; trouble: boolean; grouped: boolean; groupBy?: string },

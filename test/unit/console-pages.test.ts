@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { answerPage, consolePages } from '../../lib/console/pages.ts';
-import { consoleReadRoutes } from '../../lib/console/routes.ts';
-import { auditFunctions } from '../../lib/functions/audit.ts';
-import { rolloutFunctions } from '../../lib/functions/rollouts.ts';
-import { seeingFunctions } from '../../lib/functions/seeing.ts';
-import { summaryFunctions } from '../../lib/functions/summary.ts';
-import { routesOf } from '../../lib/functions.ts';
+import { answerPage, consolePages } from '../../lib/clients/cli/console/pages.ts';
+import { consoleReadRoutes } from '../../lib/clients/cli/console/routes.ts';
+import { auditFunctions } from '../../lib/server/functions/audit.ts';
+import { rolloutFunctions } from '../../lib/server/functions/rollouts.ts';
+import { summaryFunctions } from '../../lib/server/functions/summary.ts';
+import { routesOf } from '../../lib/server/functions/table.ts';
+import { viewFunctions } from '../../lib/server/functions/views.ts';
 
 const pages = consolePages({ refreshSeconds: 7, source: 'local control plane' });
 const page = (path: string) => {
@@ -62,7 +62,7 @@ describe('the console’s pages', () => {
   });
 
   it('the routes the console forwards are exactly the GET routes of the seeing, summary, rollout and audit functions', () => {
-    const seeing = routesOf([...seeingFunctions, ...summaryFunctions, ...rolloutFunctions, ...auditFunctions])
+    const seeing = routesOf([...viewFunctions, ...summaryFunctions, ...rolloutFunctions, ...auditFunctions])
       .filter((route) => route.method === 'GET')
       .map((route) => route.path);
     expect([...consoleReadRoutes].sort()).toEqual(seeing.sort());

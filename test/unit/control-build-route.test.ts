@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { controlBuildHandler } from '../../lib/api/handlers/control.ts';
+import { controlBuildHandler } from '../../lib/server/api/handlers/control.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');

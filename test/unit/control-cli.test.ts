@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 
 const mesh = fileURLToPath(new URL('../../bin/mesh.ts', import.meta.url));
 

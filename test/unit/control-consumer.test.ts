@@ -1,15 +1,15 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { controlConsumerHandler } from '../../lib/api/handlers/control-consumer.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { ConsumerDeps } from '../../lib/core/control/consumer.ts';
-import { defaultHoldPolicy } from '../../lib/core/control/hold.ts';
-import type { LetterNote } from '../../lib/core/control/letters.ts';
-import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/core/control/messages.ts';
-import type { BuildStore, LetterLog } from '../../lib/core/control/ports.ts';
-import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import type { PushAsker, PushFlow, PushRequest } from '../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { controlConsumerHandler } from '../../lib/server/api/handlers/control-consumer.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ConsumerDeps } from '../../lib/server/core/control/consumer.ts';
+import type { DeadLetterNote } from '../../lib/server/core/control/dead-letter-notes.ts';
+import { defaultHoldPolicy } from '../../lib/server/core/control/hold.ts';
+import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/server/core/control/messages.ts';
+import type { BuildStore, DeadLetterLog } from '../../lib/server/core/control/ports.ts';
+import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
+import type { PushAsker, PushFlow, PushRequest } from '../../lib/server/core/push/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import {
   InMemoryControlStore,
   InMemoryMesh,
@@ -672,8 +672,8 @@ describe('every message type delivered three times', () => {
 
 describe('the dead-letter list', () => {
   const noted = () => {
-    const notes: LetterNote[] = [];
-    const letters: LetterLog = {
+    const notes: DeadLetterNote[] = [];
+    const letters: DeadLetterLog = {
       note: async (note) => {
         notes.push(note);
       },
@@ -683,7 +683,7 @@ describe('the dead-letter list', () => {
 
   it('notes a malformed message with its reason, its copy on the dead-letter queue and its body', async () => {
     const { notes, letters } = noted();
-    const w = world({ letters });
+    const w = world({ deadLetterNotes: letters });
     await w.deliver([record('{not json', { id: 'bad', group: 'report:n1' })]);
     expect(notes).toEqual([
       expect.objectContaining({
@@ -701,7 +701,7 @@ describe('the dead-letter list', () => {
   it('notes a message let go without its copy as lost and not copied', async () => {
     const { notes, letters } = noted();
     const w = world({
-      letters,
+      deadLetterNotes: letters,
       settlement: {
         hold: async () => {},
         deadLetter: async () => {
@@ -726,7 +726,7 @@ describe('the dead-letter list', () => {
 
   it('a note the store will not take changes nothing else: the copy is made and the message acknowledged', async () => {
     const w = world({
-      letters: {
+      deadLetterNotes: {
         note: async () => {
           throw new StoreUnavailableError('the inventory table');
         },

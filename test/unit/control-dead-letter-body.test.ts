@@ -4,7 +4,7 @@ import {
   attributeBytes,
   fitDeadLetterBody,
   sqsMessageLimitBytes,
-} from '../../lib/adapters/sqs/dead-letter-body.ts';
+} from '../../lib/server/adapters/control/dead-letter-body.ts';
 
 const reasons = {
   'mesh.deadLetter': { DataType: 'String', StringValue: 'malformed' },

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { hostReportHandler } from '../../lib/api/handlers/host.ts';
-import type { ControlSender } from '../../lib/core/control/ports.ts';
-import type { ProofReplayGuard } from '../../lib/core/host-identity/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostProof } from '../../lib/clients/host/proof.ts';
+import { hostReportHandler } from '../../lib/server/api/handlers/host.ts';
+import type { ControlSender } from '../../lib/server/core/control/ports.ts';
+import type { ProofReplayGuard } from '../../lib/server/core/host-identity/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { RecordingSender } from '../support/control-fakes.ts';
 import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 

@@ -1,15 +1,15 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { makeDynamoDBClient } from '../../lib/adapters/aws-clients.ts';
-import { DynamoDBAuditTrail } from '../../lib/adapters/dynamodb/audit-trail.ts';
-import { documentClient } from '../../lib/adapters/dynamodb/requests.ts';
-import { DynamoDBTokenStore } from '../../lib/adapters/dynamodb/token-store.ts';
-import { tokenIssueHandler } from '../../lib/api/handlers/enrolment.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { NodeUnknownError } from '../../lib/core/enrolment/errors.ts';
-import type { TokenRecord } from '../../lib/core/enrolment/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import { documentClient } from '../../lib/server/adapters/dynamodb/requests.ts';
+import { DynamoDBTokenStore } from '../../lib/server/adapters/enrolment/token-store.ts';
+import { tokenIssueHandler } from '../../lib/server/api/handlers/enrolment.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { NodeUnknownError } from '../../lib/server/core/enrolment/errors.ts';
+import type { TokenRecord } from '../../lib/server/core/enrolment/ports.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 
 /**
  * A real client whose transactions are cancelled with the given reasons before anything is

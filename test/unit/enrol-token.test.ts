@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { refusal } from '../../lib/core/enrolment/enrol.ts';
-import { TokenHeldError } from '../../lib/core/enrolment/errors.ts';
-import type { TokenRecord } from '../../lib/core/enrolment/ports.ts';
-import { hashSecret, newToken, parseToken, tokenPattern, tokenTtl } from '../../lib/core/enrolment/token.ts';
+import { refusal } from '../../lib/server/core/enrolment/enrol.ts';
+import { TokenHeldError } from '../../lib/server/core/enrolment/errors.ts';
+import type { TokenRecord } from '../../lib/server/core/enrolment/ports.ts';
+import {
+  hashSecret,
+  newToken,
+  parseToken,
+  tokenPattern,
+  tokenTtl,
+} from '../../lib/server/core/enrolment/token.ts';
 
 describe('tokens', () => {
   it('have the scannable form mesh_<id>_<secret> with a secret of at least 128 bits', () => {

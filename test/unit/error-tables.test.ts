@@ -1,9 +1,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { meshProblem } from '../../lib/api/problems/mesh.ts';
-import { ErrorTable } from '../../lib/core/error-table.ts';
-import { PushFlowFailedError, pushFailures } from '../../lib/core/mesh/errors.ts';
+import { meshProblem } from '../../lib/server/api/mesh-problems.ts';
+import { ErrorTable } from '../../lib/server/core/error-table.ts';
+import { PushFlowFailedError, pushFailures } from '../../lib/server/core/mesh/errors.ts';
 
 const root = join(import.meta.dirname, '../..');
 
@@ -23,7 +23,7 @@ const isErrorClass = (value: unknown): value is ErrorClass =>
 async function core() {
   const classes = new Map<ErrorClass, string>();
   const tables = new Map<string, ErrorTable>();
-  for (const file of sources('lib/core')) {
+  for (const file of sources('lib/server/core')) {
     const exports = (await import(join(root, file))) as Record<string, unknown>;
     for (const [name, value] of Object.entries(exports)) {
       if (isErrorClass(value)) classes.set(value, `${relative(root, join(root, file))}: ${name}`);
@@ -68,9 +68,11 @@ describe('every error has its row in its area’s table', () => {
     const rows = areaTables(tables).flatMap(([, table]) => [...table.rows]);
 
     const untold = rows
-      .filter(([, row]) => row.status !== 500 && !row.told && row.says === undefined)
+      .filter(([, row]) => row.status !== 500 && !row.messageShown && row.says === undefined)
       .map(([name]) => name);
-    const toldDefects = rows.filter(([, row]) => row.status === 500 && row.told).map(([name]) => name);
+    const toldDefects = rows
+      .filter(([, row]) => row.status === 500 && row.messageShown)
+      .map(([name]) => name);
     const retriedNotTransient = rows
       .filter(([, row]) => row.retriedByFlow && row.retryAfterSeconds === undefined)
       .map(([name]) => name);

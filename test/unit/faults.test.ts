@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isTransientFault } from '../../lib/core/faults.ts';
+import { isTransientFault } from '../../lib/server/core/faults.ts';
 
 const named = (name: string, extra: Record<string, unknown> = {}) =>
   Object.assign(new Error(name), { name, ...extra });

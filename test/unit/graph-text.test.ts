@@ -1,8 +1,8 @@
 import { instance } from '@viz-js/viz';
 import { describe, expect, it } from 'vitest';
-import { dotOf, mermaidOf } from '../../lib/cli/graph-text.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import type { MeshGraph, MeshNode } from '../../lib/core/views.ts';
+import { dotOf, mermaidOf } from '../../lib/clients/cli/graph-text.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import type { MeshGraph, MeshNode } from '../../lib/server/core/views/views.ts';
 
 const node = (name: string, extra: Partial<MeshNode> = {}): MeshNode => ({
   ...({

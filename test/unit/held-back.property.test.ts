@@ -1,20 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { heldOf, rolloutHolder } from '../../lib/core/hold/held-back.ts';
-import { Freezes } from '../../lib/core/hold/service.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { MeshError } from '../../lib/core/mesh/errors.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions, runPushSteps } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
-import type { Facts } from '../../lib/core/rollout/advance.ts';
-import { isDriven } from '../../lib/core/rollout/claims.ts';
-import { RolloutError } from '../../lib/core/rollout/errors.ts';
-import type { RolloutFacts } from '../../lib/core/rollout/ports.ts';
-import { Rollouts } from '../../lib/core/rollout/service.ts';
-import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { heldOf, rolloutHolder } from '../../lib/server/core/hold/held-back.ts';
+import { Freezes } from '../../lib/server/core/hold/service.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { MeshError } from '../../lib/server/core/mesh/errors.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import type { Facts } from '../../lib/server/core/rollout/advance.ts';
+import { isDriven } from '../../lib/server/core/rollout/claims.ts';
+import { RolloutError } from '../../lib/server/core/rollout/errors.ts';
+import type { RolloutFacts } from '../../lib/server/core/rollout/ports.ts';
+import { Rollouts } from '../../lib/server/core/rollout/service.ts';
+import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
 import { MemoryFreezeStore, MemoryHoldReader } from '../support/memory-holds.ts';
 import { MemoryMeshStore, splitRelations, testSealing } from '../support/memory-mesh-store.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
@@ -125,7 +126,7 @@ function model(enrolled: readonly boolean[]) {
   };
   const pusher = new Pusher({ store, lastSent, holds, mint: unsealedMint });
   const tasks = pushTaskFunctions(pusher);
-  const push = (request: PushRequest): Promise<PushOutcome> => runPushSteps(tasks, request);
+  const push = (request: PushRequest): Promise<PushOutcome> => runPushDefinition(tasks, request);
   const mesh = new MeshService({ store, removals: store });
   const freezes = new Freezes({ store: freezeStore, now });
   const reports = new Map<string, { revision: number; state: 'applied' | 'failed'; step?: string }>();
@@ -271,7 +272,7 @@ async function run(
         .catch(ignoreRefusals);
       return;
     case 'upgrade': {
-      // an upgrade without waves: the version set, then push --behind (lib/core/control/settle.ts)
+      // an upgrade without waves: the version set, then push --behind (lib/server/core/control/settle.ts)
       await m.store.setModuleVersion('worker', step.version);
       await m.push({ behind: true });
       return;

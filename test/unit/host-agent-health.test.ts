@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ControlPlaneUnavailableError } from '../../lib/host/agent/errors.ts';
-import type { FetchedDeclaration, HostReport } from '../../lib/host/agent/ports.ts';
-import { type RunLoopOptions, runHostAgent } from '../../lib/host/agent/run-loop.ts';
+import { ControlPlaneUnavailableError } from '../../lib/clients/host/agent/errors.ts';
+import type { FetchedDeclaration, HostReport } from '../../lib/clients/host/agent/ports.ts';
+import { type RunLoopOptions, runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 import {
   changedTo,
   MemoryAgentState,

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileAgentState } from '../../lib/host/agent/file-state.ts';
-import { ShellApplier, ShellHealthCheck } from '../../lib/host/agent/shell-applier.ts';
+import { FileAgentState } from '../../lib/clients/host/agent/file-state.ts';
+import { ShellApplier, ShellHealthCheck } from '../../lib/clients/host/agent/shell-applier.ts';
 
 const scratch = () => mkdtempSync(join(tmpdir(), 'mesh-host-'));
 

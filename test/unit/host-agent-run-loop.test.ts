@@ -3,7 +3,7 @@ import {
   ControlPlaneUnavailableError,
   CredentialRefusedError,
   SequenceAheadRefusedError,
-} from '../../lib/host/agent/errors.ts';
+} from '../../lib/clients/host/agent/errors.ts';
 import type {
   AgentState,
   AgentStateStore,
@@ -14,8 +14,8 @@ import type {
   FetchedDeclaration,
   GoodDeclaration,
   HostReport,
-} from '../../lib/host/agent/ports.ts';
-import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
+} from '../../lib/clients/host/agent/ports.ts';
+import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 
 /** A control plane scripted answer by answer; each fetch takes the next, then repeats the last. */
 class ScriptedControlPlane implements ControlPlane {

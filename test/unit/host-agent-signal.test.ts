@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeSignal, SignalChannel } from '../../lib/core/signal/channel.ts';
-import { ControlPlaneUnavailableError } from '../../lib/host/agent/errors.ts';
+import { ControlPlaneUnavailableError } from '../../lib/clients/host/agent/errors.ts';
 import type {
   AgentState,
   AgentStateStore,
@@ -10,8 +9,9 @@ import type {
   HostReport,
   SignalHandlers,
   SignalLink,
-} from '../../lib/host/agent/ports.ts';
-import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
+} from '../../lib/clients/host/agent/ports.ts';
+import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
+import type { NodeSignal, SignalChannel } from '../../lib/server/core/signal/channel.ts';
 
 const channel: SignalChannel = {
   url: 'mqtt://127.0.0.1:4601',

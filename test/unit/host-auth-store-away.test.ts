@@ -1,17 +1,17 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostProof } from '../../lib/clients/host/proof.ts';
 import {
   authenticatedNode,
   type HostAuthenticationOptions,
   hostAuthentication,
-} from '../../lib/api/host-auth.ts';
-import { json } from '../../lib/api/http.ts';
-import { httpEdge } from '../../lib/api/http-edge.ts';
-import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
+} from '../../lib/server/api/host-auth.ts';
+import { json } from '../../lib/server/api/http.ts';
+import { httpEdge } from '../../lib/server/api/http-edge.ts';
+import { RememberedCredentials } from '../../lib/server/core/host-identity/remembered-credentials.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { InMemoryNodeCredentials, InMemoryReplayGuard } from '../support/node-credentials.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');

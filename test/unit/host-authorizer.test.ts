@@ -1,10 +1,10 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { hostAuthorizerHandler } from '../../lib/api/handlers/host-authorizer.ts';
-import { RememberedCredentials } from '../../lib/core/host-identity/remembered-credentials.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostProof } from '../../lib/clients/host/proof.ts';
+import { hostAuthorizerHandler } from '../../lib/server/api/handlers/host-authorizer.ts';
+import { RememberedCredentials } from '../../lib/server/core/host-identity/remembered-credentials.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { InMemoryNodeCredentials } from '../support/node-credentials.ts';
 
 const start = Date.parse('2026-10-01T12:00:00Z');

@@ -1,7 +1,7 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { openSealed, relationOf, sealSecret } from '../../lib/core/sealing/sealed-secret.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
+import { SealedDeclarationOpener } from '../../lib/clients/host/agent/declaration-opener.ts';
+import { openSealed, relationOf, sealSecret } from '../../lib/server/core/sealing/sealed-secret.ts';
 
 async function sealingKeys() {
   const pair = await generateKeyPair('ECDH-ES', { crv: 'X25519', extractable: true });

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { hostDeclarationHandler } from '../../lib/api/handlers/host.ts';
-import type { NodeCredentialReader } from '../../lib/core/host-identity/ports.ts';
-import type { Delivery, DeliveryReader } from '../../lib/core/ports.ts';
-import { type SignalChannel, signalChannelFor } from '../../lib/core/signal/channel.ts';
-import { generateNodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { hostProof } from '../../lib/host/proof.ts';
+import { generateNodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { hostProof } from '../../lib/clients/host/proof.ts';
+import { hostDeclarationHandler } from '../../lib/server/api/handlers/host.ts';
+import type { NodeCredentialReader } from '../../lib/server/core/host-identity/ports.ts';
+import type { Delivery, DeliveryReader } from '../../lib/server/core/push/ports.ts';
+import { type SignalChannel, signalChannelFor } from '../../lib/server/core/signal/channel.ts';
 
 class InMemoryDeliveries implements DeliveryReader {
   readonly sent = new Map<string, Delivery>();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/host/enrol.ts';
+import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/clients/host/enrol.ts';
+import { type HttpTransport, NoAnswerError } from '../../lib/clients/http/transport.ts';
 
 /** A control plane that answers from a script, and a clock that only moves when the host sleeps. */
 function scripted(answers: EnrolAttempt[], patienceMs = 35_000) {
@@ -108,23 +109,79 @@ describe('presentEnrolment', () => {
 });
 
 describe('sendEnrolment', () => {
-  const failingWith = (code: string) =>
-    (async () => {
-      throw new TypeError('fetch failed', { cause: Object.assign(new Error(code), { code }) });
-    }) as unknown as typeof fetch;
+  /** A wire on which nothing answers, for the reason a transport gives. */
+  const failingWith =
+    (reason: string): HttpTransport =>
+    async () => {
+      throw new NoAnswerError(reason);
+    };
 
-  it('says nothing answers for a refused connection or a name that does not resolve, not for a timeout', async () => {
+  it('says nothing answers for a refused connection or a name that does not resolve, not for a timeout or a reset', async () => {
+    const reasons = [
+      'ECONNREFUSED',
+      'ENOTFOUND',
+      'EAI_AGAIN',
+      'ETIMEDOUT',
+      'ECONNRESET',
+      'no answer in 10 s',
+    ];
+
     const answers = await Promise.all(
-      ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'].map((code) =>
-        sendEnrolment('https://mesh.example', {}, { fetch: failingWith(code) }),
-      ),
+      reasons.map((reason) => sendEnrolment('https://mesh.example', {}, { transport: failingWith(reason) })),
     );
 
-    expect(answers.map((answer) => answer.kind === 'unreachable' && answer.nothingAnswers)).toEqual([
-      true,
-      true,
-      true,
-      false,
-    ]);
+    expect(answers).toEqual(
+      reasons.map((reason, index) => ({ kind: 'unreachable', reason, nothingAnswers: index < 3 })),
+    );
+  });
+
+  it('posts the body unsigned to /enrol and hands back the answer with its Retry-After', async () => {
+    const sent: Array<Parameters<HttpTransport>[0]> = [];
+    const holding: HttpTransport = async (request) => {
+      sent.push(request);
+      return {
+        status: 409,
+        headers: { get: (name) => (name.toLowerCase() === 'retry-after' ? '12' : null) },
+        text: JSON.stringify({ error: { code: 'token_held', message: 'held' } }),
+      };
+    };
+    const body = { node: 'alpha', token: 'mesh_t_x', keys: {} };
+
+    const attempt = await sendEnrolment('https://mesh.example/v1/', body, {
+      transport: holding,
+      timeoutMs: 2_000,
+    });
+
+    expect(attempt).toEqual({
+      kind: 'answer',
+      status: 409,
+      retryAfter: '12',
+      body: { error: { code: 'token_held', message: 'held' } },
+    });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ method: 'POST', body: JSON.stringify(body), timeoutMs: 2_000 });
+    expect(sent[0]?.url.href).toBe('https://mesh.example/v1/enrol');
+    expect(sent[0]?.headers).not.toHaveProperty('authorization');
+  });
+
+  it('is told to wait the Retry-After of a held token, through presentEnrolment', async () => {
+    const held: HttpTransport = async () => ({
+      status: 409,
+      headers: { get: (name) => (name.toLowerCase() === 'retry-after' ? '12' : null) },
+      text: JSON.stringify({ error: { code: 'token_held', message: 'held' } }),
+    });
+    const clock = { ms: 0 };
+
+    const outcome = await presentEnrolment({
+      send: () => sendEnrolment('https://mesh.example', {}, { transport: held }),
+      sleep: async (ms) => {
+        clock.ms += ms;
+      },
+      now: () => clock.ms,
+      random: () => 0,
+      patienceMs: 30_000,
+    });
+
+    expect(outcome).toEqual({ kind: 'wait', waitSeconds: 12, attempts: 3, reason: 'token_held' });
   });
 });

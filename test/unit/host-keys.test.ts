@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadOrCreateNodeKeys } from '../../lib/host/keys.ts';
+import { loadOrCreateNodeKeys } from '../../lib/clients/host/keys.ts';
 
 const dirs: string[] = [];
 afterEach(() => {

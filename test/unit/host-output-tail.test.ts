@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { maxOutputBytes, reportedOutput } from '../../lib/core/control/health.ts';
 import {
   cutToBytes,
   firstLine,
@@ -8,7 +7,8 @@ import {
   redacted,
   secretsOf,
   tailOf,
-} from '../../lib/host/agent/output-tail.ts';
+} from '../../lib/clients/host/agent/output-tail.ts';
+import { maxOutputBytes, reportedOutput } from '../../lib/server/core/health.ts';
 
 const secret = 'k7Q2-vX9pL0wZr4TnB8yH1sD6fG3jM5c';
 const declaration = JSON.stringify({

@@ -1,9 +1,9 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readConfig } from '../../lib/config.ts';
-import { assertJavaAvailable } from '../../lib/runtime/dynamodb-local.ts';
-import { JavaMissingError, PortInUseError } from '../../lib/runtime/errors.ts';
-import { assertPortFree } from '../../lib/runtime/tcp-ports.ts';
+import { assertJavaAvailable } from '../../lib/local/dynamodb-local.ts';
+import { JavaMissingError, PortInUseError } from '../../lib/local/errors.ts';
+import { assertPortFree } from '../../lib/local/tcp-ports.ts';
+import { readConfig } from '../../lib/server/setup/config.ts';
 
 describe('local runtime errors say what to do in one line', () => {
   const path = process.env.PATH;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batch, type Keyed } from '../../lib/adapters/dynamodb/mesh-file-batch.ts';
+import { Batch, type Keyed } from '../../lib/server/adapters/mesh-file/mesh-file-batch.ts';
 
 const node = (name: string) => ({ pk: `node#${name}`, sk: 'node' });
 const count = (name: string, counts: Record<string, number>, limits: Record<string, number>): Keyed => ({

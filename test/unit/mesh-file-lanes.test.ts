@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Batch, type Keyed } from '../../lib/adapters/dynamodb/mesh-file-batch.ts';
-import { commitPhase } from '../../lib/adapters/dynamodb/mesh-file-lanes.ts';
+import { Batch, type Keyed } from '../../lib/server/adapters/mesh-file/mesh-file-batch.ts';
+import { commitPhase } from '../../lib/server/adapters/mesh-file/mesh-file-lanes.ts';
 
 const put = (pk: string, sk = 'node'): Keyed => ({ key: { pk, sk }, op: { op: 'put', item: { pk, sk } } });
 const check = (pk: string): Keyed => ({

@@ -5,7 +5,7 @@ import {
   movedText,
   planApply,
   whatMoved,
-} from '../../lib/core/mesh-file/index.ts';
+} from '../../lib/server/core/mesh-file/index.ts';
 import { brokerAndThreeWebs } from '../support/mesh-files.ts';
 
 const empty: LiveMesh = { revision: 'r0', nodes: [] };

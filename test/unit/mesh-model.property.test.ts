@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { beginPush, findBehind, sendBatch } from '../../lib/core/mesh/push-steps.ts';
-import type { PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { beginPush, findBehind, sendBatch } from '../../lib/server/core/push/steps.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import {
   emptyCoverage,

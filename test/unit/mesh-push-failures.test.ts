@@ -1,25 +1,31 @@
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-push-starter.ts';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
-import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
-import { meshProblem } from '../../lib/api/problems/mesh.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { MeshRaceError, PushFlowFailedError } from '../../lib/core/mesh/errors.ts';
-import type { NodeSnapshot } from '../../lib/core/mesh/model.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
-import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
-import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { SendWrite } from '../../lib/core/mesh/store.ts';
-import type { PushFlow } from '../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
-import { pushTasks, readPushDefinition, retriedByFlow } from '../../lib/flow/push-definition.ts';
-import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
+import { InProcessPushStarter } from '../../lib/local/in-process-push-starter.ts';
+import { localLambdaContext } from '../../lib/local/lambda-context.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { StepFunctionsPushFlow } from '../../lib/server/adapters/push/step-functions-push-flow.ts';
+import { meshPushHandler } from '../../lib/server/api/handlers/mesh.ts';
+import { meshProblem } from '../../lib/server/api/mesh-problems.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { MeshRaceError, PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
+import type { NodeSnapshot } from '../../lib/server/core/mesh/model.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import type { SendWrite } from '../../lib/server/core/mesh/store.ts';
+import type { PushFlow } from '../../lib/server/core/push/ports.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
+import { runPushJob } from '../../lib/server/core/push/runs.ts';
+import { Pushes } from '../../lib/server/core/push/service.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
+import {
+  pushTasks,
+  readPushDefinition,
+  retriedByFlow,
+  runPushDefinition,
+} from '../../lib/server/flows/push-definition.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { nothingHolds } from '../support/memory-holds.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
@@ -84,12 +90,17 @@ const post = async (store: MemoryMeshStore, pushFlow: PushFlow, request: object)
   const now = () => new Date();
   const recorded = new RecordedPushFlow({ flow: pushFlow, records: pushRecords, log, now });
   const handler = meshPushHandler({
-    pushStore: store,
-    pushRecords,
-    pushStarter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
+    pushes: new Pushes({
+      store,
+      records: pushRecords,
+      starter: new InProcessPushStarter((job) => runPushJob(job, { pushFlow: recorded, log })),
+      holds: nothingHolds,
+      // A push reads no delivery; only a plan does, and none is asked for here.
+      deliveries: { readDelivery: async () => undefined },
+      runSteps: runPushDefinition,
+      now,
+    }),
     config: { pushWaitSeconds: 10 } as MeshConfig,
-    holds: nothingHolds,
-    now,
   });
   const answer = (await handler(
     { headers: {}, pathParameters: null, body: JSON.stringify(request) } as APIGatewayProxyEvent,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { canonicalJson } from '../../lib/core/mesh/canonical.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import { ModuleNotFoundError } from '../../lib/core/mesh/errors.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { canonicalJson } from '../../lib/server/core/canonical.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 function mesh() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { moduleName, nodeName } from '../../lib/core/names.ts';
+import { moduleName, nodeName } from '../../lib/server/core/names.ts';
 
 /** Node and module names are DNS labels (RFC 1123): hosts and resource names are made from them. */
 describe('node and module names', () => {

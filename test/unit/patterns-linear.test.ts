@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { viewQueryOf } from '../../lib/api/view-query.ts';
-import { type GlobMeter, glob } from '../../lib/core/glob.ts';
-import { checkMeshFile, globMatcher, parseSelector } from '../../lib/core/mesh-file/index.ts';
-import { expandPattern } from '../../lib/core/mesh-file/ranges.ts';
-import { maxFileTests, maxPatternStars } from '../../lib/core/mesh-file/schema.ts';
-import { policyAllows } from '../../lib/core/signal/policy.ts';
+import { viewQueryOf } from '../../lib/server/api/view-query.ts';
+import { type GlobMeter, glob } from '../../lib/server/core/glob.ts';
+import { checkMeshFile, globMatcher, parseSelector } from '../../lib/server/core/mesh-file/index.ts';
+import { expandPattern } from '../../lib/server/core/mesh-file/ranges.ts';
+import { maxFileTests, maxPatternStars } from '../../lib/server/core/mesh-file/schema.ts';
+import { policyAllows } from '../../lib/server/core/signal/policy.ts';
 
 /**
  * Issue 36, finding 3: no input reachable by any role costs more than linear time in its size.

@@ -1,18 +1,20 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { InProcessPushStarter } from '../../lib/adapters/push-run/in-process-push-starter.ts';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { meshPushHandler } from '../../lib/api/handlers/mesh.ts';
-import { answerEarlyMs, gatewayTimeoutMs, timeToAnswer } from '../../lib/api/http.ts';
-import type { MeshConfig } from '../../lib/config.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { outcomeOfRecord, RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
-import { runPushJob } from '../../lib/core/mesh/push-runs.ts';
-import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { PushFlow } from '../../lib/core/ports.ts';
-import { localLambdaContext } from '../../lib/runtime/lambda-context.ts';
+import { InProcessPushStarter } from '../../lib/local/in-process-push-starter.ts';
+import { localLambdaContext } from '../../lib/local/lambda-context.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { meshPushHandler } from '../../lib/server/api/handlers/mesh.ts';
+import { answerEarlyMs, gatewayTimeoutMs, timeToAnswer } from '../../lib/server/api/http.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import type { PushFlow } from '../../lib/server/core/push/ports.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { outcomeOfRecord, RecordedPushFlow } from '../../lib/server/core/push/records.ts';
+import { runPushJob } from '../../lib/server/core/push/runs.ts';
+import { Pushes } from '../../lib/server/core/push/service.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
+import type { MeshConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { nothingHolds } from '../support/memory-holds.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
@@ -50,12 +52,17 @@ async function world(options: {
   const pushFlow = new RecordedPushFlow({ flow: slow, records, log, now });
   const starter = new InProcessPushStarter((job) => runPushJob(job, { pushFlow, log }));
   const handler = meshPushHandler({
-    pushStore: store,
-    pushRecords: records,
-    pushStarter: starter,
+    pushes: new Pushes({
+      store,
+      records: records,
+      starter: starter,
+      holds: nothingHolds,
+      // A push reads no delivery; only a plan does, and none is asked for here.
+      deliveries: { readDelivery: async () => undefined },
+      runSteps: runPushDefinition,
+      now,
+    }),
     config: (options.waitSeconds === undefined ? {} : { pushWaitSeconds: options.waitSeconds }) as MeshConfig,
-    holds: nothingHolds,
-    now,
   });
   const post = async (body: object) => {
     const answer = (await handler(

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { planPush } from '../../lib/core/mesh/plan.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions, runPushSteps } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import type { Delivery, DeliveryReader, PushRequest } from '../../lib/core/ports.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import { planPush } from '../../lib/server/core/push/plan.ts';
+import type { Delivery, DeliveryReader, PushRequest } from '../../lib/server/core/push/ports.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 /** What each node was last sent, from the memory store's own record of sends. */
@@ -24,15 +25,15 @@ async function chain() {
   await service.assign('db', 'pg', 'sql', localActor());
   await service.assign('broker', 'mq', 'amqp', localActor());
   await service.assign('app', 'web', null, localActor());
-  await runPushSteps(pushTaskFunctions(new Pusher({ store })), { behind: true });
+  await runPushDefinition(pushTaskFunctions(new Pusher({ store })), { behind: true });
   await service.consume({ node: 'app', module: 'web' }, { node: 'broker', module: 'mq' }, localActor());
   await service.consume({ node: 'broker', module: 'mq' }, { node: 'db', module: 'pg' }, localActor());
   await store.setModuleVersion('web', '2.0');
   return { store, service };
 }
 
-describe('runPushSteps, the in-process sequence of the flow’s steps', () => {
-  it('answers what the ASL answers, the round bound included', async () => {
+describe('runPushDefinition, the push’s ASL run in-process for a plan', () => {
+  it('answers what aws-local-stepfunctions answers on the same ASL, the round bound included', async () => {
     for (const request of [
       { node: 'app' },
       { node: 'app', maxRounds: 1 },
@@ -44,7 +45,7 @@ describe('runPushSteps, the in-process sequence of the flow’s steps', () => {
       // Sealed in the same turn, so the two runs interleave their sends alike: sealing on
       // WebCrypto's threads would let a round's sends finish in either order.
       const mint = { seal: async () => 'sealed' };
-      const steps = await runPushSteps(
+      const steps = await runPushDefinition(
         pushTaskFunctions(new Pusher({ store: inProcess.store, mint })),
         request,
       );
@@ -64,9 +65,12 @@ describe('push --plan', () => {
       value instanceof Map ? [...value] : value,
     );
 
-    const plan = await planPush({ node: 'app' }, { store, deliveries: deliveriesOf(store) });
+    const plan = await planPush(
+      { node: 'app' },
+      { store, deliveries: deliveriesOf(store), runSteps: runPushDefinition },
+    );
     const after = JSON.stringify([...store.nodes], (_, value) => (value instanceof Map ? [...value] : value));
-    const outcome = await runPushSteps(pushTaskFunctions(new Pusher({ store })), { node: 'app' });
+    const outcome = await runPushDefinition(pushTaskFunctions(new Pusher({ store })), { node: 'app' });
 
     expect(after).toBe(before);
     expect({
@@ -80,7 +84,10 @@ describe('push --plan', () => {
   it('says what changes in each declaration, a secret only as new or changed', async () => {
     const { store } = await chain();
 
-    const plan = await planPush({ node: 'app' }, { store, deliveries: deliveriesOf(store) });
+    const plan = await planPush(
+      { node: 'app' },
+      { store, deliveries: deliveriesOf(store), runSteps: runPushDefinition },
+    );
 
     expect(plan.pushed?.changes).toEqual([
       { section: 'module', change: 'changed', item: 'web', detail: 'version - -> 2.0' },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PushFlowFailedError } from '../../lib/core/mesh/errors.ts';
+import { PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
+import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import {
   keptNodesPerList,
   newPushId,
@@ -7,8 +8,7 @@ import {
   pushId,
   RecordedPushFlow,
   viewOfPushRecord,
-} from '../../lib/core/mesh/push-records.ts';
-import type { PushAsker, PushFlow, PushOutcome, PushRequest } from '../../lib/core/ports.ts';
+} from '../../lib/server/core/push/records.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryPushRecords } from '../support/memory-push-records.ts';
 

@@ -1,7 +1,7 @@
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { describe, expect, it } from 'vitest';
-import { LambdaPushStarter } from '../../lib/adapters/push-run/lambda-push-starter.ts';
-import { PushFlowUnavailableError } from '../../lib/core/mesh/errors.ts';
+import { LambdaPushStarter } from '../../lib/server/adapters/push/lambda-push-starter.ts';
+import { PushFlowUnavailableError } from '../../lib/server/core/mesh/errors.ts';
 
 type Seen = { invocationType: string | undefined; aborted: boolean };
 

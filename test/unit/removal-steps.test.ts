@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { firstStep, joinSteps, type RelationRef, type RemovalPlan } from '../../lib/core/mesh/removal.ts';
+import {
+  firstStep,
+  joinSteps,
+  type RelationRef,
+  type RemovalPlan,
+} from '../../lib/server/core/mesh/removal.ts';
 
 const relation = (consumerNode: string, consumerModule: string): RelationRef => ({
   consumerNode,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../lib/functions.ts';
+import { routes } from '../../lib/server/functions/table.ts';
 
 /** docs/audit.md's role table: each route it names, with the role it says. */
 function documentedRoles(): Map<string, string> {

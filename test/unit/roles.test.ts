@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { consoleReadRoutes } from '../../lib/console/routes.ts';
-import { type Route, routes } from '../../lib/functions.ts';
+import { consoleReadRoutes } from '../../lib/clients/cli/console/routes.ts';
+import { mayCall } from '../../lib/server/core/roles.ts';
 import {
   arnPathOf,
   arnPathReaches,
-  mayCall,
   roleNeeded,
   roleProblems,
   routesOfRole,
   wildcardProblems,
-} from '../../lib/roles.ts';
+} from '../../lib/server/functions/roles.ts';
+import { type Route, routes } from '../../lib/server/functions/table.ts';
 
 const route = (method: Route['method'], path: string, role?: Route['role']): Route => ({
   method,

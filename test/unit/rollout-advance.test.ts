@@ -1,15 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { advance, type Facts, maxTurnedUnhealthy, type NodeFacts } from '../../lib/core/rollout/advance.ts';
-import { aborted } from '../../lib/core/rollout/claims.ts';
-import { RolloutStateError, RolloutUsageError } from '../../lib/core/rollout/errors.ts';
-import { newRollout, notSent, type RolloutRecord, resumed, waveSent } from '../../lib/core/rollout/record.ts';
+import {
+  advance,
+  type Facts,
+  maxTurnedUnhealthy,
+  type NodeFacts,
+} from '../../lib/server/core/rollout/advance.ts';
+import { aborted } from '../../lib/server/core/rollout/claims.ts';
+import { RolloutStateError, RolloutUsageError } from '../../lib/server/core/rollout/errors.ts';
+import {
+  newRollout,
+  notSent,
+  type RolloutRecord,
+  resumed,
+  waveSent,
+} from '../../lib/server/core/rollout/record.ts';
 import {
   cutWaves,
   parseMaxFailures,
   parseWaves,
   parseWaveTimeout,
   rolloutOptions,
-} from '../../lib/core/rollout/waves.ts';
+} from '../../lib/server/core/rollout/waves.ts';
 
 const nodes = (n: number) => Array.from({ length: n }, (_, i) => `n${String(i).padStart(4, '0')}`);
 const t0 = new Date('2026-01-01T00:00:00Z');

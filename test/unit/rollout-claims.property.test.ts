@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { isDriven } from '../../lib/core/rollout/claims.ts';
-import { RolloutStateError } from '../../lib/core/rollout/errors.ts';
-import { Rollouts } from '../../lib/core/rollout/service.ts';
-import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { isDriven } from '../../lib/server/core/rollout/claims.ts';
+import { RolloutStateError } from '../../lib/server/core/rollout/errors.ts';
+import { Rollouts } from '../../lib/server/core/rollout/service.ts';
+import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { advanceForFlow, driveRunning } from '../../lib/core/rollout/drive.ts';
-import type { RolloutStore } from '../../lib/core/rollout/ports.ts';
-import { Rollouts } from '../../lib/core/rollout/service.ts';
-import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { advanceForFlow, driveRunning } from '../../lib/server/core/rollout/drive.ts';
+import type { RolloutStore } from '../../lib/server/core/rollout/ports.ts';
+import { Rollouts } from '../../lib/server/core/rollout/service.ts';
+import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 

@@ -1,16 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { largestOutcomeBytes, nodesPerPart, partBytes } from '../../lib/adapters/dynamodb/rollout-chunks.ts';
-import { rolloutProblem } from '../../lib/api/problems/rollout.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { PushOutcome } from '../../lib/core/ports.ts';
-import { isReleasing } from '../../lib/core/rollout/claims.ts';
-import { RolloutOverlapError } from '../../lib/core/rollout/errors.ts';
-import { rolloutPage, runsOf } from '../../lib/core/rollout/pages.ts';
-import type { RolloutFacts } from '../../lib/core/rollout/ports.ts';
-import { newRollout, sizeOf } from '../../lib/core/rollout/record.ts';
-import { Rollouts } from '../../lib/core/rollout/service.ts';
-import { rolloutOptions } from '../../lib/core/rollout/waves.ts';
-import { jsonBytes } from '../../lib/core/view-pages.ts';
+import {
+  largestOutcomeBytes,
+  nodesPerPart,
+  partBytes,
+} from '../../lib/server/adapters/rollout/rollout-chunks.ts';
+import { rolloutProblem } from '../../lib/server/api/rollout-problems.ts';
+import { jsonBytes } from '../../lib/server/core/answer-pages.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { PushOutcome } from '../../lib/server/core/push/ports.ts';
+import { isReleasing } from '../../lib/server/core/rollout/claims.ts';
+import { RolloutOverlapError } from '../../lib/server/core/rollout/errors.ts';
+import { rolloutPage, runsOf } from '../../lib/server/core/rollout/pages.ts';
+import type { RolloutFacts } from '../../lib/server/core/rollout/ports.ts';
+import { newRollout, sizeOf } from '../../lib/server/core/rollout/record.ts';
+import { Rollouts } from '../../lib/server/core/rollout/service.ts';
+import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 const names = (count: number, prefix = 'n') =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchRoute } from '../../lib/api/routes.ts';
-import type { Route } from '../../lib/functions.ts';
+import { matchRoute } from '../../lib/server/functions/routes.ts';
+import type { Route } from '../../lib/server/functions/table.ts';
 
 const table: Route[] = [
   { method: 'GET', path: '/nodes/{node}', handler: 'a', auth: 'operator' },

@@ -1,12 +1,12 @@
 import { type CryptoKey, exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { localActor } from '../../lib/core/audit/record.ts';
-import type { Declaration } from '../../lib/core/mesh/declaration.ts';
-import type { SealingKey } from '../../lib/core/mesh/model.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import { sealingKeyOf } from '../../lib/core/sealing/sealed-secret.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
+import { SealedDeclarationOpener } from '../../lib/clients/host/agent/declaration-opener.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { Declaration } from '../../lib/server/core/mesh/declaration.ts';
+import type { SealingKey } from '../../lib/server/core/mesh/model.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { sealingKeyOf } from '../../lib/server/core/sealing/sealed-secret.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 type Host = { readonly key: SealingKey; readonly privateKey: CryptoKey };

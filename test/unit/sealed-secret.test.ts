@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { SealedSecretRefusedError } from '../../lib/core/sealing/errors.ts';
+import { loadOrCreateNodeKeys } from '../../lib/clients/host/keys.ts';
+import { SealedSecretRefusedError } from '../../lib/server/core/sealing/errors.ts';
 import {
   fingerprintOf,
   openSealed,
   relationOf,
   type SealBinding,
   sealSecret,
-} from '../../lib/core/sealing/sealed-secret.ts';
-import { loadOrCreateNodeKeys } from '../../lib/host/keys.ts';
+} from '../../lib/server/core/sealing/sealed-secret.ts';
 
 async function nodeSealingKeys() {
   const pair = await generateKeyPair('ECDH-ES', { crv: 'X25519', extractable: true });

@@ -1,10 +1,10 @@
 import type { IoTCustomAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { signalAuthorizerHandler } from '../../lib/api/handlers/signal.ts';
-import { checkConfig } from '../../lib/config.ts';
-import { type IotPolicyDocument, iotArn, policyAllows } from '../../lib/core/signal/policy.ts';
-import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { connectPassword, hostProof } from '../../lib/host/proof.ts';
+import { generateNodeKeys, type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { connectPassword, hostProof } from '../../lib/clients/host/proof.ts';
+import { signalAuthorizerHandler } from '../../lib/server/api/handlers/signal.ts';
+import { type IotPolicyDocument, iotArn, policyAllows } from '../../lib/server/core/signal/policy.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { InMemoryNodeCredentials, InMemoryReplayGuard } from '../support/node-credentials.ts';
 

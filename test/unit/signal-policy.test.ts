@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type IotPolicyDocument, iotArn, nodePolicy, policyAllows } from '../../lib/core/signal/policy.ts';
+import {
+  type IotPolicyDocument,
+  iotArn,
+  nodePolicy,
+  policyAllows,
+} from '../../lib/server/core/signal/policy.ts';
 
 const scope = { partition: 'aws', region: 'us-east-1', accountId: '000000000000' };
 const arn = (kind: 'client' | 'topic' | 'topicfilter', name: string) => iotArn(scope, kind, name);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { signalPresenceHandler } from '../../lib/api/handlers/signal.ts';
-import { StalePresenceError } from '../../lib/core/signal/errors.ts';
-import type { PresenceStore } from '../../lib/core/signal/ports.ts';
-import type { PresenceEvent } from '../../lib/core/signal/presence.ts';
-import { StoreUnavailableError } from '../../lib/core/unavailable.ts';
+import { signalPresenceHandler } from '../../lib/server/api/handlers/signal.ts';
+import { StalePresenceError } from '../../lib/server/core/signal/errors.ts';
+import type { PresenceStore } from '../../lib/server/core/signal/ports.ts';
+import type { PresenceEvent } from '../../lib/server/core/signal/presence.ts';
+import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 
 /** Presence as the store keeps it: what it was given, refusing what a test marks stale. */

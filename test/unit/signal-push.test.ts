@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { localActor } from '../../lib/core/audit/record.ts';
-import { deliveryEtag } from '../../lib/core/mesh/declaration.ts';
-import { Pusher } from '../../lib/core/mesh/push.ts';
-import { pushTaskFunctions } from '../../lib/core/mesh/push-steps.ts';
-import { MeshService } from '../../lib/core/mesh/service.ts';
-import { SignalAnnouncer } from '../../lib/core/signal/announce.ts';
-import type { NodeSignal } from '../../lib/core/signal/channel.ts';
-import type { SignalPublisher } from '../../lib/core/signal/ports.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { deliveryEtag } from '../../lib/server/core/mesh/declaration.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { SignalAnnouncer } from '../../lib/server/core/signal/announce.ts';
+import type { NodeSignal } from '../../lib/server/core/signal/channel.ts';
+import type { SignalPublisher } from '../../lib/server/core/signal/ports.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 

@@ -7,9 +7,9 @@ import {
   deltasOf,
   type Item,
   sumDeltas,
-} from '../../lib/core/summary/counters.ts';
-import { type Change, changesAfter, chunksOf, sequenceKey } from '../../lib/core/summary/stream.ts';
-import { summaryFromFullRead, summaryOf } from '../../lib/core/summary/summary.ts';
+} from '../../lib/server/core/summary/counters.ts';
+import { type Change, changesAfter, chunksOf, sequenceKey } from '../../lib/server/core/summary/stream.ts';
+import { summaryFromFullRead, summaryOf } from '../../lib/server/core/summary/summary.ts';
 
 /** Items as the stores write them in a node's partition, and some that count nothing. */
 const node = fc.constantFrom('a', 'b', 'c');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newToken } from '../../lib/core/enrolment/token.ts';
+import { newToken } from '../../lib/server/core/enrolment/token.ts';
 import { holdsToken, tokenOnCommandLine, watch, withTokensBlanked } from '../support/processes.ts';
 
 /**

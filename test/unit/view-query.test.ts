@@ -1,7 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { Problem } from '../../lib/api/problem.ts';
-import { cursorOf, viewQueryOf } from '../../lib/api/view-query.ts';
+import { problemsFrom } from '../../lib/server/api/problem.ts';
+import { cursorOf, viewQueryOf } from '../../lib/server/api/view-query.ts';
+import { requestErrors } from '../../lib/server/core/request-errors.ts';
+
+/** As every route's edge answers a request that does not read. */
+const problemOf = problemsFrom(requestErrors);
 
 const event = (query: Record<string, string>) =>
   ({ queryStringParameters: query }) as unknown as APIGatewayProxyEvent;
@@ -9,7 +13,8 @@ const refusal = (query: Record<string, string>) => {
   try {
     viewQueryOf(event(query));
   } catch (error) {
-    if (error instanceof Problem) return `${error.status} ${error.code}: ${error.message}`;
+    const problem = problemOf(error);
+    if (problem) return `${problem.status} ${problem.code}: ${problem.message}`;
     throw error;
   }
   return 'accepted';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type TokenFacts, tokenStateOf, viewOfToken } from '../../lib/core/enrolment/token-state.ts';
-import type { NodeStatus } from '../../lib/core/ports.ts';
-import { hideSecrets, listedNodes, type MeshNode, presenceOf } from '../../lib/core/views.ts';
+import { type TokenFacts, tokenStateOf, viewOfToken } from '../../lib/server/core/enrolment/token-state.ts';
+import type { NodeStatus } from '../../lib/server/core/views/ports.ts';
+import { hideSecrets, listedNodes, type MeshNode, presenceOf } from '../../lib/server/core/views/views.ts';
 
 const now = Date.parse('2026-07-22T10:00:00Z');
 const token = (extra: Partial<TokenFacts> = {}): TokenFacts => ({

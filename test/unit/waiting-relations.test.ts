@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { waitingText } from '../../lib/cli/commands/mesh.ts';
-import { waitingOf } from '../../lib/core/mesh/waiting.ts';
+import { waitingText } from '../../lib/clients/cli/commands/mesh.ts';
+import { waitingOf } from '../../lib/server/core/mesh/waiting.ts';
 
 const relation = (provider: string, waitingFor: string[]) => ({
   module: 'app',

@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { noBrokerPublisher } from '../../lib/adapters/signal/embedded-broker-publisher.ts';
-import { IotDataSignalPublisher } from '../../lib/adapters/signal/iot-data-publisher.ts';
-import { LocalPushFlow } from '../../lib/adapters/stepfunctions/local-push-flow.ts';
-import { StepFunctionsPushFlow } from '../../lib/adapters/stepfunctions/step-functions-push-flow.ts';
-import { checkConfig } from '../../lib/config.ts';
-import { RecordedPushFlow } from '../../lib/core/mesh/push-records.ts';
-import { partsFor } from '../../lib/wiring.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localPartsFor } from '../../lib/local/parts.ts';
+import { StepFunctionsPushFlow } from '../../lib/server/adapters/push/step-functions-push-flow.ts';
+import {
+  IotDataSignalPublisher,
+  noBrokerPublisher,
+} from '../../lib/server/adapters/signal/iot-data-publisher.ts';
+import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
+import { partsFor } from '../../lib/server/wiring/parts.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 
 const config = checkConfig({
@@ -18,16 +21,28 @@ const config = checkConfig({
 });
 
 describe('partsFor', () => {
+  it('refuses, when first asked, what AWS serves and nothing stands in for: the server never builds a local stand-in', () => {
+    const parts = partsFor({
+      ...config,
+      signal: { brokerUrl: 'mqtt://127.0.0.1:4601', accountId: '1', partition: 'aws' },
+    });
+
+    expect(() => parts.pushFlow).toThrow(/no push flow: configure MESH_PUSH_FLOW_ARN/);
+    expect(() => parts.pushStarter).toThrow(/no push-run function: configure MESH_PUSH_RUNNER_ARN/);
+    expect(() => parts.applyFlow).toThrow(/no apply flow: configure MESH_APPLY_FLOW_ARN/);
+    expect(() => parts.signalPublisher).toThrow(/no signal publisher: configure MESH_IOT_DATA_ENDPOINT/);
+  });
+
   it('builds each part on first use and keeps it', () => {
-    const parts = partsFor(config);
+    const parts = localPartsFor(config);
 
     expect(parts.meshService).toBe(parts.meshService);
     expect(parts.credentials).toBe(parts.credentials);
     expect(parts.consumer.reports).toBe(parts.reports);
   });
 
-  it('pushes in-process from the ASL without a state machine, on Step Functions with one, each recorded', () => {
-    const local = partsFor(config).pushFlow;
+  it('pushes in-process from the ASL without a state machine (the local runtime stands in), on Step Functions with one, each recorded', () => {
+    const local = localPartsFor(config).pushFlow;
     const deployed = partsFor({
       ...config,
       pushFlowArn: 'arn:aws:states:eu-west-1:123456789012:stateMachine:push',
@@ -49,7 +64,7 @@ describe('partsFor', () => {
       ...config,
       signal: { ...signal, iotDataEndpoint: 'a1-ats.iot.eu-west-1.amazonaws.com' },
     });
-    const local = partsFor({ ...config, signal: { ...signal, brokerUrl: 'mqtt://127.0.0.1:4601' } });
+    const local = localPartsFor({ ...config, signal: { ...signal, brokerUrl: 'mqtt://127.0.0.1:4601' } });
     const none = partsFor(config);
 
     expect(onAws.signalPublisher).toBeInstanceOf(IotDataSignalPublisher);
@@ -65,7 +80,7 @@ describe('partsFor', () => {
 
   it('reads the hold bound from the configuration, and puts a replaced part everywhere it is used', () => {
     const log = new RecordingLog();
-    const parts = partsFor(config, { overrides: { log } });
+    const parts = localPartsFor(config, { overrides: { log } });
 
     expect(parts.consumer.holdPolicy.boundSeconds).toBe(30);
     expect(parts.consumer.log).toBe(log);

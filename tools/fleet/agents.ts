@@ -1,14 +1,19 @@
-import { ApiClient } from '../../lib/cli/api-client.ts';
-import { fieldsOf } from '../../lib/core/coded-lines.ts';
-import type { SignalChannel } from '../../lib/core/signal/channel.ts';
-import { SealedDeclarationOpener } from '../../lib/host/agent/declaration-opener.ts';
-import { type HostRequests, HttpControlPlane } from '../../lib/host/agent/http-control-plane.ts';
-import { MqttSignalLink } from '../../lib/host/agent/mqtt-signal-link.ts';
-import type { AgentState, AgentStateStore, Applier, GoodDeclaration } from '../../lib/host/agent/ports.ts';
-import { runHostAgent } from '../../lib/host/agent/run-loop.ts';
-import { type NodeKeys, signingKeyOf } from '../../lib/host/keys.ts';
-import { agentLines } from '../../lib/host/lines.ts';
-import { connectPassword, type HostSigningKey, hostRequestSigner } from '../../lib/host/proof.ts';
+import { SealedDeclarationOpener } from '../../lib/clients/host/agent/declaration-opener.ts';
+import { type HostRequests, HttpControlPlane } from '../../lib/clients/host/agent/http-control-plane.ts';
+import { MqttSignalLink } from '../../lib/clients/host/agent/mqtt-signal-link.ts';
+import type {
+  AgentState,
+  AgentStateStore,
+  Applier,
+  GoodDeclaration,
+} from '../../lib/clients/host/agent/ports.ts';
+import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
+import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { agentLines } from '../../lib/clients/host/log-lines.ts';
+import { connectPassword, type HostSigningKey, hostRequestSigner } from '../../lib/clients/host/proof.ts';
+import { ApiClient } from '../../lib/clients/http/api-client.ts';
+import { fieldsOf } from '../../lib/server/core/coded-lines.ts';
+import type { SignalChannel } from '../../lib/server/core/signal/channel.ts';
 
 /** What the benches watch of one agent: when it connected, got each signal, applied each revision. */
 export type AgentTimeline = {

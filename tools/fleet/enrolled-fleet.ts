@@ -1,6 +1,6 @@
-import { mapLimit } from '../../lib/core/map-limit.ts';
-import type { SignalChannel } from '../../lib/core/signal/channel.ts';
-import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
+import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
+import { mapLimit } from '../../lib/server/core/map-limit.ts';
+import type { SignalChannel } from '../../lib/server/core/signal/channel.ts';
 
 /** One operator request to a local control plane (which authenticates no one); its answer's body. */
 export async function operatorCall(

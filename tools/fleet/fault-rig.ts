@@ -8,14 +8,14 @@ import {
   SetQueueAttributesCommand,
 } from '@aws-sdk/client-sqs';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/adapters/aws-clients.ts';
-import { reportItemKey } from '../../lib/adapters/dynamodb/keys.ts';
-import { markedPartition } from '../../lib/adapters/dynamodb/mesh-items.ts';
-import { NodeHttpHostApi } from '../../lib/host/agent/node-http-api.ts';
-import { generateNodeKeys, type NodeKeys } from '../../lib/host/keys.ts';
-import { localResourceNames } from '../../lib/resources.ts';
-import { runtimeLines } from '../../lib/runtime/lines.ts';
-import { freePort } from '../../lib/runtime/tcp-ports.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
+import { generateNodeKeys, type NodeKeys } from '../../lib/clients/host/keys.ts';
+import { runtimeLines } from '../../lib/local/log-lines.ts';
+import { freePort } from '../../lib/local/tcp-ports.ts';
+import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { reportItemKey } from '../../lib/server/adapters/dynamodb/keys.ts';
+import { markedPartition } from '../../lib/server/adapters/dynamodb/mesh-items.ts';
+import { localResourceNames } from '../../lib/server/setup/resources.ts';
 import { codedLineReader, type Heard, printedJson, type Watched } from '../../test/support/processes.ts';
 import { type BenchAgents, startAgents } from './agents.ts';
 import {
@@ -63,7 +63,7 @@ export type RigOptions = {
  * The control plane (`bin/local.ts`, its own process) on a store and a queue that outlive it:
  * DynamoDB Local as its own process, fauxqs in this one, both on disk, so each can be stopped
  * and started again, and the control plane killed and started again, while the hosts' agents
- * (the real run loop, `HttpControlPlane` over `NodeHttpHostApi`) report. Every report they make
+ * (the real run loop, `HttpControlPlane` over `hostApiClient`) report. Every report they make
  * is noted (`ReportLedger`), and after each scenario accounted for from what the consumer said
  * (its log lines), the dead-letter queue's copies and the store.
  */
@@ -208,8 +208,7 @@ export class FaultRig {
       heartbeatMs: this.options.heartbeatMs,
       maxBackoffMs: 5_000,
       applyMs,
-      requests: (node, key) =>
-        this.ledger.wrap(node, new NodeHttpHostApi(this.apiUrl, key, { timeoutMs: 15_000 })),
+      requests: (node, key) => this.ledger.wrap(node, hostApiClient(this.apiUrl, key)),
     });
   }
 

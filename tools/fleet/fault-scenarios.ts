@@ -1,4 +1,4 @@
-import { consumerLines } from '../../lib/core/control/lines.ts';
+import { consumerLines } from '../../lib/server/core/control/log-lines.ts';
 import type { FaultRig } from './fault-rig.ts';
 import type { Accounting } from './report-ledger.ts';
 

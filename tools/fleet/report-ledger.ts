@@ -1,7 +1,7 @@
-import type { ApiAnswer } from '../../lib/cli/api-client.ts';
-import { consumerLines } from '../../lib/core/control/lines.ts';
-import type { HostRequests } from '../../lib/host/agent/http-control-plane.ts';
-import type { HostReport } from '../../lib/host/agent/ports.ts';
+import type { HostRequests } from '../../lib/clients/host/agent/http-control-plane.ts';
+import type { HostReport } from '../../lib/clients/host/agent/ports.ts';
+import type { ApiAnswer } from '../../lib/clients/http/api-client.ts';
+import { consumerLines } from '../../lib/server/core/control/log-lines.ts';
 
 /** One report a host made, and what came of sending it. */
 export type LedgerEntry = {

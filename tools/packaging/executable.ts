@@ -57,7 +57,7 @@ export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
     legalComments: 'none',
     logLevel: 'silent',
     // A module that reads a file beside itself reads it through node:sea in the executable
-    // (lib/console/pages.ts): its folder is never looked at there.
+    // (lib/clients/cli/console/pages.ts): its folder is never looked at there.
     define: { 'import.meta.dirname': '""' },
   });
   if (result.warnings.length > 0) {

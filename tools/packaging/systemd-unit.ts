@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ExitCode } from '../../lib/cli/exit-codes.ts';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 
 const exec = promisify(execFile);
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { consoleAssetKey, consoleAssetsDir, consoleFiles } from '../../lib/console/pages.ts';
+import { consoleAssetKey, consoleAssetsDir, consoleFiles } from '../../lib/clients/cli/console/pages.ts';
 import { elfMachines } from './elf.ts';
 
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));

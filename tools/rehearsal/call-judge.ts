@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { functionSpecs } from '../../lib/functions.ts';
-import { localResourceNames, type ResourceNames } from '../../lib/resources.ts';
-import type { RecordedCall } from '../../lib/runtime/call-record.ts';
+import type { RecordedCall } from '../../lib/local/call-record.ts';
+import { functionSpecs } from '../../lib/server/functions/table.ts';
+import { localResourceNames, type ResourceNames } from '../../lib/server/setup/resources.ts';
 import { displayName } from './assembly.ts';
 import { type CallContext, readAwsCall, type TableKeys } from './aws-requests.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
@@ -28,7 +28,7 @@ export type CallVerdict = {
   readonly silent: readonly string[];
 };
 
-/** Every call recorded in a folder (lib/runtime/call-record.ts writes one file per process). */
+/** Every call recorded in a folder (lib/local/call-record.ts writes one file per process). */
 export function readRecords(folder: string): RecordedCall[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder)

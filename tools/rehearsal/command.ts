@@ -80,7 +80,7 @@ function rendered(report: RehearseReport): string {
   const section = (title: string, lines: readonly string[]) =>
     `${title}: ${lines.length === 0 ? 'ok' : `${lines.length} finding(s)\n  ${lines.join('\n  ')}`}`;
   const lines = [
-    section('template against lib/functions.ts, the flow and the consumer', report.template),
+    section('template against lib/server/functions/table.ts, the flow and the consumer', report.template),
     section('bundles loaded in a plain Node', report.bundles),
   ];
   if (report.calls) {

@@ -5,7 +5,7 @@ import { TemplatePolicies } from './iam-policies.ts';
 import { identitiesOf, type RehearsalEnvironment } from './identities.ts';
 import { References, referencedId } from './references.ts';
 
-/** A function of the template, found by the row of lib/functions.ts it was built from. */
+/** A function of the template, found by the row of lib/server/functions/table.ts it was built from. */
 export type StackFunction = {
   readonly name: string;
   readonly logicalId: string;

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
-import { functionArnPlaceholder } from '../../lib/constructs/names.ts';
-import { aslPlaceholders } from '../../lib/constructs/push-flow.ts';
-import type { SteppingFlow } from '../../lib/flow/stepping-flows.ts';
-import type { FunctionSpec } from '../../lib/functions.ts';
+import { functionArnPlaceholder } from '../../lib/deploy/names.ts';
+import { aslPlaceholders } from '../../lib/deploy/push-flow.ts';
+import type { SteppingFlow } from '../../lib/server/flows/stepping-flows.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { JudgedStack, RoleMay } from './stack.ts';
 
 /**
- * A stepping flow of the template (lib/constructs/stepping-flow.ts: the rollout's, the apply
+ * A stepping flow of the template (lib/deploy/stepping-flow.ts: the rollout's, the apply
  * job's) held to its ASL file: one Standard state machine (its job outlasts Express's five
  * minutes), its definition the file byte for byte, each placeholder filled with the function of
  * the flow's trigger it names and nothing else filled, and its role allowed to invoke each.

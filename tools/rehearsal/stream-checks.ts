@@ -1,5 +1,5 @@
-import type { FunctionSpec } from '../../lib/functions.ts';
-import { inventoryTable } from '../../lib/resources.ts';
+import type { FunctionSpec } from '../../lib/server/functions/table.ts';
+import { inventoryTable } from '../../lib/server/setup/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import { referencedId } from './references.ts';
 import type { JudgedStack, RoleMay } from './stack.ts';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { pushTasks, readPushDefinition, substitutionFor } from '../../lib/flow/push-definition.ts';
-import { steppingFlows } from '../../lib/flow/stepping-flows.ts';
-import { type FunctionSpec, functionSpecs, routesOf } from '../../lib/functions.ts';
-import { consumerTimeoutSeconds, controlQueue } from '../../lib/resources.ts';
+import { pushTasks, readPushDefinition, substitutionFor } from '../../lib/server/flows/push-definition.ts';
+import { steppingFlows } from '../../lib/server/flows/stepping-flows.ts';
+import { type FunctionSpec, functionSpecs, routesOf } from '../../lib/server/functions/table.ts';
+import { consumerTimeoutSeconds, controlQueue } from '../../lib/server/setup/resources.ts';
 import { type CfnResource, displayName, resourcesOfType } from './assembly.ts';
 import type { AccessRequest, Principal } from './iam-check.ts';
 import { referencedId } from './references.ts';
@@ -147,7 +147,7 @@ async function checkRoutes(stack: JudgedStack, specs: readonly FunctionSpec[]): 
     }
   }
   for (const [method] of methods)
-    findings.push(`${method}: a method of the template no row of lib/functions.ts serves`);
+    findings.push(`${method}: a method of the template no row of lib/server/functions/table.ts serves`);
   return findings;
 }
 
@@ -191,7 +191,7 @@ async function checkAuthorizers(stack: JudgedStack, specs: readonly FunctionSpec
 
 async function checkPushFlow(stack: JudgedStack): Promise<string[]> {
   const template = stack.assembly.template;
-  // the stepping flows (lib/constructs/stepping-flow.ts) are the other state machines
+  // the stepping flows (lib/deploy/stepping-flow.ts) are the other state machines
   const stepping = Object.values(steppingFlows).map((flow) => `${flow.id}/`);
   const machines = resourcesOfType(template, 'AWS::StepFunctions::StateMachine').filter(
     ([id]) => !stepping.some((prefix) => displayName(template, id).startsWith(prefix)),
@@ -210,7 +210,7 @@ async function checkPushFlow(stack: JudgedStack): Promise<string[]> {
   const file = key ? stack.assembly.assetFile(key) : undefined;
   const deployed = file ? readFileSync(file, 'utf8') : JSON.stringify(p.Definition ?? p.DefinitionString);
   if (deployed !== readPushDefinition())
-    findings.push(`${where}: its definition is not lib/flow/push.asl.json`);
+    findings.push(`${where}: its definition is not lib/server/flows/push.asl.json`);
   const substitutions = (p.DefinitionSubstitutions ?? {}) as Record<string, unknown>;
   const expected = Object.values(pushTasks).map((row) => [substitutionFor(row), row] as const);
   for (const [placeholder, row] of expected) {
@@ -250,7 +250,7 @@ async function checkEventSource(stack: JudgedStack, specs: readonly FunctionSpec
   const queue = queueId ? template.Resources[queueId] : undefined;
   if (!queueId || displayName(template, queueId) !== 'ControlQueue/Control')
     findings.push(`${where}: reads ${queueId ?? 'nothing'}, not the control queue`);
-  // what the consumer and the local event source (lib/runtime/event-source.ts) rely on
+  // what the consumer and the local event source (lib/local/event-source.ts) rely on
   if (p.BatchSize !== 10)
     findings.push(`${where}: BatchSize ${p.BatchSize}, where the consumer takes batches of 10`);
   if (!((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'))
@@ -265,7 +265,7 @@ async function checkEventSource(stack: JudgedStack, specs: readonly FunctionSpec
   const visibility = Number(props(queue).VisibilityTimeout ?? 30);
   if (timeout !== consumerTimeoutSeconds)
     findings.push(
-      `${consumer?.displayName}: Timeout ${timeout} s, where lib/resources.ts says ${consumerTimeoutSeconds} s`,
+      `${consumer?.displayName}: Timeout ${timeout} s, where lib/server/setup/resources.ts says ${consumerTimeoutSeconds} s`,
     );
   if (visibility !== controlQueue.visibilityTimeoutSeconds || visibility < timeout)
     findings.push(

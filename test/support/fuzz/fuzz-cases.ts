@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type * as z from 'zod';
-import { maxBodyBytes } from '../../../lib/api/http.ts';
-import type { Route } from '../../../lib/functions.ts';
+import { maxBodyBytes } from '../../../lib/server/api/http.ts';
+import type { Route } from '../../../lib/server/functions/table.ts';
 import { type Forgery, forgeries } from './host-proofs.ts';
 import { methodsAt, type RouteRequest } from './route-requests.ts';
 import {
@@ -19,7 +19,7 @@ import {
  * is sent (it carries the time, and the node's key may have been rotated by an earlier case).
  */
 export type FuzzCase = {
-  /** The function the request is meant for (lib/functions.ts), or `(no route)`. */
+  /** The function the request is meant for (lib/server/functions/table.ts), or `(no route)`. */
   readonly route: string;
   /** What was done to it: `valid`, or the one thing broken. */
   readonly kind: string;

@@ -1,12 +1,13 @@
 import { request as httpRequest } from 'node:http';
 import fc from 'fast-check';
-import { makeDynamoDBClient } from '../../../lib/adapters/aws-clients.ts';
-import type { MeshConfig } from '../../../lib/config.ts';
-import { localActor } from '../../../lib/core/audit/record.ts';
-import { possessionProof } from '../../../lib/host/key-rotation.ts';
-import { generateNodeKeys } from '../../../lib/host/keys.ts';
-import { startLocalApi } from '../../../lib/runtime/http-server.ts';
-import { type Parts, partsFor } from '../../../lib/wiring.ts';
+import { possessionProof } from '../../../lib/clients/host/key-rotation.ts';
+import { generateNodeKeys } from '../../../lib/clients/host/keys.ts';
+import { startLocalApi } from '../../../lib/local/http-server.ts';
+import { localPartsFor } from '../../../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../../../lib/server/adapters/aws-clients.ts';
+import { localActor } from '../../../lib/server/core/audit/record.ts';
+import type { MeshConfig } from '../../../lib/server/setup/config.ts';
+import type { Parts } from '../../../lib/server/wiring/parts.ts';
 import { sendRaw } from '../raw-http.ts';
 import { tableContents } from '../table-contents.ts';
 import { type FuzzCase, fuzzCases, validCases } from './fuzz-cases.ts';
@@ -85,7 +86,7 @@ export async function fuzzRoutes(options: FuzzOptions): Promise<FuzzFigures> {
       lastError = `${message}${cause ? `: ${cause.stack ?? cause.message}` : ''}`;
     },
   };
-  const parts = partsFor(options.config, { overrides: { log } });
+  const parts = localPartsFor(options.config, { overrides: { log } });
   const api = await startLocalApi({ port: 0, parts });
   const reader = makeDynamoDBClient(options.config);
   const figures: FuzzFigures = {

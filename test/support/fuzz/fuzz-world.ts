@@ -1,7 +1,7 @@
-import { tokenString } from '../../../lib/core/enrolment/token.ts';
-import { pushId } from '../../../lib/core/mesh/push-records.ts';
-import { moduleVersion, nodeName } from '../../../lib/core/names.ts';
-import { generateNodeKeys, type NodeKeys } from '../../../lib/host/keys.ts';
+import { generateNodeKeys, type NodeKeys } from '../../../lib/clients/host/keys.ts';
+import { tokenString } from '../../../lib/server/core/enrolment/token.ts';
+import { moduleVersion, nodeName } from '../../../lib/server/core/names.ts';
+import { pushId } from '../../../lib/server/core/push/records.ts';
 import type { FuzzWorld } from './fuzz-cases.ts';
 import { jsonSchemaOf } from './schema-values.ts';
 

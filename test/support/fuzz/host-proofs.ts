@@ -1,8 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { base64url, SignJWT } from 'jose';
-import { bodyHash, proofScheme, proofType, requestTarget } from '../../../lib/core/host-identity/proof.ts';
-import { generateNodeKeys, type NodeKeys } from '../../../lib/host/keys.ts';
-import { hostProof } from '../../../lib/host/proof.ts';
+import { generateNodeKeys, type NodeKeys } from '../../../lib/clients/host/keys.ts';
+import { hostProof } from '../../../lib/clients/host/proof.ts';
+import {
+  bodyHash,
+  proofScheme,
+  proofType,
+  requestTarget,
+} from '../../../lib/server/core/host-identity/proof.ts';
 
 /**
  * How a host request is signed: `valid` as the node's host does, or forged one way. Every

@@ -1,36 +1,41 @@
 import type * as z from 'zod';
-import { auditQuery, verifyQuery } from '../../../lib/api/handlers/audit.ts';
+import { auditQuery, verifyQuery } from '../../../lib/server/api/handlers/audit.ts';
 import {
   buildRequest,
   catchUpRequest,
   reportResetPath,
   retractRequest,
   upgradeRequest,
-} from '../../../lib/api/handlers/control.ts';
-import { enrolBody, issueTokenBody } from '../../../lib/api/handlers/enrolment.ts';
-import { freezeBody, liftQuery } from '../../../lib/api/handlers/holds.ts';
-import { reportPath, reportRequest } from '../../../lib/api/handlers/host.ts';
+} from '../../../lib/server/api/handlers/control.ts';
+import { enrolBody, issueTokenBody } from '../../../lib/server/api/handlers/enrolment.ts';
+import { freezeBody, liftQuery } from '../../../lib/server/api/handlers/holds.ts';
+import { reportPath, reportRequest } from '../../../lib/server/api/handlers/host.ts';
 import {
   assignBody,
   consumeBody,
   moduleParams,
   nodeAddBody,
   nodeParams,
-} from '../../../lib/api/handlers/mesh.ts';
-import { applyBody, applyJobPath, exportQuery, planBody } from '../../../lib/api/handlers/mesh-file.ts';
+} from '../../../lib/server/api/handlers/mesh.ts';
+import {
+  applyBody,
+  applyJobPath,
+  exportQuery,
+  planBody,
+} from '../../../lib/server/api/handlers/mesh-file.ts';
 import {
   assignmentPath,
   cascadeQuery,
   nodePath,
   relationPath,
   rotateBody,
-} from '../../../lib/api/handlers/mesh-removals.ts';
-import { idPath, pageQuery, showQuery } from '../../../lib/api/handlers/rollouts.ts';
-import { limitQuery, pushPath } from '../../../lib/api/handlers/seeing.ts';
-import { rotationBody } from '../../../lib/core/enrolment/rotation.ts';
-import { pushRequestSchema } from '../../../lib/core/mesh/push-flow-schemas.ts';
-import { rolloutRequest } from '../../../lib/core/rollout/requests.ts';
-import { type Route, routes } from '../../../lib/functions.ts';
+} from '../../../lib/server/api/handlers/mesh-removals.ts';
+import { idPath, pageQuery, showQuery } from '../../../lib/server/api/handlers/rollouts.ts';
+import { limitQuery, pushPath } from '../../../lib/server/api/handlers/views.ts';
+import { rotationBody } from '../../../lib/server/core/enrolment/rotation.ts';
+import { pushRequestSchema } from '../../../lib/server/core/push/flow-schemas.ts';
+import { rolloutRequest } from '../../../lib/server/core/rollout/requests.ts';
+import { type Route, routes } from '../../../lib/server/functions/table.ts';
 
 /** What a route validates, each part with the schema its handler validates it with. */
 export type RouteRequest = {
@@ -40,7 +45,7 @@ export type RouteRequest = {
 };
 
 /**
- * Every route of lib/functions.ts by its function's name, with the schemas of its handler
+ * Every route of lib/server/functions/table.ts by its function's name, with the schemas of its handler
  * (lib/api/handlers/*, lib/core/*). A route added without a line here fails the fuzz's own
  * test (`routesWithoutRequests`), so no route goes unfuzzed.
  */

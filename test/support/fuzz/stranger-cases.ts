@@ -4,7 +4,7 @@ import type { FuzzCase } from './fuzz-cases.ts';
 /**
  * What a stranger sends (issue 36): a valid request of the route fuzz (fuzz-cases.ts) made in one
  * way only this machine's own clients never make it, each of which the local server must refuse
- * with its own 4xx, writing nothing (lib/runtime/loopback-guard.ts, request-target.ts):
+ * with its own 4xx, writing nothing (lib/clients/http/loopback-guard.ts, request-target.ts):
  *
  * - `stranger origin`: an `Origin` other than the server's own (another site, `null`, another
  *   port or scheme of this machine);

@@ -1,11 +1,11 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
-import { ApiClient } from '../../../lib/cli/api-client.ts';
-import { exportText, planPages } from '../../../lib/cli/commands/mesh-file-pages.ts';
-import { makeOutput } from '../../../lib/cli/output.ts';
-import type { LiveMesh, LiveNode } from '../../../lib/core/mesh-file/index.ts';
-import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
+import { exportText, planPages } from '../../../lib/clients/cli/commands/mesh-file-pages.ts';
+import { makeOutput } from '../../../lib/clients/cli/output.ts';
+import { ApiClient } from '../../../lib/clients/http/api-client.ts';
+import { meshExportHandler, meshPlanHandler } from '../../../lib/server/api/handlers/mesh-file.ts';
+import type { LiveMesh, LiveNode } from '../../../lib/server/core/mesh-file/index.ts';
+import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
 
 /** 8,000 nodes, each with labels, three modules and a relation: an export and a plan of several pages. */
 function generatedMesh(count: number, revision: string): LiveMesh {

@@ -1,13 +1,20 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { LocalApplyFlow } from '../../../lib/adapters/stepfunctions/local-apply-flow.ts';
-import { meshApplyHandler, meshExportHandler, meshPlanHandler } from '../../../lib/api/handlers/mesh-file.ts';
-import { joinListPages, pageOfLists, pageOfText } from '../../../lib/core/answer-pages.ts';
-import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/core/mesh-file/index.ts';
-import { type BoundedApplyOutcome, planCountsOf, planListPaths } from '../../../lib/core/mesh-file/pages.ts';
-import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
-import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
-import { pageBytes } from '../../../lib/core/view-pages.ts';
+import { LocalApplyFlow } from '../../../lib/local/local-apply-flow.ts';
+import {
+  meshApplyHandler,
+  meshExportHandler,
+  meshPlanHandler,
+} from '../../../lib/server/api/handlers/mesh-file.ts';
+import { joinListPages, pageBytes, pageOfLists, pageOfText } from '../../../lib/server/core/answer-pages.ts';
+import type { ApplyPlan, LiveMesh, LiveNode } from '../../../lib/server/core/mesh-file/index.ts';
+import {
+  type BoundedApplyOutcome,
+  planCountsOf,
+  planListPaths,
+} from '../../../lib/server/core/mesh-file/pages.ts';
+import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
+import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
 
 /** The rule of docs/http-api.md: no answer over 1 MB. */

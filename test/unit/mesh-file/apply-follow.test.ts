@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ApiClient, ApiProblemError, ApiUnreachableError } from '../../../lib/cli/api-client.ts';
-import { followApplyJob } from '../../../lib/cli/commands/apply-job.ts';
-import { makeOutput } from '../../../lib/cli/output.ts';
+import { followApplyJob } from '../../../lib/clients/cli/commands/apply-job.ts';
+import { makeOutput } from '../../../lib/clients/cli/output.ts';
+import { ApiClient, ApiProblemError, ApiUnreachableError } from '../../../lib/clients/http/api-client.ts';
 
 /**
  * Issue 36, finding 6: a CLI following an apply job through a store outage exited 6 with "try

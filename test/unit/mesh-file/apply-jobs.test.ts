@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LocalApplyFlow } from '../../../lib/adapters/stepfunctions/local-apply-flow.ts';
-import { localActor } from '../../../lib/core/audit/record.ts';
+import { LocalApplyFlow } from '../../../lib/local/local-apply-flow.ts';
+import { problemsFrom } from '../../../lib/server/api/problem.ts';
+import { localActor } from '../../../lib/server/core/audit/record.ts';
 import {
   type ApplyJob,
   ApplyJobRunningError,
@@ -9,26 +10,30 @@ import {
   isStale,
   openedJob,
   progressedJob,
-} from '../../../lib/core/mesh-file/apply-job.ts';
+} from '../../../lib/server/core/mesh-file/apply-job.ts';
 import {
   advanceApplyJob,
   applyOrStartJob,
   jobErrorOf,
   jobLedger,
   requestHoldMarginMs,
-} from '../../../lib/core/mesh-file/apply-jobs.ts';
-import type { LiveMesh } from '../../../lib/core/mesh-file/index.ts';
-import { MassRemovalError, StalePlanError } from '../../../lib/core/mesh-file/index.ts';
-import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
+} from '../../../lib/server/core/mesh-file/apply-jobs.ts';
+import { meshFileErrors } from '../../../lib/server/core/mesh-file/errors.ts';
+import type { LiveMesh } from '../../../lib/server/core/mesh-file/index.ts';
+import { MassRemovalError, StalePlanError } from '../../../lib/server/core/mesh-file/index.ts';
+import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
 import {
   type ApplyOutcome,
   type FactRemovals,
   MeshFileService,
   PartlyAppliedError,
-} from '../../../lib/core/mesh-file/service.ts';
-import type { Log } from '../../../lib/core/ports.ts';
-import { StoreUnavailableError } from '../../../lib/core/unavailable.ts';
+} from '../../../lib/server/core/mesh-file/service.ts';
+import type { Log } from '../../../lib/server/core/ports.ts';
+import { StoreUnavailableError } from '../../../lib/server/core/unavailable.ts';
 import { MemoryApplyJobs } from '../../support/memory-apply-jobs.ts';
+
+/** As the mesh file's routes answer. */
+const meshFileProblem = problemsFrom(meshFileErrors);
 
 const file = 'version: 1\nnodes:\n  web-1: {}\n  web-2: {}\n  web-3: {}\n';
 const quiet: Log = { info: () => {}, warn: () => {}, error: () => {} };
@@ -37,7 +42,7 @@ const at = new Date('2026-12-02T10:00:00.000Z');
 /**
  * A mesh in memory (the nodes written so far) and a service over it whose writer writes one node
  * a call, in one transaction of 10 items, each with its item in the job's ledger as the real
- * writer puts it (lib/adapters/dynamodb/mesh-file-writer.ts): every part of an apply is one node.
+ * writer puts it (lib/server/adapters/mesh-file/mesh-file-writer.ts): every part of an apply is one node.
  * `faults.afterWrite` is thrown once a call has written (the store going away midway).
  */
 function oneNodeAPart(
@@ -272,6 +277,20 @@ describe('applyOrStartJob and advanceApplyJob', () => {
       progress: { touched: 1 },
     });
     expect(applyJobs.holder).toBeUndefined();
+    // answered as its cause is, naming the job and what finishes the apply
+    const answered = meshFileProblem(thrown);
+    expect(answered).toMatchObject({ status: 409, code: 'stale_plan', details: { job } });
+    expect(answered?.message).toMatch(
+      new RegExp(
+        `; apply job ${job} wrote part of the apply before this \\(1 nodes by this request; .*mesh apply -f FILE applies the rest$`,
+      ),
+    );
+    // a cause that is a defect is a 500 that still names the job
+    const defect = new PartlyAppliedError(job, part, new TypeError('x is undefined'));
+    expect(meshFileProblem(defect)).toMatchObject({ status: 500, code: 'internal', details: { job } });
+    expect(meshFileProblem(defect)?.message).toMatch(
+      /^the apply failed unexpectedly; .* apply job \S+ wrote part/,
+    );
   });
 
   it('take a stale job’s place, ending it failed', async () => {

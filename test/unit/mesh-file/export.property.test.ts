@@ -9,7 +9,7 @@ import {
   planApply,
   planMatches,
   readMeshFile,
-} from '../../../lib/core/mesh-file/index.ts';
+} from '../../../lib/server/core/mesh-file/index.ts';
 
 /** Names YAML would read as something else if written bare: the export must quote them. */
 const tricky = ['true', 'null', 'yes', 'no', 'on', 'y', 'nan', 'inf', 'e1', 'x0'];

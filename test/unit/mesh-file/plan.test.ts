@@ -14,7 +14,7 @@ import {
   planMatches,
   readMeshFile,
   StalePlanError,
-} from '../../../lib/core/mesh-file/index.ts';
+} from '../../../lib/server/core/mesh-file/index.ts';
 import { brokerAndThreeWebs } from '../../support/mesh-files.ts';
 
 const empty: LiveMesh = { revision: '0', nodes: [] };

@@ -4,8 +4,8 @@ import {
   checkMeshFile,
   type MeshFileProblem,
   readMeshFile,
-} from '../../../lib/core/mesh-file/index.ts';
-import { expandPattern } from '../../../lib/core/mesh-file/ranges.ts';
+} from '../../../lib/server/core/mesh-file/index.ts';
+import { expandPattern } from '../../../lib/server/core/mesh-file/ranges.ts';
 
 /** The file in issue 21, as written there. */
 const issueExample = `version: 1

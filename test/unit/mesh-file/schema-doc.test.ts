@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { meshFileJsonSchema, problemCodes } from '../../../lib/core/mesh-file/index.ts';
+import { meshFileJsonSchema, problemCodes } from '../../../lib/server/core/mesh-file/index.ts';
 
 const docs = join(import.meta.dirname, '../../../docs');
 
 describe('the mesh file’s documents', () => {
   it('docs/mesh-file.schema.json is the schema the code reads files with', () => {
-    // Written by: node -e "import('./lib/core/mesh-file/schema.ts').then((m) => console.log(JSON.stringify(m.meshFileJsonSchema())))" > docs/mesh-file.schema.json, then npx biome format --write docs/mesh-file.schema.json
+    // Written by: node -e "import('./lib/server/core/mesh-file/schema.ts').then((m) => console.log(JSON.stringify(m.meshFileJsonSchema())))" > docs/mesh-file.schema.json, then npx biome format --write docs/mesh-file.schema.json
     const written = JSON.parse(readFileSync(join(docs, 'mesh-file.schema.json'), 'utf8'));
     expect(written).toEqual(meshFileJsonSchema());
   });

@@ -4,7 +4,7 @@ import {
   matchesSelector,
   parseSelector,
   selectorText,
-} from '../../../lib/core/mesh-file/index.ts';
+} from '../../../lib/server/core/mesh-file/index.ts';
 
 describe('label selectors', () => {
   const web = { role: 'web', zone: 'a' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { BadMeshFileError, type LiveMesh } from '../../../lib/core/mesh-file/index.ts';
-import type { LiveMeshReader, MeshFileWriter } from '../../../lib/core/mesh-file/ports.ts';
-import { type FactRemovals, MeshFileService } from '../../../lib/core/mesh-file/service.ts';
+import { BadMeshFileError, type LiveMesh } from '../../../lib/server/core/mesh-file/index.ts';
+import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
+import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
 
 const refuse = async () => {
   throw new Error('nothing is written in these tests');

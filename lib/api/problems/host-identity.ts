@@ -1,5 +1,0 @@
-import { hostIdentityErrors } from '../../core/host-identity/errors.ts';
-import { problemsFrom } from '../problem.ts';
-
-/** The host identity answers, from its table (lib/core/host-identity/errors.ts): 401 unproven, 403 another node's. */
-export const hostIdentityProblem = problemsFrom(hostIdentityErrors);

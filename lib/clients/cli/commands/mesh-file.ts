@@ -1,0 +1,299 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { ApplyPlan, MeshFileProblem } from '../../../server/core/mesh-file/index.ts';
+import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
+import { planMatches } from '../../../server/core/mesh-file/plan.ts';
+import { meshFileBodyBytes } from '../../../server/core/mesh-file/read.ts';
+import type { PushOutcome } from '../../../server/core/push/ports.ts';
+import { ExitCode } from '../../common/exit-codes.ts';
+import { type ApiAnswer, type ApiClient, problemError } from '../../http/api-client.ts';
+import { action } from '../command-context.ts';
+import type { Output } from '../output.ts';
+import { cliLines } from '../output-lines.ts';
+import { followApplyJob, printJob } from './apply-job.ts';
+import { applyAll } from './mesh-apply.ts';
+import { exportText, planPages } from './mesh-file-pages.ts';
+import { finished, followPush } from './push.ts';
+import { startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
+
+/**
+ * `mesh export`, `mesh diff -f FILE`, `mesh apply -f FILE` (docs/mesh-file.md). `diff` exits as
+ * `kubectl diff` does: 0 the file matches the mesh, 1 it does not, and more than 1 on an error,
+ * so its "unexpected" is ExitCode.diffFailed, not the 1 other commands use.
+ */
+export type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: boolean };
+export type ApplyOptions = FileOptions &
+  WaveOptions & {
+    plan?: boolean;
+    push?: boolean;
+    revision?: string;
+    digest?: string;
+    fromPlan?: string;
+    /** Follow this apply job instead of applying a file. */
+    job?: string;
+  };
+
+/** `mesh diff`'s exits: 0 same, 1 differs, 2.. errors as everywhere else; an unexpected failure is 10. */
+export const diffExit = { same: 0, differs: 1, unexpected: 10 } as const;
+
+export function registerMeshFileCommands(program: Command): void {
+  program
+    .command('export')
+    .description('print the file that reproduces the mesh (YAML unless --format json), on stdout')
+    .option('--format <format>', 'yaml or json', 'yaml')
+    .action(
+      action(async ({ api, output }, options: { format: string }) => {
+        if (options.format !== 'yaml' && options.format !== 'json') {
+          output.say(cliLines.usage, {
+            argument: '--format',
+            problem: `yaml or json, not ${options.format}`,
+          });
+          return ExitCode.usage;
+        }
+        const file = await exportText(api, output, options.format);
+        // The file itself, under --json too: a JSON export already is one document for scripts.
+        process.stdout.write(file);
+        return ExitCode.ok;
+      }),
+    );
+
+  program
+    .command('diff')
+    .description(
+      'print the plan of FILE against the mesh; exit 0 when they match, 1 when not, >1 on an error',
+    )
+    .requiredOption('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option('--prune', 'plan removing what the file does not hold', false)
+    .option('--allow-mass-removal', 'with --prune: let it remove more than 10%', false)
+    .action(async (options: FileOptions, command: Command) => {
+      // kubectl's codes: the usual "unexpected" 1 would read as "differs".
+      let planned = false;
+      await action(async ({ api, output }) => {
+        const plan = await planOf(api, output, options);
+        if (typeof plan === 'number') return plan;
+        planned = true;
+        output.result(plan);
+        printPlan(output, plan);
+        return planMatches(plan) ? diffExit.same : diffExit.differs;
+      })(command);
+      if (!planned && process.exitCode === ExitCode.failed) process.exitCode = diffExit.unexpected;
+    });
+
+  withWaveOptions(program.command('apply'))
+    .description(
+      'make the mesh match FILE: add what it lacks; with --prune remove what the file does not hold',
+    )
+    .option('-f, --file <file>', 'the mesh file (YAML or JSON)')
+    .option(
+      '--job <id>',
+      'follow an apply job to its end, instead of applying a file (with --push: then push)',
+    )
+    .option('--plan', 'print the plan, and write nothing', false)
+    .option('--prune', 'remove what the mesh holds and the file does not (drift)', false)
+    .option('--allow-mass-removal', 'with --prune: let it remove more than 10% of nodes or relations', false)
+    .option('--revision <revision>', 'apply only if the mesh is still at this revision (a saved plan)')
+    .option('--digest <digest>', 'apply only if the file still plans this digest (a saved plan)')
+    .option(
+      '--from-plan <plan>',
+      'apply a plan saved by --plan --json only if the mesh has not moved; if it has, say what moved',
+    )
+    .option('--push', 'push the nodes left behind once the apply is done', false)
+    .option(
+      '--no-wait',
+      'print the apply job id (when the apply outlives its request) or, with --push --waves, the rollout id, and let it run',
+    )
+    .action(
+      action(async ({ api, output }, options: ApplyOptions) => {
+        if ((options.file === undefined) === (options.job === undefined)) {
+          const problem = 'give the mesh file (-f FILE) or an apply job to follow (--job ID), one of them';
+          output.say(cliLines.usage, { argument: '--file', problem });
+          return ExitCode.usage;
+        }
+        const fileOnly = [options.plan, options.prune, options.revision, options.digest, options.fromPlan];
+        if (options.job !== undefined && fileOnly.some((o) => o !== undefined && o !== false)) {
+          const problem =
+            'follows a job started already: --plan, --prune, --revision, --digest and --from-plan go with -f';
+          output.say(cliLines.usage, { argument: '--job', problem });
+          return ExitCode.usage;
+        }
+        if (options.allowMassRemoval && !options.prune) {
+          output.say(cliLines.usage, { argument: '--allow-mass-removal', problem: 'goes with --prune' });
+          return ExitCode.usage;
+        }
+        const waved = [options.waves, options.maxFailures, options.waveTimeout].some((o) => o !== undefined);
+        if ((waved || options.pause) && (!options.push || options.waves === undefined || options.plan)) {
+          const problem =
+            'with --max-failures, --wave-timeout and --pause, rolls out the push after the apply: use --push --waves SIZES, without --plan';
+          output.say(cliLines.usage, { argument: '--waves', problem });
+          return ExitCode.usage;
+        }
+        if (options.plan) {
+          const plan = await planOf(api, output, options);
+          if (typeof plan === 'number') return plan;
+          output.result(plan);
+          printPlan(output, plan);
+          return ExitCode.ok;
+        }
+        let behind: number;
+        if (options.job !== undefined) {
+          const job = await followApplyJob(api, output, options.job);
+          output.result(job);
+          printJob(output, job);
+          behind = job.plan.counts.behind ?? 0;
+        } else {
+          const outcome = await applyAll(api, output, options);
+          if (typeof outcome === 'number') return outcome;
+          output.result(outcome);
+          printApplied(output, outcome);
+          behind = outcome.planCounts.behind ?? 0;
+        }
+        if (!options.push || behind === 0) return ExitCode.ok;
+        if (options.waves !== undefined)
+          return startRollout(api, output, { behind: true, ...waveBody(options) }, options.wait);
+        return pushBehind(api, output);
+      }),
+    );
+}
+
+function readFile(output: Output, path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    output.say(cliLines.fileUnreadable, { file: path, reason: (error as Error).message });
+    return undefined;
+  }
+}
+
+/** The request's body, or an exit code when the file cannot be read or its request would be over the route's limit. */
+export function bodyOf(output: Output, options: FileOptions) {
+  const file = readFile(output, options.file ?? '');
+  if (file === undefined) return ExitCode.usage;
+  const body = {
+    file,
+    ...(options.prune ? { prune: true } : {}),
+    ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
+  };
+  const bytes = Buffer.byteLength(JSON.stringify(body));
+  if (bytes > meshFileBodyBytes) {
+    output.say(cliLines.fileTooLarge, { file: options.file ?? '', bytes, limit: meshFileBodyBytes });
+    return ExitCode.usage;
+  }
+  return body;
+}
+
+/** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */
+export function answered<T>(output: Output, options: FileOptions, answer: ApiAnswer): T | ExitCode {
+  if (answer.status === 422) {
+    const error = (
+      answer.body as {
+        error?: { code?: string; details?: { problems?: MeshFileProblem[]; omitted?: number } };
+      }
+    )?.error;
+    if (error?.code === 'bad_mesh_file') {
+      const problems = error.details?.problems ?? [];
+      for (const p of problems)
+        output.say(cliLines.meshFileProblem, {
+          file: options.file ?? '',
+          line: p.line,
+          column: p.column,
+          problem: p.code,
+          detail: p.message,
+        });
+      if (error.details?.omitted) output.say(cliLines.meshFileOmitted, { omitted: error.details.omitted });
+      output.result({ error: { code: 'bad_mesh_file', problems, omitted: error.details?.omitted ?? 0 } });
+      return ExitCode.usage;
+    }
+  }
+  if (answer.status >= 400) throw problemError(answer);
+  return answer.body as T;
+}
+
+async function planOf(api: ApiClient, output: Output, options: FileOptions) {
+  const body = bodyOf(output, options);
+  if (typeof body === 'number') return body;
+  return planPages(api, output, options, body);
+}
+
+async function pushBehind(api: ApiClient, output: Output): Promise<ExitCode> {
+  output.say(cliLines.pushing, { what: 'every node that is behind' });
+  const answer = await api.send('POST', '/push', { behind: true, maxRounds: 5, wait: true });
+  if (answer.status >= 400) throw problemError(answer);
+  if (answer.status === 200) return finished(output, answer.body as PushOutcome);
+  const { push } = answer.body as { push: string };
+  output.say(cliLines.following, { push });
+  return followPush(api, output, push);
+}
+
+const listed = (names: readonly string[], max = 10) => listedOf(names, names.length, max);
+
+/** The first names of a list of `total` (the list itself may be cut short), and how many more. */
+const listedOf = (names: readonly string[], total: number, max = 10) =>
+  total <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${total - max} more`;
+
+/** The plan for people: one line per kind of change, the names listed up to ten. */
+export function printPlan(output: Output, plan: ApplyPlan): void {
+  const line = (what: string, names: readonly string[]) => {
+    if (names.length > 0) output.line(`${what} (${names.length}): ${listed(names)}`);
+  };
+  output.line(`plan on mesh revision ${plan.revision}, digest ${plan.digest}`);
+  line(
+    'add nodes',
+    plan.add.nodes.map((n) => n.node),
+  );
+  line(
+    'add modules',
+    plan.add.modules.map((m) => `${m.node}/${m.module}${m.provides ? ` (provides ${m.provides})` : ''}`),
+  );
+  line('add relations', plan.provisions.minted);
+  line(
+    'set labels',
+    plan.labels.map((l) => l.node),
+  );
+  line('remove relations', plan.provisions.withdrawn);
+  line(
+    'remove modules',
+    plan.remove.modules.map((m) => `${m.node}/${m.module}`),
+  );
+  line('remove nodes', plan.remove.nodes);
+  if (!plan.prune) {
+    line('drift nodes, left alone', plan.drift.nodes);
+    line(
+      'drift modules, left alone',
+      plan.drift.modules.map((m) => `${m.node}/${m.module}`),
+    );
+    line(
+      'drift relations, left alone',
+      plan.drift.relations.map(
+        (r) => `${r.consumerNode}/${r.consumerModule} -> ${r.providerNode}/${r.providerModule}`,
+      ),
+    );
+    line(
+      'drift labels, left alone',
+      plan.drift.labels.map((l) => `${l.node} (${l.keys.join(', ')})`),
+    );
+  }
+  line('behind after', plan.behind);
+  if (plan.massRemoval) output.line(plan.massRemoval.message);
+  for (const p of plan.problems) output.line(`problem: ${p.message} [${p.code}]`);
+  if (planMatches(plan)) output.line('the mesh matches the file');
+}
+
+function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
+  const { plan, written, removed } = outcome;
+  // The answer's lists may be cut (a plan over one answer's bytes): its counts are whole.
+  const count = (path: string) => outcome.planCounts[path] ?? 0;
+  output.line(
+    `applied on revision ${plan.revision}: added ${count('add.nodes')} nodes, ${count('add.modules')} modules, ${count('add.relations')} relations; labels on ${count('labels')} nodes; removed ${removed.nodes} nodes, ${removed.modules} modules, ${removed.relations} relations (${written.items} items in ${written.transactions} transactions)`,
+  );
+  const { touched, touchedNodes } = outcome.progress;
+  if (touched > 0)
+    output.line(`wrote ${touched} nodes: ${listed(touchedNodes)}${touched > touchedNodes.length ? '…' : ''}`);
+  const drift =
+    count('drift.nodes') + count('drift.modules') + count('drift.relations') + count('drift.labels');
+  if (!plan.prune && drift > 0)
+    output.line(
+      `left as drift: ${count('drift.nodes')} nodes, ${count('drift.modules')} modules, ${count('drift.relations')} relations, labels on ${count('drift.labels')} nodes (mesh apply --prune removes them)`,
+    );
+  const behind = count('behind');
+  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; mesh push --behind`);
+}

@@ -1,0 +1,181 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { rolePolicyNames } from '../server/core/roles.ts';
+import { steppingFlows } from '../server/flows/stepping-flows.ts';
+import { type FunctionSpec, functionSpecs, routesOf } from '../server/functions/table.ts';
+import { consumerTimeoutSeconds } from '../server/setup/resources.ts';
+import { MeshAlarms } from './alarms.ts';
+import { ControlPlaneApi } from './api.ts';
+import type { RouteBudgets } from './api-budgets.ts';
+import { ApiFirewall, type ApiFirewallLimits } from './api-firewall.ts';
+import { ControlConsumer } from './control-consumer.ts';
+import { ControlQueue } from './control-queue.ts';
+import { MeshFunctions, timeoutOf } from './functions.ts';
+import { acknowledge } from './nag.ts';
+import { OperatorRoles } from './operator-roles.ts';
+import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
+import { SignalBroker } from './signal-broker.ts';
+import { SteppingStateMachine } from './stepping-flow.ts';
+import { SummaryAggregator } from './summary-aggregator.ts';
+import { MeshTables } from './tables.ts';
+
+export type MeshStackProps = StackProps & {
+  /**
+   * Keep the tables when the stack is deleted.
+   * @default true
+   */
+  readonly retainData?: boolean;
+  /** @default functionSpecs from lib/server/functions/table.ts */
+  readonly specs?: readonly FunctionSpec[];
+  /** @default functions/ at the project root */
+  readonly functionsDir?: string;
+  /** @default lib/server/flows/push.asl.json */
+  readonly pushFlowAslPath?: string;
+  /** @default 5 */
+  readonly consumerMaxConcurrency?: number;
+  /** Each kind of caller's budget on its API methods (lib/deploy/api-budgets.ts). @default defaultRouteBudgets */
+  readonly budgets?: Partial<RouteBudgets>;
+  /**
+   * The web ACL limiting requests per address (ApiFirewall), with its limits; `false` leaves it
+   * out (a trial stack, LocalStack), and then one client can keep `POST /enrol` throttled for all.
+   * @default true: 100 enrolments and 3,000 requests per address in 5 minutes
+   */
+  readonly firewall?: boolean | ApiFirewallLimits;
+};
+
+/**
+ * The whole control plane, driven by the shared manifests: one function and role per row of
+ * lib/server/functions/table.ts, one method per row's route, the push flow from its ASL.
+ */
+export class MeshStack extends Stack {
+  public readonly tables: MeshTables;
+  public readonly control: ControlQueue;
+  public readonly functions: MeshFunctions;
+  public readonly pushFlow: PushStateMachine;
+  /** The rollout flow, when the manifest has its 'rollout-flow' function. */
+  public readonly rolloutFlow: SteppingStateMachine | undefined;
+  /** The apply flow, when the manifest has its 'apply-flow' function. */
+  public readonly applyFlow: SteppingStateMachine | undefined;
+  public readonly api: ControlPlaneApi;
+  public readonly firewall: ApiFirewall | undefined;
+  public readonly alarms: MeshAlarms;
+  public readonly signal: SignalBroker | undefined;
+  public readonly roles: OperatorRoles;
+
+  constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
+    super(scope, id, props);
+    const specs = props.specs ?? functionSpecs;
+    const consumerSpec = specs.find((spec) => spec.trigger === 'queue');
+
+    this.tables = new MeshTables(this, 'Tables', { retain: props.retainData ?? true });
+    this.control = new ControlQueue(this, 'ControlQueue', {
+      consumerTimeout: Duration.seconds(consumerSpec ? timeoutOf(consumerSpec) : consumerTimeoutSeconds),
+    });
+    this.functions = new MeshFunctions(this, 'Functions', {
+      specs,
+      inventoryTable: this.tables.inventory,
+      identityTable: this.tables.identity,
+      controlQueue: this.control.queue,
+      deadLetterQueue: this.control.deadLetterQueue,
+      ...(props.functionsDir ? { functionsDir: props.functionsDir } : {}),
+    });
+    const functionNamed = (name: string) => this.functions.get(name);
+
+    if (consumerSpec) {
+      new ControlConsumer(this, 'ControlConsumer', {
+        queue: this.control.queue,
+        consumer: functionNamed(consumerSpec.name),
+        ...(props.consumerMaxConcurrency ? { maxConcurrency: props.consumerMaxConcurrency } : {}),
+      });
+    }
+
+    const aggregatorSpec = specs.find((spec) => spec.trigger === 'stream');
+    if (aggregatorSpec) {
+      new SummaryAggregator(this, 'SummaryAggregator', {
+        table: this.tables.inventory,
+        aggregator: functionNamed(aggregatorSpec.name),
+      });
+    }
+
+    this.pushFlow = new PushStateMachine(this, 'PushFlow', {
+      aslPath: props.pushFlowAslPath ?? pushFlowAslPath,
+      specs,
+      functionNamed,
+    });
+    this.functions.connectPushFlow(this.pushFlow.stateMachine);
+    this.functions.connectPushRunner();
+    const stepping = (flow: (typeof steppingFlows)[keyof typeof steppingFlows]) =>
+      specs.some((spec) => spec.trigger === flow.trigger)
+        ? new SteppingStateMachine(this, flow.id, { flow, specs, functionNamed })
+        : undefined;
+    this.rolloutFlow = stepping(steppingFlows.rollout);
+    if (this.rolloutFlow) this.functions.connectRolloutFlow(this.rolloutFlow.stateMachine);
+    this.applyFlow = stepping(steppingFlows.apply);
+    if (this.applyFlow) this.functions.connectApplyFlow(this.applyFlow.stateMachine);
+
+    this.api = new ControlPlaneApi(this, 'Api', {
+      specs,
+      functionNamed,
+      ...(props.budgets ? { budgets: props.budgets } : {}),
+    });
+    this.roles = new OperatorRoles(this, 'Roles', {
+      api: this.api.api,
+      stageName: this.api.stageName,
+      routes: routesOf(specs),
+    });
+    const firewall = props.firewall ?? true;
+    const stage = this.api.api.deploymentStage;
+    this.firewall = firewall
+      ? new ApiFirewall(this, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
+      : undefined;
+    if (!this.firewall) {
+      acknowledge(stage, {
+        id: 'AwsSolutions-APIG3',
+        reason:
+          'the firewall was turned off for this stack (firewall: false, -c waf=false): every route is still authenticated and each kind of caller has its own budget, but nothing limits one address',
+      });
+    }
+
+    this.signal = specs.some((spec) => spec.trigger === 'broker-authorizer')
+      ? new SignalBroker(this, 'Signal', { specs, functionNamed })
+      : undefined;
+    if (this.signal) {
+      this.functions.connectSignal({
+        brokerUrl: this.signal.brokerUrl,
+        authorizerName: this.signal.authorizerName,
+        iotDataEndpoint: this.signal.dataEndpoint,
+        accountId: this.account,
+        partition: this.partition,
+      });
+    }
+
+    this.alarms = new MeshAlarms(this, 'Alarms', {
+      deadLetterQueue: this.control.deadLetterQueue,
+      functions: this.functions.functions,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.api.api.url,
+      description: 'the control plane: mesh --api <this URL> (requests are signed with SigV4)',
+    });
+    for (const [role, policy] of Object.entries(this.roles.policies)) {
+      new CfnOutput(this, `${rolePolicyNames[role as keyof typeof rolePolicyNames]}PolicyArn`, {
+        value: policy.managedPolicyArn,
+        description: `attach to an operator's principal to grant the ${role} role (docs/deploy.md)`,
+      });
+    }
+    new CfnOutput(this, 'InventoryTableName', { value: this.tables.inventory.tableName });
+    new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
+    new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.control.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'PushFlowArn', { value: this.pushFlow.stateMachine.stateMachineArn });
+    if (this.signal) {
+      new CfnOutput(this, 'SignalBrokerUrl', {
+        value: this.signal.brokerUrl,
+        description:
+          'where hosts wait for their signal (MQTT over TLS, ALPN mqtt); the control plane tells them',
+      });
+      new CfnOutput(this, 'SignalAuthorizerName', { value: this.signal.authorizerName });
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { MeshConfig } from '../server/setup/config.ts';
+import { type Parts, type PartsOptions, partsFor } from '../server/wiring/parts.ts';
+import { recordingCalls } from './call-record.ts';
+import { EmbeddedBrokerPublisher } from './embedded-broker-publisher.ts';
+import { InProcessPushStarter } from './in-process-push-starter.ts';
+import { LocalApplyFlow } from './local-apply-flow.ts';
+import { LocalPushFlow } from './local-push-flow.ts';
+
+/** The parts on one machine: the wiring's, with the embedded broker the local runtime attaches to. */
+export type LocalParts = Parts & {
+  /** The local runtime's broker attaches here (lib/local/broker/): the push's signals go to it. */
+  readonly embeddedBroker: EmbeddedBrokerPublisher;
+};
+
+export type LocalPartsOptions = Omit<PartsOptions, 'standIns'> & {
+  /** Every Retry of the local push flow waits this long instead of the ASL's own waits (tests). */
+  readonly flowRetryIntervalMs?: number;
+};
+
+/**
+ * The wiring's parts (lib/server/wiring/parts.ts) with what stands in for AWS on one machine:
+ * the push flow's ASL run in-process (aws-local-stepfunctions), pushes run in this process, the
+ * apply jobs' driver woken in-process, the embedded broker, and every SDK client recording the
+ * calls it makes for the rehearsal (MESH_CALL_RECORD). What the configuration names on AWS (a
+ * state machine's ARN, an IoT endpoint) is used instead, as Lambda would.
+ */
+export function localPartsFor(config: MeshConfig, options: LocalPartsOptions = {}): LocalParts {
+  const { flowRetryIntervalMs, ...rest } = options;
+  const embeddedBroker = new EmbeddedBrokerPublisher();
+  const parts = partsFor(config, {
+    ...rest,
+    standIns: {
+      pushFlow: (tasks) =>
+        new LocalPushFlow({
+          tasks,
+          ...(flowRetryIntervalMs !== undefined ? { retryIntervalMs: flowRetryIntervalMs } : {}),
+        }),
+      pushStarter: (run) => new InProcessPushStarter(run),
+      applyFlow: () => new LocalApplyFlow(),
+      signalPublisher: () => embeddedBroker,
+      client: recordingCalls,
+    },
+  });
+  Object.defineProperty(parts, 'embeddedBroker', { value: embeddedBroker, enumerable: true });
+  return parts as LocalParts;
+}

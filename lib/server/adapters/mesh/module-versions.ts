@@ -1,0 +1,150 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Actor, meshSubject } from '../../core/audit/record.ts';
+import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
+import type { ModuleVersions } from '../../core/mesh/ports.ts';
+import { askStore } from '../../core/unavailable.ts';
+import { type AuditedStoreOptions, AuditedTableStore } from '../audit/audit-trail.ts';
+import {
+  assignmentKey,
+  carrierKey,
+  carrierPrefix,
+  markUpdates,
+  moduleKey,
+  modulePartition,
+} from '../dynamodb/mesh-items.ts';
+import { itemPresent, queryAll, transact } from '../dynamodb/requests.ts';
+
+// An unknown module is refused, not invented: a record with no kind would block its first
+// `assign --provides` for good.
+const moduleKnown = itemPresent;
+const moduleAssigned = itemPresent;
+const carrierStillThere = itemPresent;
+const notYetAtVersion = '(attribute_not_exists(version) OR version <> :version)';
+
+/**
+ * Carriers moved at once, each in its own transaction, and no item in two of them: a check on
+ * the module item in each would make concurrent transactions conflict on AWS. Each writes one
+ * item in the module's partition and one in `mesh#marked`; 8 at about 15 ms a transaction is
+ * near the 1,000 write units a second one partition takes. A throttle is the store saying
+ * "not now": the upgrade is held and settled again, and what was moved is skipped.
+ */
+const carriersInFlight = 8;
+
+const store = 'the inventory table';
+
+/**
+ * Sets a module's current version for the queue's upgrade handling: the module item with the
+ * upgrade's audit record (docs/audit.md), then each
+ * carrier's assignment and carrier item with its stale mark, one transaction per carrier, so
+ * `push --behind` finds them. A carrier whose carrier item already has the version is skipped,
+ * so a repeat (a held upgrade settled again, a catch-up) costs one query; the carriers go 8 at a
+ * time, so a module on thousands of nodes fits in the consumer's 30 s. Upgrades of a module are
+ * settled one at a time (the queue's group is `upgrade:<module>`); the module's version is read
+ * again before each 8 all the same, and a pass that a newer version overtook stops there.
+ * Item shapes are in mesh-items.ts.
+ */
+export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleVersions {
+  readonly #inFlight: number;
+
+  /** `carriersInFlight` is for the upgrade bench, which compares it with one at a time. */
+  constructor(options: AuditedStoreOptions & { readonly carriersInFlight?: number }) {
+    super(options);
+    this.#inFlight = options.carriersInFlight ?? carriersInFlight;
+  }
+
+  async setModuleVersion(
+    module: string,
+    version: string,
+    by: Actor,
+    options: { readonly carriers?: boolean } = {},
+  ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
+    // Read first: upgrades of a module are settled one at a time (its queue group), so nothing
+    // else sets it between this read and the write. A repeat finds its own version here.
+    const before = await this.#versionOf(module);
+    const previous = typeof before === 'string' ? before : null;
+    // The version set with its record; a module already at it (a held upgrade settled again, a
+    // catch-up's re-announcement) records nothing, and its carriers are still moved.
+    const failed = await this.audit.transact(
+      'setting a module version',
+      [
+        {
+          Update: {
+            TableName: this.tableName,
+            Key: moduleKey(module),
+            UpdateExpression: 'SET version = :version',
+            ConditionExpression: `${moduleKnown} AND ${notYetAtVersion}`,
+            ExpressionAttributeValues: { ':version': version },
+          },
+        },
+      ],
+      {
+        by,
+        action: 'module.upgrade',
+        subject: meshSubject,
+        target: `module:${module}@${version}`,
+      },
+    );
+    if (failed?.[0] && !failed[0].old) throw new ModuleNotFoundError(module);
+    // Strongly consistent, in the module's own partition: a node assigned the module a moment
+    // before is a carrier too (an index could still miss it, and it would keep the old version).
+    const carriers = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :carrier)',
+      ExpressionAttributeValues: { ':pk': modulePartition(module), ':carrier': carrierPrefix },
+      ConsistentRead: true,
+    });
+    const toMove =
+      options.carriers === false
+        ? []
+        : carriers.filter((carrier) => carrier.version !== version).map((carrier) => String(carrier.node));
+    for (let start = 0; start < toMove.length; start += this.#inFlight) {
+      if (start > 0 && (await this.#versionOf(module)) !== version) break;
+      await Promise.all(
+        toMove.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
+      );
+    }
+    return { carriers: carriers.map((carrier) => String(carrier.node)), previous };
+  }
+
+  async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {
+    for (let start = 0; start < nodes.length; start += this.#inFlight)
+      await Promise.all(
+        nodes.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
+      );
+  }
+
+  /** A failed condition means there is nothing to do: no longer a carrier, or already at the version. */
+  async #moveCarrier(module: string, node: string, version: string): Promise<void> {
+    const atVersion = { ':version': version };
+    await transact(this.client, store, [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: assignmentKey(node, module),
+          UpdateExpression: 'SET version = :version',
+          ConditionExpression: `${moduleAssigned} AND ${notYetAtVersion}`,
+          ExpressionAttributeValues: atVersion,
+        },
+      },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: carrierKey(module, node),
+          UpdateExpression: 'SET version = :version',
+          ConditionExpression: carrierStillThere,
+          ExpressionAttributeValues: atVersion,
+        },
+      },
+      ...markUpdates(this.tableName, node, this.now()),
+    ]);
+  }
+
+  async #versionOf(module: string): Promise<unknown> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(
+        new GetCommand({ TableName: this.tableName, Key: moduleKey(module), ConsistentRead: true }),
+      ),
+    );
+    return Item?.version;
+  }
+}

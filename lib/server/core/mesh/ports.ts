@@ -1,0 +1,35 @@
+import type { Actor } from '../audit/record.ts';
+
+/**
+ * The mesh area's ports: the store of the operator's changes and removals (store.ts), and the
+ * module versions an upgrade sets. Compose-and-send's store (PushStore) is beside them in store.ts.
+ */
+export type { MeshChangeStore, MeshRemovals, PushStore } from './store.ts';
+
+/**
+ * Sets a known module's version (some node was assigned it, else ModuleNotFoundError and nothing
+ * written), then the version on every carrier's assignment with its stale mark, one transaction
+ * per carrier; a carrier already at the version is left as it is. Returns every carrier.
+ */
+export interface ModuleVersions {
+  /**
+   * `by`: who asked for the upgrade, for the audit record written with the version. With
+   * `carriers: false` (an upgrade in waves) the carriers are listed but not moved: each wave
+   * moves its own (`moveCarriers`), so no node is behind on the version before its wave.
+   */
+  setModuleVersion(
+    module: string,
+    version: string,
+    by: Actor,
+    options?: { readonly carriers?: boolean },
+  ): Promise<{
+    readonly carriers: readonly string[];
+    /** The module's version before (null: none), read as the upgrade began: what an undo sets back. */
+    readonly previous: string | null;
+  }>;
+  /**
+   * Moves these nodes' assignment of the module to the version, each with its stale mark, one
+   * transaction a node; a node that no longer carries it, or is at the version already, is left.
+   */
+  moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void>;
+}
