@@ -27,14 +27,18 @@ async function behindMesh(count: number) {
 }
 
 /** Runs a push on the flow's ASL, answering its outcome and the largest JSON any state or Task passed. */
-async function measured(store: MemoryMeshStore, request: PushRequest, options: { executionBudgetMs?: number } = {}) {
+async function measured(
+  store: MemoryMeshStore,
+  request: PushRequest,
+  options: { executionBudgetMs?: number } = {},
+) {
   const work = new MemoryPushWork();
   const tasks = pushTaskFunctions(new Pusher({ store, mint: unsealedMint }), { work, ...options });
   let largest = 0;
   let executions = 0;
   const size = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
   const measure =
-    <T,>(task: (input: unknown) => Promise<T>, starts = false) =>
+    <T>(task: (input: unknown) => Promise<T>, starts = false) =>
     async (input: unknown): Promise<T> => {
       if (starts) executions += 1;
       const output = await task(input);
