@@ -12,9 +12,9 @@ import {
 import { documentClient, type Item } from '../lib/server/adapters/dynamodb/requests.ts';
 import { RecordedPushFlow } from '../lib/server/core/push/records.ts';
 import type { PushTaskFunctions } from '../lib/server/core/push/steps.ts';
+import { seed } from './push.bench.ts';
 import { benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
-import { seed } from './push.bench.ts';
 
 /**
  * `npm run bench -- push-state`: a `push --behind` of N behind nodes with 63-character names on
@@ -110,7 +110,8 @@ export async function run(): Promise<BenchTable[]> {
   }
   return [
     {
-      title: 'push --behind of N behind nodes with 63-character names (DynamoDB Local, aws-local-stepfunctions)',
+      title:
+        'push --behind of N behind nodes with 63-character names (DynamoDB Local, aws-local-stepfunctions)',
       columns: [
         'behind nodes',
         'flushed',

@@ -119,8 +119,9 @@ export const meshFunctions = [
     purpose: 'runs a push mesh-push recorded on the push state machine and keeps its outcome in its record',
     trigger: 'invoke',
     access: ['pushes:write', 'pushFlow:start', 'pushWork:keep'],
-    // A push flow (Express) runs five minutes at most.
-    timeoutSeconds: 330,
+    // Lambda's most: a push runs as executions of the flow chained here, each under Express's
+    // five minutes (lib/server/core/push/executions.ts).
+    timeoutSeconds: 900,
     handler: pushRunHandler,
   },
   {
