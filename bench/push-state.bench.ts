@@ -22,7 +22,7 @@ import type { BenchTable } from './support/table.ts';
  * the largest state, execution input or Task input/output in bytes (Step Functions refuses any
  * over 256 KiB), the executions the push took (each under Express's 5 minutes), and its time.
  * Beside it, what the flow before the push's work carried: every flushed node in its state, at
- * least the bytes of the outcome's `flushed` list. MESH_BENCH_SIZES (default 10000,50000).
+ * least the bytes of the outcome's `flushed` list. MESH_BENCH_SIZES (default 50000,10000).
  */
 const longName = (i: number) => `node-${String(i).padStart(6, '0')}-`.padEnd(63, 'x');
 const kib = 1024;
@@ -68,13 +68,13 @@ function measuredTasks(tasks: PushTaskFunctions) {
 }
 
 export async function run(): Promise<BenchTable[]> {
-  const sizes = (process.env.MESH_BENCH_SIZES ?? '10000,50000').split(',').map(Number);
+  const sizes = (process.env.MESH_BENCH_SIZES ?? '50000,10000').split(',').map(Number);
   const environment = await benchEnvironment();
   const rows: Array<Array<string | number>> = [];
   try {
     for (const size of sizes) {
       const config = await environment.provision(`bench-pstate-${size}`);
-      const setup = makeDynamoDBClient(config);
+      const setup = makeDynamoDBClient(config, { requestTimeoutMs: 30_000 });
       const seeded = performance.now();
       await seed(documentClient(setup), config.inventoryTable, behindItems(size));
       setup.destroy();
