@@ -9,6 +9,7 @@ import { nodePartition } from '../server/adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../server/adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../server/adapters/host-identity/proof-replay-guard.ts';
 import { pushesPartition } from '../server/adapters/push/push-records.ts';
+import { pushWorkPartitions } from '../server/adapters/push/push-work.ts';
 import { rolloutPartsPartitions } from '../server/adapters/rollout/rollout-chunks.ts';
 import { summaryPartitions } from '../server/adapters/summary/summary-store.ts';
 import { nodeTopics } from '../server/core/signal/channel.ts';
@@ -114,6 +115,14 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   'proofs:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: proofItemsLeadingKey }],
   'pushes:write': [{ table: 'inventory', actions: ['dynamodb:PutItem'], partitions: pushesPartition }],
   'pushes:progress': [{ table: 'inventory', actions: ['dynamodb:UpdateItem'], partitions: pushesPartition }],
+  // A push's node lists, kept while its flow runs, put in batches and read by Query (push-work.ts).
+  'pushWork:keep': [
+    {
+      table: 'inventory',
+      actions: ['dynamodb:BatchWriteItem', 'dynamodb:Query'],
+      partitions: pushWorkPartitions,
+    },
+  ],
   'presence:write': [
     {
       table: 'inventory',

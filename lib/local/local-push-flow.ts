@@ -1,5 +1,5 @@
 import { PushFlowFailedError } from '../server/core/mesh/errors.ts';
-import { outcomeOf } from '../server/core/push/flow-schemas.ts';
+import { pushInExecutions } from '../server/core/push/executions.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../server/core/push/ports.ts';
 import type { PushTaskFunctions } from '../server/core/push/steps.ts';
 import {
@@ -36,31 +36,34 @@ export class LocalPushFlow implements PushFlow {
         validationOptions: { checkArn: false },
       },
     );
-    // on AWS the caller starts the state machine, which then invokes each task as its function
-    recordCall({ stand: 'states:StartSyncExecution' });
     const tasks = this.#tasks;
     const json = <T>(value: T) => JSON.parse(JSON.stringify(value));
     const wait = this.#retryIntervalMs;
-    const execution = machine.run(json(request), {
-      overrides: {
-        taskResourceLocalHandlers: {
-          Begin: async (input) => json(await asFunction(pushTasks.Begin, () => tasks.Begin(input))),
-          FindBehind: async (input) =>
-            json(await asFunction(pushTasks.FindBehind, () => tasks.FindBehind(input))),
-          Send: async (input) => json(await asFunction(pushTasks.Send, () => tasks.Send(input))),
+    const execute = async (input: unknown) => {
+      // on AWS the caller starts the state machine, which then invokes each task as its function
+      recordCall({ stand: 'states:StartSyncExecution' });
+      const execution = machine.run(json(input), {
+        overrides: {
+          taskResourceLocalHandlers: {
+            Begin: async (given) => json(await asFunction(pushTasks.Begin, () => tasks.Begin(given))),
+            FindBehind: async (given) =>
+              json(await asFunction(pushTasks.FindBehind, () => tasks.FindBehind(given))),
+            Send: async (given) => json(await asFunction(pushTasks.Send, () => tasks.Send(given))),
+          },
+          ...(wait !== undefined
+            ? { retryIntervalOverrides: Object.fromEntries(Object.keys(pushTasks).map((s) => [s, wait])) }
+            : {}),
         },
-        ...(wait !== undefined
-          ? { retryIntervalOverrides: Object.fromEntries(Object.keys(pushTasks).map((s) => [s, wait])) }
-          : {}),
-      },
-    });
-    try {
-      return outcomeOf(await execution.result);
-    } catch (error) {
-      const cause = (error as { cause?: unknown }).cause ?? error;
-      throw new PushFlowFailedError((cause as Error).name ?? 'Error', (cause as Error).message ?? '', {
-        cause,
       });
-    }
+      try {
+        return await execution.result;
+      } catch (error) {
+        const cause = (error as { cause?: unknown }).cause ?? error;
+        throw new PushFlowFailedError((cause as Error).name ?? 'Error', (cause as Error).message ?? '', {
+          cause,
+        });
+      }
+    };
+    return pushInExecutions(request, tasks.work, execute);
   }
 }

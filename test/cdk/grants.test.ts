@@ -51,6 +51,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'proofs:write': each(['dynamodb:PutItem'], 'inventory', 'proof#*'),
   'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
   'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
+  'pushWork:keep': each(['dynamodb:BatchWriteItem', 'dynamodb:Query'], 'inventory', 'pushwork#*'),
   'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
   'nodeKeys:verify': each(['dynamodb:BatchGetItem'], 'identity', nodes),
   'deliveries:read': each(['dynamodb:GetItem'], 'inventory', `${nodes},declaration#*`),
@@ -138,8 +139,10 @@ describe('the grants of the deployed roles', () => {
     ]);
     for (const unused of ['DescribeTable', 'GetQueueUrl'])
       expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
-    // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts)
-    expect([...new Set(all.filter((line) => line.includes(':BatchWriteItem ')))]).toEqual([
+    // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts) and a
+    // push its node lists (push-work.ts)
+    expect([...new Set(all.filter((line) => line.includes(':BatchWriteItem ')))].sort()).toEqual([
+      'dynamodb:BatchWriteItem inventory pushwork#*',
       'dynamodb:BatchWriteItem inventory rollout#*',
     ]);
     // the stream is read by the summary's aggregator alone (its event source mapping)
@@ -193,11 +196,13 @@ describe('the grants of the deployed roles', () => {
     ]);
   });
 
-  it('let push-find-behind read, and write nothing but a push record’s progress', () => {
+  it('let push-find-behind read, and write nothing but a push record’s progress and the push’s work', () => {
     expect(dynamodb(grantsOfFunction('push-find-behind'))).toEqual([
       'dynamodb:BatchGetItem inventory',
+      'dynamodb:BatchWriteItem inventory pushwork#*',
       'dynamodb:GetItem inventory',
       'dynamodb:Query inventory',
+      'dynamodb:Query inventory pushwork#*',
       'dynamodb:Query inventory/index/gsi1 mesh#node',
       'dynamodb:UpdateItem inventory pushes',
     ]);

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
-import { beginPush, findBehind, sendBatch } from '../../lib/server/core/push/steps.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 import {
   emptyCoverage,
@@ -15,19 +16,13 @@ import {
 import { unsealedMint } from '../support/sealing.ts';
 
 /**
- * Drives the flow's own steps the way push.asl.json sequences them (Begin, then FindBehind and
- * a Map of Send until done), in-process so hundreds of sequences run in seconds. The ASL itself
+ * Runs push.asl.json's own steps in the order it gives them (Begin, then FindBehind and a Map
+ * of Send until done), in-process so hundreds of sequences run in seconds. The ASL itself
  * runs the same model on DynamoDB Local (test/integration/mesh-model.test.ts).
  */
 async function push(pusher: Pusher, request: PushRequest): Promise<PushOutcome> {
-  let state = await findBehind(pusher, await beginPush(pusher, request));
-  while (!state.done) {
-    const results = await Promise.all(
-      state.batches.map((nodes) => sendBatch(pusher, { nodes, round: state.round })),
-    );
-    state = await findBehind(pusher, { ...state, results });
-  }
-  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+  const { pushed, flushed, rounds, behind } = await runPushDefinition(pushTaskFunctions(pusher), request);
+  return { pushed, flushed, rounds, behind };
 }
 
 function memoryWorld(): ModelWorld {

@@ -18,6 +18,7 @@ import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
 import { runPushJob } from '../../lib/server/core/push/runs.ts';
 import { Pushes } from '../../lib/server/core/push/service.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { MemoryPushWork } from '../../lib/server/core/push/work.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
 import {
   pushTasks,
@@ -248,7 +249,11 @@ describe('POST /push on the deployed flow (StartSyncExecution)', () => {
   });
   const answerTo = async (client: SFNClient) => {
     const store = new MemoryMeshStore();
-    return post(store, new StepFunctionsPushFlow({ client, stateMachineArn: arn }), { behind: true });
+    return post(
+      store,
+      new StepFunctionsPushFlow({ client, stateMachineArn: arn, work: new MemoryPushWork() }),
+      { behind: true },
+    );
   };
 
   it('answers 503 try_again when Step Functions throttles the start', async () => {

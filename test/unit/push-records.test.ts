@@ -140,7 +140,7 @@ describe('push ids and views', () => {
 
   it('a push still running past the longest a flow can run is shown unfinished', () => {
     const running = { state: 'running', startedAt: t0.toISOString() } as PushRecord;
-    expect(viewOfPushRecord(running, new Date(t0.getTime() + 60_000)).state).toBe('running');
-    expect(viewOfPushRecord(running, new Date(t0.getTime() + 5 * 60_000 + 1)).state).toBe('unfinished');
+    expect(viewOfPushRecord(running, new Date(t0.getTime() + 14 * 60_000)).state).toBe('running');
+    expect(viewOfPushRecord(running, new Date(t0.getTime() + 15 * 60_000 + 1)).state).toBe('unfinished');
   });
 });

@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PushOutcome, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
-import { beginPush, findBehind, sendBatch } from '../../lib/server/core/push/steps.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
 import { advance } from '../../lib/server/core/rollout/advance.ts';
 import { newRollout, type RolloutRecord, waveSent } from '../../lib/server/core/rollout/record.ts';
+import { runPushDefinition } from '../../lib/server/flows/push-definition.ts';
 import { MemoryMeshStore, splitRelations } from '../support/memory-mesh-store.ts';
 import {
   emptyCoverage,
@@ -22,16 +23,9 @@ import { unsealedMint } from '../support/sealing.ts';
  * then rolled out over a random set of nodes in random waves. After every wave, no consumer's
  * last-sent declaration holds a provision whose provider's last-sent declaration lacks its grant.
  */
-async function run(pusher: Pusher, request: PushRequest | { nodes: string[] }): Promise<PushOutcome> {
-  let state = await findBehind(pusher, await beginPush(pusher, request));
-  while (!state.done) {
-    const { round, request: asked } = state;
-    const results = await Promise.all(
-      state.batches.map((nodes) => sendBatch(pusher, { nodes, round, pairing: asked.pairing })),
-    );
-    state = await findBehind(pusher, { ...state, results });
-  }
-  return { pushed: state.pushed, flushed: state.flushed, rounds: state.round, behind: state.behind };
+async function run(pusher: Pusher, request: PushRequest): Promise<PushOutcome> {
+  const { pushed, flushed, rounds, behind } = await runPushDefinition(pushTaskFunctions(pusher), request);
+  return { pushed, flushed, rounds, behind };
 }
 
 function world(store: MemoryMeshStore, pusher: Pusher): ModelWorld {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { pushFailures } from '../core/mesh/errors.ts';
-import { outcomeOf } from '../core/push/flow-schemas.ts';
+import { pushInExecutions } from '../core/push/executions.ts';
 import type { PushOutcome, PushRequest } from '../core/push/ports.ts';
 import type { PushTaskFunctions } from '../core/push/steps.ts';
 import pushDefinition from './push.asl.json' with { type: 'json' };
@@ -54,13 +54,17 @@ export const localFunctionArn = (handler: string) =>
 
 /**
  * The push's steps run in-process in the order push.asl.json gives them (Begin, then FindBehind
- * and a Map of Send until done): what a plan runs on its store that writes nowhere. The
- * definition is bundled with the function, so it is the file the CDK deploys.
+ * and a Map of Send until done, in executions chained as on AWS): what a plan runs on its store
+ * that writes nowhere, its lists kept in the tasks' work (in memory for a plan). The definition
+ * is bundled with the function, so it is the file the CDK deploys.
  */
 export async function runPushDefinition(
   tasks: PushTaskFunctions,
   request: PushRequest,
   options: { readonly retryIntervalMs?: number } = {},
 ): Promise<PushOutcome> {
-  return outcomeOf(await runDefinition(pushDefinition, tasks, request, options));
+  const { Begin, FindBehind, Send } = tasks;
+  return pushInExecutions(request, tasks.work, (input) =>
+    runDefinition(pushDefinition, { Begin, FindBehind, Send }, input, options),
+  );
 }

@@ -5,7 +5,7 @@ import { mapLimit } from '../core/map-limit.ts';
  * starting it: a push's plan, which runs the push's own steps on a store that writes nowhere,
  * inside a Lambda: aws-local-stepfunctions, bundled, would add about 380 KB to a function of
  * about 500 KB (docs/deploy.md, "bundle"). It reads only what our
- * definitions use (Task, Choice on a boolean, an inline Map, Pass with Parameters, Retry, JSONPath
+ * definitions use (Task, Choice on a boolean, an inline Map whose ResultPath may be null, Pass with Parameters, Retry, JSONPath
  * `$.a.b` and `$$.Map.Item.Value`) and refuses anything else by name, so a definition that
  * outgrows it fails the plan's tests, not a plan in use. The local runtime runs the same files on
  * aws-local-stepfunctions (lib/local/local-push-flow.ts); test/unit/run-definition.test.ts holds
@@ -84,6 +84,8 @@ function selected(template: unknown, input: Json, context: { readonly item?: Jso
 
 function placed(input: Json, resultPath: unknown, result: Json): Json {
   if (resultPath === undefined || resultPath === '$') return result;
+  // As Step Functions: a null ResultPath drops the result and passes the input on.
+  if (resultPath === null) return input;
   const match = /^\$\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(String(resultPath));
   if (!match?.[1])
     throw new UnsupportedDefinitionError(`ResultPath ${String(resultPath)} is not run in-process`);

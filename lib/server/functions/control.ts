@@ -74,6 +74,7 @@ export const controlFunctions = [
       'control:send',
       'deadLetter:send',
       'pushFlow:start',
+      'pushWork:keep',
       'rolloutFlow:start',
       'rollouts:parts',
     ],

@@ -118,9 +118,10 @@ export const meshFunctions = [
     name: 'push-run',
     purpose: 'runs a push mesh-push recorded on the push state machine and keeps its outcome in its record',
     trigger: 'invoke',
-    access: ['pushes:write', 'pushFlow:start'],
-    // A push flow (Express) runs five minutes at most.
-    timeoutSeconds: 330,
+    access: ['pushes:write', 'pushFlow:start', 'pushWork:keep'],
+    // Lambda's most: a push runs as executions of the flow chained here, each under Express's
+    // five minutes (lib/server/core/push/executions.ts).
+    timeoutSeconds: 900,
     handler: pushRunHandler,
   },
   {
@@ -241,16 +242,16 @@ export const meshFunctions = [
     name: 'push-begin',
     purpose: 'push flow: validates the request, composes and sends the named node',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write', 'signal:publish'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish', 'pushWork:keep'],
     handler: pushBeginHandler,
   },
   {
     name: 'push-find-behind',
     purpose: 'push flow: finds the nodes behind now; at the bound, names what is still behind',
     trigger: 'flow',
-    // Reads only: marks and nodes (every node for an audit); at the bound it composes to check.
-    // pushes:progress notes each round in the push's record.
-    access: ['inventory:read', 'inventory:list', 'pushes:progress'],
+    // Reads the mesh only: marks and nodes (every node for an audit); at the bound it composes to
+    // check. pushes:progress notes each round in the push's record; pushWork:keep keeps the lists.
+    access: ['inventory:read', 'inventory:list', 'pushes:progress', 'pushWork:keep'],
     timeoutSeconds: 60,
     handler: pushFindBehindHandler,
   },
@@ -258,7 +259,7 @@ export const meshFunctions = [
     name: 'push-send',
     purpose: 'push flow: composes and sends one batch of nodes',
     trigger: 'flow',
-    access: ['inventory:read', 'inventory:write', 'signal:publish', 'pushes:progress'],
+    access: ['inventory:read', 'inventory:write', 'signal:publish', 'pushes:progress', 'pushWork:keep'],
     timeoutSeconds: 60,
     handler: pushSendHandler,
   },

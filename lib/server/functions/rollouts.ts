@@ -77,6 +77,7 @@ export const rolloutFunctions = [
       'inventory:views',
       'rollouts:parts',
       'pushFlow:start',
+      'pushWork:keep',
       'control:send',
     ],
     // a wave's push flow (Express) runs five minutes at most

@@ -37,6 +37,8 @@ import type { SteppingTrigger } from '../flows/stepping-flows.ts';
  *   host route can remember proof ids without being able to write the inventory.
  * - `pushes:write`: PutItem on the `pushes` partition only (the records of pushes);
  *   `pushes:progress`: UpdateItem there only (a running push's progress, by the flow).
+ * - `pushWork:keep`: BatchWriteItem and Query on `pushwork#` partitions only: the node lists a
+ *   push's flow keeps while it runs (its steps, and whoever starts it and reads its outcome).
  * - `presence:write`: UpdateItem and a ConditionCheck on node partitions only (`node#*`).
  * - `nodeKeys:verify`: BatchGetItem of node partitions of the identity table, which
  *   holds node keys and which one is enrolled: what a host proof is checked against, and no
@@ -83,6 +85,7 @@ export type Access =
   | 'proofs:write'
   | 'pushes:write'
   | 'pushes:progress'
+  | 'pushWork:keep'
   | 'nodeKeys:verify'
   | 'deliveries:read'
   | 'tokens:issue'

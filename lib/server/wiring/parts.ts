@@ -31,6 +31,7 @@ import { DynamoDBDeliveryReader } from '../adapters/push/delivery-reader.ts';
 import { LambdaPushStarter } from '../adapters/push/lambda-push-starter.ts';
 import { DynamoDBPushRecords } from '../adapters/push/push-records.ts';
 import { DynamoDBPushStore } from '../adapters/push/push-store.ts';
+import { DynamoDBPushWork } from '../adapters/push/push-work.ts';
 import { StepFunctionsPushFlow } from '../adapters/push/step-functions-push-flow.ts';
 import { IotDataSignalPublisher, noBrokerPublisher } from '../adapters/signal/iot-data-publisher.ts';
 import { DynamoDBPresenceStore } from '../adapters/signal/presence-store.ts';
@@ -60,6 +61,7 @@ import { noteQuietly, RecordedPushFlow } from '../core/push/records.ts';
 import { type PushJob, runPushJob } from '../core/push/runs.ts';
 import { Pushes } from '../core/push/service.ts';
 import { pushTaskFunctions } from '../core/push/steps.ts';
+import type { PushWork } from '../core/push/work.ts';
 import type { SealingKeysFromBefore } from '../core/sealing/keys-from-before.ts';
 import { SignalAnnouncer } from '../core/signal/announce.ts';
 import { signalChannelFor } from '../core/signal/channel.ts';
@@ -94,6 +96,8 @@ export type Parts = {
   readonly meshChanges: MeshChangeStore;
   readonly meshRemovals: MeshRemovals;
   readonly pushStore: PushStore;
+  /** Where a push's flow keeps its node lists while it runs. */
+  readonly pushWork: PushWork;
   /** An operator's push and its plan: what POST /push and POST /push/plan call. */
   readonly pushes: Pushes;
   readonly pushTasks: PushTaskFunctions;
@@ -201,6 +205,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     meshChanges: () => new DynamoDBMeshChangeStore(audited()),
     meshRemovals: () => new DynamoDBMeshRemovals({ ...tables(), audit: parts.auditTrail }),
     pushStore: () => new DynamoDBPushStore({ client: clients.dynamodb, ...table }),
+    pushWork: () => new DynamoDBPushWork({ client: clients.dynamodb, ...table }),
     pushes: () =>
       new Pushes({
         store: parts.pushStore,
@@ -220,6 +225,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           holds: parts.holds,
         }),
         {
+          work: parts.pushWork,
           progress: {
             round: (id, progress) =>
               noteQuietly(parts.log, id, () => parts.pushRecords.progress(id, progress)),
@@ -235,7 +241,11 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     pushFlow: () =>
       new RecordedPushFlow({
         flow: config.pushFlowArn
-          ? new StepFunctionsPushFlow({ client: makeSFNClient(config), stateMachineArn: config.pushFlowArn })
+          ? new StepFunctionsPushFlow({
+              client: makeSFNClient(config),
+              stateMachineArn: config.pushFlowArn,
+              work: parts.pushWork,
+            })
           : (options.standIns?.pushFlow?.(parts.pushTasks) ?? missing('push flow', 'MESH_PUSH_FLOW_ARN')),
         records: parts.pushRecords,
         log: parts.log,

@@ -5,26 +5,41 @@ import {
 } from '@aws-sdk/client-sfn';
 import { isTransientFault } from '../../core/faults.ts';
 import { PushFlowFailedError, PushFlowUnavailableError } from '../../core/mesh/errors.ts';
-import { outcomeOf } from '../../core/push/flow-schemas.ts';
+import { pushInExecutions } from '../../core/push/executions.ts';
 import type { PushFlow, PushOutcome, PushRequest } from '../../core/push/ports.ts';
+import type { PushWork } from '../../core/push/work.ts';
 
-/** Push on the deployed Step Functions Express state machine, waiting for its answer. */
+/**
+ * Push on the deployed Step Functions Express state machine, waiting for each execution's answer:
+ * one that paused at its time is followed by the next, started from its state; the outcome's lists
+ * are read from the push's work, where the steps kept them.
+ */
 export class StepFunctionsPushFlow implements PushFlow {
   readonly #client: SFNClient;
   readonly #stateMachineArn: string;
+  readonly #work: PushWork;
 
-  constructor(options: { readonly client: SFNClient; readonly stateMachineArn: string }) {
+  constructor(options: {
+    readonly client: SFNClient;
+    readonly stateMachineArn: string;
+    readonly work: PushWork;
+  }) {
     this.#client = options.client;
     this.#stateMachineArn = options.stateMachineArn;
+    this.#work = options.work;
   }
 
-  async push(request: PushRequest): Promise<PushOutcome> {
+  push(request: PushRequest): Promise<PushOutcome> {
+    return pushInExecutions(request, this.#work, (input) => this.#execute(input));
+  }
+
+  async #execute(input: unknown): Promise<unknown> {
     let answer: StartSyncExecutionCommandOutput;
     try {
       answer = await this.#client.send(
         new StartSyncExecutionCommand({
           stateMachineArn: this.#stateMachineArn,
-          input: JSON.stringify(request),
+          input: JSON.stringify(input),
         }),
       );
     } catch (error) {
@@ -44,7 +59,7 @@ export class StepFunctionsPushFlow implements PushFlow {
         },
       );
     }
-    return outcomeOf(JSON.parse(answer.output ?? 'null'));
+    return JSON.parse(answer.output ?? 'null');
   }
 }
 

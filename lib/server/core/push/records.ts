@@ -234,11 +234,11 @@ function nameOf(error: unknown): string {
 }
 
 /**
- * The longest a push can run: Step Functions Express stops an execution at five minutes. A
- * record still `running` after that was left by a request that ended first (API Gateway's 29 s,
- * a timed-out function), and its outcome was never written.
+ * The longest a push can run: push-run, which chains the flow's executions (each under Express's
+ * five minutes, lib/server/core/push/executions.ts), is stopped by Lambda at 15 minutes. A record
+ * still `running` after that was left by a run that ended first, and its outcome was never written.
  */
-export const longestPushMs = 5 * 60_000;
+export const longestPushMs = 15 * 60_000;
 
 export type PushRecordView = Omit<PushRecord, 'state'> & {
   readonly state: 'running' | 'done' | 'unfinished';

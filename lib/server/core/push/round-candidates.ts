@@ -1,5 +1,6 @@
 import type { BatchResult, FlowState } from './flow-schemas.ts';
 import type { Pusher } from './pusher.ts';
+import { type PushWork, readPage, workKeys } from './work.ts';
 
 /**
  * A round's candidates. An ordinary push: the marked nodes (every node for the audit's first
@@ -9,15 +10,15 @@ import type { Pusher } from './pusher.ts';
  */
 export async function candidatesOf(
   pusher: Pusher,
+  work: PushWork,
   state: FlowState,
   hints: readonly string[],
   results: readonly BatchResult[],
 ): Promise<string[]> {
-  const wave = state.request.nodes;
-  if (wave) {
-    if (state.round === 0) return [...wave];
+  if (state.request.pairing) {
+    if (state.round === 0) return readPage(work, state.work, workKeys.wave);
     return pusher.markedOf([...new Set(results.flatMap((result) => result.paired))]);
   }
   const found = await pusher.candidates(state.request.full && state.round === 0);
-  return [...new Set([...found, ...state.hints, ...hints])];
+  return [...new Set([...found, ...hints])];
 }

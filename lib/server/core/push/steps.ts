@@ -9,15 +9,27 @@ import {
   flowInputSchema,
   flowStateSchema,
   type ProgressNotes,
+  pageSize,
   sendInputSchema,
   type unsendableSchema,
 } from './flow-schemas.ts';
 import type { NodeSend, Pusher, SendOptions } from './pusher.ts';
 import { candidatesOf } from './round-candidates.ts';
+import {
+  emptyFold,
+  type Fold,
+  foldSchema,
+  MemoryPushWork,
+  type PushWork,
+  readPage,
+  readResults,
+  workKeys,
+} from './work.ts';
 
 /**
  * The push flow's three steps, each what one Task of lib/server/flows/push.asl.json runs (on Lambda and
- * in-process alike). The flow state is plain JSON passed from step to step.
+ * in-process alike). The flow state is plain JSON passed from step to step, bounded whatever the
+ * size of the mesh: its node lists are kept in the push's work (work.ts).
  */
 
 /**
@@ -66,121 +78,182 @@ const namedHeldBack = (value: NodeSend | Unsendable | undefined) => {
 const isUnsendable = (value: NodeSend | Unsendable | undefined): value is Unsendable =>
   value !== undefined && 'reason' in value;
 
-/** Begin: compose and send the named node (if any); what its mints marked is the first hint. */
-export async function beginPush(pusher: Pusher, input: unknown): Promise<FlowState> {
+/** What the steps keep their lists in, and how long one execution may run before it pauses. */
+export type StepOptions = {
+  readonly progress?: ProgressNotes;
+  /** @default a MemoryPushWork: a plan's, and one process's */
+  readonly work?: PushWork;
+  /** @default the wall clock */
+  readonly now?: () => Date;
+  /**
+   * How long one execution sends pages before it pauses for the caller to start the next: under
+   * Express's 5 minutes by more than a page takes (about 7 s for 1,000 nodes locally).
+   * @default executionBudgetMs
+   */
+  readonly executionBudgetMs?: number;
+};
+
+/** Express stops an execution at 5 minutes; a page begun before 4 ends well inside them. */
+export const executionBudgetMs = 4 * 60_000;
+
+type Steps = Required<Omit<StepOptions, 'progress'>> & { readonly progress?: ProgressNotes };
+
+const noCounts = { flushed: 0, behind: 0, unsendable: 0, heldBack: 0 };
+
+/**
+ * Begin: compose and send the named node (if any); what its send did is round 0's result, folded
+ * by the first FindBehind as a batch's would be. A paused execution's state goes on as it was.
+ */
+export async function beginPush(steps: Steps, pusher: Pusher, input: unknown): Promise<FlowState> {
   const parsed = flowInputSchema.parse(input);
-  const request = 'nodes' in parsed ? { pushId: parsed.pushId } : parsed;
+  const startedAt = steps.now().toISOString();
+  if ('resume' in parsed) return { ...parsed.resume, paused: false, startedAt, pagesSent: 0 };
+  const wave = 'wave' in parsed;
+  const request: { node?: string; full?: boolean; maxRounds?: number; pushId?: string | undefined } = wave
+    ? { pushId: parsed.pushId }
+    : parsed;
   const attempt = request.node ? await trySend(pusher, request.node, true) : undefined;
   const named = isSend(attempt) ? attempt : undefined;
-  const held = namedHeldBack(attempt);
+  if (request.node && attempt !== undefined) {
+    const result: BatchResult = {
+      sent: [],
+      marked: named ? [...named.marked] : [],
+      unsendable: isUnsendable(attempt) ? [attempt] : [],
+      paired: [],
+      heldBack: namedHeldBack(attempt),
+      settled: settledBy(attempt),
+    };
+    await steps.work.put(parsed.work, workKeys.result(0, request.node), result);
+  }
   return {
     request: {
       node: request.node ?? null,
       full: request.full ?? false,
       maxRounds: request.maxRounds ?? defaultMaxRounds,
       pushId: request.pushId ?? null,
-      nodes: 'nodes' in parsed ? [...new Set(parsed.nodes)].sort() : null,
-      pairing: 'nodes' in parsed,
-      rollout: 'nodes' in parsed ? (parsed.rollout ?? null) : null,
+      pairing: wave,
+      rollout: wave ? (parsed.rollout ?? null) : null,
     },
+    work: parsed.work,
     pushed: named ? { node: named.node, revision: named.revision } : null,
-    flushed: [],
     round: 0,
-    hints: named ? [...named.marked] : [],
+    pages: 0,
+    page: 0,
     batches: [],
     batchRecord: null,
     done: false,
-    behind: [],
-    unsendable: isUnsendable(attempt) ? [attempt] : [],
-    heldBack: held,
-    settled: settledBy(attempt),
+    paused: false,
+    startedAt,
+    pagesSent: 0,
+    counts: noCounts,
   };
 }
 
 /**
- * FindBehind: folds the last round's sends in, then finds what is behind now. Marks are read
- * (durable, so a change made before this push is seen), joined with what this push's own
- * mints marked (so an index that lags cannot hide them). At the bound, what is left is checked
- * by composing, so `behind` names exactly the nodes that are behind.
+ * FindBehind: sends the round's next page while it has one; else folds the round's results in
+ * (read from the work) and finds what is behind now. Marks are read (durable, so a change made
+ * before this push is seen), joined with what this push's own mints marked (so an index that
+ * lags cannot hide them). At the bound, what is left is checked by composing, so `behind` names
+ * exactly the nodes that are behind. Past its time, the execution pauses between pages.
  */
-export async function findBehind(
-  pusher: Pusher,
-  input: unknown,
-  progress?: ProgressNotes,
-): Promise<FlowState> {
-  const state = flowStateSchema.parse(input);
-  const results = state.results ?? [];
-  const flushed = [...state.flushed, ...results.flatMap((result) => result.sent)];
+export async function findBehind(steps: Steps, pusher: Pusher, input: unknown): Promise<FlowState> {
+  const given = flowStateSchema.parse(input);
+  const state = { ...given, pagesSent: given.pagesSent + (given.batches.length > 0 ? 1 : 0), batches: [] };
+  if (state.page < state.pages) return nextPage(steps, state);
+  const results = await readResults(steps.work, state.work, workKeys.resultsOf(state.round));
+  const before =
+    state.round === 0
+      ? emptyFold
+      : foldSchema.parse((await steps.work.read(state.work, workKeys.fold(state.round - 1))) ?? emptyFold);
   const hints = results.flatMap((result) => result.marked);
-  const unsendable = [...state.unsendable, ...results.flatMap((result) => result.unsendable)];
-  const heldBack = distinct([...state.heldBack, ...results.flatMap((result) => result.heldBack)]);
+  const unsendable = [...before.unsendable, ...results.flatMap((result) => result.unsendable)];
+  const heldBack = distinct([...before.heldBack, ...results.flatMap((result) => result.heldBack)]);
   // a node a mint of this round marked is looked at again, settled or not: its grant came in
-  const minted = new Set(hints);
-  const settled = [...new Set([...state.settled, ...results.flatMap((result) => result.settled)])].filter(
+  // (round 0's marks are the named node's, minted before any round)
+  const minted = new Set(state.round === 0 ? [] : hints);
+  const settled = [...new Set([...before.settled, ...results.flatMap((result) => result.settled)])].filter(
     (node) => !minted.has(node),
   );
+  const flushedCount = before.flushedCount + results.reduce((count, result) => count + result.sent.length, 0);
+  const fold: Fold = { unsendable, heldBack, settled, flushedCount };
+  await steps.work.put(state.work, workKeys.fold(state.round), fold);
   const named = new Set(heldBack.map((entry) => entry.node));
   const cannot = new Set([...unsendable.map((entry) => entry.node), ...settled]);
-  const candidates = (await candidatesOf(pusher, state, hints, results)).filter((n) => !cannot.has(n)).sort();
-  const { results: _folded, ...rest } = state;
-  const finished = (behind: string[]) => ({
-    ...rest,
-    flushed,
-    unsendable,
-    heldBack,
-    settled,
-    hints: [],
-    batches: [],
-    batchRecord: null,
-    done: true,
-    behind: [...new Set([...behind, ...unsendable.map((entry) => entry.node)])].sort(),
-  });
+  const candidates = (await candidatesOf(pusher, steps.work, state, hints, results))
+    .filter((n) => !cannot.has(n))
+    .sort();
+  const finished = async (found: string[]): Promise<FlowState> => {
+    const behind = [...new Set([...found, ...unsendable.map((entry) => entry.node)])].sort();
+    await steps.work.put(state.work, workKeys.behind, behind);
+    return {
+      ...state,
+      pages: 0,
+      page: 0,
+      batchRecord: null,
+      done: true,
+      counts: {
+        flushed: flushedCount,
+        behind: behind.length,
+        unsendable: unsendable.length,
+        heldBack: heldBack.length,
+      },
+    };
+  };
   if (candidates.length === 0) return finished([]);
   // a node whose relation waits with a held-back node is named as such, not as behind
   if (state.round >= state.request.maxRounds)
     return finished(await pusher.behindOf(candidates.filter((n) => !named.has(n))));
+  const round = state.round + 1;
   if (state.request.pushId)
-    await progress?.round(state.request.pushId, {
-      round: state.round + 1,
-      flushedCount: flushed.length,
+    await steps.progress?.round(state.request.pushId, {
+      round,
+      flushedCount,
       pending: candidates.length,
       checked: 0,
       sentInRound: 0,
     });
-  const batches: string[][] = [];
-  for (let index = 0; index < candidates.length; index += batchSize) {
-    batches.push(candidates.slice(index, index + batchSize));
-  }
-  return {
-    ...rest,
-    flushed,
-    unsendable,
-    heldBack,
-    settled,
-    round: state.round + 1,
-    hints: [],
-    batches,
-    batchRecord: batches.length > 1 ? state.request.pushId : null,
-    done: false,
-    behind: [],
-  };
+  const pages: string[][] = [];
+  for (let at = 0; at < candidates.length; at += pageSize) pages.push(candidates.slice(at, at + pageSize));
+  await mapLimit([...pages.keys()], 4, (index) =>
+    steps.work.put(state.work, workKeys.page(round, index), pages[index]),
+  );
+  return nextPage(
+    steps,
+    {
+      ...state,
+      round,
+      pages: pages.length,
+      page: 0,
+      batchRecord: candidates.length > batchSize ? state.request.pushId : null,
+      counts: { ...state.counts, flushed: flushedCount },
+    },
+    pages[0],
+  );
 }
 
-/** Send: one Map item, a batch of nodes composed and sent if behind. */
-export async function sendBatch(
-  pusher: Pusher,
-  input: unknown,
-  progress?: ProgressNotes,
-): Promise<BatchResult> {
-  const { nodes, round, pushId, pairing, rollout } = sendInputSchema.parse(input);
+/** The round's next page in batches, or, past the execution's time and with a page sent, a pause before it. */
+async function nextPage(steps: Steps, state: FlowState, known?: string[]): Promise<FlowState> {
+  const elapsed = steps.now().getTime() - Date.parse(state.startedAt);
+  if (state.pagesSent > 0 && elapsed >= steps.executionBudgetMs) return { ...state, paused: true };
+  const names = known ?? (await readPage(steps.work, state.work, workKeys.page(state.round, state.page)));
+  const batches: string[][] = [];
+  for (let at = 0; at < names.length; at += batchSize) batches.push(names.slice(at, at + batchSize));
+  return { ...state, page: state.page + 1, batches };
+}
+
+/** What a Send answers into the Map: counts only, which the flow drops (its result is in the work). */
+export type SendDone = { readonly checked: number; readonly sent: number };
+
+/** Send: one Map item, a batch of nodes composed and sent if behind; what it did is kept in the work. */
+export async function sendBatch(steps: Steps, pusher: Pusher, input: unknown): Promise<SendDone> {
+  const { nodes, round, pushId, pairing, rollout, work } = sendInputSchema.parse(input);
   const view = await pusher.holdView(nodes);
   const attempts = await mapLimit(nodes, 4, (node) =>
     trySend(pusher, node, false, { pairing, view, ...(rollout ? { rollout } : {}) }),
   );
   const sends = attempts.filter(isSend);
   const sent = sends.filter((s) => s.sent);
-  if (pushId) await progress?.batch(pushId, { checked: nodes.length, sent: sent.length });
-  return {
+  const result: BatchResult = {
     sent: sent.map((s) => ({ node: s.node, revision: s.revision, round })),
     marked: [...new Set(sends.flatMap((s) => s.marked))],
     unsendable: attempts.filter(isUnsendable),
@@ -188,6 +261,10 @@ export async function sendBatch(
     heldBack: attempts.flatMap(namedHeldBack),
     settled: attempts.flatMap(settledBy),
   };
+  const first = nodes[0];
+  if (first !== undefined) await steps.work.put(work, workKeys.result(round, first), result);
+  if (pushId) await steps.progress?.batch(pushId, { checked: nodes.length, sent: sent.length });
+  return { checked: nodes.length, sent: sent.length };
 }
 
 /** Each held-back entry once: a node met again in a later round is named once. */
@@ -198,12 +275,22 @@ function distinct<
   return [...seen.values()];
 }
 
-/** The push flow's Task functions, keyed by state name: what each Lambda handler calls. */
-export function pushTaskFunctions(pusher: Pusher, options: { readonly progress?: ProgressNotes } = {}) {
+/**
+ * The push flow's Task functions, keyed by state name: what each Lambda handler calls; and the
+ * work they keep their lists in, which the push's outcome is read from (outcomeOfWork).
+ */
+export function pushTaskFunctions(pusher: Pusher, options: StepOptions = {}) {
+  const steps: Steps = {
+    work: options.work ?? new MemoryPushWork(),
+    now: options.now ?? (() => new Date()),
+    executionBudgetMs: options.executionBudgetMs ?? executionBudgetMs,
+    ...(options.progress ? { progress: options.progress } : {}),
+  };
   return {
-    Begin: (input: unknown) => beginPush(pusher, input),
-    FindBehind: (input: unknown) => findBehind(pusher, input, options.progress),
-    Send: (input: unknown) => sendBatch(pusher, input, options.progress),
+    Begin: (input: unknown) => beginPush(steps, pusher, input),
+    FindBehind: (input: unknown) => findBehind(steps, pusher, input),
+    Send: (input: unknown) => sendBatch(steps, pusher, input),
+    work: steps.work,
   } as const;
 }
 
