@@ -31,7 +31,7 @@ export type MeshStackProps = StackProps & {
   readonly functionsDir?: string;
   /** @default lib/server/flows/push.asl.json */
   readonly pushFlowAslPath?: string;
-  /** @default 5 */
+  /** @default consumerConcurrency (lib/deploy/control-consumer.ts) */
   readonly consumerMaxConcurrency?: number;
   /** Each kind of caller's budget on its API methods (lib/deploy/api-budgets.ts). @default defaultRouteBudgets */
   readonly budgets?: Partial<RouteBudgets>;

@@ -291,7 +291,7 @@ describe('ControlConsumer', () => {
       FunctionName: { Ref: functionId('control-consume') },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 5 },
+      ScalingConfig: { MaximumConcurrency: 20 },
     });
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
   });
