@@ -152,6 +152,11 @@ export class MeshStack extends Stack {
     this.alarms = new MeshAlarms(this, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
+      steppingFlows: new Map(
+        [this.rolloutFlow, this.applyFlow].flatMap((flow) =>
+          flow ? [[flow.node.id, flow.stateMachine] as const] : [],
+        ),
+      ),
     });
 
     new CfnOutput(this, 'ApiUrl', {
