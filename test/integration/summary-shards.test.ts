@@ -68,5 +68,10 @@ describe('the summary under parallel stream shards', () => {
     expect([...(await store.shardCounters()).keys()]).toEqual(['shard-next']);
     expect(await store.summary()).toEqual(expected(next.items));
     expect(before.nodes).toBe(expected(walk.items).nodes);
+    // folded once: a later batch counts its change and folds nothing again
+    const later = await store.apply('shard-next', [
+      { sequence: String(next.lastSequence + 1), before: undefined, after: { pk: 'node#late', sk: 'node' } },
+    ]);
+    expect(later).toMatchObject({ applied: 1, writes: 1 });
   });
 });

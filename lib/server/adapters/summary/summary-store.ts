@@ -29,7 +29,7 @@ import {
  * |--------------------|--------------------------------|------------|
  * | `summary#counters` | `<counter>`                    | count (N): the mesh-wide part of a counter (`nodes`, `applied#3`, … lib/server/core/summary/counters.ts): shards folded in, or a rebuild's count |
  * | `summary#counters` | `shard#<shard>#<counter>`      | count (N): what one stream shard's changes moved the counter by, not folded yet |
- * | `summary#shards`   | `<shard>`                      | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); expiresAt (TTL) |
+ * | `summary#shards`   | `<shard>`                      | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); folded (N): the countedAt its counters were last folded at; expiresAt (TTL) |
  * | `summary#state`    | `state`                        | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
  *
  * Access: the aggregator reads a shard's watermark, then applies each run of changes after it in
@@ -186,15 +186,18 @@ export class DynamoDBSummaryStore
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': shardsPartition },
     });
+    // a shard folded since its last batch (`folded` is that batch's countedAt) has nothing to fold
     const idle = watermarks
       .filter((item) => item.sk !== current && typeof item.countedAt === 'number')
-      .filter((item) => nowSeconds - Number(item.countedAt) > foldAfterSeconds)
-      .map((item) => String(item.sk));
+      .filter((item) => item.folded !== item.countedAt)
+      .filter((item) => nowSeconds - Number(item.countedAt) > foldAfterSeconds);
     if (idle.length === 0) return 0;
     const shards = await this.shardCounters();
     let writes = 0;
-    for (const shard of idle) {
+    for (const watermark of idle) {
+      const shard = String(watermark.sk);
       const counters = [...(shards.get(shard) ?? [])];
+      let whole = true;
       for (let start = 0; start < counters.length; start += foldCounters) {
         const failed = await transact(
           this.client,
@@ -217,10 +220,32 @@ export class DynamoDBSummaryStore
         });
         writes += 1;
         // the shard counted again since it was read, or another fold took it: left for later
-        if (failed) break;
+        if (failed) {
+          whole = false;
+          break;
+        }
       }
+      if (whole) await this.#noteFolded(shard, Number(watermark.countedAt));
     }
     return writes;
+  }
+
+  /** The shard's counters are all in the mesh-wide ones, as of its batch counted at `countedAt`. */
+  async #noteFolded(shard: string, countedAt: number): Promise<void> {
+    await askStore(store, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: shardsPartition, sk: shard },
+          UpdateExpression: 'SET folded = :countedAt',
+          ConditionExpression: 'countedAt = :countedAt',
+          ExpressionAttributeValues: { ':countedAt': countedAt },
+        }),
+      ),
+    ).catch((error: unknown) => {
+      // counted again meanwhile: its next idle hour folds it again
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
   }
 
   /**
