@@ -174,6 +174,8 @@ async function upgradeFanOut(environment: BenchEnvironment): Promise<BenchTable>
   {
     const config = await environment.provision('bench-long-upgrade');
     const client = documentClient(makeDynamoDBClient(config));
+    // seeding is the bench's, not the path's: it may wait on DynamoDB Local longer
+    const seeder = documentClient(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
     const audit = new DynamoDBAuditTrail({ client, tableName: config.inventoryTable, retentionDays: 1 });
     const versions = new DynamoDBModuleVersions({ client, tableName: config.inventoryTable, audit });
     const module = 'app';
@@ -192,7 +194,7 @@ async function upgradeFanOut(environment: BenchEnvironment): Promise<BenchTable>
     for (let start = 0; start < items.length; start += 1_000)
       for (let attempt = 1; ; attempt += 1)
         try {
-          await writeItems(client, 'the bench carriers', config.inventoryTable, {
+          await writeItems(seeder, 'the bench carriers', config.inventoryTable, {
             puts: items.slice(start, start + 1_000),
           });
           break;
