@@ -671,6 +671,22 @@ describe('upgrades', () => {
     expect(w.mesh.passes[0]?.until).toBe(t0 + 30_000 - 50 - upgradeMarginMs);
   });
 
+  it('leave the push to a follow-up when moving the carriers overran the time the push needs', async () => {
+    const w = world();
+    const handler = controlConsumerHandler({ consumer: w.deps });
+    // the pass ran long: 30 s left when it began, 1 s when it ended
+    const left = [30_000, 1_000];
+    const overrun = { getRemainingTimeInMillis: () => left.shift() ?? 1_000 } as Context;
+    await handler({ Records: [record(upgrade('broker', '2.0.0'), { id: 'u1' })] } as SQSEvent, overrun);
+    expect(w.mesh.pushes).toBe(0);
+    const [rest] = w.sender.sent;
+    expect(rest?.message.body).toEqual({ module: 'broker', version: '2.0.0', continues: true });
+    const fresh = { getRemainingTimeInMillis: () => 30_000 } as Context;
+    await handler({ Records: [record(rest?.message as ControlMessage, { id: 'u2' })] } as SQSEvent, fresh);
+    expect(w.mesh.pushes).toBe(1);
+    expect(w.sender.sent).toHaveLength(1);
+  });
+
   it("leave the rest of an upgrade a newer one overtook to the newer one's pass", async () => {
     const w = world();
     w.mesh.versions.set('broker', '3.0.0');

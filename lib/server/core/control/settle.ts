@@ -149,7 +149,11 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
   }
   if (overtaken)
     return `left the rest of ${module} ${version}'s carriers: the module is at ${previous ?? 'no version'} now, whose upgrade moves them`;
-  if (more) {
+  // A pass stops at a round's end, so it can overrun its time by a round: a push that would no
+  // longer fit the invocation is left to the follow-up, which finds no carrier to move.
+  const pushFits =
+    remaining === undefined || (deps.remainingMs?.() ?? 0) >= deps.pushTimeoutMs + upgradeMarginMs;
+  if (more || (!pushFits && message.body.rollout === undefined)) {
     // The rest in a message of its own, after this one in the module's group: this one is
     // settled within its invocation, never left to come back after its visibility timeout.
     await deps.sender.send([
