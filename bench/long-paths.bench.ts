@@ -28,7 +28,7 @@ import type { BenchTable } from './support/table.ts';
 /**
  * Issue 38, part C: the long and the high-throughput paths against AWS's quotas.
  * - the rollout flow run from its ASL for 24 simulated hours, its Advance answering "wait 10 s",
- *   beside the same flow without its continuation (Advance → Finished → Wait, as it was):
+ *   beside the same flow without its continuation (Advance → Finished → Wait, the shape before issue 38):
  *   history events per execution and per rollout-hour, counted as AWS counts them;
  * - the summary's aggregator with 4 shards applied in parallel, on a client that answers
  *   `TransactionConflict` as AWS does, against the walk's items counted;

@@ -667,7 +667,7 @@ describe('upgrades', () => {
     expect(new Set(w.mesh.movedTo.get('broker')?.values())).toEqual(new Set(['2.0.0']));
     expect(w.mesh.movedTo.get('broker')?.size).toBe(25);
     expect(w.mesh.pushes).toBe(1);
-    // the deadline each pass was given keeps the push's time and a margin back
+    // the deadline each pass is given keeps the push's time and a margin back
     expect(w.mesh.passes[0]?.until).toBe(t0 + 30_000 - 50 - upgradeMarginMs);
   });
 

@@ -125,7 +125,7 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
       const refused = settled.find((outcome) => outcome.status === 'rejected');
       moved += settled.filter((outcome) => outcome.status === 'fulfilled').length;
       if (!refused) continue;
-      // The partition throttled (or a race was lost): after some carriers moved, the rest go on
+      // The partition throttled (or a race lost): after some carriers moved, the rest go on
       // in a follow-up; before any moved, the upgrade is held like any store that cannot take it.
       if (moved === 0 || !(refused.reason instanceof StoreUnavailableError)) throw refused.reason;
       more = true;

@@ -29,7 +29,7 @@ import {
  * |--------------------|--------------------------------|------------|
  * | `summary#counters` | `<counter>`                    | count (N): the mesh-wide part of a counter (`nodes`, `applied#3`, … lib/server/core/summary/counters.ts): shards folded in, or a rebuild's count |
  * | `summary#counters` | `shard#<shard>#<counter>`      | count (N): what one stream shard's changes moved the counter by, not folded yet |
- * | `summary#shards`   | `<shard>`                      | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); folded (N): the countedAt its counters were last folded at; expiresAt (TTL) |
+ * | `summary#shards`   | `<shard>`                      | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); folded (N): the countedAt of the batch after which its counters are folded; expiresAt (TTL) |
  * | `summary#state`    | `state`                        | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
  *
  * Access: the aggregator reads a shard's watermark, then applies each run of changes after it in
@@ -176,7 +176,7 @@ export class DynamoDBSummaryStore
   }
 
   /**
-   * Every other shard whose last batch was counted over `foldAfterSeconds` ago, folded into the
+   * Every other shard whose last batch is older than `foldAfterSeconds`, folded into the
    * mesh-wide counters; answers the transactions written. Housekeeping: a fold that meets the
    * shard's own aggregator, or another fold, is left for a later batch, the sum unchanged either way.
    */
@@ -219,7 +219,7 @@ export class DynamoDBSummaryStore
           throw error;
         });
         writes += 1;
-        // the shard counted again since it was read, or another fold took it: left for later
+        // the shard counted again since the read, or another fold took it: left for later
         if (failed) {
           whole = false;
           break;

@@ -112,7 +112,7 @@ export interface RolloutDriver {
   /** The record as started or resumed: its id and version name the flow's execution on AWS. */
   started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void>;
   /**
-   * Whether something steps the rollout now (on AWS, an execution of its flow is running): a
+   * Whether something steps the rollout at this moment (on AWS, an execution of its flow is running): a
    * rollout its record says is driven while nothing steps it is dead, and resume starts it again.
    */
   driving(id: string): Promise<boolean>;

@@ -62,7 +62,7 @@ export type RolloutDeps = {
   readonly moveCarriers?: (module: string, version: string, nodes: readonly string[]) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
   readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
-  /** Whether something steps the rollout now (RolloutDriver.driving); absent, a driven rollout is taken as stepped. */
+  /** Whether something steps the rollout (RolloutDriver.driving); absent, a driven rollout is taken as stepped. */
   readonly driving?: (id: string) => Promise<boolean>;
 };
 
@@ -304,7 +304,7 @@ export class Rollouts {
     const now = this.#deps.now().toISOString();
     const change = by ? { by, action: 'rollout.resume' as const } : undefined;
     // A rollout its record says is driven, that nothing steps (its flow's execution failed for
-    // good, or was stopped by hand), goes on where its record stands: the new version written
+    // good, or someone stopped it), goes on where its record stands: the new version written
     // here names the execution the caller starts.
     if (isDriven(read) && this.#deps.driving && !(await this.#deps.driving(id)))
       return this.#deps.store.write({ ...read, updatedAt: now }, change);
