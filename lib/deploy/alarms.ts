@@ -10,6 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { metricsNamespace, powertoolsServiceName } from './functions.ts';
 import { pascalCase } from './names.ts';
@@ -36,6 +37,12 @@ export type MeshAlarmsProps = {
   /** Every function, by manifest name: each gets one alarm on its errors and throttles together. */
   readonly functions: ReadonlyMap<string, IFunction>;
   /**
+   * The stepping flows (the rollout's, the apply job's), by construct id: an execution of one that
+   * ends failed, timed out or aborted leaves its job `running` with nothing stepping it.
+   * @default none
+   */
+  readonly steppingFlows?: ReadonlyMap<string, IStateMachine>;
+  /**
    * Where the alarms go (an SNS topic, say).
    * @default no action: the alarms show in the console only
    */
@@ -45,7 +52,8 @@ export type MeshAlarmsProps = {
 /**
  * What someone must look at: anything in the dead-letter queue, any lost message, any signal
  * the push could not publish, any function error or throttle (the broker's authorizer among
- * them: a throttle there is someone knocking harder than its reserved concurrency). Every alarm
+ * them: a throttle there is someone knocking harder than its reserved concurrency), any execution
+ * of a stepping flow that stopped without finishing its job. Every alarm
  * fires on the first occurrence, because each of these means a message or request did not do
  * what it should.
  */
@@ -55,6 +63,8 @@ export class MeshAlarms extends Construct {
   public readonly signalsNotPublished: Alarm;
   /** One alarm a function, on its errors and throttles summed: a stack holds at most 500 resources. */
   public readonly functionFailures: ReadonlyMap<string, Alarm>;
+  /** One alarm a stepping flow, on its executions that ended without succeeding. */
+  public readonly flowsStopped: ReadonlyMap<string, Alarm>;
 
   constructor(scope: Construct, id: string, props: MeshAlarmsProps) {
     super(scope, id);
@@ -98,6 +108,29 @@ export class MeshAlarms extends Construct {
       );
     }
     this.functionFailures = failures;
+    const stopped = new Map<string, Alarm>();
+    for (const [name, machine] of props.steppingFlows ?? []) {
+      const ended = new MathExpression({
+        expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+        usingMetrics: {
+          failed: machine.metricFailed({ period }),
+          timedOut: machine.metricTimedOut({ period }),
+          aborted: machine.metricAborted({ period }),
+        },
+        period,
+        label: `${name} executions failed, timed out or aborted`,
+      });
+      stopped.set(
+        name,
+        this.anyAbove(
+          `${name}Stopped`,
+          ended,
+          `an execution of mesh ${name} ended without succeeding: its job stays running with nothing stepping it until resumed (mesh rollout resume ID)`,
+          props.alarmAction,
+        ),
+      );
+    }
+    this.flowsStopped = stopped;
   }
 
   private anyAbove(

@@ -8,10 +8,17 @@ export type ControlConsumerProps = {
   readonly consumer: IFunction;
   /**
    * How many consumer instances may run at once; FIFO order still holds within each subject.
-   * @default 5
+   * @default consumerConcurrency: 50,000 reports a minute with room to spare (docs/control-queue.md, "Throughput")
    */
   readonly maxConcurrency?: number;
 };
+
+/**
+ * 50,000 reports a minute are 834 messages a second; an instance settles a batch of 10 subjects
+ * side by side, about 100 messages a second, so 9 instances keep up and 20 leave room for a slow
+ * store and retries, far inside the account's 1,000.
+ */
+export const consumerConcurrency = 20;
 
 /** Lambda's own bounds for an SQS event source's maximum concurrency. */
 const concurrencyBounds = [2, 1000] as const;
@@ -29,7 +36,7 @@ export class ControlConsumer extends Construct {
 
   constructor(scope: Construct, id: string, props: ControlConsumerProps) {
     super(scope, id);
-    const maxConcurrency = props.maxConcurrency ?? 5;
+    const maxConcurrency = props.maxConcurrency ?? consumerConcurrency;
     const [low, high] = concurrencyBounds;
     throwIfProblems('ControlConsumer', [
       ...(Number.isInteger(maxConcurrency) && maxConcurrency >= low && maxConcurrency <= high

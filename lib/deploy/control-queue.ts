@@ -1,5 +1,5 @@
 import { Duration } from 'aws-cdk-lib';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DeduplicationScope, FifoThroughputLimit, Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
   consumerTimeoutSeconds,
@@ -18,7 +18,8 @@ export type ControlQueueProps = {
 
 /**
  * The FIFO control queue and its dead-letter queue, from lib/server/setup/resources.ts. Policy fixed here:
- * SQS-managed encryption, TLS enforced, a dead-letter queue always.
+ * SQS-managed encryption, TLS enforced, a dead-letter queue always, high-throughput FIFO where the
+ * description asks for it.
  */
 export class ControlQueue extends Construct {
   public readonly queue: Queue;
@@ -36,6 +37,15 @@ export class ControlQueue extends Construct {
     return new Queue(this, id, {
       fifo: true,
       contentBasedDeduplication: description.contentBasedDeduplication,
+      ...(description.highThroughput
+        ? {
+            deduplicationScope: DeduplicationScope.MESSAGE_GROUP,
+            fifoThroughputLimit: FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+          }
+        : {
+            deduplicationScope: DeduplicationScope.QUEUE,
+            fifoThroughputLimit: FifoThroughputLimit.PER_QUEUE,
+          }),
       visibilityTimeout: Duration.seconds(visibilitySeconds),
       retentionPeriod: Duration.seconds(description.messageRetentionSeconds),
       maxMessageSizeBytes: description.maximumMessageBytes,

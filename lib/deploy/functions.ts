@@ -202,6 +202,8 @@ export class MeshFunctions extends Construct {
       if (!spec.access.includes('rolloutFlow:start')) continue;
       const fn = this.get(spec.name);
       stateMachine.grantStartExecution(fn);
+      // resume asks whether an execution still steps a rollout before it starts one again
+      stateMachine.grant(fn, 'states:ListExecutions');
       fn.addEnvironment('MESH_ROLLOUT_FLOW_ARN', stateMachine.stateMachineArn);
     }
   }

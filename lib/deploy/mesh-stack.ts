@@ -31,7 +31,7 @@ export type MeshStackProps = StackProps & {
   readonly functionsDir?: string;
   /** @default lib/server/flows/push.asl.json */
   readonly pushFlowAslPath?: string;
-  /** @default 5 */
+  /** @default consumerConcurrency (lib/deploy/control-consumer.ts) */
   readonly consumerMaxConcurrency?: number;
   /** Each kind of caller's budget on its API methods (lib/deploy/api-budgets.ts). @default defaultRouteBudgets */
   readonly budgets?: Partial<RouteBudgets>;
@@ -152,6 +152,11 @@ export class MeshStack extends Stack {
     this.alarms = new MeshAlarms(this, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
+      steppingFlows: new Map(
+        [this.rolloutFlow, this.applyFlow].flatMap((flow) =>
+          flow ? [[flow.node.id, flow.stateMachine] as const] : [],
+        ),
+      ),
     });
 
     new CfnOutput(this, 'ApiUrl', {

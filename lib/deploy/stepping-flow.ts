@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Policy, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -25,8 +25,9 @@ export type SteppingFlowProps = {
  * A stepping flow (the rollout's, the apply job's) as a Step Functions Standard state machine: a
  * rollout waits for its hosts, and an apply's parts run, far longer than Express's five minutes,
  * and a Standard execution runs for up to a year. One execution per job started (the job's id
- * in its name). Policy fixed here: events logged (without their data: a record can be long),
- * tracing on, invoke rights only on the one function the definition names.
+ * in its name, and each continuation after its run's name). Policy fixed here: events logged
+ * (without their data: a record can be long), tracing on, invoke rights only on the one function
+ * the definition names, and the right to start an execution of itself only.
  */
 export class SteppingStateMachine extends Construct {
   public readonly stateMachine: StateMachine;
@@ -70,6 +71,18 @@ export class SteppingStateMachine extends Construct {
         resources: invoked.map((fn) => fn.functionArn),
       }),
     );
+    // The flow continues as a new execution of itself (ContinueAsNew) before its history fills.
+    // A policy of its own, not the role's default one: the state machine waits for that one, and
+    // naming the machine in it would make each wait for the other.
+    new Policy(this, 'ContinueAsNew', {
+      roles: [this.stateMachine.role],
+      statements: [
+        new PolicyStatement({
+          actions: ['states:StartExecution'],
+          resources: [this.stateMachine.stateMachineArn],
+        }),
+      ],
+    });
     acknowledge(this.stateMachine, {
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

@@ -150,6 +150,9 @@ export function queueAttributes(queue: QueueDescription, deadLetterArn?: string)
     VisibilityTimeout: String(queue.visibilityTimeoutSeconds),
     MessageRetentionPeriod: String(queue.messageRetentionSeconds),
     MaximumMessageSize: String(queue.maximumMessageBytes),
+    ...(queue.highThroughput
+      ? { DeduplicationScope: 'messageGroup', FifoThroughputLimit: 'perMessageGroupId' }
+      : { DeduplicationScope: 'queue', FifoThroughputLimit: 'perQueue' }),
     ...(queue.deadLetter && deadLetterArn
       ? {
           RedrivePolicy: JSON.stringify({

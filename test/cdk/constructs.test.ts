@@ -2,8 +2,9 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, Pass, StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { describe, expect, it } from 'vitest';
-import { lostMessagesMetric, signalsNotPublishedMetric } from '../../lib/deploy/alarms.ts';
+import { lostMessagesMetric, MeshAlarms, signalsNotPublishedMetric } from '../../lib/deploy/alarms.ts';
 import { ControlPlaneApi } from '../../lib/deploy/api.ts';
 import { ControlConsumer } from '../../lib/deploy/control-consumer.ts';
 import { ControlQueue } from '../../lib/deploy/control-queue.ts';
@@ -291,7 +292,7 @@ describe('ControlConsumer', () => {
       FunctionName: { Ref: functionId('control-consume') },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      ScalingConfig: { MaximumConcurrency: 5 },
+      ScalingConfig: { MaximumConcurrency: 20 },
     });
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
   });
@@ -586,6 +587,37 @@ describe('MeshAlarms', () => {
       Namespace: lostMessagesMetric.namespace,
       MetricName: 'LostMessages',
       Dimensions: [{ Name: 'service', Value: 'mesh' }],
+      Threshold: 0,
+    });
+  });
+
+  it('alarms on any execution of a stepping flow that ends without succeeding', () => {
+    const scope = new Stack(unbundledApp(), 'Flows');
+    const machine = new StateMachine(scope, 'RolloutFlow', {
+      definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Step')),
+    });
+    new MeshAlarms(scope, 'Alarms', {
+      deadLetterQueue: new Queue(scope, 'Dead'),
+      functions: new Map(),
+      steppingFlows: new Map([['RolloutFlow', machine]]),
+    });
+    Template.fromStack(scope).hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)' }),
+        ...['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted'].map((metricName) =>
+          Match.objectLike({
+            MetricStat: Match.objectLike({
+              Metric: {
+                Namespace: 'AWS/States',
+                MetricName: metricName,
+                Dimensions: [
+                  { Name: 'StateMachineArn', Value: { Ref: Match.stringLikeRegexp('RolloutFlow') } },
+                ],
+              },
+            }),
+          }),
+        ),
+      ]),
       Threshold: 0,
     });
   });

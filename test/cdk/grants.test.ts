@@ -85,7 +85,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'deadLetter:send': each(['sqs:SendMessage'], 'deadLetter'),
   'deadLetter:inspect': each(['sqs:GetQueueAttributes'], 'deadLetter'),
   'pushFlow:start': each(['states:StartSyncExecution'], 'pushFlow'),
-  'rolloutFlow:start': each(['states:StartExecution'], 'rolloutFlow'),
+  'rolloutFlow:start': each(['states:StartExecution', 'states:ListExecutions'], 'rolloutFlow'),
   'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),

@@ -45,6 +45,8 @@ describe('the synthesized template follows lib/server/setup/resources.ts', () =>
       VisibilityTimeout: Number(local.VisibilityTimeout),
       MessageRetentionPeriod: Number(local.MessageRetentionPeriod),
       MaximumMessageSize: Number(local.MaximumMessageSize),
+      DeduplicationScope: local.DeduplicationScope,
+      FifoThroughputLimit: local.FifoThroughputLimit,
     };
     if (local.RedrivePolicy) {
       properties.RedrivePolicy = {
@@ -53,6 +55,13 @@ describe('the synthesized template follows lib/server/setup/resources.ts', () =>
       };
     }
     template.hasResourceProperties('AWS::SQS::Queue', properties);
+  });
+
+  it('makes the control queue high-throughput FIFO: throughput and deduplication per subject', () => {
+    expect(queueAttributes(controlQueue)).toMatchObject({
+      DeduplicationScope: 'messageGroup',
+      FifoThroughputLimit: 'perMessageGroupId',
+    });
   });
 
   it('makes exactly the described tables and queues', () => {

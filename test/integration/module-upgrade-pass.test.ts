@@ -95,4 +95,71 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
     expect(versions.filter((version) => version === '2.0')).toHaveLength(8);
     expect(versions.filter((version) => version === null)).toHaveLength(12);
   });
+
+  it('stops at its deadline after a round and says more; the rest, as a continuation, moves on', async () => {
+    const module = unique('deadline');
+    const nodes = await carriersOf(module, 17);
+    const past = Date.now() - 1_000;
+    const passes: Array<{ more: boolean; transactions: number; moved: number }> = [];
+    for (let pass = 0; pass < 5; pass += 1) {
+      const watched = partsWatchingTransactions(config);
+      const { more } = await watched.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
+        until: past,
+        ...(pass > 0 ? { continues: true } : {}),
+      });
+      const moved = (await versionsOf(nodes, module)).filter((version) => version === '2.0').length;
+      passes.push({ more, transactions: watched.counted.transactions, moved });
+      if (!more) break;
+    }
+    // each pass moves one round of 8 at least; the first also sets the version, the others do not
+    expect(passes).toEqual([
+      { more: true, transactions: 1 + 8, moved: 8 },
+      { more: true, transactions: 8, moved: 16 },
+      { more: false, transactions: 1, moved: 17 },
+    ]);
+  });
+
+  it('stops at a throttle after some carriers moved and says more; a throttle before any is the store away', async () => {
+    const module = unique('throttle');
+    const nodes = await carriersOf(module, 10);
+    const throttled = () =>
+      Object.assign(new Error('Rate of requests exceeds the allowed throughput'), {
+        name: 'ThrottlingException',
+        $retryable: { throttling: true },
+      });
+    const first = partsWatchingTransactions(config, {
+      before: async (count) => {
+        // the version's own, then the first round's third carrier
+        if (count === 4) throw throttled();
+      },
+    });
+    const { more } = await first.parts.moduleVersions.setModuleVersion(module, '2.0', localActor());
+    expect(more).toBe(true);
+    expect((await versionsOf(nodes, module)).filter((version) => version === '2.0')).toHaveLength(7);
+
+    const away = partsWatchingTransactions(config, {
+      before: async () => {
+        throw throttled();
+      },
+    });
+    await expect(
+      away.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), { continues: true }),
+    ).rejects.toThrow(/inventory table/);
+    const rest = await parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
+      continues: true,
+    });
+    expect(rest.more).toBe(false);
+    expect(await versionsOf(nodes, module)).toEqual(nodes.map(() => '2.0'));
+  });
+
+  it('leaves a continuation whose module a newer upgrade set to another version', async () => {
+    const module = unique('overtaken');
+    const nodes = await carriersOf(module, 3);
+    await parts.moduleVersions.setModuleVersion(module, '3.0', localActor());
+    const rest = await parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
+      continues: true,
+    });
+    expect(rest).toMatchObject({ overtaken: true, more: false });
+    expect(await versionsOf(nodes, module)).toEqual(nodes.map(() => '3.0'));
+  });
 });

@@ -129,12 +129,36 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
   readonly versions = new Map<string, string>();
   pushes = 0;
 
-  async setModuleVersion(module: string, version: string) {
+  /** Carriers of every module, and how many one pass moves before it says `more` (as a deadline would). */
+  carriers = ['n1'];
+  carriersPerPass = Number.POSITIVE_INFINITY;
+  /** Each module's carriers at each version. */
+  readonly movedTo = new Map<string, Map<string, string>>();
+  readonly passes: Array<{ module: string; version: string; continues: boolean; until?: number }> = [];
+
+  async setModuleVersion(
+    module: string,
+    version: string,
+    _by?: unknown,
+    options: { readonly carriers?: boolean; readonly until?: number; readonly continues?: boolean } = {},
+  ) {
     if (this.down)
       throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $retryable: {} });
+    this.passes.push({
+      module,
+      version,
+      continues: options.continues === true,
+      ...(options.until === undefined ? {} : { until: options.until }),
+    });
     const previous = this.versions.get(module) ?? null;
+    if (options.continues && previous !== version)
+      return { carriers: [], previous, more: false, overtaken: true };
     this.versions.set(module, version);
-    return { carriers: ['n1'], previous };
+    const at = this.movedTo.get(module) ?? new Map<string, string>();
+    this.movedTo.set(module, at);
+    const left = options.carriers === false ? [] : this.carriers.filter((node) => at.get(node) !== version);
+    for (const node of left.slice(0, this.carriersPerPass)) at.set(node, version);
+    return { carriers: this.carriers, previous, more: left.length > this.carriersPerPass };
   }
 
   readonly moved: Array<{ module: string; version: string; nodes: readonly string[] }> = [];

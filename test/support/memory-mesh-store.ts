@@ -207,12 +207,19 @@ export class MemoryMeshStore
     module: string,
     version: string,
     _by?: unknown,
-    options: { readonly carriers?: boolean } = {},
-  ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
+    options: { readonly carriers?: boolean; readonly continues?: boolean } = {},
+  ): Promise<{
+    readonly carriers: readonly string[];
+    readonly previous: string | null;
+    readonly more: boolean;
+    readonly overtaken?: boolean;
+  }> {
     this.requests += 2;
     const record = this.modules.get(module);
     if (!record) throw new ModuleNotFoundError(module);
     const previous = record.version;
+    if (options.continues && previous !== version)
+      return { carriers: [], previous, more: false, overtaken: true };
     this.modules.set(module, { ...record, version });
     const carriers: string[] = [];
     for (const [node, state] of this.nodes) {
@@ -224,7 +231,7 @@ export class MemoryMeshStore
       state.assignments.set(module, { ...assignment, version });
       this.#mark(node);
     }
-    return { carriers, previous };
+    return { carriers, previous, more: false };
   }
 
   async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {

@@ -7,6 +7,7 @@ import type { DeadLetterNote } from '../../lib/server/core/control/dead-letter-n
 import { defaultHoldPolicy } from '../../lib/server/core/control/hold.ts';
 import { type ControlMessage, envelope, maxMessageBytes } from '../../lib/server/core/control/messages.ts';
 import type { BuildStore, DeadLetterLog } from '../../lib/server/core/control/ports.ts';
+import { upgradeMarginMs } from '../../lib/server/core/control/settle.ts';
 import { ModuleNotFoundError } from '../../lib/server/core/mesh/errors.ts';
 import type { PushAsker, PushFlow, PushRequest } from '../../lib/server/core/push/ports.ts';
 import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
@@ -46,6 +47,7 @@ function world(overrides: Partial<ConsumerDeps> = {}) {
   };
   const handler = controlConsumerHandler({ consumer: deps });
   return {
+    deps,
     store,
     mesh,
     sender,
@@ -637,6 +639,62 @@ describe('upgrades', () => {
         ),
       ).toBe(true);
     }
+  });
+
+  it('move what fits the invocation and send the rest as a follow-up, pushing once after the last', async () => {
+    const w = world();
+    w.mesh.carriers = Array.from({ length: 25 }, (_, i) => `n${i}`);
+    w.mesh.carriersPerPass = 10;
+    const timed = { getRemainingTimeInMillis: () => 30_000 } as Context;
+    const handler = controlConsumerHandler({ consumer: w.deps });
+    let next: SQSRecord | undefined = record(upgrade('broker', '2.0.0'), { id: 'u1' });
+    let passes = 0;
+    while (next) {
+      const answer = await handler({ Records: [next] } as SQSEvent, timed);
+      expect(answer.batchItemFailures).toEqual([]);
+      passes += 1;
+      const sent = w.sender.sent.at(-1);
+      next =
+        w.sender.sent.length === passes
+          ? record(sent?.message as ControlMessage, { id: `u${passes + 1}` })
+          : undefined;
+    }
+    expect(passes).toBe(3);
+    expect(w.sender.sent.map((m) => m.message.body)).toEqual([
+      { module: 'broker', version: '2.0.0', continues: true },
+      { module: 'broker', version: '2.0.0', continues: true },
+    ]);
+    expect(new Set(w.mesh.movedTo.get('broker')?.values())).toEqual(new Set(['2.0.0']));
+    expect(w.mesh.movedTo.get('broker')?.size).toBe(25);
+    expect(w.mesh.pushes).toBe(1);
+    // the deadline each pass is given keeps the push's time and a margin back
+    expect(w.mesh.passes[0]?.until).toBe(t0 + 30_000 - 50 - upgradeMarginMs);
+  });
+
+  it('leave the push to a follow-up when moving the carriers overran the time the push needs', async () => {
+    const w = world();
+    const handler = controlConsumerHandler({ consumer: w.deps });
+    // the pass ran long: 30 s left when it began, 1 s when it ended
+    const left = [30_000, 1_000];
+    const overrun = { getRemainingTimeInMillis: () => left.shift() ?? 1_000 } as Context;
+    await handler({ Records: [record(upgrade('broker', '2.0.0'), { id: 'u1' })] } as SQSEvent, overrun);
+    expect(w.mesh.pushes).toBe(0);
+    const [rest] = w.sender.sent;
+    expect(rest?.message.body).toEqual({ module: 'broker', version: '2.0.0', continues: true });
+    const fresh = { getRemainingTimeInMillis: () => 30_000 } as Context;
+    await handler({ Records: [record(rest?.message as ControlMessage, { id: 'u2' })] } as SQSEvent, fresh);
+    expect(w.mesh.pushes).toBe(1);
+    expect(w.sender.sent).toHaveLength(1);
+  });
+
+  it("leave the rest of an upgrade a newer one overtook to the newer one's pass", async () => {
+    const w = world();
+    w.mesh.versions.set('broker', '3.0.0');
+    const rest = envelope('upgrade', { module: 'broker', version: '2.0.0', continues: true });
+    expect(await w.deliver([record(rest, { id: 'u9' })])).toEqual([]);
+    expect(w.mesh.versions.get('broker')).toBe('3.0.0');
+    expect(w.mesh.pushes).toBe(0);
+    expect(w.sender.sent).toEqual([]);
   });
 
   it('an older upgrade of a module is set aside by a newer one in the batch', async () => {

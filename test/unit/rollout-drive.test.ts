@@ -130,3 +130,54 @@ describe('advanceForFlow', () => {
     expect([...store.claims.values()].map((c) => c.rollout)).toEqual([holder.id]);
   });
 });
+
+describe('resume of a rollout nothing steps', () => {
+  const over = (store: MemoryRolloutStore, driving: boolean) =>
+    new Rollouts({
+      store,
+      facts: { of: async () => new Map(), revisions: async () => new Map() },
+      wave: async (nodes) => ({
+        pushed: null,
+        flushed: nodes.map((node) => ({ node, revision: 1, round: 1 })),
+        rounds: 1,
+        behind: [],
+      }),
+      behind: async () => [],
+      exists: async () => true,
+      now: () => new Date('2026-01-01T00:00:00Z'),
+      driving: async () => driving,
+    });
+  const running = async (rollouts: Rollouts) => {
+    const started = await rollouts.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'a' },
+      nodes: ['a1', 'a2'],
+      options: rolloutOptions({ waves: '1,100%' }),
+    });
+    await advanceForFlow({ rollouts, log: new RecordingLog(), now: () => new Date() }, { id: started.id });
+    return rollouts.read(started.id);
+  };
+
+  it('writes a new version of a running rollout whose flow died, where it stands: its flow starts again', async () => {
+    // Prepare
+    const store = new MemoryRolloutStore();
+    const rollouts = over(store, false);
+    const before = await running(rollouts);
+    expect(before.state).toBe('running');
+    // Act
+    const after = await rollouts.resume(before.id, localActor());
+    // Assess
+    expect(after).toMatchObject({ state: 'running', current: before.current, version: before.version + 1 });
+  });
+
+  it('refuses a running rollout that its flow still steps, as before', async () => {
+    // Prepare
+    const store = new MemoryRolloutStore();
+    const rollouts = over(store, true);
+    const before = await running(rollouts);
+    // Act, Assess
+    await expect(rollouts.resume(before.id, localActor())).rejects.toThrow(
+      /is running: it cannot be resumed/,
+    );
+  });
+});

@@ -40,7 +40,8 @@ export const rolloutFunctions = [
   },
   {
     name: 'rollout-resume',
-    purpose: 'a paused or halted rollout goes on with its next wave',
+    purpose:
+      'a paused or halted rollout goes on with its next wave; a running one whose flow died is started again',
     trigger: 'api',
     route: { method: 'POST', path: '/rollouts/{id}/resume', auth: 'operator', role: 'operator' },
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],

@@ -60,7 +60,8 @@ import type { SteppingTrigger } from '../flows/stepping-flows.ts';
  * - `control:send` / `deadLetter:send`: SendMessage alone. `control:consume`: what the event
  *   source mapping needs (ReceiveMessage, DeleteMessage, GetQueueAttributes) and
  *   ChangeMessageVisibility for holds. `deadLetter:inspect`: GetQueueAttributes alone.
- * - `rolloutFlow:start`: StartExecution on the rollout state machine (docs/decisions/rollouts-in-waves.md).
+ * - `rolloutFlow:start`: StartExecution on the rollout state machine, and ListExecutions to see
+ *   whether one still steps a rollout (docs/decisions/rollouts-in-waves.md).
  * - `applyFlow:start`: StartExecution on the apply state machine (docs/mesh-file.md, "An apply as a job").
  * - `pushFlow:start`: StartSyncExecution on the push state machine; `pushRun:invoke`:
  *   lambda:InvokeFunction on the push-run function alone.

@@ -41,6 +41,12 @@ export type QueueDescription = {
    * the 1 MiB new queues allow, so a dead-letter copy cut to fit (lib/adapters/sqs) always fits.
    */
   readonly maximumMessageBytes: number;
+  /**
+   * High-throughput FIFO (docs/control-queue.md, "Throughput"): throughput and deduplication kept
+   * per message group (each subject) rather than per queue, so the queue takes thousands of
+   * calls a second instead of 300 an action.
+   */
+  readonly highThroughput: boolean;
   /** The queue whose let-go and malformed messages land here, with the receive count that is a last resort. */
   readonly deadLetter?: { readonly queue: 'deadLetter'; readonly maxReceiveCount: number };
 };
@@ -90,6 +96,8 @@ export const deadLetterQueue: QueueDescription = {
   visibilityTimeoutSeconds: 30,
   messageRetentionSeconds: 14 * 24 * 3600,
   maximumMessageBytes: 256 * 1024,
+  // what lands here is a trickle: the queue's own 300 calls a second an action are plenty
+  highThroughput: false,
 };
 
 export const controlQueue: QueueDescription = {
@@ -100,6 +108,8 @@ export const controlQueue: QueueDescription = {
   visibilityTimeoutSeconds: 6 * consumerTimeoutSeconds,
   messageRetentionSeconds: 4 * 24 * 3600,
   maximumMessageBytes: 256 * 1024,
+  // 50,000 hosts reporting after a push, each report a message of its own subject
+  highThroughput: true,
   // The consumer itself moves a message to the dead-letter queue after two minutes held; this
   // count only catches a consumer that keeps crashing on one message.
   deadLetter: { queue: 'deadLetter', maxReceiveCount: 50 },

@@ -90,6 +90,7 @@ export function rolloutBuilders(
             },
           ]);
         },
+        driving: (id) => parts.rolloutDriver.driving(id),
         now: parts.now,
       });
     },

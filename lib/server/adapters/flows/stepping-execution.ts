@@ -3,7 +3,8 @@ import { askStore } from '../../core/unavailable.ts';
 
 /**
  * Starts an execution of a stepping flow (lib/server/flows/stepping-flows.ts: the rollout's, the apply
- * job's) with the record's id as its input. The execution's name makes a start asked twice one
+ * job's) with the record's id as its input, the execution's name as the run its continuations
+ * are named after (`<name>-c<generation>`), and no loop counted yet. The execution's name makes a start asked twice one
  * execution: one already there under that name is the start, not a failure. Step Functions away
  * is "try again", as the store is.
  */
@@ -18,7 +19,7 @@ export async function startSteppingExecution(
         new StartExecutionCommand({
           stateMachineArn: flow.stateMachineArn,
           name: execution.name,
-          input: JSON.stringify({ id: execution.id }),
+          input: JSON.stringify({ id: execution.id, run: execution.name, generation: 0, loops: 0 }),
         }),
       ),
     );

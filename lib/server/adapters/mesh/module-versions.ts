@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/mesh/ports.ts';
-import { askStore } from '../../core/unavailable.ts';
+import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import { type AuditedStoreOptions, AuditedTableStore } from '../audit/audit-trail.ts';
 import {
   assignmentKey,
@@ -40,7 +40,10 @@ const store = 'the inventory table';
  * so a repeat (a held upgrade settled again, a catch-up) costs one query; the carriers go 8 at a
  * time, so a module on thousands of nodes fits in the consumer's 30 s. Upgrades of a module are
  * settled one at a time (the queue's group is `upgrade:<module>`); the module's version is read
- * again before each 8 all the same, and a pass that a newer version overtook stops there.
+ * again before each 8 all the same, and a pass that a newer version overtook stops there. A pass
+ * stops at `until` (the consumer's time, less what its push needs) or at a throttle after some
+ * carriers moved, and says `more`: the consumer sends the rest as a follow-up message, so an
+ * upgrade of 50,000 carriers is several bounded passes, never one that outlives its invocation.
  * Item shapes are in mesh-items.ts.
  */
 export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleVersions {
@@ -56,34 +59,44 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
     module: string,
     version: string,
     by: Actor,
-    options: { readonly carriers?: boolean } = {},
-  ): Promise<{ readonly carriers: readonly string[]; readonly previous: string | null }> {
+    options: { readonly carriers?: boolean; readonly until?: number; readonly continues?: boolean } = {},
+  ): Promise<{
+    readonly carriers: readonly string[];
+    readonly previous: string | null;
+    readonly more: boolean;
+    readonly overtaken?: boolean;
+  }> {
     // Read first: upgrades of a module are settled one at a time (its queue group), so nothing
     // else sets it between this read and the write. A repeat finds its own version here.
     const before = await this.#versionOf(module);
     const previous = typeof before === 'string' ? before : null;
+    // the rest of an upgrade that a newer one overtook: its carriers are the newer one's to move
+    if (options.continues && before !== version)
+      return { carriers: [], previous, more: false, overtaken: true };
     // The version set with its record; a module already at it (a held upgrade settled again, a
     // catch-up's re-announcement) records nothing, and its carriers are still moved.
-    const failed = await this.audit.transact(
-      'setting a module version',
-      [
-        {
-          Update: {
-            TableName: this.tableName,
-            Key: moduleKey(module),
-            UpdateExpression: 'SET version = :version',
-            ConditionExpression: `${moduleKnown} AND ${notYetAtVersion}`,
-            ExpressionAttributeValues: { ':version': version },
+    const failed = options.continues
+      ? undefined
+      : await this.audit.transact(
+          'setting a module version',
+          [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: moduleKey(module),
+                UpdateExpression: 'SET version = :version',
+                ConditionExpression: `${moduleKnown} AND ${notYetAtVersion}`,
+                ExpressionAttributeValues: { ':version': version },
+              },
+            },
+          ],
+          {
+            by,
+            action: 'module.upgrade',
+            subject: meshSubject,
+            target: `module:${module}@${version}`,
           },
-        },
-      ],
-      {
-        by,
-        action: 'module.upgrade',
-        subject: meshSubject,
-        target: `module:${module}@${version}`,
-      },
-    );
+        );
     if (failed?.[0] && !failed[0].old) throw new ModuleNotFoundError(module);
     // Strongly consistent, in the module's own partition: a node assigned the module a moment
     // before is a carrier too (an index could still miss it, and it would keep the old version).
@@ -97,13 +110,28 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
       options.carriers === false
         ? []
         : carriers.filter((carrier) => carrier.version !== version).map((carrier) => String(carrier.node));
+    let moved = 0;
+    let more = false;
     for (let start = 0; start < toMove.length; start += this.#inFlight) {
       if (start > 0 && (await this.#versionOf(module)) !== version) break;
-      await Promise.all(
+      // each pass moves one group at least, so a chain of follow-ups always ends
+      if (start > 0 && options.until !== undefined && Date.parse(this.now()) >= options.until) {
+        more = true;
+        break;
+      }
+      const settled = await Promise.allSettled(
         toMove.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
       );
+      const refused = settled.find((outcome) => outcome.status === 'rejected');
+      moved += settled.filter((outcome) => outcome.status === 'fulfilled').length;
+      if (!refused) continue;
+      // The partition throttled (or a race lost): after some carriers moved, the rest go on
+      // in a follow-up; before any moved, the upgrade is held like any store that cannot take it.
+      if (moved === 0 || !(refused.reason instanceof StoreUnavailableError)) throw refused.reason;
+      more = true;
+      break;
     }
-    return { carriers: carriers.map((carrier) => String(carrier.node)), previous };
+    return { carriers: carriers.map((carrier) => String(carrier.node)), previous, more };
   }
 
   async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {

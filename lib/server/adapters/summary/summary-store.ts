@@ -25,22 +25,48 @@ import {
 /**
  * The summary's items in the inventory table (docs/decisions/summary-from-the-stream.md):
  *
- * | pk                 | sk          | attributes |
- * |--------------------|-------------|------------|
- * | `summary#counters` | `<counter>` | count (N): `nodes`, `applied#3`, … (lib/server/core/summary/counters.ts) |
- * | `summary#shards`   | `<shard>`   | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); expiresAt (TTL) |
- * | `summary#state`    | `state`     | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
+ * | pk                 | sk                             | attributes |
+ * |--------------------|--------------------------------|------------|
+ * | `summary#counters` | `<counter>`                    | count (N): the mesh-wide part of a counter (`nodes`, `applied#3`, … lib/server/core/summary/counters.ts): shards folded in, or a rebuild's count |
+ * | `summary#counters` | `shard#<shard>#<counter>`      | count (N): what one stream shard's changes moved the counter by, not folded yet |
+ * | `summary#shards`   | `<shard>`                      | sequence (S, padded): the last change of the shard whose deltas are in the counters; behind (BOOL) and countedAt (N): whether its last batch said it is catching up, and when it was counted (stream.ts, `batchBehind`); folded (N): the countedAt of the batch after which its counters are folded; expiresAt (TTL) |
+ * | `summary#state`    | `state`                        | lost (N): changes let go since the last rebuild; rebuilding (BOOL) |
  *
  * Access: the aggregator reads a shard's watermark, then applies each run of changes after it in
- * one transaction: one `ADD count` per counter the run moves and the watermark moved on,
- * conditioned on being the one it read, so a batch delivered again is counted once. The summary
- * is one Query of `summary#counters` and one GetItem, whatever the mesh's size. None of these
- * partitions is a node's, so the counters' own changes on the stream count nothing.
+ * one transaction: one `ADD count` per counter the run moves, on the shard's own counter items,
+ * and the watermark moved on, conditioned on being the one it read, so a batch delivered again is
+ * counted once. Lambda reads a stream's shards in parallel: no item of one shard's transaction is
+ * another shard's, so they never conflict. A counter is its mesh-wide item plus its shard items;
+ * a shard idle for an hour is folded into the mesh-wide items (each shard item's count added there
+ * and the shard item deleted, conditioned on its count, in one transaction), which keeps the sum
+ * and the number of items bounded. The summary is one Query of `summary#counters` and one
+ * GetItem, whatever the mesh's size. None of these partitions is a node's, so the counters' own
+ * changes on the stream count nothing.
  */
 export const countersPartition = 'summary#counters';
 export const shardsPartition = 'summary#shards';
 export const stateKey = { pk: 'summary#state', sk: 'state' } as const;
 export const summaryPartitions = 'summary#*';
+
+/** A shard's counter item: the shard's id kept whole whatever it holds. */
+export const shardCounterKey = (shard: string, counter: CounterName) =>
+  `shard#${encodeURIComponent(shard)}#${counter}`;
+
+/** The shard and counter a counter item holds: no shard for a mesh-wide item. */
+export function counterKeyOf(sk: string): { readonly shard?: string; readonly counter: CounterName } {
+  if (!sk.startsWith('shard#')) return { counter: sk };
+  const at = sk.indexOf('#', 'shard#'.length);
+  return { shard: decodeURIComponent(sk.slice('shard#'.length, at)), counter: sk.slice(at + 1) };
+}
+
+/**
+ * A shard whose last batch is this old is folded into the mesh-wide counters: Lambda hands a
+ * shard's batches one at a time, so one idle this long is seldom handed one while it is folded
+ * (and if it is, one of the two transactions is cancelled and done again).
+ */
+export const foldAfterSeconds = 3_600;
+/** A fold's transaction: one shard item and its mesh-wide item per counter. */
+const foldCounters = Math.floor(transactionLimit / 2);
 
 /** A run's counters and the watermark fit one transaction. */
 const maxCounters = transactionLimit - 1;
@@ -71,7 +97,7 @@ export class DynamoDBSummaryStore
       if (chunk.deltas.size === 0) continue;
       try {
         const failed = await transact(this.client, 'counting the summary', [
-          ...counterUpdates(this.tableName, chunk.deltas),
+          ...counterUpdates(this.tableName, shard, chunk.deltas),
           this.#watermarkMove(shard, seen, chunk.mark, behind),
         ]);
         said = behind;
@@ -95,6 +121,7 @@ export class DynamoDBSummaryStore
       await this.#noteBehind(shard, behind, nowSeconds);
       writes += 1;
     }
+    if (wroteNow) writes += await this.#foldIdleShards(shard, nowSeconds);
     return {
       applied: fresh.length - lost,
       skipped: changes.length - fresh.length,
@@ -118,11 +145,107 @@ export class DynamoDBSummaryStore
         ExpressionAttributeValues: { ':pk': shardsPartition },
       }),
     ]);
-    const counters = new Map(items.map((item) => [String(item.sk), Number(item.count ?? 0)]));
+    const counters = new Map<CounterName, number>();
+    for (const item of items) {
+      const { counter } = counterKeyOf(String(item.sk));
+      counters.set(counter, (counters.get(counter) ?? 0) + Number(item.count ?? 0));
+    }
     const lost = Number(state.Item?.lost ?? 0);
     const nowSeconds = Math.floor(Date.parse(this.now()) / 1000);
     const catchingUp = shards.some((shard) => shardCatchingUp(shard, nowSeconds));
     return summaryOf(counters, lost === 0 && state.Item?.rebuilding !== true, catchingUp);
+  }
+
+  /** Each shard's counter items not folded yet, by shard: what each shard's changes moved. */
+  async shardCounters(): Promise<Map<string, Map<CounterName, number>>> {
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :shard)',
+      ExpressionAttributeValues: { ':pk': countersPartition, ':shard': 'shard#' },
+      ConsistentRead: true,
+    });
+    const shards = new Map<string, Map<CounterName, number>>();
+    for (const item of items) {
+      const { shard, counter } = counterKeyOf(String(item.sk));
+      if (shard === undefined) continue;
+      const counters = shards.get(shard) ?? new Map<CounterName, number>();
+      counters.set(counter, Number(item.count ?? 0));
+      shards.set(shard, counters);
+    }
+    return shards;
+  }
+
+  /**
+   * Every other shard whose last batch is older than `foldAfterSeconds`, folded into the
+   * mesh-wide counters; answers the transactions written. Housekeeping: a fold that meets the
+   * shard's own aggregator, or another fold, is left for a later batch, the sum unchanged either way.
+   */
+  async #foldIdleShards(current: string, nowSeconds: number): Promise<number> {
+    const watermarks = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': shardsPartition },
+    });
+    // a shard folded since its last batch (`folded` is that batch's countedAt) has nothing to fold
+    const idle = watermarks
+      .filter((item) => item.sk !== current && typeof item.countedAt === 'number')
+      .filter((item) => item.folded !== item.countedAt)
+      .filter((item) => nowSeconds - Number(item.countedAt) > foldAfterSeconds);
+    if (idle.length === 0) return 0;
+    const shards = await this.shardCounters();
+    let writes = 0;
+    for (const watermark of idle) {
+      const shard = String(watermark.sk);
+      const counters = [...(shards.get(shard) ?? [])];
+      let whole = true;
+      for (let start = 0; start < counters.length; start += foldCounters) {
+        const failed = await transact(
+          this.client,
+          'folding a shard into the summary',
+          counters.slice(start, start + foldCounters).flatMap(([counter, count]) => [
+            counterUpdate(this.tableName, counter, count),
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: { pk: countersPartition, sk: shardCounterKey(shard, counter) },
+                ConditionExpression: '#count = :count',
+                ExpressionAttributeNames: { '#count': 'count' },
+                ExpressionAttributeValues: { ':count': count },
+              },
+            },
+          ]),
+        ).catch((error: unknown) => {
+          if (error instanceof StoreUnavailableError) return [];
+          throw error;
+        });
+        writes += 1;
+        // the shard counted again since the read, or another fold took it: left for later
+        if (failed) {
+          whole = false;
+          break;
+        }
+      }
+      if (whole) await this.#noteFolded(shard, Number(watermark.countedAt));
+    }
+    return writes;
+  }
+
+  /** The shard's counters are all in the mesh-wide ones, as of its batch counted at `countedAt`. */
+  async #noteFolded(shard: string, countedAt: number): Promise<void> {
+    await askStore(store, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: shardsPartition, sk: shard },
+          UpdateExpression: 'SET folded = :countedAt',
+          ConditionExpression: 'countedAt = :countedAt',
+          ExpressionAttributeValues: { ':countedAt': countedAt },
+        }),
+      ),
+    ).catch((error: unknown) => {
+      // counted again meanwhile: its next idle hour folds it again
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+    });
   }
 
   /**
@@ -261,16 +384,24 @@ export class DynamoDBSummaryStore
   }
 }
 
-function counterUpdates(tableName: string, deltas: Deltas): TransactItem[] {
-  return [...deltas].map(([name, delta]: [CounterName, number]) => ({
+/** A run's deltas on the shard's own counter items. */
+function counterUpdates(tableName: string, shard: string, deltas: Deltas): TransactItem[] {
+  return [...deltas].map(([name, delta]: [CounterName, number]) =>
+    counterUpdate(tableName, name, delta, shard),
+  );
+}
+
+/** `ADD count` on a counter's item: the shard's when one is named, else the mesh-wide one. */
+function counterUpdate(tableName: string, name: CounterName, delta: number, shard?: string): TransactItem {
+  return {
     Update: {
       TableName: tableName,
-      Key: { pk: countersPartition, sk: name },
+      Key: { pk: countersPartition, sk: shard === undefined ? name : shardCounterKey(shard, name) },
       UpdateExpression: 'ADD #count :delta',
       ExpressionAttributeNames: { '#count': 'count' },
       ExpressionAttributeValues: { ':delta': delta },
     },
-  }));
+  };
 }
 
 function isRefusedForGood(error: unknown): boolean {

@@ -19,7 +19,13 @@ export function controlConsumerHandler(parts: {
   const deps = parts.consumer;
   return middy<SQSEvent, SQSBatchResponse, Error, Context>().handler(async (event, context) => {
     const records = new Map(event.Records.map((record) => [record.messageId, toQueueRecord(record)]));
-    const batch = startBatch([...records.values()], deps);
+    // an upgrade's carriers are moved within the invocation's time (settle.ts)
+    const batch = startBatch(
+      [...records.values()],
+      typeof context?.getRemainingTimeInMillis === 'function'
+        ? { ...deps, remainingMs: () => context.getRemainingTimeInMillis() }
+        : deps,
+    );
     // One processor per batch: the local event-source loop may run batches side by side in one process.
     const processor = new BatchProcessor(EventType.SQS);
     try {

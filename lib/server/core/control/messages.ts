@@ -108,6 +108,11 @@ const upgradeBody = z.strictObject({
   module: moduleName,
   version: moduleVersion,
   rollout: upgradeRollout.optional(),
+  /**
+   * The rest of an upgrade whose carriers did not all fit one invocation (the consumer sends it
+   * itself): moves the carriers left while the module is still at the version, never sets it.
+   */
+  continues: z.literal(true).optional(),
 });
 
 const catchUpBody = z.strictObject({});

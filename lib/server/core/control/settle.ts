@@ -35,6 +35,12 @@ export type SettleDeps = {
   readonly now: () => Date;
   /** A push that has not answered by then is treated as timed out: logged, not held. */
   readonly pushTimeoutMs: number;
+  /**
+   * The invocation's time left (Lambda's getRemainingTimeInMillis): an upgrade moves carriers
+   * until what is left is its push's time and a margin, and sends the rest as a follow-up.
+   * Absent, an upgrade moves every carrier in one pass.
+   */
+  readonly remainingMs?: () => number;
   /** Where an upgrade in waves starts its rollout instead of pushing --behind (docs/decisions/rollouts-in-waves.md). */
   readonly rollouts?: Pick<Rollouts, 'start' | 'startUndo'>;
   readonly rolloutDriver?: RolloutDriver;
@@ -108,17 +114,29 @@ async function settleBuild(message: BuildMessage, messageId: string, deps: Settl
   }
 }
 
+/** Time an upgrade keeps back from moving carriers beside its push's: settling, sending a follow-up, answering. */
+export const upgradeMarginMs = 3_000;
+
 async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: SettleDeps) {
   const { module, version } = message.body;
   let carriers: readonly string[];
   let previous: string | null;
+  let more: boolean;
+  let overtaken: boolean | undefined;
+  const remaining = deps.remainingMs?.();
   try {
     // in waves, each wave moves its own carriers: none is behind on the version before its wave
-    ({ carriers, previous } = await deps.moduleVersions.setModuleVersion(
+    ({ carriers, previous, more, overtaken } = await deps.moduleVersions.setModuleVersion(
       module,
       version,
       askerOf(message, messageId),
-      { carriers: message.body.rollout === undefined },
+      {
+        carriers: message.body.rollout === undefined,
+        ...(remaining === undefined
+          ? {}
+          : { until: deps.now().getTime() + remaining - deps.pushTimeoutMs - upgradeMarginMs }),
+        ...(message.body.continues ? { continues: true } : {}),
+      },
     ));
   } catch (error) {
     if (storeCouldNotTakeIt(error))
@@ -128,6 +146,28 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
     if (error instanceof MeshError)
       throw new MessageRejectedError(`setting ${module} to ${version}: ${error.message}`, { cause: error });
     throw error;
+  }
+  if (overtaken)
+    return `left the rest of ${module} ${version}'s carriers: the module is at ${previous ?? 'no version'} now, whose upgrade moves them`;
+  // A pass stops at a round's end, so it can overrun its time by a round: a push that would no
+  // longer fit the invocation is left to the follow-up, which finds no carrier to move.
+  const pushFits =
+    remaining === undefined || (deps.remainingMs?.() ?? 0) >= deps.pushTimeoutMs + upgradeMarginMs;
+  if (more || (!pushFits && message.body.rollout === undefined)) {
+    // The rest in a message of its own, after this one in the module's group: this one is
+    // settled within its invocation, never left to come back after its visibility timeout.
+    await deps.sender.send([
+      {
+        message: envelope(
+          'upgrade',
+          { module, version, continues: true },
+          deps.now(),
+          askerOf(message, messageId),
+        ),
+        deduplicationId: `continues-${messageId}`.slice(0, 128),
+      },
+    ]);
+    return `set ${module} to ${version}: moved what fit this pass of its ${carriers.length} carriers; the rest, and the push, follow in the next message`;
   }
   if (message.body.rollout?.undoes) return startUndoRollout(message, deps);
   if (message.body.rollout) return startUpgradeRollout(message, carriers, previous, deps);

@@ -21,11 +21,24 @@ export interface ModuleVersions {
     module: string,
     version: string,
     by: Actor,
-    options?: { readonly carriers?: boolean },
+    options?: {
+      readonly carriers?: boolean;
+      /**
+       * When (epoch ms) to stop moving carriers: those left are `more`. A throttle after some
+       * were moved stops early the same way; one before any were moved is StoreUnavailableError.
+       */
+      readonly until?: number;
+      /** The rest of an upgrade: moves carriers only while the module is at the version, and writes no version. */
+      readonly continues?: boolean;
+    },
   ): Promise<{
     readonly carriers: readonly string[];
     /** The module's version before (null: none), read as the upgrade began: what an undo sets back. */
     readonly previous: string | null;
+    /** Carriers not moved yet: the time ran out, or the store throttled. */
+    readonly more: boolean;
+    /** A continuation found the module at another version: a newer upgrade moves its carriers. */
+    readonly overtaken?: boolean;
   }>;
   /**
    * Moves these nodes' assignment of the module to the version, each with its stale mark, one

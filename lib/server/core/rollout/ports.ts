@@ -111,6 +111,11 @@ export interface RolloutFacts {
 export interface RolloutDriver {
   /** The record as started or resumed: its id and version name the flow's execution on AWS. */
   started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void>;
+  /**
+   * Whether something steps the rollout at this moment (on AWS, an execution of its flow is running): a
+   * rollout its record says is driven while nothing steps it is dead, and resume starts it again.
+   */
+  driving(id: string): Promise<boolean>;
 }
 
 /**
@@ -123,6 +128,11 @@ export class RolloutKicks implements RolloutDriver {
 
   async started(record: Pick<RolloutRecord, 'id' | 'version'>): Promise<void> {
     for (const listener of this.#listeners) listener(record.id);
+  }
+
+  /** The process's driver steps every driven rollout by its record on each tick, while it runs. */
+  async driving(_id: string): Promise<boolean> {
+    return true;
   }
 
   listen(listener: (id: string) => void): () => void {

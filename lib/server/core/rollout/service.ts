@@ -9,6 +9,7 @@ import {
   claimedTo,
   claiming,
   claimsPerStep,
+  isDriven,
   isReleasing,
   refusedBy,
   releasedTo,
@@ -61,6 +62,8 @@ export type RolloutDeps = {
   readonly moveCarriers?: (module: string, version: string, nodes: readonly string[]) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
   readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
+  /** Whether something steps the rollout (RolloutDriver.driving); absent, a driven rollout is taken as stepped. */
+  readonly driving?: (id: string) => Promise<boolean>;
 };
 
 /** Who asks for an undo a rollout's `--auto-undo` asked for: the control plane, on the rollout's behalf. */
@@ -297,8 +300,15 @@ export class Rollouts {
 
   /** A paused or halted rollout goes on; `by` is recorded on the audit trail with it. */
   async resume(id: string, by?: Actor): Promise<RolloutRecord> {
-    const record = resumed(await this.read(id), this.#deps.now().toISOString());
-    return this.#deps.store.write(record, by ? { by, action: 'rollout.resume' } : undefined);
+    const read = await this.read(id);
+    const now = this.#deps.now().toISOString();
+    const change = by ? { by, action: 'rollout.resume' as const } : undefined;
+    // A rollout its record says is driven, that nothing steps (its flow's execution failed for
+    // good, or someone stopped it), goes on where its record stands: the new version written
+    // here names the execution the caller starts.
+    if (isDriven(read) && this.#deps.driving && !(await this.#deps.driving(id)))
+      return this.#deps.store.write({ ...read, updatedAt: now }, change);
+    return this.#deps.store.write(resumed(read, now), change);
   }
 
   /**
