@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { invocation } from '../../lib/local/aws-quotas.ts';
+import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
+import { MeshService } from '../../lib/server/core/mesh/service.ts';
+import { Pusher } from '../../lib/server/core/push/pusher.ts';
+import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
+
+/** `count` behind nodes whose names are 63 characters, the longest a node may have. */
+async function behindMesh(count: number) {
+  const store = new MemoryMeshStore();
+  const service = new MeshService({ store, removals: store });
+  for (let i = 0; i < count; i++)
+    await service.addNode(`n${String(i).padStart(6, '0')}-${'x'.repeat(55)}`, {}, localActor());
+  return store;
+}
+
+const failure = async (run: Promise<unknown>) => {
+  const error = await run.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(PushFlowFailedError);
+  return error as PushFlowFailedError;
+};
+
+describe('the push flow holds Step Functions’ quotas', () => {
+  it('a push --behind whose flow state passes 256 KiB fails with States.DataLimitExceeded', {
+    timeout: 30_000,
+  }, async () => {
+    const store = await behindMesh(2_000);
+    const flow = new LocalPushFlow({ tasks: pushTaskFunctions(new Pusher({ store })), retryIntervalMs: 0 });
+
+    const error = await failure(flow.push({ behind: true }));
+
+    expect(error.error).toBe('States.DataLimitExceeded');
+    expect(error.message).toMatch(/exceeding the maximum number of bytes service limit/);
+  });
+
+  it('a push under the quota passes', async () => {
+    const store = await behindMesh(50);
+    const flow = new LocalPushFlow({ tasks: pushTaskFunctions(new Pusher({ store })), retryIntervalMs: 0 });
+
+    const outcome = await flow.push({ behind: true });
+
+    expect(outcome.flushed).toHaveLength(50);
+  });
+
+  it('an execution past Express’s limit is stopped with States.Timeout', async () => {
+    const store = await behindMesh(2);
+    const tasks = pushTaskFunctions(new Pusher({ store }));
+    const slow = {
+      ...tasks,
+      FindBehind: async (input: unknown) => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return tasks.FindBehind(input);
+      },
+    };
+    const flow = new LocalPushFlow({ tasks: slow, retryIntervalMs: 0, expressMs: 100 });
+
+    const error = await failure(flow.push({ behind: true }));
+
+    expect(error.error).toBe('States.Timeout');
+  });
+});
+
+describe('each invocation holds its function’s Lambda quotas', () => {
+  const never = () => new Promise<never>(() => undefined);
+
+  it('past its timeout an invocation fails with Sandbox.Timedout', async () => {
+    await expect(invocation('push-send', never, { timeoutSeconds: 0.05 })).rejects.toMatchObject({
+      name: 'Sandbox.Timedout',
+      message: expect.stringMatching(/Task timed out after 0\.05 seconds/),
+    });
+  });
+
+  it('past its reserved concurrency an invocation is throttled', async () => {
+    // signal-authorizer's row reserves 10
+    const held = Array.from({ length: 10 }, () => {
+      let end = () => undefined as void;
+      const work = new Promise<void>((resolve) => {
+        end = resolve;
+      });
+      return { end, run: invocation('signal-authorizer', () => work) };
+    });
+
+    await expect(invocation('signal-authorizer', async () => 'ran')).rejects.toMatchObject({
+      name: 'Lambda.TooManyRequestsException',
+    });
+    for (const one of held) one.end();
+    await Promise.all(held.map((one) => one.run));
+    await expect(invocation('signal-authorizer', async () => 'ran')).resolves.toBe('ran');
+  });
+
+  it('a synchronous payload over 6 MB and an asynchronous one over 256 KB are refused', async () => {
+    const big = (bytes: number) => ({ body: 'x'.repeat(bytes) });
+
+    await expect(invocation('push-send', async () => 1, { payload: big(6_300_000) })).rejects.toMatchObject({
+      name: 'Lambda.RequestTooLargeException',
+    });
+    await expect(
+      invocation('push-run', async () => undefined, { payload: big(270_000), type: 'event' }),
+    ).rejects.toMatchObject({ name: 'Lambda.RequestTooLargeException' });
+    await expect(invocation('push-send', async () => big(6_300_000))).rejects.toMatchObject({
+      name: 'Lambda.ResponseSizeTooLarge',
+    });
+    await expect(invocation('push-send', async () => 1, { payload: big(200_000) })).resolves.toBe(1);
+  });
+});
