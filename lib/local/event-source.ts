@@ -5,6 +5,7 @@ import { makeSQSClient } from '../server/adapters/aws-clients.ts';
 import type { MeshConfig } from '../server/setup/config.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { enforcingQuotas } from './sdk-quotas.ts';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -40,7 +41,8 @@ export const pollerRequestTimeoutMs = 30_000;
 
 /** The SQS client for an event source's pollers (`pollerRequestTimeoutMs`). */
 export function makePollerSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>) {
-  return makeSQSClient(config, { requestTimeoutMs: pollerRequestTimeoutMs });
+  // Lambda's pollers' calls count against the queue's throughput as any other's
+  return enforcingQuotas(makeSQSClient(config, { requestTimeoutMs: pollerRequestTimeoutMs }));
 }
 
 /**
