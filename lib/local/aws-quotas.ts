@@ -93,10 +93,15 @@ export function payloadTooLarge(
 }
 
 /** Each function's timeout and reserved concurrency, from its row (lib/server/functions/*.ts). */
-export function functionLimits(fn: string): { readonly timeoutSeconds: number; readonly reserved?: number } {
-  const spec: FunctionSpec | undefined = (functionSpecs as readonly FunctionSpec[]).find(
-    (row) => row.name === fn,
-  );
+export function functionLimits(fn: string): FunctionLimits {
+  return limitsOf((functionSpecs as readonly FunctionSpec[]).find((row) => row.name === fn));
+}
+
+type FunctionLimits = { readonly timeoutSeconds: number; readonly reserved?: number };
+
+function limitsOf(
+  spec: Pick<FunctionSpec, 'timeoutSeconds' | 'reservedConcurrency'> | undefined,
+): FunctionLimits {
   return {
     timeoutSeconds: spec?.timeoutSeconds ?? awsQuotas.defaultTimeoutSeconds,
     ...(spec?.reservedConcurrency !== undefined ? { reserved: spec.reservedConcurrency } : {}),
@@ -112,6 +117,8 @@ export type InvocationOptions = {
   readonly type?: 'sync' | 'event';
   /** The function's timeout instead of its row's (a caller that waits less, as API Gateway's 29 s). */
   readonly timeoutSeconds?: number;
+  /** The row to read the limits from, when the caller serves rows of its own (tests' tables). */
+  readonly spec?: Pick<FunctionSpec, 'timeoutSeconds' | 'reservedConcurrency'>;
 };
 
 /**
@@ -125,7 +132,7 @@ export async function invocation<T>(
   work: () => Promise<T>,
   options: InvocationOptions = {},
 ): Promise<T> {
-  const limits = functionLimits(fn);
+  const limits = options.spec ? limitsOf(options.spec) : functionLimits(fn);
   if (options.payload !== undefined) {
     const limit = options.type === 'event' ? awsQuotas.asyncPayloadBytes : awsQuotas.syncPayloadBytes;
     const bytes = jsonBytes(options.payload);

@@ -3,6 +3,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { Consumer } from 'sqs-consumer';
 import { makeSQSClient } from '../server/adapters/aws-clients.ts';
 import type { MeshConfig } from '../server/setup/config.ts';
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 import { enforcingQuotas } from './sdk-quotas.ts';
@@ -72,7 +73,9 @@ export function startEventSource(options: EventSourceOptions): RunningEventSourc
       strictReturn: true,
       handleMessageBatch: async (messages) => {
         const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options.queueUrl)) };
-        const response = await options.handler(event, localLambdaContext(functionName));
+        const response = await invocation(functionName, () =>
+          options.handler(event, localLambdaContext(functionName)),
+        );
         const failed = new Set((response?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
         return messages.filter((message) => !failed.has(message.MessageId ?? ''));
       },

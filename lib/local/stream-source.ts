@@ -11,6 +11,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { countedPartitionPrefix } from '../server/core/summary/stream.ts';
 import type { StreamHandler } from '../server/functions/spec.ts';
 import type { MeshConfig } from '../server/setup/config.ts';
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 
 export type StreamSourceOptions = {
@@ -173,8 +174,10 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
     const records = (page.Records ?? []).filter(counted);
     for (let attempt = 1; records.length > 0 && !stopped; attempt += 1) {
       try {
-        await asFunction(options.functionName, () =>
-          options.handler({ Records: records.map(asLambdaRecord), shardId: id }),
+        await invocation(options.functionName, () =>
+          asFunction(options.functionName, () =>
+            options.handler({ Records: records.map(asLambdaRecord), shardId: id }),
+          ),
         );
         break;
       } catch (error) {

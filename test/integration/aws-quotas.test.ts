@@ -4,10 +4,13 @@ import {
   type TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDynamoDBClient, makeSQSClient } from '../../lib/server/adapters/aws-clients.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
+import type { FunctionSpec } from '../../lib/server/functions/spec.ts';
 import type { MeshConfig } from '../../lib/server/setup/config.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 /**
@@ -19,7 +22,8 @@ describe('DynamoDB and SQS answer past their quotas as AWS does', () => {
   let config: MeshConfig;
   // one attempt: a throttled call is seen, not retried away
   const dynamodb = makeDynamoDBClient({ region: 'us-east-1' }, { maxAttempts: 1 });
-  const sqs = makeSQSClient({ region: 'us-east-1' }, { maxAttempts: 1 });
+  // and the SDK's own connection timeouts: a burst of 300 connections on a busy machine is slow to open
+  const sqs = new SQSClient({ region: 'us-east-1', maxAttempts: 1, useQueueUrlAsEndpoint: false });
 
   beforeAll(async () => {
     config = await provisionTestResources('quotas');
@@ -174,5 +178,67 @@ describe('DynamoDB and SQS answer past their quotas as AWS does', () => {
     } finally {
       delete process.env.MESH_PARTITION_THROUGHPUT;
     }
+  });
+});
+
+describe('the local API answers as API Gateway does when its Lambda integration passes a quota', () => {
+  const slow = (ms: number) => async () => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return { statusCode: 200, body: '{}' };
+  };
+  const route = (name: string, path: string, row: object, handler: () => unknown) =>
+    ({
+      name,
+      purpose: 'a quota under test',
+      trigger: 'api',
+      route: { method: 'POST', path, auth: 'operator', role: 'viewer', bodyBytes: 12 * 1024 * 1024 },
+      access: [],
+      ...row,
+      handler: () => handler,
+    }) as unknown as FunctionSpec<Parts>;
+  let api: RunningApi;
+
+  beforeAll(async () => {
+    api = await startLocalApi({
+      port: 0,
+      parts: {} as Parts,
+      integrationTimeoutMs: 300,
+      specs: [
+        route('short-timeout', '/short', { timeoutSeconds: 0.1 }, slow(1_000)),
+        route('long-timeout', '/long', { timeoutSeconds: 60 }, slow(1_000)),
+        route('one-at-a-time', '/one', { reservedConcurrency: 1 }, slow(200)),
+      ],
+    });
+  });
+  afterAll(() => api.stop());
+
+  const post = async (path: string, body = '{}') => {
+    const answer = await fetch(`${api.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    return { status: answer.status, body: await answer.json() };
+  };
+
+  it('a function past its own timeout (Sandbox.Timedout): 502, Internal server error', async () => {
+    expect(await post('/short')).toEqual({ status: 502, body: { message: 'Internal server error' } });
+  });
+
+  it('an integration past API Gateway’s timeout: 504, Endpoint request timed out', async () => {
+    expect(await post('/long')).toEqual({ status: 504, body: { message: 'Endpoint request timed out' } });
+  });
+
+  it('past the function’s reserved concurrency: 429', async () => {
+    const answers = await Promise.all([post('/one'), post('/one')]);
+
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 429]);
+    expect(answers.find((answer) => answer.status === 429)?.body).toEqual({ message: 'Too Many Requests' });
+  });
+
+  it('a request over 10 MB: 413 from API Gateway, the function never called', async () => {
+    const answer = await post('/one', JSON.stringify({ v: 'x'.repeat(10 * 1024 * 1024) }));
+
+    expect(answer).toEqual({ status: 413, body: { message: 'Request Too Long' } });
   });
 });

@@ -79,10 +79,7 @@ describe('each invocation holds its function’s Lambda quotas', () => {
   it('past its reserved concurrency an invocation is throttled', async () => {
     // signal-authorizer's row reserves 10
     const held = Array.from({ length: 10 }, () => {
-      let end = () => undefined as void;
-      const work = new Promise<void>((resolve) => {
-        end = resolve;
-      });
+      const { promise: work, resolve: end } = Promise.withResolvers<void>();
       return { end, run: invocation('signal-authorizer', () => work) };
     });
 
