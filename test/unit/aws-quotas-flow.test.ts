@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { invocation } from '../../lib/local/aws-quotas.ts';
 import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
+import { historyOfRollouts } from '../../lib/local/rollout-driver.ts';
+import { historyEvents, SteppingHistory } from '../../lib/local/stepping-history.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';
 import { Pusher } from '../../lib/server/core/push/pusher.ts';
 import { pushTaskFunctions } from '../../lib/server/core/push/steps.ts';
+import { driveRunning } from '../../lib/server/core/rollout/drive.ts';
+import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryMeshStore } from '../support/memory-mesh-store.ts';
 
 /** `count` behind nodes whose names are 63 characters, the longest a node may have. */
@@ -104,5 +108,52 @@ describe('each invocation holds its function’s Lambda quotas', () => {
       name: 'Lambda.ResponseSizeTooLarge',
     });
     await expect(invocation('push-send', async () => 1, { payload: big(200_000) })).resolves.toBe(1);
+  });
+});
+
+describe('a rollout’s Standard execution holds 25,000 history events', () => {
+  it('counts 9 events a loop as AWS does, and a rollout past the limit is stepped no more', async () => {
+    const log = new RecordingLog();
+    const steps: string[] = [];
+    const parts = {
+      rollouts: {
+        step: async (id: string) => {
+          steps.push(id);
+          return { record: {}, decision: { kind: 'send', wave: 0, nodes: [] } };
+        },
+      },
+      rolloutStore: { running: async () => ['r1'] },
+      log,
+    } as unknown as Parameters<typeof historyOfRollouts>[0];
+    // ExecutionStarted and three loops: 28 events; a fourth passes 30
+    const history = new SteppingHistory('rollout flow', 30);
+    history.started('r1');
+    const deps = historyOfRollouts(parts, history);
+
+    for (let tick = 0; tick < 6; tick++) await driveRunning(deps);
+
+    expect(steps).toHaveLength(4);
+    expect(history.events('r1')).toBe(1 + 4 * historyEvents.loop);
+    expect(history.dead('r1')).toBe(true);
+    expect(log.lines.map((line) => line.message).join('\n')).toMatch(
+      /States\.Runtime.*history reached 37 events/,
+    );
+  });
+
+  it('a waiting rollout loops once each flowPollSeconds, not each local tick', async () => {
+    let clock = 0;
+    const parts = {
+      rollouts: { step: async () => ({ record: {}, decision: { kind: 'wait', until: '' } }) },
+      rolloutStore: { running: async () => ['r1'] },
+      log: new RecordingLog(),
+    } as unknown as Parameters<typeof historyOfRollouts>[0];
+    const history = new SteppingHistory('rollout flow');
+    history.started('r1');
+    const deps = historyOfRollouts(parts, history, () => clock);
+
+    // a minute of one-second ticks
+    for (let tick = 0; tick < 60; tick++, clock += 1_000) await driveRunning(deps);
+
+    expect(history.events('r1')).toBe(1 + 6 * historyEvents.loop);
   });
 });
