@@ -27,6 +27,7 @@ export class LocalPushFlow implements PushFlow {
   readonly #tasks: PushTaskFunctions;
   readonly #retryIntervalMs: number | undefined;
   readonly #expressMs: number;
+  readonly #measured: ((state: string, bytes: number) => void) | undefined;
 
   /** `retryIntervalMs` replaces every Retry's wait (tests); by default the ASL's own waits hold. */
   /** `expressMs` shortens Express's five minutes (a test that sees an execution stopped at its end). */
@@ -34,7 +35,10 @@ export class LocalPushFlow implements PushFlow {
     readonly tasks: PushTaskFunctions;
     readonly retryIntervalMs?: number;
     readonly expressMs?: number;
+    /** Told each state's and task's size in bytes as it is measured (benches: the largest state). */
+    readonly measured?: (state: string, bytes: number) => void;
   }) {
+    this.#measured = options.measured;
     this.#tasks = options.tasks;
     this.#retryIntervalMs = options.retryIntervalMs;
     this.#expressMs = options.expressMs ?? awsQuotas.expressMs;
@@ -52,6 +56,7 @@ export class LocalPushFlow implements PushFlow {
     recordCall({ stand: 'states:StartSyncExecution' });
     const tasks = this.#tasks;
     const wait = this.#retryIntervalMs;
+    const measured = this.#measured;
     // Step Functions measures each state's and task's data as UTF-8 JSON; one serialization
     // gives both the size and the copy the interpreter gets (no object shared with a task)
     const task =
@@ -59,12 +64,14 @@ export class LocalPushFlow implements PushFlow {
       async (input: JSONValue): Promise<JSONValue> => {
         const fn = pushTasks[state];
         const inputBytes = jsonBytes(input);
+        measured?.(state, inputBytes);
         if (inputBytes > awsQuotas.stateBytes) throw dataLimitExceeded(state, 'input', inputBytes);
         const result = await invocation(fn, () =>
           asFunction(fn, (): Promise<unknown> => tasks[state](input)),
         );
         const text = JSON.stringify(result) ?? 'null';
         const bytes = Buffer.byteLength(text, 'utf8');
+        measured?.(state, bytes);
         if (bytes > awsQuotas.stateBytes) throw dataLimitExceeded(state, 'result', bytes);
         return JSON.parse(text);
       };
@@ -104,7 +111,7 @@ export class LocalPushFlow implements PushFlow {
       this.#expressMs,
     );
     expires.unref();
-    const watched = watchStateSizes(execution.eventLogs, stop);
+    const watched = watchStateSizes(execution.eventLogs, stop, measured);
     let result: unknown;
     let failed: unknown;
     try {
@@ -130,13 +137,18 @@ export class LocalPushFlow implements PushFlow {
  * Step Functions' 256 KiB, as the service does between states: the first one over
  * stops the execution with `States.DataLimitExceeded`.
  */
-async function watchStateSizes(events: EventLogs, stop: (error: AwsQuotaError) => void): Promise<void> {
+async function watchStateSizes(
+  events: EventLogs,
+  stop: (error: AwsQuotaError) => void,
+  measured: ((state: string, bytes: number) => void) | undefined,
+): Promise<void> {
   for await (const event of events) {
     // a state's input is the output of the one before (checked here) or a task's (checked where
     // it is invoked); a Map iteration's states are its tasks'
     if (event.type !== 'StateExited' || event.index !== undefined || event.state.output === undefined)
       continue;
     const bytes = jsonBytes(event.state.output);
+    measured?.(event.state.name, bytes);
     if (bytes > awsQuotas.stateBytes) {
       stop(dataLimitExceeded(event.state.name, 'result', bytes));
       return;
