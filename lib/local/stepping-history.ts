@@ -33,7 +33,7 @@ export class SteppingHistory {
   }
 
   /**
-   * Counts `events` more for `id`'s execution (started at its first count if none was seen:
+   * Counts `events` more for `id`'s execution (started at its first count when none is known:
    * a record found running by a driver that starts again); answers the error that ended the
    * execution when this passes the limit.
    */

@@ -3,6 +3,7 @@ import { invocation } from '../../lib/local/aws-quotas.ts';
 import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { historyOfRollouts } from '../../lib/local/rollout-driver.ts';
 import { historyEvents, SteppingHistory } from '../../lib/local/stepping-history.ts';
+import { byShard, defaultParallelShards } from '../../lib/local/stream-source.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { PushFlowFailedError } from '../../lib/server/core/mesh/errors.ts';
 import { MeshService } from '../../lib/server/core/mesh/service.ts';
@@ -155,5 +156,31 @@ describe('a rollout’s Standard execution holds 25,000 history events', () => {
     for (let tick = 0; tick < 60; tick++, clock += 1_000) await driveRunning(deps);
 
     expect(history.events('r1')).toBe(1 + 6 * historyEvents.loop);
+  });
+});
+
+describe('a table’s stream is read as several shards at once, as on AWS', () => {
+  it('splits a batch among shards by item, each item’s records in order in one shard', () => {
+    const record = (pk: string, n: number) => ({
+      dynamodb: { Keys: { pk: { S: pk }, sk: { S: 'node' } }, SequenceNumber: String(n) },
+    });
+    const records = Array.from({ length: 40 }, (_, n) => record(`node#${n % 8}`, n));
+
+    const shards = byShard(records, defaultParallelShards);
+
+    expect(shards.length).toBeGreaterThan(1);
+    expect(shards.flat()).toHaveLength(40);
+    for (const shard of shards) {
+      const sequence = shard.map((one) => Number(one.dynamodb?.SequenceNumber));
+      expect(sequence).toEqual([...sequence].sort((a, b) => a - b));
+    }
+    const shardOf = new Map<string, number>();
+    shards.forEach((shard, index) => {
+      for (const one of shard) {
+        const pk = one.dynamodb?.Keys?.pk?.S ?? '';
+        expect(shardOf.get(pk) ?? index).toBe(index);
+        shardOf.set(pk, index);
+      }
+    });
   });
 });
