@@ -6,6 +6,7 @@ import { functionSpecs } from '../server/functions/table.ts';
 import { localLambdaContext } from './lambda-context.ts';
 import { LocalApplyFlow } from './local-apply-flow.ts';
 import type { LocalService } from './services.ts';
+import { historyEvents, SteppingHistory } from './stepping-history.ts';
 import { startTickingDriver } from './ticking-driver.ts';
 
 /** The function that advances an apply job on AWS (lib/server/functions/mesh.ts), the apply flow's one Task. */
@@ -29,15 +30,25 @@ export const applyJobDriverService: LocalService = {
     if (spec?.trigger !== 'apply-flow') throw new Error(`no apply-flow function named ${advanceFunction}`);
     const advance = spec.handler(parts) as SteppingTaskHandler;
     const timeoutMs = (spec.timeoutSeconds ?? 10) * 1000;
+    // each part is one loop of the apply flow's Standard execution (lib/local/stepping-history.ts)
+    const history = new SteppingHistory('apply flow');
     /** One part of the running job, if one runs; true when the driver should look again at once. */
     const part = async (): Promise<boolean> => {
       const held = await parts.applyJobs.running();
-      if (!held) return false;
+      if (!held || history.dead(held.id)) return false;
       try {
         const step = (await advance({ id: held.id }, localLambdaContext(advanceFunction, timeoutMs))) as {
           readonly finished: boolean;
           readonly waitSeconds: number;
         };
+        const died = history.record(held.id, historyEvents.loop);
+        if (died) {
+          logLine(
+            parts.log,
+            say(pushLines.applyJobStepFailed, { job: held.id, reason: `${died.name}: ${died.message}` }),
+          );
+          return false;
+        }
         // a job its request still holds is looked at again on the next tick, as the flow waits
         return step.finished || step.waitSeconds === 0;
       } catch (error) {
@@ -50,7 +61,12 @@ export const applyJobDriverService: LocalService = {
       tickMs: applyJobTickMs,
       step: part,
       listen: (wake) =>
-        parts.applyFlow instanceof LocalApplyFlow ? parts.applyFlow.listen(wake) : () => undefined,
+        parts.applyFlow instanceof LocalApplyFlow
+          ? parts.applyFlow.listen((id) => {
+              history.started(id);
+              wake();
+            })
+          : () => undefined,
     });
   },
 };

@@ -1,5 +1,6 @@
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../server/functions/spec.ts';
 import { functionSpecs } from '../server/functions/table.ts';
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 import { startEmbeddedBroker } from './embedded-broker.ts';
 import type { LocalParts } from './parts.ts';
@@ -38,5 +39,5 @@ function handlerOf<H>(trigger: 'broker-authorizer' | 'broker-lifecycle', parts: 
   const spec = functionSpecs.find((entry) => entry.trigger === trigger);
   if (!spec) throw new Error(`lib/server/functions/table.ts has no ${trigger} function`);
   const handler = spec.handler(parts) as (event: never) => Promise<unknown>;
-  return ((event: never) => asFunction(spec.name, () => handler(event))) as H;
+  return ((event: never) => invocation(spec.name, () => asFunction(spec.name, () => handler(event)))) as H;
 }

@@ -3,8 +3,10 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { Consumer } from 'sqs-consumer';
 import { makeSQSClient } from '../server/adapters/aws-clients.ts';
 import type { MeshConfig } from '../server/setup/config.ts';
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { enforcingQuotas } from './sdk-quotas.ts';
 
 export type SqsBatchHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
@@ -40,7 +42,8 @@ export const pollerRequestTimeoutMs = 30_000;
 
 /** The SQS client for an event source's pollers (`pollerRequestTimeoutMs`). */
 export function makePollerSQSClient(config: Pick<MeshConfig, 'region' | 'endpoints'>) {
-  return makeSQSClient(config, { requestTimeoutMs: pollerRequestTimeoutMs });
+  // Lambda's pollers' calls count against the queue's throughput as any other's
+  return enforcingQuotas(makeSQSClient(config, { requestTimeoutMs: pollerRequestTimeoutMs }));
 }
 
 /**
@@ -70,7 +73,9 @@ export function startEventSource(options: EventSourceOptions): RunningEventSourc
       strictReturn: true,
       handleMessageBatch: async (messages) => {
         const event: SQSEvent = { Records: messages.map((message) => toRecord(message, options.queueUrl)) };
-        const response = await options.handler(event, localLambdaContext(functionName));
+        const response = await invocation(functionName, () =>
+          options.handler(event, localLambdaContext(functionName)),
+        );
         const failed = new Set((response?.batchItemFailures ?? []).map((item) => item.itemIdentifier));
         return messages.filter((message) => !failed.has(message.MessageId ?? ''));
       },

@@ -21,6 +21,7 @@ import {
   routesOf,
 } from '../server/functions/table.ts';
 import type { Parts } from '../server/wiring/parts.ts';
+import { awsQuotas, invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 import { localLambdaContext } from './lambda-context.ts';
 
@@ -38,7 +39,12 @@ export type LocalApiOptions = {
    * an apply outlive its request). @default 30 s
    */
   readonly requestTimeoutMs?: number;
+  /** How long API Gateway waits for its integration. @default 29 s (tests shorten it to see its 504) */
+  readonly integrationTimeoutMs?: number;
 };
+
+/** A route's handler, and its row: its timeout and reserved concurrency hold its invocations. */
+type Loaded = { readonly handler: ApiHandler; readonly spec: ApiFunctionSpec<Parts> };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
 
@@ -49,23 +55,29 @@ export type RunningApi = { readonly url: string; readonly server: Server; stop()
 export async function startLocalApi(options: LocalApiOptions): Promise<RunningApi> {
   const specs: readonly FunctionSpec<Parts>[] = options.specs ?? functionSpecs;
   const table = routesOf(specs);
-  const handlers = new Map<string, ApiHandler>();
-  const load = (name: string): ApiHandler => {
-    let handler = handlers.get(name);
-    if (!handler) {
+  const handlers = new Map<string, Loaded>();
+  const load = (name: string): Loaded => {
+    let loaded = handlers.get(name);
+    if (!loaded) {
       const spec = specs.find(
         (entry): entry is ApiFunctionSpec<Parts> => entry.name === name && entry.trigger === 'api',
       );
       if (!spec) throw new Error(`no api function named ${name}`);
-      handler = spec.handler(options.parts);
-      handlers.set(name, handler);
+      loaded = { handler: spec.handler(options.parts), spec };
+      handlers.set(name, loaded);
     }
-    return handler;
+    return loaded;
   };
   const host = options.host ?? '127.0.0.1';
   let port = options.port;
   const server = createServer((request, response) => {
-    const served = { table, pages: options.pages ?? [], timeoutMs: options.requestTimeoutMs, port };
+    const served = {
+      table,
+      pages: options.pages ?? [],
+      timeoutMs: options.requestTimeoutMs,
+      integrationMs: options.integrationTimeoutMs ?? awsQuotas.apiIntegrationMs,
+      port,
+    };
     serve(request, response, served, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
       if (!response.headersSent)
@@ -86,14 +98,16 @@ async function serve(
     table,
     pages,
     timeoutMs,
+    integrationMs,
     port,
   }: {
     readonly table: readonly Route[];
     readonly pages: readonly StaticPage[];
     readonly timeoutMs: number | undefined;
+    readonly integrationMs: number;
     readonly port: number;
   },
-  load: (name: string) => ApiHandler,
+  load: (name: string) => Loaded,
 ) {
   const method = request.method ?? 'GET';
   const target = request.url ?? '/';
@@ -137,7 +151,12 @@ async function serve(
     return;
   }
   const bodyBytes = match.route.bodyBytes ?? maxBodyBytes;
-  const body = await readBody(request, bodyBytes);
+  const body = await readBody(request, Math.min(bodyBytes, awsQuotas.apiPayloadBytes));
+  if (body === undefined && bodyBytes > awsQuotas.apiPayloadBytes) {
+    // API Gateway's own answer: the request never reaches the function
+    send(response, 413, { message: 'Request Too Long' });
+    return;
+  }
   if (body === undefined) {
     send(response, 413, {
       error: { code: 'body_too_large', message: `the request body is larger than ${bodyBytes} bytes` },
@@ -147,13 +166,55 @@ async function serve(
   // A connection whose bytes after this request broke framing is answered by clientError; this
   // request of it does not run (loopback-guard.ts).
   if (!(await settledUnbroken(request))) return;
-  const handler = load(match.route.handler);
+  const { handler, spec } = load(match.route.handler);
   const event = toProxyEvent(request, url, match.route, match.pathParameters, body);
-  const result = await asFunction(match.route.handler, () =>
-    handler(event, localLambdaContext(match.route.handler, timeoutMs)),
-  );
+  const fn = match.route.handler;
+  // API Gateway waits 29 s for its integration; a function with a shorter timeout fails first
+  const gatewayCuts = (spec.timeoutSeconds ?? awsQuotas.defaultTimeoutSeconds) * 1000 >= integrationMs;
+  let result: APIGatewayProxyResult;
+  try {
+    result = await invocation(
+      fn,
+      () => asFunction(fn, () => handler(event, localLambdaContext(fn, timeoutMs))),
+      {
+        payload: event,
+        spec,
+        ...(gatewayCuts ? { timeoutSeconds: integrationMs / 1000 } : {}),
+      },
+    );
+  } catch (error) {
+    const answer = gatewayAnswer(error, gatewayCuts);
+    if (!answer) throw error;
+    process.stderr.write(`mesh local api: ${fn}: ${(error as Error).name}: ${(error as Error).message}\n`);
+    send(response, answer.status, { message: answer.message });
+    return;
+  }
   response.writeHead(result.statusCode, flattenHeaders(result));
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+/**
+ * What API Gateway answers when its Lambda integration fails for a quota: its own bodies, not the
+ * API's problem shape. Undefined for an error the handler threw (answered as the server's 500).
+ */
+function gatewayAnswer(
+  error: unknown,
+  gatewayCuts: boolean,
+): { status: number; message: string } | undefined {
+  switch ((error as Error).name) {
+    case 'Sandbox.Timedout':
+      return gatewayCuts
+        ? { status: 504, message: 'Endpoint request timed out' }
+        : { status: 502, message: 'Internal server error' };
+    case 'Lambda.TooManyRequestsException':
+      return { status: 429, message: 'Too Many Requests' };
+    case 'Lambda.RequestTooLargeException':
+      return { status: 413, message: 'Request Too Long' };
+    case 'Lambda.ResponseSizeTooLarge':
+      return { status: 502, message: 'Internal server error' };
+    default:
+      return undefined;
+  }
 }
 
 function toProxyEvent(

@@ -1,4 +1,5 @@
 import type { PushJob, PushStarter } from '../server/core/push/runs.ts';
+import { awsQuotas, invocation, jsonBytes, payloadTooLarge } from './aws-quotas.ts';
 import { asFunction, recordCall } from './call-record.ts';
 
 /**
@@ -17,7 +18,15 @@ export class InProcessPushStarter implements PushStarter {
   async start(job: PushJob, waitMs: number): Promise<boolean> {
     // on AWS the caller invokes push-run, which runs the job with its own role
     recordCall({ stand: 'lambda:InvokeFunction' });
-    const run = asFunction('push-run', () => this.#run(job)).finally(() => this.running.delete(run));
+    // Lambda refuses an Event invocation over its payload limit to the caller, before anything runs
+    const payloadBytes = jsonBytes(job);
+    if (payloadBytes > awsQuotas.asyncPayloadBytes)
+      throw payloadTooLarge('push-run', 'request', payloadBytes, awsQuotas.asyncPayloadBytes);
+    const run = invocation('push-run', () => asFunction('push-run', () => this.#run(job)), {
+      type: 'event',
+    }).finally(() => this.running.delete(run));
+    // nobody waits on an Event invocation's end: a run Lambda stopped (Sandbox.Timedout) is said here
+    run.catch((error: Error) => process.stderr.write(`mesh push-run: ${error.name}: ${error.message}\n`));
     this.running.add(run);
     if (waitMs <= 0) return false;
     let timer: NodeJS.Timeout | undefined;

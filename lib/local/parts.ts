@@ -5,6 +5,7 @@ import { EmbeddedBrokerPublisher } from './embedded-broker-publisher.ts';
 import { InProcessPushStarter } from './in-process-push-starter.ts';
 import { LocalApplyFlow } from './local-apply-flow.ts';
 import { LocalPushFlow } from './local-push-flow.ts';
+import { enforcingQuotas } from './sdk-quotas.ts';
 
 /** The parts on one machine: the wiring's, with the embedded broker the local runtime attaches to. */
 export type LocalParts = Parts & {
@@ -20,8 +21,8 @@ export type LocalPartsOptions = Omit<PartsOptions, 'standIns'> & {
 /**
  * The wiring's parts (lib/server/wiring/parts.ts) with what stands in for AWS on one machine:
  * the push flow's ASL run in-process (aws-local-stepfunctions), pushes run in this process, the
- * apply jobs' driver woken in-process, the embedded broker, and every SDK client recording the
- * calls it makes for the rehearsal (MESH_CALL_RECORD). What the configuration names on AWS (a
+ * apply jobs' driver woken in-process, the embedded broker, and every SDK client holding AWS's
+ * quotas (lib/local/sdk-quotas.ts) and recording the calls it makes for the rehearsal (MESH_CALL_RECORD). What the configuration names on AWS (a
  * state machine's ARN, an IoT endpoint) is used instead, as Lambda would.
  */
 export function localPartsFor(config: MeshConfig, options: LocalPartsOptions = {}): LocalParts {
@@ -38,7 +39,7 @@ export function localPartsFor(config: MeshConfig, options: LocalPartsOptions = {
       pushStarter: (run) => new InProcessPushStarter(run),
       applyFlow: () => new LocalApplyFlow(),
       signalPublisher: () => embeddedBroker,
-      client: recordingCalls,
+      client: (client) => enforcingQuotas(recordingCalls(client)),
     },
   });
   Object.defineProperty(parts, 'embeddedBroker', { value: embeddedBroker, enumerable: true });

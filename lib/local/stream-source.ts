@@ -11,6 +11,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { countedPartitionPrefix } from '../server/core/summary/stream.ts';
 import type { StreamHandler } from '../server/functions/spec.ts';
 import type { MeshConfig } from '../server/setup/config.ts';
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 
 export type StreamSourceOptions = {
@@ -29,7 +30,28 @@ export type StreamSourceOptions = {
    */
   readonly idleMaxMs?: number;
   readonly onError?: (error: Error) => void;
+  /**
+   * The shards AWS would spread the table's stream over, each batch's records split among them by
+   * item (one item's records stay in order in one shard) and handed at the same time, as the
+   * mapping processes shards in parallel. DynamoDB Local's stream has one shard. @default 4
+   */
+  readonly parallelShards?: number;
 };
+
+/** Shards of a busy table's stream on AWS, where the stack's consumers see them in parallel. */
+export const defaultParallelShards = 4;
+
+/** A batch's records split among `count` shards by item, each shard's in the stream's order. */
+export function byShard(records: readonly StreamRecord[], count: number): StreamRecord[][] {
+  const shards: StreamRecord[][] = Array.from({ length: Math.max(1, count) }, () => []);
+  for (const record of records) {
+    const key = JSON.stringify(record.dynamodb?.Keys ?? {});
+    let hash = 0;
+    for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0;
+    shards[Math.abs(hash) % shards.length]?.push(record);
+  }
+  return shards.filter((shard) => shard.length > 0);
+}
 
 export type RunningStreamSource = {
   /** Resolves once every change made before the call has been handed to the handler and taken. */
@@ -171,17 +193,25 @@ export function startStreamSource(options: StreamSourceOptions): RunningStreamSo
       return true;
     }
     const records = (page.Records ?? []).filter(counted);
-    for (let attempt = 1; records.length > 0 && !stopped; attempt += 1) {
-      try {
-        await asFunction(options.functionName, () =>
-          options.handler({ Records: records.map(asLambdaRecord), shardId: id }),
-        );
-        break;
-      } catch (error) {
-        onError(error as Error);
-        await sleep(Math.min(5_000, 100 * 2 ** attempt));
-      }
-    }
+    // AWS's shards, each read by its own invocation at the same time as the others'
+    await Promise.all(
+      byShard(records, options.parallelShards ?? defaultParallelShards).map(async (shard, index) => {
+        for (let attempt = 1; shard.length > 0 && !stopped; attempt += 1) {
+          try {
+            await invocation(options.functionName, () =>
+              asFunction(options.functionName, () =>
+                options.handler({ Records: shard.map(asLambdaRecord), shardId: `${id}-${index}` }),
+              ),
+            );
+            break;
+          } catch (error) {
+            onError(error as Error);
+            // full jitter, as the mapping's retries of two shards do not keep in step
+            await sleep(Math.random() * Math.min(5_000, 100 * 2 ** attempt));
+          }
+        }
+      }),
+    );
     state.last = page.Records?.at(-1)?.dynamodb?.SequenceNumber ?? state.last;
     state.iterator = page.NextShardIterator;
     if (!state.iterator) state.done = true;

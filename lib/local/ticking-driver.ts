@@ -1,3 +1,4 @@
+import { invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 
 export type TickingDriverOptions = {
@@ -30,7 +31,7 @@ export function startTickingDriver(options: TickingDriverOptions): { stop(): Pro
     }
     clearTimeout(timer);
     // a rejection left here would end the process
-    running = asFunction(options.functionName, options.step)
+    running = invocation(options.functionName, () => asFunction(options.functionName, options.step))
       .then((more) => {
         if (more) again = true;
       })
