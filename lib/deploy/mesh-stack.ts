@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { rolePolicyNames } from '../server/core/roles.ts';
 import { steppingFlows } from '../server/flows/stepping-flows.ts';
@@ -61,17 +61,37 @@ export class MeshStack extends Stack {
   public readonly alarms: MeshAlarms;
   public readonly signal: SignalBroker | undefined;
   public readonly roles: OperatorRoles;
+  public readonly summaryAggregator: SummaryAggregator | undefined;
+
+  /** The nested stacks, each under CloudFormation's 500 resources with room to grow (docs/deploy.md). */
+  public readonly compute: NestedStack;
+  public readonly edge: NestedStack;
+  public readonly monitoring: NestedStack;
 
   constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
     super(scope, id, props);
     const specs = props.specs ?? functionSpecs;
     const consumerSpec = specs.find((spec) => spec.trigger === 'queue');
 
+    // The data stays in this stack: moving a resource between stacks replaces it, and the
+    // tables and queues are what must never be replaced. What grows with the function table
+    // lives in nested stacks, split by what each row adds: a function, its role, policy and log
+    // group (compute); a route's method, resource and permission (edge); an alarm (monitoring).
     this.tables = new MeshTables(this, 'Tables', { retain: props.retainData ?? true });
     this.control = new ControlQueue(this, 'ControlQueue', {
       consumerTimeout: Duration.seconds(consumerSpec ? timeoutOf(consumerSpec) : consumerTimeoutSeconds),
     });
-    this.functions = new MeshFunctions(this, 'Functions', {
+    this.compute = new NestedStack(this, 'Compute', {
+      description: 'mesh: the functions, their flows, the queue and stream consumers, the signal broker',
+    });
+    this.edge = new NestedStack(this, 'Edge', {
+      description: "mesh: the API, its firewall and the operators' roles",
+    });
+    this.monitoring = new NestedStack(this, 'Monitoring', {
+      description: 'mesh: the alarms and the dashboard',
+    });
+
+    this.functions = new MeshFunctions(this.compute, 'Functions', {
       specs,
       inventoryTable: this.tables.inventory,
       identityTable: this.tables.identity,
@@ -82,7 +102,7 @@ export class MeshStack extends Stack {
     const functionNamed = (name: string) => this.functions.get(name);
 
     if (consumerSpec) {
-      new ControlConsumer(this, 'ControlConsumer', {
+      new ControlConsumer(this.compute, 'ControlConsumer', {
         queue: this.control.queue,
         consumer: functionNamed(consumerSpec.name),
         ...(props.consumerMaxConcurrency ? { maxConcurrency: props.consumerMaxConcurrency } : {}),
@@ -90,14 +110,14 @@ export class MeshStack extends Stack {
     }
 
     const aggregatorSpec = specs.find((spec) => spec.trigger === 'stream');
-    if (aggregatorSpec) {
-      new SummaryAggregator(this, 'SummaryAggregator', {
-        table: this.tables.inventory,
-        aggregator: functionNamed(aggregatorSpec.name),
-      });
-    }
+    this.summaryAggregator = aggregatorSpec
+      ? new SummaryAggregator(this.compute, 'SummaryAggregator', {
+          table: this.tables.inventory,
+          aggregator: functionNamed(aggregatorSpec.name),
+        })
+      : undefined;
 
-    this.pushFlow = new PushStateMachine(this, 'PushFlow', {
+    this.pushFlow = new PushStateMachine(this.compute, 'PushFlow', {
       aslPath: props.pushFlowAslPath ?? pushFlowAslPath,
       specs,
       functionNamed,
@@ -106,19 +126,19 @@ export class MeshStack extends Stack {
     this.functions.connectPushRunner();
     const stepping = (flow: (typeof steppingFlows)[keyof typeof steppingFlows]) =>
       specs.some((spec) => spec.trigger === flow.trigger)
-        ? new SteppingStateMachine(this, flow.id, { flow, specs, functionNamed })
+        ? new SteppingStateMachine(this.compute, flow.id, { flow, specs, functionNamed })
         : undefined;
     this.rolloutFlow = stepping(steppingFlows.rollout);
     if (this.rolloutFlow) this.functions.connectRolloutFlow(this.rolloutFlow.stateMachine);
     this.applyFlow = stepping(steppingFlows.apply);
     if (this.applyFlow) this.functions.connectApplyFlow(this.applyFlow.stateMachine);
 
-    this.api = new ControlPlaneApi(this, 'Api', {
+    this.api = new ControlPlaneApi(this.edge, 'Api', {
       specs,
       functionNamed,
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
-    this.roles = new OperatorRoles(this, 'Roles', {
+    this.roles = new OperatorRoles(this.edge, 'Roles', {
       api: this.api.api,
       stageName: this.api.stageName,
       routes: routesOf(specs),
@@ -126,7 +146,7 @@ export class MeshStack extends Stack {
     const firewall = props.firewall ?? true;
     const stage = this.api.api.deploymentStage;
     this.firewall = firewall
-      ? new ApiFirewall(this, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
+      ? new ApiFirewall(this.edge, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
       : undefined;
     if (!this.firewall) {
       acknowledge(stage, {
@@ -137,7 +157,12 @@ export class MeshStack extends Stack {
     }
 
     this.signal = specs.some((spec) => spec.trigger === 'broker-authorizer')
-      ? new SignalBroker(this, 'Signal', { specs, functionNamed })
+      ? new SignalBroker(this.compute, 'Signal', {
+          specs,
+          functionNamed,
+          // the root stack's name: the nested stack's own is CloudFormation's long generated one
+          authorizerName: `${this.stackName}-signal`,
+        })
       : undefined;
     if (this.signal) {
       this.functions.connectSignal({
@@ -149,7 +174,7 @@ export class MeshStack extends Stack {
       });
     }
 
-    this.alarms = new MeshAlarms(this, 'Alarms', {
+    this.alarms = new MeshAlarms(this.monitoring, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
     });
