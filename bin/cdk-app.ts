@@ -6,7 +6,7 @@ import { AwsSolutionsChecks } from '../lib/deploy/nag.ts';
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
  * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
- * address: trials, LocalStack), `bundle` ('false' writes the template without building the
+ * address: trials, LocalStack), `alarmEmail` (an address the alarm topic mails), `bundle` ('false' writes the template without building the
  * functions' bundles, for the tests that read only the template: docs/rehearsal.md). Region and
  * account come from the CLI's environment.
  */
@@ -16,6 +16,9 @@ if (String(app.node.tryGetContext('bundle')) === 'false') app.node.setContext('a
 new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
   retainData: app.node.tryGetContext('retainData') !== 'false',
   firewall: String(app.node.tryGetContext('waf')) !== 'false',
+  ...(app.node.tryGetContext('alarmEmail')
+    ? { alarmEmail: String(app.node.tryGetContext('alarmEmail')) }
+    : {}),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(

@@ -105,8 +105,10 @@ export class ControlPlaneApi extends Construct {
       restApiName: 'mesh',
       description: 'Mesh control plane',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // The role API Gateway logs with is the account's, one for every API in the region: it
+      // stays when the stack goes, or every other API of the account would stop logging.
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: this.stageName,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),

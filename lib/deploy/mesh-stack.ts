@@ -1,4 +1,7 @@
 import { CfnOutput, Duration, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { rolePolicyNames } from '../server/core/roles.ts';
 import { steppingFlows } from '../server/flows/stepping-flows.ts';
@@ -10,8 +13,10 @@ import type { RouteBudgets } from './api-budgets.ts';
 import { ApiFirewall, type ApiFirewallLimits } from './api-firewall.ts';
 import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
+import { MeshDashboard } from './dashboard.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
+import { throwIfProblems } from './names.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
@@ -41,7 +46,15 @@ export type MeshStackProps = StackProps & {
    * @default true: 100 enrolments and 3,000 requests per address in 5 minutes
    */
   readonly firewall?: boolean | ApiFirewallLimits;
+  /**
+   * An address the alarm topic mails (`-c alarmEmail=ADDRESS`); it must confirm the subscription
+   * AWS mails it first. Without one, subscribe to the `AlarmTopicArn` output yourself.
+   */
+  readonly alarmEmail?: string;
 };
+
+/** An address SNS can mail: something@domain, no spaces. */
+const emailAddress = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * The whole control plane, driven by the shared manifests: one function and role per row of
@@ -59,6 +72,9 @@ export class MeshStack extends Stack {
   public readonly api: ControlPlaneApi;
   public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
+  /** Where every alarm goes, on alarm and back to OK. */
+  public readonly alarmTopic: Topic;
+  public readonly dashboard: MeshDashboard;
   public readonly signal: SignalBroker | undefined;
   public readonly roles: OperatorRoles;
   public readonly summaryAggregator: SummaryAggregator | undefined;
@@ -70,6 +86,11 @@ export class MeshStack extends Stack {
 
   constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
     super(scope, id, props);
+    throwIfProblems('MeshStack', [
+      ...(props.alarmEmail !== undefined && !emailAddress.test(props.alarmEmail)
+        ? [`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address`]
+        : []),
+    ]);
     const specs = props.specs ?? functionSpecs;
     const consumerSpec = specs.find((spec) => spec.trigger === 'queue');
 
@@ -174,9 +195,49 @@ export class MeshStack extends Stack {
       });
     }
 
+    this.alarmTopic = new Topic(this, 'AlarmTopic', {
+      displayName: `mesh alarms (${this.stackName})`,
+      enforceSSL: true,
+    });
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    acknowledge(this.alarmTopic, {
+      id: 'AwsSolutions-SNS2',
+      reason:
+        "CloudWatch alarms publish to a topic encrypted with AWS's own SNS key only if the key lets them, which that key's fixed policy does not; what the topic carries is an alarm's name and state, never fleet data",
+    });
+    const flows = new Map([
+      ['push-flow', this.pushFlow.stateMachine],
+      ...(this.rolloutFlow ? ([['rollout-flow', this.rolloutFlow.stateMachine]] as const) : []),
+      ...(this.applyFlow ? ([['apply-flow', this.applyFlow.stateMachine]] as const) : []),
+    ]);
+    const stepOf = (trigger: FunctionSpec['trigger']) => {
+      const spec = specs.find((candidate) => candidate.trigger === trigger);
+      return spec ? ([[trigger, functionNamed(spec.name)]] as const) : [];
+    };
+    const tables = new Map([
+      ['inventory', this.tables.inventory],
+      ['identity', this.tables.identity],
+    ]);
     this.alarms = new MeshAlarms(this.monitoring, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
+      stateMachines: flows,
+      steps: new Map([...stepOf('rollout-flow'), ...stepOf('apply-flow')]),
+      api: this.api.api,
+      tables,
+      alarmAction: new SnsAction(this.alarmTopic),
+    });
+    if (this.summaryAggregator) this.alarms.notify(this.summaryAggregator.falling);
+    this.dashboard = new MeshDashboard(this.monitoring, 'Dashboard', {
+      dashboardName: this.stackName,
+      functions: this.functions.functions,
+      pushFlow: this.pushFlow.stateMachine,
+      ...(this.rolloutFlow ? { rolloutFlow: this.rolloutFlow.stateMachine } : {}),
+      ...(this.applyFlow ? { applyFlow: this.applyFlow.stateMachine } : {}),
+      controlQueue: this.control.queue,
+      deadLetterQueue: this.control.deadLetterQueue,
+      api: this.api.api,
+      tables,
     });
 
     new CfnOutput(this, 'ApiUrl', {
@@ -193,6 +254,11 @@ export class MeshStack extends Stack {
     new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.control.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarmTopic.topicArn,
+      description:
+        'every alarm notifies this topic: subscribe an address, a chat hook or a pager (docs/deploy.md)',
+    });
     new CfnOutput(this, 'PushFlowArn', { value: this.pushFlow.stateMachine.stateMachineArn });
     if (this.signal) {
       new CfnOutput(this, 'SignalBrokerUrl', {

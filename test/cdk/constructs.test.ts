@@ -538,20 +538,17 @@ describe('SignalBroker', () => {
     });
   });
 
-  it('refuses a manifest without one broker authorizer (with a reserved concurrency) and one lifecycle function', () => {
-    const broken = fixtureSpecs.map((spec) =>
-      spec.trigger === 'broker-authorizer' ? { ...spec, reservedConcurrency: undefined } : spec,
-    );
+  it('refuses a manifest without one broker authorizer and one lifecycle function', () => {
     const problems = problemsOf(
       () =>
         new SignalBroker(new Stack(unbundledApp(), 'Broken'), 'Signal', {
-          specs: broken.filter((spec) => spec.trigger !== 'broker-lifecycle'),
+          specs: fixtureSpecs.filter((spec) => !spec.trigger.startsWith('broker-')),
           functionNamed: () => undefined as never,
         }),
     );
     expect(problems).toEqual([
+      "needs one 'broker-authorizer' function, found 0",
       "needs one 'broker-lifecycle' function, found 0",
-      'the unsigned authorizer broker-authorizer needs a reservedConcurrency',
     ]);
   });
 });
@@ -562,7 +559,7 @@ describe('MeshAlarms', () => {
       Namespace: signalsNotPublishedMetric.namespace,
       MetricName: 'SignalsNotPublished',
       Dimensions: [{ Name: 'service', Value: 'mesh' }],
-      Threshold: 0,
+      Threshold: 1,
     });
   });
 
@@ -576,8 +573,8 @@ describe('MeshAlarms', () => {
           Value: { 'Fn::GetAtt': [logicalId(stack, stack.control.deadLetterQueue), 'QueueName'] },
         },
       ],
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
   });
 
@@ -586,11 +583,11 @@ describe('MeshAlarms', () => {
       Namespace: lostMessagesMetric.namespace,
       MetricName: 'LostMessages',
       Dimensions: [{ Name: 'service', Value: 'mesh' }],
-      Threshold: 0,
+      Threshold: 1,
     });
   });
 
-  it('alarms on errors and throttles of every function, summed in one alarm a function', () => {
+  it('alarms on errors and throttles of every function, summed in one alarm a function, on the third in 5 minutes', () => {
     const metric = (fn: string, id: string, metricName: string) =>
       Match.objectLike({
         Id: id,
@@ -609,8 +606,8 @@ describe('MeshAlarms', () => {
           metric(spec.name, 'errors', 'Errors'),
           metric(spec.name, 'throttles', 'Throttles'),
         ]),
-        Threshold: 0,
-        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 3,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       });
     }
   });

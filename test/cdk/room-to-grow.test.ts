@@ -84,5 +84,5 @@ describe(`the app with ${moreFunctions} more function rows`, () => {
       expect(each.parameters, each.stack).toBeLessThanOrEqual(cloudFormation.parameters);
       expect(each.outputs, each.stack).toBeLessThanOrEqual(cloudFormation.outputs);
     }
-  }, 60_000);
+  }, 300_000);
 });
