@@ -43,7 +43,7 @@ export type MeshStackProps = StackProps & {
   /**
    * The web ACL limiting requests per address (ApiFirewall), with its limits; `false` leaves it
    * out (a trial stack, LocalStack), and then one client can keep `POST /enrol` throttled for all.
-   * @default true: 100 enrolments and 3,000 requests per address in 5 minutes
+   * @default true: 500 enrolments and 10,000 requests per address in 5 minutes
    */
   readonly firewall?: boolean | ApiFirewallLimits;
   /**

@@ -22,6 +22,7 @@ import {
 } from '../server/functions/table.ts';
 import type { Parts } from '../server/wiring/parts.ts';
 import { asFunction } from './call-record.ts';
+import { LocalFirewall, type LocalFirewallLimits } from './firewall.ts';
 import { localLambdaContext } from './lambda-context.ts';
 
 export type LocalApiOptions = {
@@ -38,6 +39,8 @@ export type LocalApiOptions = {
    * an apply outlive its request). @default 30 s
    */
   readonly requestTimeoutMs?: number;
+  /** Answer as the deployed firewall would, per source address (MESH_LOCAL_FIREWALL). @default off */
+  readonly firewall?: LocalFirewallLimits;
 };
 
 export type RunningApi = { readonly url: string; readonly server: Server; stop(): Promise<void> };
@@ -64,7 +67,18 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   };
   const host = options.host ?? '127.0.0.1';
   let port = options.port;
+  const firewall = options.firewall ? new LocalFirewall(options.firewall) : undefined;
   const server = createServer((request, response) => {
+    const refused = firewall?.admit(request.socket.remoteAddress ?? '', request.url ?? '/');
+    if (refused) {
+      request.resume();
+      response.writeHead(refused.status, {
+        'content-type': 'application/json',
+        'retry-after': String(refused.retryAfterSeconds),
+      });
+      response.end(refused.body);
+      return;
+    }
     const served = { table, pages: options.pages ?? [], timeoutMs: options.requestTimeoutMs, port };
     serve(request, response, served, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);

@@ -23,6 +23,8 @@ export type AgentTimeline = {
   readonly appliedAt: Map<number, number>;
   /** Revisions whose apply failed (`failWhen`), and when. */
   readonly failedAt: Map<number, number>;
+  /** When it was back on the signal after losing the broker, each time. */
+  readonly reconnectedAt: number[];
 };
 
 /** The agent's memory, kept in the bench's process. */
@@ -62,7 +64,7 @@ export type BenchAgents = {
  * this process: on its signal when `channelOf` names one, polling every `intervalMs` otherwise.
  * The apply step notes the time, after `applyMs` when given. `requests` replaces how a node's
  * requests are sent (by default the operator CLI's ApiClient, signed with the node's key);
- * `heartbeatMs` and `maxBackoffMs` are the run loop's own. `failWhen` makes an apply fail, with
+ * `heartbeatMs`, `maxBackoffMs` and `reconnectWindowMs` are the run loop's own. `failWhen` makes an apply fail, with
  * the reason it answers, for a declaration it picks (a module version that does not start, say).
  */
 export function startAgents(options: {
@@ -75,6 +77,8 @@ export function startAgents(options: {
   readonly applyMs?: (node: string) => number;
   readonly requests?: (node: string, key: HostSigningKey) => HostRequests;
   readonly failWhen?: (node: string, declaration: string) => string | undefined;
+  /** The run loop's window for a reconnect after a lost broker (a bed's short one). */
+  readonly reconnectWindowMs?: number;
 }): BenchAgents {
   const controller = new AbortController();
   const timelines = new Map<string, AgentTimeline>();
@@ -86,6 +90,7 @@ export function startAgents(options: {
       signalledAt: new Map(),
       appliedAt: new Map(),
       failedAt: new Map(),
+      reconnectedAt: [],
     };
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
@@ -124,6 +129,7 @@ export function startAgents(options: {
         intervalMs: options.intervalMs,
         ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
         ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),
+        ...(options.reconnectWindowMs !== undefined ? { reconnectWindowMs: options.reconnectWindowMs } : {}),
         ...(channel
           ? {
               channel,
@@ -132,6 +138,7 @@ export function startAgents(options: {
           : {}),
         log: (said) => {
           if (fieldsOf(said, agentLines.onSignal)) timeline.connectedAt ??= Date.now();
+          if (fieldsOf(said, agentLines.brokerBack)) timeline.reconnectedAt.push(Date.now());
           const signalled = fieldsOf(said, agentLines.signalled);
           if (signalled) timeline.signalledAt.set(signalled.revision, Date.now());
         },
