@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, type NestedStack, Stack } from 'aws-cdk-lib';
+import { App, type NestedStack, Stack, Stage } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MeshStack, type MeshStackProps } from '../../lib/deploy/mesh-stack.ts';
 import { MeshConstructPropsError } from '../../lib/deploy/names.ts';
@@ -29,6 +29,10 @@ export function fixtureStack(props: Partial<MeshStackProps> = {}) {
   return { stack, template: templateOf(stack) };
 }
 
+const unreachable = (): never => {
+  throw new Error('the stack is in no app');
+};
+
 /**
  * The stack's template with its nested stacks' resources in it, as the rehearsal reads the
  * synthesized assembly (tools/rehearsal/nested-stacks.ts): references across stacks resolved,
@@ -41,9 +45,12 @@ export function templateOf(stack: MeshStack): Template {
       child,
     ]),
   );
-  const flat = flattenNestedStacks(Template.fromStack(stack).toJSON() as never, (id) => {
+  // one synthesis for the four templates: Template.fromStack synthesizes the app for each
+  const { directory } = Stage.of(stack)?.synth() ?? unreachable();
+  const read = (file: string) => JSON.parse(readFileSync(join(directory, file), 'utf8'));
+  const flat = flattenNestedStacks(read(stack.templateFile), (id) => {
     const child = nested.get(id);
-    return child ? (Template.fromStack(child).toJSON() as never) : undefined;
+    return child ? read(child.templateFile) : undefined;
   });
   return Template.fromJSON(flat as Record<string, unknown>);
 }

@@ -6,6 +6,7 @@ import type {
   AgentStateStore,
   Applier,
   GoodDeclaration,
+  SignalLink,
 } from '../../lib/clients/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
@@ -25,6 +26,8 @@ export type AgentTimeline = {
   readonly failedAt: Map<number, number>;
   /** When it was back on the signal after losing the broker, each time. */
   readonly reconnectedAt: number[];
+  /** When it began each connect to the broker (the agent's own timing, before the broker's). */
+  readonly connectAttemptsAt: number[];
 };
 
 /** The agent's memory, kept in the bench's process. */
@@ -91,6 +94,7 @@ export function startAgents(options: {
       appliedAt: new Map(),
       failedAt: new Map(),
       reconnectedAt: [],
+      connectAttemptsAt: [],
     };
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
@@ -133,7 +137,10 @@ export function startAgents(options: {
         ...(channel
           ? {
               channel,
-              signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
+              signalLink: timedLink(
+                new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
+                timeline.connectAttemptsAt,
+              ),
             }
           : {}),
         log: (said) => {
@@ -152,6 +159,17 @@ export function startAgents(options: {
       controller.abort();
       await Promise.allSettled(running);
     },
+  };
+}
+
+/** The link, noting when each connect begins. */
+function timedLink(link: SignalLink, attempts: number[]): SignalLink {
+  return {
+    open: (channel, handlers) => {
+      attempts.push(Date.now());
+      return link.open(channel, handlers);
+    },
+    close: () => link.close(),
   };
 }
 

@@ -8,8 +8,8 @@ export const brokerRetryMaxMs = 30_000;
 const brokerRetryFirstMs = 1_000;
 /**
  * How long after a lost connection the host's first reconnect may come, spread evenly: a blip
- * drops the whole fleet at once, and the broker (IoT: 500 connects a second an account by
- * default, each an authorizer call) should see them back over this window, not in one second.
+ * drops the whole fleet at once, and the broker (IoT: a quota of connects a second an account,
+ * each an authorizer call) should see them back over this window, not in one second.
  */
 export const defaultReconnectWindowMs = 30_000;
 
