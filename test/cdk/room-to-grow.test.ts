@@ -1,8 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
 import { type FunctionSpec, functionSpecs } from '../../lib/server/functions/table.ts';
