@@ -6,16 +6,32 @@ import { AwsSolutionsChecks } from '../lib/deploy/nag.ts';
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
  * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
- * address: trials, LocalStack), `bundle` ('false' writes the template without building the
- * functions' bundles, for the tests that read only the template: docs/rehearsal.md). Region and
- * account come from the CLI's environment.
+ * address: trials, LocalStack), `enrolPerAddress` and `requestsPerAddress` (its limits, for a
+ * fleet behind one NAT address: docs/deploy.md), `alarmEmail` (an address the alarm topic
+ * mails), `bundle` ('false' writes the template without building the functions' bundles, for the
+ * tests that read only the template: docs/rehearsal.md). Region and account come from the CLI's
+ * environment.
  */
 const app = new App();
+/** A firewall limit given with `-c NAME=N`; ApiFirewall refuses one WAF does not take. */
+const limitFromContext = (name: 'enrolPerAddress' | 'requestsPerAddress') => {
+  const given = app.node.tryGetContext(name);
+  return given === undefined ? {} : { [name]: Number(given) };
+};
 // The CLI asks for every stack's bundles and refuses `aws:` keys from the command line.
 if (String(app.node.tryGetContext('bundle')) === 'false') app.node.setContext('aws:cdk:bundling-stacks', []);
 new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
   retainData: app.node.tryGetContext('retainData') !== 'false',
-  firewall: String(app.node.tryGetContext('waf')) !== 'false',
+  firewall:
+    String(app.node.tryGetContext('waf')) === 'false'
+      ? false
+      : {
+          ...limitFromContext('enrolPerAddress'),
+          ...limitFromContext('requestsPerAddress'),
+        },
+  ...(app.node.tryGetContext('alarmEmail')
+    ? { alarmEmail: String(app.node.tryGetContext('alarmEmail')) }
+    : {}),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });
 Validations.of(app).addPlugins(

@@ -1,20 +1,27 @@
 import type { Stage } from 'aws-cdk-lib/aws-apigateway';
 import { CfnWebACL, CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import {
+  defaultFirewallLimits,
+  enrolPathPattern,
+  firewallRetryAfterSeconds,
+  firewallWindowSeconds,
+  throttledBody,
+} from './firewall-limits.ts';
 import { throwIfProblems } from './names.ts';
 
 export type ApiFirewallLimits = {
   /**
-   * Requests one address may send to `POST /enrol` in five minutes. One host's enrolment is one
-   * request, and up to about fifteen while it is told "try again"; many hosts behind one NAT
-   * address share this.
-   * @default 100
+   * Requests one address may send to `POST /enrol` in five minutes, refused ones counted too.
+   * One host's enrolment is one request, a few more while told "try again"; hosts behind one NAT
+   * address share this (docs/deploy.md: a fleet behind NAT).
+   * @default 500
    */
   readonly enrolPerAddress?: number;
   /**
    * Requests one address may send to the whole API in five minutes. A fleet behind one NAT
    * address shares this: raise it to a few requests per node per push.
-   * @default 3000
+   * @default 10000
    */
   readonly requestsPerAddress?: number;
 };
@@ -25,10 +32,10 @@ export type ApiFirewallProps = ApiFirewallLimits & {
 };
 
 /** The window AWS WAF counts an address's requests over, and the limits it takes. */
-const windowSeconds = 300;
+const windowSeconds = firewallWindowSeconds;
 const smallestLimit = 10;
 const largestLimit = 2_000_000_000;
-const retryAfterSeconds = 60;
+const retryAfterSeconds = firewallRetryAfterSeconds;
 
 const limitProblems = (name: string, limit: number) =>
   Number.isInteger(limit) && limit >= smallestLimit && limit <= largestLimit
@@ -36,13 +43,6 @@ const limitProblems = (name: string, limit: number) =>
     : [
         `${name} must be a whole number from ${smallestLimit} to ${largestLimit} (requests per address in ${windowSeconds / 60} minutes)`,
       ];
-
-const throttledBody = JSON.stringify({
-  error: {
-    code: 'THROTTLED',
-    message: `too many requests from this address; try again in ${retryAfterSeconds} s`,
-  },
-});
 
 /**
  * Per-address protection in front of the API: an AWS WAF web ACL on the stage with two
@@ -58,8 +58,8 @@ export class ApiFirewall extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiFirewallProps) {
     super(scope, id);
-    const enrolPerAddress = props.enrolPerAddress ?? 100;
-    const requestsPerAddress = props.requestsPerAddress ?? 3000;
+    const enrolPerAddress = props.enrolPerAddress ?? defaultFirewallLimits.enrolPerAddress;
+    const requestsPerAddress = props.requestsPerAddress ?? defaultFirewallLimits.requestsPerAddress;
     throwIfProblems('ApiFirewall', [
       ...limitProblems('enrolPerAddress', enrolPerAddress),
       ...limitProblems('requestsPerAddress', requestsPerAddress),
@@ -90,7 +90,9 @@ export class ApiFirewall extends Construct {
       description: 'mesh control plane: requests per address',
       defaultAction: { allow: {} },
       visibilityConfig: visibility('mesh-api'),
-      customResponseBodies: { throttled: { contentType: 'APPLICATION_JSON', content: throttledBody } },
+      customResponseBodies: {
+        throttled: { contentType: 'APPLICATION_JSON', content: throttledBody(retryAfterSeconds) },
+      },
       rules: [
         {
           name: 'enrol-per-address',
@@ -103,7 +105,7 @@ export class ApiFirewall extends Construct {
               // the stage prefix and any base path come first; a trailing slash reaches the route too
               scopeDownStatement: {
                 regexMatchStatement: {
-                  regexString: '/enrol/?$',
+                  regexString: enrolPathPattern,
                   fieldToMatch: { uriPath: {} },
                   textTransformations: [{ priority: 0, type: 'NONE' }],
                 },

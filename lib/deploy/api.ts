@@ -14,7 +14,7 @@ import {
   ResponseType,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { type IFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { storeRetryAfterSeconds } from '../server/api/problem.ts';
@@ -105,8 +105,10 @@ export class ControlPlaneApi extends Construct {
       restApiName: 'mesh',
       description: 'Mesh control plane',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // The role API Gateway logs with is the account's, one for every API in the region: it
+      // stays when the stack goes, or every other API of the account would stop logging.
       cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.DESTROY,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
       deployOptions: {
         stageName: this.stageName,
         accessLogDestination: new LogGroupLogDestination(this.accessLogs),
@@ -154,7 +156,13 @@ export class ControlPlaneApi extends Construct {
 
     this.authorizer = hostAuthorizer
       ? new RequestAuthorizer(this, 'HostAuthorizer', {
-          handler: props.functionNamed(hostAuthorizer),
+          // Seen from here by its ARN, so the permission API Gateway needs to invoke it is made
+          // in this construct's stack: made beside the function, it would need the API's ARN there,
+          // and the function's stack and the API's would each wait for the other.
+          handler: LambdaFunction.fromFunctionAttributes(this, 'HostAuthorizerFunction', {
+            functionArn: props.functionNamed(hostAuthorizer).functionArn,
+            sameEnvironment: true,
+          }),
           identitySources: (props.hostIdentityHeaders ?? ['Authorization']).map((header) =>
             IdentitySource.header(header),
           ),

@@ -1,4 +1,7 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, NestedStack, Stack, type StackProps } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { rolePolicyNames } from '../server/core/roles.ts';
 import { steppingFlows } from '../server/flows/stepping-flows.ts';
@@ -10,8 +13,10 @@ import type { RouteBudgets } from './api-budgets.ts';
 import { ApiFirewall, type ApiFirewallLimits } from './api-firewall.ts';
 import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
+import { MeshDashboard } from './dashboard.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
 import { acknowledge } from './nag.ts';
+import { throwIfProblems } from './names.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
 import { SignalBroker } from './signal-broker.ts';
@@ -31,17 +36,25 @@ export type MeshStackProps = StackProps & {
   readonly functionsDir?: string;
   /** @default lib/server/flows/push.asl.json */
   readonly pushFlowAslPath?: string;
-  /** @default consumerConcurrency (lib/deploy/control-consumer.ts) */
+  /** @default 5 */
   readonly consumerMaxConcurrency?: number;
   /** Each kind of caller's budget on its API methods (lib/deploy/api-budgets.ts). @default defaultRouteBudgets */
   readonly budgets?: Partial<RouteBudgets>;
   /**
    * The web ACL limiting requests per address (ApiFirewall), with its limits; `false` leaves it
    * out (a trial stack, LocalStack), and then one client can keep `POST /enrol` throttled for all.
-   * @default true: 100 enrolments and 3,000 requests per address in 5 minutes
+   * @default true: 500 enrolments and 10,000 requests per address in 5 minutes
    */
   readonly firewall?: boolean | ApiFirewallLimits;
+  /**
+   * An address the alarm topic mails (`-c alarmEmail=ADDRESS`); it must confirm the subscription
+   * AWS mails it first. Without one, subscribe to the `AlarmTopicArn` output yourself.
+   */
+  readonly alarmEmail?: string;
 };
+
+/** An address SNS can mail: something@domain, no spaces. */
+const emailAddress = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * The whole control plane, driven by the shared manifests: one function and role per row of
@@ -59,19 +72,47 @@ export class MeshStack extends Stack {
   public readonly api: ControlPlaneApi;
   public readonly firewall: ApiFirewall | undefined;
   public readonly alarms: MeshAlarms;
+  /** Where every alarm goes, on alarm and back to OK. */
+  public readonly alarmTopic: Topic;
+  public readonly dashboard: MeshDashboard;
   public readonly signal: SignalBroker | undefined;
   public readonly roles: OperatorRoles;
+  public readonly summaryAggregator: SummaryAggregator | undefined;
+
+  /** The nested stacks, each under CloudFormation's 500 resources with room to grow (docs/deploy.md). */
+  public readonly compute: NestedStack;
+  public readonly edge: NestedStack;
+  public readonly monitoring: NestedStack;
 
   constructor(scope: Construct, id: string, props: MeshStackProps = {}) {
     super(scope, id, props);
+    throwIfProblems('MeshStack', [
+      ...(props.alarmEmail !== undefined && !emailAddress.test(props.alarmEmail)
+        ? [`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address`]
+        : []),
+    ]);
     const specs = props.specs ?? functionSpecs;
     const consumerSpec = specs.find((spec) => spec.trigger === 'queue');
 
+    // The data stays in this stack: moving a resource between stacks replaces it, and the
+    // tables and queues are what must never be replaced. What grows with the function table
+    // lives in nested stacks, split by what each row adds: a function, its role, policy and log
+    // group (compute); a route's method, resource and permission (edge); an alarm (monitoring).
     this.tables = new MeshTables(this, 'Tables', { retain: props.retainData ?? true });
     this.control = new ControlQueue(this, 'ControlQueue', {
       consumerTimeout: Duration.seconds(consumerSpec ? timeoutOf(consumerSpec) : consumerTimeoutSeconds),
     });
-    this.functions = new MeshFunctions(this, 'Functions', {
+    this.compute = new NestedStack(this, 'Compute', {
+      description: 'mesh: the functions, their flows, the queue and stream consumers, the signal broker',
+    });
+    this.edge = new NestedStack(this, 'Edge', {
+      description: "mesh: the API, its firewall and the operators' roles",
+    });
+    this.monitoring = new NestedStack(this, 'Monitoring', {
+      description: 'mesh: the alarms and the dashboard',
+    });
+
+    this.functions = new MeshFunctions(this.compute, 'Functions', {
       specs,
       inventoryTable: this.tables.inventory,
       identityTable: this.tables.identity,
@@ -82,7 +123,7 @@ export class MeshStack extends Stack {
     const functionNamed = (name: string) => this.functions.get(name);
 
     if (consumerSpec) {
-      new ControlConsumer(this, 'ControlConsumer', {
+      new ControlConsumer(this.compute, 'ControlConsumer', {
         queue: this.control.queue,
         consumer: functionNamed(consumerSpec.name),
         ...(props.consumerMaxConcurrency ? { maxConcurrency: props.consumerMaxConcurrency } : {}),
@@ -90,14 +131,14 @@ export class MeshStack extends Stack {
     }
 
     const aggregatorSpec = specs.find((spec) => spec.trigger === 'stream');
-    if (aggregatorSpec) {
-      new SummaryAggregator(this, 'SummaryAggregator', {
-        table: this.tables.inventory,
-        aggregator: functionNamed(aggregatorSpec.name),
-      });
-    }
+    this.summaryAggregator = aggregatorSpec
+      ? new SummaryAggregator(this.compute, 'SummaryAggregator', {
+          table: this.tables.inventory,
+          aggregator: functionNamed(aggregatorSpec.name),
+        })
+      : undefined;
 
-    this.pushFlow = new PushStateMachine(this, 'PushFlow', {
+    this.pushFlow = new PushStateMachine(this.compute, 'PushFlow', {
       aslPath: props.pushFlowAslPath ?? pushFlowAslPath,
       specs,
       functionNamed,
@@ -106,19 +147,19 @@ export class MeshStack extends Stack {
     this.functions.connectPushRunner();
     const stepping = (flow: (typeof steppingFlows)[keyof typeof steppingFlows]) =>
       specs.some((spec) => spec.trigger === flow.trigger)
-        ? new SteppingStateMachine(this, flow.id, { flow, specs, functionNamed })
+        ? new SteppingStateMachine(this.compute, flow.id, { flow, specs, functionNamed })
         : undefined;
     this.rolloutFlow = stepping(steppingFlows.rollout);
     if (this.rolloutFlow) this.functions.connectRolloutFlow(this.rolloutFlow.stateMachine);
     this.applyFlow = stepping(steppingFlows.apply);
     if (this.applyFlow) this.functions.connectApplyFlow(this.applyFlow.stateMachine);
 
-    this.api = new ControlPlaneApi(this, 'Api', {
+    this.api = new ControlPlaneApi(this.edge, 'Api', {
       specs,
       functionNamed,
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
-    this.roles = new OperatorRoles(this, 'Roles', {
+    this.roles = new OperatorRoles(this.edge, 'Roles', {
       api: this.api.api,
       stageName: this.api.stageName,
       routes: routesOf(specs),
@@ -126,7 +167,7 @@ export class MeshStack extends Stack {
     const firewall = props.firewall ?? true;
     const stage = this.api.api.deploymentStage;
     this.firewall = firewall
-      ? new ApiFirewall(this, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
+      ? new ApiFirewall(this.edge, 'Firewall', { stage, ...(firewall === true ? {} : firewall) })
       : undefined;
     if (!this.firewall) {
       acknowledge(stage, {
@@ -137,7 +178,12 @@ export class MeshStack extends Stack {
     }
 
     this.signal = specs.some((spec) => spec.trigger === 'broker-authorizer')
-      ? new SignalBroker(this, 'Signal', { specs, functionNamed })
+      ? new SignalBroker(this.compute, 'Signal', {
+          specs,
+          functionNamed,
+          // the root stack's name: the nested stack's own is CloudFormation's long generated one
+          authorizerName: `${this.stackName}-signal`,
+        })
       : undefined;
     if (this.signal) {
       this.functions.connectSignal({
@@ -149,14 +195,49 @@ export class MeshStack extends Stack {
       });
     }
 
-    this.alarms = new MeshAlarms(this, 'Alarms', {
+    this.alarmTopic = new Topic(this, 'AlarmTopic', {
+      displayName: `mesh alarms (${this.stackName})`,
+      enforceSSL: true,
+    });
+    if (props.alarmEmail) this.alarmTopic.addSubscription(new EmailSubscription(props.alarmEmail));
+    acknowledge(this.alarmTopic, {
+      id: 'AwsSolutions-SNS2',
+      reason:
+        "CloudWatch alarms publish to a topic encrypted with AWS's own SNS key only if the key lets them, which that key's fixed policy does not; what the topic carries is an alarm's name and state, never fleet data",
+    });
+    const flows = new Map([
+      ['push-flow', this.pushFlow.stateMachine],
+      ...(this.rolloutFlow ? ([['rollout-flow', this.rolloutFlow.stateMachine]] as const) : []),
+      ...(this.applyFlow ? ([['apply-flow', this.applyFlow.stateMachine]] as const) : []),
+    ]);
+    const stepOf = (trigger: FunctionSpec['trigger']) => {
+      const spec = specs.find((candidate) => candidate.trigger === trigger);
+      return spec ? ([[trigger, functionNamed(spec.name)]] as const) : [];
+    };
+    const tables = new Map([
+      ['inventory', this.tables.inventory],
+      ['identity', this.tables.identity],
+    ]);
+    this.alarms = new MeshAlarms(this.monitoring, 'Alarms', {
       deadLetterQueue: this.control.deadLetterQueue,
       functions: this.functions.functions,
-      steppingFlows: new Map(
-        [this.rolloutFlow, this.applyFlow].flatMap((flow) =>
-          flow ? [[flow.node.id, flow.stateMachine] as const] : [],
-        ),
-      ),
+      stateMachines: flows,
+      steps: new Map([...stepOf('rollout-flow'), ...stepOf('apply-flow')]),
+      api: this.api.api,
+      tables,
+      alarmAction: new SnsAction(this.alarmTopic),
+    });
+    if (this.summaryAggregator) this.alarms.notify(this.summaryAggregator.falling);
+    this.dashboard = new MeshDashboard(this.monitoring, 'Dashboard', {
+      dashboardName: this.stackName,
+      functions: this.functions.functions,
+      pushFlow: this.pushFlow.stateMachine,
+      ...(this.rolloutFlow ? { rolloutFlow: this.rolloutFlow.stateMachine } : {}),
+      ...(this.applyFlow ? { applyFlow: this.applyFlow.stateMachine } : {}),
+      controlQueue: this.control.queue,
+      deadLetterQueue: this.control.deadLetterQueue,
+      api: this.api.api,
+      tables,
     });
 
     new CfnOutput(this, 'ApiUrl', {
@@ -173,6 +254,11 @@ export class MeshStack extends Stack {
     new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.control.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.alarmTopic.topicArn,
+      description:
+        'every alarm notifies this topic: subscribe an address, a chat hook or a pager (docs/deploy.md)',
+    });
     new CfnOutput(this, 'PushFlowArn', { value: this.pushFlow.stateMachine.stateMachineArn });
     if (this.signal) {
       new CfnOutput(this, 'SignalBrokerUrl', {

@@ -27,9 +27,9 @@ export type SignalBrokerProps = {
  * AWS IoT Core as the change signal's broker. Policy fixed here: an unsigned custom authorizer
  * (hosts send their node name as username and a proof of possession as password, which a
  * token signature cannot express), active, whose function may be invoked by IoT for this
- * authorizer only and runs with the reserved concurrency its row gives it (anyone who knows the
- * name can call an unsigned authorizer); the lifecycle topic rule feeding the presence function,
- * its failures logged; and the account's ATS data endpoint, looked up once at deploy, where
+ * authorizer only, with no reserved concurrency (anyone who knows the name can call an unsigned
+ * authorizer, and a ceiling would let them hold real hosts under it; docs/deploy.md); the
+ * lifecycle topic rule feeding the presence function, its failures logged; and the account's ATS data endpoint, looked up once at deploy, where
  * hosts connect (port 443, ALPN `mqtt`) and the push publishes.
  */
 export class SignalBroker extends Construct {
@@ -51,9 +51,6 @@ export class SignalBroker extends Construct {
       ...(lifecycleSpec.length === 1
         ? []
         : [`needs one 'broker-lifecycle' function, found ${lifecycleSpec.length}`]),
-      ...authorizerSpec
-        .filter((spec) => spec.reservedConcurrency === undefined)
-        .map((spec) => `the unsigned authorizer ${spec.name} needs a reservedConcurrency`),
     ]);
     const stack = Stack.of(this);
 

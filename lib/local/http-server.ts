@@ -23,6 +23,7 @@ import {
 import type { Parts } from '../server/wiring/parts.ts';
 import { awsQuotas, invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
+import { LocalFirewall, type LocalFirewallLimits } from './firewall.ts';
 import { localLambdaContext } from './lambda-context.ts';
 
 export type LocalApiOptions = {
@@ -41,6 +42,8 @@ export type LocalApiOptions = {
   readonly requestTimeoutMs?: number;
   /** How long API Gateway waits for its integration. @default 29 s (tests shorten it to see its 504) */
   readonly integrationTimeoutMs?: number;
+  /** Answer as the deployed firewall would, per source address (MESH_LOCAL_FIREWALL). @default off */
+  readonly firewall?: LocalFirewallLimits;
 };
 
 /** A route's handler, and its row: its timeout and reserved concurrency hold its invocations. */
@@ -70,7 +73,18 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   };
   const host = options.host ?? '127.0.0.1';
   let port = options.port;
+  const firewall = options.firewall ? new LocalFirewall(options.firewall) : undefined;
   const server = createServer((request, response) => {
+    const refused = firewall?.admit(request.socket.remoteAddress ?? '', request.url ?? '/');
+    if (refused) {
+      request.resume();
+      response.writeHead(refused.status, {
+        'content-type': 'application/json',
+        'retry-after': String(refused.retryAfterSeconds),
+      });
+      response.end(refused.body);
+      return;
+    }
     const served = {
       table,
       pages: options.pages ?? [],

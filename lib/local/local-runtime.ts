@@ -9,6 +9,7 @@ import { localResourceNames } from '../server/setup/resources.ts';
 import { makePrivateFolder } from './data-folder.ts';
 import { lockDataFolder } from './data-folder-lock.ts';
 import { type Endpoints, type RunningEmulators, startEmulators } from './emulators.ts';
+import type { LocalFirewallLimits } from './firewall.ts';
 import { type RunningApi, startLocalApi } from './http-server.ts';
 import { type LocalParts, localPartsFor } from './parts.ts';
 import { provisionResources } from './provision.ts';
@@ -41,6 +42,8 @@ export type LocalRuntimeOptions = {
   /** How the parts are built from the configuration. @default localPartsFor */
   readonly wire?: (config: MeshConfig) => LocalParts;
   readonly onProgress?: (line: string) => void;
+  /** The API's firewall, stood in for (lib/local/firewall.ts). @default off */
+  readonly firewall?: LocalFirewallLimits;
 };
 
 export type RunningLocalRuntime = {
@@ -135,6 +138,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
         source: 'local control plane',
       }),
       host,
+      ...(options.firewall ? { firewall: options.firewall } : {}),
     });
     stack.push(() => api.stop());
     return { url: api.url, brokerUrl, dataDir, config, parts, emulators, stop: stopAll };

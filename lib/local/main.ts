@@ -3,6 +3,7 @@ import { lineFormatOf } from '../server/core/coded-lines.ts';
 import { logLevelOf, type MeshConfig } from '../server/setup/config.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
+import { localFirewallLimits } from './firewall.ts';
 import { defaultMqttPort, startLocalRuntime } from './local-runtime.ts';
 import { runtimeLines, runtimePrinter } from './log-lines.ts';
 import type { LocalParts } from './parts.ts';
@@ -11,7 +12,7 @@ import type { LocalService } from './services.ts';
 /**
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
- * MESH_RESOURCE_PREFIX, MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
+ * MESH_RESOURCE_PREFIX, MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOCAL_FIREWALL, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
  * lib/local/log-lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
@@ -61,6 +62,12 @@ export async function runLocalRuntime(
     process.exit(2);
   }
 
+  const firewall = localFirewallLimits(env.MESH_LOCAL_FIREWALL);
+  if (typeof firewall === 'string') {
+    print(stderr, runtimeLines.settingRefused, { variable: 'MESH_LOCAL_FIREWALL', problem: firewall });
+    process.exit(2);
+  }
+
   const started = Date.now();
   try {
     const runtime = await startLocalRuntime({
@@ -68,6 +75,7 @@ export async function runLocalRuntime(
       region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
       given: givenEndpoints(env),
       logLevel: logLevelOf(env.MESH_LOG_LEVEL),
+      ...(firewall ? { firewall } : {}),
       ...(options.wire ? { wire: options.wire } : {}),
       ...(options.services ? { services: options.services } : {}),
       onProgress: (step) => print(stdout, runtimeLines.starting, { step }),

@@ -138,7 +138,7 @@ describe('ApiFirewall', () => {
           Action: blocked,
           Statement: {
             RateBasedStatement: {
-              Limit: 100,
+              Limit: 500,
               EvaluationWindowSec: 300,
               AggregateKeyType: 'IP',
               ScopeDownStatement: {
@@ -155,7 +155,7 @@ describe('ApiFirewall', () => {
           Priority: 1,
           Action: blocked,
           Statement: {
-            RateBasedStatement: { Limit: 3000, EvaluationWindowSec: 300, AggregateKeyType: 'IP' },
+            RateBasedStatement: { Limit: 10000, EvaluationWindowSec: 300, AggregateKeyType: 'IP' },
           },
         }),
       ],

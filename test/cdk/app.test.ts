@@ -10,6 +10,7 @@ import {
   substitutionFor,
 } from '../../lib/server/flows/push-definition.ts';
 import { routes } from '../../lib/server/functions/table.ts';
+import { readAssembly } from '../../tools/rehearsal/assembly.ts';
 import { cachedSynth } from '../../tools/rehearsal/synth.ts';
 
 type Resource = {
@@ -35,7 +36,8 @@ beforeAll(async () => {
   const synth = await cachedSynth({ bundles: false });
   outdir = synth.cdkOut;
   synthOutput = synth.output;
-  template = JSON.parse(readFileSync(join(outdir, 'Mesh.template.json'), 'utf8')) as CfnTemplate;
+  // the root stack with its nested stacks' resources in it
+  template = readAssembly(outdir).template as CfnTemplate;
 }, 300_000);
 
 const resourcesOf = (type: string) =>

@@ -539,20 +539,17 @@ describe('SignalBroker', () => {
     });
   });
 
-  it('refuses a manifest without one broker authorizer (with a reserved concurrency) and one lifecycle function', () => {
-    const broken = fixtureSpecs.map((spec) =>
-      spec.trigger === 'broker-authorizer' ? { ...spec, reservedConcurrency: undefined } : spec,
-    );
+  it('refuses a manifest without one broker authorizer and one lifecycle function', () => {
     const problems = problemsOf(
       () =>
         new SignalBroker(new Stack(unbundledApp(), 'Broken'), 'Signal', {
-          specs: broken.filter((spec) => spec.trigger !== 'broker-lifecycle'),
+          specs: fixtureSpecs.filter((spec) => !spec.trigger.startsWith('broker-')),
           functionNamed: () => undefined as never,
         }),
     );
     expect(problems).toEqual([
+      "needs one 'broker-authorizer' function, found 0",
       "needs one 'broker-lifecycle' function, found 0",
-      'the unsigned authorizer broker-authorizer needs a reservedConcurrency',
     ]);
   });
 });
@@ -563,7 +560,7 @@ describe('MeshAlarms', () => {
       Namespace: signalsNotPublishedMetric.namespace,
       MetricName: 'SignalsNotPublished',
       Dimensions: [{ Name: 'service', Value: 'mesh' }],
-      Threshold: 0,
+      Threshold: 1,
     });
   });
 
@@ -577,8 +574,8 @@ describe('MeshAlarms', () => {
           Value: { 'Fn::GetAtt': [logicalId(stack, stack.control.deadLetterQueue), 'QueueName'] },
         },
       ],
-      Threshold: 0,
-      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
   });
 
@@ -587,11 +584,11 @@ describe('MeshAlarms', () => {
       Namespace: lostMessagesMetric.namespace,
       MetricName: 'LostMessages',
       Dimensions: [{ Name: 'service', Value: 'mesh' }],
-      Threshold: 0,
+      Threshold: 1,
     });
   });
 
-  it('alarms on any execution of a stepping flow that ends without succeeding', () => {
+  it('alarms on the first execution of a stepping flow that fails or is aborted, and on its step failing 15 minutes', () => {
     const scope = new Stack(unbundledApp(), 'Flows');
     const machine = new StateMachine(scope, 'RolloutFlow', {
       definitionBody: DefinitionBody.fromChainable(new Pass(scope, 'Step')),
@@ -599,12 +596,15 @@ describe('MeshAlarms', () => {
     new MeshAlarms(scope, 'Alarms', {
       deadLetterQueue: new Queue(scope, 'Dead'),
       functions: new Map(),
-      steppingFlows: new Map([['RolloutFlow', machine]]),
+      stateMachines: new Map([['rollout-flow', machine]]),
+      steps: new Map([
+        ['rollout-flow', LambdaFunction.fromFunctionName(scope, 'Advance', 'rollout-advance')],
+      ]),
     });
     Template.fromStack(scope).hasResourceProperties('AWS::CloudWatch::Alarm', {
       Metrics: Match.arrayWith([
-        Match.objectLike({ Expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)' }),
-        ...['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionsAborted'].map((metricName) =>
+        Match.objectLike({ Expression: 'FILL(failed, 0) + FILL(aborted, 0)' }),
+        ...['ExecutionsFailed', 'ExecutionsAborted'].map((metricName) =>
           Match.objectLike({
             MetricStat: Match.objectLike({
               Metric: {
@@ -618,11 +618,12 @@ describe('MeshAlarms', () => {
           }),
         ),
       ]),
-      Threshold: 0,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
     });
   });
 
-  it('alarms on errors and throttles of every function, summed in one alarm a function', () => {
+  it('alarms on errors and throttles of every function, summed in one alarm a function, on the third in 5 minutes', () => {
     const metric = (fn: string, id: string, metricName: string) =>
       Match.objectLike({
         Id: id,
@@ -641,8 +642,8 @@ describe('MeshAlarms', () => {
           metric(spec.name, 'errors', 'Errors'),
           metric(spec.name, 'throttles', 'Throttles'),
         ]),
-        Threshold: 0,
-        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 3,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
       });
     }
   });

@@ -4,11 +4,11 @@ import { MeshStack } from '../../lib/deploy/mesh-stack.ts';
 import { accessesOf } from '../../lib/server/functions/spec.ts';
 import type { Access } from '../../lib/server/functions/table.ts';
 import { functionSpecs } from '../../lib/server/functions/table.ts';
-import { grantsOf, logicalId, unbundledAppAsSynthesized } from './support.ts';
+import { grantsOf, logicalId, templateOf, unbundledAppAsSynthesized } from './support.ts';
 
 /** The real manifest's stack with cdk.json's flags, unbundled: grants are read from the template. */
 const stack = new MeshStack(unbundledAppAsSynthesized(), 'Mesh');
-const template = Template.fromStack(stack);
+const template = templateOf(stack);
 const names = {
   [logicalId(stack, stack.tables.inventory)]: 'inventory',
   [logicalId(stack, stack.tables.identity)]: 'identity',

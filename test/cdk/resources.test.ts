@@ -8,11 +8,11 @@ import {
   identityTable,
   inventoryTable,
 } from '../../lib/server/setup/resources.ts';
-import { unbundledApp } from './support.ts';
+import { templateOf, unbundledApp } from './support.ts';
 
 /** The deployed resources and the local ones come from one description; this holds them together. */
 describe('the synthesized template follows lib/server/setup/resources.ts', () => {
-  const template = Template.fromStack(new MeshStack(unbundledApp(), 'Mesh'));
+  const template = templateOf(new MeshStack(unbundledApp(), 'Mesh'));
 
   it.each([inventoryTable, identityTable])(
     'table $logicalName has the described keys and indexes',

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, type NestedStack, Stack, Stage } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { MeshStack, type MeshStackProps } from '../../lib/deploy/mesh-stack.ts';
 import { MeshConstructPropsError } from '../../lib/deploy/names.ts';
+import { flattenNestedStacks } from '../../tools/rehearsal/nested-stacks.ts';
 import { fixtureAslPath, fixtureFunctionsDir, fixtureSpecs } from './fixtures/manifest.ts';
 
 /** An app that skips bundling: construct tests read the template, not the code. */
@@ -25,7 +26,33 @@ export function fixtureStack(props: Partial<MeshStackProps> = {}) {
     pushFlowAslPath: fixtureAslPath,
     ...props,
   });
-  return { stack, template: Template.fromStack(stack) };
+  return { stack, template: templateOf(stack) };
+}
+
+const unreachable = (): never => {
+  throw new Error('the stack is in no app');
+};
+
+/**
+ * The stack's template with its nested stacks' resources in it, as the rehearsal reads the
+ * synthesized assembly (tools/rehearsal/nested-stacks.ts): references across stacks resolved,
+ * every logical id as CDK gave it under its own stack.
+ */
+export function templateOf(stack: MeshStack): Template {
+  const nested = new Map<string, NestedStack>(
+    [stack.compute, stack.edge, stack.monitoring].map((child) => [
+      stack.resolve(child.nestedStackResource?.logicalId) as string,
+      child,
+    ]),
+  );
+  // one synthesis for the four templates: Template.fromStack synthesizes the app for each
+  const { directory } = Stage.of(stack)?.synth() ?? unreachable();
+  const read = (file: string) => JSON.parse(readFileSync(join(directory, file), 'utf8'));
+  const flat = flattenNestedStacks(read(stack.templateFile), (id) => {
+    const child = nested.get(id);
+    return child ? read(child.templateFile) : undefined;
+  });
+  return Template.fromJSON(flat as Record<string, unknown>);
 }
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -48,9 +75,10 @@ export function meshFunctionsOf(template: { findResources(type: string): Record<
 }
 
 /** The logical id CloudFormation gives a construct's main resource. */
-export function logicalId(stack: MeshStack, construct: { node: { defaultChild?: unknown } }): string {
+export function logicalId(_stack: MeshStack, construct: { node: { defaultChild?: unknown } }): string {
   const element = construct.node.defaultChild as { logicalId: string };
-  return stack.resolve(element.logicalId) as string;
+  // resolved by the stack the construct is in, which may be a nested one
+  return Stack.of(element as never).resolve(element.logicalId) as string;
 }
 
 /** Every action a role's policies allow, with the resources each one names (as JSON). */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type EnrolAttempt, presentEnrolment, sendEnrolment } from '../../lib/clients/host/enrol.ts';
+import {
+  type EnrolAttempt,
+  presentEnrolment,
+  sendEnrolment,
+  throttledWaitMs,
+} from '../../lib/clients/host/enrol.ts';
 import { type HttpTransport, NoAnswerError } from '../../lib/clients/http/transport.ts';
 
 /** A control plane that answers from a script, and a clock that only moves when the host sleeps. */
@@ -61,6 +66,45 @@ describe('presentEnrolment', () => {
 
     expect(outcome).toEqual({ kind: 'wait', waitSeconds: 12, attempts: 3, reason: 'token_held' });
     expect(host.sent).toEqual([0, 12_500, 25_000]);
+  });
+
+  it("waits out the firewall's 429 past its patience, doubling from Retry-After, spread over as long again", async () => {
+    const throttled: EnrolAttempt = {
+      kind: 'answer',
+      status: 429,
+      retryAfter: '60',
+      body: { error: { code: 'THROTTLED', message: 'too many requests from this address' } },
+    };
+    const host = scripted([throttled, throttled, throttled, throttled, enrolled], 35_000);
+
+    const outcome = await host.run();
+
+    expect(outcome).toMatchObject({ kind: 'enrolled', node: 'alpha' });
+    // 60 s, 120 s, 240 s, 480 s, each × 1.5 at random 0.5: past the 35 s patience, within 30 minutes
+    expect(host.sleeps).toEqual([90_000, 180_000, 360_000, 720_000]);
+  });
+
+  it('spreads the throttled waits of many hosts over [wait, 2 × wait), at most 10 minutes before the spread', () => {
+    expect([0, 0.5, 0.999].map((random) => throttledWaitMs(60_000, 1, random))).toEqual([
+      60_000, 90_000, 119_940,
+    ]);
+    expect(throttledWaitMs(60_000, 12, 0)).toBe(600_000);
+    expect(throttledWaitMs(0, 1, 0)).toBe(1_000);
+  });
+
+  it('gives up on a 429 that lasts past its throttled patience, saying how long to wait', async () => {
+    const throttled: EnrolAttempt = { kind: 'answer', status: 429, retryAfter: '60', body: {} };
+    const clock = { ms: 0 };
+    const outcome = await presentEnrolment({
+      send: async () => throttled,
+      sleep: async (ms) => {
+        clock.ms += ms;
+      },
+      now: () => clock.ms,
+      random: () => 0,
+      throttledPatienceMs: 5 * 60_000,
+    });
+    expect(outcome).toEqual({ kind: 'wait', waitSeconds: 60, attempts: 3, reason: 'http_429' });
   });
 
   it('keeps asking through a lost answer (timeout) but not through a refused connection', async () => {

@@ -6,6 +6,7 @@ import type {
   AgentStateStore,
   Applier,
   GoodDeclaration,
+  SignalLink,
 } from '../../lib/clients/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 import { type NodeKeys, signingKeyOf } from '../../lib/clients/host/keys.ts';
@@ -23,6 +24,10 @@ export type AgentTimeline = {
   readonly appliedAt: Map<number, number>;
   /** Revisions whose apply failed (`failWhen`), and when. */
   readonly failedAt: Map<number, number>;
+  /** When it was back on the signal after losing the broker, each time. */
+  readonly reconnectedAt: number[];
+  /** When it began each connect to the broker (the agent's own timing, before the broker's). */
+  readonly connectAttemptsAt: number[];
 };
 
 /** The agent's memory, kept in the bench's process. */
@@ -62,7 +67,7 @@ export type BenchAgents = {
  * this process: on its signal when `channelOf` names one, polling every `intervalMs` otherwise.
  * The apply step notes the time, after `applyMs` when given. `requests` replaces how a node's
  * requests are sent (by default the operator CLI's ApiClient, signed with the node's key);
- * `heartbeatMs` and `maxBackoffMs` are the run loop's own. `failWhen` makes an apply fail, with
+ * `heartbeatMs`, `maxBackoffMs` and `reconnectWindowMs` are the run loop's own. `failWhen` makes an apply fail, with
  * the reason it answers, for a declaration it picks (a module version that does not start, say).
  */
 export function startAgents(options: {
@@ -75,6 +80,8 @@ export function startAgents(options: {
   readonly applyMs?: (node: string) => number;
   readonly requests?: (node: string, key: HostSigningKey) => HostRequests;
   readonly failWhen?: (node: string, declaration: string) => string | undefined;
+  /** The run loop's window for a reconnect after a lost broker (a bed's short one). */
+  readonly reconnectWindowMs?: number;
 }): BenchAgents {
   const controller = new AbortController();
   const timelines = new Map<string, AgentTimeline>();
@@ -86,6 +93,8 @@ export function startAgents(options: {
       signalledAt: new Map(),
       appliedAt: new Map(),
       failedAt: new Map(),
+      reconnectedAt: [],
+      connectAttemptsAt: [],
     };
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
@@ -124,14 +133,19 @@ export function startAgents(options: {
         intervalMs: options.intervalMs,
         ...(options.heartbeatMs !== undefined ? { heartbeatMs: options.heartbeatMs } : {}),
         ...(options.maxBackoffMs !== undefined ? { maxBackoffMs: options.maxBackoffMs } : {}),
+        ...(options.reconnectWindowMs !== undefined ? { reconnectWindowMs: options.reconnectWindowMs } : {}),
         ...(channel
           ? {
               channel,
-              signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
+              signalLink: timedLink(
+                new MqttSignalLink({ clientId: node, password: () => connectPassword(key) }),
+                timeline.connectAttemptsAt,
+              ),
             }
           : {}),
         log: (said) => {
           if (fieldsOf(said, agentLines.onSignal)) timeline.connectedAt ??= Date.now();
+          if (fieldsOf(said, agentLines.brokerBack)) timeline.reconnectedAt.push(Date.now());
           const signalled = fieldsOf(said, agentLines.signalled);
           if (signalled) timeline.signalledAt.set(signalled.revision, Date.now());
         },
@@ -145,6 +159,17 @@ export function startAgents(options: {
       controller.abort();
       await Promise.allSettled(running);
     },
+  };
+}
+
+/** The link, noting when each connect begins. */
+function timedLink(link: SignalLink, attempts: number[]): SignalLink {
+  return {
+    open: (channel, handlers) => {
+      attempts.push(Date.now());
+      return link.open(channel, handlers);
+    },
+    close: () => link.close(),
   };
 }
 

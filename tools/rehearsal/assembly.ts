@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { flattenNestedStacks } from './nested-stacks.ts';
 import { RehearsalProblem } from './problems.ts';
 
 export type CfnResource = {
@@ -75,7 +76,17 @@ export function readAssembly(dir: string, stackName?: string): Assembly {
   }
   const [name, artifact] = chosen[0] as (typeof stacks)[number];
   const templateFile = artifact.properties?.templateFile ?? `${name}.template.json`;
-  const template = readJson<CfnTemplate>(join(dir, templateFile), `the template of ${name}`);
+  // The stack's nested stacks (lib/deploy/mesh-stack.ts) read as part of it: each is a template
+  // beside the root's, named by its resource's `aws:asset:path`.
+  const template = flattenNestedStacks(
+    readJson<CfnTemplate>(join(dir, templateFile), `the template of ${name}`),
+    (logicalId, resource) => {
+      const file = resource.Metadata?.['aws:asset:path'];
+      return typeof file === 'string'
+        ? readJson<CfnTemplate>(join(dir, file), `the template of nested stack ${logicalId}`)
+        : undefined;
+    },
+  );
   const [, account, region] = /^aws:\/\/([^/]+)\/(.+)$/.exec(artifact.environment ?? '') ?? [];
 
   const objects = new Map<string, string>();

@@ -47,13 +47,22 @@ export type EnrolClientDeps = {
   readonly random: () => number;
   /** How long to keep asking while told "try again": as long as a claim can last. @default 35 s */
   readonly patienceMs?: number;
+  /**
+   * How long to keep asking while the answer is 429 (the firewall or a budget): a fleet behind
+   * one address is let in a limit's worth at a time. @default 30 minutes
+   */
+  readonly throttledPatienceMs?: number;
   readonly onRetry?: (waitMs: number, reason: string) => void;
 };
 
 /** A claim lasts 30 s on the control plane; a little more covers the clocks and the trip. */
 export const defaultPatienceMs = 35_000;
+/** Several of the firewall's 5-minute windows: long enough for a fleet behind one NAT address. */
+export const defaultThrottledPatienceMs = 30 * 60_000;
 const fallbackRetryMs = 2_000;
 const maxJitterMs = 1_000;
+/** The longest a throttled host waits between two attempts. */
+const maxThrottledWaitMs = 10 * 60_000;
 
 /**
  * Presents the enrolment until it is answered for good. "Try again" answers (409 token_held,
@@ -62,11 +71,20 @@ const maxJitterMs = 1_000;
  * is told how long to wait (the last Retry-After) before running enrol again. A connection
  * refused, or a name that does not resolve, means nothing answers there: asking again will not
  * help, so it ends at once.
+ *
+ * A 429 is waited out longer and apart: the firewall counts every request of an address, the
+ * refused ones too, so hosts behind one NAT address that all came back after Retry-After would
+ * keep their address over the limit. Each 429 in a row doubles the wait from Retry-After (at
+ * most 10 minutes), and the wait is spread over as long again (full jitter), so the fleet's
+ * requests fall under the limit and a limit's worth gets in each window; `throttledPatienceMs`
+ * bounds the whole.
  */
 export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutcome> {
-  const patienceMs = deps.patienceMs ?? defaultPatienceMs;
-  const giveUpAt = deps.now() + patienceMs;
+  const startedAt = deps.now();
+  const giveUpAt = startedAt + (deps.patienceMs ?? defaultPatienceMs);
+  const throttledGiveUpAt = startedAt + (deps.throttledPatienceMs ?? defaultThrottledPatienceMs);
   let attempts = 0;
+  let throttledInARow = 0;
   let lastWaitMs = fallbackRetryMs;
   for (;;) {
     attempts += 1;
@@ -93,13 +111,23 @@ export async function presentEnrolment(deps: EnrolClientDeps): Promise<EnrolOutc
       const problem = problemOf(attempt.body, attempt.status);
       return { kind: 'refused', code: problem.code, message: problem.message, status: attempt.status };
     }
-    const waitMs = lastWaitMs + Math.floor(deps.random() * maxJitterMs);
-    if (deps.now() + waitMs > giveUpAt) {
+    const throttled = attempt.kind === 'answer' && attempt.status === 429;
+    throttledInARow = throttled ? throttledInARow + 1 : 0;
+    const waitMs = throttled
+      ? throttledWaitMs(lastWaitMs, throttledInARow, deps.random())
+      : lastWaitMs + Math.floor(deps.random() * maxJitterMs);
+    if (deps.now() + waitMs > (throttled ? throttledGiveUpAt : giveUpAt)) {
       return { kind: 'wait', waitSeconds: Math.max(1, Math.ceil(lastWaitMs / 1000)), attempts, reason };
     }
     deps.onRetry?.(waitMs, reason);
     await deps.sleep(waitMs);
   }
+}
+
+/** The `inARow`th 429's wait: Retry-After doubled for each before it, then spread over as long again. */
+export function throttledWaitMs(retryAfterMs: number, inARow: number, random: number): number {
+  const base = Math.min(maxThrottledWaitMs, Math.max(retryAfterMs, 1_000) * 2 ** Math.min(inARow - 1, 16));
+  return Math.round(base * (1 + random));
 }
 
 /**

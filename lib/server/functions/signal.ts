@@ -10,8 +10,9 @@ export const signalFunctions = [
     // proofs:write for the replay guard: a password connects once.
     access: ['nodeKeys:verify', 'proofs:write'],
     timeoutSeconds: 5,
-    // An unsigned custom authorizer can be called by anyone who knows its name: a bound on cost.
-    reservedConcurrency: 10,
+    // No reserved concurrency: a reservation is a ceiling a stranger's connects could hold real
+    // hosts under, and a new account's quota (10) refuses any. What bounds a stranger is IoT's
+    // connect rate and the refusal before any read (docs/deploy.md, the broker's authorizer).
     handler: signalAuthorizerHandler,
   },
   {

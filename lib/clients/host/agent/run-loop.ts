@@ -50,6 +50,8 @@ export type RunLoopOptions = {
   readonly safetyIntervalMs?: number;
   /** The longest wait between attempts while the control plane is away. @default 60_000 */
   readonly maxBackoffMs?: number;
+  /** How long after a lost broker connection the reconnect may come, spread evenly. @default 30 s (signal-watch.ts) */
+  readonly reconnectWindowMs?: number;
   /**
    * Called when the control plane holds no enrolment for the key in use: answers whether a
    * newer key took its place (a rotation), in which case the loop goes on with it. Without it,
@@ -100,6 +102,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     log: options.log,
     now,
     random,
+    ...(options.reconnectWindowMs !== undefined ? { reconnectWindowMs: options.reconnectWindowMs } : {}),
   });
   const health = new HealthWatch(
     options.health ?? { intervalMs: defaultCheckIntervalMs, graceMs: defaultCheckGraceMs },

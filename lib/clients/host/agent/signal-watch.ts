@@ -6,6 +6,12 @@ import type { SignalLink } from './ports.ts';
 /** The longest wait between two connect attempts while the broker is away. */
 export const brokerRetryMaxMs = 30_000;
 const brokerRetryFirstMs = 1_000;
+/**
+ * How long after a lost connection the host's first reconnect may come, spread evenly: a blip
+ * drops the whole fleet at once, and the broker (IoT: a quota of connects a second an account,
+ * each an authorizer call) should see them back over this window, not in one second.
+ */
+export const defaultReconnectWindowMs = 30_000;
 
 export type SignalWatchOptions = {
   /** Without a link the agent polls, whatever the control plane names. */
@@ -19,6 +25,8 @@ export type SignalWatchOptions = {
   readonly log: AgentLog;
   readonly now: () => number;
   readonly random: () => number;
+  /** @default defaultReconnectWindowMs */
+  readonly reconnectWindowMs?: number;
 };
 
 /**
@@ -144,8 +152,10 @@ export class SignalWatch {
     this.#connected = false;
     this.#owed = true;
     this.#news += 1;
+    // The fetch owed is made at once; only the reconnect is spread over the window.
     this.#nextAttemptAt =
-      this.#options.now() + Math.round(brokerRetryFirstMs * (0.5 + this.#options.random() / 2));
+      this.#options.now() +
+      Math.round(this.#options.random() * (this.#options.reconnectWindowMs ?? defaultReconnectWindowMs));
     this.#say(agentLines.brokerLost, { reason, pollSeconds: this.#options.pollSeconds });
     this.#wake.abort();
   }
