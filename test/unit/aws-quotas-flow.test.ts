@@ -32,16 +32,44 @@ const failure = async (run: Promise<unknown>) => {
 };
 
 describe('the push flow holds Step Functions’ quotas', () => {
-  it('a push --behind whose flow state passes 256 KiB fails with States.DataLimitExceeded', {
-    timeout: 30_000,
-  }, async () => {
-    const store = await behindMesh(2_000);
-    const flow = new LocalPushFlow({ tasks: pushTaskFunctions(new Pusher({ store })), retryIntervalMs: 0 });
+  it('a task whose result passes 256 KiB fails the push with States.DataLimitExceeded', async () => {
+    const store = await behindMesh(2);
+    const tasks = pushTaskFunctions(new Pusher({ store }));
+    const swollen = {
+      ...tasks,
+      FindBehind: async (input: unknown) => ({
+        ...((await tasks.FindBehind(input)) as object),
+        padding: 'x'.repeat(270_000),
+      }),
+    };
+    const flow = new LocalPushFlow({ tasks: swollen, retryIntervalMs: 0 });
 
     const error = await failure(flow.push({ behind: true }));
 
     expect(error.error).toBe('States.DataLimitExceeded');
-    expect(error.message).toMatch(/exceeding the maximum number of bytes service limit/);
+    expect(error.message).toMatch(
+      /'FindBehind' returned a result with a size exceeding the maximum number of bytes/,
+    );
+  });
+
+  it('a push --behind of 2,000 nodes with the longest names stays inside the quota', {
+    timeout: 30_000,
+  }, async () => {
+    const store = await behindMesh(2_000);
+    let largest = 0;
+    const flow = new LocalPushFlow({
+      tasks: pushTaskFunctions(new Pusher({ store })),
+      retryIntervalMs: 0,
+      measured: (_state, bytes) => {
+        largest = Math.max(largest, bytes);
+      },
+    });
+
+    const outcome = await flow.push({ behind: true });
+
+    expect(outcome.flushed).toHaveLength(2_000);
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThan(262_144);
   });
 
   it('a push under the quota passes', async () => {
@@ -82,18 +110,19 @@ describe('each invocation holds its function’s Lambda quotas', () => {
   });
 
   it('past its reserved concurrency an invocation is throttled', async () => {
-    // signal-authorizer's row reserves 10
-    const held = Array.from({ length: 10 }, () => {
+    // no shipped row reserves concurrency (a new account's quota may be 10): a row of the test's own
+    const spec = { timeoutSeconds: 10, reservedConcurrency: 3 };
+    const held = Array.from({ length: 3 }, () => {
       const { promise: work, resolve: end } = Promise.withResolvers<void>();
-      return { end, run: invocation('signal-authorizer', () => work) };
+      return { end, run: invocation('reserving', () => work, { spec }) };
     });
 
-    await expect(invocation('signal-authorizer', async () => 'ran')).rejects.toMatchObject({
+    await expect(invocation('reserving', async () => 'ran', { spec })).rejects.toMatchObject({
       name: 'Lambda.TooManyRequestsException',
     });
     for (const one of held) one.end();
     await Promise.all(held.map((one) => one.run));
-    await expect(invocation('signal-authorizer', async () => 'ran')).resolves.toBe('ran');
+    await expect(invocation('reserving', async () => 'ran', { spec })).resolves.toBe('ran');
   });
 
   it('a synchronous payload over 6 MB and an asynchronous one over 256 KB are refused', async () => {
