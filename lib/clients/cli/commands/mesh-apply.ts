@@ -33,7 +33,7 @@ export async function applyAll(
   output: Output,
   options: ApplyOptions,
 ): Promise<BoundedApplyOutcome | ExitCode> {
-  const body = bodyOf(output, options);
+  const body = await bodyOf(api, output, options);
   if (typeof body === 'number') return body;
   const saved = options.fromPlan === undefined ? undefined : savedPlan(output, options.fromPlan);
   if (typeof saved === 'number') return saved;

@@ -22,6 +22,7 @@ import { planCountsOf } from './pages.ts';
 import type { ApplyPlan } from './plan.ts';
 import type { ApplyFlow, ApplyJobStore, ApplyLedger, JobLedger } from './ports.ts';
 import { type ApplyOutcome, type ApplyRequest, type MeshFileService, PartlyAppliedError } from './service.ts';
+import { fileOf, type MeshUploadStore, type Named } from './uploads.ts';
 
 /**
  * An apply as a job (docs/mesh-file.md, "An apply as a job"): the request applies what fits its
@@ -32,6 +33,8 @@ export type ApplyJobDeps = {
   readonly meshFiles: MeshFileService;
   readonly applyJobs: ApplyJobStore;
   readonly applyFlow: ApplyFlow;
+  /** Where a file too large for one request was uploaded, when the request names it. */
+  readonly meshUploads?: MeshUploadStore;
   readonly now: () => Date;
 };
 
@@ -70,10 +73,14 @@ export type ApplyAnswer = {
  * it writes anything (ApplyJobRunningError): two applies of two files planning each from what the
  * other wrote would undo each other's work under --prune.
  */
-export async function applyOrStartJob(deps: ApplyJobDeps, request: ApplyRequest): Promise<ApplyAnswer> {
+export async function applyOrStartJob(deps: ApplyJobDeps, named: Named<ApplyRequest>): Promise<ApplyAnswer> {
   const running = await deps.applyJobs.running();
   const stale = running && isStale(running, deps.now()) ? running : undefined;
   if (running && !stale) throw new ApplyJobRunningError(running.id);
+  // An upload is read, each part and the whole checked, before the file is: a part missing or
+  // tampered with is refused here, having written nothing.
+  const { upload: _named, ...rest } = named as Named<ApplyRequest> & { readonly upload?: string };
+  const request: ApplyRequest = { ...rest, file: await fileOf(deps, named, named.by) };
   let opened: ApplyJob | undefined;
   const opening = async (plan: ApplyPlan): Promise<JobLedger> => {
     const now = deps.now();
@@ -175,7 +182,7 @@ export function jobErrorOf(error: unknown): NonNullable<ApplyJob['error']> {
  * a record another advance wrote first is left to it.
  */
 export async function advanceApplyJob(
-  deps: Omit<ApplyJobDeps, 'applyFlow'> & { readonly log: Log },
+  deps: Omit<ApplyJobDeps, 'applyFlow' | 'meshUploads'> & { readonly log: Log },
   input: unknown,
   remainingMs: number,
 ): Promise<{ readonly id: string; readonly finished: boolean; readonly waitSeconds: number }> {
