@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { applyJobDriverService } from '../../lib/local/apply-job-driver.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { ApplyJob } from '../../lib/server/core/mesh-file/apply-job.ts';
 import {
   sha256Of,
   UploadNotFoundError,
@@ -79,15 +81,24 @@ afterAll(async () => {
 });
 
 describe('mesh files uploaded in parts', () => {
-  it('mesh apply -f of a file over 6 MiB uploads it in parts, saying each, and applies it', async () => {
+  it('mesh apply -f of a file over 6 MiB uploads it in parts, saying each, and its job applies it: the request plans nothing', async () => {
     const path = join(folder, 'big.yaml');
     const text = padded(brokerAndWebs(3), 6.5 * 1024 * 1024);
     writeFileSync(path, text);
-    const applied = await mesh(['apply', '-f', path]);
-    expect(applied.code).toBe(ExitCode.ok);
-    expect(applied.output).toContain(`uploaded ${path}: part 1 of 3`);
-    expect(applied.output).toContain(`uploaded ${path}: part 3 of 3 (6.8 of 6.8 MB)`);
-    expect(applied.stdout).toContain('added 4 nodes, 4 modules, 3 relations');
+    const driver = await applyJobDriverService.start(parts);
+    try {
+      const applied = await mesh(['--json', 'apply', '-f', path]);
+      expect(applied.code).toBe(ExitCode.ok);
+      expect(applied.output).toContain('"code":"upload.part"');
+      expect(applied.output).toContain('"part":3,"parts":3');
+      const job = JSON.parse(applied.stdout) as ApplyJob;
+      expect(job).toMatchObject({ state: 'done', parts: 1, progress: { touched: 4 } });
+      expect(job.plan.counts).toMatchObject({ 'add.nodes': 4, 'add.modules': 4, 'add.relations': 3 });
+      expect(job.plan.revision).not.toBe('');
+    } finally {
+      await driver.stop();
+    }
+    expect(await exported()).toContain('up-web-3');
   });
 
   it('refuses a part whose bytes are not what it says, and an apply naming an upload with a part missing, writing nothing', async () => {

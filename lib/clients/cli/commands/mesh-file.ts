@@ -144,8 +144,13 @@ export function registerMeshFileCommands(program: Command): void {
           const outcome = await applyAll(api, output, options);
           if (typeof outcome === 'number') return outcome;
           output.result(outcome);
-          printApplied(output, outcome);
-          behind = outcome.planCounts.behind ?? 0;
+          if ('state' in outcome) {
+            printJob(output, outcome);
+            behind = outcome.plan.counts.behind ?? 0;
+          } else {
+            printApplied(output, outcome);
+            behind = outcome.planCounts.behind ?? 0;
+          }
         }
         if (!options.push || behind === 0) return ExitCode.ok;
         if (options.waves !== undefined)

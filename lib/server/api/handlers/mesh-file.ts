@@ -152,6 +152,8 @@ const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, rout
       ...(until ? { until } : {}),
       by: actorOf(event),
     });
+    // an uploaded file handed whole to its job: the flow plans it
+    if (!outcome) return json(202, { complete: false, job });
     return json(
       200,
       {
