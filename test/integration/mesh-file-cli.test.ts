@@ -59,12 +59,13 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     expect(exported.stdout).toContain('web-3:');
   });
 
-  it('refuses a file larger than its request may be before sending it, and a 10,000-deep one with a clear problem (issue 36, finding 6)', async () => {
-    const huge = file('huge.yaml', `version: 1\n# ${'x'.repeat(6 * 1024 * 1024)}\n`);
+  it('refuses a file larger than an upload takes before sending it, and a 10,000-deep one with a clear problem (issue 36, finding 6)', async () => {
+    const huge = file('huge.yaml', `version: 1\n# ${'x'.repeat(64 * 1024 * 1024)}\n`);
     const tooLarge = await mesh(['apply', '-f', huge]);
     expect(tooLarge.code).toBe(ExitCode.usage);
-    expect(tooLarge.output).toContain(`${huge} takes`);
-    expect(tooLarge.output).toContain('over the 6291456 (6 MiB) a mesh file');
+    expect(tooLarge.output).toContain(`${huge} holds`);
+    expect(tooLarge.output).toContain('over the 67108864 (64 MiB) a mesh file may be: nothing was sent');
+    expect(tooLarge.output).not.toContain('uploaded');
     const deep = file('deep.yaml', `version: 1\nnodes: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`);
     const refused = await mesh(['diff', '-f', deep]);
     expect(refused.code).toBe(ExitCode.usage);

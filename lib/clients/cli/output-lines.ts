@@ -96,8 +96,19 @@ export const cliLines = {
     'cli.file-too-large',
     'error',
     ({ file, bytes, limit }) =>
-      `${file} takes ${bytes} bytes as its request carries it, over the ${limit} (6 MiB) a mesh file's request may be (Lambda's payload): nothing was sent`,
+      `${file} holds ${bytes} bytes, over the ${limit} (64 MiB) a mesh file may be: nothing was sent`,
   ),
+  uploadPart: codedLine<{
+    readonly file: string;
+    readonly upload: string;
+    readonly part: number;
+    readonly parts: number;
+    readonly sent: number;
+    readonly bytes: number;
+  }>('upload.part', 'info', ({ file, part, parts, sent, bytes }) => {
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    return `uploaded ${file}: part ${part} of ${parts} (${mb(sent)} of ${mb(bytes)} MB)`;
+  }),
   fileUnreadable: codedLine<{ readonly file: string; readonly reason: string }>(
     'cli.file-unreadable',
     'error',

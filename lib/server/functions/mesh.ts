@@ -14,6 +14,7 @@ import {
   meshApplyPruneHandler,
   meshExportHandler,
   meshPlanHandler,
+  meshUploadHandler,
 } from '../api/handlers/mesh-file.ts';
 import {
   meshNodeRemoveHandler,
@@ -28,6 +29,7 @@ import {
   pushSendHandler,
 } from '../api/handlers/push-tasks.ts';
 import { meshFileBodyBytes } from '../core/mesh-file/read.ts';
+import { uploadPartBodyBytes } from '../core/mesh-file/uploads.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
@@ -171,9 +173,26 @@ export const meshFunctions = [
       role: 'viewer',
       bodyBytes: meshFileBodyBytes,
     },
-    access: ['inventory:scan'],
+    // inventory:read for a file uploaded in parts, which the plan names instead of carrying
+    access: ['inventory:scan', 'inventory:read'],
     timeoutSeconds: 29,
     handler: meshPlanHandler,
+  },
+  {
+    name: 'mesh-upload',
+    purpose:
+      'starts an upload of a mesh file too large for one request, or keeps one of its parts when its bytes have the SHA-256 sent',
+    trigger: 'api',
+    // uploading is part of applying: an operator's, as POST /mesh/apply is
+    route: {
+      method: 'POST',
+      path: '/mesh/uploads',
+      auth: 'operator',
+      role: 'operator',
+      bodyBytes: uploadPartBodyBytes,
+    },
+    access: ['inventory:read', 'inventory:write'],
+    handler: meshUploadHandler,
   },
   {
     name: 'mesh-apply',

@@ -6,9 +6,11 @@ import { DynamoDBApplyJobs } from '../adapters/mesh-file/apply-jobs.ts';
 import { DynamoDBLiveMeshReader } from '../adapters/mesh-file/live-mesh-reader.ts';
 import { DynamoDBDescribedRevisions } from '../adapters/mesh-file/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../adapters/mesh-file/mesh-file-writer.ts';
+import { DynamoDBMeshUploads } from '../adapters/mesh-file/uploads.ts';
 import type { MeshService } from '../core/mesh/service.ts';
 import type { ApplyFlow, ApplyJobStore } from '../core/mesh-file/ports.ts';
 import { MeshFileService } from '../core/mesh-file/service.ts';
+import type { MeshUploadStore } from '../core/mesh-file/uploads.ts';
 import type { SignalAnnouncer } from '../core/signal/announce.ts';
 import type { MeshConfig } from '../setup/config.ts';
 
@@ -26,6 +28,8 @@ export type MeshFileParts = {
   readonly applyJobs: ApplyJobStore;
   /** Starts the apply flow on AWS; wakes the local runtime's driver (lib/local/apply-job-driver.ts) here. */
   readonly applyFlow: ApplyFlow;
+  /** Mesh files too large for one request, uploaded in parts. */
+  readonly meshUploads: MeshUploadStore;
 };
 
 type Needs = {
@@ -53,6 +57,7 @@ export function meshFileBuilders(
       });
     },
     applyJobs: () => new DynamoDBApplyJobs(table()),
+    meshUploads: () => new DynamoDBMeshUploads(table()),
     applyFlow: () =>
       config.applyFlowArn
         ? new StepFunctionsApplyFlow({ client: makeSFNClient(config), stateMachineArn: config.applyFlowArn })

@@ -22,6 +22,7 @@ import {
   applyJobPath,
   exportQuery,
   planBody,
+  uploadBody,
 } from '../../../lib/server/api/handlers/mesh-file.ts';
 import {
   assignmentPath,
@@ -77,6 +78,7 @@ export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   'mesh-apply': { body: applyBody },
   'mesh-apply-prune': { body: applyBody },
   'apply-job-show': { path: applyJobPath },
+  'mesh-upload': { body: uploadBody },
   'mesh-declaration': { path: nodeParams },
   enrol: { body: enrolBody },
   'token-issue': { path: nodePath, body: issueTokenBody },

@@ -161,7 +161,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
       { meshFiles, applyJobs, applyFlow: new LocalApplyFlow(), now: () => at },
       { file: single, by: localActor() },
     );
-    expect(done.complete).toBe(true);
+    expect(done?.complete).toBe(true);
     expect(job).toBeUndefined();
     expect([...applyJobs.jobs.values()].map(({ job: kept }) => kept)).toMatchObject([
       { state: 'done', parts: 1, written: { transactions: 1, items: 10 }, progress: { touched: 1 } },
@@ -183,7 +183,7 @@ describe('applyOrStartJob and advanceApplyJob', () => {
     const meshFiles = oneNodeAPart(applyJobs);
     const deps = { meshFiles, applyJobs, applyFlow, now: () => at };
     const { outcome: first, job } = await applyOrStartJob(deps, { file, by: localActor() });
-    expect(first.complete).toBe(false);
+    expect(first?.complete).toBe(false);
     expect(told).toEqual([job?.id]);
     const id = job?.id as string;
     expect(applyJobs.holder?.id).toBe(id);

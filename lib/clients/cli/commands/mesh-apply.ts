@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { ApplyJob } from '../../../server/core/mesh-file/apply-job.ts';
 import { type ApplyPlan, whatMoved } from '../../../server/core/mesh-file/index.ts';
 import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
@@ -23,7 +24,8 @@ function savedPlan(output: Output, path: string): ApplyPlan | ExitCode {
 }
 
 /**
- * Applies in one request what fits its time; when that is not all, the answer names the apply
+ * Applies in one request what fits its time (an uploaded file: none, the whole apply is its job's,
+ * and the job's record is the result); when that is not all, the answer names the apply
  * job the control plane carries on with (docs/mesh-file.md, "An apply as a job"), and the job is
  * followed to its end, a line a part (or, with --no-wait, named and let go). A saved plan refused
  * as stale is compared with a plan of the file now, to say what moved in between.
@@ -32,8 +34,8 @@ export async function applyAll(
   api: ApiClient,
   output: Output,
   options: ApplyOptions,
-): Promise<BoundedApplyOutcome | ExitCode> {
-  const body = bodyOf(output, options);
+): Promise<BoundedApplyOutcome | ApplyJob | ExitCode> {
+  const body = await bodyOf(api, output, options);
   if (typeof body === 'number') return body;
   const saved = options.fromPlan === undefined ? undefined : savedPlan(output, options.fromPlan);
   if (typeof saved === 'number') return saved;
@@ -52,6 +54,16 @@ export async function applyAll(
       output.say(cliLines.applyMoved, { from: saved.revision, to: now.revision, moved });
     }
     throw problemError(answer);
+  }
+  if (answer.status === 202) {
+    // An uploaded file handed whole to its job: the flow checks, plans and writes it.
+    const { job } = answer.body as { job: { id: string } };
+    output.say(cliLines.applyJob, { job: job.id });
+    if (options.wait === false) {
+      output.result({ complete: false, job });
+      return ExitCode.ok;
+    }
+    return followApplyJob(api, output, job.id, 0);
   }
   const first = answered<
     BoundedApplyOutcome & { job?: { id: string }; interrupted?: { code: string; message: string } }

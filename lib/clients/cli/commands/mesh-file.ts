@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { ApplyPlan, MeshFileProblem } from '../../../server/core/mesh-file/index.ts';
 import type { BoundedApplyOutcome } from '../../../server/core/mesh-file/pages.ts';
 import { planMatches } from '../../../server/core/mesh-file/plan.ts';
-import { meshFileBodyBytes } from '../../../server/core/mesh-file/read.ts';
+import { sha256Of, uploadMaxBytes, uploadPartBodyBytes } from '../../../server/core/mesh-file/uploads.ts';
 import type { PushOutcome } from '../../../server/core/push/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { type ApiAnswer, type ApiClient, problemError } from '../../http/api-client.ts';
@@ -144,8 +144,13 @@ export function registerMeshFileCommands(program: Command): void {
           const outcome = await applyAll(api, output, options);
           if (typeof outcome === 'number') return outcome;
           output.result(outcome);
-          printApplied(output, outcome);
-          behind = outcome.planCounts.behind ?? 0;
+          if ('state' in outcome) {
+            printJob(output, outcome);
+            behind = outcome.plan.counts.behind ?? 0;
+          } else {
+            printApplied(output, outcome);
+            behind = outcome.planCounts.behind ?? 0;
+          }
         }
         if (!options.push || behind === 0) return ExitCode.ok;
         if (options.waves !== undefined)
@@ -164,21 +169,61 @@ function readFile(output: Output, path: string): string | undefined {
   }
 }
 
-/** The request's body, or an exit code when the file cannot be read or its request would be over the route's limit. */
-export function bodyOf(output: Output, options: FileOptions) {
+/** What the control plane answers a new upload (POST /mesh/uploads). */
+type UploadStarted = { readonly id: string; readonly parts: number; readonly partBytes: number };
+
+/**
+ * The file in parts (docs/mesh-file.md, "Large files"): each part base64 with its SHA-256, the
+ * whole file's SHA-256 said first; a line each part. Its id is what the plan or apply names.
+ */
+async function uploadFile(api: ApiClient, output: Output, path: string, text: string): Promise<string> {
+  const data = Buffer.from(text, 'utf8');
+  const started = await api.call<UploadStarted>('POST', '/mesh/uploads', {
+    bytes: data.length,
+    sha256: sha256Of(data),
+  });
+  for (let part = 1; part <= started.parts; part++) {
+    const bytes = data.subarray((part - 1) * started.partBytes, part * started.partBytes);
+    await api.call('POST', '/mesh/uploads', {
+      upload: started.id,
+      part,
+      data: bytes.toString('base64'),
+      sha256: sha256Of(bytes),
+    });
+    const sent = Math.min(data.length, part * started.partBytes);
+    output.say(cliLines.uploadPart, {
+      file: path,
+      upload: started.id,
+      part,
+      parts: started.parts,
+      sent,
+      bytes: data.length,
+    });
+  }
+  return started.id;
+}
+
+/**
+ * The request's body, or an exit code when the file cannot be read or is over what an upload
+ * takes. A file whose request would be over a part's request (4 MiB) goes up in parts first and
+ * the body names the upload: every request then stays within Lambda's 6 MB, the API Gateway event
+ * around it and the file's JSON escaping counted.
+ */
+export async function bodyOf(api: ApiClient, output: Output, options: FileOptions) {
   const file = readFile(output, options.file ?? '');
   if (file === undefined) return ExitCode.usage;
-  const body = {
-    file,
+  const flags = {
     ...(options.prune ? { prune: true } : {}),
     ...(options.allowMassRemoval ? { allowMassRemoval: true } : {}),
   };
-  const bytes = Buffer.byteLength(JSON.stringify(body));
-  if (bytes > meshFileBodyBytes) {
-    output.say(cliLines.fileTooLarge, { file: options.file ?? '', bytes, limit: meshFileBodyBytes });
+  const body = { file, ...flags };
+  if (Buffer.byteLength(JSON.stringify(body)) <= uploadPartBodyBytes) return body;
+  const bytes = Buffer.byteLength(file);
+  if (bytes > uploadMaxBytes) {
+    output.say(cliLines.fileTooLarge, { file: options.file ?? '', bytes, limit: uploadMaxBytes });
     return ExitCode.usage;
   }
-  return body;
+  return { upload: await uploadFile(api, output, options.file ?? '', file), ...flags };
 }
 
 /** An answer's body, or the exit of its problem: a bad file's problems printed as compilers do. */
@@ -209,7 +254,7 @@ export function answered<T>(output: Output, options: FileOptions, answer: ApiAns
 }
 
 async function planOf(api: ApiClient, output: Output, options: FileOptions) {
-  const body = bodyOf(output, options);
+  const body = await bodyOf(api, output, options);
   if (typeof body === 'number') return body;
   return planPages(api, output, options, body);
 }

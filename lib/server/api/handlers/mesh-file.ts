@@ -16,6 +16,16 @@ import { PlanChangedError, StalePlanError } from '../../core/mesh-file/plan-chec
 import type { ApplyJobStore } from '../../core/mesh-file/ports.ts';
 import { meshFileBodyBytes } from '../../core/mesh-file/read.ts';
 import type { MeshFileService } from '../../core/mesh-file/service.ts';
+import {
+  planNamed,
+  putUploadPart,
+  sha256Pattern,
+  startUpload,
+  type UploadDeps,
+  uploadIdPattern,
+  uploadMaxBytes,
+  uploadPartBodyBytes,
+} from '../../core/mesh-file/uploads.ts';
 import type { Log } from '../../core/ports.ts';
 import { BadCursorError, InvalidRequestError } from '../../core/request-errors.ts';
 import { storeErrors } from '../../core/unavailable.ts';
@@ -27,7 +37,7 @@ import { problemsFrom } from '../problem.ts';
 
 /** The mesh as a file (docs/mesh-file.md): export, plan and apply, one factory per function of lib/server/functions/mesh.ts. */
 type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-export type MeshFileDeps = { readonly meshFiles: MeshFileService; readonly log?: Log };
+export type MeshFileDeps = { readonly meshFiles: MeshFileService; readonly log?: Log } & UploadDeps;
 
 const meshFileProblem = problemsFrom(meshFileErrors, meshErrors, storeErrors);
 const edge = (deps: MeshFileDeps & Refusing, handler: Handler) =>
@@ -38,23 +48,38 @@ const edge = (deps: MeshFileDeps & Refusing, handler: Handler) =>
 const format = z.enum(['yaml', 'json']);
 const cursor = z.string().min(1).max(maxCursorChars);
 export const exportQuery = z.object({ format: format.optional(), cursor: cursor.optional() }).strict();
+const uploadId = z
+  .string()
+  .regex(uploadIdPattern, 'an upload id is 32 hex digits, as POST /mesh/uploads answers it');
 const fileBody = z
   .object({
-    file: z.string(),
+    /** The file itself, or `upload`: the id of an upload of it (POST /mesh/uploads), one of them. */
+    file: z.string().optional(),
+    upload: uploadId.optional(),
     /** Informational: the file's own text says which it is (JSON is YAML). */
     format: format.optional(),
     prune: z.boolean().optional(),
     allowMassRemoval: z.boolean().optional(),
   })
   .strict();
+const oneFile = <Body extends { file?: string | undefined; upload?: string | undefined }>(body: Body) =>
+  (body.file === undefined) !== (body.upload === undefined);
+const oneFileSays = { message: 'give the file or the upload that holds it, one of them', path: ['file'] };
 /** The next page of a plan is asked with the same body and the page's `next` as `cursor`. */
-export const planBody = fileBody.extend({ cursor: cursor.optional() }).strict();
+export const planBody = fileBody.extend({ cursor: cursor.optional() }).strict().refine(oneFile, oneFileSays);
 export const applyBody = fileBody
   .extend({
     revision: z.string().min(1).max(64).optional(),
     digest: z.string().min(1).max(64).optional(),
   })
-  .strict();
+  .strict()
+  .refine(oneFile, oneFileSays);
+/** The file or its upload, as the core takes them. */
+const named = <Body extends { file?: string | undefined; upload?: string | undefined }>({
+  file,
+  upload,
+  ...rest
+}: Body) => ({ ...rest, ...(file !== undefined ? { file } : { upload: upload as string }) });
 
 /** Kept back from the request's time for the answer (a plan of 10,000 nodes is a few hundred KB). */
 const answerMarginMs = 3_000;
@@ -87,7 +112,7 @@ export const meshPlanHandler = (deps: MeshFileDeps) =>
   edge(deps, async (event) => {
     const { cursor: asked, ...body } = parseBody(event, planBody, meshFileBodyBytes);
     const at = asked === undefined ? undefined : answerCursorAt(asked, 'plan');
-    const { plan } = await deps.meshFiles.plan(body);
+    const { plan } = await planNamed(deps, { ...named(body), by: actorOf(event) });
     if (at && at.revision !== plan.revision) throw new StalePlanError(at.revision, plan.revision);
     if (at && at.what !== plan.digest) throw new PlanChangedError(at.what, plan.digest);
     const { page, next, total } = pageOfLists(plan, planListPaths, at?.at ?? 0, pageBytes);
@@ -122,11 +147,13 @@ const applyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>, rout
       ? Date.now() + Math.max(1_000, timeToAnswer(event, context) - answerMarginMs)
       : undefined;
     const { outcome, job, interrupted } = await applyOrStartJob(deps, {
-      ...body,
+      ...named(body),
       prune: route === 'prune',
       ...(until ? { until } : {}),
       by: actorOf(event),
     });
+    // an uploaded file handed whole to its job: the flow plans it
+    if (!outcome) return json(202, { complete: false, job });
     return json(
       200,
       {
@@ -146,6 +173,44 @@ export const meshApplyHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFi
 export const meshApplyPruneHandler = (deps: MeshFileDeps & Omit<ApplyJobDeps, 'meshFiles'>) =>
   applyHandler(deps, 'prune');
 
+const sha256 = z.string().regex(sha256Pattern, 'a SHA-256 is 64 lowercase hex digits');
+/** An upload started: the file's size and SHA-256. */
+const uploadStart = z.strictObject({
+  bytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(uploadMaxBytes * 2),
+  sha256,
+});
+/** One part of an upload: its number (from 1), its bytes base64 (JSON never escapes them, so the request's size is known) and their SHA-256. */
+const uploadPart = z.strictObject({
+  upload: uploadId,
+  part: z.number().int().min(1).max(100_000),
+  data: z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64'),
+  sha256,
+});
+export const uploadBody = z.union([uploadStart, uploadPart]);
+
+/**
+ * POST /mesh/uploads: a mesh file too large for one request, in parts (docs/mesh-file.md, "Large
+ * files"). `{bytes, sha256}` starts an upload (201, its id and how its parts are cut); `{upload,
+ * part, data, sha256}` keeps one part when its bytes have the SHA-256 sent with them. One route
+ * for both: a stack holds at most 500 resources, and a route costs a function and its own.
+ */
+export const meshUploadHandler = (deps: UploadDeps & { readonly log?: Log } & Refusing) =>
+  middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(httpEdge({ mapError: meshFileProblem, log: deps.log, refusals: deps.refusals }))
+    .handler(async (event) => {
+      const body = parseBody(event, uploadBody, uploadPartBodyBytes);
+      if ('upload' in body) {
+        const data = Buffer.from(body.data, 'base64');
+        return json(200, await putUploadPart(deps, { ...body, id: body.upload, data, by: actorOf(event) }));
+      }
+      const { by: _by, ...upload } = await startUpload(deps, { ...body, by: actorOf(event) });
+      return json(201, upload);
+    });
+
 export const applyJobPath = z.strictObject({
   id: z.string().regex(applyJobIdPattern, 'an apply job id looks like 20260722T101500123Z-4f2a9c'),
 });
@@ -163,7 +228,7 @@ export const applyJobShowHandler = (
 
 /** The apply flow's Task (lib/server/flows/apply.asl.json): the next part of a job, in the invocation's time. */
 export const meshApplyAdvanceHandler =
-  (deps: Omit<ApplyJobDeps, 'applyFlow'> & { readonly log: Log }) =>
+  (deps: Omit<ApplyJobDeps, 'applyFlow' | 'meshUploads'> & { readonly log: Log }) =>
   (input: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) =>
     advanceApplyJob(deps, input, context?.getRemainingTimeInMillis?.() ?? advanceWithoutContextMs);
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import { MeshError } from '../mesh/errors.ts';
-import type { PlanCounts } from './pages.ts';
+import { type PlanCounts, planCountsOf } from './pages.ts';
 import type { ApplyLedger, WriteTally } from './ports.ts';
 import type { ApplyOutcome, ApplyProgress } from './service.ts';
 
@@ -88,6 +88,10 @@ export function openedJob(
   };
 }
 
+/** The plan a job opened before planning carries until its first part: none yet. */
+export const notPlanned = { revision: '', digest: '', counts: {} } as const;
+export const planned = (job: Pick<ApplyJob, 'plan'>) => job.plan.revision !== '';
+
 /** Whether the request that opened the job still holds it: no part recorded, its time not up. */
 export const heldByRequest = (job: ApplyJob, now: Date) =>
   job.parts === 0 && job.heldUntil !== undefined && now.getTime() < Date.parse(job.heldUntil);
@@ -101,6 +105,10 @@ export function progressedJob(job: ApplyJob, part: ApplyOutcome, now: Date, ledg
   const { heldUntil: _held, ...rest } = job;
   return {
     ...rest,
+    // A job opened before any plan (an uploaded file, planned by the flow) takes its first part's.
+    plan: planned(job)
+      ? job.plan
+      : { revision: part.plan.revision, digest: part.plan.digest, counts: planCountsOf(part.plan) },
     state: part.complete ? 'done' : 'running',
     parts: job.parts + 1,
     written: ledger?.written ?? {

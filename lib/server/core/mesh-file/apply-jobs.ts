@@ -3,6 +3,7 @@ import { meshErrors } from '../mesh/errors.ts';
 import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause, StoreUnavailableError } from '../unavailable.ts';
+import type { RunningApplyJob } from './apply-job.ts';
 import {
   type ApplyJob,
   ApplyJobNotFoundError,
@@ -13,6 +14,7 @@ import {
   heldByRequest,
   isStale,
   newApplyJobId,
+  notPlanned,
   openedJob,
   progressedJob,
 } from './apply-job.ts';
@@ -22,6 +24,7 @@ import { planCountsOf } from './pages.ts';
 import type { ApplyPlan } from './plan.ts';
 import type { ApplyFlow, ApplyJobStore, ApplyLedger, JobLedger } from './ports.ts';
 import { type ApplyOutcome, type ApplyRequest, type MeshFileService, PartlyAppliedError } from './service.ts';
+import { fileOf, type MeshUploadStore, type Named } from './uploads.ts';
 
 /**
  * An apply as a job (docs/mesh-file.md, "An apply as a job"): the request applies what fits its
@@ -32,6 +35,8 @@ export type ApplyJobDeps = {
   readonly meshFiles: MeshFileService;
   readonly applyJobs: ApplyJobStore;
   readonly applyFlow: ApplyFlow;
+  /** Where a file too large for one request was uploaded, when the request names it. */
+  readonly meshUploads?: MeshUploadStore;
   readonly now: () => Date;
 };
 
@@ -54,7 +59,8 @@ export const jobLedger = (applyJobs: ApplyJobStore, job: string): JobLedger => (
  * goes on once it can), with what the request wrote before.
  */
 export type ApplyAnswer = {
-  readonly outcome: ApplyOutcome;
+  /** The request's own part; none when the whole apply was handed to its job (an uploaded file). */
+  readonly outcome?: ApplyOutcome;
   readonly job?: { readonly id: string };
   readonly interrupted?: { readonly code: string; readonly message: string };
 };
@@ -70,10 +76,16 @@ export type ApplyAnswer = {
  * it writes anything (ApplyJobRunningError): two applies of two files planning each from what the
  * other wrote would undo each other's work under --prune.
  */
-export async function applyOrStartJob(deps: ApplyJobDeps, request: ApplyRequest): Promise<ApplyAnswer> {
+export async function applyOrStartJob(deps: ApplyJobDeps, named: Named<ApplyRequest>): Promise<ApplyAnswer> {
   const running = await deps.applyJobs.running();
   const stale = running && isStale(running, deps.now()) ? running : undefined;
   if (running && !stale) throw new ApplyJobRunningError(running.id);
+  // An upload is read, each part and the whole checked, before the file is: a part missing or
+  // tampered with is refused here, having written nothing.
+  const { upload, ...rest } = named as Named<ApplyRequest> & { readonly upload?: string };
+  const request: ApplyRequest = { ...rest, file: await fileOf(deps, named, named.by) };
+  if (upload !== undefined && request.revision === undefined && request.digest === undefined)
+    return { job: { id: await handedToJob(deps, request, stale) } };
   let opened: ApplyJob | undefined;
   const opening = async (plan: ApplyPlan): Promise<JobLedger> => {
     const now = deps.now();
@@ -140,6 +152,39 @@ export async function applyOrStartJob(deps: ApplyJobDeps, request: ApplyRequest)
   return outcome.complete ? { outcome } : { outcome, job: { id: job.id } };
 }
 
+/**
+ * An uploaded file is large (over 4 MiB: about 30,000 nodes and more): its check, the read of the
+ * mesh and the plan can take the request's whole 29 s before a first write, so the request opens
+ * the job with the file and no plan, starts the flow and answers; the flow's first part checks,
+ * plans and writes in its 300 s, and the job's record takes that part's plan. A file with problems
+ * ends the job `failed`, `bad_mesh_file`, having written nothing.
+ */
+async function handedToJob(
+  deps: ApplyJobDeps,
+  request: ApplyRequest,
+  stale: RunningApplyJob | undefined,
+): Promise<string> {
+  const now = deps.now();
+  const job = openedJob(
+    newApplyJobId(now),
+    request,
+    notPlanned,
+    { remaining: 0, remainingNodes: [] },
+    now,
+    now,
+  );
+  await deps.applyJobs.start(job, request.file, stale);
+  try {
+    await deps.applyFlow.started(job.id);
+  } catch (error) {
+    await deps.applyJobs
+      .record(failedJob(job, { status: 503, code: 'try_again', message: describeCause(error) }, now), 0)
+      .catch(() => undefined);
+    throw error;
+  }
+  return job.id;
+}
+
 export async function readApplyJob(deps: Pick<ApplyJobDeps, 'applyJobs'>, id: string): Promise<ApplyJob> {
   const job = await deps.applyJobs.read(id);
   if (!job) throw new ApplyJobNotFoundError(id);
@@ -175,7 +220,7 @@ export function jobErrorOf(error: unknown): NonNullable<ApplyJob['error']> {
  * a record another advance wrote first is left to it.
  */
 export async function advanceApplyJob(
-  deps: Omit<ApplyJobDeps, 'applyFlow'> & { readonly log: Log },
+  deps: Omit<ApplyJobDeps, 'applyFlow' | 'meshUploads'> & { readonly log: Log },
   input: unknown,
   remainingMs: number,
 ): Promise<{ readonly id: string; readonly finished: boolean; readonly waitSeconds: number }> {

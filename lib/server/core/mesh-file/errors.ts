@@ -5,6 +5,16 @@ import { ExportMovedError } from './pages.ts';
 import { PartlyAppliedError } from './partly-applied.ts';
 import { MassRemovalError, PlanChangedError, StalePlanError } from './plan-checks.ts';
 import { BadMeshFileError } from './problems.ts';
+import {
+  UploadDigestError,
+  UploadIncompleteError,
+  UploadNotFoundError,
+  UploadPartDiffersError,
+  UploadPartDigestError,
+  UploadPartOutOfRangeError,
+  UploadPartSizeError,
+  UploadTooLargeError,
+} from './uploads.ts';
 
 /** A prune asked on the operator's route: removing nodes and their enrolment is an admin's. */
 export class PruneNeedsAdminError extends Error {
@@ -49,4 +59,16 @@ export const meshFileErrors = new ErrorTable({
     }),
   },
   PruneNeedsAdminError: refused(PruneNeedsAdminError, 403, 'prune_needs_admin'),
+  UploadNotFoundError: refused(UploadNotFoundError, 404, 'upload_not_found', {
+    details: (e) => ({ upload: e.upload }),
+  }),
+  UploadTooLargeError: refused(UploadTooLargeError, 413, 'upload_too_large'),
+  UploadPartOutOfRangeError: refused(UploadPartOutOfRangeError, 400, 'bad_part'),
+  UploadPartSizeError: refused(UploadPartSizeError, 400, 'bad_part'),
+  UploadPartDigestError: refused(UploadPartDigestError, 422, 'part_digest_mismatch'),
+  UploadPartDiffersError: refused(UploadPartDiffersError, 409, 'part_differs'),
+  UploadIncompleteError: refused(UploadIncompleteError, 409, 'upload_incomplete', {
+    details: (e) => ({ missing: e.missing.slice(0, 100), missingCount: e.missing.length }),
+  }),
+  UploadDigestError: refused(UploadDigestError, 422, 'upload_digest_mismatch'),
 });

@@ -9,7 +9,7 @@ export type ReadMeshFileOptions = {
   readonly limits?: Partial<MeshFileLimits>;
   /** 100,000 unless told: ten times the fleets the benches apply, well short of what hurts. */
   readonly maxNodes?: number;
-  /** 6 MiB unless told: what the API's request that carries a file may be (lib/server/api/http.ts). */
+  /** 64 MiB unless told: what an upload takes (uploads.ts). */
   readonly maxBytes?: number;
   /** The live mesh's module kinds (liveKinds), when the file is read against a mesh. */
   readonly kinds?: ReadonlyMap<string, string | null>;
@@ -17,15 +17,15 @@ export type ReadMeshFileOptions = {
 
 export const defaultMaxNodes = 100_000;
 /**
- * A mesh file's routes take a file: up to Lambda's 6 MB synchronous payload, its own bound on
- * AWS, the file JSON-escaped inside; the CLI refuses a larger request before sending it.
+ * A mesh file's routes take a file in their body: up to Lambda's 6 MB synchronous payload, the
+ * file JSON-escaped inside. The CLI sends a larger file in parts (uploads.ts) and names it.
  */
 export const meshFileBodyBytes = 6 * 1024 * 1024;
 /**
- * The largest file: the request that carries it is held to `meshFileBodyBytes`, so no file
- * larger can reach a plan or an apply; a 10,000-node file written out node by node is about 1 MB.
+ * The largest file, uploaded in parts: 100,000 nodes (the file's own bound) written out node by
+ * node, at about 380 bytes a node (a 50,000-node file is about 19 MB), fit in it.
  */
-export const meshFileMaxBytes = 6 * 1024 * 1024;
+export const meshFileMaxBytes = 64 * 1024 * 1024;
 
 /** A file read whole: what it asks for, and every problem found in it, in file order. */
 export type CheckedMeshFile = {

@@ -1,0 +1,235 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { localLambdaContext } from '../lib/local/lambda-context.ts';
+import { LocalApplyFlow } from '../lib/local/local-apply-flow.ts';
+import { localPartsFor } from '../lib/local/parts.ts';
+import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
+import {
+  meshApplyAdvanceHandler,
+  meshApplyHandler,
+  meshUploadHandler,
+} from '../lib/server/api/handlers/mesh-file.ts';
+import type { ApplyOutcome } from '../lib/server/core/mesh-file/service.ts';
+import { sha256Of } from '../lib/server/core/mesh-file/uploads.ts';
+import { functionSpecs } from '../lib/server/functions/table.ts';
+import { generatedFile } from './apply.bench.ts';
+import { benchEnvironment } from './support/environment.ts';
+import type { BenchTable } from './support/table.ts';
+
+/**
+ * `npm run bench -- mesh-file-50k`: a generated mesh file of 10,000 and 50,000 nodes (the apply
+ * bench's shape: three modules a node, one relation) uploaded in parts and applied as `mesh apply
+ * -f` does, each handler in-process on DynamoDB Local: the upload's requests, the apply request
+ * (29 s), then the apply job's parts as the flow runs them (300 s each). For each request: its body
+ * and its event in bytes (against Lambda's 6 MB), its time, and what it read (DynamoDB requests by
+ * kind, and items read), to show what a part of the job costs as the mesh grows.
+ */
+const advanceSeconds =
+  functionSpecs.find((spec) => spec.name === 'mesh-apply-advance')?.timeoutSeconds ?? 300;
+/** An API Gateway REST event around a body, with headers of the size the CLI sends signed. */
+const eventOf = (body: string): APIGatewayProxyEvent =>
+  ({
+    resource: '/mesh/uploads',
+    path: '/mesh/uploads',
+    httpMethod: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `AWS4-HMAC-SHA256 Credential=${'A'.repeat(20)}/20261206/eu-west-1/execute-api/aws4_request, SignedHeaders=content-type;host;x-amz-date;x-amz-security-token, Signature=${'0'.repeat(64)}`,
+      'x-amz-security-token': 'T'.repeat(1200),
+      'x-amz-date': '20261206T000000Z',
+      host: 'abcdefghij.execute-api.eu-west-1.amazonaws.com',
+    },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    pathParameters: null,
+    requestContext: {
+      requestTimeEpoch: Date.now(),
+      requestId: 'c6af9ac6-7b61-11e6-9a41-93e8deadbeef',
+      identity: {
+        userArn: 'arn:aws:sts::123456789012:assumed-role/MeshOperator/someone',
+        sourceIp: '192.0.2.1',
+      },
+    },
+    body,
+    isBase64Encoded: false,
+  }) as unknown as APIGatewayProxyEvent;
+
+/** DynamoDB requests by kind and items read, counted until reset. */
+function meter(client: DynamoDBClient) {
+  const counts = { requests: new Map<string, number>(), itemsRead: 0, itemsWritten: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = String(context.commandName ?? '?').replace(/Command$/, '');
+      counts.requests.set(name, (counts.requests.get(name) ?? 0) + 1);
+      const items = (args.input as { TransactItems?: unknown[] }).TransactItems;
+      if (items) counts.itemsWritten += items.length;
+      const result = await next(args);
+      const output = result.output as {
+        Count?: number;
+        Item?: unknown;
+        Responses?: Record<string, unknown[]>;
+      };
+      if (typeof output.Count === 'number') counts.itemsRead += output.Count;
+      else if (output.Item) counts.itemsRead += 1;
+      else if (output.Responses && !Array.isArray(output.Responses))
+        for (const list of Object.values(output.Responses)) counts.itemsRead += list.length;
+      return result;
+    },
+    { step: 'initialize', name: 'meshFileBenchMeter' },
+  );
+  return {
+    counts,
+    take: () => {
+      const taken = {
+        requests: [...counts.requests].map(([name, n]) => `${name} ${n}`).join(', '),
+        scans: counts.requests.get('Scan') ?? 0,
+        itemsRead: counts.itemsRead,
+        itemsWritten: counts.itemsWritten,
+      };
+      counts.requests.clear();
+      counts.itemsRead = 0;
+      counts.itemsWritten = 0;
+      return taken;
+    },
+  };
+}
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
+const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
+
+export async function run(): Promise<BenchTable[]> {
+  const sizes = (process.env.MESH_BENCH_FILE_SIZES ?? '10000,50000').split(',').map(Number);
+  const rows: Array<Array<string | number>> = [];
+  const notes: string[] = [];
+  const say = (text: string) => process.stderr.write(`${text}\n`);
+  for (const size of sizes) {
+    const environment = await benchEnvironment();
+    try {
+      const config = await environment.provision(`file-${size}-${Math.random().toString(36).slice(2, 8)}`);
+      // DynamoDB Local on a loaded machine answers a transaction late; AWS's own latency is not this
+      // bench's subject, so the client waits 30 s where the control plane's waits 3 s.
+      const client = makeDynamoDBClient(config, { requestTimeoutMs: 30_000 });
+      const meters = meter(client);
+      const parts = localPartsFor(config, { clients: { dynamodb: client } });
+      const deps = { ...parts, applyFlow: new LocalApplyFlow(), now: () => new Date() };
+      const file = generatedFile(size);
+      const fileBytes = Buffer.byteLength(file);
+      const inline = eventOf(JSON.stringify({ file }));
+      const inlineEvent = Buffer.byteLength(JSON.stringify(inline));
+      notes.push(
+        `${size} nodes: the file is ${mb(fileBytes)} MB; sent whole, its request body would be ${mb(Buffer.byteLength(inline.body ?? ''))} MB and its event ${mb(inlineEvent)} MB (${inlineEvent > 6 * 1024 * 1024 ? 'over' : 'within'} Lambda's 6 MB; the CLI sends a file in one request up to 4 MiB)`,
+      );
+      const started = performance.now();
+      // The upload, as the CLI sends it.
+      const upload = meshUploadHandler(deps);
+      let largestBody = 0;
+      let largestEvent = 0;
+      const post = async (body: unknown) => {
+        const event = eventOf(JSON.stringify(body));
+        largestBody = Math.max(largestBody, Buffer.byteLength(event.body ?? ''));
+        largestEvent = Math.max(largestEvent, Buffer.byteLength(JSON.stringify(event)));
+        const answer = await upload(event, localLambdaContext('mesh-upload', 10_000));
+        if (answer.statusCode >= 300) throw new Error(`upload answered ${answer.statusCode}: ${answer.body}`);
+        return JSON.parse(answer.body) as { id: string; parts: number; partBytes: number };
+      };
+      const data = Buffer.from(file);
+      const begun = await post({ bytes: data.length, sha256: sha256Of(data) });
+      for (let part = 1; part <= begun.parts; part++) {
+        const bytes = data.subarray((part - 1) * begun.partBytes, part * begun.partBytes);
+        await post({ upload: begun.id, part, data: bytes.toString('base64'), sha256: sha256Of(bytes) });
+      }
+      const uploaded = performance.now() - started;
+      const uploadReads = meters.take();
+      rows.push([
+        `${size} nodes, upload (${begun.parts + 1} requests)`,
+        seconds(uploaded),
+        mb(largestBody),
+        mb(largestEvent),
+        uploadReads.scans,
+        uploadReads.itemsRead,
+        uploadReads.itemsWritten,
+      ]);
+      say(
+        `${size}: uploaded in ${begun.parts} parts, ${seconds(uploaded)} s, largest event ${mb(largestEvent)} MB`,
+      );
+      // The apply request, then the job's parts.
+      const applyEvent = eventOf(JSON.stringify({ upload: begun.id }));
+      let asked = performance.now();
+      const answer = await meshApplyHandler(deps)(applyEvent, localLambdaContext('mesh-apply', 29_000));
+      let took = performance.now() - asked;
+      // 202: an uploaded file is handed whole to its job, which checks and plans it
+      if (answer.statusCode !== 200 && answer.statusCode !== 202)
+        throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
+      const first = JSON.parse(answer.body) as ApplyOutcome & { job?: { id: string } };
+      let read = meters.take();
+      const line = (what: string) => {
+        rows.push([
+          `${size} nodes, ${what}`,
+          seconds(took),
+          mb(Buffer.byteLength(applyEvent.body ?? '')),
+          mb(Buffer.byteLength(JSON.stringify(applyEvent))),
+          read.scans,
+          read.itemsRead,
+          read.itemsWritten,
+        ]);
+        notes.push(`${size} nodes, ${what}: ${read.requests}`);
+        say(
+          `${size}: ${what}: ${seconds(took)} s, ${read.scans} scans, ${read.itemsRead} items read, ${read.itemsWritten} written`,
+        );
+      };
+      line('apply request');
+      const advance = meshApplyAdvanceHandler(deps);
+      for (let part = 1; first.job && !first.complete; part++) {
+        asked = performance.now();
+        const step = (await advance(
+          { id: first.job.id },
+          localLambdaContext('mesh-apply-advance', advanceSeconds * 1000),
+        )) as { finished: boolean; waitSeconds: number };
+        took = performance.now() - asked;
+        read = meters.take();
+        if (step.waitSeconds > 0 && !step.finished) {
+          await new Promise((resolve) => setTimeout(resolve, step.waitSeconds * 1000));
+          part -= 1;
+          continue;
+        }
+        line(`apply flow, part ${part}`);
+        if (step.finished) {
+          const job = await parts.applyJobs.read(first.job.id);
+          if (job?.state !== 'done') throw new Error(`apply job ended ${JSON.stringify(job?.error)}`);
+          break;
+        }
+      }
+      rows.push([
+        `${size} nodes, end to end`,
+        seconds(performance.now() - started),
+        mb(largestBody),
+        mb(largestEvent),
+        '',
+        '',
+        '',
+      ]);
+      client.destroy();
+    } catch (error) {
+      say(`${size}: failed: ${(error as Error).message.slice(0, 300)}`);
+      notes.push(`${size} nodes: failed: ${(error as Error).message.slice(0, 200)}`);
+    } finally {
+      await environment.stop();
+    }
+  }
+  return [
+    {
+      title: 'A mesh file uploaded in parts and applied (each handler in-process on DynamoDB Local)',
+      columns: [
+        'what',
+        'seconds',
+        'largest body (MB)',
+        'largest event (MB)',
+        'scans',
+        'items read',
+        'items written',
+      ],
+      rows,
+      notes,
+    },
+  ];
+}
