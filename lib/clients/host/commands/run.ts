@@ -6,6 +6,7 @@ import { SealedDeclarationOpener } from '../agent/declaration-opener.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { defaultCheckGraceMs, defaultCheckIntervalMs, defaultCheckTimeoutMs } from '../agent/health-watch.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
+import { machineFacts } from '../agent/machine-facts.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
 import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier, ShellHealthCheck } from '../agent/shell-applier.ts';
@@ -178,6 +179,7 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     heartbeatMs: options.heartbeat * 1000,
     safetyIntervalMs: options.safetyInterval * 1000,
     signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(signingKey) }),
+    facts: machineFacts,
     keyRefused: async () => {
       const now = await keysAfterRefusal(options.dir, apiUrl, node).catch(() => undefined);
       if (!now || now.thumbprint === signingKey.thumbprint) return false;
