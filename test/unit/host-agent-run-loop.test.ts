@@ -305,7 +305,11 @@ describe('runHostAgent facts', () => {
   };
 
   it('says its facts once after it starts, again only when they change, and in the reports it sends meanwhile', async () => {
-    const controlPlane = new ScriptedControlPlane([{ status: 'unchanged' }, changed(4), { status: 'unchanged' }]);
+    const controlPlane = new ScriptedControlPlane([
+      { status: 'unchanged' },
+      changed(4),
+      { status: 'unchanged' },
+    ]);
     let facts = machine;
     let reads = 0;
 
@@ -323,7 +327,11 @@ describe('runHostAgent facts', () => {
       },
     });
 
-    const said = controlPlane.reports.map((report) => [report.state, report.revision, report.facts?.memoryBytes]);
+    const said = controlPlane.reports.map((report) => [
+      report.state,
+      report.revision,
+      report.facts?.memoryBytes,
+    ]);
     expect(said[0]).toEqual(['heartbeat', 3, 4 * 1024 ** 3]);
     expect(said.slice(1, 3)).toEqual([
       ['applying', 4, undefined],

@@ -59,7 +59,11 @@ const item: fc.Arbitrary<Item> = fc.oneof(
   })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'token', tokenId: 'x' })),
   fc
-    .record({ n: node, agent: fc.constantFrom('1.4.0', '1.5.0'), os: fc.constantFrom('debian-12', 'rhel-9.4') })
+    .record({
+      n: node,
+      agent: fc.constantFrom('1.4.0', '1.5.0'),
+      os: fc.constantFrom('debian-12', 'rhel-9.4'),
+    })
     .map(({ n, agent, os }) => ({ pk: `node#${n}`, sk: 'facts', agent, os, arch: 'x64', kernel: '6.1' })),
   fc
     .constantFrom('nodes', 'applied#1', 'version#app#1.0')
@@ -343,7 +347,13 @@ describe('health', () => {
 });
 
 describe('facts', () => {
-  const facts = (n: string, agent: string, os: string) => ({ pk: `node#${n}`, sk: 'facts', agent, os, arch: 'x64' });
+  const facts = (n: string, agent: string, os: string) => ({
+    pk: `node#${n}`,
+    sk: 'facts',
+    agent,
+    os,
+    arch: 'x64',
+  });
 
   it('count each node once by the agent and the OS its host last said, and move it when they change', () => {
     expect(contributionOf(facts('a', '1.4.0', 'debian-12'))).toEqual(['agent#1.4.0', 'os#debian-12']);

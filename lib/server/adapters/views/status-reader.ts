@@ -1,5 +1,5 @@
-import { type HostFacts, hostFacts } from '../../core/mesh/host-facts.ts';
 import { mapLimit } from '../../core/map-limit.ts';
+import { type HostFacts, hostFacts } from '../../core/mesh/host-facts.ts';
 import type { NodeHealth, NodeRevert, NodeStatus, StatusReader } from '../../core/views/ports.ts';
 import { nodePartition } from '../dynamodb/keys.ts';
 import { allNodesIndex, labelsFrom, waitingFrom } from '../dynamodb/mesh-items.ts';
