@@ -3,6 +3,7 @@ import os from 'node:os';
 import { isControlCharacter } from '../../../server/core/health.ts';
 import type { HostFacts } from '../../../server/core/mesh/host-facts.ts';
 import { buildInfo } from '../../common/build-info.ts';
+import { readSlots } from '../release-slots.ts';
 
 /** Where the distribution says what it is (os-release(5)), and where it may instead. */
 const osReleasePaths = ['/etc/os-release', '/usr/lib/os-release'];
@@ -12,8 +13,9 @@ const osReleasePaths = ['/etc/os-release', '/usr/lib/os-release'];
  * time, cheaply (one small file and node:os), so a change (a kernel after a reboot, memory
  * added, a distribution upgraded, the agent replaced) is said when it happens.
  */
-export async function machineFacts(): Promise<HostFacts> {
+export async function machineFacts(dir?: string): Promise<HostFacts> {
   const release = await osRelease();
+  const upgrade = dir ? (await readSlots(dir)).outcome : undefined;
   const info = buildInfo();
   const osVersion = release.PRETTY_NAME ?? release.VERSION;
   return {
@@ -26,6 +28,16 @@ export async function machineFacts(): Promise<HostFacts> {
     cpus: Math.max(1, Math.min(65_536, os.availableParallelism())),
     memoryBytes: os.totalmem(),
     bootedAt: bootTime(),
+    ...(upgrade
+      ? {
+          upgrade: {
+            version: labelText(upgrade.version),
+            outcome: upgrade.outcome,
+            ...(upgrade.reason ? { reason: printable(upgrade.reason).slice(0, 200) || 'unknown' } : {}),
+            at: upgrade.at,
+          },
+        }
+      : {}),
   };
 }
 

@@ -62,6 +62,8 @@ export type RunLoopOptions = {
    * said in the first report after the start and whenever it changes. Without it, no facts.
    */
   readonly facts?: () => Promise<HostFacts>;
+  /** Called after each report the control plane took: a release on trial is kept on the first (supervisor.ts). */
+  readonly onReportTaken?: () => void;
   /** Where its lines go (lib/clients/host/log-lines.ts): `mesh-host run` prints them. */
   readonly log: AgentLog;
   readonly signal: AbortSignal;
@@ -129,6 +131,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     restartSequence: (sequence) => setState({ lastSequence: sequence }),
     onSent: (sent) => {
       if (sent.facts) factsTaken = JSON.stringify(sent.facts);
+      options.onReportTaken?.();
       lastHeard = now();
       declarations.reached();
     },

@@ -39,6 +39,15 @@ export const hostFacts = z.strictObject({
     .max(2 ** 53 - 1),
   /** When the machine booted, to the minute (by its clock). */
   bootedAt: z.iso.datetime({ offset: true }),
+  /** What became of the last release this host tried (docs/host-agent.md, "Releases"). */
+  upgrade: z
+    .strictObject({
+      version: labelValue,
+      outcome: z.enum(['upgraded', 'rolled-back', 'refused']),
+      reason: factText(200).optional(),
+      at: z.iso.datetime({ offset: true }),
+    })
+    .optional(),
 });
 
 export type HostFacts = z.infer<typeof hostFacts>;
