@@ -209,6 +209,7 @@ describe('npm run package', () => {
         const members = (await exec('ar', ['t', join(out, file)])).stdout.trim().split('\n');
         expect(members).toEqual(['debian-binary', 'control.tar.xz', 'data.tar.xz']);
         const listed = (await exec('dpkg-deb', ['-c', join(out, file)])).stdout;
+        expect(listed).toMatch(/^drwxr-xr-x root\/root .* \.\/$/m);
         expect(listed).toMatch(/^-rwxr-xr-x root\/root .* \.\/usr\/bin\/mesh-host$/m);
         expect(listed).toMatch(/^-rw-r--r-- root\/root .* \.\/lib\/systemd\/system\/mesh-host\.service$/m);
         const postinst = (await exec('dpkg-deb', ['-I', join(out, file), 'postinst'])).stdout;

@@ -88,6 +88,8 @@ export async function buildDeb(
   const name = `mesh-host_${pkgVersion}_${arch}.deb`;
   const root = await mkdtemp(join(tmpdir(), 'mesh-deb-'));
   try {
+    // The package's root is the machine's `/`: never packed as mkdtemp's 0700.
+    await chmod(root, 0o755);
     await mkdir(join(root, 'DEBIAN'));
     await mkdir(join(root, 'usr/bin'), { recursive: true });
     await mkdir(join(root, 'lib/systemd/system'), { recursive: true });
