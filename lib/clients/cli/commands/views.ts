@@ -205,6 +205,11 @@ function factLines(facts: HostFacts | undefined): string[] {
     `${facts.os}${facts.osVersion ? ` (${facts.osVersion})` : ''}, kernel ${facts.kernel}, ${facts.arch}`,
     `${facts.cpus} ${facts.cpus === 1 ? 'CPU' : 'CPUs'}, ${gib} GiB memory, booted ${facts.bootedAt}`,
     `mesh-host ${facts.agent}${facts.build ? ` (build ${facts.build})` : ''}`,
+    ...(facts.upgrade
+      ? [
+          `release ${facts.upgrade.version} ${facts.upgrade.outcome}${facts.upgrade.reason ? `: ${facts.upgrade.reason}` : ''} (at ${facts.upgrade.at})`,
+        ]
+      : []),
   ];
 }
 
