@@ -2,6 +2,7 @@
 import { relative } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import { defaultXzLevel } from '../tools/packaging/linux-packages.ts';
 import { defaultOutDir, packageMesh } from '../tools/packaging/package.ts';
 import {
   executableNamed,
@@ -13,8 +14,8 @@ import {
 
 /**
  * `npm run package`: `mesh-host` and `mesh` as single executables for linux-x64 and
- * linux-arm64 (no Node, no node_modules needed on the machine), a `.sha256` beside each, and
- * `mesh-host.service`, into dist/. Exit codes: 0 built, 1 a step failed (it says which), 2 usage.
+ * linux-arm64 (no Node, no node_modules needed on the machine), a `.sha256` beside each,
+ * `mesh-host.service`, and mesh-host's `.deb` and `.rpm` for each, into dist/. Exit codes: 0 built, 1 a step failed (it says which), 2 usage.
  */
 const program = new Command('package')
   .description('build the release executables, their checksums and the systemd unit')
@@ -25,6 +26,8 @@ const program = new Command('package')
     `only these (${executables.map((executable) => executable.name).join(', ')})`,
   )
   .option('--no-unit', 'do not write the systemd unit')
+  .option('--no-packages', 'do not make the .deb and .rpm packages of mesh-host')
+  .option('--xz-level <n>', 'xz preset of the packages, 0 (fastest) to 9 (smallest)', String(defaultXzLevel))
   .option('--json', 'print one JSON document instead of lines for people', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage))
   .action(
@@ -33,6 +36,8 @@ const program = new Command('package')
       target?: string[];
       executable?: string[];
       unit: boolean;
+      packages: boolean;
+      xzLevel: string;
       json: boolean;
     }) => {
       const chosenTargets = (options.target ?? targets.map((target) => target.name)).map(
@@ -47,6 +52,12 @@ const program = new Command('package')
         process.exitCode = ExitCode.usage;
         return;
       }
+      const xzLevel = Number(options.xzLevel);
+      if (!/^[0-9]$/.test(options.xzLevel)) {
+        process.stderr.write(`package: --xz-level is 0 to 9, not ${options.xzLevel}\n`);
+        process.exitCode = ExitCode.usage;
+        return;
+      }
       const say = (line: string) => {
         if (!options.json) process.stdout.write(`${line}\n`);
       };
@@ -58,12 +69,14 @@ const program = new Command('package')
             ([, executable]) => executable as NonNullable<typeof executable>,
           ),
           unit: options.unit,
+          packages: options.packages,
+          xzLevel,
           log: say,
         });
         const inProject = relative(projectRoot, result.outDir);
         const where = inProject.startsWith('..') ? result.outDir : inProject || '.';
         say(
-          `done in ${result.seconds.toFixed(1)} s with Node ${result.nodeVersion}: ${result.executables.length} executables and their .sha256 files${result.unit ? ' and the systemd unit' : ''} in ${where}/`,
+          `done in ${result.seconds.toFixed(1)} s with Node ${result.nodeVersion}: ${result.executables.length} executables and their .sha256 files${result.packages.length > 0 ? `, ${result.packages.length} packages` : ''}${result.unit ? ' and the systemd unit' : ''} in ${where}/`,
         );
         if (options.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
         // A unit systemd-analyze refused is a failure; one that could not be checked is only said.

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { elfMachines, hasInjectedApplication, readElfHeader } from '../../tools/packaging/elf.ts';
 import type { PackageResult } from '../../tools/packaging/package.ts';
-import { installedExecutable, renderHostUnit } from '../../tools/packaging/systemd-unit.ts';
+import { installedExecutable, renderHostUnit, verifyHostUnit } from '../../tools/packaging/systemd-unit.ts';
 
 const exec = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
@@ -28,6 +28,17 @@ const canEmulateArm64 =
   has('qemu-aarch64') &&
   ['ld-linux-aarch64.so.1', 'libstdc++.so.6'].every((file) => existsSync(join(arm64Sysroot, 'lib', file)));
 const canVerifyUnits = has('systemd-analyze');
+const canBuildPackages = has('dpkg-deb') && has('rpmbuild');
+const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+const packageNames = [
+  `mesh-host_${version}_amd64.deb`,
+  `mesh-host_${version}_arm64.deb`,
+  `mesh-host-${version}-1.x86_64.rpm`,
+  `mesh-host-${version}-1.aarch64.rpm`,
+] as const;
+const packageFiles: readonly string[] = canBuildPackages ? packageNames : [];
+/** What a fleet downloads: at most this per package (against 122 MB for the bare executable). */
+const packageGoalBytes = 45 * 1024 * 1024;
 
 let out: string;
 let result: PackageResult;
@@ -36,8 +47,10 @@ let result: PackageResult;
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'mesh-package-'));
   // Exit 1 when systemd-analyze refuses the unit: the JSON still says what was built, and the
-  // verify test below shows what systemd-analyze said.
-  const { stdout, stderr } = await exec(process.execPath, ['bin/package.ts', '--out', out, '--json'], {
+  // verify test below shows what systemd-analyze said. xz's fastest preset: the packages are
+  // looked into, and their size at it bounds the size at the default.
+  const args = ['bin/package.ts', '--out', out, '--json', '--xz-level', '0'];
+  const { stdout, stderr } = await exec(process.execPath, args, {
     cwd: root,
     maxBuffer: 16 * 1024 * 1024,
   }).catch((error: { code: number; stdout: string; stderr: string }) => {
@@ -55,7 +68,12 @@ afterAll(() => {
 describe('npm run package', () => {
   it('writes four executables, a checksum beside each that sha256sum accepts, and the unit', async () => {
     expect(readdirSync(out).sort()).toEqual(
-      [...artifacts, ...artifacts.map((name) => `${name}.sha256`), 'mesh-host.service'].sort(),
+      [
+        ...artifacts,
+        ...artifacts.map((name) => `${name}.sha256`),
+        'mesh-host.service',
+        ...packageFiles,
+      ].sort(),
     );
     for (const name of artifacts) {
       expect(readFileSync(join(out, `${name}.sha256`), 'utf8')).toMatch(
@@ -168,6 +186,74 @@ describe('npm run package', () => {
       expect(result.unit?.verification, JSON.stringify(result.unit?.verification)).toMatchObject({
         outcome: 'passed',
       });
+    },
+  );
+
+  it.skipIf(!canBuildPackages)(
+    `makes a .deb and an .rpm of mesh-host for x64 and arm64, xz compressed, each under 45 MB${canBuildPackages ? '' : ': CANNOT RUN, dpkg-deb or rpmbuild is not installed (apt-get install rpm)'}`,
+    async () => {
+      expect(result.packages.map((pkg) => pkg.name).sort()).toEqual([...packageFiles].sort());
+      for (const pkg of result.packages) {
+        expect(pkg.bytes, pkg.name).toBeLessThan(packageGoalBytes);
+        expect(pkg.bytes, pkg.name).toBeLessThan(pkg.executableBytes / 2);
+      }
+      for (const [file, arch] of [
+        [packageNames[0], 'amd64'],
+        [packageNames[1], 'arm64'],
+      ] as const) {
+        const info = (await exec('dpkg-deb', ['-I', join(out, file)])).stdout;
+        expect(info).toMatch(/^ Package: mesh-host$/m);
+        expect(info).toMatch(new RegExp(`^ Architecture: ${arch}$`, 'm'));
+        expect(info).toMatch(/^ Depends: passwd$/m);
+        expect(info).toMatch(/ postinst /);
+        const members = (await exec('ar', ['t', join(out, file)])).stdout.trim().split('\n');
+        expect(members).toEqual(['debian-binary', 'control.tar.xz', 'data.tar.xz']);
+        const listed = (await exec('dpkg-deb', ['-c', join(out, file)])).stdout;
+        expect(listed).toMatch(/^drwxr-xr-x root\/root .* \.\/$/m);
+        expect(listed).toMatch(/^-rwxr-xr-x root\/root .* \.\/usr\/bin\/mesh-host$/m);
+        expect(listed).toMatch(/^-rw-r--r-- root\/root .* \.\/lib\/systemd\/system\/mesh-host\.service$/m);
+        const postinst = (await exec('dpkg-deb', ['-I', join(out, file), 'postinst'])).stdout;
+        expect(postinst).toContain('useradd --system --gid mesh-host --home-dir /var/lib/mesh-host');
+        expect(postinst).toContain('install -d -m 0700 /var/lib/mesh-host');
+      }
+      for (const [file, arch] of [
+        [packageNames[2], 'x86_64'],
+        [packageNames[3], 'aarch64'],
+      ] as const) {
+        const info = (await exec('rpm', ['-qip', join(out, file)])).stdout;
+        expect(info).toMatch(/^Name +: mesh-host$/m);
+        expect(info).toMatch(new RegExp(`^Architecture: ${arch}$`, 'm'));
+        const query = (format: string) => exec('rpm', ['-qp', '--qf', format, join(out, file)]);
+        expect((await query('%{PAYLOADCOMPRESSOR}')).stdout).toBe('xz');
+        const files = (await exec('rpm', ['-qlvp', join(out, file)])).stdout;
+        expect(files).toMatch(/^-rwxr-xr-x .* root +root .* \/usr\/bin\/mesh-host$/m);
+        expect(files).toMatch(/^drwx------ .* root +root .* \/var\/lib\/mesh-host$/m);
+        expect(files).toMatch(/\/usr\/lib\/systemd\/system\/mesh-host\.service$/m);
+        const scripts = (await exec('rpm', ['-qp', '--scripts', join(out, file)])).stdout;
+        expect(scripts).toMatch(/preinstall scriptlet[\s\S]*useradd --system --gid mesh-host/);
+      }
+    },
+  );
+
+  it.skipIf(!canBuildPackages || !canVerifyUnits)(
+    'the x64 .deb holds an executable that starts and prints its version, and a unit systemd-analyze verifies',
+    async () => {
+      const unpacked = mkdtempSync(join(tmpdir(), 'mesh-deb-'));
+      try {
+        await exec('dpkg-deb', ['-x', join(out, packageNames[0]), unpacked]);
+        const executable = join(unpacked, 'usr/bin/mesh-host');
+        const printed = await exec(executable, ['--version'], { env: {}, cwd: '/' });
+        expect(printed.stdout).toMatch(
+          new RegExp(`^mesh-host ${version.replaceAll('.', '\\.')} \\(build [0-9a-f]{12}(-dirty)?\\)\n$`),
+        );
+        const unit = readFileSync(join(unpacked, 'lib/systemd/system/mesh-host.service'), 'utf8');
+        expect(unit).toBe(await renderHostUnit('/usr/bin/mesh-host'));
+        // verify wants ExecStart to exist: the unit as packed, naming the executable as unpacked.
+        const verified = await verifyHostUnit(executable);
+        expect(verified, JSON.stringify(verified)).toMatchObject({ outcome: 'passed' });
+      } finally {
+        rmSync(unpacked, { recursive: true, force: true });
+      }
     },
   );
 });

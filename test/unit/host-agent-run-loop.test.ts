@@ -16,6 +16,7 @@ import type {
   HostReport,
 } from '../../lib/clients/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
+import type { HostFacts } from '../../lib/server/core/mesh/host-facts.ts';
 
 /** A control plane scripted answer by answer; each fetch takes the next, then repeats the last. */
 class ScriptedControlPlane implements ControlPlane {
@@ -109,6 +110,7 @@ async function runFor(
     heartbeatMs?: number;
     onSleep?: (count: number) => void;
     keyRefused?: () => Promise<boolean>;
+    facts?: () => Promise<HostFacts>;
   },
 ) {
   let clock = 1_000_000;
@@ -118,6 +120,7 @@ async function runFor(
   const state = parts.state ?? new MemoryState();
   const ended = await runHostAgent({
     ...(parts.keyRefused ? { keyRefused: parts.keyRefused } : {}),
+    ...(parts.facts ? { facts: parts.facts } : {}),
     controlPlane: parts.controlPlane,
     opener: parts.opener ?? nothingSealed,
     applier: parts.applier ?? new RecordingApplier(),
@@ -287,6 +290,72 @@ describe('runHostAgent', () => {
 
     expect(controlPlane.reports.map((report) => report.state)).toEqual(['applying', 'applied', 'heartbeat']);
     expect(controlPlane.reports[2]?.revision).toBe(2);
+  });
+});
+
+describe('runHostAgent facts', () => {
+  const machine: HostFacts = {
+    os: 'debian-12',
+    kernel: '6.1.0-18-amd64',
+    arch: 'x64',
+    agent: '1.4.0',
+    cpus: 2,
+    memoryBytes: 4 * 1024 ** 3,
+    bootedAt: '2026-11-01T09:00:00.000Z',
+  };
+
+  it('says its facts once after it starts, again only when they change, and in the reports it sends meanwhile', async () => {
+    const controlPlane = new ScriptedControlPlane([
+      { status: 'unchanged' },
+      changed(4),
+      { status: 'unchanged' },
+    ]);
+    let facts = machine;
+    let reads = 0;
+
+    // A wait is a second of the fake clock: past a minute, the facts are read again.
+    await runFor(90, {
+      controlPlane,
+      state: new MemoryState({ lastSequence: 0, appliedEtag: '"r3"', appliedRevision: 3 }),
+      facts: async () => {
+        reads += 1;
+        return facts;
+      },
+      onSleep: (count) => {
+        // A minute later the agent reads them again: memory was added.
+        if (count === 3) facts = { ...machine, memoryBytes: 8 * 1024 ** 3 };
+      },
+    });
+
+    const said = controlPlane.reports.map((report) => [
+      report.state,
+      report.revision,
+      report.facts?.memoryBytes,
+    ]);
+    expect(said[0]).toEqual(['heartbeat', 3, 4 * 1024 ** 3]);
+    expect(said.slice(1, 3)).toEqual([
+      ['applying', 4, undefined],
+      ['applied', 4, undefined],
+    ]);
+    expect(said.filter(([, , memory]) => memory === 8 * 1024 ** 3)).toHaveLength(1);
+    expect(reads).toBeGreaterThan(1);
+  });
+
+  it('says them again when the report that carried them was not taken', async () => {
+    const controlPlane = new ScriptedControlPlane([{ status: 'unchanged' }]);
+    controlPlane.reportsFailWith = new ControlPlaneUnavailableError('the queue is away');
+
+    await runFor(4, {
+      controlPlane,
+      facts: async () => machine,
+      onSleep: (count) => {
+        if (count === 2) controlPlane.reportsFailWith = undefined;
+      },
+    });
+
+    expect(controlPlane.reports.map((report) => [report.state, report.facts?.agent])).toEqual([
+      ['heartbeat', '1.4.0'],
+    ]);
   });
 });
 

@@ -59,6 +59,13 @@ const item: fc.Arbitrary<Item> = fc.oneof(
   })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'token', tokenId: 'x' })),
   fc
+    .record({
+      n: node,
+      agent: fc.constantFrom('1.4.0', '1.5.0'),
+      os: fc.constantFrom('debian-12', 'rhel-9.4'),
+    })
+    .map(({ n, agent, os }) => ({ pk: `node#${n}`, sk: 'facts', agent, os, arch: 'x64', kernel: '6.1' })),
+  fc
     .constantFrom('nodes', 'applied#1', 'version#app#1.0')
     .map((sk) => ({ pk: 'summary#counters', sk, count: 3 })),
   node.map((n) => ({ pk: 'mesh#marked', sk: n })),
@@ -127,7 +134,7 @@ describe('deltasOf', () => {
           }
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+)$/,
+            /^(nodes|enrolled|online|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+)$/,
           );
         }
       }),
@@ -336,6 +343,42 @@ describe('health', () => {
       true,
     );
     expect(summary.health).toEqual({ healthy: 2, unhealthy: 1, unknown: 2 });
+  });
+});
+
+describe('facts', () => {
+  const facts = (n: string, agent: string, os: string) => ({
+    pk: `node#${n}`,
+    sk: 'facts',
+    agent,
+    os,
+    arch: 'x64',
+  });
+
+  it('count each node once by the agent and the OS its host last said, and move it when they change', () => {
+    expect(contributionOf(facts('a', '1.4.0', 'debian-12'))).toEqual(['agent#1.4.0', 'os#debian-12']);
+    expect(asObject(deltasOf(facts('a', '1.4.0', 'debian-12'), facts('a', '1.5.0', 'debian-12')))).toEqual({
+      'agent#1.4.0': -1,
+      'agent#1.5.0': 1,
+    });
+  });
+
+  it('are in the summary most nodes first, only when some host said them', () => {
+    const counters = countersOf([
+      facts('a', '1.4.0', 'debian-12'),
+      facts('b', '1.5.0', 'debian-12'),
+      facts('c', '1.5.0', 'rhel-9.4'),
+    ]);
+    const summary = summaryOf(counters, true);
+    expect(summary.agents).toEqual([
+      { value: '1.5.0', nodes: 2 },
+      { value: '1.4.0', nodes: 1 },
+    ]);
+    expect(summary.systems).toEqual([
+      { value: 'debian-12', nodes: 2 },
+      { value: 'rhel-9.4', nodes: 1 },
+    ]);
+    expect(summaryOf(countersOf([{ pk: 'node#a', sk: 'node' }]), true)).not.toHaveProperty('agents');
   });
 });
 

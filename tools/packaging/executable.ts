@@ -35,6 +35,25 @@ export type BuiltExecutable = {
   readonly seconds: number;
 };
 
+/**
+ * The version and build `--version` prints (lib/clients/common/build-info.ts): package.json's
+ * version, and the commit the tree is at, `-dirty` when it holds changes not committed. Outside
+ * a git checkout the build is `unknown`.
+ */
+export async function buildInfoHere(): Promise<{ version: string; build: string }> {
+  const manifest = JSON.parse(await readFile(join(projectRoot, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  try {
+    const git = (...args: string[]) => exec('git', args, { cwd: projectRoot });
+    const commit = (await git('rev-parse', '--short=12', 'HEAD')).stdout.trim();
+    const changed = (await git('status', '--porcelain', '--untracked-files=no')).stdout.trim() !== '';
+    return { version: manifest.version, build: `${commit}${changed ? '-dirty' : ''}` };
+  } catch {
+    return { version: manifest.version, build: 'unknown' };
+  }
+}
+
 /** Bundles SPEC's entry and everything it imports (no node_modules at run time). */
 export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
   const dir = join(packagingCacheDir, 'bundles');
@@ -58,7 +77,7 @@ export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
     logLevel: 'silent',
     // A module that reads a file beside itself reads it through node:sea in the executable
     // (lib/clients/cli/console/pages.ts): its folder is never looked at there.
-    define: { 'import.meta.dirname': '""' },
+    define: { 'import.meta.dirname': '""', MESH_BUILD: JSON.stringify(await buildInfoHere()) },
   });
   if (result.warnings.length > 0) {
     // A warning here (import.meta in CommonJS, say) is a fault that shows only on a node.

@@ -1,5 +1,6 @@
 import { basename, join, resolve } from 'node:path';
 import { type BuiltExecutable, type Bundle, buildExecutable, bundleEntry } from './executable.ts';
+import { buildDeb, buildRpm, describePackage, type LinuxPackage, packageTools } from './linux-packages.ts';
 import { nodeBinaryFor, pinnedNode } from './node-binaries.ts';
 import { type UnitVerification, verifyHostUnit, writeHostUnit } from './systemd-unit.ts';
 import {
@@ -19,6 +20,10 @@ export type PackageOptions = {
   readonly executables?: readonly ExecutableSpec[];
   /** Write (and verify) the systemd unit. @default true */
   readonly unit?: boolean;
+  /** Make the `.deb` and `.rpm` of each mesh-host built (linux-packages.ts). @default true */
+  readonly packages?: boolean;
+  /** xz's preset for the packages, 0 to 9. @default 6 */
+  readonly xzLevel?: number;
   readonly log?: (line: string) => void;
 };
 
@@ -28,6 +33,10 @@ export type PackageResult = {
   readonly bundles: ReadonlyArray<{ readonly executable: string } & Bundle>;
   readonly executables: readonly BuiltExecutable[];
   readonly unit?: { readonly path: string; readonly verification: UnitVerification };
+  /** The `.deb` and `.rpm` packages of mesh-host, each with its size beside the bare executable's. */
+  readonly packages: readonly LinuxPackage[];
+  /** Formats not made for want of their tool on this machine, saying which. */
+  readonly packagesSkipped: readonly string[];
   readonly seconds: number;
 };
 
@@ -59,6 +68,24 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
     built.push(...forTargets);
   }
 
+  const packages: LinuxPackage[] = [];
+  const packagesSkipped: string[] = [];
+  if (options.packages ?? true) {
+    const tools = await packageTools();
+    if (!tools.deb) packagesSkipped.push('deb: dpkg-deb is not installed (Debian: apt-get install dpkg)');
+    if (!tools.rpm) packagesSkipped.push('rpm: rpmbuild is not installed (Debian: apt-get install rpm)');
+    for (const line of packagesSkipped) log(`skipped ${line}`);
+    for (const executable of built.filter((entry) => entry.executable === 'mesh-host')) {
+      // One format's xz runs while the other's does.
+      const made = await Promise.all([
+        ...(tools.deb ? [buildDeb(executable, outDir, options.xzLevel)] : []),
+        ...(tools.rpm ? [buildRpm(executable, outDir, options.xzLevel)] : []),
+      ]);
+      for (const pkg of made) log(describePackage(pkg));
+      packages.push(...made);
+    }
+  }
+
   let unit: PackageResult['unit'];
   if (options.unit ?? true) {
     const path = await writeHostUnit(outDir);
@@ -76,6 +103,8 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
     bundles,
     executables: built,
     ...(unit ? { unit } : {}),
+    packages,
+    packagesSkipped,
     seconds: (performance.now() - started) / 1000,
   };
 }
@@ -95,6 +124,7 @@ export async function ensureExecutable(
     targets: [target],
     executables: [executableNamed(name) as ExecutableSpec],
     unit: false,
+    packages: false,
     ...(log ? { log } : {}),
   });
   return result.executables[0] as BuiltExecutable;

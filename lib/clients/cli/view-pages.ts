@@ -28,7 +28,10 @@ export function viewFilterOptions(command: Command): Command {
     .option('--offline', "only the nodes whose host's broker connection is down")
     .option('--failed', 'only the nodes whose host last reported a failed apply')
     .option('--unhealthy', "only the nodes whose host's check last said unhealthy")
-    .option('--on <selector>', 'only the nodes whose labels match, e.g. role=web,zone!=b (docs/mesh-file.md)')
+    .option(
+      '--on <selector>',
+      'only the nodes whose labels, or host facts agent, os and arch, match, e.g. role=web,arch=arm64 (docs/mesh-file.md)',
+    )
     .option('--page-size <n>', 'nodes asked for a page at a time', String(cliPageNodes));
 }
 

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import type { HostFacts } from '../../../server/core/mesh/host-facts.ts';
 import type { WaitingRelations } from '../../../server/core/mesh/waiting.ts';
 import { labels as labelsSchema } from '../../../server/core/mesh-file/schema.ts';
 import { moduleName, nodeName } from '../../../server/core/names.ts';
@@ -94,7 +95,9 @@ export function registerMeshCommands(program: Command): void {
   viewFilterOptions(
     program
       .command('status')
-      .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
+      .description(
+        'every node: enrolled, sent revision, applied revision, behind, online, agent, OS, architecture, last heard',
+      )
       .option('--summary', 'only the counts of the mesh, read without reading any node')
       .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)'),
   ).action(
@@ -162,9 +165,15 @@ function statusLine(s: NodeStatus): string {
     ...optional(revertText(s.revert), healthText(s.health)),
     ...stateOf(s),
     ...(s.online === null ? [] : [s.online ? 'online' : 'offline']),
+    ...factColumns(s.facts),
     `last heard ${s.lastHeard ?? 'never'}`,
     ...(s.waiting ? [waitingText(s.waiting)] : []),
   ].join('  ');
+}
+
+/** `agent 0.1.0  debian-12  x64`: what a selector matches of the host's facts (`--on agent=…,os=…,arch=…`). */
+export function factColumns(facts: HostFacts | undefined): string[] {
+  return facts ? [`agent ${facts.agent}`, facts.os, facts.arch] : [];
 }
 
 const optional = (...texts: Array<string | undefined>) => texts.filter((text) => text !== undefined);

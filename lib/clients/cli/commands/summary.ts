@@ -43,6 +43,23 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
       ),
     );
   }
+  // Hosts before facts say none: a summary from such a control plane has no lists.
+  const agents = summary.agents ?? [];
+  const systems = summary.systems ?? [];
+  if (agents.length > 0)
+    output.line(
+      table(
+        ['agent', 'nodes'],
+        agents.map((agent) => [agent.value, agent.nodes]),
+      ),
+    );
+  if (systems.length > 0)
+    output.line(
+      table(
+        ['os', 'nodes'],
+        systems.map((system) => [system.value, system.nodes]),
+      ),
+    );
   if (summary.waiting)
     output.line(
       `${summary.waiting.relations} ${summary.waiting.relations === 1 ? 'relation waits' : 'relations wait'} for an enrolment on ${summary.waiting.nodes} ${summary.waiting.nodes === 1 ? 'node' : 'nodes'}; mesh status shows which`,

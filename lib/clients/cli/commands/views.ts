@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
+import type { HostFacts } from '../../../server/core/mesh/host-facts.ts';
 import { nodeName } from '../../../server/core/names.ts';
 import type { PushRecordView } from '../../../server/core/push/records.ts';
 import type { NodeRevert } from '../../../server/core/views/ports.ts';
@@ -189,9 +190,26 @@ function detailLines(d: NodeDetails): string[] {
     ]),
     ...(d.revert ? field('reverted', [revertLine(d.revert)]) : []),
     ...field('health', healthLines(d)),
+    ...field('machine', factLines(d.facts)),
     ...field('enrolled', d.enrolled ? [`${d.enrolledAt}, key ${d.thumbprint}`] : ['no']),
     ...field('token', token),
     ...field('last heard', [d.lastHeard ?? 'never']),
+  ];
+}
+
+/** What its host last said of its machine; `-` before it said anything. */
+function factLines(facts: HostFacts | undefined): string[] {
+  if (!facts) return [];
+  const gib = (facts.memoryBytes / 1024 ** 3).toFixed(1);
+  return [
+    `${facts.os}${facts.osVersion ? ` (${facts.osVersion})` : ''}, kernel ${facts.kernel}, ${facts.arch}`,
+    `${facts.cpus} ${facts.cpus === 1 ? 'CPU' : 'CPUs'}, ${gib} GiB memory, booted ${facts.bootedAt}`,
+    `mesh-host ${facts.agent}${facts.build ? ` (build ${facts.build})` : ''}`,
+    ...(facts.upgrade
+      ? [
+          `release ${facts.upgrade.version} ${facts.upgrade.outcome}${facts.upgrade.reason ? `: ${facts.upgrade.reason}` : ''} (at ${facts.upgrade.at})`,
+        ]
+      : []),
   ];
 }
 

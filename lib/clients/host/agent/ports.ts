@@ -1,4 +1,5 @@
 import type { ReportedHealth, ReportedOutput, RevertCause } from '../../../server/core/health.ts';
+import type { HostFacts } from '../../../server/core/mesh/host-facts.ts';
 import type { NodeSignal, SignalChannel } from '../../../server/core/signal/channel.ts';
 
 /** What the host agent needs from the control plane, from the broker and from the machine it runs on. */
@@ -30,6 +31,8 @@ export type HostReport = {
     readonly ok: boolean;
     readonly modules?: Readonly<Record<string, string | null>>;
   };
+  /** What the machine is: in the first report after the agent starts, and when it changed since the last one taken. */
+  readonly facts?: HostFacts;
   readonly sentAt: string;
 };
 

@@ -13,7 +13,7 @@ export type OutboxOptions = {
   /** Counts again from `sequence` after the control plane refused one too far ahead of its clock. */
   readonly restartSequence: (sequence: number) => Promise<void>;
   /** A report was taken: the control plane was reached. */
-  readonly onSent: () => void;
+  readonly onSent: (report: HostReport) => void;
   /** Says a line (the run loop's, said once while it would say the same). */
   readonly say: <Fields extends object>(line: CodedLine<Fields>, fields: Fields) => void;
   readonly log: (said: Said) => void;
@@ -59,7 +59,7 @@ export class ReportOutbox {
     const waiting = this.#pending;
     const merged =
       fields.state === 'heartbeat' && waiting && waiting.state !== 'heartbeat'
-        ? { ...withoutHealth(waiting), ...healthOf(fields) }
+        ? { ...withoutHealth(waiting), ...healthOf(fields), ...(fields.facts ? { facts: fields.facts } : {}) }
         : fields;
     this.#pending = { ...merged, sequence, sentAt: new Date(this.#options.now()).toISOString() };
     await this.flush();
@@ -74,7 +74,7 @@ export class ReportOutbox {
       await controlPlane.sendReport(waiting);
       if (this.#pending === waiting) this.#pending = undefined;
       this.#failures = 0;
-      this.#options.onSent();
+      this.#options.onSent(waiting);
     } catch (error) {
       if (signal.aborted) return;
       this.#failures += 1;

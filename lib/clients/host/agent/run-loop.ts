@@ -1,4 +1,5 @@
 import { type CodedLine, type Said, say as sayLine } from '../../../server/core/coded-lines.ts';
+import type { HostFacts } from '../../../server/core/mesh/host-facts.ts';
 import type { SignalChannel } from '../../../server/core/signal/channel.ts';
 import { type AgentLog, agentLines } from '../log-lines.ts';
 import { AppliedDeclarations } from './applied-declarations.ts';
@@ -58,6 +59,13 @@ export type RunLoopOptions = {
    * or when it answers false, the node was disenrolled or removed and the loop ends.
    */
   readonly keyRefused?: () => Promise<boolean>;
+  /**
+   * What the machine is (machine-facts.ts), read at the start and again at most once a minute:
+   * said in the first report after the start and whenever it changes. Without it, no facts.
+   */
+  readonly facts?: () => Promise<HostFacts>;
+  /** Called after each report the control plane took: a release on trial is kept on the first (supervisor.ts). */
+  readonly onReportTaken?: () => void;
   /** Where its lines go (lib/clients/host/log-lines.ts): `mesh-host run` prints them. */
   readonly log: AgentLog;
   readonly signal: AbortSignal;
@@ -110,6 +118,11 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   );
   // Starting counts as being heard: the first heartbeat is due one interval after the start.
   let lastHeard = now();
+  // The facts read last, and the ones the control plane last took (none yet in this run).
+  let facts: HostFacts | undefined;
+  let factsReadAt = Number.NEGATIVE_INFINITY;
+  let factsTaken: string | undefined;
+  const factsUnsaid = () => (facts && JSON.stringify(facts) !== factsTaken ? { facts } : {});
   const outbox = new ReportOutbox({
     controlPlane,
     nextSequence: async () => {
@@ -119,7 +132,9 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       return sequence;
     },
     restartSequence: (sequence) => setState({ lastSequence: sequence }),
-    onSent: () => {
+    onSent: (sent) => {
+      if (sent.facts) factsTaken = JSON.stringify(sent.facts);
+      options.onReportTaken?.();
       lastHeard = now();
       declarations.reached();
     },
@@ -131,8 +146,8 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     signal,
   });
   /** Every report says the node's health and the ends of its outputs (redacted). */
-  const report = (fields: Omit<HostReport, 'sequence' | 'sentAt' | 'health' | 'output'>) =>
-    outbox.send({ ...fields, ...declarations.said() });
+  const report = (fields: Omit<HostReport, 'sequence' | 'sentAt' | 'health' | 'output' | 'facts'>) =>
+    outbox.send({ ...fields, ...declarations.said(), ...factsUnsaid() });
   const declarations = new AppliedDeclarations({
     options,
     health,
@@ -165,6 +180,7 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
       await declarations.checkHealth(signal);
       await declarations.cutOffIfDue(signal);
       await declarations.keepIfGood();
+      await sayFactsIfChanged();
       await watch.connectIfDue();
       const pace = retryFailedAt ?? (watch.connected ? safetyAt : nextPollAt);
       if (!fetchDue && !watch.fetchOwed && now() < pace) {
@@ -236,6 +252,23 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
   return 'stopped';
 
   /**
+   * Reads the facts again when a minute has passed, and says them in a heartbeat when the control
+   * plane has not taken them yet and no report waiting carries them.
+   */
+  async function sayFactsIfChanged(): Promise<void> {
+    if (!options.facts) return;
+    if (now() - factsReadAt >= factsReadEveryMs) {
+      facts = await options.facts();
+      factsReadAt = now();
+    }
+    const unsaid = factsUnsaid();
+    if (!unsaid.facts) return;
+    const pending = outbox.pending;
+    if (pending?.facts && JSON.stringify(pending.facts) === JSON.stringify(unsaid.facts)) return;
+    await report({ state: 'heartbeat', revision: state.appliedRevision ?? 0 });
+  }
+
+  /**
    * Polling, says "still here" when due, then waits for the next poll (or the next try of the
    * broker); on the signal, waits for a signal, the broker going away, or the safety fetch. A
    * failed revision is tried again after its wait, not at once, so a broken hook does not spin;
@@ -257,6 +290,9 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     await sleep(Math.max(0, until - now()), AbortSignal.any([signal, watch.wakeSignal()]));
   }
 }
+
+/** How often the facts are read again: a change is said within a minute of the agent's next wake. */
+const factsReadEveryMs = 60_000;
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -9,6 +9,7 @@ const hostCommands = {
   enrol: async () => (await import('./enrol.ts')).registerEnrolCommand,
   run: async () => (await import('./run.ts')).registerRunCommand,
   rotate: async () => (await import('./rotate.ts')).registerRotateCommand,
+  supervise: async () => (await import('./supervise.ts')).registerSuperviseCommand,
 } satisfies Record<string, () => Promise<Register>>;
 
 export type HostCommand = keyof typeof hostCommands;

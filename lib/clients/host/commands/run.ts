@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { lineFormatOf, printedLine, say } from '../../../server/core/coded-lines.ts';
@@ -6,6 +7,7 @@ import { SealedDeclarationOpener } from '../agent/declaration-opener.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { defaultCheckGraceMs, defaultCheckIntervalMs, defaultCheckTimeoutMs } from '../agent/health-watch.ts';
 import { HttpControlPlane } from '../agent/http-control-plane.ts';
+import { machineFacts } from '../agent/machine-facts.ts';
 import { MqttSignalLink } from '../agent/mqtt-signal-link.ts';
 import { defaultSafetyIntervalMs, runHostAgent } from '../agent/run-loop.ts';
 import { ShellApplier, ShellHealthCheck } from '../agent/shell-applier.ts';
@@ -15,6 +17,7 @@ import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
 import { type AgentLog, agentLines, commandLines, hostPrinter } from '../log-lines.ts';
 import { connectPassword, hostRequestSigner } from '../proof.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
+import { trialReachedEnv } from '../supervisor.ts';
 
 /** A duration as `--check-interval` and the like take it: seconds (`30`, `0.5`), or `30s`, `5m`, `1h`. */
 const duration = (name: string, min: number, max: number) =>
@@ -178,6 +181,14 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     heartbeatMs: options.heartbeat * 1000,
     safetyIntervalMs: options.safetyInterval * 1000,
     signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(signingKey) }),
+    facts: () => machineFacts(options.dir),
+    // On trial under the supervisor: the first report taken keeps this release.
+    ...(process.env[trialReachedEnv]
+      ? {
+          onReportTaken: () =>
+            writeFileSync(process.env[trialReachedEnv] as string, new Date().toISOString()),
+        }
+      : {}),
     keyRefused: async () => {
       const now = await keysAfterRefusal(options.dir, apiUrl, node).catch(() => undefined);
       if (!now || now.thumbprint === signingKey.thumbprint) return false;

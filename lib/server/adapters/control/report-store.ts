@@ -15,6 +15,7 @@ import { nodeItemKey, reportItemKey } from '../dynamodb/keys.ts';
 import { deliveryKey } from '../dynamodb/mesh-items.ts';
 import { itemAbsent, itemPresent, type TransactItem, transact } from '../dynamodb/requests.ts';
 import { failedView } from '../views/view-lists.ts';
+import { factsWrite } from './facts-items.ts';
 import { healthWrite } from './health-items.ts';
 
 /**
@@ -24,7 +25,8 @@ import { healthWrite } from './health-items.ts';
  * |-------------|----------|------------|
  * | `node#<n>`  | `report` | sequence (N), state, revision (N), step?, sentAt, heardAt, appliedRevision? (N), appliedAt?, appliedModules? (M of module to version, `-` for none), failedModules? (M), gsi2pk/gsi2sk (`view#failed` / `<n>`, only while failed), revertedFrom? (N), revertedTo? (N), revertCause?, revertOk? (BOOL), revertedAt? (while the last report that is not a heartbeat was a revert) |
  *
- * The report's health goes in the node's `health` item in the same transaction (health-items.ts).
+ * The report's health goes in the node's `health` item in the same transaction (health-items.ts),
+ * and its facts in the `facts` item (facts-items.ts).
  * A revert (a failed report with `revert`) moves the applied revision back to the one the host
  * applied again, and is audited (`node.revert`) in the same transaction.
  *
@@ -78,6 +80,7 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
       ...checks,
       this.#update(report, times.heardAt),
       ...healthWrite(this.tableName, report, times.heardAt),
+      ...factsWrite(this.tableName, report),
     ];
     const failed = report.revert
       ? await this.audit.transact('recording a report', writes, revertEntry(report, by))

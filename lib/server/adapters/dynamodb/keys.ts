@@ -28,6 +28,7 @@ export const enrolmentItemKey = (node: string) => ({ pk: nodePartition(node), sk
 export const reportItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'report' });
 export const presenceItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'presence' });
 export const healthItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'health' });
+export const factsItemKey = (node: string) => ({ pk: nodePartition(node), sk: 'facts' });
 export const identityKeyItemKey = (node: string, thumbprint: string) => ({
   pk: nodePartition(node),
   sk: `key#${thumbprint}`,

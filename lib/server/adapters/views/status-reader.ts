@@ -1,4 +1,5 @@
 import { mapLimit } from '../../core/map-limit.ts';
+import { type HostFacts, hostFacts } from '../../core/mesh/host-facts.ts';
 import type { NodeHealth, NodeRevert, NodeStatus, StatusReader } from '../../core/views/ports.ts';
 import { nodePartition } from '../dynamodb/keys.ts';
 import { allNodesIndex, labelsFrom, waitingFrom } from '../dynamodb/mesh-items.ts';
@@ -9,7 +10,7 @@ const store = 'the inventory table';
 /**
  * `mesh status` as a read model over each node's partition: the mesh's node, mark and delivery
  * items, the enrolment's `enrolment` item (token-store.ts), the control area's `report` and
- * `health` items (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
+ * `health` and `facts` items (report-store.ts) and the signal's `presence` item (presence-store.ts), read whole with one
  * Query per node. The relations waiting for an enrolment come from the delivery item, which
  * counts them at each send, so no provider's partition is read.
  */
@@ -48,6 +49,7 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
   const revert = revertOf(report);
   const labels = labelsFrom(bySk.get('node'));
   const waiting = waitingFrom(delivery);
+  const facts = factsOf(bySk.get('facts'));
   return {
     node,
     enrolled: enrolment !== undefined,
@@ -66,7 +68,16 @@ export function nodeStatusOf(node: string, items: readonly Item[]): NodeStatus |
     ...(waiting ? { waiting } : {}),
     ...(health ? { health } : {}),
     ...(revert ? { revert } : {}),
+    ...(facts ? { facts } : {}),
   };
+}
+
+/** The facts item (facts-items.ts) as status shows it; undefined when there is none, or it does not read. */
+export function factsOf(item: Item | undefined): HostFacts | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, ...facts } = item;
+  const read = hostFacts.safeParse(facts);
+  return read.success ? read.data : undefined;
 }
 
 const healthStates: readonly string[] = ['healthy', 'unhealthy', 'unknown'];

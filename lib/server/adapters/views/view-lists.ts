@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { labelsPartOf } from '../../core/mesh/host-facts.ts';
 import { matchesSelector } from '../../core/mesh/labels.ts';
 import { askStore } from '../../core/unavailable.ts';
 import type { ViewFilter } from '../../core/views/view-pages.ts';
@@ -150,7 +151,8 @@ export async function nextCandidates(
     const labels = seen.get(name);
     // The index's copy of the labels may lag the node item: a name it rules out is read anyway
     // only when no copy was seen, so a lagging copy can hide a node for as long as it lags.
-    return !filter.on || labels === undefined || matchesSelector(filter.on, labels);
+    // Facts are not on the index: only the labels' part of the selector rules a name out here.
+    return !filter.on || labels === undefined || matchesSelector(labelsPartOf(filter.on), labels);
   });
   return { names, looked: sorted.length, last: cut ?? sorted.at(-1) ?? null, done: cut === null };
 }

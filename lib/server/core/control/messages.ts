@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { Actor } from '../audit/record.ts';
 import { reportedHealth, reportedOutput, revertCauses } from '../health.ts';
+import { hostFacts } from '../mesh/host-facts.ts';
 import { meshLimits } from '../mesh/limits.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../names.ts';
 import { waveFields } from '../rollout/requests.ts';
@@ -60,6 +61,11 @@ export const reportFields = z.strictObject({
   output: reportedOutput.optional(),
   /** With `failed` only: the host went back to its last good revision. */
   revert: reportedRevert.optional(),
+  /**
+   * What the machine is (lib/server/core/mesh/host-facts.ts): a host says it in its first report after
+   * it starts and whenever it changes; absent from hosts before facts.
+   */
+  facts: hostFacts.optional(),
   sentAt: isoTime,
 });
 

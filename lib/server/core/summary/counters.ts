@@ -19,6 +19,7 @@
  * | `delivery`    | `waiting-nodes`             | waitingRelations is over 0 (relations wait for an enrolment, as last sent) |
  * | `delivery`    | `waiting-relations`         | adds waitingRelations, not 1 |
  * | `health`      | `health#<state>`            | state is `healthy`, `unhealthy` or `unknown` (the host's last report of its health) |
+ * | `facts`       | `agent#<version>`, `os#<os>` | agent and os are texts (what the host last said of its machine) |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
  * them), counts nothing. The sum agrees with a full read because the stores write a node's other
@@ -53,6 +54,11 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return waitingRelationsIn(item) > 0 ? [waitingNodes] : [];
     case 'health':
       return typeof item.state === 'string' && healthCounted.has(item.state) ? [`health#${item.state}`] : [];
+    case 'facts':
+      return [
+        ...(typeof item.agent === 'string' ? [`agent#${item.agent}`] : []),
+        ...(typeof item.os === 'string' ? [`os#${item.os}`] : []),
+      ];
     case 'report':
       return [
         ...(isRevision(item.appliedRevision) ? [`applied#${item.appliedRevision}`] : []),

@@ -47,6 +47,12 @@ export type Summary = {
    */
   readonly health: { readonly healthy: number; readonly unhealthy: number; readonly unknown: number };
   /**
+   * Nodes by the agent version and by the OS their hosts last said they run (host-facts.ts), most
+   * first; a node whose host has said neither is in none. Present only when some host said them.
+   */
+  readonly agents?: readonly FactCount[];
+  readonly systems?: readonly FactCount[];
+  /**
    * False when a change may be missing from the counters: the aggregator let a batch go, or a
    * rebuild is under way (the counts are then not to be trusted until `mesh summary rebuild`),
    * or it is catching up with the table's changes (`catchingUp`: the counts trail the mesh).
@@ -55,6 +61,9 @@ export type Summary = {
   /** Present when the aggregator is behind the table's changes (a restart, a backlog): exact again once it has caught up. */
   readonly catchingUp?: true;
 };
+
+/** How many nodes say one value of a fact: an agent version, an OS. */
+export type FactCount = { readonly value: string; readonly nodes: number };
 
 export type RevisionCount = { readonly revision: number; readonly applied: number; readonly failed: number };
 export type ModuleVersionCount = {
@@ -85,10 +94,16 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     modules.set(key, entry);
     return entry;
   };
+  const agents = new Map<string, number>();
+  const systems = new Map<string, number>();
   for (const [name, count] of counters) {
     if (count === 0) continue;
     const [kind, ...rest] = name.split('#');
-    if (kind === 'applied' || kind === 'failed') {
+    if ((kind === 'agent' || kind === 'os') && rest.length === 1) {
+      const byValue = kind === 'agent' ? agents : systems;
+      const value = rest[0] as string;
+      byValue.set(value, (byValue.get(value) ?? 0) + count);
+    } else if (kind === 'applied' || kind === 'failed') {
       const revision = Number(rest[0]);
       const entry = revisions.get(revision) ?? { applied: 0, failed: 0 };
       entry[kind] += count;
@@ -113,6 +128,8 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     ),
     ...waitingCounted(counters.get(waitingNodes) ?? 0, counters.get(waitingRelations) ?? 0),
     health: healthCounts(counters),
+    ...factCounts('agents', agents),
+    ...factCounts('systems', systems),
     exact: exact && !catchingUp,
     ...(catchingUp ? { catchingUp: true as const } : {}),
   };
@@ -148,6 +165,10 @@ export function summaryFromFullRead(
       counters.set(waitingRelations, (counters.get(waitingRelations) ?? 0) + status.waiting.relations);
     }
     if (status.health) add(`health#${status.health.state}`);
+    if (status.facts) {
+      add(`agent#${status.facts.agent}`);
+      add(`os#${status.facts.os}`);
+    }
     if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
     const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
     if (failed !== null) add(`failed#${failed}`);
@@ -161,6 +182,18 @@ export function summaryFromFullRead(
   for (const node of graph)
     for (const module of node.modules) add(`version#${module.module}#${module.version ?? noVersion}`);
   return summaryOf(counters, true);
+}
+
+/** Most nodes first, then by value: what a fleet mostly runs leads; left out when no host said it. */
+function factCounts<Name extends 'agents' | 'systems'>(
+  name: Name,
+  byValue: ReadonlyMap<string, number>,
+): Partial<Record<Name, FactCount[]>> {
+  const counts = [...byValue]
+    .filter(([, nodes]) => nodes > 0)
+    .map(([value, nodes]) => ({ value, nodes }))
+    .sort((a, b) => b.nodes - a.nodes || compare(a.value, b.value));
+  return counts.length > 0 ? ({ [name]: counts } as Partial<Record<Name, FactCount[]>>) : {};
 }
 
 /** Healthy and unhealthy as counted; unknown the rest of the nodes, reported so or not at all. */

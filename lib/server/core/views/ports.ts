@@ -1,4 +1,5 @@
 import type { HealthState, RevertCause } from '../health.ts';
+import type { HostFacts } from '../mesh/host-facts.ts';
 import type { WaitingRelations } from '../mesh/waiting.ts';
 import type { MeshGraph, NodeDetails } from './views.ts';
 
@@ -34,6 +35,8 @@ export type NodeStatus = {
   readonly health?: NodeHealth;
   /** The revert its host last reported, while its latest report (not a heartbeat) is that revert. */
   readonly revert?: NodeRevert;
+  /** What its host last said of its machine (OS, kernel, architecture, agent, …); absent until it says. */
+  readonly facts?: HostFacts;
 };
 
 export type NodeHealth = {

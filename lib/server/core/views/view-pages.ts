@@ -1,3 +1,4 @@
+import { labelsWithFacts } from '../mesh/host-facts.ts';
 import { matchesSelector, type Selector, selectorText } from '../mesh/labels.ts';
 import type { NodeStatus } from './ports.ts';
 import type { ListedNode, MeshEdge, MeshNode } from './views.ts';
@@ -20,7 +21,7 @@ export type ViewFilter = {
   readonly unhealthy?: true;
   /** It carries this module. */
   readonly module?: string;
-  /** Its labels match this selector (docs/mesh-file.md). */
+  /** Its labels, and its host's facts as `agent`, `os` and `arch`, match this selector (docs/mesh-file.md). */
   readonly on?: Selector;
   /** Its name starts with this (the console's search). */
   readonly prefix?: string;
@@ -80,7 +81,7 @@ export function passes(
   if (filter.failed && status.reportState !== 'failed') return false;
   if (filter.unhealthy && status.health?.state !== 'unhealthy') return false;
   if (filter.module && !modules.some((m) => m.module === filter.module)) return false;
-  if (filter.on && !matchesSelector(filter.on, status.labels ?? {})) return false;
+  if (filter.on && !matchesSelector(filter.on, labelsWithFacts(status.labels, status.facts))) return false;
   if (filter.prefix && !status.node.startsWith(filter.prefix)) return false;
   return true;
 }

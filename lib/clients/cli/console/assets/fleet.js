@@ -100,7 +100,9 @@ export function labelKeys(graph) {
  *   waiting?: { nodes: number, relations: number },
  *   health?: { healthy: number, unhealthy: number, unknown: number },
  *   heldBack?: { rollouts: Array<{ id: string, state: string, notSent: number }>,
- *     freezes: Array<{ on: string, reason: string }> } }} summary
+ *     freezes: Array<{ on: string, reason: string }> },
+ *   agents?: Array<{ value: string, nodes: number }>,
+ *   systems?: Array<{ value: string, nodes: number }> }} summary
  */
 export function showSummaryTile(tile, summary) {
   const count = (/** @type {number} */ n) => n.toLocaleString('en');
@@ -136,6 +138,20 @@ export function showSummaryTile(tile, summary) {
             ...summary.heldBack.rollouts.map((r) => `${count(r.notSent)} by rollout ${r.id} (${r.state})`),
             ...summary.heldBack.freezes.map((f) => `freeze ${f.on === 'all' ? '--all' : f.on}`),
           ].join(', ')}`,
+        )
+      : '',
+    summary.agents?.length
+      ? el(
+          'span',
+          { id: 'summary-agents' },
+          ` · agents ${summary.agents.map((a) => `${a.value} on ${count(a.nodes)}`).join(', ')}`,
+        )
+      : '',
+    summary.systems?.length
+      ? el(
+          'span',
+          { id: 'summary-systems' },
+          ` · ${summary.systems.map((s) => `${s.value} on ${count(s.nodes)}`).join(', ')}`,
         )
       : '',
     summary.exact ? '' : ' (counting again)',

@@ -213,6 +213,18 @@ export function nodePanel(d, context) {
     relationList(d.consumes, 'provider', 'consumes', context, waitingIn(d.declaration)),
     el('h3', {}, 'Consumed by'),
     relationList(d.consumedBy, 'consumer', 'consumed-by', context),
+    el('h3', {}, 'Machine'),
+    d.facts
+      ? facts([
+          ['os', `${d.facts.os}${d.facts.osVersion ? ` (${d.facts.osVersion})` : ''}`],
+          ['kernel', d.facts.kernel],
+          ['arch', d.facts.arch],
+          ['agent', `mesh-host ${d.facts.agent}${d.facts.build ? ` (build ${d.facts.build})` : ''}`],
+          ['cpus', String(d.facts.cpus)],
+          ['memory', `${(d.facts.memoryBytes / 1024 ** 3).toFixed(1)} GiB`],
+          ['booted', when(d.facts.bootedAt, now)],
+        ])
+      : el('p', { class: 'muted', id: 'machine-unknown' }, 'its host has said nothing of its machine yet'),
     el('h3', {}, 'Enrolment'),
     facts([
       ['enrolled', d.enrolledAt ? when(d.enrolledAt, now) : 'no'],

@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { ExitCode } from '../../common/exit-codes.ts';
+import { defaultHostDir } from '../keys.ts';
+import { defaultTrialBoundMs, superviseAgent } from '../supervisor.ts';
+
+/**
+ * `mesh-host supervise [--dir DIR] [--trial-bound S] -- run …`: runs `mesh-host run …` (the
+ * current release, or this executable while none is), tries a release once it is installed, and
+ * rolls it back when it exits or does not report within the bound (supervisor.ts).
+ */
+export function registerSuperviseCommand(program: Command): void {
+  program
+    .command('supervise')
+    .description('run the agent, try each new release and roll it back when it does not report in time')
+    .option('--dir <dir>', 'the data folder: the releases are kept in DIR/agent', defaultHostDir)
+    .option(
+      '--trial-bound <seconds>',
+      'how long a new release has to report',
+      String(defaultTrialBoundMs / 1000),
+    )
+    .argument('<args...>', 'what the agent runs with, after --: run --dir … --apply …')
+    .action(async (args: string[], options: { dir: string; trialBound: string }) => {
+      const seconds = Number(options.trialBound);
+      if (!Number.isFinite(seconds) || seconds < 1 || seconds > 3600) {
+        process.stderr.write(`mesh-host: --trial-bound is 1 to 3600 seconds, not ${options.trialBound}\n`);
+        process.exit(ExitCode.usage);
+      }
+      const controller = new AbortController();
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
+      const code = await superviseAgent({
+        dir: options.dir,
+        args,
+        installed: process.execPath,
+        trialBoundMs: seconds * 1000,
+        say: (line) => process.stderr.write(`mesh-host supervise: ${line}\n`),
+        signal: controller.signal,
+      });
+      process.exit(code);
+    });
+}

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { installRelease, readSlots, releasePath, writeSlots } from '../../lib/clients/host/release-slots.ts';
+import { superviseAgent } from '../../lib/clients/host/supervisor.ts';
+import {
+  newReleaseKey,
+  type ReleaseManifest,
+  signedRelease,
+  signRelease,
+} from '../../lib/server/core/agent-release/release.ts';
+
+/**
+ * Releases of mesh-host as a host takes them (release-slots.ts) and the supervisor that tries
+ * them (supervisor.ts), with real processes: each "release" is a small shell script standing in
+ * for the executable, run with the arguments and environment the supervisor gives it.
+ */
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const folder = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-release-'));
+  dirs.push(dir);
+  return dir;
+};
+
+const keyA = newReleaseKey();
+const keyB = newReleaseKey();
+const now = () => new Date('2026-12-06T00:00:00.000Z');
+
+function release(version: string, script: string, key = keyA, extra: Partial<ReleaseManifest> = {}) {
+  const executable = Buffer.from(`#!/bin/sh\n${script}\n`);
+  const manifest: ReleaseManifest = {
+    version,
+    arch: process.arch as 'x64' | 'arm64',
+    sha256: createHash('sha256').update(executable).digest('hex'),
+    bytes: executable.length,
+    ...extra,
+  };
+  return { signed: signRelease(manifest, key.privateKeyPem), executable };
+}
+const host = (builtInKeys = [keyA.publicKey]) => ({ builtInKeys, arch: process.arch, now });
+
+describe('a release a host installs', () => {
+  it('is refused before anything is written when no trusted key signed it, or its bytes are not the ones signed', async () => {
+    const dir = folder();
+    const forged = release('2.0.0', 'exit 0', keyB);
+    expect(await installRelease(dir, forged.signed, forged.executable, host())).toMatchObject({
+      installed: false,
+      refusal: 'bad-signature',
+    });
+    const tampered = release('2.0.0', 'exit 0');
+    const swapped = Buffer.from(tampered.executable.toString().replace('exit 0', 'exit 1'));
+    expect(await installRelease(dir, tampered.signed, swapped, host())).toMatchObject({
+      refusal: 'wrong-digest',
+    });
+    const edited = { ...tampered.signed, manifest: { ...tampered.signed.manifest, version: '2.0.1' } };
+    expect(await installRelease(dir, edited, tampered.executable, host())).toMatchObject({
+      refusal: 'bad-signature',
+    });
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(await readSlots(dir)).toEqual({
+      outcome: {
+        version: '2.0.1',
+        outcome: 'refused',
+        reason: expect.stringContaining('no key'),
+        at: now().toISOString(),
+      },
+    });
+    expect(signedRelease.safeParse(JSON.parse(JSON.stringify(tampered.signed))).success).toBe(true);
+  });
+
+  it('rotates the release keys by a release the old key signed: the new key is trusted from then on, the old one not', async () => {
+    const dir = folder();
+    const rotating = release('2.0.0', 'exit 0', keyA, { releaseKeys: [keyB.publicKey] });
+    expect(await installRelease(dir, rotating.signed, rotating.executable, host())).toEqual({
+      installed: true,
+      version: '2.0.0',
+    });
+    const byOld = release('2.1.0', 'exit 0', keyA);
+    const byNew = release('2.1.0', 'exit 0', keyB);
+    expect(await installRelease(dir, byOld.signed, byOld.executable, host())).toMatchObject({
+      refusal: 'bad-signature',
+    });
+    expect(await installRelease(dir, byNew.signed, byNew.executable, host())).toMatchObject({
+      installed: true,
+    });
+  });
+});
+
+describe('the supervisor', () => {
+  /** The executable installed by hand: notes that it ran, then ends as a stopped agent does. */
+  function installed(dir: string) {
+    const path = join(dir, 'installed.sh');
+    writeFileSync(path, `#!/bin/sh\necho "$@" > "${dir}/installed-ran"\nexit 0\n`, { mode: 0o755 });
+    return path;
+  }
+  const supervise = (dir: string, signal = new AbortController().signal, trialBoundMs = 20_000) => {
+    const lines: string[] = [];
+    const done = superviseAgent({
+      dir,
+      args: ['run', '--dir', dir],
+      installed: installed(dir),
+      trialBoundMs,
+      pollMs: 50,
+      say: (line) => lines.push(line),
+      signal,
+      now,
+    });
+    return { done, lines };
+  };
+
+  it('rolls back a release that crashes at start and runs the one before, reporting why', async () => {
+    const dir = folder();
+    const crashing = release('2.0.0', 'exit 3');
+    await installRelease(dir, crashing.signed, crashing.executable, host());
+
+    const { done, lines } = supervise(dir);
+
+    expect(await done).toBe(0);
+    expect(readFileSync(join(dir, 'installed-ran'), 'utf8').trim()).toBe(`run --dir ${dir}`);
+    expect(await readSlots(dir)).toEqual({
+      outcome: {
+        version: '2.0.0',
+        outcome: 'rolled-back',
+        reason: 'it exited 3 before it reported',
+        at: now().toISOString(),
+      },
+    });
+    expect(lines).toContain('release 2.0.0 rolled back: it exited 3 before it reported');
+  });
+
+  it('rolls back a release that cannot reach the control plane within the bound, and keeps both on disk', async () => {
+    const dir = folder();
+    await writeSlots(dir, { current: '1.0.0' });
+    const good = release('1.0.0', `echo "$@" > "${dir}/current-ran"; exit 0`);
+    await installRelease(dir, good.signed, good.executable, host());
+    await writeSlots(dir, { current: '1.0.0' });
+    const silent = release('2.0.0', 'exec sleep 30');
+    await installRelease(dir, silent.signed, silent.executable, host());
+
+    const { done } = supervise(dir, undefined, 1_000);
+
+    expect(await done).toBe(0);
+    expect(existsSync(join(dir, 'current-ran'))).toBe(true);
+    expect(await readSlots(dir)).toMatchObject({
+      current: '1.0.0',
+      outcome: { version: '2.0.0', outcome: 'rolled-back', reason: 'it did not report within 1 s' },
+    });
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(true);
+  });
+
+  it('keeps a release that reports, the one before as previous', async () => {
+    const dir = folder();
+    const reporting = release('2.0.0', 'echo reached > "$MESH_HOST_TRIAL_REACHED"; exec sleep 30');
+    await installRelease(dir, reporting.signed, reporting.executable, host());
+    await writeSlots(dir, { current: '1.0.0', trial: { version: '2.0.0' } });
+    const controller = new AbortController();
+
+    const { done } = supervise(dir, controller.signal);
+    for (let wait = 0; wait < 200 && (await readSlots(dir)).current !== '2.0.0'; wait += 1)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+
+    expect(await done).toBe(0);
+    expect(await readSlots(dir)).toEqual({
+      current: '2.0.0',
+      previous: '1.0.0',
+      outcome: { version: '2.0.0', outcome: 'upgraded', at: now().toISOString() },
+    });
+  });
+});
