@@ -287,6 +287,12 @@ export const cliLines = {
     'error',
     ({ subject, seq, problem, says }) => `${subject} record ${seq} ${problem}: ${says}`,
   ),
+  auditMore: codedLine<{ readonly shown: number; readonly limit: number }>(
+    'audit.more',
+    'info',
+    ({ shown }) =>
+      `${shown} newest records shown, and older ones exist: raise --limit, or narrow with --since, --node, --actor or --action`,
+  ),
   auditVerified: codedLine<{
     readonly chains: number;
     readonly records: number;

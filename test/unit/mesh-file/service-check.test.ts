@@ -34,7 +34,9 @@ describe('MeshFileService refuses a saved plan the mesh moved past', () => {
     const live: LiveMesh = { revision: 'r9', nodes: [], modules: new Map([['rabbit', 'amqp']]) };
     const reader: LiveMeshReader = { read: async () => ({ mesh: live, modules: new Map() }) };
     const service = new MeshFileService({ reader, writer, removals });
-    const refused = await service.apply({ file, revision: 'r3' }).catch((error: unknown) => error);
+    const refused = await service
+      .apply({ file, revision: 'r3', by: { principal: 'local', source: 'test', requestId: 'r' } })
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(StalePlanError);
     expect(refused).toMatchObject({ planned: 'r3', current: 'r9' });
     expect((refused as Error).message).toContain('computed on mesh revision r3, and the mesh is at r9 now');

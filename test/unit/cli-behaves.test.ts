@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { fakeApi, runMesh, runMeshReaderGone } from '../support/fake-api.ts';
+
+/** An audit trail of `count` records, newest first, served `limit` at a time with a cursor. */
+const recordOf = (at: number) => ({
+  time: new Date(Date.UTC(2026, 11, 5, 12, 0, 0) - at * 1000).toISOString(),
+  action: 'node.add',
+  target: `node:web-${at}`,
+  outcome: 'done',
+  principal: 'local',
+  source: '127.0.0.1',
+});
+const trailOf = (count: number) => (url: URL) => {
+  if (url.pathname !== '/audit') return undefined;
+  const from = Number(url.searchParams.get('cursor') ?? 0);
+  const limit = Number(url.searchParams.get('limit') ?? 50);
+  const records = Array.from({ length: Math.max(0, Math.min(limit, count - from)) }, (_, i) =>
+    recordOf(from + i),
+  );
+  // as DynamoDB does, a page cut at its limit names its continuation even when nothing is past it
+  const next = from + limit <= count && records.length === limit ? String(from + limit) : undefined;
+  return { status: 200, body: { records, ...(next ? { next } : {}) } };
+};
+
+describe('mesh audit says what it did not show', () => {
+  let api: Awaited<ReturnType<typeof fakeApi>>;
+  let count = 250;
+  beforeAll(async () => {
+    api = await fakeApi(({ url }) => trailOf(count)(url));
+  });
+  afterAll(() => api.close());
+
+  it('refuses an action the trail never records, naming the ones it does, and asks nothing', async () => {
+    const before = api.requests.length;
+    const ran = await runMesh(api.url, ['audit', '--action', 'nonsense']);
+    expect(ran.code).toBe(ExitCode.usage);
+    expect(ran.stderr).toMatch(/no audit action nonsense: one of token\.issue, .*node\.add/);
+    expect(api.requests.length).toBe(before);
+  });
+
+  it('says older records exist past --limit, and says nothing when the trail ends there', async () => {
+    count = 250;
+    const cut = await runMesh(api.url, ['audit', '--limit', '100']);
+    expect(cut.code).toBe(ExitCode.ok);
+    expect(cut.stdout.trim().split('\n')).toHaveLength(100);
+    expect(cut.stderr).toContain('100 newest records shown, and older ones exist');
+    const json = await runMesh(api.url, ['audit', '--limit', '100', '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ more: true });
+
+    count = 100;
+    const whole = await runMesh(api.url, ['audit', '--limit', '100', '--json']);
+    expect(JSON.parse(whole.stdout).more).toBeUndefined();
+    expect(whole.stderr).toBe('');
+  });
+});
+
+describe('mesh with its reader gone (mesh audit | head -1)', () => {
+  it('finishes quietly with the exit code it reached: no EPIPE stack trace', async () => {
+    const api = await fakeApi(({ url }) => trailOf(300)(url));
+    try {
+      const ran = await runMeshReaderGone(api.url, ['audit', '--limit', '300']);
+      expect(ran.stderr).not.toMatch(/EPIPE|Error|at /);
+      expect(ran.code).toBe(ExitCode.ok);
+    } finally {
+      await api.close();
+    }
+  });
+});
