@@ -475,6 +475,7 @@ describe('a dead-letter queue that will not take a copy', () => {
         throw new ModuleNotFoundError(module);
       },
       moveCarriers: async () => undefined,
+      isKnown: async () => true,
     };
     const holds = new RecordingSettlement();
     const w = world({ settlement: refusing(holds), moduleVersions });
@@ -575,6 +576,7 @@ describe('upgrades', () => {
           throw new StoreUnavailableError('the inventory table');
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
@@ -587,6 +589,7 @@ describe('upgrades', () => {
           throw new ModuleNotFoundError(module);
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('ghost', '2.0.0'), { id: 'u1' })])).toEqual([]);
@@ -610,6 +613,7 @@ describe('upgrades', () => {
           throw new TypeError('cannot read properties of undefined');
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);

@@ -15,6 +15,8 @@ import { headerOf, refuseIfRefused, sayClaims, untilClaimed } from './rollout-cl
 const followMs = 1_000;
 /** How long an upgrade's rollout may take to be started by the consumer before following gives up. */
 const startPatienceMs = 60_000;
+/** The longest wait between reads of a rollout not started yet: about 10 reads in the patience above. */
+const maxMissingMs = 8_000;
 
 const rolloutId = z.string().regex(rolloutIdPattern, 'a rollout id looks like 20260722T101500123Z-4f2a9c');
 
@@ -118,10 +120,20 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
   let started = false;
   let wave: number | undefined;
   let claimed = -1;
+  let missing = 0;
   for (;;) {
     // before a wave is in flight the header says all there is: its counts, its claims
     let record = await readOrWait(api, id, since, wave ?? 'header');
-    if (record) refuseIfRefused(record);
+    if (!record) {
+      // not started yet (an upgrade's rollout waits for the queue's consumer): each read of a
+      // rollout not found is a refusal the audit trail counts, so they thin out
+      missing += 1;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(followMs * 2 ** (missing - 1), maxMissingMs)),
+      );
+      continue;
+    }
+    refuseIfRefused(record);
     if (record && !started) {
       started = true;
       output.say(cliLines.rolloutStarted, {
