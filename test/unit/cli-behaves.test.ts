@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { fakeApi, runMesh, runMeshReaderGone } from '../support/fake-api.ts';
@@ -62,6 +65,60 @@ describe('mesh with its reader gone (mesh audit | head -1)', () => {
       const ran = await runMeshReaderGone(api.url, ['audit', '--limit', '300']);
       expect(ran.stderr).not.toMatch(/EPIPE|Error|at /);
       expect(ran.code).toBe(ExitCode.ok);
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+describe('mesh apply --push', () => {
+  const plan = {
+    revision: '7',
+    digest: 'd',
+    prune: false,
+    add: { nodes: [], modules: [], relations: [] },
+    labels: [{ node: 'db-2', set: { tier: 'gold' }, unset: [] }],
+    remove: { relations: [], modules: [], nodes: [] },
+    drift: { nodes: [], modules: [], relations: [], labels: [] },
+    provisions: { minted: [], withdrawn: [] },
+    behind: ['db-2'],
+    massRemoval: null,
+    problems: [],
+  };
+  const applied = {
+    plan,
+    planCounts: { labels: 1, behind: 1 },
+    planCut: false,
+    complete: true,
+    removed: { nodes: 0, modules: 0, relations: 0 },
+    written: { items: 2, transactions: 1 },
+    progress: { touched: 1, touchedNodes: ['db-2'], remaining: 0, remainingNodes: [] },
+  };
+  const pushed = {
+    pushed: null,
+    flushed: [{ node: 'db-2', revision: 8, round: 1 }],
+    rounds: 1,
+    behind: [],
+    heldBack: [],
+  };
+
+  it('says it pushes what it left behind instead of advising a push, then pushes', async () => {
+    const api = await fakeApi(({ method, url }) => {
+      if (method === 'POST' && url.pathname === '/mesh/apply') return { status: 200, body: applied };
+      if (method === 'POST' && url.pathname === '/push') return { status: 200, body: pushed };
+      return undefined;
+    });
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'mesh-apply-')), 'mesh.yaml');
+      writeFileSync(file, 'version: 1\nnodes: {}\n');
+      const withPush = await runMesh(api.url, ['apply', '-f', file, '--push']);
+      expect(withPush.code).toBe(ExitCode.ok);
+      expect(withPush.stdout).toContain('1 behind: db-2; pushing them now');
+      expect(withPush.stdout).not.toContain('mesh push --behind');
+      expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /mesh/apply', 'POST /push']);
+
+      const without = await runMesh(api.url, ['apply', '-f', file]);
+      expect(without.stdout).toContain('1 behind: db-2; mesh push --behind');
     } finally {
       await api.close();
     }

@@ -138,13 +138,13 @@ export function registerMeshFileCommands(program: Command): void {
         if (options.job !== undefined) {
           const job = await followApplyJob(api, output, options.job);
           output.result(job);
-          printJob(output, job);
+          printJob(output, job, behindAdvice(options));
           behind = job.plan.counts.behind ?? 0;
         } else {
           const outcome = await applyAll(api, output, options);
           if (typeof outcome === 'number') return outcome;
           output.result(outcome);
-          printApplied(output, outcome);
+          printApplied(output, outcome, behindAdvice(options));
           behind = outcome.planCounts.behind ?? 0;
         }
         if (!options.push || behind === 0) return ExitCode.ok;
@@ -278,7 +278,15 @@ export function printPlan(output: Output, plan: ApplyPlan): void {
   if (planMatches(plan)) output.line('the mesh matches the file');
 }
 
-function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
+/** What becomes of the nodes an apply leaves behind: pushed here with --push, else the command that sends them. */
+const behindAdvice = (options: ApplyOptions) =>
+  !options.push
+    ? 'mesh push --behind'
+    : options.waves === undefined
+      ? 'pushing them now'
+      : 'rolling them out in waves now';
+
+function printApplied(output: Output, outcome: BoundedApplyOutcome, advice: string): void {
   const { plan, written, removed } = outcome;
   // The answer's lists may be cut (a plan over one answer's bytes): its counts are whole.
   const count = (path: string) => outcome.planCounts[path] ?? 0;
@@ -295,5 +303,5 @@ function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
       `left as drift: ${count('drift.nodes')} nodes, ${count('drift.modules')} modules, ${count('drift.relations')} relations, labels on ${count('drift.labels')} nodes (mesh apply --prune removes them)`,
     );
   const behind = count('behind');
-  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; mesh push --behind`);
+  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; ${advice}`);
 }
