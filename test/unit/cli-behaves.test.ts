@@ -124,3 +124,27 @@ describe('mesh apply --push', () => {
     }
   });
 });
+
+describe('mesh consume under sealing', () => {
+  it('says the provision waits for both enrolments, not that the next push mints it', async () => {
+    const api = await fakeApi(({ method }) =>
+      method === 'POST'
+        ? {
+            status: 201,
+            body: {
+              consumer: { node: 'web1', module: 'nginx' },
+              provider: { node: 'broker', module: 'rabbit' },
+            },
+          }
+        : undefined,
+    );
+    try {
+      const ran = await runMesh(api.url, ['consume', 'web1/nginx', 'broker/rabbit']);
+      expect(ran.code).toBe(ExitCode.ok);
+      expect(ran.stdout).toContain('its provision is minted once web1 and broker are both enrolled');
+      expect(ran.stdout).not.toContain('mints its provision');
+    } finally {
+      await api.close();
+    }
+  });
+});

@@ -85,7 +85,8 @@ export function registerMeshCommands(program: Command): void {
         output.result(related);
         output.line(
           `${consumer.node}/${consumer.module} consumes ${provider.node}/${provider.module}; ` +
-            `mesh push ${consumer.node} mints its provision and delivers the grant to ${provider.node}`,
+            // sealed to both hosts' keys, a provision waits for both enrolments (a waiting relation)
+            `its provision is minted once ${consumer.node} and ${provider.node} are both enrolled, and sent with the grant to ${provider.node} by mesh push ${consumer.node} or by the enrolment that completes the pair`,
         );
         return ExitCode.ok;
       }),
