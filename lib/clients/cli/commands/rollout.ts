@@ -255,7 +255,7 @@ export function registerRolloutCommands(program: Command): void {
           limit: options.limit,
           ...(options.cursor ? { cursor: options.cursor } : {}),
         });
-        const page = await api.call<RolloutPage>('GET', `/rollouts?${query}`);
+        const page = await api.call<RolloutPage & { next?: string }>('GET', `/rollouts?${query}`);
         for (const r of page.rollouts) {
           const counts = Object.entries(r.counts)
             .map(([state, count]) => `${count} ${state}`)
@@ -265,7 +265,7 @@ export function registerRolloutCommands(program: Command): void {
             `${r.id} ${r.state}${claims} ${describeOrigin(r.origin)}: wave ${r.wave}/${r.waves}, ${counts}${r.reason ? ` (${r.reason})` : ''}`,
           );
         }
-        if (page.cursor) output.line(`more: mesh rollout list --cursor ${page.cursor}`);
+        if (page.next) output.line(`more: mesh rollout list --cursor ${page.next}`);
         output.result(page);
         return ExitCode.ok;
       }),
