@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { consolePages } from '../clients/cli/console/pages.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../server/adapters/aws-clients.ts';
 import { queueOne } from '../server/api/handlers/control.ts';
+import type { LineFormat } from '../server/core/coded-lines.ts';
 import { envelope } from '../server/core/control/messages.ts';
 import { keysFromBeforeLine, recordSealingKeysFromBefore } from '../server/core/sealing/keys-from-before.ts';
 import { checkConfig, type LogLevel, type MeshConfig } from '../server/setup/config.ts';
@@ -12,6 +13,7 @@ import { type Endpoints, type RunningEmulators, startEmulators } from './emulato
 import { type RunningApi, startLocalApi } from './http-server.ts';
 import { type LocalParts, localPartsFor } from './parts.ts';
 import { provisionResources } from './provision.ts';
+import { runtimeLog } from './runtime-log.ts';
 import { type LocalService, localServices } from './services.ts';
 import { assertPortFree, freePort } from './tcp-ports.ts';
 
@@ -20,6 +22,8 @@ export const defaultMqttPort = 4601;
 
 export type LocalRuntimeOptions = {
   readonly port: number;
+  /** How the handlers' log lines print (runtime-log.ts). @default 'text' */
+  readonly logFormat?: LineFormat;
   readonly host?: string;
   /** The embedded MQTT broker's port, on the same host; 0 for a free one. @default 4601 */
   readonly mqttPort?: number;
@@ -111,7 +115,11 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
       signal: { brokerUrl },
     });
-    const parts = (options.wire ?? localPartsFor)(config);
+    const format = options.logFormat ?? 'text';
+    const parts = (
+      options.wire ??
+      ((wired) => localPartsFor(wired, { overrides: { log: runtimeLog(format, wired.logLevel) } }))
+    )(config);
 
     for (const service of options.services ?? localServices) {
       progress(`starting ${service.name}`);

@@ -68,6 +68,7 @@ export async function runLocalRuntime(
       region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
       given: givenEndpoints(env),
       logLevel: logLevelOf(env.MESH_LOG_LEVEL),
+      logFormat: lineFormatOf(env.MESH_LOG_FORMAT),
       ...(options.wire ? { wire: options.wire } : {}),
       ...(options.services ? { services: options.services } : {}),
       onProgress: (step) => print(stdout, runtimeLines.starting, { step }),
