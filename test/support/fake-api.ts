@@ -45,13 +45,18 @@ export const meshBin = fileURLToPath(new URL('../../bin/mesh.ts', import.meta.ur
 
 export type Ran = { code: number | null; stdout: string; stderr: string };
 
-/** Runs `mesh` against `api` as a person would, with its output read whole. */
-export function runMesh(api: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
+/** Runs `mesh` against `api` as a person would, with its output read whole; `stopAfterMs` ends it as Ctrl-C would. */
+export function runMesh(
+  api: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  stopAfterMs = 20_000,
+): Promise<Ran> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [meshBin, '--api', api, ...args],
-      { timeout: 20_000, env: { ...process.env, ...env } },
+      { timeout: stopAfterMs, killSignal: 'SIGINT', env: { ...process.env, ...env } },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     );

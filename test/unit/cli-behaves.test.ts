@@ -148,3 +148,95 @@ describe('mesh consume under sealing', () => {
     }
   });
 });
+
+describe('mesh wait node', () => {
+  const status = (over: object) => ({
+    node: 'web1',
+    enrolled: true,
+    sentRevision: 4,
+    appliedRevision: 4,
+    reportState: 'applied',
+    behind: false,
+    online: true,
+    ...over,
+  });
+
+  it('exits 0 once the node is applied and healthy at what it was sent, 18 when unhealthy, 17 past --timeout', async () => {
+    let answer: object = status({ appliedRevision: 3 });
+    const api = await fakeApi(({ url }) =>
+      url.pathname === '/nodes/web1' ? { status: 200, body: answer } : undefined,
+    );
+    try {
+      const waiting = runMesh(api.url, ['wait', 'node', 'web1', '--for', 'healthy', '--timeout', '20s']);
+      // the host applies revision 4, and its check passes a moment later
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      answer = status({
+        health: { state: 'unknown', check: true, revision: 4, since: null, checkedAt: null, reason: null },
+      });
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      answer = status({
+        health: { state: 'healthy', check: true, revision: 4, since: null, checkedAt: null, reason: null },
+      });
+      const healthy = await waiting;
+      expect(healthy.code).toBe(ExitCode.ok);
+      expect(healthy.stdout).toBe('web1 healthy at revision 4\n');
+
+      answer = status({
+        health: {
+          state: 'unhealthy',
+          check: true,
+          revision: 4,
+          since: null,
+          checkedAt: null,
+          reason: 'port 80 closed',
+        },
+      });
+      const sick = await runMesh(api.url, ['wait', 'node', 'web1', '--for', 'healthy']);
+      expect(sick.code).toBe(ExitCode.waitFailed);
+      expect(sick.stderr).toContain(
+        'web1 will not be healthy at revision 4: its check says unhealthy: port 80 closed',
+      );
+
+      answer = status({ appliedRevision: 3 });
+      const late = await runMesh(api.url, ['wait', 'node', 'web1', '--for', 'applied', '--timeout', '1s']);
+      expect(late.code).toBe(ExitCode.waitTimedOut);
+      expect(late.stderr).toContain('node web1 applied: not yet after 1s');
+    } finally {
+      await api.close();
+    }
+  }, 30_000);
+});
+
+describe('mesh status --watch', () => {
+  it('prints the view again every interval, each under a line with the time', async () => {
+    let reads = 0;
+    const api = await fakeApi(({ url }) => {
+      if (url.pathname !== '/status') return undefined;
+      reads += 1;
+      return { status: 200, body: { nodes: [status(reads)] } };
+    });
+    function status(read: number) {
+      return {
+        node: `web${read}`,
+        enrolled: false,
+        enrolledAt: null,
+        sentRevision: null,
+        sentAt: null,
+        appliedRevision: null,
+        appliedAt: null,
+        reportState: null,
+        behind: false,
+        online: null,
+        lastHeard: null,
+      };
+    }
+    try {
+      const ran = await runMesh(api.url, ['status', '--watch', '--interval', '1s'], {}, 5_000);
+      const headers = ran.stdout.split('\n').filter((line) => line.startsWith('Every 1s: mesh status'));
+      expect(headers.length).toBeGreaterThanOrEqual(2);
+      expect(ran.stdout).toMatch(/^Every 1s: mesh status .*\nweb1 .*\nEvery 1s: mesh status .*\nweb2 /);
+    } finally {
+      await api.close();
+    }
+  }, 15_000);
+});

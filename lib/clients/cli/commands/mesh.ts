@@ -11,6 +11,7 @@ import { healthText, revertText } from '../health-text.ts';
 import { stateOf } from '../node-state.ts';
 import { cliLines } from '../output-lines.ts';
 import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
+import { checkedInterval, watching } from '../watch.ts';
 import { printSummary } from './summary.ts';
 
 /** Registers the mesh area's `mesh` commands. */
@@ -97,22 +98,37 @@ export function registerMeshCommands(program: Command): void {
       .command('status')
       .description('every node: enrolled, sent revision, applied revision, behind, online, last heard')
       .option('--summary', 'only the counts of the mesh, read without reading any node')
-      .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)'),
+      .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)')
+      .option('--watch', 'print it again every --interval until Ctrl-C, as watch does')
+      .option('--interval <duration>', 'with --watch: how often, 1s to 60m', '2s'),
   ).action(
-    action(async (context, options: StatusOptions) => {
+    action(async (context, options: StatusOptions & { watch?: boolean; interval: string }) => {
       const { api, output } = context;
       const summaryProblem = summaryOptionsProblem(options);
       if (summaryProblem) {
         output.say(cliLines.usage, summaryProblem);
         return ExitCode.usage;
       }
-      if (options.summary) return printSummary(api, output, options.rebuild === true);
-      return printNodeView<NodeStatus>(context, options, {
-        name: 'status',
-        path: '/status',
-        printPage: (page) => {
-          for (const s of page) output.line(statusLine(s));
-        },
+      const once = () =>
+        options.summary
+          ? printSummary(api, output, options.rebuild === true)
+          : printNodeView<NodeStatus>(context, options, {
+              name: 'status',
+              path: '/status',
+              printPage: (page) => {
+                for (const s of page) output.line(statusLine(s));
+              },
+            });
+      if (!options.watch) return once();
+      const every = checkedInterval(options.interval);
+      if (typeof every !== 'number') {
+        output.say(cliLines.usage, every);
+        return ExitCode.usage;
+      }
+      return watching(output, `mesh status${options.summary ? ' --summary' : ''}`, every, async () => {
+        const exit = await once();
+        // a refused filter is refused every time: said once, not every interval
+        return { done: exit === ExitCode.usage, exit };
       });
     }),
   );

@@ -9,6 +9,7 @@ import { type ApiClient, ApiProblemError } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
 import type { Output } from '../output.ts';
 import { cliLines } from '../output-lines.ts';
+import { checkedInterval, watching } from '../watch.ts';
 import { headerOf, refuseIfRefused, sayClaims, untilClaimed } from './rollout-claims.ts';
 
 /** How often a followed rollout is read again. */
@@ -274,34 +275,22 @@ export function registerRolloutCommands(program: Command): void {
     .command('show')
     .argument('<id>', 'the rollout')
     .description('every wave and node: applied, failed (with its last step), waiting, offline, timed out')
+    .option('--watch', 'print it again every --interval until the rollout ends, then exit as it ended')
+    .option('--interval <duration>', 'with --watch: how often, 1s to 60m', '2s')
     .action(
-      action(async ({ api, output }, raw: string) => {
+      action(async ({ api, output }, raw: string, options: { watch?: boolean; interval: string }) => {
         const id = rolloutId.safeParse(raw);
         if (!id.success) return usage(output, id.error);
-        const record = await readWhole(api, id.data);
-        output.line(
-          `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
-        );
-        if (record.state === 'claiming' && record.claims)
-          output.line(`claiming its nodes: ${record.claims.claimed}/${record.claims.total} claimed`);
-        if (record.releasing && record.releasing.released < record.releasing.upto)
-          output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
-        record.waves.forEach((wave, index) => {
-          output.line(`wave ${index + 1}/${record.waves.length} (${waveText(record, index)}):`);
-          for (const n of wave.nodes)
-            output.line(
-              `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
-            );
+        if (!options.watch) return (await showRollout(api, output, id.data)).exit;
+        const every = checkedInterval(options.interval);
+        if (typeof every !== 'number') {
+          output.say(cliLines.usage, every);
+          return ExitCode.usage;
+        }
+        return watching(output, `mesh rollout show ${id.data}`, every, async () => {
+          const { exit, state } = await showRollout(api, output, id.data);
+          return { done: state !== 'running' && state !== 'claiming', exit };
         });
-        const held = heldText(record);
-        if (held) output.line(held);
-        if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
-        for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
-        output.result(record);
-        if (record.state === 'refused') return ExitCode.refused;
-        return record.state === 'running' || record.state === 'done' || record.state === 'claiming'
-          ? ExitCode.ok
-          : exitOf[record.state];
       }),
     );
   rollout
@@ -354,4 +343,35 @@ export function registerRolloutCommands(program: Command): void {
           return ExitCode.ok;
         }),
       );
+}
+
+/** `mesh rollout show ID` once: every wave and node, and the exit its state says. */
+async function showRollout(api: ApiClient, output: Output, id: string) {
+  const record = await readWhole(api, id);
+  output.line(
+    `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
+  );
+  if (record.state === 'claiming' && record.claims)
+    output.line(`claiming its nodes: ${record.claims.claimed}/${record.claims.total} claimed`);
+  if (record.releasing && record.releasing.released < record.releasing.upto)
+    output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
+  record.waves.forEach((wave, index) => {
+    output.line(`wave ${index + 1}/${record.waves.length} (${waveText(record, index)}):`);
+    for (const n of wave.nodes)
+      output.line(
+        `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
+      );
+  });
+  const held = heldText(record);
+  if (held) output.line(held);
+  if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
+  for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
+  output.result(record);
+  const exit =
+    record.state === 'refused'
+      ? ExitCode.refused
+      : record.state === 'running' || record.state === 'done' || record.state === 'claiming'
+        ? ExitCode.ok
+        : exitOf[record.state];
+  return { exit, state: record.state };
 }
