@@ -123,7 +123,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
 
     for (const service of options.services ?? localServices) {
       progress(`starting ${service.name}`);
-      const running = await service.start(parts);
+      const running = await service.start(parts, { dataDir });
       stack.push(() => running.stop());
     }
     // Hosts enrolled before the enrolment kept a sealing key get it copied from their stored
