@@ -22,6 +22,8 @@ export const defaultMqttPort = 4601;
 
 export type LocalRuntimeOptions = {
   readonly port: number;
+  /** Where events are posted, signed (docs/events.md). */
+  readonly eventsWebhook?: { readonly url: string; readonly secret: string };
   /** How the handlers' log lines print (runtime-log.ts). @default 'text' */
   readonly logFormat?: LineFormat;
   readonly host?: string;
@@ -114,6 +116,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...(options.pushWaitSeconds !== undefined ? { pushWaitSeconds: options.pushWaitSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
       signal: { brokerUrl },
+      ...(options.eventsWebhook ? { eventsWebhook: options.eventsWebhook } : {}),
     });
     const format = options.logFormat ?? 'text';
     const parts = (

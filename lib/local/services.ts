@@ -13,7 +13,10 @@ import { summaryStreamSource } from './stream-source-summary.ts';
 export type LocalService = {
   readonly name: string;
   /** `dataDir`: the runtime's data folder, where a service keeps what must outlive the process. */
-  start(parts: LocalParts, where?: { readonly dataDir?: string | undefined }): Promise<{ stop(): Promise<void> }>;
+  start(
+    parts: LocalParts,
+    where?: { readonly dataDir?: string | undefined },
+  ): Promise<{ stop(): Promise<void> }>;
 };
 
 export const localServices: LocalService[] = [

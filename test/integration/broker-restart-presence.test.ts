@@ -23,10 +23,11 @@ const allowAll = async () =>
 describe('the embedded broker after a stop it never finished', () => {
   it('tells the presence function that every client connected then is disconnected, newer than its connect', async () => {
     const connectedFile = join(mkdtempSync(join(tmpdir(), 'mesh-broker-')), 'broker-connected.json');
-    const events: Parameters<BrokerLifecycleHandler>[0][] = [];
-    const lifecycle: BrokerLifecycleHandler = async (event) => {
+    type Lifecycle = { clientId: string; eventType: string; versionNumber: number };
+    const events: Lifecycle[] = [];
+    const lifecycle = (async (event: Lifecycle) => {
       events.push(event);
-    };
+    }) as unknown as BrokerLifecycleHandler;
     const options = {
       host: '127.0.0.1',
       port: 0,
@@ -49,7 +50,7 @@ describe('the embedded broker after a stop it never finished', () => {
 
     // the first broker is never stopped (as a killed npm start is not): a second starts on its file
     const second = await startEmbeddedBroker(options);
-    const after = events.slice(events.indexOf(connect as (typeof events)[number]) + 1);
+    const after = events.slice(events.indexOf(connect as Lifecycle) + 1);
     expect(after).toEqual([expect.objectContaining({ clientId: 'web-1', eventType: 'disconnected' })]);
     expect(after[0]?.versionNumber).toBeGreaterThan(connect?.versionNumber ?? Number.POSITIVE_INFINITY);
 
