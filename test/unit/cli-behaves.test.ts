@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { fakeApi, runMesh, runMeshReaderGone } from '../support/fake-api.ts';
 
+// Each test runs `mesh` as a process (about 0.5 s of CPU each from source): seconds on a loaded machine.
+
 /** An audit trail of `count` records, newest first, served `limit` at a time with a cursor. */
 const recordOf = (at: number) => ({
   time: new Date(Date.UTC(2026, 11, 5, 12, 0, 0) - at * 1000).toISOString(),
@@ -26,7 +28,7 @@ const trailOf = (count: number) => (url: URL) => {
   return { status: 200, body: { records, ...(next ? { next } : {}) } };
 };
 
-describe('mesh audit says what it did not show', () => {
+describe('mesh audit says what it did not show', { timeout: 30_000 }, () => {
   let api: Awaited<ReturnType<typeof fakeApi>>;
   let count = 250;
   beforeAll(async () => {
@@ -58,7 +60,7 @@ describe('mesh audit says what it did not show', () => {
   });
 });
 
-describe('mesh with its reader gone (mesh audit | head -1)', () => {
+describe('mesh with its reader gone (mesh audit | head -1)', { timeout: 30_000 }, () => {
   it('finishes quietly with the exit code it reached: no EPIPE stack trace', async () => {
     const api = await fakeApi(({ url }) => trailOf(300)(url));
     try {
@@ -71,7 +73,7 @@ describe('mesh with its reader gone (mesh audit | head -1)', () => {
   });
 });
 
-describe('mesh apply --push', () => {
+describe('mesh apply --push', { timeout: 30_000 }, () => {
   const plan = {
     revision: '7',
     digest: 'd',
@@ -125,7 +127,7 @@ describe('mesh apply --push', () => {
   });
 });
 
-describe('mesh consume under sealing', () => {
+describe('mesh consume under sealing', { timeout: 30_000 }, () => {
   it('says the provision waits for both enrolments, not that the next push mints it', async () => {
     const api = await fakeApi(({ method }) =>
       method === 'POST'
@@ -149,7 +151,7 @@ describe('mesh consume under sealing', () => {
   });
 });
 
-describe('mesh wait node', () => {
+describe('mesh wait node', { timeout: 30_000 }, () => {
   const status = (over: object) => ({
     node: 'web1',
     enrolled: true,
@@ -204,10 +206,10 @@ describe('mesh wait node', () => {
     } finally {
       await api.close();
     }
-  }, 30_000);
+  });
 });
 
-describe('mesh status --watch', () => {
+describe('mesh status --watch', { timeout: 30_000 }, () => {
   it('prints the view again every interval, each under a line with the time', async () => {
     let reads = 0;
     const api = await fakeApi(({ url }) => {
@@ -231,12 +233,12 @@ describe('mesh status --watch', () => {
       };
     }
     try {
-      const ran = await runMesh(api.url, ['status', '--watch', '--interval', '1s'], {}, 5_000);
+      const ran = await runMesh(api.url, ['status', '--watch', '--interval', '1s'], {}, 8_000);
       const headers = ran.stdout.split('\n').filter((line) => line.startsWith('Every 1s: mesh status'));
       expect(headers.length).toBeGreaterThanOrEqual(2);
       expect(ran.stdout).toMatch(/^Every 1s: mesh status .*\nweb1 .*\nEvery 1s: mesh status .*\nweb2 /);
     } finally {
       await api.close();
     }
-  }, 15_000);
+  });
 });
