@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { BrokerAuthorizerHandler, BrokerLifecycleHandler } from '../server/functions/spec.ts';
 import { functionSpecs } from '../server/functions/table.ts';
 import { invocation } from './aws-quotas.ts';
@@ -13,7 +14,7 @@ import type { LocalService } from './services.ts';
  */
 export const embeddedBrokerService: LocalService = {
   name: 'the embedded MQTT broker',
-  async start(parts: LocalParts) {
+  async start(parts: LocalParts, where = {}) {
     const signal = parts.config.signal;
     if (!signal) throw new Error('the configuration names no broker (signal.brokerUrl)');
     const url = new URL(signal.brokerUrl);
@@ -24,6 +25,7 @@ export const embeddedBrokerService: LocalService = {
       lifecycle: handlerOf<BrokerLifecycleHandler>('broker-lifecycle', parts),
       scope: { partition: signal.partition, region: parts.config.region, accountId: signal.accountId },
       log: parts.log,
+      ...(where.dataDir ? { connectedFile: join(where.dataDir, 'broker-connected.json') } : {}),
     });
     const detach = parts.embeddedBroker.attach((topic, payload) => broker.publish(topic, payload));
     return {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import type { IoTCustomAuthorizerEvent } from 'aws-lambda';
@@ -20,6 +21,13 @@ export type EmbeddedBrokerOptions = {
   /** The account and region the policy's ARNs name. */
   readonly scope: IotScope;
   readonly log: Log;
+  /**
+   * Where the broker keeps the ids of the clients connected now (the data folder's), so that a
+   * start after a stop it never finished (a kill, a crash) tells the presence function each of
+   * them disconnected, as IoT does when a connection drops: a host still backing off is not
+   * shown online. None: nothing outlives the broker.
+   */
+  readonly connectedFile?: string;
 };
 
 export type RunningBroker = {
@@ -123,8 +131,33 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       .finally(() => presenceWrites.delete(write));
     presenceWrites.add(write);
   };
-  broker.on('client', (client) => lifecycle(client, 'connected'));
-  broker.on('clientDisconnect', (client) => lifecycle(client, 'disconnected'));
+  // Connections a stop never saw end: each is over, whatever its version, as of now.
+  const connected = new Map<string, Client>();
+  const keepConnected = connectedKeeper(options.connectedFile);
+  lastVersion = Date.now();
+  for (const clientId of keepConnected.left()) {
+    const write = options
+      .lifecycle({ clientId, eventType: 'disconnected', timestamp: lastVersion, versionNumber: lastVersion })
+      .catch((error: unknown) => {
+        const reason = (error as Error).message;
+        logLine(options.log, say(runtimeLines.brokerPresenceNotRecorded, { client: clientId, reason }), {
+          error: reason,
+        });
+      });
+    await write;
+  }
+  keepConnected.keep(connected);
+  broker.on('client', (client) => {
+    if (policies.has(client)) connected.set(client.id, client);
+    keepConnected.keep(connected);
+    lifecycle(client, 'connected');
+  });
+  broker.on('clientDisconnect', (client) => {
+    // a client that connected again under its id took its place: that one is still connected
+    if (connected.get(client.id) === client) connected.delete(client.id);
+    keepConnected.keep(connected);
+    lifecycle(client, 'disconnected');
+  });
 
   const server: Server = createServer(broker.handle);
   try {
@@ -152,6 +185,40 @@ export async function startEmbeddedBroker(options: EmbeddedBrokerOptions): Promi
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       await closed;
       await Promise.allSettled([...presenceWrites]);
+      keepConnected.keep(new Map(), { now: true });
+    },
+  };
+}
+
+/**
+ * The file of connected client ids: read once at start, written at most once a second after a
+ * change (thousands of hosts reconnecting write it a few times, not thousands), and at once on
+ * a stop.
+ */
+function connectedKeeper(path: string | undefined) {
+  let pending: NodeJS.Timeout | undefined;
+  let latest: readonly string[] = [];
+  const write = () => {
+    pending = undefined;
+    if (path) writeFileSync(path, `${JSON.stringify(latest)}\n`, { mode: 0o600 });
+  };
+  return {
+    left(): string[] {
+      if (!path) return [];
+      try {
+        const ids: unknown = JSON.parse(readFileSync(path, 'utf8'));
+        return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+      } catch {
+        return [];
+      }
+    },
+    keep(ids: ReadonlyMap<string, unknown>, options: { readonly now?: boolean } = {}) {
+      if (!path) return;
+      latest = [...ids.keys()];
+      if (options.now) {
+        clearTimeout(pending);
+        write();
+      } else pending ??= setTimeout(write, 1_000).unref();
     },
   };
 }

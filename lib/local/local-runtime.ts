@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { consolePages } from '../clients/cli/console/pages.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../server/adapters/aws-clients.ts';
 import { queueOne } from '../server/api/handlers/control.ts';
+import type { LineFormat } from '../server/core/coded-lines.ts';
 import { envelope } from '../server/core/control/messages.ts';
 import { keysFromBeforeLine, recordSealingKeysFromBefore } from '../server/core/sealing/keys-from-before.ts';
 import { checkConfig, type LogLevel, type MeshConfig } from '../server/setup/config.ts';
@@ -13,6 +14,7 @@ import type { LocalFirewallLimits } from './firewall.ts';
 import { type RunningApi, startLocalApi } from './http-server.ts';
 import { type LocalParts, localPartsFor } from './parts.ts';
 import { provisionResources } from './provision.ts';
+import { runtimeLog } from './runtime-log.ts';
 import { type LocalService, localServices } from './services.ts';
 import { assertPortFree, freePort } from './tcp-ports.ts';
 
@@ -21,6 +23,10 @@ export const defaultMqttPort = 4601;
 
 export type LocalRuntimeOptions = {
   readonly port: number;
+  /** Where events are posted, signed (docs/events.md). */
+  readonly eventsWebhook?: { readonly url: string; readonly secret: string };
+  /** How the handlers' log lines print (runtime-log.ts). @default 'text' */
+  readonly logFormat?: LineFormat;
   readonly host?: string;
   /** The embedded MQTT broker's port, on the same host; 0 for a free one. @default 4601 */
   readonly mqttPort?: number;
@@ -113,12 +119,17 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...(options.pushWaitSeconds !== undefined ? { pushWaitSeconds: options.pushWaitSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
       signal: { brokerUrl },
+      ...(options.eventsWebhook ? { eventsWebhook: options.eventsWebhook } : {}),
     });
-    const parts = (options.wire ?? localPartsFor)(config);
+    const format = options.logFormat ?? 'text';
+    const parts = (
+      options.wire ??
+      ((wired) => localPartsFor(wired, { overrides: { log: runtimeLog(format, wired.logLevel) } }))
+    )(config);
 
     for (const service of options.services ?? localServices) {
       progress(`starting ${service.name}`);
-      const running = await service.start(parts);
+      const running = await service.start(parts, { dataDir });
       stack.push(() => running.stop());
     }
     // Hosts enrolled before the enrolment kept a sealing key get it copied from their stored

@@ -13,6 +13,7 @@ import type { LocalService } from './services.ts';
  * `npm start` (bin/local.ts): the whole control plane on this machine, data kept in MESH_DATA
  * (default .mesh/). The environment is read here, once: MESH_PORT, MESH_MQTT_PORT, MESH_DATA,
  * MESH_RESOURCE_PREFIX, MESH_HOLD_BOUND_SECONDS, MESH_PUSH_WAIT_SECONDS, MESH_LOCAL_FIREWALL, MESH_LOG_LEVEL, MESH_LOG_FORMAT (`json`: one JSON line a message,
+ * MESH_EVENTS_WEBHOOK and MESH_EVENTS_WEBHOOK_SECRET (docs/events.md),
  * lib/local/log-lines.ts), AWS_REGION and AWS_ENDPOINT_URL(_DYNAMODB|_SQS) for
  * services already running. Says what it started, stops everything on SIGINT or SIGTERM.
  * `wire` replaces how the parts are built, `services` the background services (a bed that puts
@@ -37,6 +38,11 @@ export async function runLocalRuntime(
       resourcePrefix: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/),
       holdBoundSeconds: z.coerce.number().int().positive().max(3600).optional(),
       pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
+      eventsWebhook: z.url({ protocol: /^https?$/ }).optional(),
+      eventsWebhookSecret: z.string().min(16).optional(),
+    })
+    .refine((values) => values.eventsWebhook === undefined || values.eventsWebhookSecret !== undefined, {
+      path: ['eventsWebhookSecret'],
     })
     .safeParse({
       port: env.MESH_PORT ?? 4600,
@@ -45,6 +51,8 @@ export async function runLocalRuntime(
       resourcePrefix: env.MESH_RESOURCE_PREFIX || 'mesh',
       holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
       pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
+      eventsWebhook: env.MESH_EVENTS_WEBHOOK || undefined,
+      eventsWebhookSecret: env.MESH_EVENTS_WEBHOOK_SECRET || undefined,
     });
   if (!settings.success) {
     const variables: Record<string, string> = {
@@ -54,6 +62,9 @@ export async function runLocalRuntime(
       resourcePrefix: 'MESH_RESOURCE_PREFIX must be 1 to 40 letters, digits, - or _',
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
       pushWaitSeconds: 'MESH_PUSH_WAIT_SECONDS must be a number of seconds from 0 to 25',
+      eventsWebhook: 'MESH_EVENTS_WEBHOOK must be an http or https URL',
+      eventsWebhookSecret:
+        'MESH_EVENTS_WEBHOOK_SECRET must be set with MESH_EVENTS_WEBHOOK, 16 characters or more: every event is signed with it',
     };
     for (const issue of settings.error.issues) {
       const variable = String(issue.path[0]);
@@ -70,12 +81,17 @@ export async function runLocalRuntime(
 
   const started = Date.now();
   try {
+    const { eventsWebhook: webhookUrl, eventsWebhookSecret, ...rest } = settings.data;
     const runtime = await startLocalRuntime({
-      ...settings.data,
+      ...rest,
+      ...(webhookUrl && eventsWebhookSecret
+        ? { eventsWebhook: { url: webhookUrl, secret: eventsWebhookSecret } }
+        : {}),
       region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
       given: givenEndpoints(env),
       logLevel: logLevelOf(env.MESH_LOG_LEVEL),
       ...(firewall ? { firewall } : {}),
+      logFormat: lineFormatOf(env.MESH_LOG_FORMAT),
       ...(options.wire ? { wire: options.wire } : {}),
       ...(options.services ? { services: options.services } : {}),
       onProgress: (step) => print(stdout, runtimeLines.starting, { step }),

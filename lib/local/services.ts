@@ -12,7 +12,11 @@ import { summaryStreamSource } from './stream-source-summary.ts';
  */
 export type LocalService = {
   readonly name: string;
-  start(parts: LocalParts): Promise<{ stop(): Promise<void> }>;
+  /** `dataDir`: the runtime's data folder, where a service keeps what must outlive the process. */
+  start(
+    parts: LocalParts,
+    where?: { readonly dataDir?: string | undefined },
+  ): Promise<{ stop(): Promise<void> }>;
 };
 
 export const localServices: LocalService[] = [

@@ -122,7 +122,9 @@ describe('the revision a file describes, on DynamoDB Local', () => {
       file: file.replace('{role: broker}', '{role: queue}'),
     });
     expect(other.checks()).toBe(1);
-    expect(relabelled.labels).toEqual([{ node: 'broker-1', set: { role: 'queue' }, unset: [] }]);
+    expect(relabelled.labels).toEqual([
+      { node: 'broker-1', set: { role: 'queue' }, unset: [], was: { role: 'broker' } },
+    ]);
   });
 
   it('keeps the revision once the file is applied with prune, and spares the check again', async () => {

@@ -167,6 +167,11 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
     this.moved.push({ module, version, nodes });
   }
 
+  /** Modules an upgrade can name: each one given a version here, and `web`. */
+  async isKnown(module: string) {
+    return module === 'web' || this.versions.has(module);
+  }
+
   async push(_request: PushRequest): Promise<PushOutcome> {
     this.pushes += 1;
     if (this.pushBehaviour === 'fail')

@@ -234,6 +234,11 @@ export class MemoryMeshStore
     return { carriers, previous, more: false };
   }
 
+  async isKnown(module: string): Promise<boolean> {
+    this.requests += 1;
+    return this.modules.has(module);
+  }
+
   async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {
     for (const node of nodes) {
       const state = this.nodes.get(node);

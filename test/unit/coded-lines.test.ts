@@ -13,6 +13,7 @@ import {
   say,
 } from '../../lib/server/core/coded-lines.ts';
 import { consumerLines } from '../../lib/server/core/control/log-lines.ts';
+import { eventLines } from '../../lib/server/core/events/log-lines.ts';
 import { pushLines } from '../../lib/server/core/mesh/log-lines.ts';
 import { signalLines } from '../../lib/server/core/signal/log-lines.ts';
 import { summaryLines } from '../../lib/server/core/summary/log-lines.ts';
@@ -28,6 +29,7 @@ const catalogues = {
   cliLines,
   edgeLines,
   pushLines,
+  eventLines,
 };
 const every: Array<CodedLine<never>> = Object.values(catalogues).flatMap(
   (catalogue) => Object.values(catalogue) as Array<CodedLine<never>>,

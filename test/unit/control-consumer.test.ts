@@ -477,6 +477,7 @@ describe('a dead-letter queue that will not take a copy', () => {
         throw new ModuleNotFoundError(module);
       },
       moveCarriers: async () => undefined,
+      isKnown: async () => true,
     };
     const holds = new RecordingSettlement();
     const w = world({ settlement: refusing(holds), moduleVersions });
@@ -577,6 +578,7 @@ describe('upgrades', () => {
           throw new StoreUnavailableError('the inventory table');
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);
@@ -589,6 +591,7 @@ describe('upgrades', () => {
           throw new ModuleNotFoundError(module);
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('ghost', '2.0.0'), { id: 'u1' })])).toEqual([]);
@@ -612,6 +615,7 @@ describe('upgrades', () => {
           throw new TypeError('cannot read properties of undefined');
         },
         moveCarriers: async () => undefined,
+        isKnown: async () => true,
       },
     });
     expect(await w.deliver([record(upgrade('broker', '2.0.0'), { id: 'u1' })])).toEqual(['u1']);

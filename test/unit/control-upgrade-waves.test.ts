@@ -5,8 +5,11 @@ import { RecordingSender } from '../support/control-fakes.ts';
 
 const now = new Date('2026-10-01T12:00:00Z');
 
+/** The modules an upgrade may name here: `web`, assigned to some node. */
+const moduleVersions = { isKnown: async (module: string) => module === 'web' };
+
 async function post(sender: RecordingSender, body: unknown): Promise<APIGatewayProxyResult> {
-  const handler = controlUpgradeHandler({ sender, now: () => now });
+  const handler = controlUpgradeHandler({ sender, now: () => now, moduleVersions });
   return handler(
     { body: JSON.stringify(body), headers: {}, isBase64Encoded: false } as unknown as APIGatewayProxyEvent,
     {} as Context,
@@ -42,5 +45,21 @@ describe('POST /upgrades in waves', () => {
       upgrade: { module: 'web', version: '2.0' },
     });
     expect(sender.sent.map((outgoing) => outgoing.message.body)).toEqual([{ module: 'web', version: '2.0' }]);
+  });
+
+  it('refuses a module no node was ever assigned with 404 module_not_found, queueing nothing, with waves or without', async () => {
+    const sender = new RecordingSender();
+    for (const body of [
+      { module: 'nginxx', version: '1.0' },
+      { module: 'nginxx', version: '1.0', waves: '1,100%' },
+    ]) {
+      const answer = await post(sender, body);
+      expect(answer.statusCode).toBe(404);
+      expect(JSON.parse(answer.body).error).toMatchObject({
+        code: 'module_not_found',
+        message: 'no module named nginxx: assign it to a node before upgrading it',
+      });
+    }
+    expect(sender.sent).toEqual([]);
   });
 });

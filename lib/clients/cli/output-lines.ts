@@ -298,6 +298,39 @@ export const cliLines = {
     'error',
     ({ subject, seq, problem, says }) => `${subject} record ${seq} ${problem}: ${says}`,
   ),
+  waitTimedOut: codedLine<{ readonly what: string; readonly timeout: string }>(
+    'wait.timed-out',
+    'error',
+    ({ what, timeout }) => `${what}: not yet after ${timeout}; it goes on on the control plane (exit 17)`,
+  ),
+  waitNode: codedLine<{
+    readonly node: string;
+    readonly goal: string;
+    readonly sent: number | null;
+    readonly applied: number | null;
+    readonly health: string | null;
+  }>(
+    'wait.node',
+    'info',
+    ({ node, goal, sent, applied, health }) =>
+      `${node}: sent ${sent ?? '-'}, applied ${applied ?? '-'}${health ? `, ${health}` : ''}; waiting until ${goal}`,
+  ),
+  waitNodeFailed: codedLine<{
+    readonly node: string;
+    readonly goal: string;
+    readonly revision: number;
+    readonly reason: string;
+  }>(
+    'wait.node-failed',
+    'error',
+    ({ node, goal, revision, reason }) => `${node} will not be ${goal} at revision ${revision}: ${reason}`,
+  ),
+  auditMore: codedLine<{ readonly shown: number; readonly limit: number }>(
+    'audit.more',
+    'info',
+    ({ shown }) =>
+      `${shown} newest records shown, and older ones exist: raise --limit, or narrow with --since, --node, --actor or --action`,
+  ),
   auditVerified: codedLine<{
     readonly chains: number;
     readonly records: number;

@@ -41,6 +41,10 @@ export const ExitCode = {
   heldBack: 15,
   /** `mesh rollout show|resume`, a followed rollout: it was taken back by an undo rollout (its reason names it). */
   rolloutUndone: 16,
+  /** `mesh wait`: its --timeout passed before what it waits for happened; nothing was changed. */
+  waitTimedOut: 17,
+  /** `mesh wait node`: the node's host reported the revision it was sent failed, or unhealthy. */
+  waitFailed: 18,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

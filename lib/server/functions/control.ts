@@ -33,7 +33,8 @@ export const controlFunctions = [
     purpose: 'queues an upgrade',
     trigger: 'api',
     route: { method: 'POST', path: '/upgrades', auth: 'operator', role: 'operator' },
-    access: ['control:send'],
+    // inventory:read: a module no node was ever assigned is refused before anything is queued
+    access: ['inventory:read', 'control:send'],
     handler: controlUpgradeHandler,
   },
   {

@@ -50,6 +50,8 @@ const configSchema = z.object({
     })
     .optional(),
   endpoints: z.object({ dynamodb: z.url().optional(), sqs: z.url().optional() }).optional(),
+  /** Where events are posted, signed (MESH_EVENTS_WEBHOOK and its secret; docs/events.md); the local runtime's. */
+  eventsWebhook: z.object({ url: z.url(), secret: z.string().min(16) }).optional(),
 });
 
 export type MeshConfig = z.infer<typeof configSchema>;

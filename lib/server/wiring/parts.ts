@@ -20,6 +20,7 @@ import { DynamoDBDisenrolment } from '../adapters/enrolment/disenrolment.ts';
 import { DynamoDBKeyRotation } from '../adapters/enrolment/key-rotation.ts';
 import { DynamoDBNodeKeyStore } from '../adapters/enrolment/node-key-store.ts';
 import { DynamoDBTokenStore } from '../adapters/enrolment/token-store.ts';
+import { WebhookEventSink } from '../adapters/events/webhook-sink.ts';
 import { DynamoDBCredentialReader } from '../adapters/host-identity/credential-reader.ts';
 import { DynamoDBProofReplayGuard } from '../adapters/host-identity/proof-replay-guard.ts';
 import { DynamoDBMeshChangeStore } from '../adapters/mesh/mesh-change-store.ts';
@@ -43,6 +44,7 @@ import type { ConsumerDeps } from '../core/control/consumer.ts';
 import { holdPolicyOf } from '../core/control/hold.ts';
 import type * as control from '../core/control/ports.ts';
 import type * as enrolment from '../core/enrolment/ports.ts';
+import { AnnouncingPresence, type EventSink, noEvents, pushEvent, tell } from '../core/events/index.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identity/ports.ts';
 import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
 import type { MeshChangeStore, MeshRemovals, ModuleVersions, PushStore } from '../core/mesh/ports.ts';
@@ -138,6 +140,8 @@ export type Parts = {
   readonly signals: SignalAnnouncer;
   readonly signalFailures: CountedMetric;
   readonly presence: PresenceStore;
+  /** Where events go once their change committed (docs/events.md): a signed webhook, or nowhere. */
+  readonly events: EventSink;
 } & RolloutParts &
   HoldParts &
   AuditParts &
@@ -248,6 +252,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
             })
           : (options.standIns?.pushFlow?.(parts.pushTasks) ?? missing('push flow', 'MESH_PUSH_FLOW_ARN')),
         records: parts.pushRecords,
+        finished: (record) => tell(parts.events, [pushEvent(record)]),
         log: parts.log,
         now: parts.now,
       }),
@@ -316,7 +321,10 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         countFailure: () => parts.signalFailures.count(),
       }),
     signalFailures: () => new CountedMetric('SignalsNotPublished'),
-    presence: () => new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }),
+    presence: () =>
+      new AnnouncingPresence(new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }), parts.events),
+    events: () =>
+      config.eventsWebhook ? new WebhookEventSink({ ...config.eventsWebhook, log: parts.log }) : noEvents,
     ...rolloutBuilders(() => parts, clients, config),
     ...holdBuilders(() => parts, clients, config),
     ...auditBuilders(clients, config),

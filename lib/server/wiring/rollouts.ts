@@ -6,6 +6,7 @@ import { StepFunctionsRolloutDriver } from '../adapters/rollout/rollout-flow-dri
 import { DynamoDBRolloutStore } from '../adapters/rollout/rollout-store.ts';
 import { envelope } from '../core/control/messages.ts';
 import type { ControlSender } from '../core/control/ports.ts';
+import { AnnouncingRollouts, type EventSink } from '../core/events/index.ts';
 import type { ModuleVersions } from '../core/mesh/ports.ts';
 import type { PushStore } from '../core/mesh/store.ts';
 import type { PushFlow } from '../core/push/ports.ts';
@@ -17,7 +18,7 @@ import {
   RolloutKicks,
   type RolloutStore,
 } from '../core/rollout/ports.ts';
-import { Rollouts } from '../core/rollout/service.ts';
+import type { Rollouts } from '../core/rollout/service.ts';
 import { type RolloutOptions, shareText } from '../core/rollout/waves.ts';
 import type { MeshConfig } from '../setup/config.ts';
 
@@ -44,6 +45,7 @@ type Needs = {
   readonly pushFlow: PushFlow;
   readonly pushStore: PushStore;
   readonly now: () => Date;
+  readonly events: EventSink;
 };
 
 export function rolloutBuilders(
@@ -67,32 +69,36 @@ export function rolloutBuilders(
       // a wave is not a push of its own: the flow runs unrecorded, the rollout's record says what it sent
       const flow = parts.pushFlow instanceof RecordedPushFlow ? parts.pushFlow.flow : parts.pushFlow;
       const pusher = new Pusher({ store: parts.pushStore });
-      return new Rollouts({
-        store: parts.rolloutStore,
-        facts: parts.rolloutFacts,
-        wave: (nodes, rollout) => flow.push({ nodes, rollout }),
-        behind: async () => pusher.behindOf(await pusher.candidates(false)),
-        exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
-        marked: (nodes) => pusher.markedOf(nodes),
-        moveCarriers: (module, version, nodes) => parts.moduleVersions.moveCarriers(module, version, nodes),
-        requestUndo: async (undo, by) => {
-          const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
-          const body = {
-            module: undo.module,
-            version: undo.version,
-            rollout: { id: undo.rollout, undoes: undo.undoes, ...waves },
-          };
-          await parts.sender.send([
-            {
-              message: envelope('upgrade', body, parts.now(), by),
-              // a send retried within SQS's five minutes is one message
-              deduplicationId: `undo-${undo.rollout}`,
-            },
-          ]);
+      return new AnnouncingRollouts(
+        {
+          store: parts.rolloutStore,
+          facts: parts.rolloutFacts,
+          wave: (nodes, rollout) => flow.push({ nodes, rollout }),
+          behind: async () => pusher.behindOf(await pusher.candidates(false)),
+          exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
+          marked: (nodes) => pusher.markedOf(nodes),
+          moveCarriers: (module, version, nodes) => parts.moduleVersions.moveCarriers(module, version, nodes),
+          requestUndo: async (undo, by) => {
+            const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
+            const body = {
+              module: undo.module,
+              version: undo.version,
+              rollout: { id: undo.rollout, undoes: undo.undoes, ...waves },
+            };
+            await parts.sender.send([
+              {
+                message: envelope('upgrade', body, parts.now(), by),
+                // a send retried within SQS's five minutes is one message
+                deduplicationId: `undo-${undo.rollout}`,
+              },
+            ]);
+          },
+          driving: (id) => parts.rolloutDriver.driving(id),
+          now: parts.now,
         },
-        driving: (id) => parts.rolloutDriver.driving(id),
-        now: parts.now,
-      });
+        parts.events,
+        parts.now,
+      );
     },
   };
 }

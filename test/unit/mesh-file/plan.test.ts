@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { labelChangeText } from '../../../lib/clients/cli/commands/mesh-file.ts';
 import {
   type ApplyPlan,
   applyInMemory,
@@ -170,11 +171,18 @@ nodes:
       node: 'web-1',
       set: { tier: 'front' },
       unset: [],
+      was: { tier: null },
     });
     expect(plan.drift.labels.find((l) => l.node === 'web-1')).toEqual({ node: 'web-1', keys: ['role'] });
     expect(plan.behind).not.toContain('web-1'.concat('x'));
     const pruned = planApply(fileOf(text, live), live, { prune: true });
     expect(pruned.labels.find((l) => l.node === 'web-1')?.unset).toEqual(['role']);
+    // what each key held before, so the plan says old → new
+    expect(pruned.labels.find((l) => l.node === 'web-1')?.was).toEqual({ tier: null, role: 'web' });
+    const moved = planApply(fileOf(small.replace('labels: {role: web}', 'labels: {role: db}'), live), live);
+    expect(
+      labelChangeText(moved.labels.find((l) => l.node === 'web-1') as (typeof moved.labels)[number]),
+    ).toBe('web-1 (role: web → db)');
     expect(applyInMemory(live, pruned, '2').nodes.find((n) => n.node === 'web-1')?.labels).toEqual({
       tier: 'front',
     });

@@ -278,3 +278,25 @@ describe('node patterns', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 });
+
+describe('a file with nothing to read', () => {
+  it('says the file is empty (or not a map) in words, not the schema’s', () => {
+    for (const [text, what] of [
+      ['', 'the file is empty'],
+      ['  \n# only a comment\n', 'the file is empty'],
+      ['[]', 'the file is a list'],
+      ['42', 'the file is a number'],
+    ] as const) {
+      const { problems } = checkMeshFile(text);
+      expect(problems, JSON.stringify(text)).toEqual([
+        expect.objectContaining({
+          line: 1,
+          column: 1,
+          code: 'invalid',
+          message: expect.stringContaining(`${what}: a mesh file is a map`),
+        }),
+      ]);
+      expect(problems[0]?.message).not.toContain('expected object');
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadMeshFileError, type LiveMesh } from '../../../lib/server/core/mesh-file/index.ts';
+import { BadMeshFileError, type LiveMesh, StalePlanError } from '../../../lib/server/core/mesh-file/index.ts';
 import type { LiveMeshReader, MeshFileWriter } from '../../../lib/server/core/mesh-file/ports.ts';
 import { type FactRemovals, MeshFileService } from '../../../lib/server/core/mesh-file/service.ts';
 
@@ -26,5 +26,19 @@ describe('MeshFileService checks a file sent again (each part of an apply) once,
     const refused = await service.plan({ file }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(BadMeshFileError);
     expect((refused as BadMeshFileError).problems.map((p) => p.code)).toContain('not-a-provider');
+  });
+});
+
+describe('MeshFileService refuses a saved plan the mesh moved past', () => {
+  it('names the saved plan revision as planned and the live one as current', async () => {
+    const live: LiveMesh = { revision: 'r9', nodes: [], modules: new Map([['rabbit', 'amqp']]) };
+    const reader: LiveMeshReader = { read: async () => ({ mesh: live, modules: new Map() }) };
+    const service = new MeshFileService({ reader, writer, removals });
+    const refused = await service
+      .apply({ file, revision: 'r3', by: { principal: 'local', source: 'test', requestId: 'r' } })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(StalePlanError);
+    expect(refused).toMatchObject({ planned: 'r3', current: 'r9' });
+    expect((refused as Error).message).toContain('computed on mesh revision r3, and the mesh is at r9 now');
   });
 });

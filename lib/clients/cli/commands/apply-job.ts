@@ -119,12 +119,12 @@ export function sayStarted(output: Output, first: BoundedApplyOutcome, id: strin
 }
 
 /** `mesh apply --job ID`'s last words: what the job wrote, from its record. */
-export function printJob(output: Output, job: ApplyJob): void {
+export function printJob(output: Output, job: ApplyJob, advice = 'mesh push --behind'): void {
   const count = (path: string) => job.plan.counts[path] ?? 0;
   output.line(
     `apply job ${job.id} done on revision ${job.plan.revision} in ${job.parts} parts: added ${count('add.nodes')} nodes, ${count('add.modules')} modules, ${count('add.relations')} relations; labels on ${count('labels')} nodes; removed ${job.removed.nodes} nodes, ${job.removed.modules} modules, ${job.removed.relations} relations (${job.written.items} items in ${job.written.transactions} transactions)`,
   );
   if (job.progress.touched > 0) output.line(`wrote ${job.progress.touched} nodes`);
   const behind = count('behind');
-  if (behind > 0) output.line(`${behind} behind; mesh push --behind`);
+  if (behind > 0) output.line(`${behind} behind; ${advice}`);
 }

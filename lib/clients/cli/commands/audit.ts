@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import * as z from 'zod';
 import type { AuditVerdict } from '../../../server/core/audit/ports.ts';
-import type { AuditRecord } from '../../../server/core/audit/record.ts';
+import { type AuditRecord, auditActionFilter } from '../../../server/core/audit/record.ts';
 import type { ChainFinding } from '../../../server/core/audit/verify.ts';
 import { nodeName } from '../../../server/core/names.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
+import type { ApiClient } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
 import { cliLines } from '../output-lines.ts';
 
@@ -13,10 +14,7 @@ type AuditOptions = { node?: string; actor?: string; action?: string; since?: st
 const auditOptions = z.object({
   node: nodeName.optional(),
   actor: z.string().min(1).optional(),
-  action: z
-    .string()
-    .regex(/^[a-z.]+$/, 'an action such as token.issue')
-    .optional(),
+  action: auditActionFilter.optional(),
   since: z.iso.datetime({ offset: true, message: 'since is an ISO time, 2026-12-01T00:00:00Z' }).optional(),
   limit: z.coerce.number().int().min(1, 'limit is at least 1').max(10_000, 'limit is at most 10000'),
 });
@@ -51,7 +49,11 @@ export function registerAuditCommands(program: Command): void {
           }
           next = page.next;
         } while (next && records.length < limit);
-        output.result({ records });
+        // A page cut at the limit names its continuation even when nothing is past it: one record
+        // more is read to know whether older ones exist.
+        const more = next !== undefined && (await anyPast(api, filters, next));
+        if (more) output.say(cliLines.auditMore, { shown: records.length, limit });
+        output.result({ records, ...(more ? { more: true } : {}) });
         return ExitCode.ok;
       }),
     );
@@ -87,6 +89,16 @@ export function registerAuditCommands(program: Command): void {
         return findingCount === 0 ? ExitCode.ok : ExitCode.auditBroken;
       }),
     );
+}
+
+async function anyPast(api: ApiClient, filters: Record<string, string | undefined>, cursor: string) {
+  const query = new URLSearchParams({
+    ...Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined)),
+    limit: '1',
+    cursor,
+  });
+  const page = await api.call<{ records: AuditRecord[] }>('GET', `/audit?${query}`);
+  return page.records.length > 0;
 }
 
 function recordLine(record: AuditRecord): string {

@@ -25,6 +25,7 @@ export type FileOptions = { file?: string; prune?: boolean; allowMassRemoval?: b
 export type ApplyOptions = FileOptions &
   WaveOptions & {
     plan?: boolean;
+    full?: boolean;
     push?: boolean;
     revision?: string;
     digest?: string;
@@ -65,7 +66,8 @@ export function registerMeshFileCommands(program: Command): void {
     .requiredOption('-f, --file <file>', 'the mesh file (YAML or JSON)')
     .option('--prune', 'plan removing what the file does not hold', false)
     .option('--allow-mass-removal', 'with --prune: let it remove more than 10%', false)
-    .action(async (options: FileOptions, command: Command) => {
+    .option('--full', 'list every name of each change, not the first ten', false)
+    .action(async (options: FileOptions & { full?: boolean }, command: Command) => {
       // kubectl's codes: the usual "unexpected" 1 would read as "differs".
       let planned = false;
       await action(async ({ api, output }) => {
@@ -73,7 +75,7 @@ export function registerMeshFileCommands(program: Command): void {
         if (typeof plan === 'number') return plan;
         planned = true;
         output.result(plan);
-        printPlan(output, plan);
+        printPlan(output, plan, options.full === true);
         return planMatches(plan) ? diffExit.same : diffExit.differs;
       })(command);
       if (!planned && process.exitCode === ExitCode.failed) process.exitCode = diffExit.unexpected;
@@ -89,6 +91,7 @@ export function registerMeshFileCommands(program: Command): void {
       'follow an apply job to its end, instead of applying a file (with --push: then push)',
     )
     .option('--plan', 'print the plan, and write nothing', false)
+    .option('--full', 'with --plan: list every name of each change, not the first ten', false)
     .option('--prune', 'remove what the mesh holds and the file does not (drift)', false)
     .option('--allow-mass-removal', 'with --prune: let it remove more than 10% of nodes or relations', false)
     .option('--revision <revision>', 'apply only if the mesh is still at this revision (a saved plan)')
@@ -131,24 +134,24 @@ export function registerMeshFileCommands(program: Command): void {
           const plan = await planOf(api, output, options);
           if (typeof plan === 'number') return plan;
           output.result(plan);
-          printPlan(output, plan);
+          printPlan(output, plan, options.full === true);
           return ExitCode.ok;
         }
         let behind: number;
         if (options.job !== undefined) {
           const job = await followApplyJob(api, output, options.job);
           output.result(job);
-          printJob(output, job);
+          printJob(output, job, behindAdvice(options));
           behind = job.plan.counts.behind ?? 0;
         } else {
           const outcome = await applyAll(api, output, options);
           if (typeof outcome === 'number') return outcome;
           output.result(outcome);
           if ('state' in outcome) {
-            printJob(output, outcome);
+            printJob(output, outcome, behindAdvice(options));
             behind = outcome.plan.counts.behind ?? 0;
           } else {
-            printApplied(output, outcome);
+            printApplied(output, outcome, behindAdvice(options));
             behind = outcome.planCounts.behind ?? 0;
           }
         }
@@ -275,10 +278,27 @@ const listed = (names: readonly string[], max = 10) => listedOf(names, names.len
 const listedOf = (names: readonly string[], total: number, max = 10) =>
   total <= max ? names.join(', ') : `${names.slice(0, max).join(', ')} and ${total - max} more`;
 
-/** The plan for people: one line per kind of change, the names listed up to ten. */
-export function printPlan(output: Output, plan: ApplyPlan): void {
+/** A node's labels as the plan changes them: `db-2 (tier: gold → platinum, zone: unset)`. */
+export function labelChangeText(change: ApplyPlan['labels'][number]): string {
+  const was = (key: string) => change.was?.[key] ?? null;
+  const parts = [
+    ...Object.entries(change.set).map(([key, value]) => `${key}: ${was(key) ?? '(none)'} → ${value}`),
+    ...change.unset.map((key) => `${key}: ${was(key) ?? '(none)'} → (unset)`),
+  ];
+  return `${change.node} (${parts.join(', ')})`;
+}
+
+/**
+ * The plan for people: one line per kind of change, the names listed up to ten (every one with
+ * `--full`), each label change with its old and new value.
+ */
+export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   const line = (what: string, names: readonly string[]) => {
-    if (names.length > 0) output.line(`${what} (${names.length}): ${listed(names)}`);
+    if (names.length === 0) return;
+    const shown = full ? names.join(', ') : listed(names);
+    output.line(
+      `${what} (${names.length}): ${shown}${!full && names.length > 10 ? ' (--full lists all)' : ''}`,
+    );
   };
   output.line(`plan on mesh revision ${plan.revision}, digest ${plan.digest}`);
   line(
@@ -292,7 +312,7 @@ export function printPlan(output: Output, plan: ApplyPlan): void {
   line('add relations', plan.provisions.minted);
   line(
     'set labels',
-    plan.labels.map((l) => l.node),
+    plan.labels.map((l) => labelChangeText(l)),
   );
   line('remove relations', plan.provisions.withdrawn);
   line(
@@ -323,7 +343,15 @@ export function printPlan(output: Output, plan: ApplyPlan): void {
   if (planMatches(plan)) output.line('the mesh matches the file');
 }
 
-function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
+/** What becomes of the nodes an apply leaves behind: pushed here with --push, else the command that sends them. */
+const behindAdvice = (options: ApplyOptions) =>
+  !options.push
+    ? 'mesh push --behind'
+    : options.waves === undefined
+      ? 'pushing them now'
+      : 'rolling them out in waves now';
+
+function printApplied(output: Output, outcome: BoundedApplyOutcome, advice: string): void {
   const { plan, written, removed } = outcome;
   // The answer's lists may be cut (a plan over one answer's bytes): its counts are whole.
   const count = (path: string) => outcome.planCounts[path] ?? 0;
@@ -340,5 +368,5 @@ function printApplied(output: Output, outcome: BoundedApplyOutcome): void {
       `left as drift: ${count('drift.nodes')} nodes, ${count('drift.modules')} modules, ${count('drift.relations')} relations, labels on ${count('drift.labels')} nodes (mesh apply --prune removes them)`,
     );
   const behind = count('behind');
-  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; mesh push --behind`);
+  if (behind > 0) output.line(`${behind} behind: ${listedOf(plan.behind, behind)}; ${advice}`);
 }

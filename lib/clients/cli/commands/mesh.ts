@@ -12,6 +12,7 @@ import { healthText, revertText } from '../health-text.ts';
 import { stateOf } from '../node-state.ts';
 import { cliLines } from '../output-lines.ts';
 import { filtered, printNodeView, type ViewOptions, viewFilterOptions } from '../view-pages.ts';
+import { checkedInterval, watching } from '../watch.ts';
 import { printSummary } from './summary.ts';
 
 /** Registers the mesh area's `mesh` commands. */
@@ -86,7 +87,8 @@ export function registerMeshCommands(program: Command): void {
         output.result(related);
         output.line(
           `${consumer.node}/${consumer.module} consumes ${provider.node}/${provider.module}; ` +
-            `mesh push ${consumer.node} mints its provision and delivers the grant to ${provider.node}`,
+            // sealed to both hosts' keys, a provision waits for both enrolments (a waiting relation)
+            `its provision is minted once ${consumer.node} and ${provider.node} are both enrolled, and sent with the grant to ${provider.node} by mesh push ${consumer.node} or by the enrolment that completes the pair`,
         );
         return ExitCode.ok;
       }),
@@ -99,22 +101,37 @@ export function registerMeshCommands(program: Command): void {
         'every node: enrolled, sent revision, applied revision, behind, online, agent, OS, architecture, last heard',
       )
       .option('--summary', 'only the counts of the mesh, read without reading any node')
-      .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)'),
+      .option('--rebuild', 'with --summary: count the summary again from every node first (a full read)')
+      .option('--watch', 'print it again every --interval until Ctrl-C, as watch does')
+      .option('--interval <duration>', 'with --watch: how often, 1s to 60m', '2s'),
   ).action(
-    action(async (context, options: StatusOptions) => {
+    action(async (context, options: StatusOptions & { watch?: boolean; interval: string }) => {
       const { api, output } = context;
       const summaryProblem = summaryOptionsProblem(options);
       if (summaryProblem) {
         output.say(cliLines.usage, summaryProblem);
         return ExitCode.usage;
       }
-      if (options.summary) return printSummary(api, output, options.rebuild === true);
-      return printNodeView<NodeStatus>(context, options, {
-        name: 'status',
-        path: '/status',
-        printPage: (page) => {
-          for (const s of page) output.line(statusLine(s));
-        },
+      const once = () =>
+        options.summary
+          ? printSummary(api, output, options.rebuild === true)
+          : printNodeView<NodeStatus>(context, options, {
+              name: 'status',
+              path: '/status',
+              printPage: (page) => {
+                for (const s of page) output.line(statusLine(s));
+              },
+            });
+      if (!options.watch) return once();
+      const every = checkedInterval(options.interval);
+      if (typeof every !== 'number') {
+        output.say(cliLines.usage, every);
+        return ExitCode.usage;
+      }
+      return watching(output, `mesh status${options.summary ? ' --summary' : ''}`, every, async () => {
+        const exit = await once();
+        // a refused filter is refused every time: said once, not every interval
+        return { done: exit === ExitCode.usage, exit };
       });
     }),
   );

@@ -20,6 +20,7 @@ const commandModules = {
   views: async () => (await import('./views.ts')).registerViewCommands,
   audit: async () => (await import('./audit.ts')).registerAuditCommands,
   console: async () => (await import('./console.ts')).registerConsoleCommand,
+  wait: async () => (await import('./wait.ts')).registerWaitCommand,
 } satisfies Record<string, () => Promise<Register>>;
 
 export type CommandModule = keyof typeof commandModules;
@@ -59,6 +60,7 @@ export const modulesOfCommand: Readonly<Record<string, readonly CommandModule[]>
   graph: ['views'],
   audit: ['audit'],
   console: ['console'],
+  wait: ['wait'],
 };
 
 /** Global options that take a value as the next word (command-context.ts). */

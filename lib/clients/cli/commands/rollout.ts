@@ -9,12 +9,15 @@ import { type ApiClient, ApiProblemError } from '../../http/api-client.ts';
 import { action, usage } from '../command-context.ts';
 import type { Output } from '../output.ts';
 import { cliLines } from '../output-lines.ts';
+import { checkedInterval, watching } from '../watch.ts';
 import { headerOf, refuseIfRefused, sayClaims, untilClaimed } from './rollout-claims.ts';
 
 /** How often a followed rollout is read again. */
 const followMs = 1_000;
 /** How long an upgrade's rollout may take to be started by the consumer before following gives up. */
 const startPatienceMs = 60_000;
+/** The longest wait between reads of a rollout not started yet: about 10 reads in the patience above. */
+const maxMissingMs = 8_000;
 
 const rolloutId = z.string().regex(rolloutIdPattern, 'a rollout id looks like 20260722T101500123Z-4f2a9c');
 
@@ -118,10 +121,20 @@ export async function followRollout(api: ApiClient, output: Output, id: string):
   let started = false;
   let wave: number | undefined;
   let claimed = -1;
+  let missing = 0;
   for (;;) {
     // before a wave is in flight the header says all there is: its counts, its claims
     let record = await readOrWait(api, id, since, wave ?? 'header');
-    if (record) refuseIfRefused(record);
+    if (!record) {
+      // not started yet (an upgrade's rollout waits for the queue's consumer): each read of a
+      // rollout not found is a refusal the audit trail counts, so they thin out
+      missing += 1;
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(followMs * 2 ** (missing - 1), maxMissingMs)),
+      );
+      continue;
+    }
+    refuseIfRefused(record);
     if (record && !started) {
       started = true;
       output.say(cliLines.rolloutStarted, {
@@ -243,7 +256,7 @@ export function registerRolloutCommands(program: Command): void {
           limit: options.limit,
           ...(options.cursor ? { cursor: options.cursor } : {}),
         });
-        const page = await api.call<RolloutPage>('GET', `/rollouts?${query}`);
+        const page = await api.call<RolloutPage & { next?: string }>('GET', `/rollouts?${query}`);
         for (const r of page.rollouts) {
           const counts = Object.entries(r.counts)
             .map(([state, count]) => `${count} ${state}`)
@@ -253,7 +266,7 @@ export function registerRolloutCommands(program: Command): void {
             `${r.id} ${r.state}${claims} ${describeOrigin(r.origin)}: wave ${r.wave}/${r.waves}, ${counts}${r.reason ? ` (${r.reason})` : ''}`,
           );
         }
-        if (page.cursor) output.line(`more: mesh rollout list --cursor ${page.cursor}`);
+        if (page.next) output.line(`more: mesh rollout list --cursor ${page.next}`);
         output.result(page);
         return ExitCode.ok;
       }),
@@ -262,34 +275,22 @@ export function registerRolloutCommands(program: Command): void {
     .command('show')
     .argument('<id>', 'the rollout')
     .description('every wave and node: applied, failed (with its last step), waiting, offline, timed out')
+    .option('--watch', 'print it again every --interval until the rollout ends, then exit as it ended')
+    .option('--interval <duration>', 'with --watch: how often, 1s to 60m', '2s')
     .action(
-      action(async ({ api, output }, raw: string) => {
+      action(async ({ api, output }, raw: string, options: { watch?: boolean; interval: string }) => {
         const id = rolloutId.safeParse(raw);
         if (!id.success) return usage(output, id.error);
-        const record = await readWhole(api, id.data);
-        output.line(
-          `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
-        );
-        if (record.state === 'claiming' && record.claims)
-          output.line(`claiming its nodes: ${record.claims.claimed}/${record.claims.total} claimed`);
-        if (record.releasing && record.releasing.released < record.releasing.upto)
-          output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
-        record.waves.forEach((wave, index) => {
-          output.line(`wave ${index + 1}/${record.waves.length} (${waveText(record, index)}):`);
-          for (const n of wave.nodes)
-            output.line(
-              `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
-            );
+        if (!options.watch) return (await showRollout(api, output, id.data)).exit;
+        const every = checkedInterval(options.interval);
+        if (typeof every !== 'number') {
+          output.say(cliLines.usage, every);
+          return ExitCode.usage;
+        }
+        return watching(output, `mesh rollout show ${id.data}`, every, async () => {
+          const { exit, state } = await showRollout(api, output, id.data);
+          return { done: state !== 'running' && state !== 'claiming', exit };
         });
-        const held = heldText(record);
-        if (held) output.line(held);
-        if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
-        for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
-        output.result(record);
-        if (record.state === 'refused') return ExitCode.refused;
-        return record.state === 'running' || record.state === 'done' || record.state === 'claiming'
-          ? ExitCode.ok
-          : exitOf[record.state];
       }),
     );
   rollout
@@ -342,4 +343,35 @@ export function registerRolloutCommands(program: Command): void {
           return ExitCode.ok;
         }),
       );
+}
+
+/** `mesh rollout show ID` once: every wave and node, and the exit its state says. */
+async function showRollout(api: ApiClient, output: Output, id: string) {
+  const record = await readWhole(api, id);
+  output.line(
+    `rollout ${record.id}: ${describeOrigin(record.origin)}, ${record.state}${record.reason ? `: ${record.reason}` : ''}`,
+  );
+  if (record.state === 'claiming' && record.claims)
+    output.line(`claiming its nodes: ${record.claims.claimed}/${record.claims.total} claimed`);
+  if (record.releasing && record.releasing.released < record.releasing.upto)
+    output.line(`letting go of its claims: ${record.releasing.released}/${record.releasing.upto}`);
+  record.waves.forEach((wave, index) => {
+    output.line(`wave ${index + 1}/${record.waves.length} (${waveText(record, index)}):`);
+    for (const n of wave.nodes)
+      output.line(
+        `  ${n.node} ${n.state}${n.revision !== undefined ? ` revision ${n.revision}` : ''}${n.step ? ` (${n.step})` : ''}${n.paired ? ' [paired]' : ''}`,
+      );
+  });
+  const held = heldText(record);
+  if (held) output.line(held);
+  if (record.turnedUnhealthy?.length) output.line('turned unhealthy after their wave (failures):');
+  for (const n of record.turnedUnhealthy ?? []) output.line(`  ${n.node} (${n.step ?? 'unhealthy'})`);
+  output.result(record);
+  const exit =
+    record.state === 'refused'
+      ? ExitCode.refused
+      : record.state === 'running' || record.state === 'done' || record.state === 'claiming'
+        ? ExitCode.ok
+        : exitOf[record.state];
+  return { exit, state: record.state };
 }

@@ -141,6 +141,13 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
       );
   }
 
+  async isKnown(module: string): Promise<boolean> {
+    const { Item } = await askStore(store, () =>
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: moduleKey(module) })),
+    );
+    return Item !== undefined;
+  }
+
   /** A failed condition means there is nothing to do: no longer a carrier, or already at the version. */
   async #moveCarrier(module: string, node: string, version: string): Promise<void> {
     const atVersion = { ':version': version };

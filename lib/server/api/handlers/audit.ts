@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod';
 import type { AuditReader } from '../../core/audit/ports.ts';
+import { auditActionFilter } from '../../core/audit/record.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Log } from '../../core/ports.ts';
 import { json, timeToAnswer, validate } from '../http.ts';
@@ -24,10 +25,7 @@ export const auditQuery = z
   .object({
     node: nodeName.optional(),
     actor: z.string().min(1).max(2048).optional(),
-    action: z
-      .string()
-      .regex(/^[a-z.]{1,64}$/, 'an action such as token.issue')
-      .optional(),
+    action: auditActionFilter.optional(),
     since: z.iso.datetime({ offset: true }).optional(),
     limit: z.coerce.number().int().min(1).max(maxAuditPage).optional(),
     cursor: cursor.optional(),

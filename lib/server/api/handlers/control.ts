@@ -5,6 +5,8 @@ import * as z from 'zod';
 import { checkBuildTimes } from '../../core/control/bounds.ts';
 import { buildResults, envelope } from '../../core/control/messages.ts';
 import type { BuildStore, ControlSender, Outgoing, Queued, ReportStore } from '../../core/control/ports.ts';
+import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
+import type { ModuleVersions } from '../../core/mesh/ports.ts';
 import { buildId, moduleName, moduleVersion, nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import { optionsOf, type WaveRequest, waveFields } from '../../core/rollout/requests.ts';
@@ -14,6 +16,7 @@ import { actorOf } from '../caller.ts';
 import { controlProblem } from '../control-problems.ts';
 import { json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
+import { meshProblem } from '../mesh-problems.ts';
 import { rolloutProblem } from '../rollout-problems.ts';
 
 /**
@@ -31,7 +34,7 @@ const edge = (deps: Timed & Refusing, handler: Handler) => {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(
       httpEdge({
-        mapError: (error) => controlProblem(error) ?? rolloutProblem(error),
+        mapError: (error) => controlProblem(error) ?? rolloutProblem(error) ?? meshProblem(error),
         log: deps.log,
         refusals: deps.refusals,
       }),
@@ -80,10 +83,16 @@ export const controlBuildHandler = (deps: Deps) =>
     return json(202, { queued, build: body });
   });
 
-/** POST /upgrades: an upgrade under `upgrade:<module>`. */
-export const controlUpgradeHandler = (deps: Deps) =>
+/**
+ * POST /upgrades: an upgrade under `upgrade:<module>`. A module no node was ever assigned is
+ * refused here (404 module_not_found), not queued to be refused where nobody sees it.
+ */
+export const controlUpgradeHandler = (
+  deps: Deps & { readonly moduleVersions: Pick<ModuleVersions, 'isKnown'> },
+) =>
   edge(deps, async (event, now) => {
     const { module, version, ...waves } = parseBody(event, upgradeRequest);
+    if (!(await deps.moduleVersions.isKnown(module))) throw new ModuleNotFoundError(module);
     const at = now();
     const rollout =
       waves.waves === undefined

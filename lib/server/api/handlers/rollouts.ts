@@ -75,11 +75,15 @@ export const rolloutStartHandler = (deps: RolloutDeps) =>
     return json(201, { ...page, ...nextOf(record.id, String(record.current), undefined, next) });
   });
 
-/** GET /rollouts?limit=N&cursor=ID: newest first, without their nodes. */
+/**
+ * GET /rollouts?limit=N&cursor=ID: newest first, without their nodes; `next` names the page
+ * after, as every page does, and `cursor` (the same) stays for the scripts that read it.
+ */
 export const rolloutListHandler = (deps: RolloutReadDeps) =>
   edge(deps, async (event) => {
     const query = validate(pageQuery, event.queryStringParameters ?? {}, 'query');
-    return json(200, await deps.rolloutStore.list(query));
+    const { rollouts, cursor } = await deps.rolloutStore.list(query);
+    return json(200, { rollouts, ...(cursor ? { next: cursor, cursor } : {}) });
   });
 
 export const showQuery = z.strictObject({

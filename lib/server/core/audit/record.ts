@@ -1,3 +1,4 @@
+import * as z from 'zod';
 import { canonicalJson, digestOf } from '../canonical.ts';
 
 /**
@@ -17,34 +18,46 @@ export type Actor = {
   readonly requestId: string;
 };
 
-/** What the trail records. Host acts: `node.enrol`, `node.keys.rotate`, `node.revert`. */
-export type AuditAction =
-  | 'token.issue'
-  | 'token.revoke'
-  | 'node.enrol'
-  | 'node.keys.rotate'
-  | 'node.revert'
-  | 'node.disenrol'
-  | 'node.add'
-  | 'node.remove'
-  | 'module.assign'
-  | 'module.unassign'
-  | 'relation.consume'
-  | 'relation.unconsume'
-  | 'relation.rotate'
-  | 'push.start'
-  | 'mesh.apply'
-  | 'report.reset'
-  | 'build.retract'
-  | 'build.record'
-  | 'module.upgrade'
-  | 'summary.rebuild'
-  | 'rollout.start'
-  | 'rollout.resume'
-  | 'rollout.abort'
-  | 'rollout.undo'
-  | 'mesh.freeze'
-  | 'mesh.unfreeze';
+/**
+ * What the trail records. Host acts: `node.enrol`, `node.keys.rotate`, `node.revert`;
+ * `request.refused` counts the refusals of a minute from one source (docs/audit.md).
+ */
+export const auditActions = [
+  'token.issue',
+  'token.revoke',
+  'node.enrol',
+  'node.keys.rotate',
+  'node.revert',
+  'node.disenrol',
+  'node.add',
+  'node.remove',
+  'module.assign',
+  'module.unassign',
+  'relation.consume',
+  'relation.unconsume',
+  'relation.rotate',
+  'push.start',
+  'mesh.apply',
+  'report.reset',
+  'build.retract',
+  'build.record',
+  'module.upgrade',
+  'summary.rebuild',
+  'rollout.start',
+  'rollout.resume',
+  'rollout.abort',
+  'rollout.undo',
+  'mesh.freeze',
+  'mesh.unfreeze',
+  'request.refused',
+] as const;
+
+export type AuditAction = Exclude<(typeof auditActions)[number], 'request.refused'>;
+
+/** An action to filter the trail by: one the trail records, else nothing could ever match. */
+export const auditActionFilter = z.enum(auditActions, {
+  error: (issue) => `no audit action ${String(issue.input)}: one of ${auditActions.join(', ')}`,
+});
 
 export type AuditDetails = Readonly<Record<string, string | number | boolean>>;
 

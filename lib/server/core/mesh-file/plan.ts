@@ -43,6 +43,8 @@ export type ApplyPlan = {
     readonly node: string;
     readonly set: Labels;
     readonly unset: readonly string[];
+    /** What each key set or unset held before (null: it had none), so a plan says old → new. */
+    readonly was?: Readonly<Record<string, string | null>>;
   }>;
   /** Drift taken away, only when pruning, in the order the removal rules need: relations, modules, nodes. */
   readonly remove: {
@@ -191,8 +193,16 @@ function diffLabels(
   const extra = Object.keys(have.labels)
     .filter((key) => !Object.hasOwn(want, key))
     .sort(byText);
-  if (Object.keys(set).length > 0 || (prune && extra.length > 0))
-    labels.push({ node: have.node, set, unset: prune ? extra : [] });
+  if (Object.keys(set).length > 0 || (prune && extra.length > 0)) {
+    const unset = prune ? extra : [];
+    const was = Object.fromEntries(
+      [...Object.keys(set), ...unset].map((key) => [
+        key,
+        Object.hasOwn(have.labels, key) ? (have.labels[key] ?? null) : null,
+      ]),
+    );
+    labels.push({ node: have.node, set, unset, was });
+  }
   if (extra.length > 0) drift.push({ node: have.node, keys: extra });
 }
 

@@ -158,7 +158,8 @@ export class MeshFileService {
    */
   async apply(request: ApplyRequest, hooks: ApplyHooks = {}): Promise<ApplyOutcome> {
     const { plan, reading, described } = await this.#planned(request);
-    if (request.revision !== undefined) assertCurrent(plan, request.revision);
+    // the plan here is of the live mesh; the request names the revision its saved plan was computed on
+    if (request.revision !== undefined) assertCurrent({ revision: request.revision }, plan.revision);
     if (request.digest !== undefined && request.digest !== plan.digest)
       throw new PlanChangedError(request.digest, plan.digest);
     assertApplicable(plan);

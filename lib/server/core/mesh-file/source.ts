@@ -59,6 +59,16 @@ export function readSource(text: string, maxBytes: number): SourceFile {
   } catch (error) {
     return { format, file: undefined, problems: [problem('syntax', [], (error as Error).message)], locate };
   }
+  // Nothing in it, or not a map at all: the schema's own words ("expected object, received
+  // null") would not tell a person that the file is empty
+  if (value === null || value === undefined || typeof value !== 'object' || Array.isArray(value)) {
+    const what =
+      value === null || value === undefined
+        ? 'the file is empty'
+        : `the file is ${Array.isArray(value) ? 'a list' : `a ${typeof value}`}`;
+    const message = `${what}: a mesh file is a map, starting with version: 1, then nodes, groups and tests (docs/mesh-file.md)`;
+    return { format, file: undefined, problems: [problem('invalid', [], message)], locate };
+  }
   const duplicates = duplicateKeys(doc.contents, at);
   const checked = meshFileSchema.safeParse(value);
   if (checked.success) return { format, file: checked.data, problems: duplicates, locate };

@@ -263,8 +263,9 @@ export const meshErrors = new ErrorTable({
   DeclarationTooLargeError: internal(DeclarationTooLargeError),
   MeshRaceError: tryAgain(MeshRaceError, contention),
   PushContentionError: tryAgain(PushContentionError, contention),
-  // Met while an upgrade is settled on the queue, which rejects the message (lib/server/core/control/settle.ts).
-  ModuleNotFoundError: internal(ModuleNotFoundError),
+  // POST /upgrades refuses it; met again while an upgrade is settled (the module unassigned
+  // since), the queue rejects the message (lib/server/core/control/settle.ts).
+  ModuleNotFoundError: refused(ModuleNotFoundError, 404, 'module_not_found'),
   PushFlowFailedError: relaying(PushFlowFailedError, (e) => e.error),
   PushFlowUnavailableError: tryAgain(PushFlowUnavailableError, {
     says: 'the push flow could not be started',

@@ -45,4 +45,6 @@ export interface ModuleVersions {
    * transaction a node; a node that no longer carries it, or is at the version already, is left.
    */
   moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void>;
+  /** Whether some node was ever assigned the module: what an upgrade of it can set. */
+  isKnown(module: string): Promise<boolean>;
 }

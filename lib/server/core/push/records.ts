@@ -98,15 +98,19 @@ export class RecordedPushFlow implements PushFlow {
   readonly #records: PushRecordWriter;
   readonly #log: Log;
   readonly #now: () => Date;
+  readonly #finished: ((record: PushRecord) => Promise<void>) | undefined;
 
   constructor(options: {
     readonly flow: PushFlow;
     readonly records: PushRecordWriter;
+    /** Told each push's last record once it is kept: its event (docs/events.md); never throws. */
+    readonly finished?: (record: PushRecord) => Promise<void>;
     readonly log: Log;
     readonly now: () => Date;
   }) {
     this.flow = options.flow;
     this.#records = options.records;
+    this.#finished = options.finished;
     this.#log = options.log;
     this.#now = options.now;
   }
@@ -130,10 +134,12 @@ export class RecordedPushFlow implements PushFlow {
         errorMessage: pushFailures.named(name)?.messageShown ? (error as Error).message : null,
       };
       await this.#quietly(failed, () => this.#records.finish(failed));
+      await this.#finished?.(failed);
       throw error;
     }
     const done = doneRecord(running, outcome, this.#now());
     await this.#quietly(done, () => this.#records.finish(done));
+    await this.#finished?.(done);
     return outcome;
   }
 

@@ -1,0 +1,109 @@
+import type { PushRecord } from '../push/records.ts';
+import type { Advanced } from '../rollout/advance.ts';
+import { describeOrigin } from '../rollout/service.ts';
+import type { PresenceEvent } from '../signal/presence.ts';
+
+/**
+ * What Mesh tells the operator's own tools (docs/events.md): a small, secret-free record of
+ * something a person would want to hear, after the change it tells of committed. Its
+ * `detail-type` is stable; its detail names things, never a secret, a token or a declaration.
+ */
+export const eventTypes = [
+  'push.completed',
+  'push.failed',
+  'rollout.started',
+  'rollout.paused',
+  'rollout.halted',
+  'rollout.done',
+  'node.online',
+  'node.offline',
+] as const;
+
+export type EventType = (typeof eventTypes)[number];
+
+export type MeshEvent = {
+  readonly type: EventType;
+  /** When it happened, ISO. */
+  readonly time: string;
+  readonly detail: Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+};
+
+/**
+ * Where events go: EventBridge on AWS, a signed webhook locally, nowhere when neither is set.
+ * Called after the change committed; never throws and never holds the change up for longer than
+ * its own bound (a webhook is queued in memory; a PutEvents is one bounded call).
+ */
+export interface EventSink {
+  publish(events: readonly MeshEvent[]): Promise<void>;
+}
+
+export const noEvents: EventSink = { publish: async () => undefined };
+
+/** Hands events to the sink, whatever becomes of them: an event is never a reason a change fails. */
+export async function tell(sink: EventSink | undefined, events: readonly MeshEvent[]): Promise<void> {
+  if (!sink || events.length === 0) return;
+  try {
+    await sink.publish(events);
+  } catch {
+    // a sink that throws broke its own contract: the change it tells of stands all the same
+  }
+}
+
+/** A push that ended: `push.completed` with its counts, or `push.failed` with what failed. */
+export function pushEvent(record: PushRecord): MeshEvent {
+  const common = {
+    push: record.id,
+    requestedBy: record.requestedBy,
+    node: record.request.node,
+  };
+  if (record.outcome === 'failed')
+    return {
+      type: 'push.failed',
+      time: record.finishedAt ?? record.startedAt,
+      detail: { ...common, error: record.error },
+    };
+  return {
+    type: 'push.completed',
+    time: record.finishedAt ?? record.startedAt,
+    detail: {
+      ...common,
+      pushed: record.pushed?.node ?? null,
+      flushed: record.flushedCount,
+      rounds: record.rounds,
+      behind: record.behindCount,
+      consistent: record.behindCount === 0,
+    },
+  };
+}
+
+/** What a rollout's step is worth telling: it started sending, paused, halted or finished. */
+export function rolloutEvent({ record, decision }: Advanced, time: string): MeshEvent | undefined {
+  const common = { rollout: record.id, what: describeOrigin(record.origin), waves: record.waves.length };
+  switch (decision.kind) {
+    case 'claimed':
+      return { type: 'rollout.started', time, detail: { ...common, nodes: decision.total } };
+    case 'paused':
+      return {
+        type: 'rollout.paused',
+        time,
+        detail: { ...common, wave: record.current + 1, reason: decision.reason },
+      };
+    case 'halted':
+      return {
+        type: 'rollout.halted',
+        time,
+        detail: { ...common, wave: record.current + 1, reason: decision.reason },
+      };
+    case 'done':
+      return { type: 'rollout.done', time, detail: common };
+    default:
+      return undefined;
+  }
+}
+
+/** A host's connection to the signal, once recorded. */
+export const presenceEvent = (event: PresenceEvent): MeshEvent => ({
+  type: event.state === 'connected' ? 'node.online' : 'node.offline',
+  time: new Date(event.atMs).toISOString(),
+  detail: { node: event.node },
+});
