@@ -70,6 +70,25 @@ function isTransientCancellation(shape: ErrorShape): boolean {
   );
 }
 
+/**
+ * Whether the request lost a race with a transaction in flight on one of its items and nothing
+ * else: DynamoDB cancels the later of two transactions touching one item (`TransactionConflict`)
+ * and refuses a plain write to an item a transaction holds (`TransactionConflictException`).
+ * Neither is an answer about the data: the same request a moment later is decided on its merits.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const shape = error as ErrorShape;
+  if (shape.name === 'TransactionConflictException') return true;
+  if (shape.name !== 'TransactionCanceledException' || !Array.isArray(shape.CancellationReasons))
+    return false;
+  const codes = shape.CancellationReasons.map((reason) => reason?.Code ?? 'None');
+  return (
+    codes.includes('TransactionConflict') &&
+    codes.every((code) => code === 'TransactionConflict' || code === 'None')
+  );
+}
+
 export function isTransientFault(error: unknown, depth = 0): boolean {
   if (typeof error !== 'object' || error === null || depth > 4) return false;
   const shape = error as ErrorShape;

@@ -1,5 +1,5 @@
 import { ErrorTable, tryAgain } from './error-table.ts';
-import { isTransientFault } from './faults.ts';
+import { isTransactionConflict, isTransientFault } from './faults.ts';
 
 /**
  * A store (a table or a queue) could not be asked now. Never a lost write: the HTTP edge answers
@@ -24,14 +24,33 @@ export const storeErrors = new ErrorTable({
   }),
 });
 
-/** Runs one request to a store; an answer of "not now" becomes StoreUnavailableError, anything else passes. */
+/**
+ * How often a request that lost a race with a transaction in flight is asked again, and the
+ * longest pause before the last: many consumers sent at once mark one provider, many reports
+ * touch one counter, and without a random pause the losers meet again at once.
+ */
+export const conflictRetries = { attempts: 6, firstPauseMs: 20, longestPauseMs: 500 } as const;
+
+/**
+ * Runs one request to a store; an answer of "not now" becomes StoreUnavailableError, anything
+ * else passes. A request cancelled only by a transaction in flight on its items is asked again
+ * after a pause drawn at random (full jitter, doubling), as AWS advises for `TransactionConflict`;
+ * once the other transaction is done, a condition it made false fails as the race it is.
+ */
 export async function askStore<T>(what: string, request: () => Promise<T>): Promise<T> {
-  try {
-    return await request();
-  } catch (error) {
-    if (isTransientFault(error) && !(error instanceof StoreUnavailableError))
-      throw new StoreUnavailableError(what, { cause: error });
-    throw error;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await request();
+    } catch (error) {
+      if (attempt < conflictRetries.attempts && isTransactionConflict(error)) {
+        const ceiling = Math.min(conflictRetries.longestPauseMs, conflictRetries.firstPauseMs * 2 ** attempt);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+        continue;
+      }
+      if (isTransientFault(error) && !(error instanceof StoreUnavailableError))
+        throw new StoreUnavailableError(what, { cause: error });
+      throw error;
+    }
   }
 }
 
