@@ -41,7 +41,11 @@ export type StreamSourceOptions = {
 /** Shards of a busy table's stream on AWS, where the stack's consumers see them in parallel. */
 export const defaultParallelShards = 4;
 
-/** A batch's records split among `count` shards by item, each shard's in the stream's order. */
+/**
+ * A batch's records split among `count` shards by item, each shard's in the stream's order. The
+ * result has `count` entries, empty ones too: an item's shard is its place in it, in every batch,
+ * so the aggregator's watermark per shard sees each item's records in one shard whatever else came.
+ */
 export function byShard(records: readonly StreamRecord[], count: number): StreamRecord[][] {
   const shards: StreamRecord[][] = Array.from({ length: Math.max(1, count) }, () => []);
   for (const record of records) {
@@ -50,7 +54,7 @@ export function byShard(records: readonly StreamRecord[], count: number): Stream
     for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0;
     shards[Math.abs(hash) % shards.length]?.push(record);
   }
-  return shards.filter((shard) => shard.length > 0);
+  return shards;
 }
 
 export type RunningStreamSource = {

@@ -66,7 +66,10 @@ describe('the local stream source', () => {
     await put(streamed.inventoryTable, 'node#c', 'node');
     await source.caughtUp();
 
-    expect(handed.map((record) => record.dynamodb?.Keys?.pk?.S)).toEqual(['node#a', 'node#b', 'node#c']);
+    // a and b may sit in two shards handed on at once: their order between them is not kept, as on AWS
+    const keys = handed.map((record) => record.dynamodb?.Keys?.pk?.S);
+    expect(keys.slice(0, 2).sort()).toEqual(['node#a', 'node#b']);
+    expect(keys.slice(2)).toEqual(['node#c']);
     // refused iterators are renewed, not reported: the source saw nothing wrong
     expect(errors).toEqual([]);
   });
