@@ -71,7 +71,8 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
   'summary:count': [
     {
       table: 'inventory',
-      actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      // Query: the shards' counter items, folded into the mesh-wide ones when a shard goes quiet
+      actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
       partitions: summaryPartitions,
     },
   ],

@@ -2,6 +2,7 @@ import { cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { consoleAssetsDir } from '../../lib/clients/cli/console/pages.ts';
+import { buildInfoHere } from '../packaging/executable.ts';
 import { projectRoot } from '../packaging/targets.ts';
 
 /** Where `npm run build:cli` (and `npm install`, through `prepare`) writes the bundled `mesh`. */
@@ -28,6 +29,8 @@ export async function bundleCli(outDir = cliBundleDir): Promise<{ readonly entry
     target: 'node24',
     minifyWhitespace: true,
     legalComments: 'none',
+    // `mesh --version` from the bundle: the version and commit it was built from (lib/clients/common/build-info.ts)
+    define: { MESH_BUILD: JSON.stringify(await buildInfoHere()) },
     logLevel: 'silent',
     // CommonJS dependencies bundled into ES modules still call require for Node's own modules
     banner: {
