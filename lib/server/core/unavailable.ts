@@ -29,7 +29,7 @@ export const storeErrors = new ErrorTable({
  * longest pause before the last: many consumers sent at once mark one provider, many reports
  * touch one counter, and without a random pause the losers meet again at once.
  */
-export const conflictRetries = { attempts: 6, firstPauseMs: 20, longestPauseMs: 500 } as const;
+export const conflictRetries = { attempts: 10, firstPauseMs: 20, longestPauseMs: 1_000 } as const;
 
 /**
  * Runs one request to a store; an answer of "not now" becomes StoreUnavailableError, anything
