@@ -133,7 +133,10 @@ describe('the GitHub Action', () => {
     expect((await action('push', base, 'refs/heads/feature')).output).toContain('nothing applied');
     const applied = await action('push', base, 'refs/heads/main');
     expect(applied.code, applied.output).toBe(0);
-    expect((await runMesh(api.url, ['diff', '-f', base])).code).toBe(0);
+    const read = async (path: string) => (await fetch(`${api.url}${path}`)).json();
+    expect(await read('/nodes/web-1')).toMatchObject({ labels: { role: 'edge' } });
+    const { nodes } = (await read('/status')) as { nodes: { node: string; behind: boolean }[] };
+    expect(nodes.map((node) => node.behind)).toEqual([false, false, false, false]);
     expect(recorded.filter((request) => request.method !== 'GET')).toHaveLength(2);
   });
 });
