@@ -15,6 +15,7 @@ import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
 import { MeshDashboard } from './dashboard.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
+import { GithubOidc } from './github-oidc.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 import { OperatorRoles } from './operator-roles.ts';
@@ -47,6 +48,18 @@ export type MeshStackProps = StackProps & {
    */
   readonly firewall?: boolean | ApiFirewallLimits;
   /**
+   * The GitHub repository (`owner/name`, `-c githubRepo=owner/name`) whose workflows may assume a
+   * role holding MeshOperator through GitHub's OIDC (lib/deploy/github-oidc.ts, docs/gitops.md).
+   * Without it there is no provider and no role.
+   */
+  readonly github?: {
+    readonly repo: string;
+    /** The role holds MeshAdmin, so the workflow may apply with --prune (`-c githubPrune=true`). @default false */
+    readonly prune?: boolean;
+    /** The account's GitHub OIDC provider, kept when it has one (`-c githubOidcProvider=ARN`). */
+    readonly existingProviderArn?: string;
+  };
+  /**
    * An address the alarm topic mails (`-c alarmEmail=ADDRESS`); it must confirm the subscription
    * AWS mails it first. Without one, subscribe to the `AlarmTopicArn` output yourself.
    */
@@ -71,6 +84,8 @@ export class MeshStack extends Stack {
   public readonly applyFlow: SteppingStateMachine | undefined;
   public readonly api: ControlPlaneApi;
   public readonly firewall: ApiFirewall | undefined;
+  /** GitHub's OIDC provider and the Action's role, when `github` is given. */
+  public readonly github: GithubOidc | undefined;
   public readonly alarms: MeshAlarms;
   /** Where every alarm goes, on alarm and back to OK. */
   public readonly alarmTopic: Topic;
@@ -164,6 +179,15 @@ export class MeshStack extends Stack {
       stageName: this.api.stageName,
       routes: routesOf(specs),
     });
+    this.github = props.github
+      ? new GithubOidc(this.edge, 'GitHub', {
+          repo: props.github.repo,
+          policy: this.roles.policies[props.github.prune ? 'admin' : 'operator'],
+          ...(props.github.existingProviderArn
+            ? { existingProviderArn: props.github.existingProviderArn }
+            : {}),
+        })
+      : undefined;
     const firewall = props.firewall ?? true;
     const stage = this.api.api.deploymentStage;
     this.firewall = firewall
@@ -248,6 +272,13 @@ export class MeshStack extends Stack {
       new CfnOutput(this, `${rolePolicyNames[role as keyof typeof rolePolicyNames]}PolicyArn`, {
         value: policy.managedPolicyArn,
         description: `attach to an operator's principal to grant the ${role} role (docs/deploy.md)`,
+      });
+    }
+    if (this.github) {
+      new CfnOutput(this, 'GitHubRoleArn', {
+        value: this.github.role.roleArn,
+        description:
+          "the GitHub Action's role-to-assume (aws-actions/configure-aws-credentials; docs/gitops.md)",
       });
     }
     new CfnOutput(this, 'InventoryTableName', { value: this.tables.inventory.tableName });

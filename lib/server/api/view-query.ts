@@ -19,7 +19,7 @@ import { validate } from './http.ts';
  * (a label selector) and `prefix` (the start of a node's name).
  */
 const flag = z.enum(['true'], { message: 'is true, or left out' });
-const viewQuerySchema = z.strictObject({
+export const viewQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(maxPageNodes).optional(),
   cursor: z.string().max(512).optional(),
   behind: flag.optional(),

@@ -1,12 +1,17 @@
 import {
+  buildRequest,
+  catchUpRequest,
   controlBuildHandler,
   controlBuildRetractHandler,
   controlCatchUpHandler,
   controlReportResetHandler,
   controlUpgradeHandler,
+  reportResetPath,
+  retractRequest,
+  upgradeRequest,
 } from '../api/handlers/control.ts';
 import { controlConsumerHandler } from '../api/handlers/control-consumer.ts';
-import { hostReportHandler } from '../api/handlers/host.ts';
+import { hostReportHandler, reportPath, reportRequest } from '../api/handlers/host.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The control area's functions: what puts messages on the control queue, and its consumer. */
@@ -15,7 +20,12 @@ export const controlFunctions = [
     name: 'host-report',
     purpose: 'verifies the host, queues its report',
     trigger: 'api',
-    route: { method: 'POST', path: '/hosts/{node}/reports', auth: 'host' },
+    route: {
+      method: 'POST',
+      path: '/hosts/{node}/reports',
+      auth: 'host',
+      request: { path: reportPath, body: reportRequest },
+    },
     // nodeKeys:verify and proofs:write for host authentication (node keys; proof replay guard).
     access: ['nodeKeys:verify', 'proofs:write', 'control:send'],
     handler: hostReportHandler,
@@ -24,7 +34,13 @@ export const controlFunctions = [
     name: 'control-build',
     purpose: 'queues a build result',
     trigger: 'api',
-    route: { method: 'POST', path: '/builds', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/builds',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: buildRequest },
+    },
     access: ['control:send'],
     handler: controlBuildHandler,
   },
@@ -32,7 +48,13 @@ export const controlFunctions = [
     name: 'control-upgrade',
     purpose: 'queues an upgrade',
     trigger: 'api',
-    route: { method: 'POST', path: '/upgrades', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/upgrades',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: upgradeRequest },
+    },
     // inventory:read: a module no node was ever assigned is refused before anything is queued
     access: ['inventory:read', 'control:send'],
     handler: controlUpgradeHandler,
@@ -41,7 +63,13 @@ export const controlFunctions = [
     name: 'control-catch-up',
     purpose: 'queues a catch-up',
     trigger: 'api',
-    route: { method: 'POST', path: '/catch-up', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/catch-up',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: catchUpRequest },
+    },
     access: ['control:send'],
     handler: controlCatchUpHandler,
   },
@@ -49,7 +77,13 @@ export const controlFunctions = [
     name: 'control-build-retract',
     purpose: "retracts a module's version: no build of it is the latest again",
     trigger: 'api',
-    route: { method: 'POST', path: '/builds/retractions', auth: 'operator', role: 'admin' },
+    route: {
+      method: 'POST',
+      path: '/builds/retractions',
+      auth: 'operator',
+      role: 'admin',
+      request: { body: retractRequest },
+    },
     access: ['inventory:read', 'inventory:write'],
     handler: controlBuildRetractHandler,
   },
@@ -57,7 +91,13 @@ export const controlFunctions = [
     name: 'control-report-reset',
     purpose: "forgets a node's kept report, so its host's next report is recorded",
     trigger: 'api',
-    route: { method: 'DELETE', path: '/nodes/{node}/report', auth: 'operator', role: 'admin' },
+    route: {
+      method: 'DELETE',
+      path: '/nodes/{node}/report',
+      auth: 'operator',
+      role: 'admin',
+      request: { path: reportResetPath },
+    },
     access: ['inventory:read', 'inventory:write'],
     handler: controlReportResetHandler,
   },

@@ -1,4 +1,6 @@
 import {
+  assignBody,
+  consumeBody,
   meshAssignHandler,
   meshConsumeHandler,
   meshDeclarationHandler,
@@ -6,21 +8,34 @@ import {
   meshPushHandler,
   meshPushPlanHandler,
   meshStatusHandler,
+  moduleParams,
+  nodeAddBody,
+  nodeParams,
 } from '../api/handlers/mesh.ts';
 import {
+  applyBody,
+  applyJobPath,
   applyJobShowHandler,
+  exportQuery,
   meshApplyAdvanceHandler,
   meshApplyHandler,
   meshApplyPruneHandler,
   meshExportHandler,
   meshPlanHandler,
   meshUploadHandler,
+  planBody,
+  uploadBody,
 } from '../api/handlers/mesh-file.ts';
 import {
+  assignmentPath,
+  cascadeQuery,
   meshNodeRemoveHandler,
   meshRotateHandler,
   meshUnassignHandler,
   meshUnconsumeHandler,
+  relationPath,
+  nodePath as removalNodePath,
+  rotateBody,
 } from '../api/handlers/mesh-removals.ts';
 import {
   pushBeginHandler,
@@ -28,8 +43,10 @@ import {
   pushRunHandler,
   pushSendHandler,
 } from '../api/handlers/push-tasks.ts';
+import { viewQuerySchema } from '../api/view-query.ts';
 import { meshFileBodyBytes } from '../core/mesh-file/read.ts';
 import { uploadPartBodyBytes } from '../core/mesh-file/uploads.ts';
+import { pushBodySchema, pushRequestSchema } from '../core/push/flow-schemas.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** The mesh area's functions: the operator's changes, push and its flow, status, what a node was sent. */
@@ -38,7 +55,13 @@ export const meshFunctions = [
     name: 'mesh-node-add',
     purpose: 'adds a node',
     trigger: 'api',
-    route: { method: 'POST', path: '/nodes', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/nodes',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: nodeAddBody },
+    },
     // audit:write for the read of its chain's head (docs/audit.md)
     access: ['inventory:write', 'audit:write'],
     handler: meshNodeAddHandler,
@@ -47,7 +70,13 @@ export const meshFunctions = [
     name: 'mesh-assign',
     purpose: 'assigns a module, marking the node',
     trigger: 'api',
-    route: { method: 'PUT', path: '/nodes/{node}/modules/{module}', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'PUT',
+      path: '/nodes/{node}/modules/{module}',
+      auth: 'operator',
+      role: 'operator',
+      request: { path: moduleParams, body: assignBody },
+    },
     access: ['inventory:read', 'inventory:write'],
     handler: meshAssignHandler,
   },
@@ -58,6 +87,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/nodes/{node}/modules/{module}/consumes',
+      request: { path: moduleParams, body: consumeBody },
       auth: 'operator',
       role: 'operator',
     },
@@ -71,6 +101,7 @@ export const meshFunctions = [
     route: {
       method: 'DELETE',
       path: '/nodes/{node}/modules/{module}/consumes/{providerNode}/{providerModule}',
+      request: { path: relationPath },
       auth: 'operator',
       role: 'operator',
     },
@@ -81,7 +112,13 @@ export const meshFunctions = [
     name: 'mesh-unassign',
     purpose: 'takes a module off a node, with its relations (and, with cascade, its consumers)',
     trigger: 'api',
-    route: { method: 'DELETE', path: '/nodes/{node}/modules/{module}', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'DELETE',
+      path: '/nodes/{node}/modules/{module}',
+      auth: 'operator',
+      role: 'operator',
+      request: { path: assignmentPath, query: cascadeQuery },
+    },
     access: ['inventory:read', 'inventory:write'],
     handler: meshUnassignHandler,
   },
@@ -89,7 +126,13 @@ export const meshFunctions = [
     name: 'mesh-node-remove',
     purpose: 'takes a node out of the mesh with its token and host identity',
     trigger: 'api',
-    route: { method: 'DELETE', path: '/nodes/{node}', auth: 'operator', role: 'admin' },
+    route: {
+      method: 'DELETE',
+      path: '/nodes/{node}',
+      auth: 'operator',
+      role: 'admin',
+      request: { path: removalNodePath, query: cascadeQuery },
+    },
     access: ['inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
     handler: meshNodeRemoveHandler,
   },
@@ -100,6 +143,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/nodes/{node}/modules/{module}/consumes/{providerNode}/{providerModule}/rotate',
+      request: { path: relationPath, body: rotateBody },
       auth: 'operator',
       role: 'operator',
     },
@@ -111,7 +155,13 @@ export const meshFunctions = [
     purpose:
       'records a push and runs it in push-run, answers its outcome when it finishes in time, else its id',
     trigger: 'api',
-    route: { method: 'POST', path: '/push', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/push',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: pushBodySchema },
+    },
     access: ['inventory:read', 'pushes:write', 'pushRun:invoke', 'audit:write'],
     timeoutSeconds: 29,
     handler: meshPushHandler,
@@ -130,7 +180,13 @@ export const meshFunctions = [
     name: 'mesh-push-plan',
     purpose: 'what a push would send, each node with its changes; writes nothing',
     trigger: 'api',
-    route: { method: 'POST', path: '/push/plan', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'POST',
+      path: '/push/plan',
+      auth: 'operator',
+      role: 'viewer',
+      request: { body: pushRequestSchema },
+    },
     // Reads only: a plan that wrote anything would be refused by its own role on AWS.
     access: ['inventory:read', 'inventory:list'],
     timeoutSeconds: 29,
@@ -140,7 +196,13 @@ export const meshFunctions = [
     name: 'mesh-status',
     purpose: 'every node: enrolled, sent, applied, behind, last heard',
     trigger: 'api',
-    route: { method: 'GET', path: '/status', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/status',
+      auth: 'operator',
+      role: 'viewer',
+      request: { query: viewQuerySchema },
+    },
     access: ['inventory:read', 'inventory:list', 'inventory:views'],
     timeoutSeconds: 29,
     handler: meshStatusHandler,
@@ -149,7 +211,13 @@ export const meshFunctions = [
     name: 'mesh-declaration',
     purpose: 'what the node was last sent',
     trigger: 'api',
-    route: { method: 'GET', path: '/nodes/{node}/declaration', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/nodes/{node}/declaration',
+      auth: 'operator',
+      role: 'viewer',
+      request: { path: nodeParams },
+    },
     access: ['inventory:read'],
     handler: meshDeclarationHandler,
   },
@@ -157,7 +225,13 @@ export const meshFunctions = [
     name: 'mesh-export',
     purpose: 'the mesh as a file (YAML or JSON) that reproduces it',
     trigger: 'api',
-    route: { method: 'GET', path: '/mesh/export', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/mesh/export',
+      auth: 'operator',
+      role: 'viewer',
+      request: { query: exportQuery },
+    },
     access: ['inventory:scan'],
     timeoutSeconds: 29,
     handler: meshExportHandler,
@@ -169,6 +243,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/mesh/plan',
+      request: { body: planBody },
       auth: 'operator',
       role: 'viewer',
       bodyBytes: meshFileBodyBytes,
@@ -187,6 +262,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/mesh/uploads',
+      request: { body: uploadBody },
       auth: 'operator',
       role: 'operator',
       bodyBytes: uploadPartBodyBytes,
@@ -202,6 +278,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/mesh/apply',
+      request: { body: applyBody },
       auth: 'operator',
       role: 'operator',
       bodyBytes: meshFileBodyBytes,
@@ -221,6 +298,7 @@ export const meshFunctions = [
     route: {
       method: 'POST',
       path: '/mesh/apply/prune',
+      request: { body: applyBody },
       auth: 'operator',
       // A prune removes nodes as mesh-node-remove does, and a node applied again is a new,
       // unenrolled one: both an admin's.
@@ -243,7 +321,13 @@ export const meshFunctions = [
     name: 'apply-job-show',
     purpose: 'one apply job: its state, options, who asked and its progress, without its file',
     trigger: 'api',
-    route: { method: 'GET', path: '/mesh/apply-jobs/{id}', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/mesh/apply-jobs/{id}',
+      auth: 'operator',
+      role: 'viewer',
+      request: { path: applyJobPath },
+    },
     access: ['inventory:read'],
     handler: applyJobShowHandler,
   },

@@ -1,4 +1,6 @@
 import {
+  idPath,
+  pageQuery,
   rolloutAbortHandler,
   rolloutAdvanceHandler,
   rolloutListHandler,
@@ -6,7 +8,9 @@ import {
   rolloutShowHandler,
   rolloutStartHandler,
   rolloutUndoHandler,
+  showQuery,
 } from '../api/handlers/rollouts.ts';
+import { rolloutRequest } from '../core/rollout/requests.ts';
 import type { FunctionSpec } from './spec.ts';
 
 /** Rollouts in waves (docs/decisions/rollouts-in-waves.md): start, list, show, resume, abort. */
@@ -16,7 +20,13 @@ export const rolloutFunctions = [
     purpose:
       'records a push in waves (the nodes behind found, or the nodes given), its nodes to be claimed by the driver, and tells it',
     trigger: 'api',
-    route: { method: 'POST', path: '/rollouts', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/rollouts',
+      auth: 'operator',
+      role: 'operator',
+      request: { body: rolloutRequest },
+    },
     // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],
     timeoutSeconds: 29,
@@ -26,7 +36,13 @@ export const rolloutFunctions = [
     name: 'rollout-list',
     purpose: 'the rollouts, newest first, a page at a time, without their nodes',
     trigger: 'api',
-    route: { method: 'GET', path: '/rollouts', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/rollouts',
+      auth: 'operator',
+      role: 'viewer',
+      request: { query: pageQuery },
+    },
     access: ['inventory:read'],
     handler: rolloutListHandler,
   },
@@ -34,7 +50,13 @@ export const rolloutFunctions = [
     name: 'rollout-show',
     purpose: 'one rollout: every wave, every node with its outcome and the last step of a failed node',
     trigger: 'api',
-    route: { method: 'GET', path: '/rollouts/{id}', auth: 'operator', role: 'viewer' },
+    route: {
+      method: 'GET',
+      path: '/rollouts/{id}',
+      auth: 'operator',
+      role: 'viewer',
+      request: { path: idPath, query: showQuery },
+    },
     access: ['inventory:read'],
     handler: rolloutShowHandler,
   },
@@ -43,7 +65,13 @@ export const rolloutFunctions = [
     purpose:
       'a paused or halted rollout goes on with its next wave; a running one whose flow died is started again',
     trigger: 'api',
-    route: { method: 'POST', path: '/rollouts/{id}/resume', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/rollouts/{id}/resume',
+      auth: 'operator',
+      role: 'operator',
+      request: { path: idPath },
+    },
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],
     handler: rolloutResumeHandler,
   },
@@ -51,7 +79,13 @@ export const rolloutFunctions = [
     name: 'rollout-abort',
     purpose: 'stops a rollout: nothing more is sent, the nodes not sent stay behind',
     trigger: 'api',
-    route: { method: 'POST', path: '/rollouts/{id}/abort', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/rollouts/{id}/abort',
+      auth: 'operator',
+      role: 'operator',
+      request: { path: idPath },
+    },
     access: ['inventory:read', 'inventory:write', 'rollouts:parts'],
     handler: rolloutAbortHandler,
   },
@@ -60,7 +94,13 @@ export const rolloutFunctions = [
     purpose:
       "asks for an upgrade's undo on the control queue: its version set back, the nodes it changed sent it in its waves",
     trigger: 'api',
-    route: { method: 'POST', path: '/rollouts/{id}/undo', auth: 'operator', role: 'operator' },
+    route: {
+      method: 'POST',
+      path: '/rollouts/{id}/undo',
+      auth: 'operator',
+      role: 'operator',
+      request: { path: idPath },
+    },
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send'],
     handler: rolloutUndoHandler,
   },

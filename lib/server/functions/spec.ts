@@ -10,6 +10,7 @@ import type {
   SQSBatchResponse,
   SQSEvent,
 } from 'aws-lambda';
+import type { ZodType } from 'zod';
 import type { SteppingTrigger } from '../flows/stepping-flows.ts';
 
 /**
@@ -133,12 +134,24 @@ import type { OperatorRole } from '../core/roles.ts';
 export type { OperatorRole } from '../core/roles.ts';
 
 /**
+ * What a route's handler takes, as the zod schemas it validates with: its path parameters, its
+ * query string and its JSON body. A route with none of them takes nothing beyond its path.
+ */
+export type RouteRequest = {
+  readonly path?: ZodType;
+  readonly query?: ZodType;
+  readonly body?: ZodType;
+};
+
+/**
  * A route: an operator route names its role, and only an operator route names one (a host proves
  * its key, a token is its own authority), so a row without it does not type.
  */
 export type RouteSpec = {
   readonly method: HttpMethod;
   readonly path: string;
+  /** The schemas its handler validates the request with: docs/openapi.json is generated from them. */
+  readonly request?: RouteRequest;
   /** The largest body taken, when a route needs more than maxBodyBytes (lib/server/api/http.ts). */
   readonly bodyBytes?: number;
 } & (

@@ -6,7 +6,14 @@ import { holdFunctions } from './holds.ts';
 import { meshFunctions } from './mesh.ts';
 import { rolloutFunctions } from './rollouts.ts';
 import { signalFunctions } from './signal.ts';
-import type { ApiFunctionSpec, FunctionSpec, HttpMethod, OperatorRole, RouteAuth } from './spec.ts';
+import type {
+  ApiFunctionSpec,
+  FunctionSpec,
+  HttpMethod,
+  OperatorRole,
+  RouteAuth,
+  RouteRequest,
+} from './spec.ts';
 import { summaryFunctions } from './summary.ts';
 import { viewFunctions } from './views.ts';
 
@@ -17,6 +24,7 @@ export type {
   HttpMethod,
   OperatorRole,
   RouteAuth,
+  RouteRequest,
 } from './spec.ts';
 
 /**
@@ -53,6 +61,8 @@ export type Route = {
   /** Who among operators may call it (operator routes only; lib/server/functions/roles.ts). */
   readonly role?: OperatorRole;
   readonly bodyBytes?: number;
+  /** The schemas its handler validates with (lib/server/functions/spec.ts). */
+  readonly request?: RouteRequest;
   /** The function (functions/<handler>.ts) that serves it. */
   readonly handler: string;
 };
