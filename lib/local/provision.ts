@@ -196,7 +196,7 @@ export async function ensureQueueWith(
       new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['All'] }),
     );
     const changed = Object.fromEntries(
-      Object.entries(settable).filter(([name, value]) => current[name] !== value),
+      Object.entries(settable).filter(([name, value]) => (current as Record<string, string>)[name] !== value),
     );
     if (Object.keys(changed).length === 0) return QueueUrl;
     try {

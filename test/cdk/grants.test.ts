@@ -91,7 +91,11 @@ const grantsOfAccess: Record<Access, string[]> = {
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
   'summary:count': [
-    ...each(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'], 'inventory', 'summary#*'),
+    ...each(
+      ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:PutItem'],
+      'inventory',
+      'summary#*',
+    ),
     // the stream's ARN is the table's attribute, named here as the table
     ...each(
       ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
