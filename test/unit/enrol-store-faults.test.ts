@@ -55,7 +55,10 @@ const spend = {
 };
 
 describe('the token store when a transaction is cancelled', () => {
-  it('makes a lost race or a throttle "the store could not be asked", for issue and spend', async () => {
+  // a lost race is asked again up to conflictRetries.attempts times first, with pauses of up to 1 s
+  it('makes a lost race or a throttle "the store could not be asked", for issue and spend', {
+    timeout: 30_000,
+  }, async () => {
     await expect(
       cancellingStore('None', 'TransactionConflict').issue(token, undefined, localActor()),
     ).rejects.toBeInstanceOf(StoreUnavailableError);
