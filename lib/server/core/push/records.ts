@@ -6,7 +6,7 @@ import { pushFailures } from '../mesh/errors.ts';
 import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
-import type { PushAsker, PushFlow, PushOutcome, PushRequest } from './ports.ts';
+import type { PushAsker, PushFlow, PushLeg, PushOutcome, PushRequest } from './ports.ts';
 
 /**
  * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is
@@ -53,6 +53,12 @@ export type PushRecord = {
   /** Nodes left alone, held back, with who holds them (the first `keptNodesPerList`); `heldBackCount` is all of them. */
   readonly heldBack?: PushOutcome['heldBack'];
   readonly heldBackCount?: number;
+  /**
+   * When the push was last handed on to a fresh push-run invocation, and how many times it was;
+   * absent while its first invocation runs it (lib/server/core/push/executions.ts).
+   */
+  readonly handedOnAt?: string;
+  readonly handOvers?: number;
 };
 
 /** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
@@ -73,6 +79,8 @@ export interface PushRecordWriter {
   progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void>;
   /** Counts a finished batch into the round's progress, atomically (batches finish together). */
   batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
+  /** Notes a running push handed on to a fresh invocation at `at`; a record that is done is left as it is. */
+  handedOn(id: string, at: Date): Promise<void>;
 }
 
 export interface PushRecordReader {
@@ -116,15 +124,38 @@ export class RecordedPushFlow implements PushFlow {
   }
 
   async push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome> {
+    return (await this.#run(request, asker)) as PushOutcome;
+  }
+
+  /**
+   * One invocation's leg of the push: its record is finished when the push ends in it, and
+   * notes the hand-over when it is handed on (`running` until the last leg ends it).
+   */
+  pushLeg(request: PushRequest, leg: PushLeg, asker?: PushAsker): Promise<PushOutcome | undefined> {
+    return this.#run(request, asker, leg);
+  }
+
+  async #run(request: PushRequest, asker?: PushAsker, leg?: PushLeg): Promise<PushOutcome | undefined> {
     const startedAt = this.#now();
     const running = runningRecord(asker?.pushId ?? newPushId(startedAt), request, asker, startedAt);
     // Not an operator's request here (an upgrade's push): the asker is named, the push's id is the request's.
     const by = { principal: running.requestedBy, source: 'control-plane', requestId: running.id };
     if (!asker?.started) await this.#quietly(running, () => this.#records.start(running, by));
-    let outcome: PushOutcome;
+    let outcome: PushOutcome | undefined;
     try {
       // Who asked stays the record's; the flow gets the record's id to report its rounds to.
-      outcome = await this.flow.push({ ...request, pushId: running.id });
+      const asked = { ...request, pushId: running.id };
+      if (leg && this.flow.pushLeg) {
+        outcome = await this.flow.pushLeg(asked, {
+          ...leg,
+          // noted first: the next invocation may read the record before this one ends
+          handOn: async (paused) => {
+            const at = this.#now();
+            await this.#quietly(running, () => this.#records.handedOn(running.id, at));
+            await leg.handOn(paused, at);
+          },
+        });
+      } else outcome = await this.flow.push(asked);
     } catch (error) {
       const name = nameOf(error);
       const failed = {
@@ -137,6 +168,7 @@ export class RecordedPushFlow implements PushFlow {
       await this.#finished?.(failed);
       throw error;
     }
+    if (outcome === undefined) return undefined;
     const done = doneRecord(running, outcome, this.#now());
     await this.#quietly(done, () => this.#records.finish(done));
     await this.#finished?.(done);
@@ -185,6 +217,7 @@ export function runningRecord(
     behind: [],
     behindCount: 0,
     error: null,
+    ...(asker?.handedOn ? { handedOnAt: asker.handedOn.at, handOvers: asker.handedOn.count } : {}),
   };
 }
 
@@ -240,9 +273,10 @@ function nameOf(error: unknown): string {
 }
 
 /**
- * The longest a push can run: push-run, which chains the flow's executions (each under Express's
- * five minutes, lib/server/core/push/executions.ts), is stopped by Lambda at 15 minutes. A record
- * still `running` after that was left by a run that ended first, and its outcome was never written.
+ * The longest one invocation runs a push: push-run, which chains the flow's executions (each
+ * under Express's five minutes, lib/server/core/push/executions.ts), is stopped by Lambda at 15
+ * minutes and hands the push on before that. A record still `running` that long after its start
+ * or its last hand-over was left by a run that ended first, and its outcome was never written.
  */
 export const longestPushMs = 15 * 60_000;
 
@@ -251,7 +285,7 @@ export type PushRecordView = Omit<PushRecord, 'state'> & {
 };
 
 export function viewOfPushRecord(record: PushRecord, now: Date): PushRecordView {
-  const overdue = now.getTime() - Date.parse(record.startedAt) > longestPushMs;
+  const overdue = now.getTime() - Date.parse(record.handedOnAt ?? record.startedAt) > longestPushMs;
   return record.state === 'running' && overdue ? { ...record, state: 'unfinished' } : record;
 }
 
