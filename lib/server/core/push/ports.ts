@@ -56,13 +56,17 @@ export type PushOutcome = {
    */
   readonly holders?: readonly Holder[];
   /**
-   * Set when the outcome was read back from the push's record, whose lists keep the first
-   * 1,000 nodes: how many were flushed, and how many are behind, in all.
+   * Set when the outcome was read back from the push's record, whose lists keep their first
+   * nodes (at most 1,000, and 80 KB of JSON): how many were flushed, and how many are behind, in all.
    */
   readonly flushedCount?: number;
   readonly behindCount?: number;
   /** How many were held back in all, when the record's list was cut. */
   readonly heldBackCount?: number;
+  /** How many could not be sent in all, when the record's list was cut. */
+  readonly unsendableCount?: number;
+  /** Set when the outcome was read back from a record one of whose lists was cut. */
+  readonly more?: boolean;
 };
 
 /**

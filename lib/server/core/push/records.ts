@@ -48,8 +48,14 @@ export type PushRecord = {
     readonly checked?: number;
     readonly sentInRound?: number;
   };
-  /** Nodes that could not be sent, with why (the first `keptNodesPerList`). */
+  /** Nodes that could not be sent, with why (the first `keptNodesPerList`); `unsendableCount` is all of them. */
   readonly unsendable?: PushOutcome['unsendable'];
+  readonly unsendableCount?: number;
+  /**
+   * Set when a list keeps only its first nodes (`keptNodesPerList`, `keptBytesPerList`); the
+   * counts are exact. Absent when every list is whole.
+   */
+  readonly more?: boolean;
   /** Nodes left alone, held back, with who holds them (the first `keptNodesPerList`); `heldBackCount` is all of them. */
   readonly heldBack?: PushOutcome['heldBack'];
   readonly heldBackCount?: number;
@@ -61,8 +67,32 @@ export type PushRecord = {
   readonly handOvers?: number;
 };
 
-/** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
+/** The most nodes a record's list keeps. */
 export const keptNodesPerList = 1000;
+
+/**
+ * The most bytes (as JSON) a record's list keeps: its four lists (flushed, behind, unsendable,
+ * held back) take at most 320 KB, so the record stays under 350 KB, inside DynamoDB's 400 KB
+ * item, whatever the push's size and its names' length (1,000 63-character names with their
+ * reasons or holders are about 130 KB: such a list keeps its first 600 or so).
+ */
+export const keptBytesPerList = 80_000;
+
+const encoder = new TextEncoder();
+
+/** A list's first entries, up to `keptNodesPerList` and `keptBytesPerList`. */
+function keptOf<T>(list: readonly T[]): T[] {
+  const kept: T[] = [];
+  let bytes = 2;
+  for (const entry of list) {
+    if (kept.length >= keptNodesPerList) break;
+    const size = encoder.encode(JSON.stringify(entry)).length + 1;
+    if (bytes + size > keptBytesPerList) break;
+    kept.push(entry);
+    bytes += size;
+  }
+  return kept;
+}
 
 /** How long a record is kept. */
 export const pushRecordDays = 90;
@@ -228,26 +258,34 @@ const finished = (record: PushRecord, at: Date): PushRecord => ({
 });
 
 export function doneRecord(running: PushRecord, outcome: PushOutcome, at: Date): PushRecord {
+  const flushed = keptOf(outcome.flushed);
+  const behind = keptOf(outcome.behind);
+  const unsendable = outcome.unsendable ? keptOf(outcome.unsendable) : undefined;
+  const heldBack = outcome.heldBack ? keptOf(outcome.heldBack) : undefined;
+  const more =
+    flushed.length < outcome.flushed.length ||
+    behind.length < outcome.behind.length ||
+    (unsendable?.length ?? 0) < (outcome.unsendable?.length ?? 0) ||
+    (heldBack?.length ?? 0) < (outcome.heldBack?.length ?? 0);
   return {
     ...finished(running, at),
     outcome: outcome.behind.length > 0 ? 'still-behind' : 'consistent',
     pushed: outcome.pushed,
-    flushed: outcome.flushed.slice(0, keptNodesPerList),
+    flushed,
     flushedCount: outcome.flushed.length,
     rounds: outcome.rounds,
-    behind: outcome.behind.slice(0, keptNodesPerList),
+    behind,
     behindCount: outcome.behind.length,
     progress: { round: outcome.rounds, flushedCount: outcome.flushed.length, pending: 0 },
-    ...(outcome.unsendable ? { unsendable: outcome.unsendable.slice(0, keptNodesPerList) } : {}),
-    ...(outcome.heldBack
-      ? { heldBack: outcome.heldBack.slice(0, keptNodesPerList), heldBackCount: outcome.heldBack.length }
-      : {}),
+    ...(outcome.unsendable ? { unsendable, unsendableCount: outcome.unsendable.length } : {}),
+    ...(outcome.heldBack ? { heldBack, heldBackCount: outcome.heldBack.length } : {}),
+    ...(more ? { more: true } : {}),
   };
 }
 
 /**
  * The push contract read back from a finished record, for an answer given after the flow ran
- * elsewhere; the counts are added when the record's lists were cut to `keptNodesPerList`.
+ * elsewhere; the counts and `more` are added when the record's lists were cut.
  */
 export function outcomeOfRecord(record: PushRecord): PushOutcome {
   const cut = record.flushedCount > record.flushed.length || record.behindCount > record.behind.length;
@@ -262,6 +300,10 @@ export function outcomeOfRecord(record: PushRecord): PushOutcome {
     ...((record.heldBackCount ?? 0) > (record.heldBack?.length ?? 0)
       ? { heldBackCount: record.heldBackCount }
       : {}),
+    ...((record.unsendableCount ?? 0) > (record.unsendable?.length ?? 0)
+      ? { unsendableCount: record.unsendableCount }
+      : {}),
+    ...(record.more ? { more: true } : {}),
   };
 }
 
