@@ -73,4 +73,21 @@ describe('a push’s record in DynamoDB Local', () => {
       more: true,
     });
   });
+
+  it('notes each hand-over of a running push, and a done record is left as it is', async () => {
+    const id = '20261206T013100000Z-38f38f';
+    const running = runningRecord(id, { behind: true }, { requestedBy: 'local' }, new Date());
+    await parts.pushRecords.start(running, { principal: 'local', source: 'test', requestId: id });
+    await parts.pushRecords.handedOn(id, new Date('2026-12-06T01:40:00Z'));
+    await parts.pushRecords.handedOn(id, new Date('2026-12-06T01:50:00Z'));
+    expect(await parts.pushRecords.read(id)).toMatchObject({
+      state: 'running',
+      handedOnAt: '2026-12-06T01:50:00.000Z',
+      handOvers: 2,
+    });
+    const done = doneRecord(running, { pushed: null, flushed: [], rounds: 1, behind: [] }, new Date());
+    await parts.pushRecords.finish(done);
+    await parts.pushRecords.handedOn(id, new Date());
+    expect(await parts.pushRecords.read(id)).toEqual(done);
+  });
 });
