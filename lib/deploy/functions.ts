@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ArnPrincipal, type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -220,12 +220,19 @@ export class MeshFunctions extends Construct {
 
   /**
    * Grants `pushRun:invoke` on the `invoke`-triggered push-run function to the functions that
-   * list it, and tells them its ARN.
+   * list it, and tells them its ARN; and lets push-run invoke itself, to hand a push on.
    */
   connectPushRunner(): void {
     const [runner] = this.withTrigger('invoke');
     if (!runner) return;
     const fn = this.get(runner.name);
+    // by the ARN it was invoked by (lib/server/api/handlers/push-tasks.ts): a statement on its
+    // own role naming its own ARN would be a cycle in the template, its function's policy is not
+    if (fn.role)
+      fn.addPermission('InvokedByItself', {
+        principal: new ArnPrincipal(fn.role.roleArn),
+        action: 'lambda:InvokeFunction',
+      });
     for (const spec of this.specs) {
       if (!spec.access.includes('pushRun:invoke')) continue;
       const caller = this.get(spec.name);

@@ -1,6 +1,6 @@
 import { PushFlowFailedError } from '../server/core/mesh/errors.ts';
 import { pushInExecutions } from '../server/core/push/executions.ts';
-import type { PushFlow, PushOutcome, PushRequest } from '../server/core/push/ports.ts';
+import type { PushFlow, PushLeg, PushOutcome, PushRequest } from '../server/core/push/ports.ts';
 import type { PushTaskFunctions } from '../server/core/push/steps.ts';
 import {
   localFunctionArn,
@@ -44,7 +44,15 @@ export class LocalPushFlow implements PushFlow {
     this.#expressMs = options.expressMs ?? awsQuotas.expressMs;
   }
 
-  async push(request: PushRequest): Promise<PushOutcome> {
+  push(request: PushRequest): Promise<PushOutcome> {
+    return this.#chain(request) as Promise<PushOutcome>;
+  }
+
+  pushLeg(request: PushRequest, leg: PushLeg): Promise<PushOutcome | undefined> {
+    return this.#chain(request, leg);
+  }
+
+  async #chain(request: PushRequest, leg?: PushLeg): Promise<PushOutcome | undefined> {
     const { StateMachine } = (await import(interpreter)) as typeof import('aws-local-stepfunctions');
     const machine = new StateMachine(
       JSON.parse(substitutePushDefinition(readPushDefinition(), localFunctionArn)),
@@ -132,7 +140,9 @@ export class LocalPushFlow implements PushFlow {
         cause,
       });
     };
-    return pushInExecutions(request, tasks.work, execute);
+    return leg
+      ? pushInExecutions(request, tasks.work, execute, leg)
+      : pushInExecutions(request, tasks.work, execute);
   }
 }
 

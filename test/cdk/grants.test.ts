@@ -220,6 +220,17 @@ describe('the grants of the deployed roles', () => {
     ]);
   });
 
+  it('let push-run invoke itself alone, by its function’s policy, to hand a push on', () => {
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((resource) =>
+      JSON.stringify(resource.Properties.Principal).includes(roleOf('push-run')),
+    );
+    expect(
+      permissions.map((resource) => [resource.Properties.Action, resource.Properties.FunctionName]),
+    ).toEqual([
+      ['lambda:InvokeFunction', { 'Fn::GetAtt': [logicalId(stack, stack.functions.get('push-run')), 'Arn'] }],
+    ]);
+  });
+
   it('let the push flow invoke its three functions by their ARNs, no version or alias', () => {
     const machineRole = logicalId(stack, stack.pushFlow.stateMachine.role as never);
     const invoke = grantsOf(template, machineRole, names).filter((line) => line.startsWith('lambda:'));

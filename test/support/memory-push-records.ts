@@ -42,6 +42,16 @@ export class MemoryPushRecords implements PushRecordWriter, PushRecordReader {
     });
   }
 
+  async handedOn(id: string, at: Date) {
+    const record = this.kept.get(id);
+    if (record?.state === 'running')
+      this.kept.set(id, {
+        ...record,
+        handedOnAt: at.toISOString(),
+        handOvers: (record.handOvers ?? 0) + 1,
+      });
+  }
+
   async list(limit: number) {
     return [...this.kept.values()].sort((a, b) => b.id.localeCompare(a.id)).slice(0, limit);
   }

@@ -16,10 +16,18 @@ import { StoreUnavailableError } from '../../lib/server/core/unavailable.ts';
  * sent (unit tests open no connections); a GetItem finds nothing.
  */
 function cancellingStore(...codes: string[]) {
+  return cancelling(Number.POSITIVE_INFINITY, codes).store;
+}
+
+/** The first `times` transactions cancelled with `codes`, the later ones written; `asked` counts them. */
+function cancelling(times: number, codes: readonly string[]) {
   const client = makeDynamoDBClient({ region: 'us-east-1' });
+  const counted = { asked: 0 };
   client.middlewareStack.add(
     (_next, context) => async () => {
       if (context.commandName === 'GetItemCommand') return { output: { $metadata: {} }, response: {} };
+      counted.asked += 1;
+      if (counted.asked > times) return { output: { $metadata: {} }, response: {} };
       throw new TransactionCanceledException({
         message: `Transaction cancelled [${codes.join(', ')}]`,
         $metadata: { httpStatusCode: 400 },
@@ -29,11 +37,12 @@ function cancellingStore(...codes: string[]) {
     { step: 'initialize', name: 'cancelTransactions' },
   );
   const where = { client: documentClient(client), tableName: 'inventory' };
-  return new DynamoDBTokenStore({
+  const store = new DynamoDBTokenStore({
     ...where,
     identityTable: 'identity',
     audit: new DynamoDBAuditTrail({ ...where, retentionDays: 365 }),
   });
+  return { store, counted };
 }
 
 const token: TokenRecord = {
@@ -68,6 +77,12 @@ describe('the token store when a transaction is cancelled', () => {
     await expect(cancellingStore('ThrottlingError', 'None').spend(spend)).rejects.toBeInstanceOf(
       StoreUnavailableError,
     );
+  });
+
+  it('asks a transaction cancelled by a conflict alone again, and it holds', async () => {
+    const { store, counted } = cancelling(2, ['None', 'TransactionConflict']);
+    await store.issue(token, undefined, localActor());
+    expect(counted.asked).toBe(3);
   });
 
   it('still answers a failed condition as what it means, even beside a conflict', async () => {

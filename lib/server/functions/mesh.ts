@@ -170,9 +170,11 @@ export const meshFunctions = [
     name: 'push-run',
     purpose: 'runs a push mesh-push recorded on the push state machine and keeps its outcome in its record',
     trigger: 'invoke',
-    access: ['pushes:write', 'pushFlow:start', 'pushWork:keep'],
+    // It invokes itself too, by its function's policy (connectPushRunner in lib/deploy/functions.ts).
+    access: ['pushes:write', 'pushes:progress', 'pushFlow:start', 'pushWork:keep'],
     // Lambda's most: a push runs as executions of the flow chained here, each under Express's
-    // five minutes (lib/server/core/push/executions.ts).
+    // five minutes, and is handed on to a fresh invocation of itself before this runs out
+    // (lib/server/core/push/executions.ts).
     timeoutSeconds: 900,
     handler: pushRunHandler,
   },

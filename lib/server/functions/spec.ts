@@ -177,8 +177,11 @@ export type SteppingTaskHandler = (
 ) => Promise<unknown>;
 export type BrokerAuthorizerHandler = (event: IoTCustomAuthorizerEvent) => Promise<IoTCustomAuthorizerResult>;
 export type BrokerLifecycleHandler = (event: unknown) => Promise<unknown>;
-/** A function another one invokes without waiting (InvocationType Event). */
-export type InvokedHandler = (event: unknown) => Promise<void>;
+/** A function another one invokes without waiting (InvocationType Event); it may invoke itself again. */
+export type InvokedHandler = (
+  event: unknown,
+  context?: Pick<Context, 'getRemainingTimeInMillis' | 'invokedFunctionArn'>,
+) => Promise<void>;
 
 type Common = {
   /** The handler's file in functions/, without extension. */

@@ -60,7 +60,7 @@ import type {
 } from '../core/push/ports.ts';
 import { Pusher } from '../core/push/pusher.ts';
 import { noteQuietly, RecordedPushFlow } from '../core/push/records.ts';
-import { type PushJob, runPushJob } from '../core/push/runs.ts';
+import { type PushInvocation, type PushJob, runPushJob } from '../core/push/runs.ts';
 import { Pushes } from '../core/push/service.ts';
 import { pushTaskFunctions } from '../core/push/steps.ts';
 import type { PushWork } from '../core/push/work.ts';
@@ -108,6 +108,8 @@ export type Parts = {
   readonly pushRecords: PushRecords;
   /** Runs an operator's push where it outlives the request: push-run on AWS, in-process locally. */
   readonly pushStarter: PushStarter;
+  /** Hands a push on to a fresh asynchronous invocation of the push-run function named (itself). */
+  readonly pushHandOn: (functionArn: string) => (job: PushJob) => Promise<void>;
   readonly deliveries: DeliveryReader;
   readonly statusReader: StatusReader;
   readonly meshView: MeshViewReader;
@@ -171,7 +173,7 @@ export type StandIns = {
   /** Runs the push flow when no state machine is configured (`MESH_PUSH_FLOW_ARN`). */
   readonly pushFlow?: (tasks: PushTaskFunctions) => PushFlow;
   /** Runs a push where the request cannot wait for it, when no push-run function is configured. */
-  readonly pushStarter?: (run: (job: PushJob) => Promise<void>) => PushStarter;
+  readonly pushStarter?: (run: (job: PushJob, invoked: PushInvocation) => Promise<void>) => PushStarter;
   /** Starts apply jobs when no apply flow is configured. */
   readonly applyFlow?: () => ApplyFlow;
   /** Tells hosts when a broker but no IoT endpoint is configured. */
@@ -240,8 +242,11 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     pushStarter: () =>
       config.pushRunnerArn
         ? new LambdaPushStarter({ client: makePushRunClient(config), functionArn: config.pushRunnerArn })
-        : (options.standIns?.pushStarter?.((job) => runPushJob(job, parts)) ??
+        : (options.standIns?.pushStarter?.((job, invoked) => runPushJob(job, parts, invoked)) ??
           missing('push-run function', 'MESH_PUSH_RUNNER_ARN')),
+    pushHandOn: () => (functionArn) => async (job) => {
+      await new LambdaPushStarter({ client: makePushRunClient(config), functionArn }).start(job, 0);
+    },
     pushFlow: () =>
       new RecordedPushFlow({
         flow: config.pushFlowArn

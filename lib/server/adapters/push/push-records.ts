@@ -85,6 +85,14 @@ export class DynamoDBPushRecords extends AuditedTableStore implements PushRecord
     });
   }
 
+  async handedOn(id: string, at: Date): Promise<void> {
+    await this.#updateWhileRunning(id, {
+      UpdateExpression: 'SET handedOnAt = :at ADD handOvers :one',
+      ConditionExpression: pushRunning,
+      ExpressionAttributeValues: { ':at': at.toISOString(), ':one': 1 },
+    });
+  }
+
   /** Updates a running push's progress; a record already done (or never started) keeps what it says. */
   async #updateWhileRunning(
     id: string,

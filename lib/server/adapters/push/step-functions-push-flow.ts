@@ -6,7 +6,7 @@ import {
 import { isTransientFault } from '../../core/faults.ts';
 import { PushFlowFailedError, PushFlowUnavailableError } from '../../core/mesh/errors.ts';
 import { pushInExecutions } from '../../core/push/executions.ts';
-import type { PushFlow, PushOutcome, PushRequest } from '../../core/push/ports.ts';
+import type { PushFlow, PushLeg, PushOutcome, PushRequest } from '../../core/push/ports.ts';
 import type { PushWork } from '../../core/push/work.ts';
 
 /**
@@ -31,6 +31,10 @@ export class StepFunctionsPushFlow implements PushFlow {
 
   push(request: PushRequest): Promise<PushOutcome> {
     return pushInExecutions(request, this.#work, (input) => this.#execute(input));
+  }
+
+  pushLeg(request: PushRequest, leg: PushLeg): Promise<PushOutcome | undefined> {
+    return pushInExecutions(request, this.#work, (input) => this.#execute(input), leg);
   }
 
   async #execute(input: unknown): Promise<unknown> {

@@ -1,6 +1,6 @@
 import type { CountedOccurrences, Log } from '../../core/ports.ts';
 import type { PushFlow, PushTaskFunctions } from '../../core/push/ports.ts';
-import { runPushJob } from '../../core/push/runs.ts';
+import { type PushJob, runPushJob } from '../../core/push/runs.ts';
 
 /**
  * The push flow's Task handlers (lib/server/flows/push.asl.json): each is the same task function the
@@ -9,7 +9,10 @@ import { runPushJob } from '../../core/push/runs.ts';
  */
 /** A flow's Task, as its Lambda function runs it; push-run, invoked and let go. */
 type FlowTaskHandler = (input: unknown) => Promise<unknown>;
-type InvokedHandler = (event: unknown) => Promise<void>;
+type InvokedHandler = (
+  event: unknown,
+  context?: { getRemainingTimeInMillis(): number; readonly invokedFunctionArn: string },
+) => Promise<void>;
 
 type TaskParts = { readonly pushTasks: PushTaskFunctions; readonly signalFailures?: CountedOccurrences };
 
@@ -28,8 +31,24 @@ export const pushFindBehindHandler = (parts: { readonly pushTasks: PushTaskFunct
   parts.pushTasks.FindBehind;
 export const pushSendHandler = (parts: TaskParts) => counted(parts, parts.pushTasks.Send);
 
-/** push-run: a push mesh-push recorded and started (lib/server/core/push/runs.ts). */
+/**
+ * push-run: a push mesh-push recorded and started (lib/server/core/push/runs.ts); before its time
+ * runs out it hands the push on to a fresh invocation of itself, by the ARN it was invoked by.
+ */
 export const pushRunHandler =
-  (parts: { readonly pushFlow: PushFlow; readonly log: Log }): InvokedHandler =>
-  (event) =>
-    runPushJob(event, parts);
+  (parts: {
+    readonly pushFlow: PushFlow;
+    readonly log: Log;
+    readonly pushHandOn: (functionArn: string) => (job: PushJob) => Promise<void>;
+  }): InvokedHandler =>
+  (event, context) =>
+    runPushJob(
+      event,
+      parts,
+      context
+        ? {
+            remainingMs: () => context.getRemainingTimeInMillis(),
+            handOn: parts.pushHandOn(context.invokedFunctionArn),
+          }
+        : undefined,
+    );

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { nodeName } from '../names.ts';
 import { flowEndSchema, flowStateSchema, maxWaveNodes, outcomeOf } from './flow-schemas.ts';
-import type { PushOutcome, PushRequest } from './ports.ts';
+import type { PushLeg, PushOutcome, PushRequest } from './ports.ts';
 import { emptyFold, foldSchema, newWorkId, type PushWork, readPage, readResults, workKeys } from './work.ts';
 
 /**
@@ -9,16 +9,38 @@ import { emptyFold, foldSchema, newWorkId, type PushWork, readPage, readResults,
  * is spent (Express stops an execution at 5 minutes), and the next starts from the state it
  * paused with, which is small (ids, counts, one page of names). Every execution sends at least
  * one page, so the chain ends. The outcome's lists are read from the push's work.
+ *
+ * With a leg (push-run), the chain starts from the leg's paused state and stops at a pause the
+ * invocation has no time left for: that state is handed on (undefined is answered), so a push
+ * of any size ends, in as many invocations as it needs.
  */
 export async function pushInExecutions(
   request: PushRequest,
   work: PushWork,
   execute: (input: unknown) => Promise<unknown>,
-): Promise<PushOutcome> {
-  let output = await execute(await flowInputOf(request, work));
+): Promise<PushOutcome>;
+export async function pushInExecutions(
+  request: PushRequest,
+  work: PushWork,
+  execute: (input: unknown) => Promise<unknown>,
+  leg: PushLeg,
+): Promise<PushOutcome | undefined>;
+export async function pushInExecutions(
+  request: PushRequest,
+  work: PushWork,
+  execute: (input: unknown) => Promise<unknown>,
+  leg?: PushLeg,
+): Promise<PushOutcome | undefined> {
+  let output = await execute(
+    leg?.resume !== undefined ? { resume: leg.resume } : await flowInputOf(request, work),
+  );
   for (;;) {
     const paused = flowStateSchema.safeParse(output);
     if (!paused.success || !paused.data.paused) break;
+    if (leg && !leg.hasTimeFor()) {
+      await leg.handOn(paused.data, new Date());
+      return undefined;
+    }
     output = await execute({ resume: paused.data });
   }
   return outcomeOfWork(work, output);

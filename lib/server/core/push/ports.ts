@@ -56,13 +56,17 @@ export type PushOutcome = {
    */
   readonly holders?: readonly Holder[];
   /**
-   * Set when the outcome was read back from the push's record, whose lists keep the first
-   * 1,000 nodes: how many were flushed, and how many are behind, in all.
+   * Set when the outcome was read back from the push's record, whose lists keep their first
+   * nodes (at most 1,000, and 80 KB of JSON): how many were flushed, and how many are behind, in all.
    */
   readonly flushedCount?: number;
   readonly behindCount?: number;
   /** How many were held back in all, when the record's list was cut. */
   readonly heldBackCount?: number;
+  /** How many could not be sent in all, when the record's list was cut. */
+  readonly unsendableCount?: number;
+  /** Set when the outcome was read back from a record one of whose lists was cut. */
+  readonly more?: boolean;
 };
 
 /**
@@ -75,7 +79,11 @@ export type PushAsker = {
   readonly pushId?: string;
   /** The running record was written already (by the request that started the push elsewhere). */
   readonly started?: boolean;
+  /** When the push was last handed on to the invocation running it, and how many times it was. */
+  readonly handedOn?: PushHandOvers;
 };
+
+export type PushHandOvers = { readonly at: string; readonly count: number };
 
 /**
  * Runs a push's steps in the flow's order, in-process (lib/server/flows/push-definition.ts): a
@@ -83,9 +91,28 @@ export type PushAsker = {
  */
 export type PushStepsRunner = (tasks: PushTaskFunctions, request: PushRequest) => Promise<PushOutcome>;
 
+/**
+ * One invocation's share of a push (push-run): its executions run from `resume` (or from the
+ * request) while the invocation has time for another; then the paused state is handed on to a
+ * fresh invocation, so no push outlives the Lambda running it (lib/server/core/push/executions.ts).
+ */
+export type PushLeg = {
+  /** The paused state a previous invocation handed on; absent for the push's first leg. */
+  readonly resume?: unknown;
+  /** Asked at each pause: whether this invocation has time for one more execution. */
+  readonly hasTimeFor: () => boolean;
+  /** Gives the paused state to a fresh invocation at `at`; a failure fails the push. */
+  readonly handOn: (paused: unknown, at: Date) => Promise<void>;
+};
+
 /** Runs the push flow: on Step Functions Express when deployed, from the same ASL in-process locally. */
 export interface PushFlow {
   push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome>;
+  /**
+   * Runs one leg of the push: its outcome when the push ended in it, undefined when it was handed
+   * on. A flow without legs runs the push whole.
+   */
+  pushLeg?(request: PushRequest, leg: PushLeg, asker?: PushAsker): Promise<PushOutcome | undefined>;
 }
 
 /** What a host fetches: the declaration a node was last sent. */

@@ -6,7 +6,7 @@ import { pushFailures } from '../mesh/errors.ts';
 import { pushLines } from '../mesh/log-lines.ts';
 import type { Log } from '../ports.ts';
 import { describeCause } from '../unavailable.ts';
-import type { PushAsker, PushFlow, PushOutcome, PushRequest } from './ports.ts';
+import type { PushAsker, PushFlow, PushLeg, PushOutcome, PushRequest } from './ports.ts';
 
 /**
  * The record of every push: named, `--behind`, `--full`, and the one inside an upgrade. It is
@@ -48,15 +48,51 @@ export type PushRecord = {
     readonly checked?: number;
     readonly sentInRound?: number;
   };
-  /** Nodes that could not be sent, with why (the first `keptNodesPerList`). */
+  /** Nodes that could not be sent, with why (the first `keptNodesPerList`); `unsendableCount` is all of them. */
   readonly unsendable?: PushOutcome['unsendable'];
+  readonly unsendableCount?: number;
+  /**
+   * Set when a list keeps only its first nodes (`keptNodesPerList`, `keptBytesPerList`); the
+   * counts are exact. Absent when every list is whole.
+   */
+  readonly more?: boolean;
   /** Nodes left alone, held back, with who holds them (the first `keptNodesPerList`); `heldBackCount` is all of them. */
   readonly heldBack?: PushOutcome['heldBack'];
   readonly heldBackCount?: number;
+  /**
+   * When the push was last handed on to a fresh push-run invocation, and how many times it was;
+   * absent while its first invocation runs it (lib/server/core/push/executions.ts).
+   */
+  readonly handedOnAt?: string;
+  readonly handOvers?: number;
 };
 
-/** Keeps a record well inside DynamoDB's 400 KB item limit, whatever the size of the push. */
+/** The most nodes a record's list keeps. */
 export const keptNodesPerList = 1000;
+
+/**
+ * The most bytes (as JSON) a record's list keeps: its four lists (flushed, behind, unsendable,
+ * held back) take at most 320 KB, so the record stays under 350 KB, inside DynamoDB's 400 KB
+ * item, whatever the push's size and its names' length (1,000 63-character names with their
+ * reasons or holders are about 130 KB: such a list keeps its first 600 or so).
+ */
+export const keptBytesPerList = 80_000;
+
+const encoder = new TextEncoder();
+
+/** A list's first entries, up to `keptNodesPerList` and `keptBytesPerList`. */
+function keptOf<T>(list: readonly T[]): T[] {
+  const kept: T[] = [];
+  let bytes = 2;
+  for (const entry of list) {
+    if (kept.length >= keptNodesPerList) break;
+    const size = encoder.encode(JSON.stringify(entry)).length + 1;
+    if (bytes + size > keptBytesPerList) break;
+    kept.push(entry);
+    bytes += size;
+  }
+  return kept;
+}
 
 /** How long a record is kept. */
 export const pushRecordDays = 90;
@@ -73,6 +109,8 @@ export interface PushRecordWriter {
   progress(id: string, progress: NonNullable<PushRecord['progress']>): Promise<void>;
   /** Counts a finished batch into the round's progress, atomically (batches finish together). */
   batchDone(id: string, done: { readonly checked: number; readonly sent: number }): Promise<void>;
+  /** Notes a running push handed on to a fresh invocation at `at`; a record that is done is left as it is. */
+  handedOn(id: string, at: Date): Promise<void>;
 }
 
 export interface PushRecordReader {
@@ -116,15 +154,38 @@ export class RecordedPushFlow implements PushFlow {
   }
 
   async push(request: PushRequest, asker?: PushAsker): Promise<PushOutcome> {
+    return (await this.#run(request, asker)) as PushOutcome;
+  }
+
+  /**
+   * One invocation's leg of the push: its record is finished when the push ends in it, and
+   * notes the hand-over when it is handed on (`running` until the last leg ends it).
+   */
+  pushLeg(request: PushRequest, leg: PushLeg, asker?: PushAsker): Promise<PushOutcome | undefined> {
+    return this.#run(request, asker, leg);
+  }
+
+  async #run(request: PushRequest, asker?: PushAsker, leg?: PushLeg): Promise<PushOutcome | undefined> {
     const startedAt = this.#now();
     const running = runningRecord(asker?.pushId ?? newPushId(startedAt), request, asker, startedAt);
     // Not an operator's request here (an upgrade's push): the asker is named, the push's id is the request's.
     const by = { principal: running.requestedBy, source: 'control-plane', requestId: running.id };
     if (!asker?.started) await this.#quietly(running, () => this.#records.start(running, by));
-    let outcome: PushOutcome;
+    let outcome: PushOutcome | undefined;
     try {
       // Who asked stays the record's; the flow gets the record's id to report its rounds to.
-      outcome = await this.flow.push({ ...request, pushId: running.id });
+      const asked = { ...request, pushId: running.id };
+      if (leg && this.flow.pushLeg) {
+        outcome = await this.flow.pushLeg(asked, {
+          ...leg,
+          // noted first: the next invocation may read the record before this one ends
+          handOn: async (paused) => {
+            const at = this.#now();
+            await this.#quietly(running, () => this.#records.handedOn(running.id, at));
+            await leg.handOn(paused, at);
+          },
+        });
+      } else outcome = await this.flow.push(asked);
     } catch (error) {
       const name = nameOf(error);
       const failed = {
@@ -137,6 +198,7 @@ export class RecordedPushFlow implements PushFlow {
       await this.#finished?.(failed);
       throw error;
     }
+    if (outcome === undefined) return undefined;
     const done = doneRecord(running, outcome, this.#now());
     await this.#quietly(done, () => this.#records.finish(done));
     await this.#finished?.(done);
@@ -185,6 +247,7 @@ export function runningRecord(
     behind: [],
     behindCount: 0,
     error: null,
+    ...(asker?.handedOn ? { handedOnAt: asker.handedOn.at, handOvers: asker.handedOn.count } : {}),
   };
 }
 
@@ -195,26 +258,34 @@ const finished = (record: PushRecord, at: Date): PushRecord => ({
 });
 
 export function doneRecord(running: PushRecord, outcome: PushOutcome, at: Date): PushRecord {
+  const flushed = keptOf(outcome.flushed);
+  const behind = keptOf(outcome.behind);
+  const unsendable = outcome.unsendable ? keptOf(outcome.unsendable) : undefined;
+  const heldBack = outcome.heldBack ? keptOf(outcome.heldBack) : undefined;
+  const more =
+    flushed.length < outcome.flushed.length ||
+    behind.length < outcome.behind.length ||
+    (unsendable?.length ?? 0) < (outcome.unsendable?.length ?? 0) ||
+    (heldBack?.length ?? 0) < (outcome.heldBack?.length ?? 0);
   return {
     ...finished(running, at),
     outcome: outcome.behind.length > 0 ? 'still-behind' : 'consistent',
     pushed: outcome.pushed,
-    flushed: outcome.flushed.slice(0, keptNodesPerList),
+    flushed,
     flushedCount: outcome.flushed.length,
     rounds: outcome.rounds,
-    behind: outcome.behind.slice(0, keptNodesPerList),
+    behind,
     behindCount: outcome.behind.length,
     progress: { round: outcome.rounds, flushedCount: outcome.flushed.length, pending: 0 },
-    ...(outcome.unsendable ? { unsendable: outcome.unsendable.slice(0, keptNodesPerList) } : {}),
-    ...(outcome.heldBack
-      ? { heldBack: outcome.heldBack.slice(0, keptNodesPerList), heldBackCount: outcome.heldBack.length }
-      : {}),
+    ...(outcome.unsendable ? { unsendable, unsendableCount: outcome.unsendable.length } : {}),
+    ...(outcome.heldBack ? { heldBack, heldBackCount: outcome.heldBack.length } : {}),
+    ...(more ? { more: true } : {}),
   };
 }
 
 /**
  * The push contract read back from a finished record, for an answer given after the flow ran
- * elsewhere; the counts are added when the record's lists were cut to `keptNodesPerList`.
+ * elsewhere; the counts and `more` are added when the record's lists were cut.
  */
 export function outcomeOfRecord(record: PushRecord): PushOutcome {
   const cut = record.flushedCount > record.flushed.length || record.behindCount > record.behind.length;
@@ -229,6 +300,10 @@ export function outcomeOfRecord(record: PushRecord): PushOutcome {
     ...((record.heldBackCount ?? 0) > (record.heldBack?.length ?? 0)
       ? { heldBackCount: record.heldBackCount }
       : {}),
+    ...((record.unsendableCount ?? 0) > (record.unsendable?.length ?? 0)
+      ? { unsendableCount: record.unsendableCount }
+      : {}),
+    ...(record.more ? { more: true } : {}),
   };
 }
 
@@ -240,9 +315,10 @@ function nameOf(error: unknown): string {
 }
 
 /**
- * The longest a push can run: push-run, which chains the flow's executions (each under Express's
- * five minutes, lib/server/core/push/executions.ts), is stopped by Lambda at 15 minutes. A record
- * still `running` after that was left by a run that ended first, and its outcome was never written.
+ * The longest one invocation runs a push: push-run, which chains the flow's executions (each
+ * under Express's five minutes, lib/server/core/push/executions.ts), is stopped by Lambda at 15
+ * minutes and hands the push on before that. A record still `running` that long after its start
+ * or its last hand-over was left by a run that ended first, and its outcome was never written.
  */
 export const longestPushMs = 15 * 60_000;
 
@@ -251,7 +327,7 @@ export type PushRecordView = Omit<PushRecord, 'state'> & {
 };
 
 export function viewOfPushRecord(record: PushRecord, now: Date): PushRecordView {
-  const overdue = now.getTime() - Date.parse(record.startedAt) > longestPushMs;
+  const overdue = now.getTime() - Date.parse(record.handedOnAt ?? record.startedAt) > longestPushMs;
   return record.state === 'running' && overdue ? { ...record, state: 'unfinished' } : record;
 }
 
