@@ -192,29 +192,10 @@ function withOldOnFailure(items: readonly TransactItem[]): TransactItem[] {
 }
 
 /**
- * A transaction cancelled only because another was under way on one of its items
- * (`TransactionConflict`, no condition failed) wrote nothing: it is asked again after a short,
- * growing, jittered wait, and then meets the other's write through its own conditions (a lost
- * race is its domain error, as with no conflict) or holds. Still conflicting after the last
- * attempt, it is the store answering "not now".
- */
-const conflictAttempts = 6;
-const conflictBackoffMs = 10;
-
-function conflictedOnly(error: unknown): boolean {
-  if (!(error instanceof TransactionCanceledException)) return false;
-  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code);
-  return (
-    codes.includes('TransactionConflict') &&
-    codes.every((code) => code === 'TransactionConflict' || code === 'None')
-  );
-}
-
-/**
  * Runs a transaction; undefined when it held, else per item whether its condition failed (with
- * the item as it was). One cancelled by a conflict alone is asked again (above); a cancellation
- * for any other reason (a throttle, conflicts past the attempts) is the store answering "not
- * now", StoreUnavailableError like any other.
+ * the item as it was). One cancelled by a conflict alone is asked again by `askStore`; a
+ * cancellation for any other reason (a throttle, conflicts past the attempts) is the store
+ * answering "not now", StoreUnavailableError like any other.
  */
 export async function transact(
   client: DynamoDBDocumentClient,
@@ -222,23 +203,15 @@ export async function transact(
   items: readonly TransactItem[],
   options: Omit<TransactWriteCommandInput, 'TransactItems'> = {},
 ): Promise<Array<{ readonly old: Item | undefined } | undefined> | undefined> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      await askStore(what, () =>
-        client.send(new TransactWriteCommand({ TransactItems: withOldOnFailure(items), ...options })),
-      );
-      return undefined;
-    } catch (error) {
-      const conflict = error instanceof StoreUnavailableError ? error.cause : error;
-      if (attempt < conflictAttempts && conflictedOnly(conflict)) {
-        const ceiling = conflictBackoffMs * 2 ** attempt;
-        await new Promise((resolve) => setTimeout(resolve, ceiling / 2 + Math.random() * (ceiling / 2)));
-        continue;
-      }
-      const failed = failedConditions(error);
-      if (!failed) throw error;
-      return failed;
-    }
+  try {
+    await askStore(what, () =>
+      client.send(new TransactWriteCommand({ TransactItems: withOldOnFailure(items), ...options })),
+    );
+    return undefined;
+  } catch (error) {
+    const failed = failedConditions(error);
+    if (!failed) throw error;
+    return failed;
   }
 }
 
