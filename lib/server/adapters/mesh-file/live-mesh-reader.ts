@@ -1,3 +1,4 @@
+import { mapLimit } from '../../core/map-limit.ts';
 import type { Relation } from '../../core/mesh/model.ts';
 import type { LiveNode, MeshAssignment } from '../../core/mesh-file/mesh.ts';
 import type {
@@ -8,7 +9,6 @@ import type {
   MeshSliceReader,
 } from '../../core/mesh-file/ports.ts';
 import { canonicalLive, liveRevision } from '../../core/mesh-file/revision.ts';
-import { mapLimit } from '../../core/map-limit.ts';
 import { assignmentFrom, labelsFrom, moduleKey, nodeKey, relationFrom } from '../dynamodb/mesh-items.ts';
 import { getItems, type Item, queryAll, scanAll, TableStore } from '../dynamodb/requests.ts';
 import { describedFrom, describedKey } from './mesh-file-described.ts';

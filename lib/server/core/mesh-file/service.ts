@@ -8,8 +8,8 @@ import { type CheckMeshFile, LastChecked } from './last-checked.ts';
 import { type DesiredMesh, type LiveMesh, liveKinds } from './mesh.ts';
 import { type ApplyHooks, PartlyAppliedError } from './partly-applied.ts';
 import { type ApplyPlan, planApply } from './plan.ts';
-import { modulesOfSlice, nodesOfSlice, sliceLeft } from './plan-slices.ts';
 import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
+import { modulesOfSlice, nodesOfSlice, sliceLeft } from './plan-slices.ts';
 import {
   type DescribedRevision,
   type DescribedRevisionStore,
