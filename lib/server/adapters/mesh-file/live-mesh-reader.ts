@@ -42,8 +42,9 @@ export const scanSegments = 8;
  * revision the last applied file describes (mesh-file-described.ts). Its cost
  * is O(mesh) reads: the filter saves transfer, not capacity, so at 10,000 nodes with three
  * modules and a relation each (about 60,000 items, most of them under 1 KB) it is a few hundred
- * 1 MB pages, a few thousand read units. It runs only on plan, apply and export, each of which
- * needs the whole mesh anyway; the per-node Queries a push makes would cost one request per node.
+ * 1 MB pages, a few thousand read units. It runs only on plan, apply, export and the first part
+ * of an apply job, each of which needs the whole mesh anyway (a job's later parts read their
+ * slices with DynamoDBMeshSliceReader); the per-node Queries a push makes would cost one request per node.
  * Strongly consistent, because a plan made from a read that missed a write a moment before would
  * add what is already there and fail on its conditions, or call the mesh matching when it is not.
  */

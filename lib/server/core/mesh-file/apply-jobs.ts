@@ -29,8 +29,9 @@ import { fileOf, type MeshUploadStore, type Named } from './uploads.ts';
 
 /**
  * An apply as a job (docs/mesh-file.md, "An apply as a job"): the request applies what fits its
- * time; what does not goes on as a job the apply flow advances part by part, each part planning
- * the rest from the live mesh as the request did, so a part taken again writes nothing twice.
+ * time; what does not goes on as a job the apply flow advances part by part: its first part plans
+ * the rest from the live mesh once and keeps the plan in slices, each part carries slices out,
+ * and a slice taken again leaves out what it wrote (slicedPart).
  */
 export type ApplyJobDeps = {
   readonly meshFiles: MeshFileService;
