@@ -131,6 +131,7 @@ describe('an apply that outlives its request', () => {
       const record = (await shown.json()) as Record<string, unknown>;
       expect(record).toMatchObject({ id, state: 'done', parts: done.parts });
       expect(record).not.toHaveProperty('file');
+      expect(record).not.toHaveProperty('stored');
       const followed = await mesh(['apply', '--job', id]);
       expect(followed.code).toBe(ExitCode.ok);
       expect(followed.stdout).toContain(`apply job ${id} done`);

@@ -4,6 +4,7 @@ import {
   ApplyJobRunningError,
   type RunningApplyJob,
 } from '../../lib/server/core/mesh-file/apply-job.ts';
+import type { ApplyPlan } from '../../lib/server/core/mesh-file/plan.ts';
 import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../lib/server/core/mesh-file/ports.ts';
 
 /** ApplyJobStore in memory, with the conditions of lib/server/adapters/mesh-file/apply-jobs.ts. */
@@ -15,6 +16,22 @@ export class MemoryApplyJobs implements ApplyJobStore {
     string,
     { transactions: Array<{ nodes: string[]; items: number }>; removals: Map<string, LedgerRemoval> }
   >();
+
+  /** Each job's kept plan, slice by slice, as JSON (what the table keeps, gzipped). */
+  readonly plans = new Map<string, string[]>();
+
+  async keepPlan(id: string, slices: readonly ApplyPlan[]): Promise<void> {
+    this.plans.set(
+      id,
+      slices.map((slice) => JSON.stringify(slice)),
+    );
+  }
+
+  async slice(id: string, index: number): Promise<ApplyPlan> {
+    const kept = this.plans.get(id)?.[index];
+    if (kept === undefined) throw new Error(`no slice ${index} of ${id}`);
+    return JSON.parse(kept) as ApplyPlan;
+  }
 
   ledgerOf(id: string) {
     let ledger = this.ledgers.get(id);

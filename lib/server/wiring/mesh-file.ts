@@ -3,7 +3,7 @@ import type { AuditTrail } from '../adapters/audit/audit-trail.ts';
 import { makeSFNClient } from '../adapters/aws-clients.ts';
 import { StepFunctionsApplyFlow } from '../adapters/mesh-file/apply-flow-starter.ts';
 import { DynamoDBApplyJobs } from '../adapters/mesh-file/apply-jobs.ts';
-import { DynamoDBLiveMeshReader } from '../adapters/mesh-file/live-mesh-reader.ts';
+import { DynamoDBLiveMeshReader, DynamoDBMeshSliceReader } from '../adapters/mesh-file/live-mesh-reader.ts';
 import { DynamoDBDescribedRevisions } from '../adapters/mesh-file/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../adapters/mesh-file/mesh-file-writer.ts';
 import { DynamoDBMeshUploads } from '../adapters/mesh-file/uploads.ts';
@@ -54,6 +54,7 @@ export function meshFileBuilders(
         removals: parts.meshService,
         removedNode: (node) => parts.signals.revoked(node).then(() => undefined),
         described: new DynamoDBDescribedRevisions(table()),
+        slices: new DynamoDBMeshSliceReader(table()),
       });
     },
     applyJobs: () => new DynamoDBApplyJobs(table()),

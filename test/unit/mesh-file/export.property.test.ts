@@ -10,6 +10,7 @@ import {
   planMatches,
   readMeshFile,
 } from '../../../lib/server/core/mesh-file/index.ts';
+import { sliceLeft, slicesOf } from '../../../lib/server/core/mesh-file/plan-slices.ts';
 
 /** Names YAML would read as something else if written bare: the export must quote them. */
 const tricky = ['true', 'null', 'yes', 'no', 'on', 'y', 'nan', 'inf', 'e1', 'x0'];
@@ -140,6 +141,43 @@ describe('export', () => {
       { numRuns: 200 },
     );
     expect(applied).toBeGreaterThan(100);
+  });
+
+  it('a plan carried out slice by slice, each slice taken twice, makes the mesh the whole plan makes', () => {
+    let sliced = 0;
+    fc.assert(
+      fc.property(liveMesh, liveMesh, fc.integer({ min: 1, max: 3 }), (before, wanted, nodesPerSlice) => {
+        const kinds = liveKinds(before);
+        fc.pre(
+          wanted.nodes.every((n) =>
+            n.assignments.every((a) => !kinds.has(a.module) || kinds.get(a.module) === a.provides),
+          ),
+        );
+        const { mesh } = readMeshFile(exportMeshFile(wanted), { kinds });
+        const plan = planApply(mesh, before, { prune: true, allowMassRemoval: true });
+        let live = before;
+        for (const slice of slicesOf(plan, nodesPerSlice)) {
+          // every relation a slice adds has its provider's assignment written before the slice
+          const assigned = new Set(
+            live.nodes.flatMap((n) => n.assignments.map((a) => `${n.node}/${a.module}`)),
+          );
+          for (const module of slice.add.modules) assigned.add(`${module.node}/${module.module}`);
+          for (const r of slice.add.relations)
+            expect(assigned).toContain(`${r.providerNode}/${r.providerModule}`);
+          live = applyInMemory(live, sliceLeft(slice, live.nodes), '3');
+          const again = sliceLeft(slice, live.nodes);
+          expect([again.add, again.remove, again.labels]).toEqual([
+            { nodes: [], modules: [], relations: [] },
+            { relations: [], modules: [], nodes: [] },
+            [],
+          ]);
+          sliced += 1;
+        }
+        expect(exportMeshFile(live)).toBe(exportMeshFile(applyInMemory(before, plan, '3')));
+      }),
+      { numRuns: 150 },
+    );
+    expect(sliced).toBeGreaterThan(150);
   });
 
   it('writes nodes, modules, consumes and labels in order, and quotes what YAML would misread', () => {

@@ -6,6 +6,7 @@ import {
   ApplyJobRunningError,
   type RunningApplyJob,
 } from '../../core/mesh-file/apply-job.ts';
+import type { ApplyPlan } from '../../core/mesh-file/plan.ts';
 import type { ApplyJobStore, ApplyLedger, LedgerRemoval } from '../../core/mesh-file/ports.ts';
 import { pushRecordDays } from '../../core/push/records.ts';
 import { askStore } from '../../core/unavailable.ts';
@@ -18,6 +19,7 @@ import {
   TableStore,
   type TransactItem,
   transact,
+  writeItems,
 } from '../dynamodb/requests.ts';
 
 /**
@@ -28,6 +30,7 @@ import {
  * | `mesh#apply-job`       | `running`    | job (its id), heardAt: present exactly while a job runs |
  * | `mesh#apply-job#<id>`  | `record`     | state, parts (N), job: the record (M); expiresAt (TTL, 90 days) |
  * | `mesh#apply-job#<id>`  | `file#<nnn>` | data (B): the file's text gzipped, cut in parts of at most 300 KB; expiresAt (TTL, a day) |
+ * | `mesh#apply-job#<id>`  | `plan#<nnnnn>#<nnn>` | data (B): one slice of the job's plan (plan-slices.ts) as JSON gzipped, cut in parts of at most 300 KB; expiresAt (TTL, two days) |
  * | `mesh#apply-job#<id>`  | `tx#<uuid>`  | the ledger: nodes (L), items (N) of one transaction of the job, put in that transaction (mesh-file-writer.ts); expiresAt (TTL, two days) |
  * | `mesh#apply-job#<id>`  | `removed#<what>` | the ledger: kind, node, modules (N) of one removal, put before it is made (`<what>`: `node#<n>`, `module#<n>/<m>`, `relation#<n>/<m>/<pn>/<pm>`, so one removal noted twice is one item); expiresAt |
  *
@@ -37,7 +40,9 @@ import {
  * transaction. A part's record is put only if the job still runs at the parts read
  * (`partsUnchanged`), with the running item's heardAt set, or the item deleted when the job ends,
  * in the same transaction. A 6 MB file is a few hundred KB gzipped; the parts' items keep each
- * write far under DynamoDB's 400 KB an item. Reads are strong: an advance reads what the part
+ * write far under DynamoDB's 400 KB an item. A plan's slices are put 25 items a request (at most
+ * 7.5 MB, within BatchWriteItem's 16 MB), unconditionally: the record names them only after
+ * they are all there, and a part that plans again puts the same keys. Reads are strong: an advance reads what the part
  * before it wrote.
  */
 export const applyJobsPartition = 'mesh#apply-job';
@@ -49,6 +54,7 @@ const filePartKey = (id: string, part: number) => ({
   sk: `file#${String(part).padStart(3, '0')}`,
 });
 const filePartBytes = 300 * 1024;
+const slicePrefix = (index: number) => `plan#${String(index).padStart(5, '0')}#`;
 /** The ledger's items: one a transaction, one a removal. */
 export const ledgerTransactionKey = (id: string, tx: string) => ({ pk: jobPartition(id), sk: `tx#${tx}` });
 const removalSk = (removal: LedgerRemoval) =>
@@ -178,6 +184,36 @@ export class DynamoDBApplyJobs extends TableStore implements ApplyJobStore {
       .sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1))
       .map((item) => Buffer.from(item.data as Uint8Array));
     return { job, file: gunzipSync(Buffer.concat(parts)).toString('utf8') };
+  }
+
+  async keepPlan(id: string, slices: readonly ApplyPlan[]): Promise<void> {
+    // as long as the ledger: a job reads its plan while it runs, and one not heard from is taken over
+    const expiresAt = ledgerExpiresAt(this.now());
+    const puts: Item[] = [];
+    for (const [index, slice] of slices.entries()) {
+      const zipped = gzipSync(Buffer.from(JSON.stringify(slice), 'utf8'));
+      for (let at = 0, part = 0; at < zipped.length; at += filePartBytes, part += 1)
+        puts.push({
+          pk: jobPartition(id),
+          sk: `${slicePrefix(index)}${String(part).padStart(3, '0')}`,
+          data: zipped.subarray(at, at + filePartBytes),
+          expiresAt,
+        });
+    }
+    await writeItems(this.client, store, this.tableName, { puts });
+  }
+
+  async slice(id: string, index: number): Promise<ApplyPlan> {
+    const items = await queryAll(this.client, store, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :slice)',
+      ExpressionAttributeValues: { ':pk': jobPartition(id), ':slice': slicePrefix(index) },
+      ConsistentRead: true,
+    });
+    const parts = items
+      .sort((a, b) => (String(a.sk) < String(b.sk) ? -1 : 1))
+      .map((item) => Buffer.from(item.data as Uint8Array));
+    return JSON.parse(gunzipSync(Buffer.concat(parts)).toString('utf8')) as ApplyPlan;
   }
 
   async ledger(id: string): Promise<ApplyLedger> {

@@ -223,7 +223,9 @@ export const applyJobShowHandler = (
     .use(httpEdge({ mapError: meshFileProblem, log: deps.log, refusals: deps.refusals }))
     .handler(async (event) => {
       const { id } = validate(applyJobPath, event.pathParameters, 'path');
-      return json(200, await readApplyJob(deps, id));
+      // the kept plan's slices are the flow's bookkeeping: `progress` says what remains
+      const { stored: _slices, ...shown } = await readApplyJob(deps, id);
+      return json(200, shown);
     });
 
 /** The apply flow's Task (lib/server/flows/apply.asl.json): the next part of a job, in the invocation's time. */

@@ -25,6 +25,15 @@ export type ApplyJob = {
   readonly plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts };
   readonly parts: number;
   /**
+   * The plan kept with the job in slices (plan-slices.ts), once a part of the flow planned it:
+   * how many, the next to carry out, and each one's node count and first few names (for
+   * `remaining`). Absent while no part has kept it: the next part plans from the live mesh.
+   */
+  readonly stored?: {
+    readonly slices: readonly { readonly nodes: number; readonly named: readonly string[] }[];
+    readonly next: number;
+  };
+  /**
    * While the request's own part runs (parts 0), the time until which it holds the job: the
    * flow waits until then, and goes on from the mesh as it is if the request never recorded its
    * part (it failed with the store away, or its process died).

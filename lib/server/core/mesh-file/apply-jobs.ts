@@ -22,14 +22,16 @@ import { nodesOf } from './apply-progress.ts';
 import { meshFileErrors } from './errors.ts';
 import { planCountsOf } from './pages.ts';
 import type { ApplyPlan } from './plan.ts';
+import { slicesOf } from './plan-slices.ts';
 import type { ApplyFlow, ApplyJobStore, ApplyLedger, JobLedger } from './ports.ts';
 import { type ApplyOutcome, type ApplyRequest, type MeshFileService, PartlyAppliedError } from './service.ts';
 import { fileOf, type MeshUploadStore, type Named } from './uploads.ts';
 
 /**
  * An apply as a job (docs/mesh-file.md, "An apply as a job"): the request applies what fits its
- * time; what does not goes on as a job the apply flow advances part by part, each part planning
- * the rest from the live mesh as the request did, so a part taken again writes nothing twice.
+ * time; what does not goes on as a job the apply flow advances part by part: its first part plans
+ * the rest from the live mesh once and keeps the plan in slices, each part carries slices out,
+ * and a slice taken again leaves out what it wrote (slicedPart).
  */
 export type ApplyJobDeps = {
   readonly meshFiles: MeshFileService;
@@ -220,14 +222,14 @@ export function jobErrorOf(error: unknown): NonNullable<ApplyJob['error']> {
  * a record another advance wrote first is left to it.
  */
 export async function advanceApplyJob(
-  deps: Omit<ApplyJobDeps, 'applyFlow' | 'meshUploads'> & { readonly log: Log },
+  deps: AdvanceDeps & { readonly log: Log },
   input: unknown,
   remainingMs: number,
 ): Promise<{ readonly id: string; readonly finished: boolean; readonly waitSeconds: number }> {
   const id = String((input as { id?: unknown } | null)?.id ?? '');
-  const loaded = await deps.applyJobs.load(id);
-  if (loaded?.job.state !== 'running') return { id, finished: true, waitSeconds: 0 };
-  const { job, file } = loaded;
+  const read = await deps.applyJobs.read(id);
+  if (read?.state !== 'running') return { id, finished: true, waitSeconds: 0 };
+  const job = read;
   if (heldByRequest(job, deps.now())) {
     const left = Date.parse(job.heldUntil as string) - deps.now().getTime();
     return { id, finished: false, waitSeconds: Math.min(60, Math.max(1, Math.ceil(left / 1000))) };
@@ -235,11 +237,9 @@ export async function advanceApplyJob(
   const until = deps.now().getTime() + Math.max(1_000, remainingMs - advanceMarginMs);
   let next: ApplyJob;
   try {
-    const part = await deps.meshFiles.apply(
-      { file, prune: job.prune, allowMassRemoval: job.allowMassRemoval, by: job.by, until },
-      { ledger: jobLedger(deps.applyJobs, id) },
-    );
-    next = progressedJob(job, part, deps.now(), await deps.applyJobs.ledger(id));
+    next = deps.meshFiles.slicing
+      ? await slicedPart(deps, job, until)
+      : progressedJob(job, await plannedPart(deps, job, until), deps.now(), await deps.applyJobs.ledger(id));
   } catch (thrown) {
     const error = thrown instanceof PartlyAppliedError ? thrown.cause : thrown;
     if (error instanceof StoreUnavailableError) throw error;
@@ -255,6 +255,105 @@ export async function advanceApplyJob(
     return { id, finished: false, waitSeconds: 1 };
   }
   return { id, finished: next.state !== 'running', waitSeconds: 0 };
+}
+
+type AdvanceDeps = Omit<ApplyJobDeps, 'applyFlow' | 'meshUploads'> & {
+  /** Nodes a slice of a kept plan holds (plan-slices.ts); the default unless told. */
+  readonly nodesPerSlice?: number;
+};
+
+/** A part that plans the rest from the live mesh, whole: the service's without a slice reader. */
+async function plannedPart(deps: AdvanceDeps, job: ApplyJob, until: number): Promise<ApplyOutcome> {
+  const loaded = await deps.applyJobs.load(job.id);
+  if (!loaded) throw new ApplyJobNotFoundError(job.id);
+  return deps.meshFiles.apply(
+    { file: loaded.file, prune: job.prune, allowMassRemoval: job.allowMassRemoval, by: job.by, until },
+    { ledger: jobLedger(deps.applyJobs, job.id) },
+  );
+}
+
+/**
+ * A part of a job that keeps its plan (docs/mesh-file.md, "An apply as a job"). The first part
+ * of the flow reads the file and the whole mesh once, plans, checks the plan as an apply does and
+ * keeps it with the job in slices; every part then carries out slices from the job's cursor while
+ * its time lasts (at least one), each reading only its own nodes. A slice cut short by the time,
+ * or by a part that died, is taken again from its start: what it wrote is there and left out.
+ * A mesh changed since the plan is met slice by slice, as it is when its slice is read (sliceLeft).
+ */
+async function slicedPart(deps: AdvanceDeps, job: ApplyJob, until: number): Promise<ApplyJob> {
+  let planned = job;
+  let plan: ApplyPlan | undefined;
+  if (!job.stored) {
+    const loaded = await deps.applyJobs.load(job.id);
+    if (!loaded) throw new ApplyJobNotFoundError(job.id);
+    plan = await deps.meshFiles.planForJob({
+      file: loaded.file,
+      prune: job.prune,
+      allowMassRemoval: job.allowMassRemoval,
+    });
+    const slices = slicesOf(plan, deps.nodesPerSlice);
+    await deps.applyJobs.keepPlan(job.id, slices);
+    planned = {
+      ...job,
+      stored: {
+        next: 0,
+        slices: slices.map((slice) => {
+          const nodes = [...nodesOf(slice)].sort();
+          return { nodes: nodes.length, named: nodes.slice(0, 10) };
+        }),
+      },
+    };
+  }
+  const stored = planned.stored as NonNullable<ApplyJob['stored']>;
+  const ledger = jobLedger(deps.applyJobs, job.id);
+  const removed = { relations: 0, modules: 0, nodes: 0 };
+  const written = { transactions: 0, items: 0 };
+  const touched = new Set<string>();
+  let cursor = stored.next;
+  let cut: ApplyOutcome | undefined;
+  let carried = 0;
+  try {
+    while (cursor < stored.slices.length && (carried === 0 || Date.now() < until)) {
+      const slice = await deps.applyJobs.slice(job.id, cursor);
+      const part = await deps.meshFiles.applySlice(slice, { by: job.by, until }, ledger);
+      carried += 1;
+      removed.relations += part.removed.relations;
+      removed.modules += part.removed.modules;
+      removed.nodes += part.removed.nodes;
+      written.transactions += part.written.transactions;
+      written.items += part.written.items;
+      for (const node of part.progress.touchedNodes) touched.add(node);
+      if (!part.complete) {
+        cut = part;
+        break;
+      }
+      cursor += 1;
+    }
+  } catch (error) {
+    // The cursor moved this part is kept only with the record; a failure records none of it.
+    if (error instanceof PartlyAppliedError) throw error.cause;
+    throw error;
+  }
+  const after = stored.slices.slice(cut ? cursor + 1 : cursor);
+  const remaining = (cut?.progress.remaining ?? 0) + after.reduce((sum, slice) => sum + slice.nodes, 0);
+  const named = [...(cut?.progress.remainingNodes ?? []), ...after.flatMap((slice) => slice.named)].slice(
+    0,
+    10,
+  );
+  const outcome: ApplyOutcome = {
+    plan: plan ?? ({ revision: job.plan.revision, digest: job.plan.digest } as ApplyPlan),
+    complete: cursor === stored.slices.length,
+    removed,
+    written,
+    progress: {
+      touched: touched.size,
+      touchedNodes: [...touched].sort().slice(0, 10),
+      remaining,
+      remainingNodes: named,
+    },
+  };
+  const progressed = progressedJob(planned, outcome, deps.now(), await deps.applyJobs.ledger(job.id));
+  return { ...progressed, stored: { ...stored, next: cursor } };
 }
 
 /** The ledger when the store answers; a failure is recorded with the parts' own counts otherwise. */

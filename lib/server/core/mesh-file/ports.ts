@@ -25,6 +25,15 @@ export interface LiveMeshReader {
   read(): Promise<LiveMeshReading>;
 }
 
+/**
+ * Reads only some nodes of the live mesh (each node's items) and some modules' records: what one
+ * slice of a job's plan writes (lib/server/adapters/mesh-file/live-mesh-reader.ts). The mesh it
+ * answers holds those nodes that exist; its revision is theirs alone.
+ */
+export interface MeshSliceReader {
+  read(nodes: readonly string[], modules: readonly string[]): Promise<LiveMeshReading>;
+}
+
 /** Keeps the last file an apply was given and the revision it describes, read back with the mesh. */
 export interface DescribedRevisionStore {
   keep(described: DescribedRevision): Promise<void>;
@@ -116,6 +125,13 @@ export interface ApplyJobStore {
   read(id: string): Promise<ApplyJob | undefined>;
   load(id: string): Promise<{ readonly job: ApplyJob; readonly file: string } | undefined>;
   record(next: ApplyJob, seenParts: number): Promise<void>;
+  /**
+   * Keeps a job's plan, cut in slices (plan-slices.ts), beside its record: written before the
+   * record names them, so a part that dies before its record is written plans again.
+   */
+  keepPlan(id: string, slices: readonly ApplyPlan[]): Promise<void>;
+  /** One slice of a job's plan kept by `keepPlan`, read strongly. */
+  slice(id: string, index: number): Promise<ApplyPlan>;
   /** What the job's ledger says it wrote and removed, read strongly. */
   ledger(id: string): Promise<ApplyLedger>;
   /** Notes a removal in the job's ledger before it is made; the same removal noted twice is one. */

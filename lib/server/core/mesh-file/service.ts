@@ -9,6 +9,7 @@ import { type DesiredMesh, type LiveMesh, liveKinds } from './mesh.ts';
 import { type ApplyHooks, PartlyAppliedError } from './partly-applied.ts';
 import { type ApplyPlan, planApply } from './plan.ts';
 import { assertApplicable, assertCurrent, PlanChangedError } from './plan-checks.ts';
+import { modulesOfSlice, nodesOfSlice, sliceLeft } from './plan-slices.ts';
 import {
   type DescribedRevision,
   type DescribedRevisionStore,
@@ -17,6 +18,7 @@ import {
   type LiveMeshReader,
   type LiveMeshReading,
   type MeshFileWriter,
+  type MeshSliceReader,
   noWriteProgress,
   type WriteTally,
 } from './ports.ts';
@@ -89,6 +91,7 @@ export class MeshFileService {
   readonly #removedNode: (node: string) => Promise<void>;
   readonly #described: DescribedRevisionStore | undefined;
   readonly #checked: LastChecked;
+  readonly #slices: MeshSliceReader | undefined;
 
   constructor(options: {
     readonly reader: LiveMeshReader;
@@ -99,7 +102,13 @@ export class MeshFileService {
     readonly described?: DescribedRevisionStore;
     /** The check of a file (checkMeshFile unless told). */
     readonly check?: CheckMeshFile;
+    /**
+     * Reads the nodes one slice of a job's plan writes: with it, a job keeps its plan and each
+     * part carries out its slices (`applySlice`); without it, each part plans the rest again.
+     */
+    readonly slices?: MeshSliceReader;
   }) {
+    this.#slices = options.slices;
     this.#reader = options.reader;
     this.#writer = options.writer;
     this.#removals = options.removals;
@@ -164,6 +173,56 @@ export class MeshFileService {
       throw new PlanChangedError(request.digest, plan.digest);
     assertApplicable(plan);
     const ledger = hooks.ledger ?? (writes(plan) && hooks.opening ? await hooks.opening(plan) : undefined);
+    return this.#carried(request, plan, reading, described, ledger);
+  }
+
+  /** Whether a job can keep its plan and carry it out slice by slice. */
+  get slicing(): boolean {
+    return this.#slices !== undefined;
+  }
+
+  /**
+   * The plan of a job's file against the live mesh, for the job to keep (plan-slices.ts): the
+   * whole mesh read once, the plan held to the same checks as an apply's, and the revision the
+   * file describes kept when the plan writes, as an apply keeps it.
+   */
+  async planForJob(request: PlanRequest): Promise<ApplyPlan> {
+    const { plan, reading, described } = await this.#planned(request);
+    assertApplicable(plan);
+    const kept = reading.described;
+    if (
+      this.#described &&
+      described &&
+      writes(plan) &&
+      (kept?.fileDigest !== described.fileDigest || kept.revision !== described.revision)
+    )
+      await this.#described.keep(described);
+    return plan;
+  }
+
+  /**
+   * One slice of a job's kept plan carried out: its nodes and modules' records read (never the
+   * whole mesh), what is there already left out (sliceLeft), the rest written as an apply writes
+   * it, under the job's ledger.
+   */
+  async applySlice(
+    slice: ApplyPlan,
+    request: Pick<ApplyRequest, 'by' | 'until'>,
+    ledger: JobLedger,
+  ): Promise<ApplyOutcome> {
+    if (!this.#slices) throw new Error('a slice of a plan needs the slice reader');
+    const reading = await this.#slices.read(nodesOfSlice(slice), modulesOfSlice(slice));
+    const left = sliceLeft(slice, reading.mesh.nodes);
+    return this.#carried({ file: '', ...request }, left, reading, undefined, ledger);
+  }
+
+  async #carried(
+    request: ApplyRequest,
+    plan: ApplyPlan,
+    reading: LiveMeshReading,
+    described: DescribedRevision | undefined,
+    ledger: JobLedger | undefined,
+  ): Promise<ApplyOutcome> {
     const removed = { relations: 0, modules: 0, nodes: 0 };
     const touched = new Set<string>();
     const progress = noWriteProgress();
