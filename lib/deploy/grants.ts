@@ -8,6 +8,7 @@ import { partsPartition } from '../server/adapters/dynamodb/declaration-parts.ts
 import { nodePartition } from '../server/adapters/dynamodb/keys.ts';
 import { allNodesIndex } from '../server/adapters/dynamodb/mesh-items.ts';
 import { proofItemsLeadingKey } from '../server/adapters/host-identity/proof-replay-guard.ts';
+import { applyJobPartitions } from '../server/adapters/mesh-file/apply-jobs.ts';
 import { pushesPartition } from '../server/adapters/push/push-records.ts';
 import { pushWorkPartitions } from '../server/adapters/push/push-work.ts';
 import { rolloutPartsPartitions } from '../server/adapters/rollout/rollout-chunks.ts';
@@ -123,6 +124,10 @@ const tableGrants: Partial<Record<Access, readonly TableGrant[]>> = {
       actions: ['dynamodb:BatchWriteItem', 'dynamodb:Query'],
       partitions: pushWorkPartitions,
     },
+  ],
+  // An apply job's plan, kept in slices in its own partition, put in batches (apply-jobs.ts).
+  'applyJobs:plan': [
+    { table: 'inventory', actions: ['dynamodb:BatchWriteItem'], partitions: applyJobPartitions },
   ],
   'presence:write': [
     {

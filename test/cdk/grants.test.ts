@@ -52,6 +52,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'pushes:write': each(['dynamodb:PutItem'], 'inventory', 'pushes'),
   'pushes:progress': each(['dynamodb:UpdateItem'], 'inventory', 'pushes'),
   'pushWork:keep': each(['dynamodb:BatchWriteItem', 'dynamodb:Query'], 'inventory', 'pushwork#*'),
+  'applyJobs:plan': each(['dynamodb:BatchWriteItem'], 'inventory', 'mesh#apply-job#*'),
   'presence:write': each(['dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], 'inventory', nodes),
   'nodeKeys:verify': each(['dynamodb:BatchGetItem'], 'identity', nodes),
   'deliveries:read': each(['dynamodb:GetItem'], 'inventory', `${nodes},declaration#*`),
@@ -143,9 +144,10 @@ describe('the grants of the deployed roles', () => {
     ]);
     for (const unused of ['DescribeTable', 'GetQueueUrl'])
       expect(all.filter((line) => line.includes(`:${unused} `))).toEqual([]);
-    // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts) and a
-    // push its node lists (push-work.ts)
+    // batches of writes only where a rollout keeps its waves' parts (rollout-chunks.ts), a
+    // push its node lists (push-work.ts) and an apply job its plan's slices (apply-jobs.ts)
     expect([...new Set(all.filter((line) => line.includes(':BatchWriteItem ')))].sort()).toEqual([
+      'dynamodb:BatchWriteItem inventory mesh#apply-job#*',
       'dynamodb:BatchWriteItem inventory pushwork#*',
       'dynamodb:BatchWriteItem inventory rollout#*',
     ]);

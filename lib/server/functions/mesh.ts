@@ -338,7 +338,14 @@ export const meshFunctions = [
     purpose: 'apply flow: applies the next part of an apply job in the time it has, and records its progress',
     trigger: 'apply-flow',
     // what mesh-apply's request does, part after part
-    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'hostIdentity:revoke', 'signal:publish'],
+    access: [
+      'inventory:scan',
+      'inventory:read',
+      'inventory:write',
+      'applyJobs:plan',
+      'hostIdentity:revoke',
+      'signal:publish',
+    ],
     // a part writes until 20 s before the end (lib/server/core/mesh-file/apply-jobs.ts, advanceMarginMs)
     timeoutSeconds: 300,
     handler: meshApplyAdvanceHandler,

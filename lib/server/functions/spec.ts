@@ -88,6 +88,7 @@ export type Access =
   | 'pushes:write'
   | 'pushes:progress'
   | 'pushWork:keep'
+  | 'applyJobs:plan'
   | 'nodeKeys:verify'
   | 'deliveries:read'
   | 'tokens:issue'

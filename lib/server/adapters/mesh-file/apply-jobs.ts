@@ -46,6 +46,8 @@ import {
  * before it wrote.
  */
 export const applyJobsPartition = 'mesh#apply-job';
+/** Every job's own partition, where its plan's slices are put in batches (the `applyJobs:plan` grant). */
+export const applyJobPartitions = `${applyJobsPartition}#*`;
 const runningKey = { pk: applyJobsPartition, sk: 'running' } as const;
 const jobPartition = (id: string) => `${applyJobsPartition}#${id}`;
 const recordKey = (id: string) => ({ pk: jobPartition(id), sk: 'record' });
