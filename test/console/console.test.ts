@@ -77,7 +77,10 @@ beforeAll(async () => {
   page.on('request', (request) => requests.push(request.url()));
   page.on('pageerror', (error) => pageErrors.push(error.message));
   page.on('console', (message) => {
-    if (message.type() === 'error') pageErrors.push(message.text());
+    // a read that met a write in flight is answered 503 try_again, which the console's next
+    // refresh asks again: the browser logs it, and it is no error of the page
+    if (message.type() === 'error' && !/status of 503 \(Service Unavailable\)/.test(message.text()))
+      pageErrors.push(message.text());
   });
   await page.goto(`${runtime.url}/console`);
   await page.waitForSelector('body[data-state="ready"]');
@@ -293,7 +296,9 @@ describe('relations waiting for an enrolment', () => {
     await api.call('POST', '/nodes/app/modules/secrets/consumes', {
       provider: { node: 'vault', module: 'kv' },
     });
-    await mesh('push', 'app');
+    // app's push flushes the 125 edges of the test before: on a loaded machine a round can leave
+    // some of them behind for the next, so more rounds than the default 5
+    await mesh('push', 'app', '--max-rounds', '20');
 
     await page.waitForSelector('#waiting-count');
     expect(await page.locator('#waiting-count').textContent()).toBe(' · 1 waiting for an enrolment');
