@@ -150,10 +150,11 @@ it(
           `fleet-behind-one-address: ${JSON.stringify({ enrolSeconds, throttled, ...spread })}\n`,
         );
         // Spread over the window (a uniform draw puts 20 in each tenth), with room for 200 agents
-        // in one process on two cores, whose timers fire in bursts when the loop is busy: the
-        // reconnects without jitter all came within the first quarter of the window.
-        expect(spread.attemptMs.p10).toBeLessThan(reconnectWindowMs * 0.3);
-        expect(spread.attemptMs.p90).toBeGreaterThan(reconnectWindowMs * 0.4);
+        // in one process on two cores, whose timers fire late and in bursts when the loop is busy
+        // (shifting or squeezing the spread): the middle
+        // 80% of the reconnects take a fifth of the window at least, and no tenth holds half the
+        // fleet. Without jitter they all came within half a second.
+        expect(spread.attemptMs.p90 - spread.attemptMs.p10).toBeGreaterThan(reconnectWindowMs * 0.2);
         expect(Math.max(...tenths)).toBeLessThan(fleet / 2);
       } finally {
         await agents.stop();
