@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { ArnPrincipal, type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -68,6 +69,9 @@ function manifestProblems(specs: readonly FunctionSpec[], dir: string): string[]
       problems.push(`function ${spec.name} memory ${memory} MB is outside ${minMemory}–${maxMemory} MB`);
     if (spec.trigger === 'flow' && spec.access.includes('pushFlow:start'))
       problems.push(`flow function ${spec.name} may not start the push flow it runs in`);
+    // a push's end is told when its flow ends, by whoever started the flow
+    if (spec.access.includes('pushFlow:start') && !spec.access.includes('events:put'))
+      problems.push(`function ${spec.name} starts the push flow but cannot put its event (events:put)`);
     if (spec.trigger === 'queue' && !spec.access.includes('control:consume'))
       problems.push(`queue function ${spec.name} lacks control:consume`);
     if (
@@ -241,6 +245,16 @@ export class MeshFunctions extends Construct {
         new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }),
       );
       caller.addEnvironment('MESH_PUSH_RUNNER_ARN', fn.functionArn);
+    }
+  }
+
+  /** Lets the functions that list `events:put` put events on the bus alone, and tells them its name. */
+  connectEvents(bus: IEventBus): void {
+    for (const spec of this.specs) {
+      if (!spec.access.includes('events:put')) continue;
+      const fn = this.get(spec.name);
+      bus.grantPutEventsTo(fn);
+      fn.addEnvironment('MESH_EVENT_BUS_NAME', bus.eventBusName);
     }
   }
 

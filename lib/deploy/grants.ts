@@ -232,7 +232,8 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
     default:
       // table accesses above; pushFlow:start by connectPushFlow once the state machine exists,
       // rolloutFlow:start by connectRolloutFlow, applyFlow:start by connectApplyFlow,
-      // pushRun:invoke by connectPushRunner once every function does
+      // pushRun:invoke by connectPushRunner once every function does, events:put by connectEvents
+      // once the bus does
       return;
   }
 }

@@ -14,6 +14,7 @@ import { ApiFirewall, type ApiFirewallLimits } from './api-firewall.ts';
 import { ControlConsumer } from './control-consumer.ts';
 import { ControlQueue } from './control-queue.ts';
 import { MeshDashboard } from './dashboard.ts';
+import { MeshEventBus } from './event-bus.ts';
 import { MeshFunctions, timeoutOf } from './functions.ts';
 import { GithubOidc } from './github-oidc.ts';
 import { acknowledge } from './nag.ts';
@@ -64,6 +65,11 @@ export type MeshStackProps = StackProps & {
    * AWS mails it first. Without one, subscribe to the `AlarmTopicArn` output yourself.
    */
   readonly alarmEmail?: string;
+  /**
+   * An address mailed the events a person has to act on (`-c eventsEmail=ADDRESS`; lib/deploy/event-bus.ts,
+   * docs/events.md); it must confirm the subscription first.
+   */
+  readonly eventsEmail?: string;
 };
 
 /** An address SNS can mail: something@domain, no spaces. */
@@ -93,6 +99,8 @@ export class MeshStack extends Stack {
   public readonly signal: SignalBroker | undefined;
   public readonly roles: OperatorRoles;
   public readonly summaryAggregator: SummaryAggregator | undefined;
+  /** The stack's own EventBridge bus (docs/events.md). */
+  public readonly events: MeshEventBus;
 
   /** The nested stacks, each under CloudFormation's 500 resources with room to grow (docs/deploy.md). */
   public readonly compute: NestedStack;
@@ -104,6 +112,9 @@ export class MeshStack extends Stack {
     throwIfProblems('MeshStack', [
       ...(props.alarmEmail !== undefined && !emailAddress.test(props.alarmEmail)
         ? [`alarmEmail ${JSON.stringify(props.alarmEmail)} is not an email address`]
+        : []),
+      ...(props.eventsEmail !== undefined && !emailAddress.test(props.eventsEmail)
+        ? [`eventsEmail ${JSON.stringify(props.eventsEmail)} is not an email address`]
         : []),
     ]);
     const specs = props.specs ?? functionSpecs;
@@ -136,6 +147,11 @@ export class MeshStack extends Stack {
       ...(props.functionsDir ? { functionsDir: props.functionsDir } : {}),
     });
     const functionNamed = (name: string) => this.functions.get(name);
+    // beside the functions that put on it: their grants and environment name it within one stack
+    this.events = new MeshEventBus(this.compute, 'Events', {
+      ...(props.eventsEmail ? { email: props.eventsEmail } : {}),
+    });
+    this.functions.connectEvents(this.events.bus);
 
     if (consumerSpec) {
       new ControlConsumer(this.compute, 'ControlConsumer', {
@@ -289,6 +305,10 @@ export class MeshStack extends Stack {
       value: this.alarmTopic.topicArn,
       description:
         'every alarm notifies this topic: subscribe an address, a chat hook or a pager (docs/deploy.md)',
+    });
+    new CfnOutput(this, 'EventBusName', {
+      value: this.events.bus.eventBusName,
+      description: "where Mesh's events are put (source mesh): add a rule to send them on (docs/events.md)",
     });
     new CfnOutput(this, 'PushFlowArn', { value: this.pushFlow.stateMachine.stateMachineArn });
     if (this.signal) {

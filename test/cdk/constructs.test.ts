@@ -276,6 +276,7 @@ describe('MeshFunctions', () => {
     expect(problems).toEqual([
       'function missing-file has no handler file functions/missing-file.ts',
       'flow function push-step may not start the push flow it runs in',
+      'function push-step starts the push flow but cannot put its event (events:put)',
       'function control-consume timeout 901s is outside 1–900s',
       'queue function control-consume lacks control:consume',
       'function host-read memory 64 MB is outside 128–10240 MB',

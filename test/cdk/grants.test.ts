@@ -15,6 +15,7 @@ const names = {
   [logicalId(stack, stack.control.queue)]: 'control',
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
+  [logicalId(stack, stack.events.bus)]: 'eventBus',
   ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
   ...(stack.applyFlow ? { [logicalId(stack, stack.applyFlow.stateMachine)]: 'applyFlow' } : {}),
   ...Object.fromEntries(
@@ -89,6 +90,7 @@ const grantsOfAccess: Record<Access, string[]> = {
   'rolloutFlow:start': each(['states:StartExecution', 'states:ListExecutions'], 'rolloutFlow'),
   'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
+  'events:put': each(['events:PutEvents'], 'eventBus'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
   'summary:count': [

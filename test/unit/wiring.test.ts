@@ -1,13 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { LocalPushFlow } from '../../lib/local/local-push-flow.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
+import { EventBridgeEventSink } from '../../lib/server/adapters/events/eventbridge-sink.ts';
+import { WebhookEventSink } from '../../lib/server/adapters/events/webhook-sink.ts';
 import { StepFunctionsPushFlow } from '../../lib/server/adapters/push/step-functions-push-flow.ts';
 import {
   IotDataSignalPublisher,
   noBrokerPublisher,
 } from '../../lib/server/adapters/signal/iot-data-publisher.ts';
+import { noEvents } from '../../lib/server/core/events/events.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
-import { checkConfig } from '../../lib/server/setup/config.ts';
+import { checkConfig, configEnvironment, readConfig } from '../../lib/server/setup/config.ts';
 import { partsFor } from '../../lib/server/wiring/parts.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 
@@ -76,6 +79,18 @@ describe('partsFor', () => {
       username: 'web1',
       topic: 'mesh/nodes/web1/signal',
     });
+  });
+
+  it("puts events on the stack's bus with MESH_EVENT_BUS_NAME, posts them to the webhook locally, and nowhere with neither", () => {
+    const onAws = readConfig({ ...configEnvironment({ ...config, eventBusName: 'Mesh-Events-1' }) });
+    expect(onAws.eventBusName).toBe('Mesh-Events-1');
+    expect(partsFor(onAws).events).toBeInstanceOf(EventBridgeEventSink);
+    const hook = { url: 'http://127.0.0.1:9/events', secret: 'a-secret-of-sixteen-or-more' };
+    expect(localPartsFor({ ...config, eventsWebhook: hook }).events).toBeInstanceOf(WebhookEventSink);
+    expect(partsFor(config).events).toBe(noEvents);
+    expect(() =>
+      readConfig({ ...configEnvironment(config), MESH_EVENT_BUS_NAME: 'no spaces allowed' }),
+    ).toThrow(/eventBusName/);
   });
 
   it('reads the hold bound from the configuration, and puts a replaced part everywhere it is used', () => {

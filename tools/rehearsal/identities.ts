@@ -84,6 +84,14 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
         identity = { ref: arn, attributes: { Arn: arn, Name: name } };
         break;
       }
+      case 'AWS::Events::EventBus': {
+        const name = named('Name', 256);
+        identity = {
+          ref: name,
+          attributes: { Arn: `arn:${partition}:events:${region}:${account}:event-bus/${name}`, Name: name },
+        };
+        break;
+      }
       case 'AWS::ApiGateway::RestApi': {
         const restApiId = id(10);
         identity = {

@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SFNClient } from '@aws-sdk/client-sfn';
@@ -71,4 +72,12 @@ export function makeIotDataClient(config: Pick<MeshConfig, 'region'>, endpoint: 
     ...common(config.region, { maxAttempts: 2 }),
     endpoint: `https://${endpoint}`,
   });
+}
+
+/**
+ * PutEvents on the stack's bus: one attempt a call, since the events' sink retries the entries
+ * that failed within its own deadline; the endpoint is AWS's, or AWS_ENDPOINT_URL(_EVENTBRIDGE)'s.
+ */
+export function makeEventBridgeClient(config: Pick<MeshConfig, 'region'>) {
+  return new EventBridgeClient(common(config.region, { maxAttempts: 1, requestTimeoutMs: 1_500 }));
 }

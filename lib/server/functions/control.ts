@@ -115,6 +115,7 @@ export const controlFunctions = [
       'control:send',
       'deadLetter:send',
       'pushFlow:start',
+      'events:put',
       'pushWork:keep',
       'rolloutFlow:start',
       'rollouts:parts',

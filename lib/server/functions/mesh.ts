@@ -171,7 +171,7 @@ export const meshFunctions = [
     purpose: 'runs a push mesh-push recorded on the push state machine and keeps its outcome in its record',
     trigger: 'invoke',
     // It invokes itself too, by its function's policy (connectPushRunner in lib/deploy/functions.ts).
-    access: ['pushes:write', 'pushes:progress', 'pushFlow:start', 'pushWork:keep'],
+    access: ['pushes:write', 'pushes:progress', 'pushFlow:start', 'pushWork:keep', 'events:put'],
     // Lambda's most: a push runs as executions of the flow chained here, each under Express's
     // five minutes, and is handed on to a fresh invocation of itself before this runs out
     // (lib/server/core/push/executions.ts).

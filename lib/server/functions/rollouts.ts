@@ -118,6 +118,7 @@ export const rolloutFunctions = [
       'inventory:views',
       'rollouts:parts',
       'pushFlow:start',
+      'events:put',
       'pushWork:keep',
       'control:send',
     ],

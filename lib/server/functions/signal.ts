@@ -19,7 +19,7 @@ export const signalFunctions = [
     name: 'signal-presence',
     purpose: "records a host's connect and disconnect: online and last heard, the newer event winning",
     trigger: 'broker-lifecycle',
-    access: ['presence:write'],
+    access: ['presence:write', 'events:put'],
     handler: signalPresenceHandler,
   },
 ] as const satisfies readonly FunctionSpec[];

@@ -73,6 +73,8 @@ import type { SteppingTrigger } from '../flows/stepping-flows.ts';
  * - `summary:rebuild`: the counters written again from a Scan of the inventory (docs/summary.md).
  * - `signal:publish`: iot:Publish and iot:RetainPublish (the signal is retained) on the nodes'
  *   signal topics only.
+ * - `events:put`: events:PutEvents on the stack's own bus only (docs/events.md): every function
+ *   that tells of a change it made (a push finished, a rollout's step, presence, enrolment…).
  */
 export type Access =
   | 'audit:refusals'
@@ -107,6 +109,7 @@ export type Access =
   | 'pushRun:invoke'
   | 'signal:publish'
   | 'presence:write'
+  | 'events:put'
   | 'summary:read'
   | 'summary:count'
   | 'summary:rebuild';

@@ -50,6 +50,11 @@ const configSchema = z.object({
     })
     .optional(),
   endpoints: z.object({ dynamodb: z.url().optional(), sqs: z.url().optional() }).optional(),
+  /** The stack's EventBridge bus events are put on (MESH_EVENT_BUS_NAME; docs/events.md); AWS's. */
+  eventBusName: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,256}$/)
+    .optional(),
   /** Where events are posted, signed (MESH_EVENTS_WEBHOOK and its secret; docs/events.md); the local runtime's. */
   eventsWebhook: z.object({ url: z.url(), secret: z.string().min(16) }).optional(),
 });
@@ -80,6 +85,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
     holdBoundSeconds: env.MESH_HOLD_BOUND_SECONDS || undefined,
     auditRetentionDays: env.MESH_AUDIT_RETENTION_DAYS || undefined,
+    eventBusName: env.MESH_EVENT_BUS_NAME || undefined,
     logLevel: logLevelOf(env.MESH_LOG_LEVEL),
     signal: env.MESH_SIGNAL_BROKER_URL
       ? {
@@ -123,6 +129,7 @@ export function configEnvironment(
       : {}),
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
     ...(config.auditRetentionDays ? { MESH_AUDIT_RETENTION_DAYS: String(config.auditRetentionDays) } : {}),
+    ...(config.eventBusName ? { MESH_EVENT_BUS_NAME: config.eventBusName } : {}),
     ...(config.signal ? signalEnvironment(config.signal) : {}),
   };
 }

@@ -2,6 +2,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   makeDynamoDBClient,
+  makeEventBridgeClient,
   makeIotDataClient,
   makePushRunClient,
   makeSFNClient,
@@ -20,6 +21,7 @@ import { DynamoDBDisenrolment } from '../adapters/enrolment/disenrolment.ts';
 import { DynamoDBKeyRotation } from '../adapters/enrolment/key-rotation.ts';
 import { DynamoDBNodeKeyStore } from '../adapters/enrolment/node-key-store.ts';
 import { DynamoDBTokenStore } from '../adapters/enrolment/token-store.ts';
+import { EventBridgeEventSink } from '../adapters/events/eventbridge-sink.ts';
 import { WebhookEventSink } from '../adapters/events/webhook-sink.ts';
 import { DynamoDBCredentialReader } from '../adapters/host-identity/credential-reader.ts';
 import { DynamoDBProofReplayGuard } from '../adapters/host-identity/proof-replay-guard.ts';
@@ -142,7 +144,7 @@ export type Parts = {
   readonly signals: SignalAnnouncer;
   readonly signalFailures: CountedMetric;
   readonly presence: PresenceStore;
-  /** Where events go once their change committed (docs/events.md): a signed webhook, or nowhere. */
+  /** Where events go once their change committed (docs/events.md): the stack's bus, a signed webhook, or nowhere. */
   readonly events: EventSink;
 } & RolloutParts &
   HoldParts &
@@ -329,7 +331,15 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
     presence: () =>
       new AnnouncingPresence(new DynamoDBPresenceStore({ client: clients.dynamodb, ...table }), parts.events),
     events: () =>
-      config.eventsWebhook ? new WebhookEventSink({ ...config.eventsWebhook, log: parts.log }) : noEvents,
+      config.eventBusName
+        ? new EventBridgeEventSink({
+            client: wrap(makeEventBridgeClient(config)),
+            busName: config.eventBusName,
+            log: parts.log,
+          })
+        : config.eventsWebhook
+          ? new WebhookEventSink({ ...config.eventsWebhook, log: parts.log })
+          : noEvents,
     ...rolloutBuilders(() => parts, clients, config),
     ...holdBuilders(() => parts, clients, config),
     ...auditBuilders(clients, config),

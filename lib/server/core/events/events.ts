@@ -21,6 +21,9 @@ export const eventTypes = [
 
 export type EventType = (typeof eventTypes)[number];
 
+/** The events a person has to act on: what the stack's `eventsEmail` rule mails (docs/events.md). */
+export const eventsNeedingAttention: readonly EventType[] = ['push.failed', 'rollout.halted', 'node.offline'];
+
 export type MeshEvent = {
   readonly type: EventType;
   /** When it happened, ISO. */
