@@ -35,6 +35,9 @@ export class InMemoryControlStore {
       });
   }
 
+  /** The nodes whose last report with health said unhealthy. */
+  readonly unhealthy = new Set<string>();
+
   /** Every node is taken to exist and to have been sent what its reports name: the mesh is not modelled here. */
   readonly reportStore: ReportStore = {
     recordReport: async (report: ReportBody, times: ReportTimes) => {
@@ -44,6 +47,11 @@ export class InMemoryControlStore {
         throw new StaleReportError(report.node, report.sequence, kept.sequence);
       this.writes += 1;
       this.reports.set(report.node, keptReport(kept, report, times.heardAt));
+      // health is kept as the store keeps it: the first unhealthy report after any other turns it
+      const wasUnhealthy = this.unhealthy.has(report.node);
+      if (report.health?.state === 'unhealthy') this.unhealthy.add(report.node);
+      else if (report.health) this.unhealthy.delete(report.node);
+      return { turnedUnhealthy: report.health?.state === 'unhealthy' && !wasUnhealthy };
     },
     resetReport: async (node: string) => {
       this.check('resetting a report');

@@ -21,7 +21,7 @@ export const enrolmentFunctions = [
     trigger: 'api',
     route: { method: 'POST', path: '/enrol', auth: 'token', request: { body: enrolBody } },
     // Anyone holding a token calls it: the named node's token and keys only, no enumeration.
-    access: ['tokens:enrol', 'control:send', 'audit:write'],
+    access: ['tokens:enrol', 'control:send', 'audit:write', 'events:put'],
     handler: enrolHandler,
   },
   {

@@ -288,7 +288,7 @@ export const meshFunctions = [
     // No removal: a prune is mesh-apply-prune's, an admin's (a removal and a disenrolment), so
     // this function can neither revoke a host's identity nor signal a removed host.
     // What the request has no time for goes on as a job, in the apply flow.
-    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'applyFlow:start'],
+    access: ['inventory:scan', 'inventory:read', 'inventory:write', 'applyFlow:start', 'events:put'],
     timeoutSeconds: 29,
     handler: meshApplyHandler,
   },
@@ -315,6 +315,7 @@ export const meshFunctions = [
       'hostIdentity:revoke',
       'signal:publish',
       'applyFlow:start',
+      'events:put',
     ],
     timeoutSeconds: 29,
     handler: meshApplyPruneHandler,
@@ -345,6 +346,7 @@ export const meshFunctions = [
       'applyJobs:plan',
       'hostIdentity:revoke',
       'signal:publish',
+      'events:put',
     ],
     // a part writes until 20 s before the end (lib/server/core/mesh-file/apply-jobs.ts, advanceMarginMs)
     timeoutSeconds: 300,

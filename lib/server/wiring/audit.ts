@@ -3,6 +3,7 @@ import { DynamoDBAuditReader } from '../adapters/audit/audit-reader.ts';
 import { DynamoDBRefusalLog } from '../adapters/audit/audit-refusals.ts';
 import { type AuditTrail, DynamoDBAuditTrail } from '../adapters/audit/audit-trail.ts';
 import type { AuditReader, RefusalLog } from '../core/audit/ports.ts';
+import { AnnouncingAuditReader, type EventSink } from '../core/events/index.ts';
 import type { MeshConfig } from '../setup/config.ts';
 
 /** A year, unless `MESH_AUDIT_RETENTION_DAYS` says otherwise (docs/audit.md). */
@@ -20,6 +21,7 @@ export type AuditParts = {
 export function auditBuilders(
   clients: { readonly dynamodb: DynamoDBDocumentClient },
   config: MeshConfig,
+  events: () => EventSink,
 ): { readonly [Key in keyof AuditParts]: () => AuditParts[Key] } {
   const options = () => ({
     client: clients.dynamodb,
@@ -28,7 +30,8 @@ export function auditBuilders(
   });
   return {
     auditTrail: () => new DynamoDBAuditTrail(options()),
-    auditReader: () => new DynamoDBAuditReader(options()),
+    // a verify that finds records which do not check tells `audit.unverified` (docs/events.md)
+    auditReader: () => new AnnouncingAuditReader(new DynamoDBAuditReader(options()), events()),
     refusals: () => new DynamoDBRefusalLog(options()),
   };
 }

@@ -7,6 +7,7 @@ import { DynamoDBLiveMeshReader, DynamoDBMeshSliceReader } from '../adapters/mes
 import { DynamoDBDescribedRevisions } from '../adapters/mesh-file/mesh-file-described.ts';
 import { DynamoDBMeshFileWriter } from '../adapters/mesh-file/mesh-file-writer.ts';
 import { DynamoDBMeshUploads } from '../adapters/mesh-file/uploads.ts';
+import { AnnouncingApplyJobs, type EventSink } from '../core/events/index.ts';
 import type { MeshService } from '../core/mesh/service.ts';
 import type { ApplyFlow, ApplyJobStore } from '../core/mesh-file/ports.ts';
 import { MeshFileService } from '../core/mesh-file/service.ts';
@@ -36,6 +37,7 @@ type Needs = {
   readonly auditTrail: AuditTrail;
   readonly meshService: MeshService;
   readonly signals: SignalAnnouncer;
+  readonly events: EventSink;
 };
 
 export function meshFileBuilders(
@@ -57,7 +59,8 @@ export function meshFileBuilders(
         slices: new DynamoDBMeshSliceReader(table()),
       });
     },
-    applyJobs: () => new DynamoDBApplyJobs(table()),
+    // the record that ends a job tells `apply.completed` or `apply.failed` (docs/events.md)
+    applyJobs: () => new AnnouncingApplyJobs(new DynamoDBApplyJobs(table()), partsOf().events),
     meshUploads: () => new DynamoDBMeshUploads(table()),
     applyFlow: () =>
       config.applyFlowArn

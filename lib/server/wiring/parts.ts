@@ -46,7 +46,14 @@ import type { ConsumerDeps } from '../core/control/consumer.ts';
 import { holdPolicyOf } from '../core/control/hold.ts';
 import type * as control from '../core/control/ports.ts';
 import type * as enrolment from '../core/enrolment/ports.ts';
-import { AnnouncingPresence, type EventSink, noEvents, pushEvent, tell } from '../core/events/index.ts';
+import {
+  AnnouncingPresence,
+  AnnouncingReports,
+  type EventSink,
+  noEvents,
+  pushEvent,
+  tell,
+} from '../core/events/index.ts';
 import type { NodeCredentialReader, ProofReplayGuard } from '../core/host-identity/ports.ts';
 import { RememberedCredentials } from '../core/host-identity/remembered-credentials.ts';
 import type { MeshChangeStore, MeshRemovals, ModuleVersions, PushStore } from '../core/mesh/ports.ts';
@@ -280,7 +287,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
         new DynamoDBCredentialReader({ client: clients.dynamodb, identityTable: config.identityTable }),
       ),
     replayGuard: () => new DynamoDBProofReplayGuard({ client: clients.dynamodb, ...table }),
-    reports: () => new DynamoDBReportStore(audited()),
+    reports: () => new AnnouncingReports(new DynamoDBReportStore(audited()), parts.events),
     builds: () => new DynamoDBBuildStore(audited()),
     sender: () => new SqsControlSender({ client: clients.sqs, queueUrl: config.controlQueueUrl }),
     settlement: () =>
@@ -342,7 +349,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           : noEvents,
     ...rolloutBuilders(() => parts, clients, config),
     ...holdBuilders(() => parts, clients, config),
-    ...auditBuilders(clients, config),
+    ...auditBuilders(clients, config, () => parts.events),
     ...meshFileBuilders(() => parts, clients, config, options.standIns?.applyFlow),
     ...(overridesOf(options.overrides) as object),
   });

@@ -7,11 +7,11 @@ import {
   UnknownNodeError,
 } from '../../core/control/errors.ts';
 import type { ReportBody } from '../../core/control/messages.ts';
-import type { RecordedReport, ReportStore, ReportTimes } from '../../core/control/ports.ts';
+import type { RecordedReport, ReportRecorded, ReportStore, ReportTimes } from '../../core/control/ports.ts';
 import { noVersion } from '../../core/summary/counters.ts';
 import { askStore, StoreUnavailableError } from '../../core/unavailable.ts';
 import { AuditedTableStore } from '../audit/audit-trail.ts';
-import { nodeItemKey, reportItemKey } from '../dynamodb/keys.ts';
+import { healthItemKey, nodeItemKey, reportItemKey } from '../dynamodb/keys.ts';
 import { deliveryKey } from '../dynamodb/mesh-items.ts';
 import { itemAbsent, itemPresent, type TransactItem, transact } from '../dynamodb/requests.ts';
 import { failedView } from '../views/view-lists.ts';
@@ -52,7 +52,7 @@ const newerWins = `${noReportYet} OR ${olderSequenceKept}`;
 const sameReport = '#sequence = :seen';
 
 export class DynamoDBReportStore extends AuditedTableStore implements ReportStore {
-  async recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<void> {
+  async recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<ReportRecorded> {
     const namesRevision = report.state !== 'heartbeat' || report.revision > 0;
     const checks: TransactItem[] = [
       {
@@ -85,7 +85,10 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
     const failed = report.revert
       ? await this.audit.transact('recording a report', writes, revertEntry(report, by))
       : await transact(this.client, 'recording a report', writes);
-    if (!failed) return;
+    if (!failed)
+      return {
+        turnedUnhealthy: report.health?.state === 'unhealthy' && (await this.#unhealthyFrom(report, times)),
+      };
     const [node, delivery] = failed;
     if (node) {
       const createdAt = node.old?.createdAt;
@@ -138,6 +141,30 @@ export class DynamoDBReportStore extends AuditedTableStore implements ReportStor
       return { node, ...report } as RecordedReport;
     }
     throw new StoreUnavailableError(`resetting the report of ${node}: new reports keep coming in`);
+  }
+
+  /**
+   * Whether the node has been unhealthy only since this report: its health item's
+   * `unhealthySince` is kept while reports say so again (health-items.ts), so it is this report's
+   * time only when it turned the node unhealthy. One read, for unhealthy reports only; the report
+   * is recorded whatever it answers, so a store away here answers no.
+   */
+  async #unhealthyFrom(report: ReportBody, times: ReportTimes): Promise<boolean> {
+    try {
+      const { Item } = await askStore('reading a node health', () =>
+        this.client.send(
+          new GetCommand({
+            TableName: this.tableName,
+            Key: healthItemKey(report.node),
+            ProjectionExpression: 'unhealthySince',
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      return Item?.unhealthySince === times.heardAt;
+    } catch {
+      return false;
+    }
   }
 
   #update(report: ReportBody, heardAt: string): TransactItem {

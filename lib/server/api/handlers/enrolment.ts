@@ -8,6 +8,7 @@ import { publicKeys } from '../../core/enrolment/keys.ts';
 import type { HostIdentityRevocation, NodeKeyStore, TokenStore } from '../../core/enrolment/ports.ts';
 import { defaultTokenTtl, tokenString, tokenTtl } from '../../core/enrolment/token.ts';
 import { issueToken, revokeToken } from '../../core/enrolment/tokens.ts';
+import type { EventSink } from '../../core/events/events.ts';
 import { nodeName } from '../../core/names.ts';
 import type { Clock, Log } from '../../core/ports.ts';
 import type { SignalChannel } from '../../core/signal/channel.ts';
@@ -27,6 +28,8 @@ export type EnrolRouteDeps = {
   readonly sender: ControlSender;
   readonly signalChannel?: SignalChannels;
   readonly leaseSeconds?: number;
+  /** Where `node.enrolled` is told (docs/events.md). */
+  readonly events?: EventSink;
 } & Optional;
 export type TokenDeps = { readonly tokens: TokenStore } & Optional;
 export type DisenrolDeps = {
@@ -70,6 +73,7 @@ export const enrolHandler = (deps: EnrolRouteDeps) =>
         keys: deps.nodeKeys,
         ...(deps.now ? { now: deps.now } : {}),
         ...(deps.leaseSeconds !== undefined ? { leaseSeconds: deps.leaseSeconds } : {}),
+        ...(deps.events ? { events: deps.events } : {}),
       },
     );
     // Told before the answer: a host that is not answered asks again, and is told again.

@@ -22,6 +22,8 @@ export type ReportTimes = {
   readonly queuedAt: string;
 };
 
+export type ReportRecorded = { readonly turnedUnhealthy: boolean };
+
 export interface ReportStore {
   /**
    * Records the report if its node exists and was added before the report was queued, the
@@ -29,9 +31,10 @@ export interface ReportStore {
    * newer than the one kept. Throws UnknownNodeError, ReportBeforeNodeError,
    * RevisionNotSentError or StaleReportError when not, StoreUnavailableError when the store
    * cannot be reached. A report with a revert is audited; `by` is who sent it (the host's key),
-   * as the report route saw it.
+   * as the report route saw it. Answers whether this report turned the node unhealthy (its
+   * health was not unhealthy before it), which is told as `node.unhealthy` (docs/events.md).
    */
-  recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<void>;
+  recordReport(report: ReportBody, times: ReportTimes, by?: Actor): Promise<ReportRecorded>;
   /**
    * Forgets the node's kept report, so its host's next report is recorded whatever its
    * sequence; answers the report forgotten (undefined when there was none). Throws

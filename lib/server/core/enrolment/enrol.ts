@@ -1,4 +1,5 @@
 import type { Actor } from '../audit/record.ts';
+import { type EventSink, enrolledEvent, tell } from '../events/events.ts';
 import { TokenConditionFailedError, TokenHeldError, TokenRefusedError } from './errors.ts';
 import { type PresentedKeys, presenterOf } from './keys.ts';
 import type { NodeKeyStore, TokenRecord, TokenStore } from './ports.ts';
@@ -26,6 +27,8 @@ export type EnrolDeps = {
   readonly keys: NodeKeyStore;
   readonly now?: () => Date;
   readonly leaseSeconds?: number;
+  /** Told `node.enrolled` once this presenter spent the token (docs/events.md); not when it asks again. */
+  readonly events?: EventSink;
 };
 
 /**
@@ -109,6 +112,7 @@ export async function enrol(request: EnrolRequest, deps: EnrolDeps): Promise<Enr
   }
 
   await deps.keys.pruneOtherKeys(node, thumbprint, [tokenId, ...token.replaced.map((old) => old.tokenId)]);
+  if (!spentEarlier) await tell(deps.events, [enrolledEvent({ node, thumbprint, enrolledAt })]);
   return { node, thumbprint, enrolledAt, again: spentEarlier };
 }
 

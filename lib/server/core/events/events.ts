@@ -1,3 +1,5 @@
+import type { AuditVerdict } from '../audit/ports.ts';
+import type { ApplyJob } from '../mesh-file/apply-job.ts';
 import type { PushRecord } from '../push/records.ts';
 import type { Advanced } from '../rollout/advance.ts';
 import { describeOrigin } from '../rollout/service.ts';
@@ -15,14 +17,27 @@ export const eventTypes = [
   'rollout.paused',
   'rollout.halted',
   'rollout.done',
+  'rollout.undone',
   'node.online',
   'node.offline',
+  'node.unhealthy',
+  'node.enrolled',
+  'apply.completed',
+  'apply.failed',
+  'audit.unverified',
 ] as const;
 
 export type EventType = (typeof eventTypes)[number];
 
 /** The events a person has to act on: what the stack's `eventsEmail` rule mails (docs/events.md). */
-export const eventsNeedingAttention: readonly EventType[] = ['push.failed', 'rollout.halted', 'node.offline'];
+export const eventsNeedingAttention: readonly EventType[] = [
+  'push.failed',
+  'rollout.halted',
+  'node.offline',
+  'node.unhealthy',
+  'apply.failed',
+  'audit.unverified',
+];
 
 export type MeshEvent = {
   readonly type: EventType;
@@ -98,7 +113,20 @@ export function rolloutEvent({ record, decision }: Advanced, time: string): Mesh
         detail: { ...common, wave: record.current + 1, reason: decision.reason },
       };
     case 'done':
-      return { type: 'rollout.done', time, detail: common };
+      // an undo's last wave applied: every node it changed is back to what it had before
+      return record.origin.kind === 'undo'
+        ? {
+            type: 'rollout.undone',
+            time,
+            detail: {
+              rollout: record.origin.rollout,
+              undo: record.id,
+              module: record.origin.module,
+              version: record.origin.version,
+              waves: record.waves.length,
+            },
+          }
+        : { type: 'rollout.done', time, detail: common };
     default:
       return undefined;
   }
@@ -110,3 +138,70 @@ export const presenceEvent = (event: PresenceEvent): MeshEvent => ({
   time: new Date(event.atMs).toISOString(),
   detail: { node: event.node },
 });
+
+/** A node's health turned unhealthy (its host's check failed), once the report saying so is recorded. */
+export const unhealthyEvent = (node: string, revision: number, time: string): MeshEvent => ({
+  type: 'node.unhealthy',
+  time,
+  detail: { node, revision },
+});
+
+/** A node's host enrolled: its token spent, its key the node's. */
+export const enrolledEvent = (enrolled: {
+  readonly node: string;
+  readonly thumbprint: string;
+  readonly enrolledAt: string;
+}): MeshEvent => ({
+  type: 'node.enrolled',
+  time: enrolled.enrolledAt,
+  detail: { node: enrolled.node, thumbprint: enrolled.thumbprint },
+});
+
+/** An apply job that ended: `apply.completed` with what it wrote, or `apply.failed` with why. */
+export function applyJobEvent(job: ApplyJob): MeshEvent | undefined {
+  const common = {
+    job: job.id,
+    requestedBy: job.by.principal,
+    revision: job.plan.revision,
+    prune: job.prune,
+  };
+  if (job.state === 'done')
+    return {
+      type: 'apply.completed',
+      time: job.updatedAt,
+      detail: {
+        ...common,
+        parts: job.parts,
+        items: job.written.items,
+        removedNodes: job.removed.nodes,
+        removedRelations: job.removed.relations,
+        removedModules: job.removed.modules,
+      },
+    };
+  if (job.state === 'failed')
+    return {
+      type: 'apply.failed',
+      time: job.updatedAt,
+      detail: { ...common, code: job.error?.code ?? 'internal', message: job.error?.message ?? null },
+    };
+  return undefined;
+}
+
+/** How many chains named at most in an `audit.unverified` event. */
+export const chainsNamed = 10;
+
+/** An audit verify that found records which do not check: how many, of what kinds, on which chains. */
+export function auditEvent(verdict: AuditVerdict, time: string): MeshEvent | undefined {
+  if (verdict.findingCount === 0) return undefined;
+  return {
+    type: 'audit.unverified',
+    time,
+    detail: {
+      chains: verdict.chains,
+      records: verdict.records,
+      findings: verdict.findingCount,
+      problems: [...new Set(verdict.findings.map((finding) => finding.problem))].sort(),
+      subjects: [...new Set(verdict.findings.map((finding) => finding.subject))].slice(0, chainsNamed),
+    },
+  };
+}
