@@ -12,6 +12,7 @@ import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
 import { meshApplyAdvanceHandler } from '../../lib/server/api/handlers/mesh-file.ts';
 import { localActor } from '../../lib/server/core/audit/record.ts';
+import type { EventSink, MeshEvent } from '../../lib/server/core/events/events.ts';
 import type { ApplyJob } from '../../lib/server/core/mesh-file/apply-job.ts';
 import { codedLinesIn, runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
@@ -50,6 +51,10 @@ const file = (name: string, text: string) => {
   return path;
 };
 const jobOf = async (id: string) => (await parts.applyJobs.read(id)) as ApplyJob;
+/** The events the jobs told (docs/events.md): `apply.completed` or `apply.failed`, once each. */
+const told: MeshEvent[] = [];
+const events: EventSink = { publish: async (published) => void told.push(...published) };
+const toldOf = (id: string) => told.filter((event) => event.detail.job === id).map((event) => event.type);
 
 async function until<T>(
   what: string,
@@ -80,7 +85,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'slowTransactions' },
   );
-  parts = localPartsFor(config, { clients: { dynamodb: client } });
+  parts = localPartsFor(config, { clients: { dynamodb: client }, overrides: { events } });
   api = await startLocalApi({ port: 0, parts, requestTimeoutMs: 3_000 });
 });
 
@@ -124,6 +129,7 @@ describe('an apply that outlives its request', () => {
       expect(done.by.principal).toBe(localActor().principal);
       expect(await parts.applyJobs.running()).toBeUndefined();
       expect((await mesh(['diff', '-f', path])).code).toBe(0);
+      expect(toldOf(id)).toEqual(['apply.completed']);
 
       // Anyone can read it, without its file; and follow it when it has ended already.
       const shown = await fetch(`${api.url}/mesh/apply-jobs/${id}`);
@@ -204,6 +210,11 @@ describe('an apply that outlives its request', () => {
     const failed = await jobOf(id);
     expect(failed.state).toBe('failed');
     expect(failed.error).toMatchObject({ status: 409, code: 'mass_removal' });
+    expect(toldOf(id)).toEqual(['apply.failed']);
+    expect(told.find((event) => event.detail.job === id)?.detail).toMatchObject({
+      code: 'mass_removal',
+      prune: true,
+    });
     expect(await parts.applyJobs.running()).toBeUndefined();
     expect(await parts.meshView.details('stray-0')).toBeDefined();
 
