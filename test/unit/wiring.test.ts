@@ -8,6 +8,12 @@ import {
   IotDataSignalPublisher,
   noBrokerPublisher,
 } from '../../lib/server/adapters/signal/iot-data-publisher.ts';
+import {
+  AnnouncingApplyJobs,
+  AnnouncingAuditReader,
+  AnnouncingPresence,
+  AnnouncingReports,
+} from '../../lib/server/core/events/announcing.ts';
 import { noEvents } from '../../lib/server/core/events/events.ts';
 import { RecordedPushFlow } from '../../lib/server/core/push/records.ts';
 import { checkConfig, configEnvironment, readConfig } from '../../lib/server/setup/config.ts';
@@ -88,6 +94,12 @@ describe('partsFor', () => {
     const hook = { url: 'http://127.0.0.1:9/events', secret: 'a-secret-of-sixteen-or-more' };
     expect(localPartsFor({ ...config, eventsWebhook: hook }).events).toBeInstanceOf(WebhookEventSink);
     expect(partsFor(config).events).toBe(noEvents);
+    // the stores whose commits are told, wherever a handler or the queue's consumer reaches them
+    const local = localPartsFor(config);
+    expect(local.consumer.reports).toBeInstanceOf(AnnouncingReports);
+    expect(local.applyJobs).toBeInstanceOf(AnnouncingApplyJobs);
+    expect(local.auditReader).toBeInstanceOf(AnnouncingAuditReader);
+    expect(local.presence).toBeInstanceOf(AnnouncingPresence);
     expect(() =>
       readConfig({ ...configEnvironment(config), MESH_EVENT_BUS_NAME: 'no spaces allowed' }),
     ).toThrow(/eventBusName/);
