@@ -14,6 +14,7 @@ import {
 import type { ApplyOutcome } from '../lib/server/core/mesh-file/service.ts';
 import { sha256Of } from '../lib/server/core/mesh-file/uploads.ts';
 import { functionSpecs } from '../lib/server/functions/table.ts';
+import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -148,6 +149,154 @@ const invoked = <T>(fn: string, event: unknown, seconds: number, work: () => Pro
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 const mb = (bytes: number) => (bytes / 1e6).toFixed(2);
 
+export type FileFigures = {
+  readonly fileBytes: number;
+  /** The event Lambda would get for the file sent whole in one request. */
+  readonly wholeEventBytes: number;
+  /** The largest event of the upload's requests. */
+  readonly largestEventBytes: number;
+  readonly requests: number;
+  readonly jobParts: number;
+  readonly mostReadInAPart: number;
+  readonly seconds: number;
+};
+
+/**
+ * A fleet file of `size` nodes uploaded in parts and applied on `config`'s tables, each handler
+ * held as Lambda holds it; its requests go to `rows` and what they read to `notes`.
+ */
+export async function applyFleetFile(
+  config: MeshConfig,
+  size: number,
+  rows: Array<Array<string | number>>,
+  notes: string[],
+  say: (text: string) => void,
+): Promise<FileFigures> {
+  // DynamoDB Local on a loaded machine answers a transaction late; AWS's own latency is not this
+  // bench's subject, so the client waits 30 s where the control plane's waits 3 s.
+  const client = enforcingQuotas(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
+  const meters = meter(client);
+  const parts = localPartsFor(config, { clients: { dynamodb: client } });
+  const deps = { ...parts, applyFlow: new LocalApplyFlow(), now: () => new Date() };
+  const file = fleetFile(size);
+  const fileBytes = Buffer.byteLength(file);
+  const inline = eventOf(JSON.stringify({ file }));
+  const inlineEvent = Buffer.byteLength(JSON.stringify(inline));
+  notes.push(
+    `${size} nodes: the file is ${mb(fileBytes)} MB; sent whole, its request body would be ${mb(Buffer.byteLength(inline.body ?? ''))} MB and its event ${mb(inlineEvent)} MB (${inlineEvent > 6 * 1024 * 1024 ? 'over' : 'within'} Lambda's 6 MB; the CLI sends a file in one request up to 4 MiB)`,
+  );
+  const started = performance.now();
+  // The upload, as the CLI sends it.
+  const upload = meshUploadHandler(deps);
+  let largestBody = 0;
+  let largestEvent = 0;
+  const post = async (body: unknown) => {
+    const event = eventOf(JSON.stringify(body));
+    largestBody = Math.max(largestBody, Buffer.byteLength(event.body ?? ''));
+    largestEvent = Math.max(largestEvent, Buffer.byteLength(JSON.stringify(event)));
+    const answer = await invoked('mesh-upload', event, 29, () =>
+      upload(
+        event,
+        localLambdaContext('mesh-upload', Math.min(29, functionLimits('mesh-upload').timeoutSeconds) * 1000),
+      ),
+    );
+    if (answer.statusCode >= 300) throw new Error(`upload answered ${answer.statusCode}: ${answer.body}`);
+    return JSON.parse(answer.body) as { id: string; parts: number; partBytes: number };
+  };
+  const data = Buffer.from(file);
+  const begun = await post({ bytes: data.length, sha256: sha256Of(data) });
+  for (let part = 1; part <= begun.parts; part++) {
+    const bytes = data.subarray((part - 1) * begun.partBytes, part * begun.partBytes);
+    await post({ upload: begun.id, part, data: bytes.toString('base64'), sha256: sha256Of(bytes) });
+  }
+  const uploaded = performance.now() - started;
+  const uploadReads = meters.take();
+  rows.push([
+    `${size} nodes, upload (${begun.parts + 1} requests)`,
+    seconds(uploaded),
+    mb(largestBody),
+    mb(largestEvent),
+    uploadReads.scans,
+    uploadReads.itemsRead,
+    uploadReads.itemsWritten,
+  ]);
+  say(
+    `${size}: uploaded in ${begun.parts} parts, ${seconds(uploaded)} s, largest event ${mb(largestEvent)} MB`,
+  );
+  // The apply request, then the job's parts.
+  const applyEvent = eventOf(JSON.stringify({ upload: begun.id }));
+  let asked = performance.now();
+  const answer = await invoked('mesh-apply', applyEvent, 29, () =>
+    meshApplyHandler(deps)(applyEvent, localLambdaContext('mesh-apply', 29_000)),
+  );
+  let took = performance.now() - asked;
+  // 202: an uploaded file is handed whole to its job, which checks and plans it
+  if (answer.statusCode !== 200 && answer.statusCode !== 202)
+    throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
+  const first = JSON.parse(answer.body) as ApplyOutcome & { job?: { id: string } };
+  let mostReadInAPart = 0;
+  let jobParts = 0;
+  let read = meters.take();
+  const line = (what: string) => {
+    rows.push([
+      `${size} nodes, ${what}`,
+      seconds(took),
+      mb(Buffer.byteLength(applyEvent.body ?? '')),
+      mb(Buffer.byteLength(JSON.stringify(applyEvent))),
+      read.scans,
+      read.itemsRead,
+      read.itemsWritten,
+    ]);
+    notes.push(`${size} nodes, ${what}: ${read.requests}`);
+    say(
+      `${size}: ${what}: ${seconds(took)} s, ${read.scans} scans, ${read.itemsRead} items read, ${read.itemsWritten} written`,
+    );
+  };
+  line('apply request');
+  const advance = meshApplyAdvanceHandler(deps);
+  for (let part = 1; first.job && !first.complete; part++) {
+    asked = performance.now();
+    const input = { id: first.job.id };
+    const step = (await invoked('mesh-apply-advance', input, advanceSeconds, () =>
+      advance(input, localLambdaContext('mesh-apply-advance', advanceSeconds * 1000)),
+    )) as { finished: boolean; waitSeconds: number };
+    took = performance.now() - asked;
+    read = meters.take();
+    if (step.waitSeconds > 0 && !step.finished) {
+      await new Promise((resolve) => setTimeout(resolve, step.waitSeconds * 1000));
+      part -= 1;
+      continue;
+    }
+    line(`apply flow, part ${part}`);
+    jobParts = part;
+    mostReadInAPart = Math.max(mostReadInAPart, read.itemsRead);
+    if (step.finished) {
+      const job = await parts.applyJobs.read(first.job.id);
+      if (job?.state !== 'done') throw new Error(`apply job ended ${JSON.stringify(job?.error)}`);
+      break;
+    }
+  }
+  rows.push([
+    `${size} nodes, end to end`,
+    seconds(performance.now() - started),
+    mb(largestBody),
+    mb(largestEvent),
+    '',
+    '',
+    '',
+  ]);
+  client.destroy();
+  return {
+    fileBytes,
+    wholeEventBytes: inlineEvent,
+    largestEventBytes: largestEvent,
+    requests: begun.parts + 1,
+    jobParts,
+    mostReadInAPart,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
 export async function run(): Promise<BenchTable[]> {
   const sizes = (process.env.MESH_BENCH_FILE_SIZES ?? '10000,50000').split(',').map(Number);
   const rows: Array<Array<string | number>> = [];
@@ -157,119 +306,7 @@ export async function run(): Promise<BenchTable[]> {
     const environment = await benchEnvironment();
     try {
       const config = await environment.provision(`file-${size}-${Math.random().toString(36).slice(2, 8)}`);
-      // DynamoDB Local on a loaded machine answers a transaction late; AWS's own latency is not this
-      // bench's subject, so the client waits 30 s where the control plane's waits 3 s.
-      const client = enforcingQuotas(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
-      const meters = meter(client);
-      const parts = localPartsFor(config, { clients: { dynamodb: client } });
-      const deps = { ...parts, applyFlow: new LocalApplyFlow(), now: () => new Date() };
-      const file = fleetFile(size);
-      const fileBytes = Buffer.byteLength(file);
-      const inline = eventOf(JSON.stringify({ file }));
-      const inlineEvent = Buffer.byteLength(JSON.stringify(inline));
-      notes.push(
-        `${size} nodes: the file is ${mb(fileBytes)} MB; sent whole, its request body would be ${mb(Buffer.byteLength(inline.body ?? ''))} MB and its event ${mb(inlineEvent)} MB (${inlineEvent > 6 * 1024 * 1024 ? 'over' : 'within'} Lambda's 6 MB; the CLI sends a file in one request up to 4 MiB)`,
-      );
-      const started = performance.now();
-      // The upload, as the CLI sends it.
-      const upload = meshUploadHandler(deps);
-      let largestBody = 0;
-      let largestEvent = 0;
-      const post = async (body: unknown) => {
-        const event = eventOf(JSON.stringify(body));
-        largestBody = Math.max(largestBody, Buffer.byteLength(event.body ?? ''));
-        largestEvent = Math.max(largestEvent, Buffer.byteLength(JSON.stringify(event)));
-        const answer = await invoked('mesh-upload', event, 29, () =>
-          upload(
-            event,
-            localLambdaContext(
-              'mesh-upload',
-              Math.min(29, functionLimits('mesh-upload').timeoutSeconds) * 1000,
-            ),
-          ),
-        );
-        if (answer.statusCode >= 300) throw new Error(`upload answered ${answer.statusCode}: ${answer.body}`);
-        return JSON.parse(answer.body) as { id: string; parts: number; partBytes: number };
-      };
-      const data = Buffer.from(file);
-      const begun = await post({ bytes: data.length, sha256: sha256Of(data) });
-      for (let part = 1; part <= begun.parts; part++) {
-        const bytes = data.subarray((part - 1) * begun.partBytes, part * begun.partBytes);
-        await post({ upload: begun.id, part, data: bytes.toString('base64'), sha256: sha256Of(bytes) });
-      }
-      const uploaded = performance.now() - started;
-      const uploadReads = meters.take();
-      rows.push([
-        `${size} nodes, upload (${begun.parts + 1} requests)`,
-        seconds(uploaded),
-        mb(largestBody),
-        mb(largestEvent),
-        uploadReads.scans,
-        uploadReads.itemsRead,
-        uploadReads.itemsWritten,
-      ]);
-      say(
-        `${size}: uploaded in ${begun.parts} parts, ${seconds(uploaded)} s, largest event ${mb(largestEvent)} MB`,
-      );
-      // The apply request, then the job's parts.
-      const applyEvent = eventOf(JSON.stringify({ upload: begun.id }));
-      let asked = performance.now();
-      const answer = await invoked('mesh-apply', applyEvent, 29, () =>
-        meshApplyHandler(deps)(applyEvent, localLambdaContext('mesh-apply', 29_000)),
-      );
-      let took = performance.now() - asked;
-      // 202: an uploaded file is handed whole to its job, which checks and plans it
-      if (answer.statusCode !== 200 && answer.statusCode !== 202)
-        throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
-      const first = JSON.parse(answer.body) as ApplyOutcome & { job?: { id: string } };
-      let read = meters.take();
-      const line = (what: string) => {
-        rows.push([
-          `${size} nodes, ${what}`,
-          seconds(took),
-          mb(Buffer.byteLength(applyEvent.body ?? '')),
-          mb(Buffer.byteLength(JSON.stringify(applyEvent))),
-          read.scans,
-          read.itemsRead,
-          read.itemsWritten,
-        ]);
-        notes.push(`${size} nodes, ${what}: ${read.requests}`);
-        say(
-          `${size}: ${what}: ${seconds(took)} s, ${read.scans} scans, ${read.itemsRead} items read, ${read.itemsWritten} written`,
-        );
-      };
-      line('apply request');
-      const advance = meshApplyAdvanceHandler(deps);
-      for (let part = 1; first.job && !first.complete; part++) {
-        asked = performance.now();
-        const input = { id: first.job.id };
-        const step = (await invoked('mesh-apply-advance', input, advanceSeconds, () =>
-          advance(input, localLambdaContext('mesh-apply-advance', advanceSeconds * 1000)),
-        )) as { finished: boolean; waitSeconds: number };
-        took = performance.now() - asked;
-        read = meters.take();
-        if (step.waitSeconds > 0 && !step.finished) {
-          await new Promise((resolve) => setTimeout(resolve, step.waitSeconds * 1000));
-          part -= 1;
-          continue;
-        }
-        line(`apply flow, part ${part}`);
-        if (step.finished) {
-          const job = await parts.applyJobs.read(first.job.id);
-          if (job?.state !== 'done') throw new Error(`apply job ended ${JSON.stringify(job?.error)}`);
-          break;
-        }
-      }
-      rows.push([
-        `${size} nodes, end to end`,
-        seconds(performance.now() - started),
-        mb(largestBody),
-        mb(largestEvent),
-        '',
-        '',
-        '',
-      ]);
-      client.destroy();
+      await applyFleetFile(config, size, rows, notes, say);
     } catch (error) {
       say(`${size}: failed: ${(error as Error).message.slice(0, 300)}`);
       notes.push(`${size} nodes: failed: ${(error as Error).message.slice(0, 200)}`);

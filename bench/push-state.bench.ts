@@ -29,7 +29,7 @@ const longName = (i: number) => `node-${String(i).padStart(6, '0')}-`.padEnd(63,
 const kib = 1024;
 
 /** N nodes never sent, each carrying one module and marked possibly behind, as `mesh apply` leaves them. */
-function behindItems(size: number): Item[] {
+export function behindItems(size: number): Item[] {
   const createdAt = '2026-01-01T00:00:00.000Z';
   const items: Item[] = [{ ...moduleKey('base'), module: 'base', version: '1.0' }];
   for (let i = 0; i < size; i += 1) {
