@@ -31,7 +31,8 @@ import type { BenchTable } from './support/table.ts';
  * - an upgrade of a module carried by N nodes, in passes bounded by the consumer's time;
  * - a fleet's mesh file of N nodes (20.6 MB at 50,000) uploaded in parts and applied as a job;
  * - the summary under parallel stream shards, and the queue's documented throughput.
- * A row that fails says with what: a path AWS would refuse fails here first.
+ * A row that fails says with what: a path AWS would refuse fails here first. MESH_BENCH_PATHS
+ * (push, rollout, upgrade, file) runs fewer paths.
  */
 type Row = Array<string | number>;
 
@@ -40,19 +41,23 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(2)} MB`;
 const s = (ms: number) => (ms / 1000).toFixed(1);
 const say = (text: string) => process.stderr.write(`bench aws-limits: ${text}\n`);
 
+const paths = [
+  ['push --behind', pushRow, 'push'],
+  ['rollout, 24 h', rolloutRow, 'rollout'],
+  ['upgrade fan-out', fanOutRow, 'upgrade'],
+  ['mesh file applied', fileRow, 'file'],
+] as const;
+
 export async function run(): Promise<BenchTable[]> {
   const sizes = (process.env.MESH_BENCH_SIZES ?? '10000,50000').split(',').map(Number);
+  // MESH_BENCH_PATHS=push,upgrade (say) runs fewer paths
+  const chosen = (process.env.MESH_BENCH_PATHS ?? 'push,rollout,upgrade,file').split(',');
   const rows: Row[] = [];
   const notes: string[] = [];
   const before = await history();
   const beforeLoops = before.rows[0] as Row;
   for (const size of sizes) {
-    for (const [path, measure] of [
-      ['push --behind', pushRow],
-      ['rollout, 24 h', rolloutRow],
-      ['upgrade fan-out', fanOutRow],
-      ['mesh file applied', fileRow],
-    ] as const) {
+    for (const [path, measure] of paths.filter(([, , key]) => chosen.includes(key))) {
       const environment = await benchEnvironment();
       const started = performance.now();
       try {

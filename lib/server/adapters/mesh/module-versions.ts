@@ -30,6 +30,9 @@ const notYetAtVersion = '(attribute_not_exists(version) OR version <> :version)'
  */
 const carriersInFlight = 8;
 
+/** Carriers read a page at a time by an upgrade's pass (a multiple of `carriersInFlight`). */
+const carriersPerPage = 256;
+
 const store = 'the inventory table';
 
 /**
@@ -148,6 +151,9 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
           new QueryCommand({
             TableName: this.tableName,
             ...this.#carrierQuery(module),
+            // a pass moves about 1,700 carriers in its time: pages of this size read what it walks
+            // and a page more, where 1 MB pages would read some 10,000 carriers a pass
+            Limit: carriersPerPage,
             ...(start ? { ExclusiveStartKey: start } : {}),
           }),
         ),
