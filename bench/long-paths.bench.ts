@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { enforcingQuotas, quotaAnswers } from '../lib/local/sdk-quotas.ts';
 import { DynamoDBAuditTrail } from '../lib/server/adapters/audit/audit-trail.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
 import {
@@ -18,10 +19,10 @@ import { countersOf } from '../lib/server/core/summary/counters.ts';
 import { summaryOf } from '../lib/server/core/summary/summary.ts';
 import { StoreUnavailableError } from '../lib/server/core/unavailable.ts';
 import { steppingFlows } from '../lib/server/flows/stepping-flows.ts';
+import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { consumerTimeoutSeconds } from '../lib/server/setup/resources.ts';
 import { runSteppingFlow } from '../test/support/history-events.ts';
 import { drainShards, shardedWalk } from '../test/support/stream-shards.ts';
-import { withTransactionConflicts } from '../test/support/transaction-conflicts.ts';
 import { type BenchEnvironment, benchEnvironment } from './support/environment.ts';
 import type { BenchTable } from './support/table.ts';
 
@@ -50,7 +51,7 @@ export async function run(): Promise<BenchTable[]> {
   }
 }
 
-async function history(): Promise<BenchTable> {
+export async function history(): Promise<BenchTable> {
   const flow = steppingFlows.rollout;
   const definition = JSON.parse(readFileSync(flow.aslPath, 'utf8'));
   const { Count: _count, ContinueAsNew: _continue, ...kept } = definition.States;
@@ -99,11 +100,11 @@ async function history(): Promise<BenchTable> {
   };
 }
 
-async function summaryShards(environment: BenchEnvironment): Promise<BenchTable> {
+export async function summaryShards(environment: BenchEnvironment): Promise<BenchTable> {
   {
     const config = await environment.provision('bench-long-summary');
-    const dynamodb = makeDynamoDBClient(config);
-    const seen = withTransactionConflicts(dynamodb);
+    const dynamodb = enforcingQuotas(makeDynamoDBClient(config));
+    const conflictsBefore = quotaAnswers.conflicts;
     const client = documentClient(dynamodb);
     const store = new DynamoDBSummaryStore({
       client,
@@ -130,7 +131,7 @@ async function summaryShards(environment: BenchEnvironment): Promise<BenchTable>
       rows: [
         [
           drained.batches,
-          seen.conflicts,
+          quotaAnswers.conflicts - conflictsBefore,
           drained.failures.length,
           summary.nodes,
           expected.nodes,
@@ -139,7 +140,7 @@ async function summaryShards(environment: BenchEnvironment): Promise<BenchTable>
         ],
       ],
       notes: [
-        'before (shared counter items): test/integration/summary-shards.test.ts met 178 conflicts in a walk of 600 writes',
+        'before (shared counter items): test/integration/summary-shards.test.ts met 40 conflicts in a walk of 600 writes',
         ...[...new Set(drained.failures.map((failure) => failure.replace(/^[^:]*: /, '')))].map(
           (reason) => `a failed batch, delivered again: ${reason}`,
         ),
@@ -148,7 +149,7 @@ async function summaryShards(environment: BenchEnvironment): Promise<BenchTable>
   }
 }
 
-function queue(): BenchTable {
+export function queue(): BenchTable {
   const reportsPerSecond = Math.ceil(50_000 / 60);
   const modes: Array<[string, number]> = [
     ['FIFO, throughput per queue (before)', 300],
@@ -170,74 +171,130 @@ function queue(): BenchTable {
   };
 }
 
-async function upgradeFanOut(environment: BenchEnvironment): Promise<BenchTable> {
-  {
-    const config = await environment.provision('bench-long-upgrade');
-    const client = documentClient(makeDynamoDBClient(config));
-    // seeding is the bench's, not the path's: it may wait on DynamoDB Local longer
-    const seeder = documentClient(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
-    const audit = new DynamoDBAuditTrail({ client, tableName: config.inventoryTable, retentionDays: 1 });
-    const versions = new DynamoDBModuleVersions({ client, tableName: config.inventoryTable, audit });
-    const module = 'app';
-    const now = new Date().toISOString();
-    const items = [{ ...moduleKey(module), module, kind: 'service', version: '1.0' }];
-    for (let i = 0; i < carrierCount; i += 1) {
-      const node = `node-${String(i).padStart(6, '0')}`;
-      items.push(
-        nodeItem(node, now) as never,
-        { ...assignmentKey(node, module), module, version: '1.0' } as never,
-        { ...carrierKey(module, node), node, version: '1.0' } as never,
-      );
-    }
-    const seeding = performance.now();
-    // in slices, each asked again while DynamoDB Local (on shared cores) does not answer in time
-    for (let start = 0; start < items.length; start += 1_000)
-      for (let attempt = 1; ; attempt += 1)
-        try {
-          await writeItems(seeder, 'the bench carriers', config.inventoryTable, {
-            puts: items.slice(start, start + 1_000),
-          });
-          break;
-        } catch (error) {
-          if (attempt >= 5) throw error;
-        }
-    const seededMs = performance.now() - seeding;
-    const budget = consumerTimeoutSeconds * 1000 - pushTimeoutMs - upgradeMarginMs;
-    const passes: number[] = [];
-    const started = performance.now();
-    let held = 0;
-    for (let more = true; more; ) {
-      const pass = performance.now();
-      try {
-        ({ more } = await versions.setModuleVersion(module, '2.0', localActor(), {
-          until: Date.now() + budget,
-          ...(passes.length > 0 ? { continues: true } : {}),
-        }));
-        passes.push(performance.now() - pass);
-      } catch (error) {
-        // the message held and settled again, as the consumer does with a store that did not answer
-        if (!(error instanceof StoreUnavailableError) || held >= 20) throw error;
-        held += 1;
-      }
-    }
-    const total = performance.now() - started;
-    return {
-      title: `An upgrade of ${carrierCount} carriers in passes of ${(budget / 1000).toFixed(0)} s (the consumer's ${consumerTimeoutSeconds} s less the push's and a margin), DynamoDB Local`,
-      columns: ['passes', 'held and settled again', 'longest pass s', 'total s', 'ms a carrier', 'seeding s'],
-      rows: [
-        [
-          passes.length,
-          held,
-          (Math.max(...passes) / 1000).toFixed(1),
-          (total / 1000).toFixed(1),
-          (total / carrierCount).toFixed(2),
-          (seededMs / 1000).toFixed(1),
-        ],
-      ],
-      notes: [
-        `before: one pass of every carrier in one invocation, which at this rate outlives the consumer's ${consumerTimeoutSeconds} s past ${Math.floor((consumerTimeoutSeconds * carrierCount * 1000) / total)} carriers and comes back after the 180 s visibility`,
-        'a pass overruns its time by at most one round of 8 transactions and the carriers query',
-      ],
-    };
+export type FanOutFigures = {
+  readonly carriers: number;
+  readonly passes: number;
+  readonly held: number;
+  readonly longestPassMs: number;
+  readonly totalMs: number;
+  /** Carrier items the passes read, in all. */
+  readonly itemsRead: number;
+  readonly seededMs: number;
+  /** Each pass's time: the consumer's time less the push's and a margin. */
+  readonly budgetMs: number;
+};
+
+/**
+ * An upgrade of `carriers` carriers on `config`'s tables, in passes bounded as the consumer
+ * bounds them, each continuation going on after the last carrier walked as the consumer's
+ * follow-up message says, every request holding the enforced quotas.
+ */
+export async function fanOut(config: MeshConfig, carriers: number): Promise<FanOutFigures> {
+  const dynamodb = enforcingQuotas(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
+  let itemsRead = 0;
+  dynamodb.middlewareStack.add(
+    (next, context) => async (args) => {
+      const answer = await next(args);
+      if (context.commandName === 'QueryCommand')
+        itemsRead += (answer.output as { Count?: number }).Count ?? 0;
+      return answer;
+    },
+    { step: 'initialize', name: 'fanOutBenchMeter' },
+  );
+  const client = documentClient(dynamodb);
+  // seeding is the bench's, not the path's: it may wait on DynamoDB Local longer
+  const seeder = documentClient(makeDynamoDBClient(config, { requestTimeoutMs: 30_000 }));
+  const audit = new DynamoDBAuditTrail({ client, tableName: config.inventoryTable, retentionDays: 1 });
+  const versions = new DynamoDBModuleVersions({ client, tableName: config.inventoryTable, audit });
+  const module = 'app';
+  const now = new Date().toISOString();
+  const items = [{ ...moduleKey(module), module, kind: 'service', version: '1.0' }];
+  for (let i = 0; i < carriers; i += 1) {
+    const node = `node-${String(i).padStart(6, '0')}`;
+    items.push(
+      nodeItem(node, now) as never,
+      { ...assignmentKey(node, module), module, version: '1.0' } as never,
+      { ...carrierKey(module, node), node, version: '1.0' } as never,
+    );
   }
+  const seeding = performance.now();
+  // in slices, each asked again while DynamoDB Local (on shared cores) does not answer in time
+  for (let start = 0; start < items.length; start += 1_000)
+    for (let attempt = 1; ; attempt += 1)
+      try {
+        await writeItems(seeder, 'the bench carriers', config.inventoryTable, {
+          puts: items.slice(start, start + 1_000),
+        });
+        break;
+      } catch (error) {
+        if (attempt >= 5) throw error;
+      }
+  const seededMs = performance.now() - seeding;
+  const budgetMs = consumerTimeoutSeconds * 1000 - pushTimeoutMs - upgradeMarginMs;
+  const passes: number[] = [];
+  const started = performance.now();
+  let held = 0;
+  let after: string | undefined;
+  for (let more = true; more; ) {
+    const pass = performance.now();
+    try {
+      const answer = await versions.setModuleVersion(module, '2.0', localActor(), {
+        until: Date.now() + budgetMs,
+        ...(passes.length > 0 ? { continues: true } : {}),
+        ...(after !== undefined ? { after } : {}),
+      });
+      more = answer.more;
+      after = answer.next;
+      passes.push(performance.now() - pass);
+    } catch (error) {
+      // the message held and settled again, as the consumer does with a store that did not answer
+      if (!(error instanceof StoreUnavailableError) || held >= 20) throw error;
+      held += 1;
+    }
+  }
+  const totalMs = performance.now() - started;
+  dynamodb.destroy();
+  return {
+    carriers,
+    passes: passes.length,
+    held,
+    longestPassMs: Math.max(...passes),
+    totalMs,
+    itemsRead,
+    seededMs,
+    budgetMs,
+  };
+}
+
+async function upgradeFanOut(environment: BenchEnvironment): Promise<BenchTable> {
+  const config = await environment.provision('bench-long-upgrade');
+  const figures = await fanOut(config, carrierCount);
+  return {
+    title: `An upgrade of ${carrierCount} carriers in passes of ${(figures.budgetMs / 1000).toFixed(0)} s (the consumer's ${consumerTimeoutSeconds} s less the push's and a margin), DynamoDB Local`,
+    columns: [
+      'passes',
+      'held and settled again',
+      'longest pass s',
+      'total s',
+      'ms a carrier',
+      'carriers read',
+      'seeding s',
+    ],
+    rows: [
+      [
+        figures.passes,
+        figures.held,
+        (figures.longestPassMs / 1000).toFixed(1),
+        (figures.totalMs / 1000).toFixed(1),
+        (figures.totalMs / carrierCount).toFixed(2),
+        figures.itemsRead,
+        (figures.seededMs / 1000).toFixed(1),
+      ],
+    ],
+    notes: [
+      `before: one pass of every carrier in one invocation, which at this rate outlives the consumer's ${consumerTimeoutSeconds} s past ${Math.floor((consumerTimeoutSeconds * carrierCount * 1000) / figures.totalMs)} carriers and comes back after the 180 s visibility`,
+      `carriers read: each pass reads from after the last carrier the pass before walked; a pass that read every carrier again would read ${figures.passes * carrierCount}`,
+      'a pass overruns its time by at most one round of 8 transactions and the carriers query',
+    ],
+  };
 }

@@ -160,9 +160,15 @@ export async function seed(
   let written = 0;
   await mapLimit(batches, 8, async (batch) => {
     let pending = batch.map((Item) => ({ PutRequest: { Item } }));
-    while (pending.length > 0) {
-      const answer = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-      pending = (answer.UnprocessedItems?.[table] ?? []) as typeof pending;
+    // DynamoDB Local on cores shared with other work can answer past the client's wait: seeding
+    // is the bench's, not the path's, so a batch that timed out is written again (puts repeat)
+    for (let attempt = 1; pending.length > 0; attempt += 1) {
+      try {
+        const answer = await client.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+        pending = (answer.UnprocessedItems?.[table] ?? []) as typeof pending;
+      } catch (error) {
+        if (attempt >= 5 || (error as Error).name !== 'TimeoutError') throw error;
+      }
     }
     written += batch.length;
     progress?.(written, items.length);

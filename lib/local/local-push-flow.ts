@@ -87,6 +87,7 @@ export class LocalPushFlow implements PushFlow {
       recordCall({ stand: 'states:StartSyncExecution' });
       const start = JSON.stringify(input);
       const startBytes = Buffer.byteLength(start, 'utf8');
+      measured?.('(execution)', startBytes);
       // StartSyncExecution refuses such an input before any state runs
       if (startBytes > awsQuotas.stateBytes)
         throw new PushFlowFailedError(

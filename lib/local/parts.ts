@@ -16,6 +16,8 @@ export type LocalParts = Parts & {
 export type LocalPartsOptions = Omit<PartsOptions, 'standIns'> & {
   /** Every Retry of the local push flow waits this long instead of the ASL's own waits (tests). */
   readonly flowRetryIntervalMs?: number;
+  /** Told each push flow state's and task's size in bytes (benches: the largest state). */
+  readonly flowMeasured?: (state: string, bytes: number) => void;
 };
 
 /**
@@ -26,7 +28,7 @@ export type LocalPartsOptions = Omit<PartsOptions, 'standIns'> & {
  * state machine's ARN, an IoT endpoint) is used instead, as Lambda would.
  */
 export function localPartsFor(config: MeshConfig, options: LocalPartsOptions = {}): LocalParts {
-  const { flowRetryIntervalMs, ...rest } = options;
+  const { flowRetryIntervalMs, flowMeasured, ...rest } = options;
   const embeddedBroker = new EmbeddedBrokerPublisher();
   const parts = partsFor(config, {
     ...rest,
@@ -35,6 +37,7 @@ export function localPartsFor(config: MeshConfig, options: LocalPartsOptions = {
         new LocalPushFlow({
           tasks,
           ...(flowRetryIntervalMs !== undefined ? { retryIntervalMs: flowRetryIntervalMs } : {}),
+          ...(flowMeasured ? { measured: flowMeasured } : {}),
         }),
       pushStarter: (run) => new InProcessPushStarter(run),
       applyFlow: () => new LocalApplyFlow(),

@@ -158,6 +158,12 @@ function itemKey(table: string, item: AttributeMap): string {
 const partitionOf = (table: string, item: AttributeMap) =>
   `${table}\u0000${JSON.stringify(item[keyNames[0] as string] ?? null)}`;
 
+/**
+ * How often this process answered as AWS would refuse: `TransactionConflict` (a transaction
+ * cancelled by one, or a single write into an item a transaction holds). Benches and tests read it.
+ */
+export const quotaAnswers = { conflicts: 0 };
+
 /** Items a transaction holds, and items a single write is writing, at this moment. */
 const inTransaction = new Map<string, number>();
 const beingWritten = new Map<string, number>();
@@ -197,7 +203,8 @@ async function dynamodbHeld(next: Handler, args: Args, action: string, body: str
       const codes = keys.map((key) =>
         inTransaction.has(key) || beingWritten.has(key) ? 'TransactionConflict' : 'None',
       );
-      if (codes.includes('TransactionConflict'))
+      if (codes.includes('TransactionConflict')) {
+        quotaAnswers.conflicts += 1;
         throw new TransactionCanceledException({
           $metadata: { httpStatusCode: 400 },
           message: cancellationMessage(codes),
@@ -205,6 +212,7 @@ async function dynamodbHeld(next: Handler, args: Args, action: string, body: str
             Code === 'None' ? { Code } : { Code, Message: 'Transaction is ongoing for the item' },
           ),
         });
+      }
       // a transaction's writes cost two units each
       spendWrites(
         entries.flatMap((entry) => (entry ? [[entry.partition, 2 * units(entry.bytes, 1024)] as const] : [])),
@@ -222,11 +230,13 @@ async function dynamodbHeld(next: Handler, args: Args, action: string, body: str
       const input = parsed(body) as { TableName: string; Item?: AttributeMap; Key?: AttributeMap };
       const item = input.Item ?? input.Key ?? {};
       const key = itemKey(input.TableName, item);
-      if (inTransaction.has(key))
+      if (inTransaction.has(key)) {
+        quotaAnswers.conflicts += 1;
         throw new TransactionConflictException({
           $metadata: { httpStatusCode: 400 },
           message: 'Transaction is ongoing for the item',
         });
+      }
       spendWrites([[partitionOf(input.TableName, item), units(Buffer.byteLength(body, 'utf8'), 1024)]]);
       const release = hold(beingWritten, [key]);
       try {

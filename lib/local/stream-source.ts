@@ -48,13 +48,16 @@ export const defaultParallelShards = 4;
  */
 export function byShard(records: readonly StreamRecord[], count: number): StreamRecord[][] {
   const shards: StreamRecord[][] = Array.from({ length: Math.max(1, count) }, () => []);
-  for (const record of records) {
-    const key = JSON.stringify(record.dynamodb?.Keys ?? {});
-    let hash = 0;
-    for (let i = 0; i < key.length; i++) hash = (hash * 31 + key.charCodeAt(i)) | 0;
-    shards[Math.abs(hash) % shards.length]?.push(record);
-  }
+  for (const record of records)
+    shards[shardIndexOf(JSON.stringify(record.dynamodb?.Keys ?? {}), shards.length)]?.push(record);
   return shards;
+}
+
+/** The shard of `count` that `key` falls in, the same every time (a hash, as a stream cuts by key). */
+export function shardIndexOf(key: string, count: number): number {
+  let hash = 0;
+  for (let i = 0; i < key.length; i++) hash = (Math.imul(hash, 31) + key.charCodeAt(i)) >>> 0;
+  return hash % Math.max(1, count);
 }
 
 export type RunningStreamSource = {

@@ -96,27 +96,51 @@ describe('an upgrade’s pass over its carriers, on DynamoDB Local', () => {
     expect(versions.filter((version) => version === null)).toHaveLength(12);
   });
 
-  it('stops at its deadline after a round and says more; the rest, as a continuation, moves on', async () => {
+  it('stops at its deadline after a round and says more; the rest, as a continuation, goes on after the last carrier walked', async () => {
     const module = unique('deadline');
     const nodes = await carriersOf(module, 17);
     const past = Date.now() - 1_000;
-    const passes: Array<{ more: boolean; transactions: number; moved: number }> = [];
+    const passes: Array<{ more: boolean; transactions: number; moved: number; queried: number }> = [];
+    let after: string | undefined;
     for (let pass = 0; pass < 5; pass += 1) {
       const watched = partsWatchingTransactions(config);
-      const { more } = await watched.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
+      const answer = await watched.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
         until: past,
         ...(pass > 0 ? { continues: true } : {}),
+        ...(after !== undefined ? { after } : {}),
       });
+      after = answer.next;
       const moved = (await versionsOf(nodes, module)).filter((version) => version === '2.0').length;
-      passes.push({ more, transactions: watched.counted.transactions, moved });
-      if (!more) break;
+      const { transactions, itemsQueried } = watched.counted;
+      passes.push({ more: answer.more, transactions, moved, queried: itemsQueried });
+      if (!answer.more) break;
     }
-    // each pass moves one round of 8 at least; the first also sets the version, the others do not
+    // each pass moves one round of 8 at least; the first also sets the version, the others do
+    // not; each reads only the carriers from where the one before stopped, never the whole list again
     expect(passes).toEqual([
-      { more: true, transactions: 1 + 8, moved: 8 },
-      { more: true, transactions: 8, moved: 16 },
-      { more: false, transactions: 1, moved: 17 },
+      { more: true, transactions: 1 + 8, moved: 8, queried: 17 },
+      { more: true, transactions: 8, moved: 16, queried: 9 },
+      { more: false, transactions: 1, moved: 17, queried: 1 },
     ]);
+  });
+
+  it('goes on from the start when a continuation names no carrier, passing those at the version', async () => {
+    const module = unique('restart');
+    const nodes = await carriersOf(module, 17);
+    const past = Date.now() - 1_000;
+    const first = partsWatchingTransactions(config);
+    expect(
+      (await first.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), { until: past })).more,
+    ).toBe(true);
+    const rest = partsWatchingTransactions(config);
+    const again = await rest.parts.moduleVersions.setModuleVersion(module, '2.0', localActor(), {
+      until: past,
+      continues: true,
+    });
+    // the 8 moved are passed over, and the next round of 8 is moved before the deadline counts
+    expect(again).toMatchObject({ more: true });
+    expect(rest.counted.transactions).toBe(8);
+    expect((await versionsOf(nodes, module)).filter((version) => version === '2.0')).toHaveLength(16);
   });
 
   it('stops at a throttle after some carriers moved and says more; a throttle before any is the store away', async () => {

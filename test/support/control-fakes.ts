@@ -142,13 +142,24 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
   carriersPerPass = Number.POSITIVE_INFINITY;
   /** Each module's carriers at each version. */
   readonly movedTo = new Map<string, Map<string, string>>();
-  readonly passes: Array<{ module: string; version: string; continues: boolean; until?: number }> = [];
+  readonly passes: Array<{
+    module: string;
+    version: string;
+    continues: boolean;
+    until?: number;
+    after?: string;
+  }> = [];
 
   async setModuleVersion(
     module: string,
     version: string,
     _by?: unknown,
-    options: { readonly carriers?: boolean; readonly until?: number; readonly continues?: boolean } = {},
+    options: {
+      readonly carriers?: boolean;
+      readonly until?: number;
+      readonly continues?: boolean;
+      readonly after?: string;
+    } = {},
   ) {
     if (this.down)
       throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $retryable: {} });
@@ -157,6 +168,7 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
       version,
       continues: options.continues === true,
       ...(options.until === undefined ? {} : { until: options.until }),
+      ...(options.after === undefined ? {} : { after: options.after }),
     });
     const previous = this.versions.get(module) ?? null;
     if (options.continues && previous !== version)
@@ -164,9 +176,13 @@ export class InMemoryMesh implements ModuleVersions, PushFlow {
     this.versions.set(module, version);
     const at = this.movedTo.get(module) ?? new Map<string, string>();
     this.movedTo.set(module, at);
-    const left = options.carriers === false ? [] : this.carriers.filter((node) => at.get(node) !== version);
-    for (const node of left.slice(0, this.carriersPerPass)) at.set(node, version);
-    return { carriers: this.carriers, previous, more: left.length > this.carriersPerPass };
+    if (options.carriers === false) return { carriers: this.carriers, previous, more: false };
+    // walked in order from after `after`, as the store walks them
+    const from = options.after === undefined ? 0 : this.carriers.indexOf(options.after) + 1;
+    const walked = this.carriers.slice(from, from + this.carriersPerPass);
+    for (const node of walked) at.set(node, version);
+    const more = from + walked.length < this.carriers.length;
+    return { carriers: walked, previous, more, ...(more ? { next: walked.at(-1) } : {}) };
   }
 
   readonly moved: Array<{ module: string; version: string; nodes: readonly string[] }> = [];

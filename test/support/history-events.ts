@@ -32,16 +32,26 @@ type SteppingInput = { id: string; run: string; generation: number; loops: numbe
 /** One execution of a stepping flow: its name, its history events as AWS counts them, its Advance calls. */
 export type SteppingExecution = { readonly name: string; readonly events: number; readonly loops: number };
 
+/** What a stepping flow's Advance answers: done, or how long its Wait lasts. */
+export type Advanced = { readonly finished: boolean; readonly waitSeconds: number };
+
 /**
  * A stepping flow (lib/server/flows/stepping-flows.ts) run from its ASL file by
  * aws-local-stepfunctions for `hours` of simulated time, its Advance answering "wait
  * `waitSeconds`" until then; each continuation (ContinueAsNew) is run as the next execution, with
- * the input and name it asked for. Waits take no real time.
+ * the input and name it asked for. Waits take no real time. `advance` replaces the Advance that
+ * answers "wait": it is told the job's input, and each Wait's seconds are added to `simulated`.
  */
 export async function runSteppingFlow(
   aslPath: string,
   hours: number,
   waitSeconds = 10,
+  options: {
+    readonly id?: string;
+    readonly advance?: (given: { readonly id: string }) => Promise<Advanced>;
+    /** Told each Advance's input and output in bytes (the flow's state is no larger). */
+    readonly measured?: (bytes: number) => void;
+  } = {},
 ): Promise<{ readonly executions: SteppingExecution[]; readonly simulated: number }> {
   // the function's ARN where CDK fills the placeholder
   const definition = JSON.parse(
@@ -54,20 +64,32 @@ export async function runSteppingFlow(
   const stateMachineArn = 'arn:aws:states:us-east-1:000000000000:stateMachine:SteppingFlow';
   let simulated = 0;
   const executions: SteppingExecution[] = [];
-  let input: SteppingInput | undefined = { id: 'job-1', run: 'job-1-v1', generation: 0, loops: 0 };
-  let name = 'job-1-v1';
+  const id = options.id ?? 'job-1';
+  let input: SteppingInput | undefined = { id, run: `${id}-v1`, generation: 0, loops: 0 };
+  let name = `${id}-v1`;
+  const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
   while (input) {
     let next: { Name: string; Input: SteppingInput } | undefined;
     let loops = 0;
     const run = machine.run(input, {
       overrides: {
         taskResourceLocalHandlers: {
-          Advance: (given) => {
-            if (JSON.stringify(given) !== '{"id":"job-1"}')
+          Advance: async (given) => {
+            if (JSON.stringify(given) !== JSON.stringify({ id }))
               throw new Error(`Advance was given ${JSON.stringify(given)}`);
             loops += 1;
-            simulated += waitSeconds;
-            return { id: 'job-1', finished: simulated >= hours * 3_600, waitSeconds };
+            options.measured?.(bytes(given));
+            let answer: Advanced;
+            if (options.advance) {
+              answer = await options.advance({ id });
+              if (!answer.finished) simulated += answer.waitSeconds;
+            } else {
+              simulated += waitSeconds;
+              answer = { finished: simulated >= hours * 3_600, waitSeconds };
+            }
+            const output = { id, ...answer };
+            options.measured?.(bytes(output));
+            return output;
           },
           ContinueAsNew: (parameters) => {
             next = parameters as unknown as { Name: string; Input: SteppingInput };

@@ -1,3 +1,4 @@
+import { shardIndexOf } from '../../lib/local/stream-source.ts';
 import type { Item } from '../../lib/server/core/summary/counters.ts';
 import type { SummaryCounters } from '../../lib/server/core/summary/ports.ts';
 import type { Change } from '../../lib/server/core/summary/stream.ts';
@@ -72,9 +73,7 @@ const keyOf = (item: Item) => `${String(item.pk)}|${String(item.sk)}`;
 
 /** A partition's shard, the same way every time (a stream keeps a partition's changes on one shard). */
 function shardOf(pk: string, shardIds: readonly string[]): string {
-  let hash = 0;
-  for (const char of pk) hash = (Math.imul(hash, 31) + char.charCodeAt(0)) >>> 0;
-  return shardIds[hash % shardIds.length] as string;
+  return shardIds[shardIndexOf(pk, shardIds.length)] as string;
 }
 
 /**

@@ -20,11 +20,20 @@ export type AroundTransaction = {
 export function partsWatchingTransactions(
   config: MeshConfig,
   around: AroundTransaction = {},
-): { readonly counted: { transactions: number }; readonly parts: Parts; readonly client: DynamoDBClient } {
-  const counted = { transactions: 0 };
+): {
+  readonly counted: { transactions: number; itemsQueried: number };
+  readonly parts: Parts;
+  readonly client: DynamoDBClient;
+} {
+  const counted = { transactions: 0, itemsQueried: 0 };
   const client = makeDynamoDBClient(config);
   client.middlewareStack.add(
     (next, context) => async (args) => {
+      if (context.commandName === 'QueryCommand') {
+        const answer = await next(args);
+        counted.itemsQueried += (answer.output as { Count?: number }).Count ?? 0;
+        return answer;
+      }
       if (context.commandName !== 'TransactWriteItemsCommand') return next(args);
       counted.transactions += 1;
       const count = counted.transactions;

@@ -645,7 +645,7 @@ describe('upgrades', () => {
     }
   });
 
-  it('move what fits the invocation and send the rest as a follow-up, pushing once after the last', async () => {
+  it('move what fits the invocation and send the rest as a follow-up from where it stopped, pushing once after the last', async () => {
     const w = world();
     w.mesh.carriers = Array.from({ length: 25 }, (_, i) => `n${i}`);
     w.mesh.carriersPerPass = 10;
@@ -664,10 +664,12 @@ describe('upgrades', () => {
           : undefined;
     }
     expect(passes).toBe(3);
+    // each follow-up goes on after the last carrier the pass before walked
     expect(w.sender.sent.map((m) => m.message.body)).toEqual([
-      { module: 'broker', version: '2.0.0', continues: true },
-      { module: 'broker', version: '2.0.0', continues: true },
+      { module: 'broker', version: '2.0.0', continues: true, after: 'n9' },
+      { module: 'broker', version: '2.0.0', continues: true, after: 'n19' },
     ]);
+    expect(w.mesh.passes.map((pass) => pass.after)).toEqual([undefined, 'n9', 'n19']);
     expect(new Set(w.mesh.movedTo.get('broker')?.values())).toEqual(new Set(['2.0.0']));
     expect(w.mesh.movedTo.get('broker')?.size).toBe(25);
     expect(w.mesh.pushes).toBe(1);

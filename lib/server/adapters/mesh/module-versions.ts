@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type Actor, meshSubject } from '../../core/audit/record.ts';
 import { ModuleNotFoundError } from '../../core/mesh/errors.ts';
 import type { ModuleVersions } from '../../core/mesh/ports.ts';
@@ -30,6 +30,9 @@ const notYetAtVersion = '(attribute_not_exists(version) OR version <> :version)'
  */
 const carriersInFlight = 8;
 
+/** Carriers read a page at a time by an upgrade's pass (a multiple of `carriersInFlight`). */
+const carriersPerPage = 256;
+
 const store = 'the inventory table';
 
 /**
@@ -59,11 +62,17 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
     module: string,
     version: string,
     by: Actor,
-    options: { readonly carriers?: boolean; readonly until?: number; readonly continues?: boolean } = {},
+    options: {
+      readonly carriers?: boolean;
+      readonly until?: number;
+      readonly continues?: boolean;
+      readonly after?: string;
+    } = {},
   ): Promise<{
     readonly carriers: readonly string[];
     readonly previous: string | null;
     readonly more: boolean;
+    readonly next?: string;
     readonly overtaken?: boolean;
   }> {
     // Read first: upgrades of a module are settled one at a time (its queue group), so nothing
@@ -98,40 +107,88 @@ export class DynamoDBModuleVersions extends AuditedTableStore implements ModuleV
           },
         );
     if (failed?.[0] && !failed[0].old) throw new ModuleNotFoundError(module);
-    // Strongly consistent, in the module's own partition: a node assigned the module a moment
-    // before is a carrier too (an index could still miss it, and it would keep the old version).
-    const carriers = await queryAll(this.client, store, {
+    // In waves, each wave moves its own carriers: the rollout is told every carrier.
+    if (options.carriers === false)
+      return { carriers: await this.#carriersOf(module), previous, more: false };
+    return { ...(await this.#moveFrom(module, version, options.until, options.after)), previous };
+  }
+
+  /** Strongly consistent, in the module's own partition: a node assigned a moment before is a carrier too. */
+  #carriersOf(module: string): Promise<string[]> {
+    return queryAll(this.client, store, {
       TableName: this.tableName,
+      ...this.#carrierQuery(module),
+    }).then((items) => items.map((item) => String(item.node)));
+  }
+
+  #carrierQuery(module: string) {
+    return {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :carrier)',
       ExpressionAttributeValues: { ':pk': modulePartition(module), ':carrier': carrierPrefix },
       ConsistentRead: true,
-    });
-    const toMove =
-      options.carriers === false
-        ? []
-        : carriers.filter((carrier) => carrier.version !== version).map((carrier) => String(carrier.node));
+    };
+  }
+
+  /**
+   * Walks the module's carriers in their order, page by page from after `after`, moving those
+   * not at the version 8 at a time, until `until` or a throttle after some moved: then `more`,
+   * with `next`, the last carrier passed, where the follow-up goes on. A pass reads only what it
+   * walks, so the passes of an upgrade read each carrier once, however many there are.
+   */
+  async #moveFrom(
+    module: string,
+    version: string,
+    until: number | undefined,
+    after: string | undefined,
+  ): Promise<{ readonly carriers: readonly string[]; readonly more: boolean; readonly next?: string }> {
+    const walked: string[] = [];
     let moved = 0;
-    let more = false;
-    for (let start = 0; start < toMove.length; start += this.#inFlight) {
-      if (start > 0 && (await this.#versionOf(module)) !== version) break;
-      // each pass moves one group at least, so a chain of follow-ups always ends
-      if (start > 0 && options.until !== undefined && Date.parse(this.now()) >= options.until) {
-        more = true;
-        break;
-      }
-      const settled = await Promise.allSettled(
-        toMove.slice(start, start + this.#inFlight).map((node) => this.#moveCarrier(module, node, version)),
+    let start: Record<string, unknown> | undefined =
+      after === undefined ? undefined : carrierKey(module, after);
+    do {
+      const page = await askStore(store, () =>
+        this.client.send(
+          new QueryCommand({
+            TableName: this.tableName,
+            ...this.#carrierQuery(module),
+            // a pass moves about 1,700 carriers in its time: pages of this size read what it walks
+            // and a page more, where 1 MB pages would read some 10,000 carriers a pass
+            Limit: carriersPerPage,
+            ...(start ? { ExclusiveStartKey: start } : {}),
+          }),
+        ),
       );
-      const refused = settled.find((outcome) => outcome.status === 'rejected');
-      moved += settled.filter((outcome) => outcome.status === 'fulfilled').length;
-      if (!refused) continue;
-      // The partition throttled (or a race lost): after some carriers moved, the rest go on
-      // in a follow-up; before any moved, the upgrade is held like any store that cannot take it.
-      if (moved === 0 || !(refused.reason instanceof StoreUnavailableError)) throw refused.reason;
-      more = true;
-      break;
-    }
-    return { carriers: carriers.map((carrier) => String(carrier.node)), previous, more };
+      start = page.LastEvaluatedKey;
+      const items = page.Items ?? [];
+      for (let at = 0; at < items.length; at += this.#inFlight) {
+        const group = items.slice(at, at + this.#inFlight);
+        const passed = () => {
+          const last = walked.at(-1) ?? after;
+          return { carriers: walked, more: true, ...(last === undefined ? {} : { next: last }) };
+        };
+        if (moved > 0) {
+          // each pass moves one group at least, so a chain of follow-ups always ends
+          if ((await this.#versionOf(module)) !== version) return { carriers: walked, more: false };
+          if (until !== undefined && Date.parse(this.now()) >= until) return passed();
+        }
+        const toMove = group.filter((carrier) => carrier.version !== version).map((c) => String(c.node));
+        const settled = await Promise.allSettled(
+          toMove.map((node) => this.#moveCarrier(module, node, version)),
+        );
+        const refused = settled.find((outcome) => outcome.status === 'rejected');
+        if (refused) {
+          // The partition throttled (or a race lost): after some carriers moved, the rest go on
+          // in a follow-up from this group; before any moved, the upgrade is held like any store
+          // that cannot take it.
+          moved += settled.filter((outcome) => outcome.status === 'fulfilled').length;
+          if (moved === 0 || !(refused.reason instanceof StoreUnavailableError)) throw refused.reason;
+          return passed();
+        }
+        moved += toMove.length;
+        walked.push(...group.map((carrier) => String(carrier.node)));
+      }
+    } while (start);
+    return { carriers: walked, more: false };
   }
 
   async moveCarriers(module: string, version: string, nodes: readonly string[]): Promise<void> {

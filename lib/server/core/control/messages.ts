@@ -119,6 +119,8 @@ const upgradeBody = z.strictObject({
    * itself): moves the carriers left while the module is still at the version, never sets it.
    */
   continues: z.literal(true).optional(),
+  /** The rest goes on after this carrier, so each pass reads only the carriers it walks. */
+  after: nodeName.optional(),
 });
 
 const catchUpBody = z.strictObject({});

@@ -122,11 +122,12 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
   let carriers: readonly string[];
   let previous: string | null;
   let more: boolean;
+  let next: string | undefined;
   let overtaken: boolean | undefined;
   const remaining = deps.remainingMs?.();
   try {
     // in waves, each wave moves its own carriers: none is behind on the version before its wave
-    ({ carriers, previous, more, overtaken } = await deps.moduleVersions.setModuleVersion(
+    ({ carriers, previous, more, next, overtaken } = await deps.moduleVersions.setModuleVersion(
       module,
       version,
       askerOf(message, messageId),
@@ -136,6 +137,7 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
           ? {}
           : { until: deps.now().getTime() + remaining - deps.pushTimeoutMs - upgradeMarginMs }),
         ...(message.body.continues ? { continues: true } : {}),
+        ...(message.body.after !== undefined ? { after: message.body.after } : {}),
       },
     ));
   } catch (error) {
@@ -160,14 +162,14 @@ async function settleUpgrade(message: UpgradeMessage, messageId: string, deps: S
       {
         message: envelope(
           'upgrade',
-          { module, version, continues: true },
+          { module, version, continues: true, ...(more && next !== undefined ? { after: next } : {}) },
           deps.now(),
           askerOf(message, messageId),
         ),
         deduplicationId: `continues-${messageId}`.slice(0, 128),
       },
     ]);
-    return `set ${module} to ${version}: moved what fit this pass of its ${carriers.length} carriers; the rest, and the push, follow in the next message`;
+    return `set ${module} to ${version}: moved what fit this pass (${carriers.length} carriers walked${next === undefined ? '' : ` up to ${next}`}); the rest, and the push, follow in the next message`;
   }
   if (message.body.rollout?.undoes) return startUndoRollout(message, deps);
   if (message.body.rollout) return startUpgradeRollout(message, carriers, previous, deps);

@@ -30,6 +30,8 @@ export interface ModuleVersions {
       readonly until?: number;
       /** The rest of an upgrade: moves carriers only while the module is at the version, and writes no version. */
       readonly continues?: boolean;
+      /** Where the rest goes on: the carriers after this node (in the store's order) are walked. */
+      readonly after?: string;
     },
   ): Promise<{
     readonly carriers: readonly string[];
@@ -37,6 +39,8 @@ export interface ModuleVersions {
     readonly previous: string | null;
     /** Carriers not moved yet: the time ran out, or the store throttled. */
     readonly more: boolean;
+    /** With `more`: the last carrier this pass walked, where the rest goes on (`after`). */
+    readonly next?: string;
     /** A continuation found the module at another version: a newer upgrade moves its carriers. */
     readonly overtaken?: boolean;
   }>;
