@@ -137,7 +137,7 @@ describe('deltasOf', () => {
           }
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+|label#[a-z]+#[^#]+)$/,
+            /^(nodes|enrolled|online|offline|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+|label#[a-z]+#[^#]+)$/,
           );
         }
       }),
@@ -148,7 +148,7 @@ describe('deltasOf', () => {
     expect(contributionOf({ pk: 'node#a', sk: 'node' })).toEqual(['nodes']);
     expect(contributionOf({ pk: 'node#a', sk: 'enrolment' })).toEqual(['enrolled']);
     expect(contributionOf({ pk: 'node#a', sk: 'presence', online: true })).toEqual(['online']);
-    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: false })).toEqual([]);
+    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: false })).toEqual(['offline']);
     expect(contributionOf({ pk: 'node#a', sk: 'mark', marks: 2 })).toEqual(['behind']);
     expect(
       contributionOf({ pk: 'node#a', sk: 'report', state: 'failed', revision: 4, appliedRevision: 3 }),

@@ -10,6 +10,7 @@
  * | `node`        | `nodes`                     | always |
  * | `enrolment`   | `enrolled`                  | always |
  * | `presence`    | `online`                    | online is true |
+ * | `presence`    | `offline`                   | online is false (its host's connection is down) |
  * | `mark`        | `behind`                    | always |
  * | `report`      | `applied#<revision>`        | appliedRevision is a number |
  * | `report`      | `failed#<revision>`         | state is `failed` and revision a number |
@@ -48,7 +49,7 @@ export function contributionOf(item: Item | undefined): CounterName[] {
     case 'enrolment':
       return ['enrolled'];
     case 'presence':
-      return item.online === true ? ['online'] : [];
+      return item.online === true ? ['online'] : item.online === false ? ['offline'] : [];
     case 'mark':
       return ['behind'];
     case 'delivery':

@@ -10,6 +10,8 @@ export type Summary = {
   readonly nodes: number;
   readonly enrolled: number;
   readonly online: number;
+  /** Nodes whose host's connection is down (`online: false`); present only when some are. */
+  readonly offline?: number;
   readonly behind: number;
   /** Per revision, ascending: how many nodes last applied it, how many last reported it failed. */
   readonly revisions: readonly RevisionCount[];
@@ -146,6 +148,7 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     nodes: counters.get('nodes') ?? 0,
     enrolled: counters.get('enrolled') ?? 0,
     online: counters.get('online') ?? 0,
+    ...((counters.get('offline') ?? 0) > 0 ? { offline: counters.get('offline') as number } : {}),
     behind: counters.get('behind') ?? 0,
     revisions: [...revisions]
       .sort(([a], [b]) => a - b)
@@ -187,6 +190,7 @@ export function summaryFromFullRead(
     add('nodes');
     if (status.enrolled) add('enrolled');
     if (status.online === true) add('online');
+    if (status.online === false) add('offline');
     if (status.behind) add('behind');
     if (status.waiting) {
       add(waitingNodes);
