@@ -29,6 +29,8 @@ let api: ApiClient;
 let browser: OpenBrowser;
 let page: Page;
 const requests: string[] = [];
+/** Every method the page asked with: it only reads, so a viewer may use all of it. */
+const methods = new Set<string>();
 const pageErrors: string[] = [];
 
 /** Agents and OS as hosts say them: most on the newest agent, a few behind; two systems. */
@@ -102,7 +104,10 @@ beforeAll(async () => {
   api = new ApiClient(runtime.url);
   browser = await openBrowser({ width: 1440, height: 900 });
   page = await browser.context.newPage();
-  page.on('request', (request) => requests.push(request.url()));
+  page.on('request', (request) => {
+    requests.push(request.url());
+    methods.add(request.method());
+  });
   page.on('pageerror', (error) => pageErrors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error' && !/status of 503 \(Service Unavailable\)/.test(message.text()))
@@ -143,6 +148,20 @@ describe('the fleet view at 40 nodes', () => {
     await page.click('[data-tile="unenrolled"]');
     await expect.poll(rows, { timeout: 20_000 }).toEqual(['new-host-1', 'new-host-2']);
 
+    // by keyboard: Tab reaches the tiles, Enter picks one
+    await page.focus('[data-tile="behind"]');
+    await page.keyboard.press('Tab');
+    expect(
+      await page.evaluate(() =>
+        (
+          globalThis as unknown as { document: { activeElement: { getAttribute(n: string): string } } }
+        ).document.activeElement.getAttribute('data-tile'),
+      ),
+    ).toBe('held');
+    await page.focus('[data-tile="failed"]');
+    await page.keyboard.press('Enter');
+    await expect.poll(rows, { timeout: 20_000 }).toEqual(['node-00007']);
+
     await page.selectOption('#tiles-by', 'label:role');
     expect(await tileCount('label:role=web')).toBe(14);
     await page.click('[data-tile="label:role=db"]');
@@ -167,6 +186,14 @@ describe('the fleet view at 40 nodes', () => {
     await page.waitForSelector('#hood-drawing [data-hood="node-00000"]');
     await page.check('input[name="hops"][value="2"]');
     await page.waitForSelector('#hood-drawing [data-hood="node-00001"]');
+    // a box is a button: Enter moves the neighbourhood to it
+    await page.focus('#hood-drawing [data-hood="node-00000"]');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(
+      '#hood-title:has-text("node-00000 consumes from 0 nodes; 2 nodes consume from it")',
+    );
+    await page.click('#nodes-rows button:has-text("node-00031")');
+    await page.waitForSelector('#hood-title:has-text("node-00031")');
     const sizes = await page.locator('#hood-drawing text').evaluateAll((texts) => {
       const style = (globalThis as unknown as { getComputedStyle(e: unknown): { fontSize: string } })
         .getComputedStyle;
@@ -247,6 +274,7 @@ describe('the fleet view at 40 nodes', () => {
     await shot('rollout-40.png');
 
     expect(requests.filter((url) => !url.startsWith(`${runtime.url}/`))).toEqual([]);
+    expect([...methods]).toEqual(['GET']);
     expect(pageErrors).toEqual([]);
   });
 
