@@ -153,6 +153,14 @@ export function neighbourhoodSvg(center, around, onNode) {
     }
     return y;
   };
+  /** @type {(side: 'consumer' | 'provider') => Map<string, number>} */
+  const degree = (side) => {
+    const counts = new Map();
+    for (const e of drawn) counts.set(e[side].node, (counts.get(e[side].node) ?? 0) + 1);
+    return counts;
+  };
+  const leaving = degree('consumer');
+  const arriving = degree('provider');
   const leave = spread('consumer', 'provider');
   const arrive = spread('provider', 'consumer');
   const arrows = [];
@@ -170,8 +178,10 @@ export function neighbourhoodSvg(center, around, onNode) {
         d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`,
         'marker-end': 'url(#hood-arrow)',
       }),
-      // beside the consumer's box, where no other arrow's label falls
-      svg('text', { class: 'hood-kind', x: x1 + 6, y: y1 - 4 }, e.kind),
+      // at the end where fewer arrows meet, so labels of a fan stand apart
+      (leaving.get(e.consumer.node) ?? 0) <= (arriving.get(e.provider.node) ?? 0)
+        ? svg('text', { class: 'hood-kind', x: x1 + 6, y: y1 - 4 }, e.kind)
+        : svg('text', { class: 'hood-kind', x: x2 - 10, y: y2 - 4, 'text-anchor': 'end' }, e.kind),
     );
   }
   return svg(
