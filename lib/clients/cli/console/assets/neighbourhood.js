@@ -6,7 +6,7 @@ import { stateOf } from './fleet-view.js';
  * A node's neighbourhood (docs/console.md, "A node's neighbourhood"): its consumers on the left,
  * its providers on the right, and with two hops their consumers and providers beyond them, and
  * under it the other consumers of its providers and providers of its consumers, in columns, so an arrow only ever joins two neighbouring columns and none crosses a box. Drawn at
- * its own size (text 12 px and more), scrolled, never scaled down.
+ * its own size (text 11 to 13 px), scrolled, never scaled down.
  *
  * @typedef {import('../../../../server/core/views/views.ts').NodeDetails} NodeDetails
  * @typedef {import('../../../../server/core/views/views.ts').MeshEdge} MeshEdge
