@@ -22,7 +22,7 @@ const runtime = await startLocalRuntime({
   logLevel: 'SILENT',
   consoleRefreshSeconds: 1,
 });
-const browser = await openBrowser({ width: 1440, height: 820 });
+const browser = await openBrowser({ width: 1440, height: 1000 });
 try {
   const api = new ApiClient(runtime.url);
   const nodes = ['broker', 'db', 'web1', 'web2', 'worker1', 'monitor'];

@@ -116,7 +116,9 @@ async function walk(seed: number, steps: number): Promise<Record<string, number>
   const done: Record<string, number> = {};
   let clock = Date.now();
   const actions: Record<string, (node: string) => Promise<unknown>> = {
-    add: (node) => client.call('POST', '/nodes', { node }),
+    // labelled by name, so the walk's draws are the same with labels as without
+    add: (node) =>
+      client.call('POST', '/nodes', { node, labels: { role: node.charCodeAt(2) % 2 ? 'web' : 'db' } }),
     enrolled: (node) => addEnrolledNode(parts, node),
     remove: (node) => client.call('DELETE', `/nodes/${node}?cascade=true`),
     disenrol: (node) => client.call('DELETE', `/nodes/${node}/enrolment`),
@@ -254,6 +256,7 @@ describe('the summary kept from the stream', () => {
       ].sort(),
     );
     expect(summary.nodes).toBeGreaterThan(0);
+    expect(summary.labels?.[0]?.key).toBe('role');
     // the hosts' reports named their modules: counted applied and failed per module version
     expect(summary.modules.some((m) => m.applied > 0)).toBe(true);
     expect(summary.modules.some((m) => m.failed > 0)).toBe(true);

@@ -9,7 +9,7 @@ import {
   sumDeltas,
 } from '../../lib/server/core/summary/counters.ts';
 import { type Change, changesAfter, chunksOf, sequenceKey } from '../../lib/server/core/summary/stream.ts';
-import { summaryFromFullRead, summaryOf } from '../../lib/server/core/summary/summary.ts';
+import { labelValuesShown, summaryFromFullRead, summaryOf } from '../../lib/server/core/summary/summary.ts';
 
 /** Items as the stores write them in a node's partition, and some that count nothing. */
 const node = fc.constantFrom('a', 'b', 'c');
@@ -18,6 +18,9 @@ const revision = fc.integer({ min: 0, max: 4 });
 const reportModules = fc.dictionary(fc.constantFrom('app', 'db'), fc.constantFrom('1.0', '2.0', null));
 const item: fc.Arbitrary<Item> = fc.oneof(
   node.map((n) => ({ pk: `node#${n}`, sk: 'node', node: n, createdAt: 't' })),
+  fc
+    .record({ n: node, labels: fc.dictionary(fc.constantFrom('role', 'zone'), fc.constantFrom('web', 'a')) })
+    .map(({ n, labels }) => ({ pk: `node#${n}`, sk: 'node', node: n, createdAt: 't', labels })),
   node.map((n) => ({ pk: `node#${n}`, sk: 'enrolment', enrolledAt: 't' })),
   fc
     .record({ n: node, online: fc.boolean() })
@@ -134,7 +137,7 @@ describe('deltasOf', () => {
           }
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+)$/,
+            /^(nodes|enrolled|online|offline|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+|label#[a-z]+#[^#]+)$/,
           );
         }
       }),
@@ -145,7 +148,7 @@ describe('deltasOf', () => {
     expect(contributionOf({ pk: 'node#a', sk: 'node' })).toEqual(['nodes']);
     expect(contributionOf({ pk: 'node#a', sk: 'enrolment' })).toEqual(['enrolled']);
     expect(contributionOf({ pk: 'node#a', sk: 'presence', online: true })).toEqual(['online']);
-    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: false })).toEqual([]);
+    expect(contributionOf({ pk: 'node#a', sk: 'presence', online: false })).toEqual(['offline']);
     expect(contributionOf({ pk: 'node#a', sk: 'mark', marks: 2 })).toEqual(['behind']);
     expect(
       contributionOf({ pk: 'node#a', sk: 'report', state: 'failed', revision: 4, appliedRevision: 3 }),
@@ -379,6 +382,58 @@ describe('facts', () => {
       { value: 'rhel-9.4', nodes: 1 },
     ]);
     expect(summaryOf(countersOf([{ pk: 'node#a', sk: 'node' }]), true)).not.toHaveProperty('agents');
+  });
+});
+
+/** A node as status shows it, with nothing reported. */
+const bareStatus = (node: string) => ({
+  node,
+  enrolled: false,
+  enrolledAt: null,
+  sentRevision: null,
+  sentAt: null,
+  appliedRevision: null,
+  appliedAt: null,
+  reportState: null,
+  behind: false,
+  online: null,
+  lastHeard: null,
+});
+
+describe('labels', () => {
+  const labelled = (n: string, labels: Record<string, string>) => ({ pk: `node#${n}`, sk: 'node', labels });
+
+  it('count each node once by each of its labels, and move it when they change', () => {
+    expect(contributionOf(labelled('a', { role: 'web', zone: 'a' }))).toEqual([
+      'nodes',
+      'label#role#web',
+      'label#zone#a',
+    ]);
+    expect(
+      asObject(deltasOf(labelled('a', { role: 'web', zone: 'a' }), labelled('a', { role: 'db', zone: 'a' }))),
+    ).toEqual({ 'label#role#db': 1, 'label#role#web': -1 });
+  });
+
+  it('are in the summary by key, most nodes first, the values past the shown ones summed, and agree with a full read', () => {
+    const nodes = Array.from({ length: labelValuesShown + 3 }, (_, i) =>
+      labelled(`n${i}`, { host: `h${i}`, role: i % 3 === 0 ? 'db' : 'web' }),
+    );
+    const summary = summaryOf(countersOf(nodes), true);
+    expect(summary.labels?.map((l) => l.key)).toEqual(['host', 'role']);
+    const role = summary.labels?.[1];
+    expect(role).toEqual({
+      key: 'role',
+      values: [
+        { value: 'web', nodes: 35 },
+        { value: 'db', nodes: 18 },
+      ],
+    });
+    const host = summary.labels?.[0];
+    expect(host?.values).toHaveLength(labelValuesShown);
+    expect(host).toMatchObject({ otherValues: 3, otherNodes: 3 });
+    const statuses = nodes.map((n, i) => ({ ...bareStatus(`n${i}`), labels: n.labels }));
+    expect(summaryFromFullRead(statuses, [], () => null).labels).toEqual(summary.labels);
+    expect(summaryOf(countersOf([{ pk: 'node#a', sk: 'node' }]), true)).not.toHaveProperty('labels');
   });
 });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { problemsFrom } from '../../lib/server/api/problem.ts';
 import { cursorOf, viewQueryOf } from '../../lib/server/api/view-query.ts';
 import { requestErrors } from '../../lib/server/core/request-errors.ts';
+import { passes } from '../../lib/server/core/views/view-pages.ts';
 
 /** As every route's edge answers a request that does not read. */
 const problemOf = problemsFrom(requestErrors);
@@ -46,6 +47,32 @@ describe('the views’ query', () => {
       /^400 bad_cursor: the cursor was given for other filters \(unhealthy\)/,
     );
     expect(refusal({ unhealthy: 'yes' })).toMatch(/^400 invalid_request/);
+  });
+
+  it('reads current=true and unenrolled=true, and keeps the nodes each names on a page', () => {
+    expect(viewQueryOf(event({ current: 'true', unenrolled: 'true' })).filter).toEqual({
+      current: true,
+      unenrolled: true,
+    });
+    const cursor = cursorOf('node-00003', { unenrolled: true });
+    expect(refusal({ current: 'true', cursor })).toMatch(/\(unenrolled\)/);
+    const status = (behind: boolean, enrolled: boolean) => ({
+      node: 'a',
+      enrolled,
+      enrolledAt: null,
+      sentRevision: null,
+      sentAt: null,
+      appliedRevision: null,
+      appliedAt: null,
+      reportState: null,
+      behind,
+      online: null,
+      lastHeard: null,
+    });
+    expect(passes({ current: true }, status(false, true), [])).toBe(true);
+    expect(passes({ current: true }, status(true, true), [])).toBe(false);
+    expect(passes({ unenrolled: true }, status(false, false), [])).toBe(true);
+    expect(passes({ unenrolled: true }, status(false, true), [])).toBe(false);
   });
 
   it('refuses a cursor it did not give, and bad limits, filters and selectors', () => {

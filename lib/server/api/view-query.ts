@@ -15,7 +15,8 @@ import { validate } from './http.ts';
 
 /**
  * The query of `GET /status`, `/nodes` and `/graph` (docs/http-api.md, "Pages and filters"):
- * `limit`, `cursor`, and the filters `behind`, `offline`, `failed`, `unhealthy` (`true`), `module`, `on`
+ * `limit`, `cursor`, and the filters `behind`, `offline`, `failed`, `unhealthy`, `current`,
+ * `unenrolled` (`true`), `module`, `on`
  * (a label selector) and `prefix` (the start of a node's name).
  */
 const flag = z.enum(['true'], { message: 'is true, or left out' });
@@ -26,6 +27,8 @@ export const viewQuerySchema = z.strictObject({
   offline: flag.optional(),
   failed: flag.optional(),
   unhealthy: flag.optional(),
+  current: flag.optional(),
+  unenrolled: flag.optional(),
   module: moduleName.optional(),
   on: z.string().min(1).max(512).optional(),
   prefix: z
@@ -54,6 +57,8 @@ export function viewQueryOf(event: APIGatewayProxyEvent): ViewQuery {
     ...(query.offline ? { offline: true } : {}),
     ...(query.failed ? { failed: true } : {}),
     ...(query.unhealthy ? { unhealthy: true } : {}),
+    ...(query.current ? { current: true } : {}),
+    ...(query.unenrolled ? { unenrolled: true } : {}),
     ...(query.module ? { module: query.module } : {}),
     ...(on ? { on } : {}),
     ...(query.prefix ? { prefix: query.prefix } : {}),

@@ -35,13 +35,21 @@ export const consoleFiles: ReadonlyArray<{
   { path: '/console', file: 'index.html', contentType: 'text/html; charset=utf-8' },
   { path: '/console/console.css', file: 'console.css', contentType: 'text/css; charset=utf-8' },
   { path: '/console/icon.svg', file: 'icon.svg', contentType: 'image/svg+xml' },
-  ...['app.js', 'dom.js', 'fleet.js', 'graph-view.js', 'layout.js', 'panels.js', 'rollouts.js'].map(
-    (file) => ({
-      path: `/console/${file}`,
-      file,
-      contentType: javascript,
-    }),
-  ),
+  ...[
+    'app.js',
+    'dom.js',
+    'fleet.js',
+    'fleet-view.js',
+    'graph-view.js',
+    'layout.js',
+    'neighbourhood.js',
+    'panels.js',
+    'rollouts.js',
+  ].map((file) => ({
+    path: `/console/${file}`,
+    file,
+    contentType: javascript,
+  })),
 ];
 
 /** Every page of the console, read once. */

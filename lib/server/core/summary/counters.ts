@@ -10,6 +10,7 @@
  * | `node`        | `nodes`                     | always |
  * | `enrolment`   | `enrolled`                  | always |
  * | `presence`    | `online`                    | online is true |
+ * | `presence`    | `offline`                   | online is false (its host's connection is down) |
  * | `mark`        | `behind`                    | always |
  * | `report`      | `applied#<revision>`        | appliedRevision is a number |
  * | `report`      | `failed#<revision>`         | state is `failed` and revision a number |
@@ -20,6 +21,7 @@
  * | `delivery`    | `waiting-relations`         | adds waitingRelations, not 1 |
  * | `health`      | `health#<state>`            | state is `healthy`, `unhealthy` or `unknown` (the host's last report of its health) |
  * | `facts`       | `agent#<version>`, `os#<os>` | agent and os are texts (what the host last said of its machine) |
+ * | `node`        | `label#<key>#<value>`       | each of its labels (keys and values never hold `#`) |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
  * them), counts nothing. The sum agrees with a full read because the stores write a node's other
@@ -43,11 +45,11 @@ export function contributionOf(item: Item | undefined): CounterName[] {
   if (typeof sk !== 'string') return [];
   switch (sk) {
     case 'node':
-      return ['nodes'];
+      return ['nodes', ...labelsIn(item.labels).map(([key, value]) => `label#${key}#${value}`)];
     case 'enrolment':
       return ['enrolled'];
     case 'presence':
-      return item.online === true ? ['online'] : [];
+      return item.online === true ? ['online'] : item.online === false ? ['offline'] : [];
     case 'mark':
       return ['behind'];
     case 'delivery':
@@ -84,6 +86,14 @@ function versionsIn(modules: unknown): Array<[string, string]> {
     module,
     typeof version === 'string' ? version : noVersion,
   ]);
+}
+
+/** A node item's labels, as counter parts: only text values, as labelsFrom reads them. */
+function labelsIn(labels: unknown): Array<[string, string]> {
+  if (!labels || typeof labels !== 'object') return [];
+  return Object.entries(labels as Record<string, unknown>).filter(
+    (entry): entry is [string, string] => typeof entry[1] === 'string',
+  );
 }
 
 const healthCounted: ReadonlySet<string> = new Set(['healthy', 'unhealthy', 'unknown']);

@@ -10,6 +10,8 @@ export type Summary = {
   readonly nodes: number;
   readonly enrolled: number;
   readonly online: number;
+  /** Nodes whose host's connection is down (`online: false`); present only when some are. */
+  readonly offline?: number;
   readonly behind: number;
   /** Per revision, ascending: how many nodes last applied it, how many last reported it failed. */
   readonly revisions: readonly RevisionCount[];
@@ -53,6 +55,12 @@ export type Summary = {
   readonly agents?: readonly FactCount[];
   readonly systems?: readonly FactCount[];
   /**
+   * Nodes by each label key and value (docs/mesh-file.md), keys in order, values most nodes first:
+   * at most `labelValuesShown` values a key, the rest summed in `otherValues` and `otherNodes`.
+   * Present only when some node has labels.
+   */
+  readonly labels?: readonly LabelCount[];
+  /**
    * False when a change may be missing from the counters: the aggregator let a batch go, or a
    * rebuild is under way (the counts are then not to be trusted until `mesh summary rebuild`),
    * or it is catching up with the table's changes (`catchingUp`: the counts trail the mesh).
@@ -64,6 +72,21 @@ export type Summary = {
 
 /** How many nodes say one value of a fact: an agent version, an OS. */
 export type FactCount = { readonly value: string; readonly nodes: number };
+
+/** One label key's values, most nodes first, and what the list leaves out. */
+export type LabelCount = {
+  readonly key: string;
+  readonly values: readonly FactCount[];
+  /** Values left out past the first `labelValuesShown`, and the nodes that have them. */
+  readonly otherValues?: number;
+  readonly otherNodes?: number;
+};
+
+/**
+ * Values a key lists: a key with a value per node (`host=…`) is a count, not a list of them all,
+ * and the answer stays small at any fleet size.
+ */
+export const labelValuesShown = 50;
 
 export type RevisionCount = { readonly revision: number; readonly applied: number; readonly failed: number };
 export type ModuleVersionCount = {
@@ -96,10 +119,16 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
   };
   const agents = new Map<string, number>();
   const systems = new Map<string, number>();
+  const labels = new Map<string, Map<string, number>>();
   for (const [name, count] of counters) {
     if (count === 0) continue;
     const [kind, ...rest] = name.split('#');
-    if ((kind === 'agent' || kind === 'os') && rest.length === 1) {
+    if (kind === 'label' && rest.length === 2) {
+      const [key, value] = rest as [string, string];
+      const values = labels.get(key) ?? new Map<string, number>();
+      values.set(value, (values.get(value) ?? 0) + count);
+      labels.set(key, values);
+    } else if ((kind === 'agent' || kind === 'os') && rest.length === 1) {
       const byValue = kind === 'agent' ? agents : systems;
       const value = rest[0] as string;
       byValue.set(value, (byValue.get(value) ?? 0) + count);
@@ -119,6 +148,7 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     nodes: counters.get('nodes') ?? 0,
     enrolled: counters.get('enrolled') ?? 0,
     online: counters.get('online') ?? 0,
+    ...((counters.get('offline') ?? 0) > 0 ? { offline: counters.get('offline') as number } : {}),
     behind: counters.get('behind') ?? 0,
     revisions: [...revisions]
       .sort(([a], [b]) => a - b)
@@ -130,6 +160,7 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     health: healthCounts(counters),
     ...factCounts('agents', agents),
     ...factCounts('systems', systems),
+    ...labelCounts(labels),
     exact: exact && !catchingUp,
     ...(catchingUp ? { catchingUp: true as const } : {}),
   };
@@ -159,12 +190,14 @@ export function summaryFromFullRead(
     add('nodes');
     if (status.enrolled) add('enrolled');
     if (status.online === true) add('online');
+    if (status.online === false) add('offline');
     if (status.behind) add('behind');
     if (status.waiting) {
       add(waitingNodes);
       counters.set(waitingRelations, (counters.get(waitingRelations) ?? 0) + status.waiting.relations);
     }
     if (status.health) add(`health#${status.health.state}`);
+    for (const [key, value] of Object.entries(status.labels ?? {})) add(`label#${key}#${value}`);
     if (status.facts) {
       add(`agent#${status.facts.agent}`);
       add(`os#${status.facts.os}`);
@@ -194,6 +227,27 @@ function factCounts<Name extends 'agents' | 'systems'>(
     .map(([value, nodes]) => ({ value, nodes }))
     .sort((a, b) => b.nodes - a.nodes || compare(a.value, b.value));
   return counts.length > 0 ? ({ [name]: counts } as Partial<Record<Name, FactCount[]>>) : {};
+}
+
+/** Each key's values most nodes first, the list cut at labelValuesShown; left out when no node has labels. */
+function labelCounts(labels: ReadonlyMap<string, ReadonlyMap<string, number>>): { labels?: LabelCount[] } {
+  const counted: LabelCount[] = [];
+  for (const key of [...labels.keys()].sort(compare)) {
+    const values = [...(labels.get(key) ?? [])]
+      .filter(([, nodes]) => nodes > 0)
+      .map(([value, nodes]) => ({ value, nodes }))
+      .sort((a, b) => b.nodes - a.nodes || compare(a.value, b.value));
+    if (values.length === 0) continue;
+    const others = values.slice(labelValuesShown);
+    counted.push({
+      key,
+      values: values.slice(0, labelValuesShown),
+      ...(others.length > 0
+        ? { otherValues: others.length, otherNodes: others.reduce((sum, v) => sum + v.nodes, 0) }
+        : {}),
+    });
+  }
+  return counted.length > 0 ? { labels: counted } : {};
 }
 
 /** Healthy and unhealthy as counted; unknown the rest of the nodes, reported so or not at all. */

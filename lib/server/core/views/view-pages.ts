@@ -19,6 +19,10 @@ export type ViewFilter = {
   readonly failed?: true;
   /** Its host's check last said unhealthy. */
   readonly unhealthy?: true;
+  /** Not marked behind: sent all that feeds its declaration (the fleet view's "up to date"). */
+  readonly current?: true;
+  /** Its host never enrolled. */
+  readonly unenrolled?: true;
   /** It carries this module. */
   readonly module?: string;
   /** Its labels, and its host's facts as `agent`, `os` and `arch`, match this selector (docs/mesh-file.md). */
@@ -62,6 +66,8 @@ export function filterText(filter: ViewFilter): string {
     filter.offline ? 'offline' : '',
     filter.failed ? 'failed' : '',
     filter.unhealthy ? 'unhealthy' : '',
+    filter.current ? 'current' : '',
+    filter.unenrolled ? 'unenrolled' : '',
     filter.module ? `module=${filter.module}` : '',
     filter.on ? `on=${selectorText(filter.on)}` : '',
     filter.prefix ? `prefix=${filter.prefix}` : '',
@@ -80,6 +86,8 @@ export function passes(
   if (filter.offline && status.online !== false) return false;
   if (filter.failed && status.reportState !== 'failed') return false;
   if (filter.unhealthy && status.health?.state !== 'unhealthy') return false;
+  if (filter.current && status.behind) return false;
+  if (filter.unenrolled && status.enrolled) return false;
   if (filter.module && !modules.some((m) => m.module === filter.module)) return false;
   if (filter.on && !matchesSelector(filter.on, labelsWithFacts(status.labels, status.facts))) return false;
   if (filter.prefix && !status.node.startsWith(filter.prefix)) return false;

@@ -95,14 +95,7 @@ export function labelKeys(graph) {
  * newest revision's applied count, and the failed ones of every revision (a node counts once
  * there: its latest report). Shown only for a mesh larger than the graph's first page.
  * @param {HTMLElement} tile
- * @param {{ nodes: number, enrolled: number, online: number, behind: number, exact: boolean,
- *   revisions: Array<{ revision: number, applied: number, failed: number }>,
- *   waiting?: { nodes: number, relations: number },
- *   health?: { healthy: number, unhealthy: number, unknown: number },
- *   heldBack?: { rollouts: Array<{ id: string, state: string, notSent: number }>,
- *     freezes: Array<{ on: string, reason: string }> },
- *   agents?: Array<{ value: string, nodes: number }>,
- *   systems?: Array<{ value: string, nodes: number }> }} summary
+ * @param {import('../../../../server/core/summary/summary.ts').Summary} summary
  */
 export function showSummaryTile(tile, summary) {
   const count = (/** @type {number} */ n) => n.toLocaleString('en');
