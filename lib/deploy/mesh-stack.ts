@@ -20,6 +20,7 @@ import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
+import { ReleaseBucket } from './release-bucket.ts';
 import { SignalBroker } from './signal-broker.ts';
 import { SteppingStateMachine } from './stepping-flow.ts';
 import { SummaryAggregator } from './summary-aggregator.ts';
@@ -64,6 +65,11 @@ export type MeshStackProps = StackProps & {
    * AWS mails it first. Without one, subscribe to the `AlarmTopicArn` output yourself.
    */
   readonly alarmEmail?: string;
+  /**
+   * The release keys (Ed25519, base64 SPKI; `-c releaseKeys=KEY,KEY`) a release of `mesh-host`
+   * must be signed by to be published (docs/host-agent.md, "Releases"). @default none: no release is taken
+   */
+  readonly releaseKeys?: readonly string[];
 };
 
 /** An address SNS can mail: something@domain, no spaces. */
@@ -76,6 +82,7 @@ const emailAddress = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 export class MeshStack extends Stack {
   public readonly tables: MeshTables;
   public readonly control: ControlQueue;
+  public readonly releases: ReleaseBucket;
   public readonly functions: MeshFunctions;
   public readonly pushFlow: PushStateMachine;
   /** The rollout flow, when the manifest has its 'rollout-flow' function. */
@@ -117,6 +124,7 @@ export class MeshStack extends Stack {
     this.control = new ControlQueue(this, 'ControlQueue', {
       consumerTimeout: Duration.seconds(consumerSpec ? timeoutOf(consumerSpec) : consumerTimeoutSeconds),
     });
+    this.releases = new ReleaseBucket(this, 'Releases', { retain: props.retainData ?? true });
     this.compute = new NestedStack(this, 'Compute', {
       description: 'mesh: the functions, their flows, the queue and stream consumers, the signal broker',
     });
@@ -133,6 +141,8 @@ export class MeshStack extends Stack {
       identityTable: this.tables.identity,
       controlQueue: this.control.queue,
       deadLetterQueue: this.control.deadLetterQueue,
+      releaseBucket: this.releases.bucket,
+      ...(props.releaseKeys ? { releaseKeys: props.releaseKeys } : {}),
       ...(props.functionsDir ? { functionsDir: props.functionsDir } : {}),
     });
     const functionNamed = (name: string) => this.functions.get(name);
@@ -281,6 +291,7 @@ export class MeshStack extends Stack {
           "the GitHub Action's role-to-assume (aws-actions/configure-aws-credentials; docs/gitops.md)",
       });
     }
+    new CfnOutput(this, 'ReleaseBucketName', { value: this.releases.bucket.bucketName });
     new CfnOutput(this, 'InventoryTableName', { value: this.tables.inventory.tableName });
     new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });

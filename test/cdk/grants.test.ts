@@ -14,6 +14,7 @@ const names = {
   [logicalId(stack, stack.tables.identity)]: 'identity',
   [logicalId(stack, stack.control.queue)]: 'control',
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
+  [logicalId(stack, stack.releases.bucket)]: 'releases',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
   ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
   ...(stack.applyFlow ? { [logicalId(stack, stack.applyFlow.stateMachine)]: 'applyFlow' } : {}),
@@ -89,6 +90,8 @@ const grantsOfAccess: Record<Access, string[]> = {
   'rolloutFlow:start': each(['states:StartExecution', 'states:ListExecutions'], 'rolloutFlow'),
   'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
+  'releases:upload': each(['s3:PutObject'], 'releases'),
+  'releases:read': each(['s3:GetObject', 's3:ListBucket'], 'releases'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
   'summary:count': [
