@@ -12,15 +12,12 @@ import { type Item, itemAbsent, queryAll } from '../dynamodb/requests.ts';
  * |------------------|--------------------|------------|
  * | `agent#releases` | `<version>#<arch>` | release (the signed manifest), publishedAt, publishedBy |
  *
- * One small partition (a release is about 1 KB; maxReleasesListed bounds a list's read). A put is
- * written only where none is, with its audit record (`agent.publish`).
+ * One small partition: a release is about 1 KB, so a thousand releases are one query page. A
+ * put is written only where none is, with its audit record (`agent.publish`).
  */
 const partition = 'agent#releases';
 const keyOf = (version: string, arch: string) => ({ pk: partition, sk: `${version}#${arch}` });
 const store = 'the inventory table';
-
-/** At most this many releases in a list: about 1 MB of the partition, one query page or two. */
-export const maxReleasesListed = 500;
 
 export class DynamoDBReleaseRecords extends AuditedTableStore implements ReleaseRecords {
   async put(release: StoredRelease, by: Actor): Promise<{ stored: boolean; kept: StoredRelease }> {
@@ -65,10 +62,8 @@ export class DynamoDBReleaseRecords extends AuditedTableStore implements Release
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': partition },
-      Limit: maxReleasesListed,
     });
     return items
-      .slice(0, maxReleasesListed)
       .map(releaseFrom)
       .sort((a, b) => (a.publishedAt < b.publishedAt ? 1 : a.publishedAt > b.publishedAt ? -1 : 0));
   }

@@ -34,6 +34,6 @@ export interface ReleaseRecords {
   /** Writes it with its audit record (`agent.publish`), unless one is kept for its version and arch: that one is answered. */
   put(release: StoredRelease, by: Actor): Promise<{ readonly stored: boolean; readonly kept: StoredRelease }>;
   read(version: string, arch: string): Promise<StoredRelease | undefined>;
-  /** Every release published, newest first (at most maxReleasesListed). */
+  /** Every release published, newest first. */
   list(): Promise<StoredRelease[]>;
 }
