@@ -2,13 +2,16 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { MeshStack } from '../lib/deploy/mesh-stack.ts';
 import { AwsSolutionsChecks } from '../lib/deploy/nag.ts';
+import { releaseKeysOf } from '../lib/server/setup/config.ts';
 
 /**
  * The CDK app. Context: `stackName` (default Mesh), `retainData` ('false' lets the tables go
  * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
  * address: trials, LocalStack), `enrolPerAddress` and `requestsPerAddress` (its limits, for a
  * fleet behind one NAT address: docs/deploy.md), `alarmEmail` (an address the alarm topic
- * mails), `eventsEmail` (an address mailed the events a person has to act on: docs/events.md), `githubRepo` (owner/name: GitHub's OIDC provider and a role its workflows assume,
+ * mails), `eventsEmail` (an address mailed the events a person has to act on: docs/events.md),
+ * `releaseKeys` (KEY,KEY: the release keys a published `mesh-host` must be signed by), `githubRepo`
+ * (owner/name: GitHub's OIDC provider and a role its workflows assume,
  * holding MeshOperator; with `githubPrune` 'true' MeshAdmin instead; `githubOidcProvider` the ARN of
  * the account's provider when it has one: docs/gitops.md), `bundle` ('false' writes the template without building the functions' bundles, for the
  * tests that read only the template: docs/rehearsal.md). Region and account come from the CLI's
@@ -36,6 +39,9 @@ new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
     : {}),
   ...(app.node.tryGetContext('eventsEmail')
     ? { eventsEmail: String(app.node.tryGetContext('eventsEmail')) }
+    : {}),
+  ...(app.node.tryGetContext('releaseKeys')
+    ? { releaseKeys: releaseKeysOf(String(app.node.tryGetContext('releaseKeys'))) }
     : {}),
   ...(app.node.tryGetContext('githubRepo')
     ? {

@@ -3,7 +3,7 @@ import { relative } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
 import { defaultXzLevel } from '../tools/packaging/linux-packages.ts';
-import { defaultOutDir, packageMesh } from '../tools/packaging/package.ts';
+import { defaultOutDir, PackagingError, packageMesh } from '../tools/packaging/package.ts';
 import {
   executableNamed,
   executables,
@@ -15,7 +15,9 @@ import {
 /**
  * `npm run package`: `mesh-host` and `mesh` as single executables for linux-x64 and
  * linux-arm64 (no Node, no node_modules needed on the machine), a `.sha256` beside each,
- * `mesh-host.service`, and mesh-host's `.deb` and `.rpm` for each, into dist/. Exit codes: 0 built, 1 a step failed (it says which), 2 usage.
+ * `mesh-host.service`, and mesh-host's `.deb` and `.rpm` for each, into dist/, mesh-host with the
+ * release keys it trusts built in. Exit codes: 0 built, 1 a step failed (it says which), 2 usage
+ * (no release key among them).
  */
 const program = new Command('package')
   .description('build the release executables, their checksums and the systemd unit')
@@ -28,6 +30,10 @@ const program = new Command('package')
   .option('--no-unit', 'do not write the systemd unit')
   .option('--no-packages', 'do not make the .deb and .rpm packages of mesh-host')
   .option('--xz-level <n>', 'xz preset of the packages, 0 (fastest) to 9 (smallest)', String(defaultXzLevel))
+  .option(
+    '--release-keys <keys>',
+    'the release keys built into mesh-host, base64 SPKI of Ed25519 public keys separated by commas (default: MESH_RELEASE_KEYS)',
+  )
   .option('--json', 'print one JSON document instead of lines for people', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage))
   .action(
@@ -38,6 +44,7 @@ const program = new Command('package')
       unit: boolean;
       packages: boolean;
       xzLevel: string;
+      releaseKeys?: string;
       json: boolean;
     }) => {
       const chosenTargets = (options.target ?? targets.map((target) => target.name)).map(
@@ -71,6 +78,10 @@ const program = new Command('package')
           unit: options.unit,
           packages: options.packages,
           xzLevel,
+          releaseKeys: (options.releaseKeys ?? process.env.MESH_RELEASE_KEYS ?? '')
+            .split(',')
+            .map((key) => key.trim())
+            .filter((key) => key.length > 0),
           log: say,
         });
         const inProject = relative(projectRoot, result.outDir);
@@ -87,7 +98,7 @@ const program = new Command('package')
         process.exitCode = verification?.outcome === 'refused' ? ExitCode.failed : ExitCode.ok;
       } catch (error) {
         process.stderr.write(`package: ${(error as Error).message}\n`);
-        process.exitCode = ExitCode.failed;
+        process.exitCode = error instanceof PackagingError ? ExitCode.usage : ExitCode.failed;
       }
     },
   );

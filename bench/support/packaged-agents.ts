@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { agentLines } from '../../lib/clients/host/log-lines.ts';
 import { codedLineReader, type Heard } from '../../test/support/processes.ts';
+import { developmentReleaseKey } from '../../tools/packaging/development-release-key.ts';
 import { pinnedNode } from '../../tools/packaging/node-binaries.ts';
 import { packageMesh } from '../../tools/packaging/package.ts';
 import { executableNamed } from '../../tools/packaging/targets.ts';
@@ -27,7 +28,11 @@ export type PackagedHere = {
 
 /** Runs `npm run package`'s build (reusing what is current) and picks out this machine's artifacts. */
 export async function packagedHere(): Promise<PackagedHere> {
-  const result = await packageMesh({ unit: false, log: (line) => process.stdout.write(`  ${line}\n`) });
+  const result = await packageMesh({
+    unit: false,
+    releaseKeys: [developmentReleaseKey.publicKey],
+    log: (line) => process.stdout.write(`  ${line}\n`),
+  });
   const pinned = await pinnedNode();
   const here = (name: string) =>
     result.executables.find((entry) => entry.executable === name && entry.target.machine === pinned.machine);

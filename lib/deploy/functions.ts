@@ -6,6 +6,7 @@ import type { IEventBus } from 'aws-cdk-lib/aws-events';
 import { ArnPrincipal, type IRole, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
@@ -28,6 +29,10 @@ export type MeshFunctionsProps = {
   readonly identityTable: ITableV2;
   readonly controlQueue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** The agent's executables (release-bucket.ts). */
+  readonly releaseBucket: IBucket;
+  /** The release keys a published release must be signed by (MESH_RELEASE_KEYS). @default none: no release is taken */
+  readonly releaseKeys?: readonly string[];
   /**
    * Where the handler files are.
    * @default functions/ at the project root
@@ -119,6 +124,8 @@ export class MeshFunctions extends Construct {
       identityTable: props.identityTable.tableName,
       controlQueueUrl: props.controlQueue.queueUrl,
       deadLetterQueueUrl: props.deadLetterQueue.queueUrl,
+      releaseKeys: [...(props.releaseKeys ?? [])],
+      releaseBucket: props.releaseBucket.bucketName,
       logLevel,
     });
     const functions = new Map<string, LambdaFunction>();
@@ -170,7 +177,7 @@ export class MeshFunctions extends Construct {
         },
       });
       for (const access of accessesOf(spec)) grantAccess(access, role, props);
-      acknowledgeGrantWildcards(role, spec);
+      acknowledgeGrantWildcards(role, spec, props.releaseBucket);
       functions.set(spec.name, fn);
       roles.set(spec.name, role);
     }

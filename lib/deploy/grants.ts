@@ -1,6 +1,7 @@
-import { Stack, Token } from 'aws-cdk-lib';
+import { type CfnElement, Names, Stack, Token } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { refusedPartitions } from '../server/adapters/audit/audit-refusals.ts';
 import { auditDayPartitions, auditPartitions } from '../server/adapters/audit/audit-trail.ts';
@@ -16,7 +17,7 @@ import { summaryPartitions } from '../server/adapters/summary/summary-store.ts';
 import { nodeTopics } from '../server/core/signal/channel.ts';
 import type { Access, FunctionSpec } from '../server/functions/table.ts';
 import { inventoryTable } from '../server/setup/resources.ts';
-import { acknowledge } from './nag.ts';
+import { acknowledge, arnInFinding } from './nag.ts';
 
 /** What a row's accesses are granted on. */
 export type GrantedResources = {
@@ -24,6 +25,8 @@ export type GrantedResources = {
   readonly identityTable: ITableV2;
   readonly controlQueue: IQueue;
   readonly deadLetterQueue: IQueue;
+  /** The agent's executables (release-bucket.ts). */
+  readonly releaseBucket: IBucket;
 };
 
 /** Every node's signal topic, and nothing else: what `signal:publish` allows. */
@@ -220,6 +223,32 @@ export function grantAccess(access: Access, role: IRole, props: GrantedResources
       // what the stream's event source mapping needs, checked when it is created
       props.inventoryTable.grantStreamRead(role);
       return;
+    case 'releases:upload':
+      // a presigned PUT is made with the signer's own rights: only the executables' keys
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['s3:PutObject'],
+          resources: [props.releaseBucket.arnForObjects('executables/*')],
+        }),
+      );
+      return;
+    case 'releases:read':
+      // HeadObject (a publish's check) and a presigned GET (a host's download) need s3:GetObject;
+      // without s3:ListBucket a missing executable answers 403, not 404. The bucket holds only
+      // executables under their digests: listing it tells nothing a release does not.
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['s3:GetObject'],
+          resources: [props.releaseBucket.arnForObjects('executables/*')],
+        }),
+      );
+      role.addToPrincipalPolicy(
+        new PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [props.releaseBucket.bucketArn],
+        }),
+      );
+      return;
     case 'signal:publish':
       role.addToPrincipalPolicy(
         new PolicyStatement({
@@ -255,10 +284,32 @@ function tableStatements(grant: TableGrant, props: GrantedResources): PolicyStat
   ];
 }
 
+/**
+ * How cdk-nag names the release bucket's executables in a finding: the bucket's ARN as the role's
+ * stack sees it (a nested stack's parameter when the bucket is in its parent) and the key pattern.
+ */
+function executablesInFinding(role: IRole, bucket: IBucket): string {
+  const resource = bucket.node.defaultChild as CfnElement;
+  const arn =
+    Stack.of(role) === Stack.of(bucket)
+      ? arnInFinding(bucket)
+      : `<referenceto${Names.uniqueId(resource)}Arn>`;
+  return `${arn}/executables/*`;
+}
+
 /** The findings a row's grants raise on purpose, each with its reason. */
-export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec): void {
+export function acknowledgeGrantWildcards(role: IRole, spec: FunctionSpec, releaseBucket?: IBucket): void {
+  const releases = spec.access.some((access) => access === 'releases:upload' || access === 'releases:read');
   acknowledge(
     role,
+    ...(releases && releaseBucket
+      ? [
+          {
+            id: `AwsSolutions-IAM5[Resource::${executablesInFinding(role, releaseBucket)}]`,
+            reason: `${spec.name} presigns a transfer of (or reads) whichever executable a release names, kept under its SHA-256; s3:PutObject or s3:GetObject on executables/* only`,
+          },
+        ]
+      : []),
     ...(spec.access.includes('signal:publish')
       ? [
           {

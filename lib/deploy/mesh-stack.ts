@@ -21,6 +21,7 @@ import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
 import { OperatorRoles } from './operator-roles.ts';
 import { PushStateMachine, pushFlowAslPath } from './push-flow.ts';
+import { ReleaseBucket } from './release-bucket.ts';
 import { SignalBroker } from './signal-broker.ts';
 import { SteppingStateMachine } from './stepping-flow.ts';
 import { SummaryAggregator } from './summary-aggregator.ts';
@@ -70,6 +71,11 @@ export type MeshStackProps = StackProps & {
    * docs/events.md); it must confirm the subscription first.
    */
   readonly eventsEmail?: string;
+  /**
+   * The release keys (Ed25519, base64 SPKI; `-c releaseKeys=KEY,KEY`) a release of `mesh-host`
+   * must be signed by to be published (docs/host-agent.md, "Releases"). @default none: no release is taken
+   */
+  readonly releaseKeys?: readonly string[];
 };
 
 /** An address SNS can mail: something@domain, no spaces. */
@@ -82,6 +88,7 @@ const emailAddress = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 export class MeshStack extends Stack {
   public readonly tables: MeshTables;
   public readonly control: ControlQueue;
+  public readonly releases: ReleaseBucket;
   public readonly functions: MeshFunctions;
   public readonly pushFlow: PushStateMachine;
   /** The rollout flow, when the manifest has its 'rollout-flow' function. */
@@ -128,6 +135,7 @@ export class MeshStack extends Stack {
     this.control = new ControlQueue(this, 'ControlQueue', {
       consumerTimeout: Duration.seconds(consumerSpec ? timeoutOf(consumerSpec) : consumerTimeoutSeconds),
     });
+    this.releases = new ReleaseBucket(this, 'Releases', { retain: props.retainData ?? true });
     this.compute = new NestedStack(this, 'Compute', {
       description: 'mesh: the functions, their flows, the queue and stream consumers, the signal broker',
     });
@@ -144,6 +152,8 @@ export class MeshStack extends Stack {
       identityTable: this.tables.identity,
       controlQueue: this.control.queue,
       deadLetterQueue: this.control.deadLetterQueue,
+      releaseBucket: this.releases.bucket,
+      ...(props.releaseKeys ? { releaseKeys: props.releaseKeys } : {}),
       ...(props.functionsDir ? { functionsDir: props.functionsDir } : {}),
     });
     const functionNamed = (name: string) => this.functions.get(name);
@@ -297,6 +307,7 @@ export class MeshStack extends Stack {
           "the GitHub Action's role-to-assume (aws-actions/configure-aws-credentials; docs/gitops.md)",
       });
     }
+    new CfnOutput(this, 'ReleaseBucketName', { value: this.releases.bucket.bucketName });
     new CfnOutput(this, 'InventoryTableName', { value: this.tables.inventory.tableName });
     new CfnOutput(this, 'IdentityTableName', { value: this.tables.identity.tableName });
     new CfnOutput(this, 'ControlQueueUrl', { value: this.control.queue.queueUrl });

@@ -25,6 +25,7 @@ import { awsQuotas, invocation } from './aws-quotas.ts';
 import { asFunction } from './call-record.ts';
 import { LocalFirewall, type LocalFirewallLimits } from './firewall.ts';
 import { localLambdaContext } from './lambda-context.ts';
+import { type LocalReleaseFiles, releaseFilesPath } from './release-files.ts';
 
 export type LocalApiOptions = {
   readonly port: number;
@@ -44,6 +45,8 @@ export type LocalApiOptions = {
   readonly integrationTimeoutMs?: number;
   /** Answer as the deployed firewall would, per source address (MESH_LOCAL_FIREWALL). @default off */
   readonly firewall?: LocalFirewallLimits;
+  /** The agent's executables, served on their own path as S3 serves them on AWS. @default none */
+  readonly releaseFiles?: LocalReleaseFiles;
 };
 
 /** A route's handler, and its row: its timeout and reserved concurrency hold its invocations. */
@@ -91,6 +94,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
       timeoutMs: options.requestTimeoutMs,
       integrationMs: options.integrationTimeoutMs ?? awsQuotas.apiIntegrationMs,
       port,
+      releaseFiles: options.releaseFiles,
     };
     serve(request, response, served, load).catch((error: unknown) => {
       process.stderr.write(`mesh local api: ${(error as Error).stack ?? String(error)}\n`);
@@ -102,6 +106,7 @@ export async function startLocalApi(options: LocalApiOptions): Promise<RunningAp
   refuseBrokenFraming(server);
   const running = await listen(server, options.port, host);
   port = running.port;
+  options.releaseFiles?.listening(running.url);
   return running;
 }
 
@@ -114,7 +119,9 @@ async function serve(
     timeoutMs,
     integrationMs,
     port,
+    releaseFiles,
   }: {
+    readonly releaseFiles?: LocalReleaseFiles | undefined;
     readonly table: readonly Route[];
     readonly pages: readonly StaticPage[];
     readonly timeoutMs: number | undefined;
@@ -125,8 +132,17 @@ async function serve(
 ) {
   const method = request.method ?? 'GET';
   const target = request.url ?? '/';
-  // Who may ask, first: a stranger's request is refused before its path is even read.
-  const refusal = loopbackRefusal({ method, target, headers: request.headers }, port);
+  // Who may ask, first: a stranger's request is refused before its path is even read. An
+  // executable's upload is the one body not sent as JSON: its signed URL is its authority.
+  const releaseUpload = releaseFiles !== undefined && method === 'PUT' && target.startsWith(releaseFilesPath);
+  const refusal = loopbackRefusal(
+    {
+      method,
+      target,
+      headers: releaseUpload ? { ...request.headers, 'content-type': 'application/json' } : request.headers,
+    },
+    port,
+  );
   if (refusal) {
     request.resume();
     sendRefusal(response, refusal);
@@ -139,6 +155,7 @@ async function serve(
     return;
   }
   if (servePage(pages, { method, path: url.path }, response)) return;
+  if (releaseFiles && (await releaseFiles.serve(request, response, url.path, url.query))) return;
   let match: ReturnType<typeof matchRoute>;
   try {
     match = matchRoute(table, method, url.path);

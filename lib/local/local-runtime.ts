@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { consolePages } from '../clients/cli/console/pages.ts';
 import { makeDynamoDBClient, makeSQSClient } from '../server/adapters/aws-clients.ts';
 import { queueOne } from '../server/api/handlers/control.ts';
@@ -32,6 +32,8 @@ export type LocalRuntimeOptions = {
   readonly mqttPort?: number;
   /** Where DynamoDB Local and fauxqs keep their data; in memory when absent. */
   readonly dataDir?: string;
+  /** The release keys `mesh agent publish` must be signed by (MESH_RELEASE_KEYS). @default none: no release is taken */
+  readonly releaseKeys?: readonly string[];
   readonly resourcePrefix?: string;
   /** @default 'us-east-1' */
   readonly region?: string;
@@ -119,6 +121,8 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       ...(options.pushWaitSeconds !== undefined ? { pushWaitSeconds: options.pushWaitSeconds } : {}),
       ...(options.logLevel ? { logLevel: options.logLevel } : {}),
       signal: { brokerUrl },
+      ...(dataDir ? { releaseFolder: join(dataDir, 'releases') } : {}),
+      ...(options.releaseKeys ? { releaseKeys: options.releaseKeys } : {}),
       ...(options.eventsWebhook ? { eventsWebhook: options.eventsWebhook } : {}),
     });
     const format = options.logFormat ?? 'text';
@@ -150,6 +154,7 @@ export async function startLocalRuntime(options: LocalRuntimeOptions): Promise<R
       }),
       host,
       ...(options.firewall ? { firewall: options.firewall } : {}),
+      releaseFiles: parts.localReleaseFiles,
     });
     stack.push(() => api.stop());
     return { url: api.url, brokerUrl, dataDir, config, parts, emulators, stop: stopAll };

@@ -1,6 +1,7 @@
 import * as z from 'zod';
+import { releaseKeyText } from '../server/core/agent-release/release.ts';
 import { lineFormatOf } from '../server/core/coded-lines.ts';
-import { logLevelOf, type MeshConfig } from '../server/setup/config.ts';
+import { logLevelOf, type MeshConfig, releaseKeysOf } from '../server/setup/config.ts';
 import { givenEndpoints } from './emulators.ts';
 import { LocalRuntimeError } from './errors.ts';
 import { localFirewallLimits } from './firewall.ts';
@@ -40,6 +41,7 @@ export async function runLocalRuntime(
       pushWaitSeconds: z.coerce.number().min(0).max(25).optional(),
       eventsWebhook: z.url({ protocol: /^https?$/ }).optional(),
       eventsWebhookSecret: z.string().min(16).optional(),
+      releaseKeys: z.array(releaseKeyText).max(8),
     })
     .refine((values) => values.eventsWebhook === undefined || values.eventsWebhookSecret !== undefined, {
       path: ['eventsWebhookSecret'],
@@ -53,6 +55,7 @@ export async function runLocalRuntime(
       pushWaitSeconds: env.MESH_PUSH_WAIT_SECONDS || undefined,
       eventsWebhook: env.MESH_EVENTS_WEBHOOK || undefined,
       eventsWebhookSecret: env.MESH_EVENTS_WEBHOOK_SECRET || undefined,
+      releaseKeys: releaseKeysOf(env.MESH_RELEASE_KEYS),
     });
   if (!settings.success) {
     const variables: Record<string, string> = {
@@ -63,6 +66,7 @@ export async function runLocalRuntime(
       holdBoundSeconds: 'MESH_HOLD_BOUND_SECONDS must be a whole number of seconds up to 3600',
       pushWaitSeconds: 'MESH_PUSH_WAIT_SECONDS must be a number of seconds from 0 to 25',
       eventsWebhook: 'MESH_EVENTS_WEBHOOK must be an http or https URL',
+      releaseKeys: 'MESH_RELEASE_KEYS must be up to 8 Ed25519 public keys (base64 SPKI), separated by commas',
       eventsWebhookSecret:
         'MESH_EVENTS_WEBHOOK_SECRET must be set with MESH_EVENTS_WEBHOOK, 16 characters or more: every event is signed with it',
     };

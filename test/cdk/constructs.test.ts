@@ -10,6 +10,7 @@ import { ControlConsumer } from '../../lib/deploy/control-consumer.ts';
 import { ControlQueue } from '../../lib/deploy/control-queue.ts';
 import { MeshFunctions } from '../../lib/deploy/functions.ts';
 import { PushStateMachine } from '../../lib/deploy/push-flow.ts';
+import { ReleaseBucket } from '../../lib/deploy/release-bucket.ts';
 import { SignalBroker } from '../../lib/deploy/signal-broker.ts';
 import { MeshTables } from '../../lib/deploy/tables.ts';
 import type { FunctionSpec } from '../../lib/server/functions/table.ts';
@@ -184,6 +185,7 @@ describe('MeshFunctions', () => {
       identityTable: tables.identity,
       controlQueue: queues.queue,
       deadLetterQueue: queues.deadLetterQueue,
+      releaseBucket: new ReleaseBucket(scope, 'Releases').bucket,
     });
     const proofs = Template.fromStack(scope);
     const idOf = (construct: { node: { defaultChild?: unknown } }) =>
@@ -271,6 +273,7 @@ describe('MeshFunctions', () => {
           identityTable: tables.identity,
           controlQueue: queues.queue,
           deadLetterQueue: queues.deadLetterQueue,
+          releaseBucket: new ReleaseBucket(scope, 'Releases').bucket,
         }),
     );
     expect(problems).toEqual([

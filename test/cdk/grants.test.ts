@@ -14,6 +14,7 @@ const names = {
   [logicalId(stack, stack.tables.identity)]: 'identity',
   [logicalId(stack, stack.control.queue)]: 'control',
   [logicalId(stack, stack.control.deadLetterQueue)]: 'deadLetter',
+  [logicalId(stack, stack.releases.bucket)]: 'releases',
   [logicalId(stack, stack.pushFlow.stateMachine)]: 'pushFlow',
   [logicalId(stack, stack.events.bus)]: 'eventBus',
   ...(stack.rolloutFlow ? { [logicalId(stack, stack.rolloutFlow.stateMachine)]: 'rolloutFlow' } : {}),
@@ -91,6 +92,8 @@ const grantsOfAccess: Record<Access, string[]> = {
   'applyFlow:start': each(['states:StartExecution'], 'applyFlow'),
   'pushRun:invoke': each(['lambda:InvokeFunction'], 'function:push-run'),
   'events:put': each(['events:PutEvents'], 'eventBus'),
+  'releases:upload': each(['s3:PutObject'], 'releases'),
+  'releases:read': each(['s3:GetObject', 's3:ListBucket'], 'releases'),
   'signal:publish': each(['iot:Publish', 'iot:RetainPublish'], 'topic/mesh/nodes/*/signal'),
   'summary:read': each(['dynamodb:GetItem', 'dynamodb:Query'], 'inventory', 'summary#*'),
   'summary:count': [

@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { releaseKeyFingerprint } from '../../lib/clients/host/release-keys.ts';
+import { developmentReleaseKey } from '../../tools/packaging/development-release-key.ts';
 import { elfMachines, hasInjectedApplication, readElfHeader } from '../../tools/packaging/elf.ts';
 import type { PackageResult } from '../../tools/packaging/package.ts';
 import { installedExecutable, renderHostUnit, verifyHostUnit } from '../../tools/packaging/systemd-unit.ts';
@@ -52,6 +54,8 @@ beforeAll(async () => {
   const args = ['bin/package.ts', '--out', out, '--json', '--xz-level', '0'];
   const { stdout, stderr } = await exec(process.execPath, args, {
     cwd: root,
+    // mesh-host is built with the development key the beds sign their releases with
+    env: { ...process.env, MESH_RELEASE_KEYS: developmentReleaseKey.publicKey },
     maxBuffer: 16 * 1024 * 1024,
   }).catch((error: { code: number; stdout: string; stderr: string }) => {
     if (error.code !== ExitCode.failed || !error.stdout.includes('{')) throw error;
@@ -159,11 +163,27 @@ describe('npm run package', () => {
     },
   );
 
-  it('the unit runs mesh-host run from /usr/local/bin, keeps state owner-only and does not restart on exit 2 or 9', async () => {
+  it('refuses to build mesh-host without a release key to build in, saying what to give it', async () => {
+    const { MESH_RELEASE_KEYS: _none, ...env } = process.env;
+    const refused = await exec(
+      process.execPath,
+      ['bin/package.ts', '--out', out, '--executable', 'mesh-host'],
+      {
+        cwd: root,
+        env,
+      },
+    ).catch((error: { code: number; stderr: string }) => error);
+    expect(refused).toMatchObject({ code: ExitCode.usage });
+    expect((refused as { stderr: string }).stderr).toMatch(
+      /no release key to build into mesh-host.*--release-keys KEY\[,KEY\] or MESH_RELEASE_KEYS/,
+    );
+  });
+
+  it('the unit runs mesh-host under its supervisor from /usr/local/bin, keeps state owner-only and does not restart on exit 2 or 9', async () => {
     const unit = readFileSync(join(out, 'mesh-host.service'), 'utf8');
     expect(unit).toBe(await renderHostUnit());
     expect(unit).toContain(
-      `ExecStart=${installedExecutable} run --dir /var/lib/mesh-host --apply /etc/mesh-host/apply`,
+      `ExecStart=${installedExecutable} supervise --dir /var/lib/mesh-host -- run --dir /var/lib/mesh-host --apply /etc/mesh-host/apply`,
     );
     expect(unit).toMatch(/^StateDirectory=mesh-host$/m);
     expect(unit).toMatch(/^StateDirectoryMode=0700$/m);
@@ -246,6 +266,17 @@ describe('npm run package', () => {
         expect(printed.stdout).toMatch(
           new RegExp(`^mesh-host ${version.replaceAll('.', '\\.')} \\(build [0-9a-f]{12}(-dirty)?\\)\n$`),
         );
+        // The supervisor the unit runs names the key built in, then runs the agent it was given.
+        const state = mkdtempSync(join(tmpdir(), 'mesh-supervise-'));
+        const supervised = await exec(executable, ['supervise', '--dir', state, '--', '--version'], {
+          env: {},
+          cwd: '/',
+        });
+        rmSync(state, { recursive: true, force: true });
+        expect(supervised.stderr).toContain(
+          `trusting release keys ${releaseKeyFingerprint(developmentReleaseKey.publicKey)}`,
+        );
+        expect(supervised.stdout).toMatch(/^mesh-host \S+ \(build /);
         const unit = readFileSync(join(unpacked, 'lib/systemd/system/mesh-host.service'), 'utf8');
         expect(unit).toBe(await renderHostUnit('/usr/bin/mesh-host'));
         // verify wants ExecStart to exist: the unit as packed, naming the executable as unpacked.

@@ -47,6 +47,7 @@ describe('the operator roles of the function table', () => {
         'DELETE /nodes/{node}/enrolment',
         'DELETE /nodes/{node}/report',
         'DELETE /nodes/{node}/token',
+        'POST /agent/releases',
         'POST /builds/retractions',
         'POST /mesh/apply/prune',
         'POST /nodes/{node}/token',

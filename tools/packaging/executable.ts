@@ -54,8 +54,14 @@ export async function buildInfoHere(): Promise<{ version: string; build: string 
   }
 }
 
-/** Bundles SPEC's entry and everything it imports (no node_modules at run time). */
-export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
+/**
+ * Bundles SPEC's entry and everything it imports (no node_modules at run time), with the
+ * release keys the agent trusts built in (lib/clients/host/release-keys.ts).
+ */
+export async function bundleEntry(
+  spec: ExecutableSpec,
+  releaseKeys: readonly string[] = [],
+): Promise<Bundle> {
   const dir = join(packagingCacheDir, 'bundles');
   await mkdir(dir, { recursive: true });
   const path = join(dir, `${spec.name}.cjs`);
@@ -77,7 +83,11 @@ export async function bundleEntry(spec: ExecutableSpec): Promise<Bundle> {
     logLevel: 'silent',
     // A module that reads a file beside itself reads it through node:sea in the executable
     // (lib/clients/cli/console/pages.ts): its folder is never looked at there.
-    define: { 'import.meta.dirname': '""', MESH_BUILD: JSON.stringify(await buildInfoHere()) },
+    define: {
+      'import.meta.dirname': '""',
+      MESH_BUILD: JSON.stringify(await buildInfoHere()),
+      MESH_RELEASE_KEYS: JSON.stringify(releaseKeys),
+    },
   });
   if (result.warnings.length > 0) {
     // A warning here (import.meta in CommonJS, say) is a fault that shows only on a node.

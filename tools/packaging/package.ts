@@ -1,4 +1,6 @@
 import { basename, join, resolve } from 'node:path';
+import { releaseKeyText } from '../../lib/server/core/agent-release/release.ts';
+import { developmentReleaseKey } from './development-release-key.ts';
 import { type BuiltExecutable, type Bundle, buildExecutable, bundleEntry } from './executable.ts';
 import { buildDeb, buildRpm, describePackage, type LinuxPackage, packageTools } from './linux-packages.ts';
 import { nodeBinaryFor, pinnedNode } from './node-binaries.ts';
@@ -24,8 +26,18 @@ export type PackageOptions = {
   readonly packages?: boolean;
   /** xz's preset for the packages, 0 to 9. @default 6 */
   readonly xzLevel?: number;
+  /**
+   * The release keys (Ed25519, base64 SPKI) built into mesh-host: the releases it takes are
+   * those signed by one of them. Required to build mesh-host (PackagingError without).
+   */
+  readonly releaseKeys?: readonly string[];
   readonly log?: (line: string) => void;
 };
+
+/** `npm run package` cannot make what it was asked: the message says what to give it. */
+export class PackagingError extends Error {
+  override name = 'PackagingError';
+}
 
 export type PackageResult = {
   readonly nodeVersion: string;
@@ -47,6 +59,21 @@ export type PackageResult = {
 export async function packageMesh(options: PackageOptions = {}): Promise<PackageResult> {
   const started = performance.now();
   const log = options.log ?? (() => undefined);
+  const releaseKeys = options.releaseKeys ?? [];
+  const chosen = options.executables ?? executables;
+  if (chosen.some((spec) => spec.name === 'mesh-host')) {
+    if (releaseKeys.length === 0)
+      throw new PackagingError(
+        'no release key to build into mesh-host: it takes only releases signed by one (docs/host-agent.md#releases); give --release-keys KEY[,KEY] or MESH_RELEASE_KEYS (base64 SPKI of Ed25519 public keys)',
+      );
+    const bad = releaseKeys.filter((key) => !releaseKeyText.safeParse(key).success);
+    if (bad.length > 0)
+      throw new PackagingError(`not an Ed25519 public key (base64 SPKI): ${bad.join(', ')}`);
+    if (releaseKeys.includes(developmentReleaseKey.publicKey))
+      log(
+        'WARNING: mesh-host trusts the development release key, whose private half is in the source: for tests only',
+      );
+  }
   const outDir = resolve(options.outDir ?? defaultOutDir);
   const pinned = await pinnedNode();
   const chosenTargets = options.targets ?? targets;
@@ -55,8 +82,8 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
 
   const bundles: Array<{ executable: string } & Bundle> = [];
   const built: BuiltExecutable[] = [];
-  for (const spec of options.executables ?? executables) {
-    const bundle = await bundleEntry(spec);
+  for (const spec of chosen) {
+    const bundle = await bundleEntry(spec, spec.name === 'mesh-host' ? releaseKeys : []);
     bundles.push({ executable: spec.name, ...bundle });
     // One target's postject runs while the other's does (each is single-threaded WebAssembly).
     const forTargets = await Promise.all(
@@ -125,6 +152,7 @@ export async function ensureExecutable(
     executables: [executableNamed(name) as ExecutableSpec],
     unit: false,
     packages: false,
+    releaseKeys: [developmentReleaseKey.publicKey],
     ...(log ? { log } : {}),
   });
   return result.executables[0] as BuiltExecutable;

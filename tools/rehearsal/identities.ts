@@ -61,6 +61,19 @@ export function identitiesOf(template: CfnTemplate, env: RehearsalEnvironment): 
         identity = { ref: url, attributes: { Arn: arn, QueueName: name, QueueUrl: url } };
         break;
       }
+      case 'AWS::S3::Bucket': {
+        // a generated bucket name is lower case, at most 63 characters
+        const name = literal(properties.BucketName) ?? generated(63).toLowerCase();
+        identity = {
+          ref: name,
+          attributes: {
+            Arn: `arn:${partition}:s3:::${name}`,
+            DomainName: `${name}.s3.${env.urlSuffix}`,
+            RegionalDomainName: `${name}.s3.${region}.${env.urlSuffix}`,
+          },
+        };
+        break;
+      }
       case 'AWS::IAM::Role': {
         const name = named('RoleName', 64);
         const path = literal(properties.Path) ?? '/';

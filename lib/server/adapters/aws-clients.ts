@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IoTDataPlaneClient } from '@aws-sdk/client-iot-data-plane';
 import { LambdaClient } from '@aws-sdk/client-lambda';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { MeshConfig } from '../setup/config.ts';
@@ -80,4 +81,16 @@ export function makeIotDataClient(config: Pick<MeshConfig, 'region'>, endpoint: 
  */
 export function makeEventBridgeClient(config: Pick<MeshConfig, 'region'>) {
   return new EventBridgeClient(common(config.region, { maxAttempts: 1, requestTimeoutMs: 1_500 }));
+}
+
+/**
+ * The release bucket's: it presigns transfers and reads an object's head; no body is computed
+ * a checksum of by the SDK (a presigned PUT carries the manifest's SHA-256 instead).
+ */
+export function makeS3Client(config: Pick<MeshConfig, 'region'>) {
+  return new S3Client({
+    region: config.region,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
 }

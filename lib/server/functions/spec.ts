@@ -71,6 +71,10 @@ import type { SteppingTrigger } from '../flows/stepping-flows.ts';
  *   summary's partitions only, and the inventory's stream read (what its event source mapping
  *   needs: DescribeStream, GetRecords, GetShardIterator, ListStreams).
  * - `summary:rebuild`: the counters written again from a Scan of the inventory (docs/summary.md).
+ * - `releases:upload`: s3:PutObject on the release bucket's `executables/*`, what a presigned
+ *   upload of an executable is made with; `releases:read`: s3:GetObject there (a publish's
+ *   HeadObject, a host's presigned download) and s3:ListBucket on the bucket (a missing object
+ *   answers 404, not 403).
  * - `signal:publish`: iot:Publish and iot:RetainPublish (the signal is retained) on the nodes'
  *   signal topics only.
  * - `events:put`: events:PutEvents on the stack's own bus only (docs/events.md): every function
@@ -107,6 +111,8 @@ export type Access =
   | 'applyFlow:start'
   | 'pushRun:invoke'
   | 'pushRun:invoke'
+  | 'releases:upload'
+  | 'releases:read'
   | 'signal:publish'
   | 'presence:write'
   | 'events:put'

@@ -1,4 +1,5 @@
 import { healthHandler } from '../api/handlers/health.ts';
+import { agentReleaseFunctions } from './agent-releases.ts';
 import { auditFunctions } from './audit.ts';
 import { controlFunctions } from './control.ts';
 import { enrolmentFunctions } from './enrolment.ts';
@@ -50,6 +51,7 @@ export const functionSpecs = [
   ...rolloutFunctions,
   ...holdFunctions,
   ...auditFunctions,
+  ...agentReleaseFunctions,
 ] as const satisfies readonly FunctionSpec[];
 
 /** A route of the HTTP API: a method and path, how it is authenticated, and the function that serves it. */

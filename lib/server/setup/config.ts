@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { releaseKeyText } from '../core/agent-release/release.ts';
 
 const logLevels = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevel = (typeof logLevels)[number];
@@ -49,6 +50,15 @@ const configSchema = z.object({
       partition: z.string().min(1).default('aws'),
     })
     .optional(),
+  /**
+   * The release keys (MESH_RELEASE_KEYS, comma separated) whose signature `mesh agent publish`
+   * must carry; none: the control plane takes no release (docs/host-agent.md, "Releases").
+   */
+  releaseKeys: z.array(releaseKeyText).max(8).default([]),
+  /** The bucket the executables are kept in (MESH_RELEASE_BUCKET); absent locally, where the data folder keeps them. */
+  releaseBucket: z.string().min(3).max(63).optional(),
+  /** Where the local runtime keeps the executables: DIR/releases, or a folder of its own for a runtime without one. */
+  releaseFolder: z.string().min(1).optional(),
   endpoints: z.object({ dynamodb: z.url().optional(), sqs: z.url().optional() }).optional(),
   /** The stack's EventBridge bus events are put on (MESH_EVENT_BUS_NAME; docs/events.md); AWS's. */
   eventBusName: z
@@ -87,6 +97,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
     auditRetentionDays: env.MESH_AUDIT_RETENTION_DAYS || undefined,
     eventBusName: env.MESH_EVENT_BUS_NAME || undefined,
     logLevel: logLevelOf(env.MESH_LOG_LEVEL),
+    releaseKeys: releaseKeysOf(env.MESH_RELEASE_KEYS),
+    releaseBucket: env.MESH_RELEASE_BUCKET || undefined,
     signal: env.MESH_SIGNAL_BROKER_URL
       ? {
           brokerUrl: env.MESH_SIGNAL_BROKER_URL,
@@ -98,6 +110,13 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): MeshConfig {
       : undefined,
   });
 }
+
+/** MESH_RELEASE_KEYS: release keys (base64 SPKI) separated by commas, spaces ignored. */
+export const releaseKeysOf = (value: string | undefined): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key.length > 0);
 
 /** Validates a configuration assembled in code (the local runtime, tests), with the same rules. */
 export function checkConfig(values: Record<string, unknown>): MeshConfig {
@@ -130,6 +149,8 @@ export function configEnvironment(
     ...(config.holdBoundSeconds ? { MESH_HOLD_BOUND_SECONDS: String(config.holdBoundSeconds) } : {}),
     ...(config.auditRetentionDays ? { MESH_AUDIT_RETENTION_DAYS: String(config.auditRetentionDays) } : {}),
     ...(config.eventBusName ? { MESH_EVENT_BUS_NAME: config.eventBusName } : {}),
+    ...(config.releaseKeys.length > 0 ? { MESH_RELEASE_KEYS: config.releaseKeys.join(',') } : {}),
+    ...(config.releaseBucket ? { MESH_RELEASE_BUCKET: config.releaseBucket } : {}),
     ...(config.signal ? signalEnvironment(config.signal) : {}),
   };
 }

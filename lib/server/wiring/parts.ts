@@ -42,6 +42,7 @@ import { DynamoDBSummaryStore } from '../adapters/summary/summary-store.ts';
 import { DynamoDBMeshViewReader } from '../adapters/views/mesh-view-reader.ts';
 import { DynamoDBStatusReader } from '../adapters/views/status-reader.ts';
 import { DynamoDBViewPages } from '../adapters/views/view-pages.ts';
+import type { ReleaseFiles } from '../core/agent-release/ports.ts';
 import type { ConsumerDeps } from '../core/control/consumer.ts';
 import { holdPolicyOf } from '../core/control/hold.ts';
 import type * as control from '../core/control/ports.ts';
@@ -83,6 +84,7 @@ import type { ViewPages } from '../core/views/view-pages.ts';
 import { runPushDefinition } from '../flows/push-definition.ts';
 import type { MeshConfig } from '../setup/config.ts';
 import { powertoolsLog } from '../setup/observability.ts';
+import { type AgentReleaseParts, agentReleaseBuilders } from './agent-releases.ts';
 import { type AuditParts, auditBuilders } from './audit.ts';
 import { type HoldParts, holdBuilders } from './holds.ts';
 import { lazily } from './lazily.ts';
@@ -156,7 +158,8 @@ export type Parts = {
 } & RolloutParts &
   HoldParts &
   AuditParts &
-  MeshFileParts;
+  MeshFileParts &
+  AgentReleaseParts;
 
 export type PartsOptions = {
   /** The SDK clients every adapter shares; tests and benches pass ones with middleware (a meter, a lagging index). */
@@ -187,6 +190,8 @@ export type StandIns = {
   readonly applyFlow?: () => ApplyFlow;
   /** Tells hosts when a broker but no IoT endpoint is configured. */
   readonly signalPublisher?: () => SignalPublisher;
+  /** Keeps the agent's executables when no release bucket is configured (MESH_RELEASE_BUCKET). */
+  readonly releaseFiles?: () => ReleaseFiles;
   /** Wraps every SDK client the parts make. */
   readonly client?: <C>(client: C) => C;
 };
@@ -349,6 +354,7 @@ export function partsFor(config: MeshConfig, options: PartsOptions = {}): Parts 
           : noEvents,
     ...rolloutBuilders(() => parts, clients, config),
     ...holdBuilders(() => parts, clients, config),
+    ...agentReleaseBuilders(() => parts, clients, config, options.standIns?.releaseFiles),
     ...auditBuilders(clients, config, () => parts.events),
     ...meshFileBuilders(() => parts, clients, config, options.standIns?.applyFlow),
     ...(overridesOf(options.overrides) as object),

@@ -21,6 +21,7 @@ const commandModules = {
   audit: async () => (await import('./audit.ts')).registerAuditCommands,
   console: async () => (await import('./console.ts')).registerConsoleCommand,
   wait: async () => (await import('./wait.ts')).registerWaitCommand,
+  agent: async () => (await import('./agent.ts')).registerAgentCommands,
 } satisfies Record<string, () => Promise<Register>>;
 
 export type CommandModule = keyof typeof commandModules;
@@ -61,6 +62,7 @@ export const modulesOfCommand: Readonly<Record<string, readonly CommandModule[]>
   audit: ['audit'],
   console: ['console'],
   wait: ['wait'],
+  agent: ['agent'],
 };
 
 /** Global options that take a value as the next word (command-context.ts). */

@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { defaultHostDir } from '../keys.ts';
+import { builtInReleaseKeys, releaseKeyFingerprint } from '../release-keys.ts';
+import { trustedKeys } from '../release-slots.ts';
 import { defaultTrialBoundMs, superviseAgent } from '../supervisor.ts';
 
 /**
@@ -25,6 +27,13 @@ export function registerSuperviseCommand(program: Command): void {
         process.stderr.write(`mesh-host: --trial-bound is 1 to 3600 seconds, not ${options.trialBound}\n`);
         process.exit(ExitCode.usage);
       }
+      const say = (line: string) => process.stderr.write(`mesh-host supervise: ${line}\n`);
+      const trusted = await trustedKeys(options.dir, builtInReleaseKeys());
+      say(
+        trusted.length === 0
+          ? 'no release key is built in: every release is refused'
+          : `trusting release keys ${trusted.map(releaseKeyFingerprint).join(', ')}`,
+      );
       const controller = new AbortController();
       for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => controller.abort());
       const code = await superviseAgent({
@@ -32,7 +41,7 @@ export function registerSuperviseCommand(program: Command): void {
         args,
         installed: process.execPath,
         trialBoundMs: seconds * 1000,
-        say: (line) => process.stderr.write(`mesh-host supervise: ${line}\n`),
+        say,
         signal: controller.signal,
       });
       process.exit(code);

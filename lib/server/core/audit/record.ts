@@ -49,6 +49,7 @@ export const auditActions = [
   'rollout.undo',
   'mesh.freeze',
   'mesh.unfreeze',
+  'agent.publish',
   'request.refused',
 ] as const;
 

@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import type { StoredRelease, Transfer } from '../../../server/core/agent-release/ports.ts';
+import { type SignedRelease, signedRelease } from '../../../server/core/agent-release/release.ts';
+import { ExitCode } from '../../common/exit-codes.ts';
+import { digestOfFile, TransferError, uploadFile } from '../../http/release-transfer.ts';
+import { action, type CommandContext } from '../command-context.ts';
+import { cliLines } from '../output-lines.ts';
+
+/** Where a release's signed manifest is kept beside its executable: what `mesh agent publish FILE` reads. */
+export const manifestFileOf = (file: string) => `${file}.release.json`;
+
+type PublishAnswer =
+  | { readonly state: 'upload'; readonly upload: Transfer }
+  | { readonly state: 'published'; readonly stored: boolean; readonly release: StoredRelease };
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** The release FILE's manifest says it is, checked against the file before anything is sent. */
+async function releaseOf(file: string): Promise<SignedRelease | string> {
+  let text: string;
+  try {
+    text = await readFile(manifestFileOf(file), 'utf8');
+  } catch {
+    return `${manifestFileOf(file)} cannot be read: a release is the executable and its signed manifest beside it`;
+  }
+  let parsed: ReturnType<typeof signedRelease.safeParse>;
+  try {
+    parsed = signedRelease.safeParse(JSON.parse(text));
+  } catch {
+    return `${manifestFileOf(file)} is not JSON`;
+  }
+  if (!parsed.success)
+    return `${manifestFileOf(file)} is not a signed release: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`;
+  const found = await digestOfFile(file).catch(() => undefined);
+  if (!found) return `${file} cannot be read`;
+  const { manifest } = parsed.data;
+  if (found.bytes !== manifest.bytes || found.sha256 !== manifest.sha256)
+    return `${file} is not the executable its manifest names (${found.bytes} bytes, SHA-256 ${found.sha256}; the manifest says ${manifest.bytes} bytes, ${manifest.sha256})`;
+  return parsed.data;
+}
+
+async function publishOne(context: CommandContext, file: string): Promise<StoredRelease | string> {
+  const release = await releaseOf(file);
+  if (typeof release === 'string') return release;
+  const name = `${release.manifest.version} (${release.manifest.arch})`;
+  let answer = await context.api.call<PublishAnswer>('POST', '/agent/releases', release);
+  if (answer.state === 'upload') {
+    context.output.line(`uploading ${file} (${mib(release.manifest.bytes)}) for release ${name}`);
+    await uploadFile(answer.upload, file);
+    answer = await context.api.call<PublishAnswer>('POST', '/agent/releases', release);
+  }
+  if (answer.state !== 'published')
+    return `release ${name}: the executable was uploaded, but the control plane does not find it`;
+  context.output.line(
+    answer.stored
+      ? `published release ${name}: ${mib(release.manifest.bytes)}, SHA-256 ${release.manifest.sha256}`
+      : `release ${name} was published already (${answer.release.publishedAt}, by ${answer.release.publishedBy}): nothing changed`,
+  );
+  return answer.release;
+}
+
+/**
+ * `mesh agent publish FILE...`, `mesh agent releases` (docs/host-agent.md, "Releases"): a
+ * release is FILE (the executable) and FILE.release.json (its manifest, signed with a release
+ * key); the executable goes straight to the release store, never through the API.
+ */
+export function registerAgentCommands(program: Command): void {
+  const agent = program.command('agent').description("the host agent's releases and upgrades");
+  agent
+    .command('publish')
+    .description('publish releases of mesh-host: each FILE with its signed manifest FILE.release.json')
+    .argument('<files...>', 'the executables')
+    .action(
+      action(async (context, files: string[]) => {
+        const published: StoredRelease[] = [];
+        for (const file of files) {
+          let outcome: StoredRelease | string;
+          try {
+            outcome = await publishOne(context, file);
+          } catch (error) {
+            if (!(error instanceof TransferError)) throw error;
+            outcome = error.message;
+          }
+          if (typeof outcome === 'string') {
+            context.output.say(cliLines.usage, { argument: file, problem: outcome });
+            context.output.result({ published, error: { code: 'release_refused', message: outcome, file } });
+            const left = files.slice(files.indexOf(file) + 1);
+            if (left.length > 0) context.output.line(`not published: ${left.join(', ')}`);
+            return ExitCode.usage;
+          }
+          published.push(outcome);
+        }
+        context.output.result({ published });
+        return ExitCode.ok;
+      }),
+    );
+  agent
+    .command('releases')
+    .description('the releases of mesh-host published, newest first')
+    .action(
+      action(async (context) => {
+        const { releases } = await context.api.call<{ releases: StoredRelease[] }>('GET', '/agent/releases');
+        context.output.result({ releases });
+        if (releases.length === 0)
+          context.output.line('no release is published: mesh agent publish FILE adds one');
+        for (const r of releases)
+          context.output.line(
+            `${r.manifest.version}  ${r.manifest.arch}  ${mib(r.manifest.bytes)}  ${r.manifest.sha256.slice(0, 12)}  published ${r.publishedAt} by ${r.publishedBy}`,
+          );
+        return ExitCode.ok;
+      }),
+    );
+}

@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
+import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
+import { signingKeyOf } from '../../lib/clients/host/keys.ts';
+import { downloadFile, uploadFile } from '../../lib/clients/http/release-transfer.ts';
+import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
+import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
+import type { StoredRelease, Transfer } from '../../lib/server/core/agent-release/ports.ts';
+import {
+  newReleaseKey,
+  type ReleaseManifest,
+  type SignedRelease,
+  signRelease,
+} from '../../lib/server/core/agent-release/release.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
+import { checkConfig } from '../../lib/server/setup/config.ts';
+import { enrolNode } from '../support/enrolled-nodes.ts';
+import { hostCalls } from '../support/host-calls.ts';
+import { printedJson, runMesh } from '../support/processes.ts';
+import { provisionTestResources } from '../support/resources.ts';
+
+/**
+ * Releases served by the control plane, on DynamoDB Local and the local runtime's release files
+ * (docs/host-agent.md, "Releases"): `mesh agent publish FILE` asks, uploads the executable to
+ * the URL granted, asks again and is published (audited); a manifest no trusted key signed is
+ * refused before any upload is granted, an upload that is not the executable granted is
+ * refused and kept nowhere; a version names one executable; a viewer lists them; a host fetches
+ * the manifest and downloads the executable by its own key only.
+ */
+const releaseKey = newReleaseKey();
+const strangerKey = newReleaseKey();
+let folder: string;
+let parts: LocalParts;
+let api: RunningApi;
+let work: string;
+
+beforeAll(async () => {
+  const provisioned = await provisionTestResources('releases');
+  folder = await mkdtemp(join(tmpdir(), 'mesh-release-files-'));
+  work = await mkdtemp(join(tmpdir(), 'mesh-release-work-'));
+  const config = checkConfig({ ...provisioned, releaseKeys: [releaseKey.publicKey], releaseFolder: folder });
+  parts = localPartsFor(config, { flowRetryIntervalMs: 0 });
+  api = await startLocalApi({ port: 0, parts, releaseFiles: parts.localReleaseFiles });
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+/** An executable of `bytes` bytes and its manifest, written as `mesh agent publish` reads them. */
+async function releaseFile(version: string, key = releaseKey, bytes = 300_000) {
+  const executable = Buffer.alloc(bytes, version);
+  const manifest: ReleaseManifest = {
+    version,
+    arch: 'x64',
+    bytes,
+    sha256: createHash('sha256').update(executable).digest('hex'),
+  };
+  const file = join(work, `mesh-host-${version}`);
+  const signed = signRelease(manifest, key.privateKeyPem);
+  await writeFile(file, executable);
+  await writeFile(`${file}.release.json`, JSON.stringify(signed));
+  return { file, signed, executable };
+}
+
+const post = (release: SignedRelease) => hostCalls(api.url).operator('POST', '/agent/releases', release);
+
+describe('mesh agent publish', () => {
+  it('uploads the executable where it is granted, publishes it once, and audits it', async () => {
+    const { file, signed } = await releaseFile('1.1.0');
+    const published = await runMesh(api.url, ['agent', 'publish', file]);
+    expect(published.code, published.output).toBe(ExitCode.ok);
+    expect(published.output).toMatch(
+      /uploading .*mesh-host-1\.1\.0 \(0\.3 MiB\) for release 1\.1\.0 \(x64\)/,
+    );
+    expect(published.output).toMatch(/published release 1\.1\.0 \(x64\): 0\.3 MiB, SHA-256 [0-9a-f]{64}/);
+    expect(await readdir(folder)).toEqual([signed.manifest.sha256]);
+
+    const again = await runMesh(api.url, ['--json', 'agent', 'publish', file]);
+    expect(again.code).toBe(ExitCode.ok);
+    const { published: releases } = printedJson(again.stdout) as { published: StoredRelease[] };
+    expect(releases.map((r) => r.manifest)).toEqual([signed.manifest]);
+
+    const listed = await runMesh(api.url, ['--json', 'agent', 'releases']);
+    expect(
+      (printedJson(listed.stdout) as { releases: StoredRelease[] }).releases.map((r) => r.manifest.version),
+    ).toEqual(['1.1.0']);
+
+    const audit = await hostCalls(api.url).operator('GET', '/audit?action=agent.publish');
+    expect(JSON.stringify(audit.body)).toContain('release:1.1.0/x64');
+  });
+
+  it('refuses a manifest no trusted key signed before any upload, and writes nothing', async () => {
+    const { file, signed } = await releaseFile('1.2.0', strangerKey);
+    const refused = await post(signed);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: { code: 'release_bad_signature' } });
+    const cli = await runMesh(api.url, ['agent', 'publish', file]);
+    expect(cli.code).toBe(ExitCode.usage);
+    expect(cli.output).toContain('no release key the control plane trusts signed its manifest');
+    expect((await hostCalls(api.url).operator('GET', '/agent/releases')).body.releases).toHaveLength(1);
+    expect(await readdir(folder)).toHaveLength(1);
+  });
+
+  it('keeps nothing of an upload that is not the executable granted, and publishes nothing', async () => {
+    const { signed } = await releaseFile('1.3.0');
+    const asked = await post(signed);
+    expect(asked.status).toBe(202);
+    const upload = (asked.body as { upload: Transfer }).upload;
+    const other = join(work, 'other');
+    await writeFile(other, Buffer.alloc(signed.manifest.bytes, 'x'));
+    await expect(uploadFile(upload, other)).rejects.toThrow(/release_bad_digest/);
+    await expect(
+      uploadFile({ ...upload, url: upload.url.replace(/signature=[0-9a-f]+/, 'signature=00') }, other),
+    ).rejects.toThrow(/transfer_not_granted/);
+    expect(await readdir(folder)).toHaveLength(1);
+    expect((await post(signed)).status).toBe(202);
+  });
+
+  it('holds a version to one executable', async () => {
+    const { signed } = await releaseFile('1.1.0', releaseKey, 1000);
+    const asked = await post(signed);
+    expect(asked.status).toBe(409);
+    expect(asked.body).toMatchObject({ error: { code: 'release_conflict' } });
+  });
+});
+
+describe('a host', () => {
+  it('fetches a release by its own key and downloads the executable the manifest names', async () => {
+    await parts.meshService.addNode('web-1', {}, localActor());
+    const keys = await enrolNode(parts, 'web-1');
+    const host = hostApiClient(api.url, signingKeyOf('web-1', keys));
+    const answer = await host.send('GET', '/hosts/web-1/releases/1.1.0/x64');
+    expect(answer.status).toBe(200);
+    const { release, download } = answer.body as { release: StoredRelease; download: Transfer };
+    const into = join(work, 'downloaded');
+    expect(await downloadFile(download, into, release.manifest.bytes)).toEqual({
+      bytes: release.manifest.bytes,
+      sha256: release.manifest.sha256,
+    });
+    expect((await host.send('GET', '/hosts/web-1/releases/9.9.9/x64')).body).toMatchObject({
+      error: { code: 'release_not_found' },
+    });
+    expect((await fetch(`${api.url}/hosts/web-1/releases/1.1.0/x64`)).status).toBe(401);
+  });
+});
