@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { routes } from '../lib/server/functions/table.ts';
-import { openApiDocument, openApiText } from '../tools/openapi/document.ts';
+import { openApiDocument, openApiText } from '../lib/server/functions/openapi.ts';
 
 /**
  * `npm run openapi`: writes docs/openapi.json from the route table. test/unit/openapi.test.ts

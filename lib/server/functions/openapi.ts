@@ -1,5 +1,5 @@
 import { type ZodType, z } from 'zod';
-import type { Route } from '../../lib/server/functions/table.ts';
+import type { Route } from './table.ts';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the route table alone: every row's method,
@@ -76,6 +76,10 @@ const jsonSchemaOf = (schema: ZodType): JsonSchema => {
   return rest;
 };
 
+/** The JSON Schema (2020-12) the document gives a route's body, if the route takes one. */
+export const requestBodySchemaOf = (route: Route): JsonSchema | undefined =>
+  route.request?.body ? jsonSchemaOf(route.request.body) : undefined;
+
 const pathParameterNames = (path: string) =>
   [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
 
@@ -114,7 +118,7 @@ const problemAnswer = (description: string) => ({
 
 function operationOf(route: Route) {
   const parameters = parametersOf(route);
-  const body = route.request?.body;
+  const body = requestBodySchemaOf(route);
   return {
     operationId: operationIdOf(route),
     summary: `${route.method} ${route.path}`,
@@ -130,7 +134,7 @@ function operationOf(route: Route) {
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: jsonSchemaOf(body) } },
+            content: { 'application/json': { schema: body } },
           },
         }
       : {}),
