@@ -242,7 +242,7 @@ export class ControlPlaneApi extends Construct {
       host: 'hosts prove possession of their enrolled key through the host authorizer; they have no Cognito identity',
       token:
         'the one-time enrolment token in the body is the authentication, checked by the handler; the method is throttled',
-      none: 'an open health check that reads nothing',
+      none: 'open routes that read nothing: the health check and the API document, which the published repository holds too',
     };
     acknowledge(
       method,

@@ -59,6 +59,7 @@ const tagDescriptions: Record<string, string> = {
   hosts: "a host's own routes, proven with its enrolled key",
   mesh: 'the mesh file: export, plan, uploads and apply',
   nodes: 'nodes, their modules, relations, tokens and enrolment',
+  'openapi.json': 'this document',
   push: 'pushes and their plans',
   pushes: 'the records of pushes',
   rollouts: 'pushes and upgrades in waves',
