@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { labelChangeText } from '../../../lib/clients/cli/commands/mesh-file.ts';
+import {
+  consumesChangeText,
+  labelChangeText,
+  printPlan,
+} from '../../../lib/clients/cli/commands/mesh-file.ts';
+import type { Output } from '../../../lib/clients/cli/output.ts';
 import {
   type ApplyPlan,
   applyInMemory,
@@ -250,14 +255,83 @@ nodes:
     expect(kept.problems.map((p) => `${p.line}:${p.column} ${p.code} ${p.message}`)).toEqual([
       '14:5 test-failed test failed: nodes labelled role=web must not consume db-*/*: not so for web-2',
     ]);
+    expect(kept.tests).toEqual([{ test: 'nodes labelled role=web must not consume db-*/*', passed: false }]);
     const pruned = planApply(fileOf(text, live), live, { ...options, prune: true, allowMassRemoval: true });
     expect(pruned.problems).toEqual([]);
+    expect(pruned.tests).toEqual([{ test: 'nodes labelled role=web must not consume db-*/*', passed: true }]);
+    expect(pruned.digest).not.toBe(kept.digest);
+  });
+
+  it('says what each module of a node that exists consumes before and after, drift kept unless pruning', () => {
+    const base = applied();
+    const live: LiveMesh = {
+      ...base,
+      nodes: [
+        ...base.nodes,
+        {
+          node: 'broker-2',
+          labels: {},
+          assignments: [{ module: 'rabbit', provides: 'amqp' }],
+          relations: [],
+        },
+      ],
+    };
+    const text = small
+      .replace(
+        'rabbit: {provides: amqp}',
+        'rabbit: {provides: amqp}\n  broker-2:\n    modules:\n      rabbit: {provides: amqp}',
+      )
+      .replace('consumes: [broker-1/rabbit]', 'consumes: [broker-2/rabbit]');
+    const kept = planApply(fileOf(text, live), live);
+    expect(kept.consumes.map(consumesChangeText)).toEqual([
+      'web-1/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+      'web-2/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+      'web-3/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+    ]);
+    const pruned = planApply(fileOf(text, live), live, { prune: true, allowMassRemoval: true });
+    expect(pruned.consumes[0]).toEqual({
+      node: 'web-1',
+      module: 'nginx',
+      was: ['broker-1/rabbit'],
+      now: ['broker-2/rabbit'],
+    });
+    expect(pruned.digest).not.toBe(kept.digest);
+    expect(planApply(fileOf(small, base), base).consumes).toEqual([]);
   });
 
   it('refuses a plan computed on another revision', () => {
     const plan = planApply(fileOf(small), empty);
     expect(() => assertCurrent(plan, '0')).not.toThrow();
     expect(() => assertCurrent(plan, '7')).toThrow(new StalePlanError('0', '7').message);
+  });
+});
+
+describe('the plan as mesh apply --plan and mesh diff print it', () => {
+  const printed = (plan: ApplyPlan, full = false) => {
+    const lines: string[] = [];
+    printPlan({ line: (text: string) => lines.push(text) } as unknown as Output, plan, full);
+    return lines;
+  };
+
+  it('counts each change and lists ten names, saying how many more --full lists', () => {
+    const text = `version: 1\ngroups:\n  web:\n    nodes: web-[01-12]\n    modules: {nginx: {}}\n`;
+    const plan = planApply(fileOf(text), empty);
+    const added = printed(plan).find((line) => line.startsWith('add nodes'));
+    expect(added).toBe(
+      'add nodes (12): web-01, web-02, web-03, web-04, web-05, web-06, web-07, web-08, web-09, web-10 and 2 more (use --full)',
+    );
+    expect(printed(plan, true).find((line) => line.startsWith('add nodes'))).toBe(
+      `add nodes (12): ${Array.from({ length: 12 }, (_, i) => `web-${String(i + 1).padStart(2, '0')}`).join(', ')}`,
+    );
+  });
+
+  it('names the tests that passed as well as those that failed', () => {
+    const text = `${small}tests:\n  - {consumer: "web-*/nginx", reaches: "broker-1/*"}\n  - {label: {role: web}, mustNotConsume: "db-*/*"}\n`;
+    const checked = checkMeshFile(text);
+    const plan = planApply(fileOf(text), empty, { tests: checked.file?.tests, locate: checked.locate });
+    expect(printed(plan).filter((line) => line.startsWith('tests'))).toEqual([
+      'tests passed (2): web-*/nginx reaches broker-1/*, nodes labelled role=web must not consume db-*/*',
+    ]);
   });
 });
 

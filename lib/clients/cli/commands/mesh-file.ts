@@ -288,17 +288,27 @@ export function labelChangeText(change: ApplyPlan['labels'][number]): string {
   return `${change.node} (${parts.join(', ')})`;
 }
 
+/** A module's providers as the plan changes them: `web-1/app: db-1/pg → db-2/pg`. */
+export const consumesChangeText = (change: ApplyPlan['consumes'][number]) =>
+  `${change.node}/${change.module}: ${change.was.join(' + ') || '(none)'} → ${change.now.join(' + ') || '(none)'}`;
+
+/** How many names a plan's line lists before "and N more (use --full)". */
+export const planLineNames = 10;
+
 /**
- * The plan for people: one line per kind of change, the names listed up to ten (every one with
- * `--full`), each label change with its old and new value.
+ * The plan for people: one line per kind of change with its count, the names listed up to ten
+ * (every one with `--full`; `--json` holds them all), each label and each module's providers
+ * with old → new, and each of the file's tests, passed or failed.
  */
 export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   const line = (what: string, names: readonly string[]) => {
     if (names.length === 0) return;
-    const shown = full ? names.join(', ') : listed(names);
-    output.line(
-      `${what} (${names.length}): ${shown}${!full && names.length > 10 ? ' (--full lists all)' : ''}`,
-    );
+    const more = names.length - planLineNames;
+    const shown =
+      full || more <= 0
+        ? names.join(', ')
+        : `${names.slice(0, planLineNames).join(', ')} and ${more} more (use --full)`;
+    output.line(`${what} (${names.length}): ${shown}`);
   };
   output.line(`plan on mesh revision ${plan.revision}, digest ${plan.digest}`);
   line(
@@ -314,6 +324,7 @@ export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
     'set labels',
     plan.labels.map((l) => labelChangeText(l)),
   );
+  line('change what modules consume', (plan.consumes ?? []).map(consumesChangeText));
   line('remove relations', plan.provisions.withdrawn);
   line(
     'remove modules',
@@ -340,6 +351,15 @@ export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   line('behind after', plan.behind);
   if (plan.massRemoval) output.line(plan.massRemoval.message);
   for (const p of plan.problems) output.line(`problem: ${p.message} [${p.code}]`);
+  const tests = plan.tests ?? [];
+  line(
+    'tests passed',
+    tests.filter((t) => t.passed).map((t) => t.test),
+  );
+  line(
+    'tests failed',
+    tests.filter((t) => !t.passed).map((t) => t.test),
+  );
   if (planMatches(plan)) output.line('the mesh matches the file');
 }
 

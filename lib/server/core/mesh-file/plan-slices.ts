@@ -20,12 +20,14 @@ const emptyPlan = (plan: ApplyPlan): ApplyPlan => ({
   prune: plan.prune,
   add: { nodes: [], modules: [], relations: [] },
   labels: [],
+  consumes: [],
   remove: { relations: [], modules: [], nodes: [] },
   drift: { nodes: [], modules: [], relations: [], labels: [] },
   provisions: { minted: [], withdrawn: [] },
   behind: [],
   massRemoval: null,
   problems: [],
+  tests: [],
   digest: plan.digest,
 });
 
