@@ -8,8 +8,9 @@ import { AwsSolutionsChecks } from '../lib/deploy/nag.ts';
  * with the stack, for trials), `waf` ('false' leaves out the web ACL limiting requests per
  * address: trials, LocalStack), `enrolPerAddress` and `requestsPerAddress` (its limits, for a
  * fleet behind one NAT address: docs/deploy.md), `alarmEmail` (an address the alarm topic
- * mails), `githubRepo` (owner/name: GitHub's OIDC provider and a role its workflows assume,
- * holding MeshOperator; with `githubPrune` 'true' MeshAdmin instead; `githubOidcProvider` the ARN of
+ * mails), `githubRepo` (owner/name: GitHub's OIDC provider and two roles its workflows assume,
+ * MeshViewer from pull requests and MeshOperator from the `githubBranch` (default main), MeshAdmin
+ * instead with `githubPrune` 'true'; `githubOidcProvider` the ARN of
  * the account's provider when it has one: docs/gitops.md), `bundle` ('false' writes the template without building the functions' bundles, for the
  * tests that read only the template: docs/rehearsal.md). Region and account come from the CLI's
  * environment.
@@ -38,6 +39,9 @@ new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
     ? {
         github: {
           repo: String(app.node.tryGetContext('githubRepo')),
+          ...(app.node.tryGetContext('githubBranch')
+            ? { branch: String(app.node.tryGetContext('githubBranch')) }
+            : {}),
           prune: String(app.node.tryGetContext('githubPrune')) === 'true',
           ...(app.node.tryGetContext('githubOidcProvider')
             ? { existingProviderArn: String(app.node.tryGetContext('githubOidcProvider')) }
