@@ -306,6 +306,59 @@ nodes:
   });
 });
 
+describe('module versions in the file', () => {
+  const versioned = (version: string) =>
+    `version: 1\nmodules:\n  rabbit:\n    version: ${version}\n${small.slice('version: 1\n'.length)}`;
+  const live = (version: string | null): LiveMesh => {
+    const base = applied();
+    return { ...base, versions: new Map([['rabbit', version]]) };
+  };
+
+  it('plans a version the mesh does not hold, old → new, and none for one it holds', () => {
+    const plan = planApply(fileOf(versioned('3.13.1')), live('3.12.0'));
+    expect(plan.versions).toEqual([{ module: 'rabbit', was: '3.12.0', now: '3.13.1' }]);
+    expect(planMatches(plan)).toBe(false);
+    const lines: string[] = [];
+    printPlan({ line: (text: string) => lines.push(text) } as unknown as Output, plan);
+    expect(lines).toContain('set module versions (1): rabbit (3.12.0 → 3.13.1)');
+    expect(planApply(fileOf(versioned('3.13.1')), live(null)).versions).toEqual([
+      { module: 'rabbit', was: null, now: '3.13.1' },
+    ]);
+    const same = planApply(fileOf(versioned('3.13.1')), live('3.13.1'));
+    expect(same.versions).toEqual([]);
+    expect(planMatches(same)).toBe(true);
+    // a file without versions leaves the mesh's own
+    expect(planApply(fileOf(small), live('3.12.0')).versions).toEqual([]);
+  });
+
+  it('refuses a version for a module no node of the file carries', () => {
+    const checked = checkMeshFile(
+      versioned('"1.0"').replace('  rabbit:\n    version', '  rabit:\n    version'),
+    );
+    expect(checked.problems.map((p) => `${p.code} ${p.path} ${p.message}`)).toEqual([
+      'unknown-module modules.rabit module rabit is assigned to no node of the file',
+    ]);
+  });
+
+  it('exports each version of a module a node carries, and the export reads back to the same versions', () => {
+    const mesh = {
+      ...applied(),
+      versions: new Map<string, string | null>([
+        ['rabbit', '3.13.1'],
+        ['gone', '1.0'],
+        ['nginx', null],
+      ]),
+    };
+    const text = exportMeshFile(mesh);
+    expect(text.startsWith('version: 1\nmodules:\n  rabbit:\n    version: "3.13.1"\nnodes:\n')).toBe(true);
+    expect([...(readMeshFile(text).mesh.versions ?? [])]).toEqual([['rabbit', '3.13.1']]);
+    expect(
+      exportMeshFile({ nodes: readMeshFile(text).mesh.nodes, versions: readMeshFile(text).mesh.versions }),
+    ).toBe(text);
+    expect(JSON.parse(exportMeshFile(mesh, 'json')).modules).toEqual({ rabbit: { version: '3.13.1' } });
+  });
+});
+
 describe('the plan as mesh apply --plan and mesh diff print it', () => {
   const printed = (plan: ApplyPlan, full = false) => {
     const lines: string[] = [];

@@ -94,7 +94,12 @@ export async function applyOrStartJob(deps: ApplyJobDeps, named: Named<ApplyRequ
     const nodes = [...nodesOf(plan)].sort();
     const heldUntil = new Date((request.until ?? now.getTime() + applyJobStaleMs) + requestHoldMarginMs);
     const job = await startedJob(deps, request, stale, {
-      planned: { revision: plan.revision, digest: plan.digest, counts: planCountsOf(plan) },
+      planned: {
+        revision: plan.revision,
+        digest: plan.digest,
+        counts: planCountsOf(plan),
+        versions: plan.versions,
+      },
       progress: { remaining: nodes.length, remainingNodes: nodes.slice(0, 10) },
       now,
       heldUntil,

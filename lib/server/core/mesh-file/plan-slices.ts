@@ -21,6 +21,7 @@ const emptyPlan = (plan: ApplyPlan): ApplyPlan => ({
   add: { nodes: [], modules: [], relations: [] },
   labels: [],
   consumes: [],
+  versions: [],
   remove: { relations: [], modules: [], nodes: [] },
   drift: { nodes: [], modules: [], relations: [], labels: [] },
   provisions: { minted: [], withdrawn: [] },

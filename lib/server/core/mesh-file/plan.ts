@@ -58,6 +58,15 @@ export type ApplyPlan = {
     readonly was: readonly string[];
     readonly now: readonly string[];
   }>;
+  /**
+   * Each module whose version the file gives and the mesh does not hold (`was` null: never
+   * upgraded): set after the apply's writes as `mesh upgrade` sets it, in a rollout with --waves.
+   */
+  readonly versions: ReadonlyArray<{
+    readonly module: string;
+    readonly was: string | null;
+    readonly now: string;
+  }>;
   /** Drift taken away, only when pruning, in the order the removal rules need: relations, modules, nodes. */
   readonly remove: {
     readonly relations: readonly RelationChange[];
@@ -194,6 +203,7 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     add,
     labels,
     consumes,
+    versions: versionChanges(desired, live),
     remove,
     drift,
     provisions: { minted: add.relations.map(relationName), withdrawn: remove.relations.map(relationName) },
@@ -263,6 +273,14 @@ function consumesChanges(
     .map(([module, { was, now }]) => ({ node, module, was: was.sort(byText), now: now.sort(byText) }));
 }
 
+/** The modules whose version the file sets otherwise than the mesh holds, by name. */
+function versionChanges(desired: DesiredMesh, live: LiveMesh): ApplyPlan['versions'][number][] {
+  return [...(desired.versions ?? [])]
+    .map(([module, now]) => ({ module, was: live.versions?.get(module) ?? null, now }))
+    .filter((change) => change.was !== change.now)
+    .sort((a, b) => byText(a.module, b.module));
+}
+
 const unchanged = { added: [], extra: [] } as const;
 
 /**
@@ -317,6 +335,7 @@ function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
   for (const r of plan.add.relations) line('+relation', relationName(r), r.kind);
   for (const l of plan.labels) line('labels', l.node, labelText(l.set), l.unset.join(','));
   for (const c of plan.consumes) line('consumes', c.node, c.module, c.was.join(','), c.now.join(','));
+  for (const v of plan.versions) line('version', v.module, v.was ?? '-', v.now);
   for (const r of plan.remove.relations) line('-relation', relationName(r));
   for (const m of plan.remove.modules) line('-module', m.node, m.module);
   for (const node of plan.remove.nodes) line('-node', node);
@@ -335,6 +354,7 @@ function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
 export const planMatches = (plan: ApplyPlan) =>
   plan.add.nodes.length + plan.add.modules.length + plan.add.relations.length === 0 &&
   plan.labels.length === 0 &&
+  plan.versions.length === 0 &&
   plan.drift.nodes.length +
     plan.drift.modules.length +
     plan.drift.relations.length +
