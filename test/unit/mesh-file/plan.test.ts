@@ -21,6 +21,7 @@ import {
   readMeshFile,
   StalePlanError,
 } from '../../../lib/server/core/mesh-file/index.ts';
+import { liveRevision } from '../../../lib/server/core/mesh-file/revision.ts';
 import { brokerAndThreeWebs } from '../../support/mesh-files.ts';
 
 const empty: LiveMesh = { revision: '0', nodes: [] };
@@ -329,6 +330,17 @@ describe('module versions in the file', () => {
     expect(planMatches(same)).toBe(true);
     // a file without versions leaves the mesh's own
     expect(planApply(fileOf(small), live('3.12.0')).versions).toEqual([]);
+  });
+
+  it('makes a plan stale when a version moves between it and its apply: the version is in the revision', () => {
+    const { nodes } = applied();
+    const kinds = new Map([['rabbit', 'amqp' as string | null]]);
+    const before = liveRevision(nodes, kinds, new Map([['rabbit', '3.12.0']]));
+    expect(liveRevision(nodes, kinds, new Map([['rabbit', null]]))).toBe(liveRevision(nodes, kinds));
+    const moved = liveRevision(nodes, kinds, new Map([['rabbit', '3.13.1']]));
+    expect(moved).not.toBe(before);
+    const plan = planApply(fileOf(versioned('3.13.1')), { ...live('3.12.0'), revision: before });
+    expect(() => assertCurrent(plan, moved)).toThrow(StalePlanError);
   });
 
   it('refuses a version for a module no node of the file carries', () => {

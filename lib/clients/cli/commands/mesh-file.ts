@@ -169,6 +169,14 @@ export function registerMeshFileCommands(program: Command): void {
           if (upgraded !== ExitCode.ok) return upgraded;
         }
         if (!options.push || behind === 0) return ExitCode.ok;
+        if (done && versions.length > 0 && options.waves !== undefined && !options.wait) {
+          // The upgrades' rollouts claim their carriers when the control queue's consumer takes
+          // them: a rollout of the nodes behind started now would claim some of them first.
+          output.line(
+            `${behind} nodes left behind are not rolled out while the upgrades' rollouts run: once they end, mesh push --behind --waves ${options.waves}`,
+          );
+          return ExitCode.ok;
+        }
         if (options.waves !== undefined)
           return startRollout(api, output, { behind: true, ...waveBody(options) }, options.wait);
         return pushBehind(api, output);
