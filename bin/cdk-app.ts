@@ -11,8 +11,9 @@ import { releaseKeysOf } from '../lib/server/setup/config.ts';
  * fleet behind one NAT address: docs/deploy.md), `alarmEmail` (an address the alarm topic
  * mails), `eventsEmail` (an address mailed the events a person has to act on: docs/events.md),
  * `releaseKeys` (KEY,KEY: the release keys a published `mesh-host` must be signed by), `githubRepo`
- * (owner/name: GitHub's OIDC provider and a role its workflows assume,
- * holding MeshOperator; with `githubPrune` 'true' MeshAdmin instead; `githubOidcProvider` the ARN of
+ * (owner/name: GitHub's OIDC provider and two roles its workflows assume,
+ * MeshViewer from pull requests and MeshOperator from the `githubBranch` (default main), MeshAdmin
+ * instead with `githubPrune` 'true'; `githubOidcProvider` the ARN of
  * the account's provider when it has one: docs/gitops.md), `bundle` ('false' writes the template without building the functions' bundles, for the
  * tests that read only the template: docs/rehearsal.md). Region and account come from the CLI's
  * environment.
@@ -47,6 +48,9 @@ new MeshStack(app, app.node.tryGetContext('stackName') ?? 'Mesh', {
     ? {
         github: {
           repo: String(app.node.tryGetContext('githubRepo')),
+          ...(app.node.tryGetContext('githubBranch')
+            ? { branch: String(app.node.tryGetContext('githubBranch')) }
+            : {}),
           prune: String(app.node.tryGetContext('githubPrune')) === 'true',
           ...(app.node.tryGetContext('githubOidcProvider')
             ? { existingProviderArn: String(app.node.tryGetContext('githubOidcProvider')) }

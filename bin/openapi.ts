@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { openApiDocument, openApiText } from '../lib/server/functions/openapi.ts';
 import { routes } from '../lib/server/functions/table.ts';
-import { openApiDocument, openApiText } from '../tools/openapi/document.ts';
 
 /**
  * `npm run openapi`: writes docs/openapi.json from the route table. test/unit/openapi.test.ts

@@ -4,11 +4,13 @@ import {
   AuthorizationType,
   EndpointType,
   IdentitySource,
+  type JsonSchema,
   LambdaIntegration,
   LogGroupLogDestination,
   type Method,
   MethodLoggingLevel,
   type MethodOptions,
+  type Model,
   RequestAuthorizer,
   RequestValidator,
   ResponseType,
@@ -23,6 +25,7 @@ import { type FunctionSpec, type Route, routesOf } from '../server/functions/tab
 import { budgetProblems, methodBudgets, type RouteBudgets, routeBudgets } from './api-budgets.ts';
 import { acknowledge } from './nag.ts';
 import { throwIfProblems } from './names.ts';
+import { requestModelsOf } from './request-models.ts';
 
 export type ControlPlaneApiProps = {
   /** The functions (lib/server/functions/table.ts): one method per 'api' row's route, the 'authorizer' row in front of host routes. */
@@ -90,8 +93,10 @@ export class ControlPlaneApi extends Construct {
     const budgets = routeBudgets(props.budgets);
     const routes = routesOf(props.specs);
     const hostAuthorizer = props.specs.find((spec) => spec.trigger === 'authorizer')?.name;
+    const requestModels = requestModelsOf(routes);
     throwIfProblems('ControlPlaneApi', [
       ...routeProblems(props.specs),
+      ...requestModels.problems,
       ...budgetProblems(budgets),
       ...(props.hostIdentityHeaders?.length === 0 ? ['hostIdentityHeaders may not be empty'] : []),
     ]);
@@ -153,6 +158,19 @@ export class ControlPlaneApi extends Construct {
       validateRequestBody: true,
       validateRequestParameters: true,
     });
+    // Each body is checked against docs/openapi.json's schema (in draft-04's words) before a
+    // function is called: a bad body costs no invocation. The handler checks it again, as the
+    // local runtime has no gateway in front of it.
+    const modelOf = new Map<string, Model>();
+    for (const { name, schema, routes: using } of requestModels.models) {
+      const model = this.api.addModel(name, {
+        modelName: name,
+        contentType: 'application/json',
+        description: `The body of ${using.join(', ')} (docs/openapi.json)`,
+        schema: schema as JsonSchema,
+      });
+      for (const key of using) modelOf.set(key, model);
+    }
 
     this.authorizer = hostAuthorizer
       ? new RequestAuthorizer(this, 'HostAuthorizer', {
@@ -184,6 +202,9 @@ export class ControlPlaneApi extends Construct {
         {
           ...this.authorization(route),
           requestValidator: validator,
+          ...(modelOf.has(`${route.method} ${route.path}`)
+            ? { requestModels: { 'application/json': modelOf.get(`${route.method} ${route.path}`) as Model } }
+            : {}),
           requestParameters: Object.fromEntries(
             pathParameters.map((name) => [`method.request.path.${name}`, true]),
           ),
@@ -221,7 +242,7 @@ export class ControlPlaneApi extends Construct {
       host: 'hosts prove possession of their enrolled key through the host authorizer; they have no Cognito identity',
       token:
         'the one-time enrolment token in the body is the authentication, checked by the handler; the method is throttled',
-      none: 'an open health check that reads nothing',
+      none: 'open routes that read nothing: the health check and the API document, which the published repository holds too',
     };
     acknowledge(
       method,

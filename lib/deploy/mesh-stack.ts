@@ -50,13 +50,15 @@ export type MeshStackProps = StackProps & {
    */
   readonly firewall?: boolean | ApiFirewallLimits;
   /**
-   * The GitHub repository (`owner/name`, `-c githubRepo=owner/name`) whose workflows may assume a
-   * role holding MeshOperator through GitHub's OIDC (lib/deploy/github-oidc.ts, docs/gitops.md).
-   * Without it there is no provider and no role.
+   * The GitHub repository (`owner/name`, `-c githubRepo=owner/name`) whose workflows may assume
+   * two roles through GitHub's OIDC: MeshViewer from pull requests, MeshOperator from the main
+   * branch (lib/deploy/github-oidc.ts, docs/gitops.md). Without it there is no provider and no role.
    */
   readonly github?: {
     readonly repo: string;
-    /** The role holds MeshAdmin, so the workflow may apply with --prune (`-c githubPrune=true`). @default false */
+    /** The branch whose runs apply (`-c githubBranch=NAME`). @default 'main' */
+    readonly branch?: string;
+    /** The branch's role holds MeshAdmin, so the workflow may apply with --prune (`-c githubPrune=true`). @default false */
     readonly prune?: boolean;
     /** The account's GitHub OIDC provider, kept when it has one (`-c githubOidcProvider=ARN`). */
     readonly existingProviderArn?: string;
@@ -208,7 +210,9 @@ export class MeshStack extends Stack {
     this.github = props.github
       ? new GithubOidc(this.edge, 'GitHub', {
           repo: props.github.repo,
-          policy: this.roles.policies[props.github.prune ? 'admin' : 'operator'],
+          ...(props.github.branch ? { branch: props.github.branch } : {}),
+          viewerPolicy: this.roles.policies.viewer,
+          operatorPolicy: this.roles.policies[props.github.prune ? 'admin' : 'operator'],
           ...(props.github.existingProviderArn
             ? { existingProviderArn: props.github.existingProviderArn }
             : {}),
@@ -301,10 +305,15 @@ export class MeshStack extends Stack {
       });
     }
     if (this.github) {
-      new CfnOutput(this, 'GitHubRoleArn', {
-        value: this.github.role.roleArn,
+      new CfnOutput(this, 'GitHubViewerRoleArn', {
+        value: this.github.viewerRole.roleArn,
         description:
-          "the GitHub Action's role-to-assume (aws-actions/configure-aws-credentials; docs/gitops.md)",
+          "the GitHub Action's role-to-assume on pull requests: the plan (aws-actions/configure-aws-credentials; docs/gitops.md)",
+      });
+      new CfnOutput(this, 'GitHubOperatorRoleArn', {
+        value: this.github.operatorRole.roleArn,
+        description:
+          "the GitHub Action's role-to-assume on the main branch: the apply (aws-actions/configure-aws-credentials; docs/gitops.md)",
       });
     }
     new CfnOutput(this, 'ReleaseBucketName', { value: this.releases.bucket.bucketName });

@@ -12,7 +12,28 @@ const ofType = (resources: Record<string, Resource>, type: string) =>
 
 /** The GitHub Action's provider and role (lib/deploy/github-oidc.ts), in the Edge nested stack. */
 describe('GithubOidc', () => {
-  it('is in the Edge stack with -c githubRepo: a provider and a role only that repository assumes, holding MeshOperator', () => {
+  /** The stack's roles GitHub's tokens may assume, each with its one trust statement. */
+  const githubRoles = (resources: Record<string, Resource>) =>
+    ofType(resources, 'AWS::IAM::Role')
+      .filter((role) => JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes(githubTokenIssuer))
+      .map((role) => {
+        const { Statement } = role.Properties.AssumeRolePolicyDocument as {
+          Statement: Record<string, unknown>[];
+        };
+        expect(Statement).toHaveLength(1);
+        return {
+          statement: Statement[0] as Record<string, unknown>,
+          policies: JSON.stringify(role.Properties.ManagedPolicyArns),
+        };
+      });
+  const trust = (subject: string) => ({
+    StringEquals: {
+      [`${githubTokenIssuer}:aud`]: githubTokenAudience,
+      [`${githubTokenIssuer}:sub`]: subject,
+    },
+  });
+
+  it('is in the Edge stack with -c githubRepo: a provider, MeshViewer for pull requests, MeshOperator for main alone', () => {
     const withRepo = fixtureStack({ github: { repo: 'acme/fleet' } });
     const { stack } = withRepo;
     expect(stack.github?.node.scope).toBe(stack.edge);
@@ -22,27 +43,37 @@ describe('GithubOidc', () => {
       Url: `https://${githubTokenIssuer}`,
       ClientIdList: [githubTokenAudience],
     });
-    const roles = ofType(edge, 'AWS::IAM::Role').filter((role) =>
-      JSON.stringify(role.Properties.AssumeRolePolicyDocument).includes(githubTokenIssuer),
-    );
-    expect(roles).toHaveLength(1);
-    const role = roles[0] as Resource;
-    const [statement] = (role.Properties.AssumeRolePolicyDocument as { Statement: Record<string, unknown>[] })
-      .Statement;
-    expect(statement?.Action).toBe('sts:AssumeRoleWithWebIdentity');
-    expect(statement?.Condition).toEqual({
-      StringEquals: { [`${githubTokenIssuer}:aud`]: githubTokenAudience },
-      StringLike: { [`${githubTokenIssuer}:sub`]: 'repo:acme/fleet:*' },
-    });
-    const policies = JSON.stringify(role.Properties.ManagedPolicyArns);
-    expect(policies).toContain('MeshOperator');
-    expect(policies).not.toContain('MeshAdmin');
-    expect(stack.node.tryFindChild('GitHubRoleArn')).toBeDefined();
+    const roles = githubRoles(edge);
+    expect(roles).toHaveLength(2);
+    const viewer = roles.find((role) => role.policies.includes('MeshViewer'));
+    const operator = roles.find((role) => role.policies.includes('MeshOperator'));
+    for (const role of roles) expect(role.statement.Action).toBe('sts:AssumeRoleWithWebIdentity');
+    expect(viewer?.statement.Condition).toEqual(trust('repo:acme/fleet:pull_request'));
+    expect(viewer?.policies).toContain('MeshViewer');
+    expect(viewer?.policies).not.toMatch(/MeshOperator|MeshAdmin/);
+    expect(operator?.statement.Condition).toEqual(trust('repo:acme/fleet:ref:refs/heads/main'));
+    expect(operator?.policies).toContain('MeshOperator');
+    expect(operator?.policies).not.toMatch(/MeshViewer|MeshAdmin/);
+    expect(stack.node.tryFindChild('GitHubViewerRoleArn')).toBeDefined();
+    expect(stack.node.tryFindChild('GitHubOperatorRoleArn')).toBeDefined();
 
     // without the context: neither, anywhere in the stack
     const without = fixtureStack();
     expect(without.stack.github).toBeUndefined();
     expect(JSON.stringify(resourcesOf(without))).not.toContain(githubTokenIssuer);
+  });
+
+  it('lets -c githubBranch name the branch whose runs apply, and refuses one with a wildcard', () => {
+    const release = githubRoles(
+      resourcesOf(fixtureStack({ github: { repo: 'acme/fleet', branch: 'release/v2' } })),
+    );
+    expect(release.map((role) => role.statement.Condition)).toContainEqual(
+      trust('repo:acme/fleet:ref:refs/heads/release/v2'),
+    );
+    for (const branch of ['*', 'main*', 'a..b', '/main', 'main/'])
+      expect(() => fixtureStack({ github: { repo: 'acme/fleet', branch } }), branch).toThrow(
+        MeshConstructPropsError,
+      );
   });
 
   it('holds MeshAdmin when the workflow may prune, keeps the account provider given, and refuses a repo not owner/name', () => {
@@ -57,7 +88,8 @@ describe('GithubOidc', () => {
     expect(ofType(edge, 'AWS::IAM::OIDCProvider')).toEqual([]);
     const text = JSON.stringify(ofType(edge, 'AWS::IAM::Role'));
     expect(text).toContain('arn:aws:iam::123456789012:oidc-provider/x');
-    expect(text).toContain('MeshAdmin');
+    const admin = githubRoles(edge).find((role) => role.policies.includes('MeshAdmin'));
+    expect(admin?.statement.Condition).toEqual(trust('repo:acme/fleet:ref:refs/heads/main'));
     expect(() => fixtureStack({ github: { repo: 'acme/fleet:*' } })).toThrow(MeshConstructPropsError);
   });
 });

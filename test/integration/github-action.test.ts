@@ -107,7 +107,10 @@ describe('the GitHub Action', () => {
     const base = join(folder, 'mesh.yaml');
     writeFileSync(base, brokerAndThreeWebs);
     expect((await runMesh(api.url, ['apply', '-f', base, '--push'])).code).toBe(0);
-    writeFileSync(base, brokerAndThreeWebs.replace('labels: {role: web}', 'labels: {role: edge}'));
+    writeFileSync(
+      base,
+      `${brokerAndThreeWebs.replace('labels: {role: web}', 'labels: {role: edge}')}tests:\n  - {label: {role: edge}, reaches: broker-1/rabbit}\n`,
+    );
 
     const planned = await action('pull_request', base, 'refs/pull/7/merge');
     expect(planned.code, planned.output).toBe(0);
@@ -116,12 +119,14 @@ describe('the GitHub Action', () => {
     expect(comment?.body.startsWith(commentMarker(base))).toBe(true);
     expect(comment?.body).toContain('Merging applies these changes');
     expect(comment?.body).toContain('role: web → edge');
+    expect(comment?.body).toContain('tests passed (1): nodes labelled role=edge reaches broker-1/rabbit');
+    expect(comment?.body).toContain('--plan --full` exited 0');
     expect(recorded.every((request) => request.authorization === 'Bearer ghs_test')).toBe(true);
     expect(readFileSync(join(folder, 'summary.md'), 'utf8')).toContain('role: web → edge');
 
     // the branch gains a test the change breaks: the same comment says so, and the check fails
     const relabelled = readFileSync(base, 'utf8');
-    writeFileSync(base, `${relabelled}tests:\n  - {label: {role: web}, reaches: broker-1/rabbit}\n`);
+    writeFileSync(base, `${relabelled}  - {label: {role: web}, reaches: broker-1/rabbit}\n`);
     const failing = await action('pull_request', base, 'refs/pull/7/merge');
     expect(failing.code, failing.output).not.toBe(0);
     expect(comments).toHaveLength(1);

@@ -32,6 +32,19 @@ describe('the local API server', () => {
     expect(await code(response)).toBe('route_not_found');
   });
 
+  it('serves its own OpenAPI document, open, with an ETag a client asks again with for a 304', async () => {
+    const first = await fetch(`${api.url}/openapi.json`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-control')).toBe('public, max-age=300');
+    const document = (await first.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.keys(document.paths)).toContain('/openapi.json');
+    const again = await fetch(`${api.url}/openapi.json`, {
+      headers: { 'if-none-match': first.headers.get('etag') as string },
+    });
+    expect(again.status).toBe(304);
+  });
+
   it('answers 405 with Allow for a known path and another method', async () => {
     const response = await fetch(`${api.url}/health`, { method: 'DELETE' });
     expect(response.status).toBe(405);

@@ -5,12 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { localPartsFor } from '../../lib/local/parts.ts';
+import { localActor } from '../../lib/server/core/audit/record.ts';
 import { tokenPattern } from '../../lib/server/core/enrolment/token.ts';
+import type { Parts } from '../../lib/server/wiring/parts.ts';
 import { brokerAndThreeWebs } from '../support/mesh-files.ts';
 import { runMesh } from '../support/processes.ts';
 import { provisionTestResources } from '../support/resources.ts';
 
 let api: RunningApi;
+let parts: Parts;
 const folder = mkdtempSync(join(tmpdir(), 'mesh-file-cli-'));
 const mesh = (args: string[]) => runMesh(api.url, args);
 const file = (name: string, text: string) => {
@@ -22,7 +25,8 @@ const file = (name: string, text: string) => {
 const meshFile = brokerAndThreeWebs;
 
 beforeAll(async () => {
-  api = await startLocalApi({ port: 0, parts: localPartsFor(await provisionTestResources('meshfilecli')) });
+  parts = localPartsFor(await provisionTestResources('meshfilecli'));
+  api = await startLocalApi({ port: 0, parts });
 });
 
 afterAll(async () => {
@@ -130,5 +134,28 @@ describe('mesh apply, diff, export and token issue --unenrolled', () => {
     const applied = await mesh(['apply', '-f', grown, '--from-plan', await savePlan('again.json')]);
     expect(applied.code).toBe(ExitCode.ok);
     expect(applied.stdout).toMatch(/wrote \d+ nodes: .*web-4, web-5/);
+  });
+
+  it('sets the versions the file gives as upgrades, exports them, and plans a version change old → new', async () => {
+    const versioned = file(
+      'versioned.yaml',
+      `version: 1\nmodules:\n  rabbit: {version: "3.13.1"}\n${meshFile.slice('version: 1\n'.length)}`,
+    );
+    const applied = await mesh(['apply', '-f', versioned, '--prune', '--allow-mass-removal']);
+    expect(applied.code, applied.output).toBe(ExitCode.ok);
+    expect(applied.stdout).toContain('version rabbit (none) → 3.13.1: queued upgrade:rabbit');
+    // until the control queue's consumer takes the upgrade, the file still differs from the mesh
+    const pending = await mesh(['diff', '-f', versioned]);
+    expect(pending.code, pending.output).toBe(1);
+    expect(pending.stdout).toContain('set module versions (1): rabbit ((none) → 3.13.1)');
+    // the consumer takes it: none runs beside this API
+    await parts.moduleVersions.setModuleVersion('rabbit', '3.13.1', localActor());
+    const same = await mesh(['diff', '-f', versioned]);
+    expect(same.code, same.output).toBe(0);
+    expect((await mesh(['export'])).stdout).toContain('modules:\n  rabbit:\n    version: "3.13.1"\nnodes:\n');
+    const bumped = file('bumped.yaml', readFileSync(versioned, 'utf8').replace('3.13.1', '3.14.0'));
+    const differs = await mesh(['diff', '-f', bumped]);
+    expect(differs.code, differs.output).toBe(1);
+    expect(differs.stdout).toContain('set module versions (1): rabbit (3.13.1 → 3.14.0)');
   });
 });

@@ -125,6 +125,54 @@ describe('mesh apply --push', { timeout: 30_000 }, () => {
       await api.close();
     }
   });
+
+  it('upgrades each version the file sets once applied, in an upgrade rollout with --waves, and leaves the push to after it with --no-wait', async () => {
+    const versioned = {
+      ...applied,
+      plan: { ...plan, versions: [{ module: 'rabbit', was: '3.12', now: '3.13' }] },
+    };
+    const api = await fakeApi(({ method, url, body }) => {
+      if (method === 'POST' && url.pathname === '/mesh/apply') return { status: 200, body: versioned };
+      if (method === 'POST' && url.pathname === '/upgrades') {
+        const waved = (body as { waves?: string }).waves !== undefined;
+        return {
+          status: 202,
+          body: {
+            queued: { subject: 'upgrade:rabbit', messageId: 'm1' },
+            upgrade: { module: 'rabbit', version: '3.13' },
+            ...(waved ? { rollout: 'r-1' } : {}),
+          },
+        };
+      }
+      if (method === 'POST' && url.pathname === '/push') return { status: 200, body: pushed };
+      return undefined;
+    });
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), 'mesh-apply-')), 'mesh.yaml');
+      writeFileSync(file, 'version: 1\nnodes: {}\n');
+      const queued = await runMesh(api.url, ['apply', '-f', file, '--push']);
+      expect(queued.code, queued.stderr).toBe(ExitCode.ok);
+      expect(queued.stdout).toContain(
+        'version rabbit 3.12 → 3.13: queued upgrade:rabbit; the nodes carrying it are pushed when it is taken',
+      );
+      expect(api.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        'POST /mesh/apply',
+        'POST /upgrades',
+        'POST /push',
+      ]);
+      const waved = await runMesh(api.url, ['apply', '-f', file, '--push', '--waves', '1,100%', '--no-wait']);
+      expect(waved.code, waved.stderr).toBe(ExitCode.ok);
+      expect(waved.stdout).toContain('version rabbit 3.12 → 3.13: rollout r-1');
+      expect(waved.stdout).toContain('mesh push --behind --waves 1,100%');
+      expect(api.requests.slice(3).map((r) => `${r.method} ${r.path}`)).toEqual([
+        'POST /mesh/apply',
+        'POST /upgrades',
+      ]);
+      expect(api.requests[4]?.body).toMatchObject({ module: 'rabbit', version: '3.13', waves: '1,100%' });
+    } finally {
+      await api.close();
+    }
+  });
 });
 
 describe('mesh consume under sealing', { timeout: 30_000 }, () => {

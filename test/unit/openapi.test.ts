@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { openApiDocument, openApiText } from '../../lib/server/functions/openapi.ts';
 import { routes } from '../../lib/server/functions/table.ts';
-import { openApiDocument, openApiText } from '../../tools/openapi/document.ts';
 
 const checkedIn = readFileSync(new URL('../../docs/openapi.json', import.meta.url), 'utf8');
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

@@ -4,7 +4,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The GitHub Action's step (action.yml): on a pull request, `mesh apply -f FILE --plan` and
+ * The GitHub Action's step (action.yml): on a pull request, `mesh apply -f FILE --plan --full` and
  * `mesh diff -f FILE`, posted as one comment on the pull request and updated on every run; on a
  * push to the main branch, `mesh apply -f FILE --push`, the job failing with the CLI's exit code.
  * It talks to GitHub's REST API with the workflow's token and fetch alone (docs/gitops.md).
@@ -110,7 +110,7 @@ export function planComment(file: string, plan: Run, diff: Run): string {
     '',
     fenced(plan.output.trimEnd()),
     '',
-    `<sub>\`mesh apply -f ${file} --plan\` exited ${plan.code}; \`mesh diff -f ${file}\` exited ${diff.code}.</sub>`,
+    `<sub>\`mesh apply -f ${file} --plan --full\` exited ${plan.code}; \`mesh diff -f ${file}\` exited ${diff.code}.</sub>`,
   ].join('\n');
 }
 
@@ -149,7 +149,8 @@ async function main(): Promise<number> {
   if (eventName === 'pull_request' || eventName === 'pull_request_target') {
     const pull = event.pull_request?.number;
     if (!Number.isInteger(pull)) throw new UsageError(`the ${eventName} event names no pull request`);
-    const plan = await mesh(['apply', '-f', file, '--plan']);
+    // every name of every change, for a reviewer: the comment is cut only at GitHub's own limit
+    const plan = await mesh(['apply', '-f', file, '--plan', '--full']);
     const diff = await mesh(['diff', '-f', file]);
     const body = planComment(file, plan, diff);
     summary(body);

@@ -84,3 +84,10 @@ export function header(event: Pick<APIGatewayProxyEvent, 'headers'>, name: strin
   }
   return undefined;
 }
+
+/** Whether an If-None-Match header names this ETag (weakly compared, `*` matching any). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}

@@ -1,3 +1,4 @@
+import { apiDocumentHandler } from '../api/handlers/api-document.ts';
 import { healthHandler } from '../api/handlers/health.ts';
 import { agentReleaseFunctions } from './agent-releases.ts';
 import { auditFunctions } from './audit.ts';
@@ -41,6 +42,14 @@ export const functionSpecs = [
     route: { method: 'GET', path: '/health', auth: 'none' },
     access: [],
     handler: healthHandler,
+  },
+  {
+    name: 'api-document',
+    purpose: 'answers the HTTP API as OpenAPI 3.1, docs/openapi.json',
+    trigger: 'api',
+    route: { method: 'GET', path: '/openapi.json', auth: 'none' },
+    access: [],
+    handler: apiDocumentHandler,
   },
   ...meshFunctions,
   ...enrolmentFunctions,

@@ -175,6 +175,19 @@ describe('applyOrStartJob and advanceApplyJob', () => {
     expect(applyJobs.jobs.size).toBe(1);
   });
 
+  it('end a job no flow would advance failed with try_again, having written nothing, and throw', async () => {
+    const applyJobs = new MemoryApplyJobs();
+    const meshFiles = oneNodeAPart(applyJobs);
+    const away = new StoreUnavailableError('StartExecution', new Error('throttled'));
+    const applyFlow = { started: async () => Promise.reject(away) };
+    await expect(
+      applyOrStartJob({ meshFiles, applyJobs, applyFlow, now: () => at }, { file, by: localActor() }),
+    ).rejects.toBe(away);
+    expect([...applyJobs.jobs.values()].map(({ job }) => job)).toMatchObject([
+      { state: 'failed', parts: 0, written: { transactions: 0 }, error: { status: 503, code: 'try_again' } },
+    ]);
+  });
+
   it('start a job for the rest, tell the flow, refuse a second while it runs, and advance it part by part to done', async () => {
     const applyJobs = new MemoryApplyJobs();
     const applyFlow = new LocalApplyFlow();

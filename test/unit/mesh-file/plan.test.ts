@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { labelChangeText } from '../../../lib/clients/cli/commands/mesh-file.ts';
+import {
+  consumesChangeText,
+  labelChangeText,
+  printPlan,
+} from '../../../lib/clients/cli/commands/mesh-file.ts';
+import type { Output } from '../../../lib/clients/cli/output.ts';
 import {
   type ApplyPlan,
   applyInMemory,
@@ -16,6 +21,7 @@ import {
   readMeshFile,
   StalePlanError,
 } from '../../../lib/server/core/mesh-file/index.ts';
+import { liveRevision } from '../../../lib/server/core/mesh-file/revision.ts';
 import { brokerAndThreeWebs } from '../../support/mesh-files.ts';
 
 const empty: LiveMesh = { revision: '0', nodes: [] };
@@ -250,14 +256,147 @@ nodes:
     expect(kept.problems.map((p) => `${p.line}:${p.column} ${p.code} ${p.message}`)).toEqual([
       '14:5 test-failed test failed: nodes labelled role=web must not consume db-*/*: not so for web-2',
     ]);
+    expect(kept.tests).toEqual([{ test: 'nodes labelled role=web must not consume db-*/*', passed: false }]);
     const pruned = planApply(fileOf(text, live), live, { ...options, prune: true, allowMassRemoval: true });
     expect(pruned.problems).toEqual([]);
+    expect(pruned.tests).toEqual([{ test: 'nodes labelled role=web must not consume db-*/*', passed: true }]);
+    expect(pruned.digest).not.toBe(kept.digest);
+  });
+
+  it('says what each module of a node that exists consumes before and after, drift kept unless pruning', () => {
+    const base = applied();
+    const live: LiveMesh = {
+      ...base,
+      nodes: [
+        ...base.nodes,
+        {
+          node: 'broker-2',
+          labels: {},
+          assignments: [{ module: 'rabbit', provides: 'amqp' }],
+          relations: [],
+        },
+      ],
+    };
+    const text = small
+      .replace(
+        'rabbit: {provides: amqp}',
+        'rabbit: {provides: amqp}\n  broker-2:\n    modules:\n      rabbit: {provides: amqp}',
+      )
+      .replace('consumes: [broker-1/rabbit]', 'consumes: [broker-2/rabbit]');
+    const kept = planApply(fileOf(text, live), live);
+    expect(kept.consumes.map(consumesChangeText)).toEqual([
+      'web-1/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+      'web-2/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+      'web-3/nginx: broker-1/rabbit → broker-1/rabbit + broker-2/rabbit',
+    ]);
+    const pruned = planApply(fileOf(text, live), live, { prune: true, allowMassRemoval: true });
+    expect(pruned.consumes[0]).toEqual({
+      node: 'web-1',
+      module: 'nginx',
+      was: ['broker-1/rabbit'],
+      now: ['broker-2/rabbit'],
+    });
+    expect(pruned.digest).not.toBe(kept.digest);
+    expect(planApply(fileOf(small, base), base).consumes).toEqual([]);
   });
 
   it('refuses a plan computed on another revision', () => {
     const plan = planApply(fileOf(small), empty);
     expect(() => assertCurrent(plan, '0')).not.toThrow();
     expect(() => assertCurrent(plan, '7')).toThrow(new StalePlanError('0', '7').message);
+  });
+});
+
+describe('module versions in the file', () => {
+  const versioned = (version: string) =>
+    `version: 1\nmodules:\n  rabbit:\n    version: ${version}\n${small.slice('version: 1\n'.length)}`;
+  const live = (version: string | null): LiveMesh => {
+    const base = applied();
+    return { ...base, versions: new Map([['rabbit', version]]) };
+  };
+
+  it('plans a version the mesh does not hold, old → new, and none for one it holds', () => {
+    const plan = planApply(fileOf(versioned('3.13.1')), live('3.12.0'));
+    expect(plan.versions).toEqual([{ module: 'rabbit', was: '3.12.0', now: '3.13.1' }]);
+    expect(planMatches(plan)).toBe(false);
+    const lines: string[] = [];
+    printPlan({ line: (text: string) => lines.push(text) } as unknown as Output, plan);
+    expect(lines).toContain('set module versions (1): rabbit (3.12.0 → 3.13.1)');
+    expect(planApply(fileOf(versioned('3.13.1')), live(null)).versions).toEqual([
+      { module: 'rabbit', was: null, now: '3.13.1' },
+    ]);
+    const same = planApply(fileOf(versioned('3.13.1')), live('3.13.1'));
+    expect(same.versions).toEqual([]);
+    expect(planMatches(same)).toBe(true);
+    // a file without versions leaves the mesh's own
+    expect(planApply(fileOf(small), live('3.12.0')).versions).toEqual([]);
+  });
+
+  it('makes a plan stale when a version moves between it and its apply: the version is in the revision', () => {
+    const { nodes } = applied();
+    const kinds = new Map([['rabbit', 'amqp' as string | null]]);
+    const before = liveRevision(nodes, kinds, new Map([['rabbit', '3.12.0']]));
+    expect(liveRevision(nodes, kinds, new Map([['rabbit', null]]))).toBe(liveRevision(nodes, kinds));
+    const moved = liveRevision(nodes, kinds, new Map([['rabbit', '3.13.1']]));
+    expect(moved).not.toBe(before);
+    const plan = planApply(fileOf(versioned('3.13.1')), { ...live('3.12.0'), revision: before });
+    expect(() => assertCurrent(plan, moved)).toThrow(StalePlanError);
+  });
+
+  it('refuses a version for a module no node of the file carries', () => {
+    const checked = checkMeshFile(
+      versioned('"1.0"').replace('  rabbit:\n    version', '  rabit:\n    version'),
+    );
+    expect(checked.problems.map((p) => `${p.code} ${p.path} ${p.message}`)).toEqual([
+      'unknown-module modules.rabit module rabit is assigned to no node of the file',
+    ]);
+  });
+
+  it('exports each version of a module a node carries, and the export reads back to the same versions', () => {
+    const mesh = {
+      ...applied(),
+      versions: new Map<string, string | null>([
+        ['rabbit', '3.13.1'],
+        ['gone', '1.0'],
+        ['nginx', null],
+      ]),
+    };
+    const text = exportMeshFile(mesh);
+    expect(text.startsWith('version: 1\nmodules:\n  rabbit:\n    version: "3.13.1"\nnodes:\n')).toBe(true);
+    expect([...(readMeshFile(text).mesh.versions ?? [])]).toEqual([['rabbit', '3.13.1']]);
+    expect(
+      exportMeshFile({ nodes: readMeshFile(text).mesh.nodes, versions: readMeshFile(text).mesh.versions }),
+    ).toBe(text);
+    expect(JSON.parse(exportMeshFile(mesh, 'json')).modules).toEqual({ rabbit: { version: '3.13.1' } });
+  });
+});
+
+describe('the plan as mesh apply --plan and mesh diff print it', () => {
+  const printed = (plan: ApplyPlan, full = false) => {
+    const lines: string[] = [];
+    printPlan({ line: (text: string) => lines.push(text) } as unknown as Output, plan, full);
+    return lines;
+  };
+
+  it('counts each change and lists ten names, saying how many more --full lists', () => {
+    const text = `version: 1\ngroups:\n  web:\n    nodes: web-[01-12]\n    modules: {nginx: {}}\n`;
+    const plan = planApply(fileOf(text), empty);
+    const added = printed(plan).find((line) => line.startsWith('add nodes'));
+    expect(added).toBe(
+      'add nodes (12): web-01, web-02, web-03, web-04, web-05, web-06, web-07, web-08, web-09, web-10 and 2 more (use --full)',
+    );
+    expect(printed(plan, true).find((line) => line.startsWith('add nodes'))).toBe(
+      `add nodes (12): ${Array.from({ length: 12 }, (_, i) => `web-${String(i + 1).padStart(2, '0')}`).join(', ')}`,
+    );
+  });
+
+  it('names the tests that passed as well as those that failed', () => {
+    const text = `${small}tests:\n  - {consumer: "web-*/nginx", reaches: "broker-1/*"}\n  - {label: {role: web}, mustNotConsume: "db-*/*"}\n`;
+    const checked = checkMeshFile(text);
+    const plan = planApply(fileOf(text), empty, { tests: checked.file?.tests, locate: checked.locate });
+    expect(printed(plan).filter((line) => line.startsWith('tests'))).toEqual([
+      'tests passed (2): web-*/nginx reaches broker-1/*, nodes labelled role=web must not consume db-*/*',
+    ]);
   });
 });
 

@@ -17,7 +17,7 @@ describe('the mesh file’s documents', () => {
       properties: Record<string, { additionalProperties?: { properties?: object } }>;
       additionalProperties: boolean;
     };
-    expect(Object.keys(schema.properties)).toEqual(['version', 'nodes', 'groups', 'tests']);
+    expect(Object.keys(schema.properties)).toEqual(['version', 'modules', 'nodes', 'groups', 'tests']);
     expect(schema.additionalProperties).toBe(false);
     expect(Object.keys(schema.properties.groups?.additionalProperties?.properties ?? {})).toEqual([
       'nodes',

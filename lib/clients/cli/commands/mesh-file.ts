@@ -14,7 +14,7 @@ import { followApplyJob, printJob } from './apply-job.ts';
 import { applyAll } from './mesh-apply.ts';
 import { exportText, planPages } from './mesh-file-pages.ts';
 import { finished, followPush } from './push.ts';
-import { startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
+import { followRollout, startRollout, type WaveOptions, waveBody, withWaveOptions } from './rollout.ts';
 
 /**
  * `mesh export`, `mesh diff -f FILE`, `mesh apply -f FILE` (docs/mesh-file.md). `diff` exits as
@@ -138,11 +138,15 @@ export function registerMeshFileCommands(program: Command): void {
           return ExitCode.ok;
         }
         let behind: number;
+        let versions: ApplyPlan['versions'];
+        let done = true;
         if (options.job !== undefined) {
           const job = await followApplyJob(api, output, options.job);
           output.result(job);
           printJob(output, job, behindAdvice(options));
           behind = job.plan.counts.behind ?? 0;
+          versions = job.plan.versions ?? [];
+          done = job.state === 'done';
         } else {
           const outcome = await applyAll(api, output, options);
           if (typeof outcome === 'number') return outcome;
@@ -150,12 +154,29 @@ export function registerMeshFileCommands(program: Command): void {
           if ('state' in outcome) {
             printJob(output, outcome, behindAdvice(options));
             behind = outcome.plan.counts.behind ?? 0;
+            versions = outcome.plan.versions ?? [];
+            done = outcome.state === 'done';
           } else {
             printApplied(output, outcome, behindAdvice(options));
             behind = outcome.planCounts.behind ?? 0;
+            versions = outcome.plan.versions ?? [];
           }
         }
+        // The file's versions once its nodes and modules are written: a job still running
+        // (--no-wait) has not written them yet, and `mesh apply --job ID` sets them when it is done.
+        if (done && versions.length > 0) {
+          const upgraded = await upgradeVersions(api, output, versions, options);
+          if (upgraded !== ExitCode.ok) return upgraded;
+        }
         if (!options.push || behind === 0) return ExitCode.ok;
+        if (done && versions.length > 0 && options.waves !== undefined && !options.wait) {
+          // The upgrades' rollouts claim their carriers when the control queue's consumer takes
+          // them: a rollout of the nodes behind started now would claim some of them first.
+          output.line(
+            `${behind} nodes left behind are not rolled out while the upgrades' rollouts run: once they end, mesh push --behind --waves ${options.waves}`,
+          );
+          return ExitCode.ok;
+        }
         if (options.waves !== undefined)
           return startRollout(api, output, { behind: true, ...waveBody(options) }, options.wait);
         return pushBehind(api, output);
@@ -288,17 +309,27 @@ export function labelChangeText(change: ApplyPlan['labels'][number]): string {
   return `${change.node} (${parts.join(', ')})`;
 }
 
+/** A module's providers as the plan changes them: `web-1/app: db-1/pg → db-2/pg`. */
+export const consumesChangeText = (change: ApplyPlan['consumes'][number]) =>
+  `${change.node}/${change.module}: ${change.was.join(' + ') || '(none)'} → ${change.now.join(' + ') || '(none)'}`;
+
+/** How many names a plan's line lists before "and N more (use --full)". */
+export const planLineNames = 10;
+
 /**
- * The plan for people: one line per kind of change, the names listed up to ten (every one with
- * `--full`), each label change with its old and new value.
+ * The plan for people: one line per kind of change with its count, the names listed up to ten
+ * (every one with `--full`; `--json` holds them all), each label and each module's providers
+ * with old → new, and each of the file's tests, passed or failed.
  */
 export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   const line = (what: string, names: readonly string[]) => {
     if (names.length === 0) return;
-    const shown = full ? names.join(', ') : listed(names);
-    output.line(
-      `${what} (${names.length}): ${shown}${!full && names.length > 10 ? ' (--full lists all)' : ''}`,
-    );
+    const more = names.length - planLineNames;
+    const shown =
+      full || more <= 0
+        ? names.join(', ')
+        : `${names.slice(0, planLineNames).join(', ')} and ${more} more (use --full)`;
+    output.line(`${what} (${names.length}): ${shown}`);
   };
   output.line(`plan on mesh revision ${plan.revision}, digest ${plan.digest}`);
   line(
@@ -313,6 +344,11 @@ export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   line(
     'set labels',
     plan.labels.map((l) => labelChangeText(l)),
+  );
+  line('change what modules consume', (plan.consumes ?? []).map(consumesChangeText));
+  line(
+    'set module versions',
+    (plan.versions ?? []).map((v) => `${v.module} (${v.was ?? '(none)'} → ${v.now})`),
   );
   line('remove relations', plan.provisions.withdrawn);
   line(
@@ -340,7 +376,53 @@ export function printPlan(output: Output, plan: ApplyPlan, full = false): void {
   line('behind after', plan.behind);
   if (plan.massRemoval) output.line(plan.massRemoval.message);
   for (const p of plan.problems) output.line(`problem: ${p.message} [${p.code}]`);
+  const tests = plan.tests ?? [];
+  line(
+    'tests passed',
+    tests.filter((t) => t.passed).map((t) => t.test),
+  );
+  line(
+    'tests failed',
+    tests.filter((t) => !t.passed).map((t) => t.test),
+  );
   if (planMatches(plan)) output.line('the mesh matches the file');
+}
+
+/**
+ * Each module version the file sets, as `mesh upgrade MODULE VERSION` sets it (so freezes and
+ * rollouts hold nodes back as for any upgrade): with --waves, an upgrade rollout of the module's
+ * carriers, followed to its end unless --no-wait; without, an upgrade on the control queue
+ * whose push sends every carrier when the consumer takes it.
+ */
+async function upgradeVersions(
+  api: ApiClient,
+  output: Output,
+  versions: ApplyPlan['versions'],
+  options: ApplyOptions,
+): Promise<ExitCode> {
+  for (const { module, was, now } of versions) {
+    const change = `${module} ${was ?? '(none)'} → ${now}`;
+    if (options.waves !== undefined) {
+      const answer = await api.call<{ rollout: string }>('POST', '/upgrades', {
+        module,
+        version: now,
+        ...waveBody(options),
+      });
+      output.line(`version ${change}: rollout ${answer.rollout}`);
+      if (!options.wait) continue;
+      const code = await followRollout(api, output, answer.rollout);
+      if (code !== ExitCode.ok) return code;
+    } else {
+      const answer = await api.call<{ queued: { subject: string } }>('POST', '/upgrades', {
+        module,
+        version: now,
+      });
+      output.line(
+        `version ${change}: queued ${answer.queued.subject}; the nodes carrying it are pushed when it is taken`,
+      );
+    }
+  }
+  return ExitCode.ok;
 }
 
 /** What becomes of the nodes an apply leaves behind: pushed here with --push, else the command that sends them. */

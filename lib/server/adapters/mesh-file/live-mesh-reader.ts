@@ -136,8 +136,9 @@ function readingOf(items: readonly Item[]): LiveMeshReading {
       })),
   );
   const kinds = new Map([...modules].map(([module, record]) => [module, record.provides]));
+  const versions = new Map([...modules].map(([module, record]) => [module, record.version]));
   return {
-    mesh: { revision: liveRevision(nodes, kinds), nodes, modules: kinds },
+    mesh: { revision: liveRevision(nodes, kinds, versions), nodes, modules: kinds, versions },
     modules,
     ...(described ? { described } : {}),
   };

@@ -20,7 +20,7 @@ import {
   type HostAuthenticationOptions,
   hostAuthentication,
 } from '../host-auth.ts';
-import { header, json, parseBody, validate } from '../http.ts';
+import { etagMatches, header, json, parseBody, validate } from '../http.ts';
 import { httpEdge, type Refusing } from '../http-edge.ts';
 import { meshProblem } from '../mesh-problems.ts';
 import type { Problem } from '../problem.ts';
@@ -79,11 +79,11 @@ export const hostDeclarationHandler = (
     const ifNoneMatch = header(event, 'if-none-match');
     // What the host has already is not read again: a declaration in parts is megabytes.
     const delivery = await deps.deliveries.readDelivery(node, {
-      known: (etag) => matches(ifNoneMatch, etag),
+      known: (etag) => etagMatches(ifNoneMatch, etag),
     });
     if (!delivery) throw new NotSentError(node, signal[signalHeader]);
     const headers = { etag: delivery.etag, 'cache-control': 'no-cache', ...signal };
-    if (matches(ifNoneMatch, delivery.etag)) {
+    if (etagMatches(ifNoneMatch, delivery.etag)) {
       return { statusCode: 304, headers, body: '' };
     }
     const answer: HostDeclarationAnswer = {
@@ -125,9 +125,3 @@ export const hostReportHandler = (deps: { readonly sender: ControlSender } & Pro
     });
     return json(202, { queued });
   });
-
-function matches(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  const bare = (tag: string) => tag.trim().replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
-}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
 import { MeshError } from '../mesh/errors.ts';
 import { type PlanCounts, planCountsOf } from './pages.ts';
+import type { ApplyPlan } from './plan.ts';
 import type { ApplyLedger, WriteTally } from './ports.ts';
 import type { ApplyOutcome, ApplyProgress } from './service.ts';
 
@@ -22,7 +23,13 @@ export type ApplyJob = {
   /** Who asked: each part's writes are recorded as theirs (docs/audit.md). */
   readonly by: Actor;
   /** The first part's plan: its revision, digest and how long each of its lists is. */
-  readonly plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts };
+  readonly plan: {
+    readonly revision: string;
+    readonly digest: string;
+    readonly counts: PlanCounts;
+    /** The module versions the file sets (ApplyPlan's `versions`): upgraded once the job is done. */
+    readonly versions?: ApplyPlan['versions'];
+  };
   readonly parts: number;
   /**
    * The plan kept with the job in slices (plan-slices.ts), once a part of the flow planned it:
@@ -74,7 +81,7 @@ export const isStale = (running: RunningApplyJob, now: Date) =>
 export function openedJob(
   id: string,
   request: { readonly prune?: boolean; readonly allowMassRemoval?: boolean; readonly by: Actor },
-  plan: { readonly revision: string; readonly digest: string; readonly counts: PlanCounts },
+  plan: ApplyJob['plan'],
   remaining: Pick<ApplyProgress, 'remaining' | 'remainingNodes'>,
   now: Date,
   heldUntil: Date,
@@ -117,7 +124,12 @@ export function progressedJob(job: ApplyJob, part: ApplyOutcome, now: Date, ledg
     // A job opened before any plan (an uploaded file, planned by the flow) takes its first part's.
     plan: planned(job)
       ? job.plan
-      : { revision: part.plan.revision, digest: part.plan.digest, counts: planCountsOf(part.plan) },
+      : {
+          revision: part.plan.revision,
+          digest: part.plan.digest,
+          counts: planCountsOf(part.plan),
+          versions: part.plan.versions,
+        },
     state: part.complete ? 'done' : 'running',
     parts: job.parts + 1,
     written: ledger?.written ?? {

@@ -93,25 +93,17 @@ export async function applyOrStartJob(deps: ApplyJobDeps, named: Named<ApplyRequ
     const now = deps.now();
     const nodes = [...nodesOf(plan)].sort();
     const heldUntil = new Date((request.until ?? now.getTime() + applyJobStaleMs) + requestHoldMarginMs);
-    const job = openedJob(
-      newApplyJobId(now),
-      request,
-      { revision: plan.revision, digest: plan.digest, counts: planCountsOf(plan) },
-      { remaining: nodes.length, remainingNodes: nodes.slice(0, 10) },
+    const job = await startedJob(deps, request, stale, {
+      planned: {
+        revision: plan.revision,
+        digest: plan.digest,
+        counts: planCountsOf(plan),
+        versions: plan.versions,
+      },
+      progress: { remaining: nodes.length, remainingNodes: nodes.slice(0, 10) },
       now,
       heldUntil,
-    );
-    await deps.applyJobs.start(job, request.file, stale);
-    try {
-      await deps.applyFlow.started(job.id);
-    } catch (error) {
-      // A job no flow advances would hold the running item until it is stale: end it, and the
-      // request, which has written nothing yet, is told "try again".
-      await deps.applyJobs
-        .record(failedJob(job, { status: 503, code: 'try_again', message: describeCause(error) }, now), 0)
-        .catch(() => undefined);
-      throw error;
-    }
+    });
     opened = job;
     return jobLedger(deps.applyJobs, job.id);
   };
@@ -167,24 +159,51 @@ async function handedToJob(
   stale: RunningApplyJob | undefined,
 ): Promise<string> {
   const now = deps.now();
+  const job = await startedJob(deps, request, stale, {
+    planned: notPlanned,
+    progress: { remaining: 0, remainingNodes: [] },
+    now,
+    heldUntil: now,
+  });
+  return job.id;
+}
+
+/**
+ * A new job, opened with the file and its flow started: the one way a request opens a job,
+ * whether it planned first or hands the whole apply over.
+ */
+async function startedJob(
+  deps: ApplyJobDeps,
+  request: ApplyRequest,
+  stale: RunningApplyJob | undefined,
+  opening: {
+    readonly planned: Parameters<typeof openedJob>[2];
+    readonly progress: Parameters<typeof openedJob>[3];
+    readonly now: Date;
+    readonly heldUntil: Date;
+  },
+): Promise<ApplyJob> {
+  const { now } = opening;
   const job = openedJob(
     newApplyJobId(now),
     request,
-    notPlanned,
-    { remaining: 0, remainingNodes: [] },
+    opening.planned,
+    opening.progress,
     now,
-    now,
+    opening.heldUntil,
   );
   await deps.applyJobs.start(job, request.file, stale);
   try {
     await deps.applyFlow.started(job.id);
   } catch (error) {
+    // A job no flow advances would hold the running item until it is stale: end it, and the
+    // request, which has written nothing yet, is told "try again".
     await deps.applyJobs
       .record(failedJob(job, { status: 503, code: 'try_again', message: describeCause(error) }, now), 0)
       .catch(() => undefined);
     throw error;
   }
-  return job.id;
+  return job;
 }
 
 export async function readApplyJob(deps: Pick<ApplyJobDeps, 'applyJobs'>, id: string): Promise<ApplyJob> {

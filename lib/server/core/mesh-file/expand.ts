@@ -142,7 +142,23 @@ export function expandMeshFile(
       );
   }
   nodes.sort((a, b) => byText(a.node, b.node));
-  return { mesh: { nodes, origins }, problems };
+  const versions = new Map<string, string>();
+  const assigned = new Set(sources.flatMap((source) => [...source.moduleNames]));
+  for (const [module, settings] of Object.entries(file.modules ?? {})) {
+    if (!assigned.has(module)) {
+      problems.push(
+        problem(
+          'unknown-module',
+          ['modules', module],
+          `module ${module} is assigned to no node of the file`,
+          true,
+        ),
+      );
+      continue;
+    }
+    if (settings?.version !== undefined) versions.set(module, settings.version);
+  }
+  return { mesh: { nodes, origins, ...(versions.size > 0 ? { versions } : {}) }, problems };
 }
 
 type Problem = ReturnType<typeof problemAt>;

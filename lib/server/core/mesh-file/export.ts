@@ -8,10 +8,10 @@ import type { MeshFileFormat } from './source.ts';
  * left out. The same mesh always gives the same bytes, so export → apply → export is a fixpoint.
  */
 export function exportMeshFile(
-  mesh: { readonly nodes: readonly MeshNode[] },
+  mesh: { readonly nodes: readonly MeshNode[]; readonly versions?: ReadonlyMap<string, string | null> },
   format: MeshFileFormat = 'yaml',
 ): string {
-  const file = canonicalFile(mesh.nodes);
+  const file = canonicalFile(mesh.nodes, mesh.versions);
   return format === 'json' ? `${JSON.stringify(file, null, 2)}\n` : yamlText(file);
 }
 
@@ -32,6 +32,10 @@ const scalar = (text: string) =>
  */
 function yamlText(file: MeshFile): string {
   const lines = [`version: ${file.version}`];
+  const modules = Object.entries(file.modules ?? {});
+  if (modules.length > 0) lines.push('modules:');
+  for (const [module, settings] of modules)
+    lines.push(`  ${scalar(module)}:`, `    version: ${scalar(settings.version)}`);
   const nodes = Object.entries(file.nodes ?? {});
   if (nodes.length === 0) lines.push('nodes: {}');
   else lines.push('nodes:');
@@ -60,11 +64,22 @@ function yamlText(file: MeshFile): string {
   return `${lines.join('\n')}\n`;
 }
 
-export function canonicalFile(nodes: readonly MeshNode[]): MeshFile {
+/**
+ * The mesh as a file: each node, and each module's version (a module some node carries and
+ * that was upgraded at least once: one no node carries cannot be in a file).
+ */
+export function canonicalFile(
+  nodes: readonly MeshNode[],
+  versions: ReadonlyMap<string, string | null> = new Map(),
+): MeshFile {
   const written: NonNullable<MeshFile['nodes']> = {};
+  const carried = new Set<string>();
   for (const node of [...nodes].sort((a, b) => byText(a.node, b.node))) {
     const modules = new Map<string, { provides: string | null; consumes: string[] }>();
-    for (const { module, provides } of node.assignments) modules.set(module, { provides, consumes: [] });
+    for (const { module, provides } of node.assignments) {
+      modules.set(module, { provides, consumes: [] });
+      carried.add(module);
+    }
     for (const relation of [...node.relations].sort(compareRelations)) {
       const entry = modules.get(relation.consumerModule) ?? { provides: null, consumes: [] };
       entry.consumes.push(providerOf(relation));
@@ -87,5 +102,14 @@ export function canonicalFile(nodes: readonly MeshNode[]): MeshFile {
       );
     written[node.node] = entry;
   }
-  return { version: 1, nodes: written };
+  const set = [...versions]
+    .filter((entry): entry is [string, string] => entry[1] !== null && carried.has(entry[0]))
+    .sort(([a], [b]) => byText(a, b));
+  return {
+    version: 1,
+    ...(set.length > 0
+      ? { modules: Object.fromEntries(set.map(([module, version]) => [module, { version }])) }
+      : {}),
+    nodes: written,
+  };
 }

@@ -40,13 +40,18 @@ export const hasLabels = (wanted: Labels, labels: Labels) =>
 /** Names at most this many of the consumers that break a test, and counts the rest. */
 const namedAtMost = 10;
 
-export function checkTests(
+/** One test of the file as a plan reports it: what it says, and whether it holds on the mesh checked. */
+export type TestOutcome = { readonly test: string; readonly passed: boolean };
+
+/** The file's tests on a mesh: a problem for each that fails, and every well-formed test's outcome, passed or not. */
+export function runTests(
   tests: readonly FileTest[],
   nodes: readonly MeshNode[],
   locate: Locate,
-): MeshFileProblem[] {
+): { problems: MeshFileProblem[]; outcomes: TestOutcome[] } {
   const problem = problemAt(locate);
   const problems: MeshFileProblem[] = [];
+  const outcomes: TestOutcome[] = [];
   for (const [i, test] of tests.entries()) {
     const path = ['tests', i];
     const subjects = [test.consumer, test.label].filter((x) => x !== undefined).length;
@@ -65,6 +70,7 @@ export function checkTests(
     const patterns = [test.consumer, test.reaches, test.mustNotConsume].filter((p) => p !== undefined);
     if (!patterns.every((pattern) => modulePattern.safeParse(pattern).success)) continue;
     const failing = failingSubjects(test, nodes);
+    outcomes.push({ test: describe(test), passed: failing !== undefined && failing.length === 0 });
     if (failing === undefined) {
       problems.push(problem('test-failed', path, `test failed: ${describe(test)}: it matches nothing`));
     } else if (failing.length > 0) {
@@ -75,8 +81,11 @@ export function checkTests(
       );
     }
   }
-  return problems;
+  return { problems, outcomes };
 }
+
+export const checkTests = (tests: readonly FileTest[], nodes: readonly MeshNode[], locate: Locate) =>
+  runTests(tests, nodes, locate).problems;
 
 const describe = (test: FileTest) => {
   const subject =

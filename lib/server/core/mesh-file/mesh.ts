@@ -27,6 +27,8 @@ export type Origin = readonly (string | number)[];
 export type DesiredMesh = {
   readonly nodes: readonly MeshNode[];
   readonly origins: ReadonlyMap<string, Origin>;
+  /** Each module's version the file gives (its top-level `modules`); a module it leaves out keeps its own. */
+  readonly versions?: ReadonlyMap<string, string>;
 };
 
 export type LiveNode = MeshNode & {
@@ -43,6 +45,8 @@ export type LiveMesh = {
    * their record, and their kind with it). Taken from the assignments when absent.
    */
   readonly modules?: ReadonlyMap<string, string | null>;
+  /** Every module's version (null: never upgraded), as `mesh upgrade` set it. */
+  readonly versions?: ReadonlyMap<string, string | null>;
 };
 
 /** The per-node limits a file is held to; another issue may raise one, so they are a parameter. */

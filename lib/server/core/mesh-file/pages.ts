@@ -14,6 +14,7 @@ export const planListPaths: readonly ListPath[] = [
   ['add', 'modules'],
   ['add', 'relations'],
   ['labels'],
+  ['consumes'],
   ['remove', 'relations'],
   ['remove', 'modules'],
   ['remove', 'nodes'],

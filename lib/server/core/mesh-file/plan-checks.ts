@@ -1,6 +1,6 @@
 import { MeshError, ProviderKindConflictError } from '../mesh/errors.ts';
 import type { Relation } from '../mesh/model.ts';
-import { checkTests } from './file-tests.ts';
+import { runTests, type TestOutcome } from './file-tests.ts';
 import {
   type DesiredMesh,
   type LiveMesh,
@@ -117,9 +117,9 @@ export function checkTestsAfter(input: {
   readonly live: LiveMesh;
   readonly drift: (KeptDrift & { readonly nodes: readonly string[] }) | undefined;
   readonly locate: Locate | undefined;
-}): MeshFileProblem[] {
+}): { problems: MeshFileProblem[]; outcomes: TestOutcome[] } {
   const { tests, desired, live, drift } = input;
-  if (tests.length === 0) return [];
+  if (tests.length === 0) return { problems: [], outcomes: [] };
   const kept = new Map<string, { assignments: MeshAssignment[]; relations: Relation[] }>();
   const keptOf = (node: string) => {
     const found = kept.get(node) ?? { assignments: [], relations: [] };
@@ -141,7 +141,7 @@ export function checkTestsAfter(input: {
     };
   });
   for (const node of live.nodes) if (gone.has(node.node)) nodes.push(node);
-  return checkTests(tests, nodes, input.locate ?? nowhere);
+  return runTests(tests, nodes, input.locate ?? nowhere);
 }
 
 /** The live mesh's size, for the guard's shares. */

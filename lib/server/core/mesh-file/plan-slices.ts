@@ -20,12 +20,15 @@ const emptyPlan = (plan: ApplyPlan): ApplyPlan => ({
   prune: plan.prune,
   add: { nodes: [], modules: [], relations: [] },
   labels: [],
+  consumes: [],
+  versions: [],
   remove: { relations: [], modules: [], nodes: [] },
   drift: { nodes: [], modules: [], relations: [], labels: [] },
   provisions: { minted: [], withdrawn: [] },
   behind: [],
   massRemoval: null,
   problems: [],
+  tests: [],
   digest: plan.digest,
 });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Labels } from '../mesh/labels.ts';
 import type { Relation } from '../mesh/model.ts';
 import { type RelationRef, relationName } from '../mesh/removal.ts';
+import type { TestOutcome } from './file-tests.ts';
 import type { DesiredMesh, LiveMesh, LiveNode, MeshFileLimits } from './mesh.ts';
 import { byText, defaultLimits, providerOf } from './mesh.ts';
 import {
@@ -46,6 +47,26 @@ export type ApplyPlan = {
     /** What each key set or unset held before (null: it had none), so a plan says old → new. */
     readonly was?: Readonly<Record<string, string | null>>;
   }>;
+  /**
+   * Each module of a node that exists whose providers the apply changes: what it consumes
+   * before and after (`NODE/MODULE` each, drift kept unless pruning), so a plan says old → new.
+   * A view of `add.relations` and `remove.relations`, never carried out on its own.
+   */
+  readonly consumes: ReadonlyArray<{
+    readonly node: string;
+    readonly module: string;
+    readonly was: readonly string[];
+    readonly now: readonly string[];
+  }>;
+  /**
+   * Each module whose version the file gives and the mesh does not hold (`was` null: never
+   * upgraded): set after the apply's writes as `mesh upgrade` sets it, in a rollout with --waves.
+   */
+  readonly versions: ReadonlyArray<{
+    readonly module: string;
+    readonly was: string | null;
+    readonly now: string;
+  }>;
   /** Drift taken away, only when pruning, in the order the removal rules need: relations, modules, nodes. */
   readonly remove: {
     readonly relations: readonly RelationChange[];
@@ -70,8 +91,13 @@ export type ApplyPlan = {
   readonly behind: readonly string[];
   /** Set when the plan removes more than the guard lets through (see plan-checks.ts). */
   readonly massRemoval: MassRemoval | null;
-  /** What stops the plan being applied: limits, kinds against the live mesh. */
+  /** What stops the plan being applied: limits, kinds against the live mesh, a test that fails. */
   readonly problems: readonly MeshFileProblem[];
+  /**
+   * Each of the file's tests, in the file's order, as it holds on the mesh the apply leaves:
+   * the passed ones too, so a reviewer sees what was checked (at most 100, maxFileTests).
+   */
+  readonly tests: readonly TestOutcome[];
   readonly digest: string;
 };
 
@@ -111,6 +137,7 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     relations: [] as RelationChange[],
   };
   const labels: Array<ApplyPlan['labels'][number]> = [];
+  const consumes: Array<ApplyPlan['consumes'][number]> = [];
   const drift = {
     nodes: [] as string[],
     modules: [] as ModuleChange[],
@@ -130,6 +157,8 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     const relations = diffLists(want.relations, have?.relations ?? [], relationKey);
     for (const relation of relations.added) add.relations.push(changeOf(want.node, relation));
     for (const relation of relations.extra) drift.relations.push(changeOf(want.node, relation));
+    if (have && (relations.added.length > 0 || (prune && relations.extra.length > 0)))
+      consumes.push(...consumesChanges(want.node, have.relations, relations, prune));
   }
   const named = new Set(desired.nodes.map((node) => node.node));
   for (const node of live.nodes) {
@@ -155,16 +184,17 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
   for (const node of removedNodes) behind.delete(node);
 
   const limits = { ...defaultLimits, ...options.limits };
+  const tested = checkTestsAfter({
+    tests: options.tests ?? [],
+    desired,
+    live,
+    drift: prune ? undefined : drift,
+    locate: options.locate,
+  });
   const problems = [
     ...checkKinds(desired, live, options.locate),
     ...checkLimits({ desired, add, drift: prune ? undefined : drift, limits, locate: options.locate }),
-    ...checkTestsAfter({
-      tests: options.tests ?? [],
-      desired,
-      live,
-      drift: prune ? undefined : drift,
-      locate: options.locate,
-    }),
+    ...tested.problems,
   ];
   const massRemoval = prune ? massRemovalOf(remove, tally, options.allowMassRemoval ?? false) : null;
   const plan = {
@@ -172,12 +202,15 @@ export function planApply(desired: DesiredMesh, live: LiveMesh, options: PlanOpt
     prune,
     add,
     labels,
+    consumes,
+    versions: versionChanges(desired, live),
     remove,
     drift,
     provisions: { minted: add.relations.map(relationName), withdrawn: remove.relations.map(relationName) },
     behind: [...behind].sort(byText),
     massRemoval,
     problems,
+    tests: tested.outcomes,
   };
   return { ...plan, digest: digestOfPlan(plan) };
 }
@@ -204,6 +237,48 @@ function diffLabels(
     labels.push({ node: have.node, set, unset, was });
   }
   if (extra.length > 0) drift.push({ node: have.node, keys: extra });
+}
+
+/**
+ * An existing node's modules whose providers change, each with its providers before and after:
+ * after is before with the added ones, less the extra ones when pruning. Cost linear in the
+ * node's relations.
+ */
+function consumesChanges(
+  node: string,
+  had: readonly Relation[],
+  relations: { readonly added: readonly Relation[]; readonly extra: readonly Relation[] },
+  prune: boolean,
+): ApplyPlan['consumes'][number][] {
+  const changed = new Set([
+    ...relations.added.map((r) => r.consumerModule),
+    ...(prune ? relations.extra.map((r) => r.consumerModule) : []),
+  ]);
+  const gone = new Set(prune ? relations.extra.map(relationKey) : []);
+  const byModule = new Map<string, { was: string[]; now: string[] }>();
+  const of = (module: string) => {
+    const found = byModule.get(module) ?? { was: [], now: [] };
+    byModule.set(module, found);
+    return found;
+  };
+  for (const relation of had) {
+    if (!changed.has(relation.consumerModule)) continue;
+    const entry = of(relation.consumerModule);
+    entry.was.push(providerOf(relation));
+    if (!gone.has(relationKey(relation))) entry.now.push(providerOf(relation));
+  }
+  for (const relation of relations.added) of(relation.consumerModule).now.push(providerOf(relation));
+  return [...byModule.entries()]
+    .sort(([a], [b]) => byText(a, b))
+    .map(([module, { was, now }]) => ({ node, module, was: was.sort(byText), now: now.sort(byText) }));
+}
+
+/** The modules whose version the file sets otherwise than the mesh holds, by name. */
+function versionChanges(desired: DesiredMesh, live: LiveMesh): ApplyPlan['versions'][number][] {
+  return [...(desired.versions ?? [])]
+    .map(([module, now]) => ({ module, was: live.versions?.get(module) ?? null, now }))
+    .filter((change) => change.was !== change.now)
+    .sort((a, b) => byText(a.module, b.module));
 }
 
 const unchanged = { added: [], extra: [] } as const;
@@ -259,6 +334,8 @@ function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
   for (const m of plan.add.modules) line('+module', m.node, m.module, m.provides ?? '-');
   for (const r of plan.add.relations) line('+relation', relationName(r), r.kind);
   for (const l of plan.labels) line('labels', l.node, labelText(l.set), l.unset.join(','));
+  for (const c of plan.consumes) line('consumes', c.node, c.module, c.was.join(','), c.now.join(','));
+  for (const v of plan.versions) line('version', v.module, v.was ?? '-', v.now);
   for (const r of plan.remove.relations) line('-relation', relationName(r));
   for (const m of plan.remove.modules) line('-module', m.node, m.module);
   for (const node of plan.remove.nodes) line('-node', node);
@@ -269,6 +346,7 @@ function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
   for (const node of plan.behind) line('behind', node);
   if (plan.massRemoval) line('mass-removal', plan.massRemoval.message);
   for (const p of plan.problems) line('problem', p.code, p.path, p.message);
+  for (const t of plan.tests) line('test', t.passed ? 'passed' : 'failed', t.test);
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
 
@@ -276,6 +354,7 @@ function digestOfPlan(plan: Omit<ApplyPlan, 'digest'>): string {
 export const planMatches = (plan: ApplyPlan) =>
   plan.add.nodes.length + plan.add.modules.length + plan.add.relations.length === 0 &&
   plan.labels.length === 0 &&
+  plan.versions.length === 0 &&
   plan.drift.nodes.length +
     plan.drift.modules.length +
     plan.drift.relations.length +

@@ -37,6 +37,8 @@ export const problemCodes = [
   'duplicate-relation',
   /** `consumes` names a node or module that is not in the file. */
   'unknown-provider',
+  /** The top-level `modules` names a module no node of the file is assigned. */
+  'unknown-module',
   /** `consumes` names a module that provides nothing. */
   'not-a-provider',
   /** A module that consumes itself. */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { labelKey, labelValue } from '../mesh/labels.ts';
-import { moduleName, nodeName, providerKind } from '../names.ts';
+import { moduleName, moduleVersion, nodeName, providerKind } from '../names.ts';
 
 /**
  * The mesh file's structure (docs/mesh-file.md), one schema for the parser and for the JSON
@@ -29,7 +29,7 @@ export const moduleEntry = z
     consumes: z.array(providerRef).optional().describe('The providers this module uses, NODE/MODULE'),
   })
   .nullable()
-  .describe('A module assigned to the node; its version stays with `mesh upgrade`');
+  .describe('A module assigned to the node; its version is mesh-wide, under the top-level modules');
 
 export const modules = z.record(moduleName, moduleEntry).describe('Modules by name');
 
@@ -87,9 +87,22 @@ export const fileTest = z
   })
   .describe('A test checked at plan time: one of consumer or label, one of reaches or mustNotConsume');
 
+/** A module's mesh-wide settings: its version, as `mesh upgrade MODULE VERSION` sets it. */
+export const moduleSettings = z
+  .strictObject({
+    version: moduleVersion.describe(
+      'The version every node carrying the module runs: set as mesh upgrade sets it',
+    ),
+  })
+  .describe('A module of the mesh, by name: what holds for it on every node');
+
 export const meshFileSchema = z
   .strictObject({
     version: z.literal(1).describe('The file format’s version'),
+    modules: z
+      .record(moduleName, moduleSettings)
+      .optional()
+      .describe('Modules by name, mesh-wide: each one assigned to some node of the file'),
     nodes: z.record(nodeName, nodeEntry).optional().describe('Nodes by name'),
     groups: z.record(nodeName, groupEntry).optional().describe('Groups by name'),
     tests: z

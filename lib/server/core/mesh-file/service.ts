@@ -73,7 +73,10 @@ const writes = (plan: ApplyPlan) =>
 function revisionDescribed(desired: DesiredMesh, live: LiveMesh, plan: ApplyPlan): string {
   const kinds = new Map(liveKinds(live));
   for (const { module, provides } of plan.add.modules) if (!kinds.has(module)) kinds.set(module, provides);
-  return liveRevision(desired.nodes, kinds);
+  // the versions once the upgrades the apply asks for are taken
+  const versions = new Map(live.versions ?? []);
+  for (const { module, now } of plan.versions) versions.set(module, now);
+  return liveRevision(desired.nodes, kinds, versions);
 }
 
 /** What removals an apply's prune makes: the operator's own, one fact each, under their rules. */

@@ -1,5 +1,5 @@
 import { type ZodType, z } from 'zod';
-import type { Route } from '../../lib/server/functions/table.ts';
+import type { Route } from './table.ts';
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the route table alone: every row's method,
@@ -59,6 +59,7 @@ const tagDescriptions: Record<string, string> = {
   hosts: "a host's own routes, proven with its enrolled key",
   mesh: 'the mesh file: export, plan, uploads and apply',
   nodes: 'nodes, their modules, relations, tokens and enrolment',
+  'openapi.json': 'this document',
   push: 'pushes and their plans',
   pushes: 'the records of pushes',
   rollouts: 'pushes and upgrades in waves',
@@ -75,6 +76,10 @@ const jsonSchemaOf = (schema: ZodType): JsonSchema => {
   }) as JsonSchema;
   return rest;
 };
+
+/** The JSON Schema (2020-12) the document gives a route's body, if the route takes one. */
+export const requestBodySchemaOf = (route: Route): JsonSchema | undefined =>
+  route.request?.body ? jsonSchemaOf(route.request.body) : undefined;
 
 const pathParameterNames = (path: string) =>
   [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string);
@@ -114,7 +119,7 @@ const problemAnswer = (description: string) => ({
 
 function operationOf(route: Route) {
   const parameters = parametersOf(route);
-  const body = route.request?.body;
+  const body = requestBodySchemaOf(route);
   return {
     operationId: operationIdOf(route),
     summary: `${route.method} ${route.path}`,
@@ -130,7 +135,7 @@ function operationOf(route: Route) {
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: jsonSchemaOf(body) } },
+            content: { 'application/json': { schema: body } },
           },
         }
       : {}),

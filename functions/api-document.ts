@@ -1,0 +1,3 @@
+import { apiDocumentHandler } from '../lib/server/api/handlers/api-document.ts';
+
+export const handler = apiDocumentHandler();
