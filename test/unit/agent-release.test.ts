@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,6 +88,57 @@ describe('a release a host installs', () => {
     expect(await installRelease(dir, byNew.signed, byNew.executable, host())).toMatchObject({
       installed: true,
     });
+  });
+});
+
+describe('a release streamed in', () => {
+  async function* chunks(bytes: Buffer, size: number, fail?: Error) {
+    for (let at = 0; at < bytes.length; at += size) {
+      if (fail && at > 0) throw fail;
+      yield bytes.subarray(at, at + size);
+    }
+  }
+  const leftovers = (dir: string) =>
+    readdirSync(join(dir, 'agent')).filter((name) => name.startsWith('incoming'));
+
+  it('is written a chunk at a time, checked as it comes, and only then named the trial', async () => {
+    const dir = folder();
+    const good = release('2.0.0', `echo ${'x'.repeat(5000)}`);
+    expect(await installRelease(dir, good.signed, chunks(good.executable, 1000), host())).toEqual({
+      installed: true,
+      version: '2.0.0',
+    });
+    expect(readFileSync(releasePath(dir, '2.0.0'))).toEqual(good.executable);
+    expect(statSync(releasePath(dir, '2.0.0')).mode & 0o777).toBe(0o755);
+    expect((await readSlots(dir)).trial).toEqual({ version: '2.0.0' });
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('is refused before it is fetched when its signature fails, and leaves nothing when it is longer than signed or breaks off', async () => {
+    const dir = folder();
+    await writeSlots(dir, { current: '1.0.0' });
+    const forged = release('2.0.0', 'exit 0', keyB);
+    let fetched = false;
+    const fetch = async () => {
+      fetched = true;
+      return chunks(forged.executable, 10);
+    };
+    expect(await installRelease(dir, forged.signed, fetch, host())).toMatchObject({
+      refusal: 'bad-signature',
+    });
+    expect(fetched).toBe(false);
+    const signed = release('2.0.0', 'exit 0');
+    const longer = Buffer.concat([signed.executable, Buffer.alloc(1 << 20)]);
+    expect(await installRelease(dir, signed.signed, chunks(longer, 64), host())).toMatchObject({
+      refusal: 'wrong-size',
+    });
+    await expect(
+      installRelease(dir, signed.signed, chunks(signed.executable, 4, new Error('connection reset')), host()),
+    ).rejects.toThrow('connection reset');
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(leftovers(dir)).toEqual([]);
+    expect(await readSlots(dir)).toMatchObject({ current: '1.0.0', outcome: { outcome: 'refused' } });
+    expect((await readSlots(dir)).trial).toBeUndefined();
   });
 });
 
