@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ReleaseUpgrader } from '../../lib/clients/host/agent-upgrade.ts';
 import { installRelease, readSlots, releasePath, writeSlots } from '../../lib/clients/host/release-slots.ts';
 import { superviseAgent } from '../../lib/clients/host/supervisor.ts';
 import {
@@ -138,6 +139,100 @@ describe('a release streamed in', () => {
     expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
     expect(leftovers(dir)).toEqual([]);
     expect(await readSlots(dir)).toMatchObject({ current: '1.0.0', outcome: { outcome: 'refused' } });
+    expect((await readSlots(dir)).trial).toBeUndefined();
+  });
+});
+
+describe('the agent asked for another version', () => {
+  /** The host route as the control plane answers it: the releases published, and a download of each. */
+  function hostRoute(published: Record<string, ReturnType<typeof release>>) {
+    const asked: string[] = [];
+    const downloaded: string[] = [];
+    const api = {
+      send: async (_method: string, path: string) => {
+        asked.push(path);
+        const version = path.split('/')[4] as string;
+        const found = published[version];
+        if (!found)
+          return { status: 404, headers: new Headers(), body: { error: { code: 'release_not_found' } } };
+        return {
+          status: 200,
+          headers: new Headers(),
+          body: {
+            release: { ...found.signed, publishedAt: 'x', publishedBy: 'y' },
+            download: { method: 'GET', url: `http://x/${version}` },
+          },
+        };
+      },
+    };
+    const download = async (transfer: { url: string }) => {
+      downloaded.push(transfer.url);
+      const found = published[transfer.url.split('/').at(-1) as string];
+      return [found?.executable ?? Buffer.alloc(0)];
+    };
+    return { api, download, asked, downloaded };
+  }
+  const upgrader = (dir: string, route: ReturnType<typeof hostRoute>, supervised = true) =>
+    new ReleaseUpgrader({
+      version: '1.0.0',
+      dir,
+      node: 'web1',
+      api: route.api as never,
+      arch: process.arch,
+      builtInKeys: () => [keyA.publicKey],
+      supervised,
+      now,
+      download: route.download,
+    });
+
+  it('fetches the release by the node’s own route, streams it in and names it the trial', async () => {
+    const dir = folder();
+    const route = hostRoute({ '2.0.0': release('2.0.0', 'exit 0') });
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toEqual({ installed: true });
+    expect(route.asked).toEqual([`/hosts/web1/releases/2.0.0/${process.arch}`]);
+    expect((await readSlots(dir)).trial).toEqual({ version: '2.0.0' });
+  });
+
+  it('refuses a bad signature before downloading, and does not ask again for a version refused or rolled back', async () => {
+    const dir = folder();
+    const route = hostRoute({
+      '2.0.0': release('2.0.0', 'exit 0', keyB),
+      '3.0.0': release('3.0.0', 'exit 0'),
+    });
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toEqual({
+      installed: false,
+      reason: expect.stringMatching(/^agent 2\.0\.0 was refused: .*no key this host trusts/),
+    });
+    expect(route.downloaded).toEqual([]);
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toMatchObject({ installed: false });
+    expect(route.asked).toHaveLength(1);
+    await writeSlots(dir, {
+      outcome: {
+        version: '3.0.0',
+        outcome: 'rolled-back',
+        reason: 'it exited 3 before it reported',
+        at: 'x',
+      },
+    });
+    expect(await upgrader(dir, route).upgrade('3.0.0')).toEqual({
+      installed: false,
+      reason: 'agent 3.0.0 was rolled back: it exited 3 before it reported',
+    });
+    expect(route.asked).toHaveLength(1);
+  });
+
+  it('says a version not published, and an agent without its supervisor installs nothing', async () => {
+    const dir = folder();
+    const route = hostRoute({ '2.0.0': release('2.0.0', 'exit 0') });
+    expect(await upgrader(dir, route).upgrade('9.0.0')).toEqual({
+      installed: false,
+      reason: `agent 9.0.0 is not published for ${process.arch}`,
+    });
+    expect(await upgrader(dir, route, false).upgrade('2.0.0')).toMatchObject({
+      installed: false,
+      reason: expect.stringContaining('without mesh-host supervise'),
+    });
     expect((await readSlots(dir)).trial).toBeUndefined();
   });
 });

@@ -80,7 +80,10 @@ export type InstallResult =
 export async function installRelease(
   dir: string,
   release: SignedRelease,
-  executable: Buffer | AsyncIterable<Uint8Array> | (() => Promise<AsyncIterable<Uint8Array>>),
+  executable:
+    | Buffer
+    | AsyncIterable<Uint8Array>
+    | (() => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>),
   host: { readonly builtInKeys: readonly string[]; readonly arch: string; readonly now: () => Date },
 ): Promise<InstallResult> {
   const trusted = await trustedKeys(dir, host.builtInKeys);

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { supervisedEnv } from './agent-upgrade.ts';
 import { agentFolder, readSlots, releasePath, type Slots, writeSlots } from './release-slots.ts';
 
 /** How long a new release has to start, reach the control plane and report before it is rolled back. */
@@ -113,7 +114,10 @@ async function runTrial(
 }
 
 function start(executable: string, args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(executable, [...args], { stdio: 'inherit', env: { ...process.env, ...env } });
+  return spawn(executable, [...args], {
+    stdio: 'inherit',
+    env: { ...process.env, [supervisedEnv]: '1', ...env },
+  });
 }
 
 function exited(child: ChildProcess, signal: AbortSignal): Promise<number> {
