@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReleaseUpgrader } from '../../lib/clients/host/agent-upgrade.ts';
+import { ReleaseUpgrader } from '../../lib/clients/host/agent/agent-upgrade.ts';
 import { installRelease, readSlots, releasePath, writeSlots } from '../../lib/clients/host/release-slots.ts';
 import { superviseAgent } from '../../lib/clients/host/supervisor.ts';
 import {

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { access, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { supervisedEnv } from './agent-upgrade.ts';
 import { agentFolder, readSlots, releasePath, type Slots, writeSlots } from './release-slots.ts';
 
 /** How long a new release has to start, reach the control plane and report before it is rolled back. */
@@ -11,6 +10,8 @@ export const defaultTrialBoundMs = 5 * 60 * 1000;
 export const reachedPath = (dir: string) => join(agentFolder(dir), 'trial-reached');
 /** The environment variable naming that file to the agent on trial. */
 export const trialReachedEnv = 'MESH_HOST_TRIAL_REACHED';
+/** Set on every agent the supervisor runs: only a supervised agent installs a release (agent/agent-upgrade.ts). */
+export const supervisedEnv = 'MESH_HOST_SUPERVISED';
 
 export type SupervisorOptions = {
   readonly dir: string;

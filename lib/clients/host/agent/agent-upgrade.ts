@@ -1,13 +1,12 @@
-import type { Transfer } from '../../server/core/agent-release/ports.ts';
-import { signedRelease } from '../../server/core/agent-release/release.ts';
-import { downloadStream } from '../http/release-transfer.ts';
-import { ControlPlaneUnavailableError } from './agent/errors.ts';
-import type { HostRequests } from './agent/http-control-plane.ts';
-import type { AgentUpgrader, UpgradeAttempt } from './agent/ports.ts';
-import { installRelease, readSlots } from './release-slots.ts';
+import type { Transfer } from '../../../server/core/agent-release/ports.ts';
+import { signedRelease } from '../../../server/core/agent-release/release.ts';
+import { downloadStream } from '../../http/release-transfer.ts';
+import { installRelease, readSlots } from '../release-slots.ts';
+import { ControlPlaneUnavailableError } from './errors.ts';
+import type { HostRequests } from './http-control-plane.ts';
+import type { AgentUpgrader, UpgradeAttempt } from './ports.ts';
 
-/** Set by `mesh-host supervise` on the agent it runs: only a supervised agent installs a release. */
-export const supervisedEnv = 'MESH_HOST_SUPERVISED';
+export { supervisedEnv } from '../supervisor.ts';
 
 /**
  * A declaration naming another agent version (`agent: {version}`, `mesh agent upgrade`): the
