@@ -32,7 +32,8 @@ export const rolloutRequest = z
     ...waveFields,
   })
   .refine((r) => [r.node, r.behind, r.on, r.agent].filter((x) => x !== undefined).length === 1, {
-    message: 'name a node, or ask for behind: true, on: SELECTOR with its nodes, or agent: VERSION with its nodes',
+    message:
+      'name a node, or ask for behind: true, on: SELECTOR with its nodes, or agent: VERSION with its nodes',
   })
   .refine((r) => (r.on === undefined && r.agent === undefined) === (r.nodes === undefined), {
     message: 'on and agent each go with nodes, and nodes with one of them',
