@@ -88,6 +88,33 @@ describe('an agent upgrade in waves', () => {
     expect(calls).toEqual(['set 0.2.0 on a', 'push a']);
   });
 
+  it('is taken over, once halted, by the next agent upgrade, and its undo names that one', async () => {
+    const { rollouts, reports, start } = over(['a', 'b', 'c']);
+    const { id } = await start();
+    await rollouts.step(id);
+    await rollouts.step(id);
+    reports.set('a', {
+      report: { revision: 2, state: 'failed', step: 'agent: refused' },
+      online: true,
+      enrolled: true,
+    });
+    expect((await rollouts.step(id)).record.state).toBe('halted');
+    await expect(rollouts.undo(id, localActor())).rejects.toThrow(
+      /is an agent upgrade: .*mesh agent upgrade VERSION/,
+    );
+    const next = await rollouts.start({
+      by: localActor(),
+      origin: { kind: 'agent', version: '0.1.0' },
+      nodes: ['a', 'b', 'c'],
+      options: rolloutOptions({ waves: '100%' }),
+    });
+    expect((await rollouts.step(next.id)).decision).toEqual({ kind: 'superseded', rollout: id });
+    expect(await rollouts.read(id)).toMatchObject({
+      state: 'aborted',
+      reason: expect.stringContaining('agent upgrade 0.1.0'),
+    });
+  });
+
   it('is asked for with agent and the nodes, and refused without them', () => {
     const asked = rolloutRequest.parse({ agent: '0.2.0', nodes: ['a'], waves: '100%' });
     expect(originOf(asked)).toEqual({ kind: 'agent', version: '0.2.0' });
