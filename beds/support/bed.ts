@@ -394,6 +394,8 @@ export type NodeStatus = {
   lastHeard: string | null;
   /** Who holds it back, when something does (docs/decisions/held-back.md). */
   heldBack?: string;
+  /** What its host last said of its machine, its agent version among them (docs/host-agent.md#facts). */
+  facts?: { agent?: string };
 };
 
 /**

@@ -148,3 +148,59 @@ describe('a host', () => {
     expect((await fetch(`${api.url}/hosts/web-1/releases/1.1.0/x64`)).status).toBe(401);
   });
 });
+
+describe('mesh agent upgrade', () => {
+  const declarationOf = async (node: string, keys: Awaited<ReturnType<typeof enrolNode>>) => {
+    const answer = await hostApiClient(api.url, signingKeyOf(node, keys)).send(
+      'GET',
+      `/hosts/${node}/declaration`,
+    );
+    return (answer.body as { declaration?: { agent?: { version: string } } }).declaration;
+  };
+
+  it('refuses a version not published before it starts anything', async () => {
+    const refused = await runMesh(api.url, ['agent', 'upgrade', '7.7.7', '--json']);
+    expect(refused.code, refused.output).toBe(ExitCode.notFound);
+    expect(printedJson(refused.stdout)).toMatchObject({ error: { code: 'release_not_found' } });
+  });
+
+  it('sets the version a wave at a time on the nodes it sends, holds a frozen node as any send, and is audited', async () => {
+    const { operator } = hostCalls(api.url);
+    const keys = new Map<string, Awaited<ReturnType<typeof enrolNode>>>();
+    for (const node of ['up-a', 'up-b', 'up-c']) {
+      await parts.meshService.addNode(node, node === 'up-c' ? { tier: 'frozen' } : {}, localActor());
+      keys.set(node, await enrolNode(parts, node));
+    }
+    await operator('POST', '/push', { behind: true });
+    await operator('POST', '/freezes', { on: 'tier=frozen', reason: 'hold the agent back', until: '1h' });
+    const started = await operator('POST', '/rollouts', {
+      agent: '1.1.0',
+      nodes: ['up-a', 'up-c', 'up-b'],
+      waves: '2,100%',
+    });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const id = started.body.id as string;
+    // claimed, then wave 1 sent: up-a is sent the version, up-c is held back by the freeze
+    for (let step = 0; step < 5 && (await parts.rollouts.read(id)).current < 0; step += 1)
+      await parts.rollouts.step(id);
+    const { page } = await parts.rollouts.page(id, { wave: 0 }, 100_000);
+    expect(page.waves[0]?.nodes).toEqual([
+      expect.objectContaining({ node: 'up-a', state: 'waiting' }),
+      expect.objectContaining({ node: 'up-c', state: 'held', step: 'held back by freeze tier=frozen' }),
+    ]);
+    expect((await declarationOf('up-a', keys.get('up-a') as never))?.agent).toEqual({ version: '1.1.0' });
+    expect(await declarationOf('up-c', keys.get('up-c') as never)).not.toHaveProperty('agent');
+    expect(await declarationOf('up-b', keys.get('up-b') as never)).not.toHaveProperty('agent');
+    expect((await parts.rollouts.read(id)).state).toBe('running');
+    const audit = await operator('GET', '/audit?action=agent.upgrade');
+    expect(audit.body.records).toEqual([
+      expect.objectContaining({
+        action: 'agent.upgrade',
+        target: `rollout:${id}`,
+        details: expect.objectContaining({ origin: 'agent', version: '1.1.0', nodes: 3 }),
+      }),
+    ]);
+    await operator('POST', `/rollouts/${id}/abort`, {});
+    await operator('DELETE', '/freezes?on=tier%3Dfrozen');
+  });
+});

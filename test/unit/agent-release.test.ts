@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ReleaseUpgrader } from '../../lib/clients/host/agent/agent-upgrade.ts';
 import { installRelease, readSlots, releasePath, writeSlots } from '../../lib/clients/host/release-slots.ts';
 import { superviseAgent } from '../../lib/clients/host/supervisor.ts';
 import {
@@ -88,6 +89,151 @@ describe('a release a host installs', () => {
     expect(await installRelease(dir, byNew.signed, byNew.executable, host())).toMatchObject({
       installed: true,
     });
+  });
+});
+
+describe('a release streamed in', () => {
+  async function* chunks(bytes: Buffer, size: number, fail?: Error) {
+    for (let at = 0; at < bytes.length; at += size) {
+      if (fail && at > 0) throw fail;
+      yield bytes.subarray(at, at + size);
+    }
+  }
+  const leftovers = (dir: string) =>
+    readdirSync(join(dir, 'agent')).filter((name) => name.startsWith('incoming'));
+
+  it('is written a chunk at a time, checked as it comes, and only then named the trial', async () => {
+    const dir = folder();
+    const good = release('2.0.0', `echo ${'x'.repeat(5000)}`);
+    expect(await installRelease(dir, good.signed, chunks(good.executable, 1000), host())).toEqual({
+      installed: true,
+      version: '2.0.0',
+    });
+    expect(readFileSync(releasePath(dir, '2.0.0'))).toEqual(good.executable);
+    expect(statSync(releasePath(dir, '2.0.0')).mode & 0o777).toBe(0o755);
+    expect((await readSlots(dir)).trial).toEqual({ version: '2.0.0' });
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('is refused before it is fetched when its signature fails, and leaves nothing when it is longer than signed or breaks off', async () => {
+    const dir = folder();
+    await writeSlots(dir, { current: '1.0.0' });
+    const forged = release('2.0.0', 'exit 0', keyB);
+    let fetched = false;
+    const fetch = async () => {
+      fetched = true;
+      return chunks(forged.executable, 10);
+    };
+    expect(await installRelease(dir, forged.signed, fetch, host())).toMatchObject({
+      refusal: 'bad-signature',
+    });
+    expect(fetched).toBe(false);
+    const signed = release('2.0.0', 'exit 0');
+    const longer = Buffer.concat([signed.executable, Buffer.alloc(1 << 20)]);
+    expect(await installRelease(dir, signed.signed, chunks(longer, 64), host())).toMatchObject({
+      refusal: 'wrong-size',
+    });
+    await expect(
+      installRelease(dir, signed.signed, chunks(signed.executable, 4, new Error('connection reset')), host()),
+    ).rejects.toThrow('connection reset');
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(leftovers(dir)).toEqual([]);
+    expect(await readSlots(dir)).toMatchObject({ current: '1.0.0', outcome: { outcome: 'refused' } });
+    expect((await readSlots(dir)).trial).toBeUndefined();
+  });
+});
+
+describe('the agent asked for another version', () => {
+  /** The host route as the control plane answers it: the releases published, and a download of each. */
+  function hostRoute(published: Record<string, ReturnType<typeof release>>) {
+    const asked: string[] = [];
+    const downloaded: string[] = [];
+    const api = {
+      send: async (_method: string, path: string) => {
+        asked.push(path);
+        const version = path.split('/')[4] as string;
+        const found = published[version];
+        if (!found)
+          return { status: 404, headers: new Headers(), body: { error: { code: 'release_not_found' } } };
+        return {
+          status: 200,
+          headers: new Headers(),
+          body: {
+            release: { ...found.signed, publishedAt: 'x', publishedBy: 'y' },
+            download: { method: 'GET', url: `http://x/${version}` },
+          },
+        };
+      },
+    };
+    const download = async (transfer: { url: string }) => {
+      downloaded.push(transfer.url);
+      const found = published[transfer.url.split('/').at(-1) as string];
+      return [found?.executable ?? Buffer.alloc(0)];
+    };
+    return { api, download, asked, downloaded };
+  }
+  const upgrader = (dir: string, route: ReturnType<typeof hostRoute>, supervised = true) =>
+    new ReleaseUpgrader({
+      version: '1.0.0',
+      dir,
+      node: 'web1',
+      api: route.api as never,
+      arch: process.arch,
+      builtInKeys: () => [keyA.publicKey],
+      supervised,
+      now,
+      download: route.download,
+    });
+
+  it('fetches the release by the node’s own route, streams it in and names it the trial', async () => {
+    const dir = folder();
+    const route = hostRoute({ '2.0.0': release('2.0.0', 'exit 0') });
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toEqual({ installed: true });
+    expect(route.asked).toEqual([`/hosts/web1/releases/2.0.0/${process.arch}`]);
+    expect((await readSlots(dir)).trial).toEqual({ version: '2.0.0' });
+  });
+
+  it('refuses a bad signature before downloading, and does not ask again for a version refused or rolled back', async () => {
+    const dir = folder();
+    const route = hostRoute({
+      '2.0.0': release('2.0.0', 'exit 0', keyB),
+      '3.0.0': release('3.0.0', 'exit 0'),
+    });
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toEqual({
+      installed: false,
+      reason: expect.stringMatching(/^agent 2\.0\.0 was refused: .*no key this host trusts/),
+    });
+    expect(route.downloaded).toEqual([]);
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(await upgrader(dir, route).upgrade('2.0.0')).toMatchObject({ installed: false });
+    expect(route.asked).toHaveLength(1);
+    await writeSlots(dir, {
+      outcome: {
+        version: '3.0.0',
+        outcome: 'rolled-back',
+        reason: 'it exited 3 before it reported',
+        at: 'x',
+      },
+    });
+    expect(await upgrader(dir, route).upgrade('3.0.0')).toEqual({
+      installed: false,
+      reason: 'agent 3.0.0 was rolled back: it exited 3 before it reported',
+    });
+    expect(route.asked).toHaveLength(1);
+  });
+
+  it('says a version not published, and an agent without its supervisor installs nothing', async () => {
+    const dir = folder();
+    const route = hostRoute({ '2.0.0': release('2.0.0', 'exit 0') });
+    expect(await upgrader(dir, route).upgrade('9.0.0')).toEqual({
+      installed: false,
+      reason: `agent 9.0.0 is not published for ${process.arch}`,
+    });
+    expect(await upgrader(dir, route, false).upgrade('2.0.0')).toMatchObject({
+      installed: false,
+      reason: expect.stringContaining('without mesh-host supervise'),
+    });
+    expect((await readSlots(dir)).trial).toBeUndefined();
   });
 });
 

@@ -7,6 +7,7 @@ import {
 import type {
   AgentState,
   AgentStateStore,
+  AgentUpgrader,
   Applier,
   ApplyResult,
   ControlPlane,
@@ -14,6 +15,7 @@ import type {
   FetchedDeclaration,
   GoodDeclaration,
   HostReport,
+  UpgradeAttempt,
 } from '../../lib/clients/host/agent/ports.ts';
 import { runHostAgent } from '../../lib/clients/host/agent/run-loop.ts';
 import type { HostFacts } from '../../lib/server/core/mesh/host-facts.ts';
@@ -111,6 +113,7 @@ async function runFor(
     onSleep?: (count: number) => void;
     keyRefused?: () => Promise<boolean>;
     facts?: () => Promise<HostFacts>;
+    upgrader?: AgentUpgrader;
   },
 ) {
   let clock = 1_000_000;
@@ -121,6 +124,7 @@ async function runFor(
   const ended = await runHostAgent({
     ...(parts.keyRefused ? { keyRefused: parts.keyRefused } : {}),
     ...(parts.facts ? { facts: parts.facts } : {}),
+    ...(parts.upgrader ? { upgrader: parts.upgrader } : {}),
     controlPlane: parts.controlPlane,
     opener: parts.opener ?? nothingSealed,
     applier: parts.applier ?? new RecordingApplier(),
@@ -436,5 +440,66 @@ describe('runHostAgent report sequence', () => {
     expect(lines).toContainEqual(
       expect.stringMatching(/leads the control plane's clock.*counting again from this host's clock/),
     );
+  });
+});
+
+describe('a declaration naming an agent version', () => {
+  const naming = (revision: number, version: string): FetchedDeclaration => ({
+    status: 'changed',
+    etag: `"r${revision}"`,
+    revision,
+    body: JSON.stringify({ node: 'web1', modules: [], agent: { version } }),
+  });
+  const upgrader = (answer: UpgradeAttempt) => {
+    const asked: string[] = [];
+    return {
+      asked,
+      version: '1.0.0',
+      upgrade: async (version: string) => {
+        asked.push(version);
+        return answer;
+      },
+    };
+  };
+
+  it('another version is installed, nothing applied, and the loop ends for the supervisor to start it', async () => {
+    const controlPlane = new ScriptedControlPlane([naming(4, '2.0.0')]);
+    const applier = new RecordingApplier();
+    const installing = upgrader({ installed: true });
+    const { ended, lines, state } = await runFor(5, { controlPlane, applier, upgrader: installing });
+    expect(ended).toBe('upgrading');
+    expect(installing.asked).toEqual(['2.0.0']);
+    expect(applier.applied).toEqual([]);
+    expect(state.state.appliedEtag).toBeUndefined();
+    expect(lines).toContain(
+      'revision 4 names agent 2.0.0: installed it as the trial; stopping for the supervisor to start it',
+    );
+  });
+
+  it('its own version is applied as any declaration', async () => {
+    const controlPlane = new ScriptedControlPlane([naming(4, '1.0.0'), { status: 'unchanged' }]);
+    const applier = new RecordingApplier();
+    const installing = upgrader({ installed: true });
+    const { ended } = await runFor(3, { controlPlane, applier, upgrader: installing });
+    expect(ended).toBe('stopped');
+    expect(installing.asked).toEqual([]);
+    expect(applier.applied).toEqual([4]);
+  });
+
+  it('a version it cannot take (refused, rolled back) fails the revision with why, once, and waits for a newer one', async () => {
+    const controlPlane = new ScriptedControlPlane([naming(4, '2.0.0')]);
+    const applier = new RecordingApplier();
+    const refusing = upgrader({
+      installed: false,
+      reason: 'agent 2.0.0 was rolled back: it exited 3 before it reported',
+    });
+    const { ended, state } = await runFor(4, { controlPlane, applier, upgrader: refusing });
+    expect(ended).toBe('stopped');
+    expect(applier.applied).toEqual([]);
+    expect(refusing.asked).toEqual(['2.0.0']);
+    expect(controlPlane.reports.map((r) => [r.state, r.revision, r.step])).toEqual([
+      ['failed', 4, 'agent: agent 2.0.0 was rolled back: it exited 3 before it reported'],
+    ]);
+    expect(state.state.revertedEtag).toBe('"r4"');
   });
 });

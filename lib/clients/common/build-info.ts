@@ -5,7 +5,9 @@ import { join } from 'node:path';
  * What `mesh --version` and `mesh-host --version` print, and the agent reports as its version:
  * package.json's version and the build. `npm run package` writes both into the bundle
  * (tools/packaging/executable.ts defines `MESH_BUILD`), the build being the commit it was made
- * from; run from the tree, the version is read from package.json and the build is `source`.
+ * from; run from the tree, the version is read from package.json (or `MESH_SOURCE_VERSION`, with
+ * which a bed stands a release in for the agent run from source) and the build is `source`. A
+ * packaged build ignores `MESH_SOURCE_VERSION`: its version is the one it was built with.
  */
 export type BuildInfo = { readonly version: string; readonly build: string };
 
@@ -20,7 +22,7 @@ export function buildInfo(): BuildInfo {
     const manifest = JSON.parse(readFileSync(join(import.meta.dirname, '../../../package.json'), 'utf8')) as {
       version: string;
     };
-    known = { version: manifest.version, build: 'source' };
+    known = { version: process.env.MESH_SOURCE_VERSION || manifest.version, build: 'source' };
   }
   return known;
 }

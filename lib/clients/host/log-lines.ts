@@ -147,6 +147,21 @@ export const agentLines = {
     'info',
     () => 'the control plane took a newer key of this node (a rotation); going on with it',
   ),
+  agentInstalled: codedLine<{ readonly version: string; readonly revision: number }>(
+    'host.agent-installed',
+    'info',
+    ({ version, revision }) =>
+      `revision ${revision} names agent ${version}: installed it as the trial; stopping for the supervisor to start it`,
+  ),
+  agentNotInstalled: codedLine<{
+    readonly version: string;
+    readonly revision: number;
+    readonly reason: string;
+  }>(
+    'host.agent-not-installed',
+    'error',
+    ({ revision, reason }) => `revision ${revision} given up: ${reason}`,
+  ),
   decommissioned: codedLine<{ readonly reason: string }>(
     'host.decommissioned',
     'error',

@@ -1,6 +1,12 @@
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type SignedRelease, verifyRelease } from '../../server/core/agent-release/release.ts';
+import {
+  type ReleaseRefusal,
+  type SignedRelease,
+  verifyExecutable,
+  verifyManifest,
+} from '../../server/core/agent-release/release.ts';
 
 /**
  * The agent's releases in its data folder, as the supervisor (supervisor.ts) runs them:
@@ -9,10 +15,10 @@ import { type SignedRelease, verifyRelease } from '../../server/core/agent-relea
  *   DIR/agent/slots.json                     {current?, previous?, trial?, outcome?}
  *   DIR/agent/release-keys.json              the keys trusted after a rotation (else the built-in ones)
  *
- * A release is verified whole (signature, architecture, size, digest) before anything is
- * written; it is then written beside the others and named the trial: the supervisor starts it,
- * and keeps it only once it has reached the control plane within the bound, else it goes back to
- * the current one. Both stay on disk, so a host always has one that worked.
+ * A release's signature and architecture are verified before its executable is fetched, its size
+ * and digest as it streams in; only then is it moved beside the others and named the trial: the
+ * supervisor starts it, and keeps it only once it has reached the control plane within the bound,
+ * else it goes back to the current one. Both stay on disk, so a host always has one that worked.
  */
 export type UpgradeOutcome = {
   readonly version: string;
@@ -64,32 +70,91 @@ export type InstallResult =
   | { readonly installed: false; readonly refusal: string; readonly reason: string };
 
 /**
- * Verifies RELEASE against EXECUTABLE's bytes and the keys this host trusts, and only then
- * writes it and names it the trial; a refusal writes nothing but the outcome the host reports.
+ * Verifies RELEASE against the executable and the keys this host trusts, and only then names it
+ * the trial. The signature and architecture are checked before a byte of EXECUTABLE is read; its
+ * bytes then stream to a temporary file beside the releases, counted and hashed as they come (never
+ * whole in memory), and are moved into place only when their size and SHA-256 are the manifest's.
+ * A refusal replaces nothing and keeps nothing but the outcome the host reports; an executable
+ * that fails to arrive (the download breaks) leaves nothing behind and is thrown.
  */
 export async function installRelease(
   dir: string,
   release: SignedRelease,
-  executable: Buffer,
+  executable:
+    | Buffer
+    | AsyncIterable<Uint8Array>
+    | (() => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>),
   host: { readonly builtInKeys: readonly string[]; readonly arch: string; readonly now: () => Date },
 ): Promise<InstallResult> {
   const trusted = await trustedKeys(dir, host.builtInKeys);
-  const verdict = verifyRelease(release, executable, { trusted, arch: host.arch });
-  const version = release.manifest.version;
-  const slots = await readSlots(dir);
-  if (!verdict.ok) {
+  const { manifest } = release;
+  const refused = async (verdict: { readonly refusal: ReleaseRefusal; readonly reason: string }) => {
+    const slots = await readSlots(dir);
     await writeSlots(dir, {
       ...slots,
-      outcome: { version, outcome: 'refused', reason: verdict.reason, at: host.now().toISOString() },
+      outcome: {
+        version: manifest.version,
+        outcome: 'refused',
+        reason: verdict.reason,
+        at: host.now().toISOString(),
+      },
     });
-    return { installed: false, refusal: verdict.refusal, reason: verdict.reason };
+    return { installed: false as const, refusal: verdict.refusal, reason: verdict.reason };
+  };
+  const signed = verifyManifest(release, { trusted, arch: host.arch });
+  if (!signed.ok) return refused(signed);
+  await mkdir(agentFolder(dir), { recursive: true, mode: 0o700 });
+  const incoming = join(agentFolder(dir), `incoming-${process.pid}`);
+  try {
+    const source =
+      typeof executable === 'function'
+        ? await executable()
+        : Buffer.isBuffer(executable)
+          ? [executable]
+          : executable;
+    const counted = await streamTo(incoming, source, manifest.bytes);
+    const wrong = verifyExecutable(manifest, counted.bytes, counted.sha256);
+    if (wrong) {
+      await rm(incoming, { force: true });
+      return refused(wrong);
+    }
+    const path = releasePath(dir, manifest.version);
+    await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
+    await rename(incoming, path);
+  } catch (error) {
+    await rm(incoming, { force: true });
+    throw error;
   }
-  const path = releasePath(dir, version);
-  await mkdir(join(path, '..'), { recursive: true, mode: 0o700 });
-  await atomicWrite(path, executable, 0o755);
-  if (release.manifest.releaseKeys) await atomicWrite(keysPath(dir), JSON.stringify(verdict.trusted), 0o600);
-  await writeSlots(dir, { ...slots, trial: { version } });
-  return { installed: true, version };
+  if (manifest.releaseKeys) await atomicWrite(keysPath(dir), JSON.stringify(signed.trusted), 0o600);
+  await writeSlots(dir, { ...(await readSlots(dir)), trial: { version: manifest.version } });
+  return { installed: true, version: manifest.version };
+}
+
+/**
+ * Writes SOURCE to PATH (mode 0755, flushed), counting and hashing it; stops reading once it
+ * runs past LIMIT bytes, so a download larger than its manifest costs no more than the manifest.
+ */
+async function streamTo(
+  path: string,
+  source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+  limit: number,
+): Promise<{ readonly bytes: number; readonly sha256: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  const file = await open(path, 'w', 0o755);
+  try {
+    for await (const chunk of source) {
+      bytes += chunk.length;
+      if (bytes > limit) break;
+      hash.update(chunk);
+      await file.write(chunk);
+    }
+    await file.sync();
+    await file.chmod(0o755);
+  } finally {
+    await file.close();
+  }
+  return { bytes, sha256: hash.digest('hex') };
 }
 
 async function atomicWrite(path: string, data: string | Buffer, mode: number): Promise<void> {

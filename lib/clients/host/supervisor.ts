@@ -10,6 +10,8 @@ export const defaultTrialBoundMs = 5 * 60 * 1000;
 export const reachedPath = (dir: string) => join(agentFolder(dir), 'trial-reached');
 /** The environment variable naming that file to the agent on trial. */
 export const trialReachedEnv = 'MESH_HOST_TRIAL_REACHED';
+/** Set on every agent the supervisor runs: only a supervised agent installs a release (agent/agent-upgrade.ts). */
+export const supervisedEnv = 'MESH_HOST_SUPERVISED';
 
 export type SupervisorOptions = {
   readonly dir: string;
@@ -17,6 +19,8 @@ export type SupervisorOptions = {
   readonly args: readonly string[];
   /** The executable installed by hand (the package's, this very one): run while no release is current. */
   readonly installed: string;
+  /** What the installed executable is run with before `args`: the script, when it is Node running the tree. */
+  readonly installedArgs?: readonly string[];
   readonly trialBoundMs?: number;
   readonly say: (line: string) => void;
   readonly signal: AbortSignal;
@@ -46,8 +50,9 @@ export async function superviseAgent(options: SupervisorOptions): Promise<number
       if (typeof kept === 'object') return kept.exit;
       continue;
     }
-    const executable = slots.current ? releasePath(options.dir, slots.current) : options.installed;
-    const child = start(executable, options.args, {});
+    const child = slots.current
+      ? start(releasePath(options.dir, slots.current), options.args, {})
+      : start(options.installed, [...(options.installedArgs ?? []), ...options.args], {});
     const code = await exited(child, options.signal);
     // An agent that installed a release exits for it to be tried: start the trial.
     if ((await readSlots(options.dir)).trial && !options.signal.aborted) continue;
@@ -113,7 +118,10 @@ async function runTrial(
 }
 
 function start(executable: string, args: readonly string[], env: Record<string, string>): ChildProcess {
-  return spawn(executable, [...args], { stdio: 'inherit', env: { ...process.env, ...env } });
+  return spawn(executable, [...args], {
+    stdio: 'inherit',
+    env: { ...process.env, [supervisedEnv]: '1', ...env },
+  });
 }
 
 function exited(child: ChildProcess, signal: AbortSignal): Promise<number> {

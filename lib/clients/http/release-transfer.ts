@@ -105,6 +105,18 @@ export async function downloadFile(
   return { bytes, sha256: hash.digest('hex') };
 }
 
+/**
+ * The executable's bytes as they come, for a caller that counts and hashes them itself
+ * (release-slots.ts installRelease): the answer once the store said yes, never read whole.
+ */
+export async function downloadStream(transfer: Transfer): Promise<AsyncIterable<Buffer>> {
+  const sending = send(transfer, {});
+  sending.request.end();
+  const response = await sending;
+  if ((response.statusCode ?? 0) >= 300) throw await refusal(response, 'the download');
+  return response;
+}
+
 /** A file's size and SHA-256, read as a stream. */
 export async function digestOfFile(
   file: string,

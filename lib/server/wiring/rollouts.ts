@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AuditTrail } from '../adapters/audit/audit-trail.ts';
 import { makeSFNClient } from '../adapters/aws-clients.ts';
+import { DynamoAgentVersions } from '../adapters/mesh/agent-versions.ts';
 import { DynamoDBRolloutFacts } from '../adapters/rollout/rollout-facts.ts';
 import { StepFunctionsRolloutDriver } from '../adapters/rollout/rollout-flow-driver.ts';
 import { DynamoDBRolloutStore } from '../adapters/rollout/rollout-store.ts';
@@ -69,6 +70,7 @@ export function rolloutBuilders(
       // a wave is not a push of its own: the flow runs unrecorded, the rollout's record says what it sent
       const flow = parts.pushFlow instanceof RecordedPushFlow ? parts.pushFlow.flow : parts.pushFlow;
       const pusher = new Pusher({ store: parts.pushStore });
+      const agentVersions = new DynamoAgentVersions(table());
       return new AnnouncingRollouts(
         {
           store: parts.rolloutStore,
@@ -78,6 +80,7 @@ export function rolloutBuilders(
           exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
           marked: (nodes) => pusher.markedOf(nodes),
           moveCarriers: (module, version, nodes) => parts.moduleVersions.moveCarriers(module, version, nodes),
+          setAgentVersion: (version, nodes) => agentVersions.setAgentVersion(version, nodes),
           requestUndo: async (undo, by) => {
             const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
             const body = {

@@ -2,10 +2,14 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { StoredRelease, Transfer } from '../../../server/core/agent-release/ports.ts';
 import { type SignedRelease, signedRelease } from '../../../server/core/agent-release/release.ts';
+import { labelValue } from '../../../server/core/mesh/labels.ts';
+import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
+import type { ApiClient } from '../../http/api-client.ts';
 import { digestOfFile, TransferError, uploadFile } from '../../http/release-transfer.ts';
 import { action, type CommandContext } from '../command-context.ts';
 import { cliLines } from '../output-lines.ts';
+import { startRollout, type WaveOptions, waveBody } from './rollout.ts';
 
 /** Where a release's signed manifest is kept beside its executable: what `mesh agent publish FILE` reads. */
 export const manifestFileOf = (file: string) => `${file}.release.json`;
@@ -96,6 +100,55 @@ export function registerAgentCommands(program: Command): void {
       }),
     );
   agent
+    .command('upgrade')
+    .description(
+      'roll a published version of mesh-host out to every node: each wave sets it on its nodes and pushes them, a host taking it through its supervisor',
+    )
+    .argument('<version>', 'the version to run, as mesh agent releases lists it')
+    .option(
+      '--waves <sizes>',
+      'the waves, e.g. 1,10%,100%: each a count or a percentage, cumulative (default: 100%, all at once)',
+    )
+    .option('--max-failures <n>', 'halt when more nodes fail than this (N or P%)')
+    .option('--wave-timeout <d>', 'how long a wave waits for its nodes (90s, 10m, 1h)')
+    .option('--pause', 'stop after each wave until mesh rollout resume', false)
+    .option('--no-wait', 'answer the rollout id once its nodes are claimed')
+    .action(
+      action(async (context, version: string, options: Omit<WaveOptions, 'autoUndo'>) => {
+        const checked = labelValue.safeParse(version);
+        if (!checked.success) {
+          context.output.say(cliLines.usage, {
+            argument: version,
+            problem: 'a version is 1 to 63 of [A-Za-z0-9._-], starting and ending with a letter or digit',
+          });
+          return ExitCode.usage;
+        }
+        const { releases } = await context.api.call<{ releases: StoredRelease[] }>('GET', '/agent/releases');
+        const arches = releases.filter((r) => r.manifest.version === version).map((r) => r.manifest.arch);
+        if (arches.length === 0) {
+          const message = `no release ${version} of mesh-host is published: mesh agent publish FILE adds one`;
+          context.output.line(message);
+          context.output.result({ error: { code: 'release_not_found', message } });
+          return ExitCode.notFound;
+        }
+        const nodes = await everyNode(context.api);
+        if (nodes.length === 0) {
+          context.output.line('the mesh has no node: nothing to upgrade');
+          context.output.result({ version, nodes: [] });
+          return ExitCode.ok;
+        }
+        context.output.line(
+          `agent ${version} (published for ${arches.sort().join(', ')}) to ${nodes.length} node${nodes.length === 1 ? '' : 's'}`,
+        );
+        const body = {
+          agent: version,
+          nodes,
+          ...waveBody({ ...options, waves: options.waves ?? '100%', autoUndo: false }),
+        };
+        return startRollout(context.api, context.output, body, options.wait);
+      }),
+    );
+  agent
     .command('releases')
     .description('the releases of mesh-host published, newest first')
     .action(
@@ -111,4 +164,17 @@ export function registerAgentCommands(program: Command): void {
         return ExitCode.ok;
       }),
     );
+}
+
+/** Every node of the mesh, by name, the control plane paging them (`GET /status`). */
+async function everyNode(api: ApiClient): Promise<string[]> {
+  const nodes: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const query = new URLSearchParams({ limit: '1000', ...(cursor ? { cursor } : {}) });
+    const page = await api.call<{ nodes: NodeStatus[]; next?: string }>('GET', `/status?${query}`);
+    nodes.push(...page.nodes.map((node) => node.node));
+    cursor = page.next;
+  } while (cursor);
+  return nodes;
 }

@@ -120,3 +120,19 @@ export interface SignalLink {
   /** Disconnects, if connected. */
   close(): Promise<void>;
 }
+
+/** What came of asking for another agent version: installed as the supervisor's trial, or why not. */
+export type UpgradeAttempt =
+  | { readonly installed: true }
+  | { readonly installed: false; readonly reason: string };
+
+/**
+ * Installs the agent version a declaration names (`agent: {version}`): the agent exits once one
+ * is installed, for its supervisor to start it (lib/clients/host/agent-upgrade.ts). Throws
+ * ControlPlaneUnavailableError when the release could not be fetched: the loop tries again.
+ */
+export interface AgentUpgrader {
+  /** The version this agent runs. */
+  readonly version: string;
+  upgrade(version: string): Promise<UpgradeAttempt>;
+}

@@ -13,6 +13,7 @@ import {
 import type {
   AgentState,
   AgentStateStore,
+  AgentUpgrader,
   Applier,
   ControlPlane,
   DeclarationOpener,
@@ -64,6 +65,12 @@ export type RunLoopOptions = {
    * said in the first report after the start and whenever it changes. Without it, no facts.
    */
   readonly facts?: () => Promise<HostFacts>;
+  /**
+   * Installs another agent version when a declaration names one (`agent: {version}`); the loop
+   * then ends with 'upgrading' for the supervisor to start it. Without it, the field is the apply
+   * command's to read.
+   */
+  readonly upgrader?: AgentUpgrader;
   /** Called after each report the control plane took: a release on trial is kept on the first (supervisor.ts). */
   readonly onReportTaken?: () => void;
   /** Where its lines go (lib/clients/host/log-lines.ts): `mesh-host run` prints them. */
@@ -85,7 +92,9 @@ export type RunLoopOptions = {
  * and with reverts it goes back to its last good declaration when a new one fails
  * (applied-declarations.ts).
  */
-export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' | 'decommissioned'> {
+export async function runHostAgent(
+  options: RunLoopOptions,
+): Promise<'stopped' | 'decommissioned' | 'upgrading'> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? abortableSleep;
   const random = options.random ?? Math.random;
@@ -203,6 +212,23 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
           revision: fetched.revision,
           applied: state.appliedRevision ?? null,
         });
+      } else if (wantsOtherAgent(fetched.body, options.upgrader)) {
+        waitingFor = '';
+        const version = wantedAgent(fetched.body) as string;
+        const attempt = await (options.upgrader as AgentUpgrader).upgrade(version);
+        if (attempt.installed) {
+          log(agentLines.agentInstalled, { version, revision: fetched.revision });
+          await watch.close();
+          return 'upgrading';
+        }
+        // Applied by this agent, the revision would claim a version it does not run: given up, as a revert gives one up.
+        log(agentLines.agentNotInstalled, { version, revision: fetched.revision, reason: attempt.reason });
+        await report({
+          state: 'failed',
+          revision: fetched.revision,
+          step: `agent: ${attempt.reason}`.slice(0, 200),
+        });
+        await setState({ revertedEtag: fetched.etag });
       } else {
         waitingFor = '';
         const applied = await declarations.apply(fetched, signal);
@@ -290,6 +316,21 @@ export async function runHostAgent(options: RunLoopOptions): Promise<'stopped' |
     await sleep(Math.max(0, until - now()), AbortSignal.any([signal, watch.wakeSignal()]));
   }
 }
+
+/** The agent version a declaration names (`agent: {version}`), if it names one. */
+export function wantedAgent(body: string): string | undefined {
+  try {
+    const version = (JSON.parse(body) as { agent?: { version?: unknown } }).agent?.version;
+    return typeof version === 'string' ? version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const wantsOtherAgent = (body: string, upgrader: AgentUpgrader | undefined) => {
+  const wanted = upgrader ? wantedAgent(body) : undefined;
+  return wanted !== undefined && wanted !== upgrader?.version;
+};
 
 /** How often the facts are read again: a change is said within a minute of the agent's next wake. */
 const factsReadEveryMs = 60_000;

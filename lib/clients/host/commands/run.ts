@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import * as z from 'zod';
 import { lineFormatOf, printedLine, say } from '../../../server/core/coded-lines.ts';
+import { buildInfo } from '../../common/build-info.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
+import { ReleaseUpgrader, supervisedEnv } from '../agent/agent-upgrade.ts';
 import { SealedDeclarationOpener } from '../agent/declaration-opener.ts';
 import { FileAgentState } from '../agent/file-state.ts';
 import { defaultCheckGraceMs, defaultCheckIntervalMs, defaultCheckTimeoutMs } from '../agent/health-watch.ts';
@@ -16,6 +18,7 @@ import { keysAfterRefusal, settlePromotion } from '../key-rotation.ts';
 import { defaultHostDir, loadNodeKeys, signingKeyOf } from '../keys.ts';
 import { type AgentLog, agentLines, commandLines, hostPrinter } from '../log-lines.ts';
 import { connectPassword, hostRequestSigner } from '../proof.ts';
+import { builtInReleaseKeys } from '../release-keys.ts';
 import { readHostEnrolment, writeHostEnrolment } from '../state.ts';
 import { trialReachedEnv } from '../supervisor.ts';
 
@@ -182,6 +185,15 @@ async function runAgent(raw: Record<string, unknown>): Promise<ExitCode> {
     safetyIntervalMs: options.safetyInterval * 1000,
     signalLink: new MqttSignalLink({ clientId: node, password: () => connectPassword(signingKey) }),
     facts: () => machineFacts(options.dir),
+    upgrader: new ReleaseUpgrader({
+      version: buildInfo().version,
+      dir: options.dir,
+      node,
+      api,
+      arch: process.arch,
+      builtInKeys: builtInReleaseKeys,
+      supervised: process.env[supervisedEnv] === '1',
+    }),
     // On trial under the supervisor: the first report taken keeps this release.
     ...(process.env[trialReachedEnv]
       ? {

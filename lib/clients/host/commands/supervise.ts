@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { buildInfo } from '../../common/build-info.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
 import { defaultHostDir } from '../keys.ts';
 import { builtInReleaseKeys, releaseKeyFingerprint } from '../release-keys.ts';
@@ -40,6 +41,10 @@ export function registerSuperviseCommand(program: Command): void {
         dir: options.dir,
         args,
         installed: process.execPath,
+        // run from the tree, the installed agent is Node running this script
+        ...(buildInfo().build === 'source'
+          ? { installedArgs: [...process.execArgv, process.argv[1] as string] }
+          : {}),
         trialBoundMs: seconds * 1000,
         say,
         signal: controller.signal,

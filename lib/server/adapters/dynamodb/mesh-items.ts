@@ -30,7 +30,7 @@ import type { Item, TransactItem } from './requests.ts';
  *
  * | pk               | sk                            | what | gsi1pk / gsi1sk |
  * |------------------|-------------------------------|------|-----------------|
- * | `node#<n>`       | `node`                        | the node exists: node, createdAt, labels? (M, absent when none), modules/consumes/consumers (N, counts held to the limits) | `mesh#node` / `<n>` (list every node) |
+ * | `node#<n>`       | `node`                        | the node exists: node, createdAt, labels? (M, absent when none), modules/consumes/consumers (N, counts held to the limits), agentVersion? (the agent version its host is to run, agent-versions.ts) | `mesh#node` / `<n>` (list every node) |
  * | `node#<n>`       | `mark`                        | possibly behind: marks (counter), markedAt | — |
  * | `mesh#marked`    | `<n>`                         | the same mark, in the one partition find-behind reads | — |
  * | `node#<n>`       | `module#<m>`                  | assignment: module, version?, provides?, consumedBy (N, how many relations consume it) | — |
@@ -278,6 +278,7 @@ export function snapshotFrom(node: string, items: readonly Item[]): NodeSnapshot
     sent: undefined as Sent | undefined,
     mark: undefined as number | undefined,
     sealingKey: undefined as SealingKey | undefined,
+    agent: undefined as string | undefined,
   };
   for (const item of items) {
     const sk = String(item.sk);
@@ -289,6 +290,7 @@ export function snapshotFrom(node: string, items: readonly Item[]): NodeSnapshot
     else if (sk === 'delivery') snapshot.sent = sentFrom(item);
     else if (sk === 'mark') snapshot.mark = Number(item.marks ?? 0);
     else if (sk === 'enrolment') snapshot.sealingKey = sealingKeyFrom(item);
+    else if (sk === 'node' && typeof item.agentVersion === 'string') snapshot.agent = item.agentVersion;
   }
   return snapshot;
 }

@@ -282,11 +282,13 @@ const changeEntry = (record: RolloutRecord, change: RolloutChange): AuditEntry =
 /** A start's record, on the mesh's chain: a rollout names many nodes, and its own id is the target. */
 const startEntry = (record: RolloutRecord, by: Actor): AuditEntry => ({
   by,
-  action: 'rollout.start',
+  // an agent upgrade is its own action: what a release reaches is asked of the trail by it
+  action: record.origin.kind === 'agent' ? 'agent.upgrade' : 'rollout.start',
   subject: meshSubject,
   target: `rollout:${record.id}`,
   details: {
     origin: record.origin.kind,
+    ...(record.origin.kind === 'agent' ? { version: record.origin.version } : {}),
     waves: record.waves.length,
     nodes: sizeOf(record),
   },

@@ -84,6 +84,20 @@ export function verifyRelease(
   executable: Buffer,
   host: { readonly trusted: readonly string[]; readonly arch: string },
 ): ReleaseVerdict {
+  const signed = verifyManifest(release, host);
+  if (!signed.ok) return signed;
+  const digest = createHash('sha256').update(executable).digest('hex');
+  return verifyExecutable(release.manifest, executable.length, digest) ?? signed;
+}
+
+/**
+ * The half of the check made before a byte of the executable is fetched: a trusted key's
+ * signature and the host's architecture. When it holds, the keys the host trusts next.
+ */
+export function verifyManifest(
+  release: SignedRelease,
+  host: { readonly trusted: readonly string[]; readonly arch: string },
+): ReleaseVerdict {
   const { manifest } = release;
   if (!signedByTrusted(release, host.trusted))
     return {
@@ -97,20 +111,28 @@ export function verifyRelease(
       refusal: 'wrong-arch',
       reason: `release ${manifest.version} is for ${manifest.arch}, this host is ${host.arch}`,
     };
-  if (executable.length !== manifest.bytes)
+  return { ok: true, trusted: manifest.releaseKeys ?? host.trusted };
+}
+
+/** The other half, on the executable's size and SHA-256 (hex) as they were counted: undefined when they are the manifest's. */
+export function verifyExecutable(
+  manifest: ReleaseManifest,
+  bytes: number,
+  sha256: string,
+): Extract<ReleaseVerdict, { ok: false }> | undefined {
+  if (bytes !== manifest.bytes)
     return {
       ok: false,
       refusal: 'wrong-size',
-      reason: `release ${manifest.version}: the executable is ${executable.length} bytes, the manifest says ${manifest.bytes}`,
+      reason: `release ${manifest.version}: the executable is ${bytes} bytes, the manifest says ${manifest.bytes}`,
     };
-  const digest = createHash('sha256').update(executable).digest('hex');
-  if (digest !== manifest.sha256)
+  if (sha256 !== manifest.sha256)
     return {
       ok: false,
       refusal: 'wrong-digest',
       reason: `release ${manifest.version}: the executable's SHA-256 is not the manifest's`,
     };
-  return { ok: true, trusted: manifest.releaseKeys ?? host.trusted };
+  return undefined;
 }
 
 /** A new release key pair: the public half as a host trusts it, the private half in PEM. */

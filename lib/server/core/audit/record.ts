@@ -50,6 +50,7 @@ export const auditActions = [
   'mesh.freeze',
   'mesh.unfreeze',
   'agent.publish',
+  'agent.upgrade',
   'request.refused',
 ] as const;
 

@@ -53,6 +53,11 @@ export type Declaration = {
      */
     readonly heldBack?: string;
   }>;
+  /**
+   * The agent version the host is to run (`mesh agent upgrade`, docs/host-agent.md "Releases"):
+   * present only once one is set, so a declaration without one keeps its digest.
+   */
+  readonly agent?: { readonly version: string };
 };
 
 /** A secret as a declaration carries it: sealed to the node it is sent to, and its fingerprint. */
@@ -196,6 +201,7 @@ function assemble(
         ),
       ),
     waiting: waiting.sort((a, b) => compare(provisionKey(toRelation(a)), provisionKey(toRelation(b)))),
+    ...(snapshot.agent ? { agent: { version: snapshot.agent } } : {}),
   };
   const canonical = canonicalJson(declaration);
   return { declaration, canonical, digest: digestOf(canonical), mints, held };

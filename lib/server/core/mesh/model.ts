@@ -82,6 +82,8 @@ export type NodeSnapshot = {
   readonly mark: number | undefined;
   /** The node's enrolled sealing key; undefined while no enrolment is complete (its relations wait). */
   readonly sealingKey: SealingKey | undefined;
+  /** The agent version its host is to run (`mesh agent upgrade`); absent until one is set. */
+  readonly agent?: string | undefined;
 };
 
 export const relationKey = (relation: Pick<Relation, 'consumerModule' | 'providerNode' | 'providerModule'>) =>

@@ -52,3 +52,12 @@ export interface ModuleVersions {
   /** Whether some node was ever assigned the module: what an upgrade of it can set. */
   isKnown(module: string): Promise<boolean>;
 }
+
+/**
+ * The agent version each node's host is to run (`mesh agent upgrade`): set on a rollout's wave
+ * just before it is sent, with each node's stale mark, one transaction a node; a node removed
+ * since, or at the version already, is left as it is.
+ */
+export interface AgentVersions {
+  setAgentVersion(version: string, nodes: readonly string[]): Promise<void>;
+}

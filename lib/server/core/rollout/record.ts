@@ -20,6 +20,12 @@ export type RolloutOrigin =
       /** The module's version before the upgrade (null: none): what an undo sets back. Absent on older records. */
       readonly from?: string | null;
     }
+  /**
+   * `mesh agent upgrade VERSION`: each wave sets the agent version on its nodes, then sends them;
+   * a host reports the revision applied once it runs that version, failed when it refused or
+   * rolled the release back.
+   */
+  | { readonly kind: 'agent'; readonly version: string }
   /** `mesh rollout undo`: an upgrade's version set back, sent to the nodes it changed in its waves. */
   | { readonly kind: 'undo'; readonly rollout: string; readonly module: string; readonly version: string };
 

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { labelValue } from '../mesh/labels.ts';
 import { nodeName } from '../names.ts';
 import { RolloutUsageError } from './errors.ts';
 import { maxRolloutNodes, type RolloutOrigin } from './record.ts';
@@ -17,26 +18,32 @@ export type WaveRequest = z.infer<typeof waveRequest>;
 
 /**
  * `POST /rollouts`: a push sent in waves. Exactly one of a node (`mesh push NODE`), `behind`
- * (`--behind`) or `on` with the nodes the selector picked (`--on`, resolved by the caller as
- * `mesh push --on` resolves it).
+ * (`--behind`), `on` with the nodes the selector picked (`--on`, resolved by the caller as
+ * `mesh push --on` resolves it), or `agent`: an agent version set on the nodes given, a wave at a
+ * time (`mesh agent upgrade VERSION`, every node of the mesh).
  */
 export const rolloutRequest = z
   .strictObject({
     node: nodeName.optional(),
     behind: z.literal(true).optional(),
     on: z.string().min(1).max(500).optional(),
+    agent: labelValue.optional(),
     nodes: z.array(nodeName).min(1).max(maxRolloutNodes).optional(),
     ...waveFields,
   })
-  .refine((r) => [r.node, r.behind, r.on].filter((x) => x !== undefined).length === 1, {
-    message: 'name a node, or ask for behind: true, or on: SELECTOR with its nodes',
+  .refine((r) => [r.node, r.behind, r.on, r.agent].filter((x) => x !== undefined).length === 1, {
+    message:
+      'name a node, or ask for behind: true, on: SELECTOR with its nodes, or agent: VERSION with its nodes',
   })
-  .refine((r) => (r.on === undefined) === (r.nodes === undefined), { message: 'on and nodes go together' });
+  .refine((r) => (r.on === undefined && r.agent === undefined) === (r.nodes === undefined), {
+    message: 'on and agent each go with nodes, and nodes with one of them',
+  });
 export type RolloutRequest = z.infer<typeof rolloutRequest>;
 
 export function originOf(request: RolloutRequest): RolloutOrigin {
   if (request.node !== undefined) return { kind: 'push', node: request.node };
   if (request.on !== undefined) return { kind: 'on', selector: request.on };
+  if (request.agent !== undefined) return { kind: 'agent', version: request.agent };
   return { kind: 'behind' };
 }
 

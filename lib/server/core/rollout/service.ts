@@ -60,6 +60,8 @@ export type RolloutDeps = {
    * until its wave, no node is behind on it, so nothing else can send it (docs/decisions/held-back.md).
    */
   readonly moveCarriers?: (module: string, version: string, nodes: readonly string[]) => Promise<void>;
+  /** Sets an agent upgrade's version on a wave's nodes just before the wave is sent, as moveCarriers does a module's. */
+  readonly setAgentVersion?: (version: string, nodes: readonly string[]) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
   readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
   /** Whether something steps the rollout (RolloutDriver.driving); absent, a driven rollout is taken as stepped. */
@@ -180,6 +182,11 @@ export class Rollouts {
     const { origin } = record;
     if ((origin.kind === 'upgrade' || origin.kind === 'undo') && this.#deps.moveCarriers)
       await this.#deps.moveCarriers(origin.module, origin.version, decision.nodes);
+    if (origin.kind === 'agent') {
+      // the wiring gives every driver this: a wave sent without it would send nothing new
+      if (!this.#deps.setAgentVersion) throw new Error('this rollout driver cannot set agent versions');
+      await this.#deps.setAgentVersion(origin.version, decision.nodes);
+    }
     const outcome = await this.#deps.wave(decision.nodes, record.id);
     const sent = new Map(outcome.flushed.map((f) => [f.node, f.revision]));
     // nodes the wave left alone; a node sent with a relation that waits was sent all the same
@@ -319,10 +326,10 @@ export class Rollouts {
    */
   async abort(id: string, by?: Actor): Promise<RolloutRecord> {
     const record = await this.read(id);
-    // an upgrade (or an undo) puts its version on a node only as its wave sends it: what it never
+    // an upgrade (an undo, an agent upgrade) puts its version on a node only as its wave sends it: what it never
     // sent does not have it; a push in waves sends what the mesh declares, so what it never sent
     // and is behind would get the change from the next push
-    const pushed = record.origin.kind !== 'upgrade' && record.origin.kind !== 'undo';
+    const pushed = !setsVersion(record.origin);
     if (pushed && holdsNodes(record.state) && this.#deps.marked) {
       const behind = await this.#deps.marked(await this.#unsent(record));
       if (behind.length > 0) throw new RolloutWouldReleaseError(record.id, behind);
@@ -424,12 +431,20 @@ export class Rollouts {
   }
 }
 
-/** An upgrade supersedes a halted upgrade of the same module: its version is no longer the one set. */
+/** A rollout that sets a version on its nodes as its waves send them: what it never sent does not have it. */
+const setsVersion = (origin: RolloutOrigin) =>
+  origin.kind === 'upgrade' || origin.kind === 'undo' || origin.kind === 'agent';
+
+/**
+ * An upgrade supersedes a halted upgrade of the same module, and an agent upgrade a halted agent
+ * upgrade: its version is no longer the one set (`mesh agent upgrade PREVIOUS` after a bad release).
+ */
 const supersedes = (origin: RolloutOrigin, holder: RolloutRecord) =>
   holder.state === 'halted' &&
-  origin.kind === 'upgrade' &&
-  holder.origin.kind === 'upgrade' &&
-  holder.origin.module === origin.module;
+  ((origin.kind === 'upgrade' &&
+    holder.origin.kind === 'upgrade' &&
+    holder.origin.module === origin.module) ||
+    (origin.kind === 'agent' && holder.origin.kind === 'agent'));
 
 export function describeOrigin(origin: RolloutOrigin): string {
   switch (origin.kind) {
@@ -441,6 +456,8 @@ export function describeOrigin(origin: RolloutOrigin): string {
       return `push --on ${origin.selector}`;
     case 'upgrade':
       return `upgrade ${origin.module} ${origin.version}`;
+    case 'agent':
+      return `agent upgrade ${origin.version}`;
     case 'undo':
       return `undo of rollout ${origin.rollout} (${origin.module} back to ${origin.version})`;
   }

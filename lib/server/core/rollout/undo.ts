@@ -23,6 +23,10 @@ export type UndoRequest = {
 /** The module and the version an undo sets back; RolloutUndoError when there is none to set. */
 export function undoTarget(record: RolloutRecord): { readonly module: string; readonly from: string } {
   const { origin } = record;
+  if (origin.kind === 'agent')
+    throw new RolloutUndoError(
+      `rollout ${record.id} is an agent upgrade: the version each host ran before is its own, so set the one you want back with mesh agent upgrade VERSION --waves …, which takes over from this rollout once it is halted (abort it first otherwise)`,
+    );
   if (origin.kind !== 'upgrade')
     throw new RolloutUndoError(
       `rollout ${record.id} is a push in waves: it sent what the mesh declares, which only a change of the mesh takes back (then push in waves); undo sets back an upgrade's version`,

@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { buildInfo } from '../lib/clients/common/build-info.ts';
+import { ExitCode } from '../lib/clients/common/exit-codes.ts';
+import {
+  newReleaseKey,
+  type ReleaseManifest,
+  signRelease,
+} from '../lib/server/core/agent-release/release.ts';
+import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
+import { developmentReleaseKey } from '../tools/packaging/development-release-key.ts';
+import { addAndEnrol, appliedAsSent, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
+
+const hosts = ['agent-1', 'agent-2', 'agent-3'];
+const root = join(import.meta.dirname, '..');
+/** A key the control plane takes releases by and no host trusts: what a bad signature is to a host. */
+const strangerKey = newReleaseKey();
+
+/**
+ * A release the bed builds: a shell script standing in for mesh-host, signed as `npm run package`
+ * output is signed (the development key), with its manifest beside it as `mesh agent publish` reads it.
+ */
+function release(
+  bed: Bed,
+  version: string,
+  script: string,
+  key: { privateKeyPem: string } = developmentReleaseKey,
+) {
+  const file = join(bed.hostDir('releases'), `mesh-host-${version}`);
+  const executable = Buffer.from(`#!/bin/sh\n${script}\n`);
+  writeFileSync(file, executable, { mode: 0o755 });
+  const manifest: ReleaseManifest = {
+    version,
+    arch: process.arch as 'x64' | 'arm64',
+    sha256: createHash('sha256').update(executable).digest('hex'),
+    bytes: executable.length,
+  };
+  writeFileSync(`${file}.release.json`, JSON.stringify(signRelease(manifest, key.privateKeyPem)));
+  return file;
+}
+
+/** Each host's agent version as it reported it (`mesh status`'s agent column). */
+const agents = async (bed: Bed) => {
+  const all = await status(bed);
+  return hosts.map((node) => all.get(node)?.facts?.agent);
+};
+
+const slotsOf = (bed: Bed, node: string) =>
+  JSON.parse(readFileSync(join(bed.hostDir(node), 'agent', 'slots.json'), 'utf8')) as Record<string, unknown>;
+
+/**
+ * Issue 40's Done-when: three hosts run the agent from source under `mesh-host supervise` (the
+ * path the packaged unit takes), on version A. `mesh agent upgrade B --waves 1,100%` brings all
+ * three to B, a wrapper that runs the agent from source reporting B; a release that crashes at
+ * start is rolled back on the first host and halts its rollout; a release whose signature no host
+ * trusts is refused by the first host before anything is replaced, and halts its rollout too.
+ */
+it('an agent upgrade in waves reaches every host; a crashing release is rolled back and a forged one refused, each halting', () =>
+  inBed('agent-upgrade', async (bed) => {
+    const a = buildInfo().version;
+    await bed.startControlPlane({
+      MESH_RELEASE_KEYS: `${developmentReleaseKey.publicKey},${strangerKey.publicKey}`,
+    });
+    for (const node of hosts) {
+      await addAndEnrol(bed, node);
+      const dir = bed.hostDir(node);
+      bed.spawn(
+        `host ${node}`,
+        [
+          join(root, 'bin/mesh-host.ts'),
+          'supervise',
+          '--dir',
+          dir,
+          '--trial-bound',
+          '60',
+          '--',
+          'run',
+          '--dir',
+          dir,
+          '--apply',
+          `${process.execPath} ${join(root, 'beds/support/apply-hook.ts')}`,
+        ],
+        {
+          ...process.env,
+          MESH_RELEASE_KEYS: developmentReleaseKey.publicKey,
+          MESH_LOG_FORMAT: 'json',
+          BED_RECORD_DIR: bed.recordDir(node),
+          BED_APPLY_DELAY_MS: '0',
+        },
+      );
+    }
+    await expectOk(bed.mesh('push', '--behind'), 'mesh push --behind');
+    await appliedAsSent(bed, hosts);
+    await eventually('three hosts to report agent A', async () =>
+      (await agents(bed)).every((v) => v === a) ? true : undefined,
+    );
+
+    const asSource = (version: string) =>
+      `MESH_SOURCE_VERSION=${version} exec ${process.execPath} ${join(root, 'bin/mesh-host.ts')} "$@"`;
+    const published = await bed.mesh(
+      'agent',
+      'publish',
+      release(bed, '9.0.0-b', asSource('9.0.0-b')),
+      release(bed, '9.0.0-crash', 'echo "crashing at start" >&2; exit 3'),
+      release(bed, '9.0.0-forged', asSource('9.0.0-forged'), strangerKey),
+    );
+    expect(published.code, published.output).toBe(ExitCode.ok);
+
+    const upgraded = await bed.mesh('agent', 'upgrade', '9.0.0-b', '--waves', '1,100%');
+    expect(upgraded.code, upgraded.output).toBe(ExitCode.ok);
+    expect((upgraded.json as RolloutRecord).state).toBe('done');
+    await eventually('three hosts to report agent B', async () =>
+      (await agents(bed)).every((v) => v === '9.0.0-b') ? true : undefined,
+    );
+    await appliedAsSent(bed, hosts);
+    expect(hosts.map((node) => slotsOf(bed, node).current)).toEqual(hosts.map(() => '9.0.0-b'));
+
+    const crashing = await bed.mesh('agent', 'upgrade', '9.0.0-crash', '--waves', '1,100%');
+    expect(crashing.code, crashing.output).toBe(ExitCode.rolloutHalted);
+    const halted = crashing.json as RolloutRecord;
+    expect(halted.waves[0]?.nodes).toEqual([
+      expect.objectContaining({
+        node: 'agent-1',
+        state: 'failed',
+        step: expect.stringContaining('agent 9.0.0-crash was rolled back: it exited 3 before it reported'),
+      }),
+    ]);
+    expect(slotsOf(bed, 'agent-1')).toMatchObject({
+      current: '9.0.0-b',
+      outcome: { version: '9.0.0-crash', outcome: 'rolled-back' },
+    });
+    expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
+
+    const forged = await bed.mesh('agent', 'upgrade', '9.0.0-forged', '--waves', '1,100%');
+    expect(forged.code, forged.output).toBe(ExitCode.rolloutHalted);
+    expect((forged.json as RolloutRecord).waves[0]?.nodes).toEqual([
+      expect.objectContaining({
+        node: 'agent-1',
+        state: 'failed',
+        step: expect.stringContaining('no key this host trusts signed it'),
+      }),
+    ]);
+    expect(existsSync(join(bed.hostDir('agent-1'), 'agent', 'releases', '9.0.0-forged'))).toBe(false);
+    expect(slotsOf(bed, 'agent-1')).toMatchObject({
+      current: '9.0.0-b',
+      outcome: { version: '9.0.0-forged', outcome: 'refused' },
+    });
+    expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
+  }));
