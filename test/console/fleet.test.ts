@@ -343,5 +343,6 @@ describe('the fleet view at 10,000 nodes', () => {
     );
     await page.locator('#neighbourhood').screenshot({ path: join(shots, 'neighbourhood-10000.png') });
     expect(pageErrors).toEqual([]);
-  }, 300_000);
+    // seeding 10,000 nodes into DynamoDB Local and the stream counting them take minutes on two shared cores
+  }, 600_000);
 });
