@@ -28,6 +28,7 @@ const projected = [
   'kind',
   'fileDigest',
   'revision',
+  'tests',
 ];
 
 /** Items a page examines: small enough that a page answers well inside the client's 3 s request timeout on a loaded DynamoDB Local. */

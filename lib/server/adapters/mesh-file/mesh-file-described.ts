@@ -1,5 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import type { DescribedRevision, DescribedRevisionStore } from '../../core/mesh-file/ports.ts';
+import { fileTest, maxFileTests } from '../../core/mesh-file/schema.ts';
 import { askStore } from '../../core/unavailable.ts';
 import { type Item, TableStore } from '../dynamodb/requests.ts';
 
@@ -13,11 +15,15 @@ import { type Item, TableStore } from '../dynamodb/requests.ts';
 export const describedKey = { pk: 'mesh#file', sk: 'described' } as const;
 
 export function describedFrom(item: Item): DescribedRevision | undefined {
-  const { fileDigest, revision } = item;
-  return typeof fileDigest === 'string' && typeof revision === 'string'
-    ? { fileDigest, revision }
-    : undefined;
+  const { fileDigest, revision, tests } = item;
+  if (typeof fileDigest !== 'string' || typeof revision !== 'string') return undefined;
+  // kept as the file's JSON: a test the schema no longer reads makes the next apply check the file
+  const kept = typeof tests === 'string' ? fileTestsSchema.safeParse(JSON.parse(tests)) : undefined;
+  if (kept && !kept.success) return undefined;
+  return { fileDigest, revision, ...(kept?.data ? { tests: kept.data } : {}) };
 }
+
+const fileTestsSchema = z.array(fileTest).max(maxFileTests);
 
 export class DynamoDBDescribedRevisions extends TableStore implements DescribedRevisionStore {
   async keep(described: DescribedRevision): Promise<void> {
@@ -25,7 +31,12 @@ export class DynamoDBDescribedRevisions extends TableStore implements DescribedR
       this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...describedKey, fileDigest: described.fileDigest, revision: described.revision },
+          Item: {
+            ...describedKey,
+            fileDigest: described.fileDigest,
+            revision: described.revision,
+            ...(described.tests ? { tests: JSON.stringify(described.tests) } : {}),
+          },
         }),
       ),
     );

@@ -2,6 +2,7 @@ import type { Actor } from '../audit/record.ts';
 import type { ApplyJob, RunningApplyJob } from './apply-job.ts';
 import type { LiveMesh } from './mesh.ts';
 import type { ApplyPlan } from './plan.ts';
+import type { FileTest } from './schema.ts';
 
 /** A module's mesh-wide record as read: the assignment writes are conditioned on it. */
 export type LiveModule = { readonly version: string | null; readonly provides: string | null };
@@ -9,8 +10,13 @@ export type LiveModule = { readonly version: string | null; readonly provides: s
 /**
  * A file's text (its SHA-256) and the revision of the mesh it describes: when the live mesh is
  * at that revision, the file's plan against it is empty, so the file need not be checked again.
+ * Its tests are kept with it (at most 100, schema.ts): the plan says each one's outcome.
  */
-export type DescribedRevision = { readonly fileDigest: string; readonly revision: string };
+export type DescribedRevision = {
+  readonly fileDigest: string;
+  readonly revision: string;
+  readonly tests?: readonly FileTest[];
+};
 
 /** The live mesh, read whole at one revision, with what the writes of an apply are conditioned on. */
 export type LiveMeshReading = {

@@ -146,7 +146,7 @@ export class MeshFileService {
     const last = reading.described;
     if (last && last.fileDigest === fileDigest && last.revision === reading.mesh.revision) {
       const itself = { nodes: reading.mesh.nodes, origins: new Map() };
-      return { plan: planApply(itself, reading.mesh, options), reading };
+      return { plan: planApply(itself, reading.mesh, { ...options, tests: last.tests ?? [] }), reading };
     }
     const checked = this.#checked.check(request.file, reading.mesh.modules);
     if (checked.problems.length > 0 || !checked.mesh || !checked.file)
@@ -156,7 +156,12 @@ export class MeshFileService {
       locate: checked.locate,
       tests: checked.file.tests ?? [],
     });
-    const described = { fileDigest, revision: revisionDescribed(checked.mesh, reading.mesh, plan) };
+    const tests = checked.file.tests ?? [];
+    const described = {
+      fileDigest,
+      revision: revisionDescribed(checked.mesh, reading.mesh, plan),
+      ...(tests.length > 0 ? { tests } : {}),
+    };
     return { plan, reading, described };
   }
 
