@@ -1,4 +1,5 @@
 import type * as z from 'zod';
+import { hostReleasePath, publishBody } from '../../../lib/server/api/handlers/agent-releases.ts';
 import { auditQuery, verifyQuery } from '../../../lib/server/api/handlers/audit.ts';
 import {
   buildRequest,
@@ -52,6 +53,10 @@ export type RouteRequest = {
  */
 export const routeRequests: Readonly<Record<string, RouteRequest>> = {
   health: {},
+  'api-document': {},
+  'agent-release-publish': { body: publishBody },
+  'agent-release-list': {},
+  'host-release': { path: hostReleasePath },
   'mesh-node-add': { body: nodeAddBody },
   'mesh-assign': { path: moduleParams, body: assignBody },
   'mesh-consume': { path: moduleParams, body: consumeBody },
