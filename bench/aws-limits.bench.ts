@@ -188,7 +188,7 @@ async function fileRow(config: MeshConfig, size: number, _before: Row, notes: st
     size,
     'Lambda 6 MB sync payload; API Gateway 10 MB, 29 s; mesh-apply-advance 300 s',
     `sent whole: ${mb(figures.wholeEventBytes)} event (${figures.wholeEventBytes > awsQuotas.syncPayloadBytes ? 'refused' : 'fits'}); each part read the whole mesh`,
-    `${mb(figures.fileBytes)} file in ${figures.requests} requests (largest event ${mb(figures.largestEventBytes)}); ${figures.jobParts} job parts, at most ${figures.mostReadInAPart} items read in one`,
+    `${mb(figures.fileBytes)} file in ${figures.requests} requests (largest event ${mb(figures.largestEventBytes)}); ${figures.jobParts} job parts, at most ${figures.mostReadInAPart} items read in one; ${figures.conflicts} TransactionConflict answers, ${figures.flowRetries} Advance retried by the flow`,
     figures.seconds.toFixed(1),
     'passed',
   ];

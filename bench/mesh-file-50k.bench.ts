@@ -1,10 +1,11 @@
+import { readFileSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { functionLimits, invocation } from '../lib/local/aws-quotas.ts';
 import { localLambdaContext } from '../lib/local/lambda-context.ts';
 import { LocalApplyFlow } from '../lib/local/local-apply-flow.ts';
 import { localPartsFor } from '../lib/local/parts.ts';
-import { enforcingQuotas } from '../lib/local/sdk-quotas.ts';
+import { enforcingQuotas, quotaAnswers } from '../lib/local/sdk-quotas.ts';
 import { makeDynamoDBClient } from '../lib/server/adapters/aws-clients.ts';
 import {
   meshApplyAdvanceHandler,
@@ -13,6 +14,7 @@ import {
 } from '../lib/server/api/handlers/mesh-file.ts';
 import type { ApplyOutcome } from '../lib/server/core/mesh-file/service.ts';
 import { sha256Of } from '../lib/server/core/mesh-file/uploads.ts';
+import { steppingFlows } from '../lib/server/flows/stepping-flows.ts';
 import { functionSpecs } from '../lib/server/functions/table.ts';
 import type { MeshConfig } from '../lib/server/setup/config.ts';
 import { benchEnvironment } from './support/environment.ts';
@@ -136,6 +138,53 @@ export function fleetFile(nodes: number): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The apply flow's Retry of its Advance task, as its ASL says (lib/server/flows/apply.asl.json). */
+const advanceRetry = (
+  JSON.parse(readFileSync(steppingFlows.apply.aslPath, 'utf8')) as {
+    States: {
+      Advance: {
+        Retry: Array<{
+          ErrorEquals: string[];
+          IntervalSeconds: number;
+          MaxAttempts: number;
+          BackoffRate: number;
+          MaxDelaySeconds?: number;
+        }>;
+      };
+    };
+  }
+).States.Advance.Retry;
+
+/**
+ * Runs `attempt` as the apply flow runs its Advance: an error its Retry names is tried again
+ * after the Retry's wait (doubling, capped, with full jitter) until its attempts run out.
+ */
+async function retriedAsTheFlowDoes<T>(
+  attempt: () => Promise<T>,
+  told: (error: Error, waitSeconds: number) => void,
+): Promise<T> {
+  const tries = new Map<number, number>();
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (thrown) {
+      const error = thrown as Error;
+      const at = advanceRetry.findIndex((retry) => retry.ErrorEquals.includes(error.name));
+      const retry = advanceRetry[at];
+      const done = tries.get(at) ?? 0;
+      if (!retry || done >= retry.MaxAttempts) throw error;
+      tries.set(at, done + 1);
+      const ceiling = Math.min(
+        retry.IntervalSeconds * retry.BackoffRate ** done,
+        retry.MaxDelaySeconds ?? Number.POSITIVE_INFINITY,
+      );
+      const wait = Math.random() * ceiling;
+      told(error, wait);
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  }
+}
+
 /**
  * One invocation of `fn` with `event`, held as Lambda holds it (payload, concurrency, its row's
  * timeout, or the caller's wait when shorter: API Gateway's 29 s).
@@ -158,6 +207,10 @@ export type FileFigures = {
   readonly requests: number;
   readonly jobParts: number;
   readonly mostReadInAPart: number;
+  /** Advance calls the apply flow's Retry asked again (StoreUnavailableError, a Lambda timeout). */
+  readonly flowRetries: number;
+  /** Requests answered `TransactionConflict` while the job ran. */
+  readonly conflicts: number;
   readonly seconds: number;
 };
 
@@ -235,6 +288,8 @@ export async function applyFleetFile(
     throw new Error(`apply answered ${answer.statusCode}: ${answer.body}`);
   const first = JSON.parse(answer.body) as ApplyOutcome & { job?: { id: string } };
   let mostReadInAPart = 0;
+  let flowRetries = 0;
+  const conflicts = quotaAnswers.conflicts;
   let jobParts = 0;
   let read = meters.take();
   const line = (what: string) => {
@@ -257,8 +312,17 @@ export async function applyFleetFile(
   for (let part = 1; first.job && !first.complete; part++) {
     asked = performance.now();
     const input = { id: first.job.id };
-    const step = (await invoked('mesh-apply-advance', input, advanceSeconds, () =>
-      advance(input, localLambdaContext('mesh-apply-advance', advanceSeconds * 1000)),
+    const step = (await retriedAsTheFlowDoes(
+      () =>
+        invoked('mesh-apply-advance', input, advanceSeconds, () =>
+          advance(input, localLambdaContext('mesh-apply-advance', advanceSeconds * 1000)),
+        ),
+      (error, wait) => {
+        flowRetries += 1;
+        say(
+          `${size}: the flow retries Advance in ${wait.toFixed(1)} s after ${error.name}: ${error.message.slice(0, 160)}`,
+        );
+      },
     )) as { finished: boolean; waitSeconds: number };
     took = performance.now() - asked;
     read = meters.take();
@@ -293,6 +357,8 @@ export async function applyFleetFile(
     requests: begun.parts + 1,
     jobParts,
     mostReadInAPart,
+    flowRetries,
+    conflicts: quotaAnswers.conflicts - conflicts,
     seconds: (performance.now() - started) / 1000,
   };
 }
