@@ -6,7 +6,7 @@ import RunOrder from './test/support/run-order.ts';
 /**
  * How the run is ordered (vitest runs one `sequence.groupOrder` after another, each group's files
  * on its own workers):
- * - 0: unit, cdk, integration, package, console and the beds, their files side by side on one
+ * - 0: unit, cdk, integration, package and the beds, their files side by side on one
  *   worker more than there are cores. The beds spend much of their time waiting on the processes
  *   they started (hosts applying, a queue's visibility, a store's outage); beside the integration
  *   tests, which are CPU from end to end, those waits are filled, and the machine is busy to the
@@ -24,6 +24,8 @@ import RunOrder from './test/support/run-order.ts';
  *   `pollerRequestTimeoutMs`), and a host on the signal kept a report it could not send until
  *   its next signal (lib/clients/host/agent/run-loop.ts). A bed that fails by load is worse than a slow
  *   one: `sequence: { groupOrder: 1 }` on the beds is the way back to running them after the rest;
+ * - 1: the console's browser tests, one of which seeds 10,000 nodes into the run's DynamoDB
+ *   Local (minutes of writes that held up every test beside it);
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
@@ -94,6 +96,9 @@ export default defineConfig({
           setupFiles: ['test/support/integration.setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
+          // after group 0: its fleet of 10,000 nodes is written into the run's one DynamoDB Local
+          // for minutes, and beside it the integration tests' requests waited past their limits
+          sequence: { groupOrder: 1 },
         },
       },
       {
