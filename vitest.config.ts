@@ -24,8 +24,8 @@ import RunOrder from './test/support/run-order.ts';
  *   `pollerRequestTimeoutMs`), and a host on the signal kept a report it could not send until
  *   its next signal (lib/clients/host/agent/run-loop.ts). A bed that fails by load is worse than a slow
  *   one: `sequence: { groupOrder: 1 }` on the beds is the way back to running them after the rest;
- * - 1: the console's browser tests, one of which seeds 10,000 nodes into the run's DynamoDB
- *   Local (minutes of writes that held up every test beside it);
+ * - 1: the console's browser tests, one file at a time: one seeds 10,000 nodes into the run's
+ *   DynamoDB Local (minutes of writes that held up every test beside it);
  * - 2: the rehearsal's judge of every AWS call the projects before it recorded, against the
  *   template-only synthesis group 0 made.
  * A project that sets `fileParallelism: false` needs a groupOrder of its own: with the default
@@ -96,9 +96,11 @@ export default defineConfig({
           setupFiles: ['test/support/integration.setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 90_000,
-          // after group 0: its fleet of 10,000 nodes is written into the run's one DynamoDB Local
-          // for minutes, and beside it the integration tests' requests waited past their limits
+          // after group 0, one file at a time: the fleet test's 10,000 nodes are written into the
+          // run's one DynamoDB Local for minutes, and beside it other tests' requests waited past
+          // their limits (the integration tests', and the other console file's)
           sequence: { groupOrder: 1 },
+          fileParallelism: false,
         },
       },
       {
