@@ -255,7 +255,7 @@ describe('a thousand nodes, grouped', () => {
     await add(nodes[0] as string);
     await mapLimit(nodes.slice(1), 8, add);
     // past 200 nodes the console draws the whole mesh only when asked (fleet-view.js, wholeGraphNodes)
-    await page.evaluate(() => document.getElementById('whole-mesh')?.click());
+    await page.locator('#whole-mesh').dispatchEvent('click');
     await page.waitForSelector('[data-group="cache"][aria-label^="125 nodes"]');
     expect(await page.locator('[data-group="cache"]').getAttribute('aria-label')).toBe(
       '125 nodes: cache; 125 behind',
