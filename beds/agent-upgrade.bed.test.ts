@@ -55,9 +55,12 @@ const slotsOf = (bed: Bed, node: string) =>
  * path the packaged unit takes), on version A. `mesh agent upgrade B --waves 1,100%` brings all
  * three to B, a wrapper that runs the agent from source reporting B; a release that crashes at
  * start is rolled back on the first host and halts its rollout; a release whose signature no host
- * trusts is refused by the first host before anything is replaced, and halts its rollout too.
+ * trusts is refused by the first host before anything is replaced, and halts its rollout too; one
+ * that starts and never reaches the control plane is rolled back at the trial's bound. Then undone
+ * as rollouts are: the halted upgrade's undo asks its host for B again, and the upgrade to B's
+ * undo, refused until A is published, brings all three back to A.
  */
-it('an agent upgrade in waves reaches every host; a crashing release is rolled back and a forged one refused, each halting', () =>
+it('an agent upgrade in waves reaches every host; a crashing, a forged and a silent release each halt it; undo takes it back', () =>
   inBed('agent-upgrade', async (bed) => {
     const a = buildInfo().version;
     await bed.startControlPlane({
@@ -105,11 +108,13 @@ it('an agent upgrade in waves reaches every host; a crashing release is rolled b
       release(bed, '9.0.0-b', asSource('9.0.0-b')),
       release(bed, '9.0.0-crash', 'echo "crashing at start" >&2; exit 3'),
       release(bed, '9.0.0-forged', asSource('9.0.0-forged'), strangerKey),
+      release(bed, '9.0.0-silent', 'exec sleep 600'),
     );
     expect(published.code, published.output).toBe(ExitCode.ok);
 
     const upgraded = await bed.mesh('agent', 'upgrade', '9.0.0-b', '--waves', '1,100%');
     expect(upgraded.code, upgraded.output).toBe(ExitCode.ok);
+    const toB = (upgraded.json as RolloutRecord).id;
     expect((upgraded.json as RolloutRecord).state).toBe('done');
     await eventually('three hosts to report agent B', async () =>
       (await agents(bed)).every((v) => v === '9.0.0-b') ? true : undefined,
@@ -148,4 +153,44 @@ it('an agent upgrade in waves reaches every host; a crashing release is rolled b
       outcome: { version: '9.0.0-forged', outcome: 'refused' },
     });
     expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
+
+    // a release that starts and never reaches the control plane is rolled back at the bound
+    const silent = await bed.mesh('agent', 'upgrade', '9.0.0-silent', '--waves', '1,100%');
+    expect(silent.code, silent.output).toBe(ExitCode.rolloutHalted);
+    const silentId = (silent.json as RolloutRecord).id;
+    expect((silent.json as RolloutRecord).waves[0]?.nodes).toEqual([
+      expect.objectContaining({
+        node: 'agent-1',
+        state: 'failed',
+        step: expect.stringContaining('agent 9.0.0-silent was rolled back: it did not report within 60 s'),
+      }),
+    ]);
+    expect(slotsOf(bed, 'agent-1')).toMatchObject({
+      current: '9.0.0-b',
+      outcome: { version: '9.0.0-silent', outcome: 'rolled-back' },
+    });
+
+    // undone as rollouts are: the halted upgrade's node is asked for what its host ran before (B)
+    const undoSilent = await bed.mesh('rollout', 'undo', silentId);
+    expect(undoSilent.code, undoSilent.output).toBe(ExitCode.ok);
+    expect(undoSilent.json as RolloutRecord).toMatchObject({
+      state: 'done',
+      origin: { kind: 'agent-undo', rollout: silentId, version: '9.0.0-silent' },
+    });
+    await appliedAsSent(bed, hosts);
+
+    // the upgrade to B taken back: refused while A, what the hosts ran before, is not published
+    const unpublished = await bed.mesh('rollout', 'undo', toB);
+    expect(unpublished.code, unpublished.output).toBe(ExitCode.notFound);
+    expect(unpublished.output).toContain(`no release of mesh-host ${a} is published`);
+    const republished = await bed.mesh('agent', 'publish', release(bed, a, asSource(a)));
+    expect(republished.code, republished.output).toBe(ExitCode.ok);
+    const undoB = await bed.mesh('rollout', 'undo', toB);
+    expect(undoB.code, undoB.output).toBe(ExitCode.ok);
+    expect((undoB.json as RolloutRecord).state).toBe('done');
+    await eventually('three hosts to report agent A again', async () =>
+      (await agents(bed)).every((v) => v === a) ? true : undefined,
+    );
+    await appliedAsSent(bed, hosts);
+    expect(hosts.map((node) => slotsOf(bed, node).current)).toEqual(hosts.map(() => a));
   }));

@@ -203,4 +203,111 @@ describe('mesh agent upgrade', () => {
     await operator('POST', `/rollouts/${id}/abort`, {});
     await operator('DELETE', '/freezes?on=tier%3Dfrozen');
   });
+
+  it('is taken back by mesh rollout undo, each node to the version its host reported, refused while one is not published', async () => {
+    const { operator } = hostCalls(api.url);
+    const nodes = ['back-a', 'back-b', 'back-c'];
+    const keys = new Map<string, Awaited<ReturnType<typeof enrolNode>>>();
+    for (const node of nodes) {
+      await parts.meshService.addNode(node, {}, localActor());
+      keys.set(node, await enrolNode(parts, node));
+    }
+    // back-a's host runs 1.1.0 (published), back-b's 1.0.0 (not yet); back-c's has said nothing
+    for (const [node, agent] of [
+      ['back-a', '1.1.0'],
+      ['back-b', '1.0.0'],
+    ] as const) {
+      const heardAt = new Date().toISOString();
+      await parts.reports.recordReport(
+        {
+          node,
+          sentAt: heardAt,
+          sequence: 1,
+          state: 'heartbeat',
+          revision: 0,
+          facts: {
+            os: 'debian-12',
+            kernel: '6.1.0',
+            arch: 'x64',
+            agent,
+            cpus: 2,
+            memoryBytes: 2 ** 30,
+            bootedAt: '2026-12-01T00:00:00.000Z',
+          },
+        },
+        { heardAt, queuedAt: heardAt },
+      );
+    }
+    const publish = async (version: string) => {
+      const { file } = await releaseFile(version);
+      const published = await runMesh(api.url, ['agent', 'publish', file]);
+      expect(published.code, published.output).toBe(ExitCode.ok);
+    };
+    await publish('2.0.0');
+    const unpublished = await operator('POST', '/rollouts', { agent: '9.9.9', nodes, waves: '100%' });
+    expect(unpublished.status).toBe(404);
+    expect(unpublished.body).toMatchObject({
+      error: { code: 'release_not_found', details: { versions: ['9.9.9'] } },
+    });
+
+    const started = await operator('POST', '/rollouts', { agent: '2.0.0', nodes, waves: '1,100%' });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const id = started.body.id as string;
+    const sendWave = async (rollout: string, wave: number) => {
+      for (let step = 0; step < 8 && (await parts.rollouts.read(rollout)).current < wave; step += 1)
+        await parts.rollouts.step(rollout);
+      expect((await parts.rollouts.read(rollout)).current).toBe(wave);
+    };
+    await sendWave(id, 0);
+    // the first wave's host answers, so the second wave goes
+    const sentA = (await parts.rollouts.page(id, { wave: 0 }, 100_000)).page.waves[0]?.nodes?.[0];
+    expect(sentA?.node).toBe('back-a');
+    const heardAt = new Date().toISOString();
+    await parts.reports.recordReport(
+      { node: 'back-a', sentAt: heardAt, sequence: 2, state: 'applied', revision: sentA?.revision ?? 0 },
+      { heardAt, queuedAt: heardAt },
+    );
+    await sendWave(id, 1);
+    for (const node of nodes)
+      expect((await declarationOf(node, keys.get(node) as never))?.agent).toEqual({ version: '2.0.0' });
+    expect((await parts.rollouts.read(id)).versionsBefore).toEqual(['1.0.0', '1.1.0']);
+
+    const before = await parts.rollouts.read(id);
+    const refused = await operator('POST', `/rollouts/${id}/undo`, {});
+    expect(refused.status).toBe(404);
+    expect(refused.body).toMatchObject({
+      error: { code: 'release_not_found', details: { versions: ['1.0.0'] } },
+    });
+    expect(await parts.rollouts.read(id)).toEqual(before);
+
+    await publish('1.0.0');
+    const asked = await operator('POST', `/rollouts/${id}/undo`, {});
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    const undo = asked.body.rollout as string;
+    expect((await operator('POST', `/rollouts/${id}/undo`, {})).body.rollout).toBe(undo);
+    await sendWave(undo, 0);
+    expect((await parts.rollouts.read(id)).state).toBe('undone');
+    expect((await parts.rollouts.read(undo)).origin).toEqual({
+      kind: 'agent-undo',
+      rollout: id,
+      version: '2.0.0',
+    });
+    expect((await declarationOf('back-a', keys.get('back-a') as never))?.agent).toEqual({ version: '1.1.0' });
+    // the undo's second wave has not gone: back-b and back-c still run what the upgrade asked
+    expect((await declarationOf('back-b', keys.get('back-b') as never))?.agent).toEqual({ version: '2.0.0' });
+    const undoneA = (await parts.rollouts.page(undo, { wave: 0 }, 100_000)).page.waves[0]?.nodes?.[0];
+    const heardAgain = new Date().toISOString();
+    await parts.reports.recordReport(
+      { node: 'back-a', sentAt: heardAgain, sequence: 3, state: 'applied', revision: undoneA?.revision ?? 0 },
+      { heardAt: heardAgain, queuedAt: heardAgain },
+    );
+    await sendWave(undo, 1);
+    expect((await declarationOf('back-b', keys.get('back-b') as never))?.agent).toEqual({ version: '1.0.0' });
+    expect(await declarationOf('back-c', keys.get('back-c') as never)).not.toHaveProperty('agent');
+    const audit = await operator('GET', '/audit?action=rollout.undo');
+    expect(audit.body.records).toContainEqual(
+      expect.objectContaining({ action: 'rollout.undo', target: `rollout:${id}` }),
+    );
+    await operator('POST', `/rollouts/${undo}/abort`, {});
+  });
 });

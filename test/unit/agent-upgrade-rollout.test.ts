@@ -3,9 +3,11 @@ import { localActor } from '../../lib/server/core/audit/record.ts';
 import { compose } from '../../lib/server/core/mesh/declaration.ts';
 import type { NodeSnapshot } from '../../lib/server/core/mesh/model.ts';
 import type { NodeFacts } from '../../lib/server/core/rollout/advance.ts';
+import { ReleaseNotPublishedError, RolloutUndoError } from '../../lib/server/core/rollout/errors.ts';
 import { originOf, rolloutRequest } from '../../lib/server/core/rollout/requests.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
+import { MemoryAgentVersions } from '../support/memory-agent-versions.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
 /**
@@ -14,8 +16,10 @@ import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
  * rolled the release back reports the revision failed, which halts the rollout as any failure.
  */
 describe('an agent upgrade in waves', () => {
-  function over(nodes: readonly string[]) {
-    const calls: string[] = [];
+  function over(nodes: readonly string[], published: readonly string[] = ['0.1.0', '0.2.0']) {
+    const versions = new MemoryAgentVersions(nodes);
+    const calls = versions.calls;
+    const driven: string[] = [];
     const reports = new Map<string, NodeFacts>();
     let revision = 1;
     const store = new MemoryRolloutStore();
@@ -38,8 +42,12 @@ describe('an agent upgrade in waves', () => {
           behind: [],
         };
       },
-      setAgentVersion: async (version, sent) => {
-        calls.push(`set ${version} on ${sent.join(' ')}`);
+      setAgentVersion: (version, sent, rollout, limit) =>
+        versions.setAgentVersion(version, sent, rollout, limit),
+      restoreAgentVersion: (rollout, version, sent) => versions.restoreAgentVersion(rollout, version, sent),
+      published: async (version) => published.includes(version),
+      drive: async (record) => {
+        driven.push(record.id);
       },
       behind: async () => [],
       exists: async () => true,
@@ -52,7 +60,7 @@ describe('an agent upgrade in waves', () => {
         nodes,
         options: rolloutOptions({ waves: '1,100%' }),
       });
-    return { rollouts, calls, reports, start };
+    return { rollouts, calls, reports, start, versions, driven, store };
   }
 
   it('sets the version on each wave’s nodes just before it pushes them, wave after wave', async () => {
@@ -88,7 +96,7 @@ describe('an agent upgrade in waves', () => {
     expect(calls).toEqual(['set 0.2.0 on a', 'push a']);
   });
 
-  it('is taken over, once halted, by the next agent upgrade, and its undo names that one', async () => {
+  it('is taken over, once halted, by the next agent upgrade', async () => {
     const { rollouts, reports, start } = over(['a', 'b', 'c']);
     const { id } = await start();
     await rollouts.step(id);
@@ -99,9 +107,6 @@ describe('an agent upgrade in waves', () => {
       enrolled: true,
     });
     expect((await rollouts.step(id)).record.state).toBe('halted');
-    await expect(rollouts.undo(id, localActor())).rejects.toThrow(
-      /is an agent upgrade: .*mesh agent upgrade VERSION/,
-    );
     const next = await rollouts.start({
       by: localActor(),
       origin: { kind: 'agent', version: '0.1.0' },
@@ -113,6 +118,99 @@ describe('an agent upgrade in waves', () => {
       state: 'aborted',
       reason: expect.stringContaining('agent upgrade 0.1.0'),
     });
+  });
+
+  /** Steps the rollout until its wave is sent or it stops; every node the wave sent reports applied when `apply`. */
+  async function stepToEnd(
+    rollouts: Rollouts,
+    reports: Map<string, NodeFacts>,
+    id: string,
+    failing: ReadonlySet<string> = new Set(),
+  ) {
+    for (let steps = 0; steps < 40; steps += 1) {
+      const { record, decision } = await rollouts.step(id);
+      if (decision.kind === 'send') {
+        const sent = record.waves[decision.wave]?.nodes ?? [];
+        for (const n of sent)
+          reports.set(n.node, {
+            report: failing.has(n.node)
+              ? { revision: n.revision ?? 0, state: 'failed', step: 'agent: rolled back' }
+              : { revision: n.revision ?? 0, state: 'applied' },
+            online: true,
+            enrolled: true,
+          });
+      }
+      if (['done', 'halted', 'aborted', 'refused', 'undone'].includes(record.state)) return record;
+    }
+    throw new Error(`rollout ${id} did not end in 40 steps`);
+  }
+
+  it('is undone in its waves: each node it changed set back to the version its host ran before', async () => {
+    const { rollouts, calls, reports, start, versions, driven } = over(['a', 'b', 'c']);
+    for (const node of ['a', 'b']) versions.reported.set(node, '0.1.0');
+    // c never reported: the mesh asked nothing of it before, so its undo takes the version away
+    const { id } = await start();
+    const upgraded = await stepToEnd(rollouts, reports, id);
+    expect(upgraded).toMatchObject({ state: 'done', versionsBefore: ['0.1.0'] });
+    expect(calls.filter((c) => c.startsWith('set'))).toEqual(['set 0.2.0 on a', 'set 0.2.0 on b c']);
+
+    const undoId = await rollouts.undo(id, localActor());
+    expect(driven).toEqual([undoId]);
+    expect(await rollouts.undo(id, localActor())).toBe(undoId);
+    const undo = await stepToEnd(rollouts, reports, undoId);
+    expect(undo).toMatchObject({
+      state: 'done',
+      origin: { kind: 'agent-undo', rollout: id, version: '0.2.0' },
+    });
+    expect(calls.filter((c) => c.startsWith('restore'))).toEqual([
+      'restore 0.2.0 on a',
+      'restore 0.2.0 on b c',
+    ]);
+    expect(calls.at(-1)).toBe('push b c');
+    expect(Object.fromEntries(versions.items)).toEqual({
+      a: { agentVersion: '0.1.0' },
+      b: { agentVersion: '0.1.0' },
+      c: {},
+    });
+    expect((await rollouts.read(id)).state).toBe('undone');
+  });
+
+  it('undoes a halted one on the nodes it sent, and leaves the nodes it never sent', async () => {
+    const { rollouts, reports, start, versions } = over(['a', 'b', 'c']);
+    for (const node of ['a', 'b', 'c']) versions.reported.set(node, '0.1.0');
+    const { id } = await start();
+    expect((await stepToEnd(rollouts, reports, id, new Set(['a']))).state).toBe('halted');
+    const undoId = await rollouts.undo(id, localActor());
+    expect((await stepToEnd(rollouts, reports, undoId)).state).toBe('done');
+    expect(Object.fromEntries(versions.items)).toEqual({ a: { agentVersion: '0.1.0' }, b: {}, c: {} });
+  });
+
+  it('is refused, writing nothing, when a version it would set back is not published', async () => {
+    const { rollouts, reports, start, versions, driven, store } = over(['a', 'b'], ['0.2.0']);
+    versions.reported.set('a', '0.1.0');
+    versions.reported.set('b', '0.0.9');
+    const { id } = await start();
+    await stepToEnd(rollouts, reports, id);
+    const before = await rollouts.read(id);
+    const refusal = await rollouts.undo(id, localActor()).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
+    expect((refusal as ReleaseNotPublishedError).versions).toEqual(['0.0.9', '0.1.0']);
+    expect(await rollouts.read(id)).toEqual(before);
+    expect(driven).toEqual([]);
+    expect(store.headers.size).toBe(1);
+  });
+
+  it('is not started for a version no release is published for, and nothing is recorded', async () => {
+    const { start, store } = over(['a'], ['0.1.0']);
+    await expect(start()).rejects.toThrow(ReleaseNotPublishedError);
+    expect(store.headers.size).toBe(0);
+  });
+
+  it('refuses the undo of one that sent no wave yet: abort takes it back', async () => {
+    const { rollouts, start } = over(['a']);
+    const { id } = await start();
+    await expect(rollouts.undo(id, localActor())).rejects.toThrow(RolloutUndoError);
+    expect((await rollouts.read(id)).undoneBy).toBeUndefined();
   });
 
   it('is asked for with agent and the nodes, and refused without them', () => {

@@ -92,7 +92,7 @@ export const rolloutFunctions = [
   {
     name: 'rollout-undo',
     purpose:
-      "asks for an upgrade's undo on the control queue: its version set back, the nodes it changed sent it in its waves",
+      "takes an upgrade back in the waves it sent: a module upgrade's undo asked on the control queue, an agent upgrade's recorded here and its flow started",
     trigger: 'api',
     route: {
       method: 'POST',
@@ -101,7 +101,8 @@ export const rolloutFunctions = [
       role: 'operator',
       request: { path: idPath },
     },
-    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send'],
+    // rolloutFlow:start for an agent upgrade's undo, which no queue message starts
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send', 'rolloutFlow:start'],
     handler: rolloutUndoHandler,
   },
   {

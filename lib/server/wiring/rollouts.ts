@@ -5,6 +5,7 @@ import { DynamoAgentVersions } from '../adapters/mesh/agent-versions.ts';
 import { DynamoDBRolloutFacts } from '../adapters/rollout/rollout-facts.ts';
 import { StepFunctionsRolloutDriver } from '../adapters/rollout/rollout-flow-driver.ts';
 import { DynamoDBRolloutStore } from '../adapters/rollout/rollout-store.ts';
+import type { ReleaseRecords } from '../core/agent-release/ports.ts';
 import { envelope } from '../core/control/messages.ts';
 import type { ControlSender } from '../core/control/ports.ts';
 import { AnnouncingRollouts, type EventSink } from '../core/events/index.ts';
@@ -47,6 +48,7 @@ type Needs = {
   readonly pushStore: PushStore;
   readonly now: () => Date;
   readonly events: EventSink;
+  readonly releaseRecords: ReleaseRecords;
 };
 
 export function rolloutBuilders(
@@ -80,7 +82,13 @@ export function rolloutBuilders(
           exists: async (node) => (await parts.pushStore.readNode(node)) !== undefined,
           marked: (nodes) => pusher.markedOf(nodes),
           moveCarriers: (module, version, nodes) => parts.moduleVersions.moveCarriers(module, version, nodes),
-          setAgentVersion: (version, nodes) => agentVersions.setAgentVersion(version, nodes),
+          setAgentVersion: (version, nodes, rollout, limit) =>
+            agentVersions.setAgentVersion(version, nodes, rollout, limit),
+          restoreAgentVersion: (rollout, version, nodes) =>
+            agentVersions.restoreAgentVersion(rollout, version, nodes),
+          published: async (version) =>
+            (await parts.releaseRecords.list()).some((release) => release.manifest.version === version),
+          drive: (record) => parts.rolloutDriver.started(record),
           requestUndo: async (undo, by) => {
             const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };
             const body = {

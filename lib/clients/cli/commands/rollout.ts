@@ -238,7 +238,9 @@ function heldText(record: ShownPage): string | undefined {
   const count = notSentOf(record);
   if (count === 0 || (record.state !== 'halted' && record.state !== 'paused')) return undefined;
   const undo =
-    record.origin.kind === 'upgrade' ? `, mesh rollout undo ${record.id} takes the upgrade back` : '';
+    record.origin.kind === 'upgrade' || record.origin.kind === 'agent'
+      ? `, mesh rollout undo ${record.id} takes the upgrade back`
+      : '';
   return `${count} node${count === 1 ? '' : 's'} in waves not sent ${count === 1 ? 'is' : 'are'} held back: nothing sends them the change until mesh rollout resume ${record.id}${undo}, or mesh rollout abort ${record.id} (refused while the change would get out)`;
 }
 
@@ -295,9 +297,9 @@ export function registerRolloutCommands(program: Command): void {
     );
   rollout
     .command('undo')
-    .argument('<id>', 'the rollout (an upgrade)')
+    .argument('<id>', 'the rollout (an upgrade, or an agent upgrade)')
     .description(
-      'take an upgrade back: its version set back, the nodes it changed sent what they had before, in its waves; followed to its end unless --no-wait',
+      'take an upgrade back: its version set back (for an agent upgrade, each host to the version it ran before), the nodes it changed sent what they had before, in its waves; followed to its end unless --no-wait',
     )
     .option('--no-wait', 'answer the undo rollout at once')
     .action(

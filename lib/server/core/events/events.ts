@@ -114,19 +114,31 @@ export function rolloutEvent({ record, decision }: Advanced, time: string): Mesh
       };
     case 'done':
       // an undo's last wave applied: every node it changed is back to what it had before
-      return record.origin.kind === 'undo'
-        ? {
-            type: 'rollout.undone',
-            time,
-            detail: {
-              rollout: record.origin.rollout,
-              undo: record.id,
-              module: record.origin.module,
-              version: record.origin.version,
-              waves: record.waves.length,
-            },
-          }
-        : { type: 'rollout.done', time, detail: common };
+      if (record.origin.kind === 'undo')
+        return {
+          type: 'rollout.undone',
+          time,
+          detail: {
+            rollout: record.origin.rollout,
+            undo: record.id,
+            module: record.origin.module,
+            version: record.origin.version,
+            waves: record.waves.length,
+          },
+        };
+      // an agent upgrade's undo set each host back to its own version: `agent` names the one taken back
+      if (record.origin.kind === 'agent-undo')
+        return {
+          type: 'rollout.undone',
+          time,
+          detail: {
+            rollout: record.origin.rollout,
+            undo: record.id,
+            agent: record.origin.version,
+            waves: record.waves.length,
+          },
+        };
+      return { type: 'rollout.done', time, detail: common };
     default:
       return undefined;
   }

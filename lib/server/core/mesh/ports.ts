@@ -59,5 +59,20 @@ export interface ModuleVersions {
  * since, or at the version already, is left as it is.
  */
 export interface AgentVersions {
-  setAgentVersion(version: string, nodes: readonly string[]): Promise<void>;
+  /**
+   * Sets VERSION on the nodes, each remembering, under ROLLOUT, the version its host ran before
+   * (agent-before.ts); answers the distinct versions before, at most `limit`, of the nodes this
+   * rollout set (those set by an earlier try of the same wave included).
+   */
+  setAgentVersion(
+    version: string,
+    nodes: readonly string[],
+    rollout: string,
+    limit: number,
+  ): Promise<readonly string[]>;
+  /**
+   * The undo of ROLLOUT, which set VERSION: each node still asked for VERSION set back to the
+   * version it remembers from before ROLLOUT (restoreOf), with its stale mark; others are left.
+   */
+  restoreAgentVersion(rollout: string, version: string, nodes: readonly string[]): Promise<void>;
 }

@@ -114,6 +114,24 @@ export class RolloutUndoError extends RolloutError {
   override name = 'RolloutUndoError';
 }
 
+/**
+ * An agent upgrade of a version no release is published for, or an undo of one that would set
+ * hosts back to such a version: a host asked for it could only fail (`mesh agent publish FILE`).
+ */
+export class ReleaseNotPublishedError extends RolloutError {
+  override name = 'ReleaseNotPublishedError';
+  readonly versions: readonly string[];
+
+  constructor(versions: readonly string[], doing: string, options?: ErrorOptions) {
+    const named = versions.join(', ');
+    super(
+      `${doing}: no release of mesh-host ${named} is published, so a host asked for ${versions.length === 1 ? 'it' : 'them'} could only fail; mesh agent publish FILE adds one`,
+      options,
+    );
+    this.versions = versions;
+  }
+}
+
 export const rolloutErrors = new ErrorTable({
   RolloutError: refused(RolloutError, 409, 'rollout_refused'),
   RolloutUsageError: refused(RolloutUsageError, 400, 'rollout_usage'),
@@ -143,4 +161,7 @@ export const rolloutErrors = new ErrorTable({
     }),
   }),
   RolloutUndoError: refused(RolloutUndoError, 409, 'rollout_undo_refused'),
+  ReleaseNotPublishedError: refused(ReleaseNotPublishedError, 404, 'release_not_found', {
+    details: (error: ReleaseNotPublishedError) => ({ versions: error.versions }),
+  }),
 });

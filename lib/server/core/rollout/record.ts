@@ -27,7 +27,13 @@ export type RolloutOrigin =
    */
   | { readonly kind: 'agent'; readonly version: string }
   /** `mesh rollout undo`: an upgrade's version set back, sent to the nodes it changed in its waves. */
-  | { readonly kind: 'undo'; readonly rollout: string; readonly module: string; readonly version: string };
+  | { readonly kind: 'undo'; readonly rollout: string; readonly module: string; readonly version: string }
+  /**
+   * `mesh rollout undo` of an agent upgrade: each node it changed set back to the version its host
+   * ran before (core/mesh/agent-before.ts), a wave at a time in its waves; `version` is the one
+   * taken back.
+   */
+  | { readonly kind: 'agent-undo'; readonly rollout: string; readonly version: string };
 
 /**
  * pending: in a wave not sent yet; waiting: sent, no answer for its revision yet; offline:
@@ -122,6 +128,11 @@ export type RolloutRecord = {
    */
   readonly undoneBy?: string;
   /**
+   * An agent upgrade's versions its sent nodes ran before (at most `versionsBeforeLimit`): what
+   * its undo sets back, checked as published before the undo is taken.
+   */
+  readonly versionsBefore?: readonly string[];
+  /**
    * Its own nodes of waves that ended that turned unhealthy since (advance.ts): each a failure,
    * counted here once, as their waves' nodes are not read again.
    */
@@ -136,6 +147,17 @@ export type RolloutRecord = {
  * a wave's push and the header's list of parts (about 230 at this bound).
  */
 export const maxRolloutNodes = 50_000;
+
+/** How many distinct versions before an agent upgrade's record keeps (a fleet runs a few at once). */
+export const versionsBeforeLimit = 20;
+
+/** The record with these versions before added to those it keeps, at most versionsBeforeLimit. */
+export function withVersionsBefore(record: RolloutRecord, found: readonly string[]): RolloutRecord {
+  const kept = new Set(record.versionsBefore ?? []);
+  for (const version of found) if (kept.size < versionsBeforeLimit) kept.add(version);
+  if (kept.size === (record.versionsBefore?.length ?? 0)) return record;
+  return { ...record, versionsBefore: [...kept].sort() };
+}
 
 /** How many failures a halt's reason names. */
 const namedFailures = 5;

@@ -50,8 +50,16 @@ export function originOf(request: RolloutRequest): RolloutOrigin {
 /** The options a request asks for; RolloutUsageError (400) when they cannot be read. */
 export const optionsOf = (request: WaveRequest): RolloutOptions => rolloutOptions(request);
 
-/** `--auto-undo` takes back an upgrade's version; a push in waves sends what the mesh declares, which only the operator can change back. */
+/**
+ * `--auto-undo` takes back a module upgrade's version; a push in waves sends what the mesh
+ * declares, which only the operator can change back. An agent upgrade halted is undone by asking
+ * (`mesh rollout undo`): its undo is started by the API, which the rollout's own flow cannot do.
+ */
 export function checkAutoUndo(options: RolloutOptions, origin: RolloutOrigin): void {
+  if (options.autoUndo && origin.kind === 'agent')
+    throw new RolloutUsageError(
+      '--auto-undo takes back a module upgrade; an agent upgrade that halts is taken back with mesh rollout undo ID, each host to the version it ran before',
+    );
   if (options.autoUndo && origin.kind !== 'upgrade')
     throw new RolloutUsageError(
       "--auto-undo takes back an upgrade's version (mesh upgrade MODULE VERSION --waves … --auto-undo); a push in waves sends what the mesh declares: change the mesh back to take it back",

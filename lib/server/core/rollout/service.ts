@@ -17,6 +17,7 @@ import {
 } from './claims.ts';
 import {
   EmptyRolloutError,
+  ReleaseNotPublishedError,
   RolloutMovedError,
   RolloutNotFoundError,
   RolloutRaceError,
@@ -32,8 +33,10 @@ import {
   type RolloutOrigin,
   type RolloutRecord,
   resumed,
+  versionsBeforeLimit,
   type WaveSend,
   waveSent,
+  withVersionsBefore,
 } from './record.ts';
 import { sentWaves, type UndoRequest, undoAsked, undoOptions, undoTarget } from './undo.ts';
 import type { RolloutOptions } from './waves.ts';
@@ -60,8 +63,27 @@ export type RolloutDeps = {
    * until its wave, no node is behind on it, so nothing else can send it (docs/decisions/held-back.md).
    */
   readonly moveCarriers?: (module: string, version: string, nodes: readonly string[]) => Promise<void>;
-  /** Sets an agent upgrade's version on a wave's nodes just before the wave is sent, as moveCarriers does a module's. */
-  readonly setAgentVersion?: (version: string, nodes: readonly string[]) => Promise<void>;
+  /**
+   * Sets an agent upgrade's version on a wave's nodes just before the wave is sent, as
+   * moveCarriers does a module's, each node remembering its version before under the rollout
+   * (AgentVersions.setAgentVersion); answers the distinct versions before.
+   */
+  readonly setAgentVersion?: (
+    version: string,
+    nodes: readonly string[],
+    rollout: string,
+    limit: number,
+  ) => Promise<readonly string[]>;
+  /** Sets a wave's nodes back to their versions before an agent upgrade (AgentVersions.restoreAgentVersion). */
+  readonly restoreAgentVersion?: (
+    rollout: string,
+    version: string,
+    nodes: readonly string[],
+  ) => Promise<void>;
+  /** Whether a release of this agent version is published; absent, agent versions are not checked. */
+  readonly published?: (version: string) => Promise<boolean>;
+  /** Tells the driver of a rollout recorded here (an agent upgrade's undo, started without the queue). */
+  readonly drive?: (record: RolloutRecord) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
   readonly requestUndo?: (request: UndoRequest, by: Actor) => Promise<void>;
   /** Whether something steps the rollout (RolloutDriver.driving); absent, a driven rollout is taken as stepped. */
@@ -125,6 +147,8 @@ export class Rollouts {
     const nodes = await this.#nodesOf(input.origin, input.nodes ?? []);
     if (nodes.length === 0)
       throw new EmptyRolloutError(`nothing to roll out: ${describeOrigin(input.origin)} names no node`);
+    if (input.origin.kind === 'agent')
+      await this.#published([input.origin.version], describeOrigin(input.origin));
     const record = claiming(
       newRollout({
         id: input.id ?? newRolloutId(now),
@@ -182,10 +206,21 @@ export class Rollouts {
     const { origin } = record;
     if ((origin.kind === 'upgrade' || origin.kind === 'undo') && this.#deps.moveCarriers)
       await this.#deps.moveCarriers(origin.module, origin.version, decision.nodes);
+    let before: readonly string[] = [];
+    // the wiring gives every driver these: a wave sent without them would send nothing new
     if (origin.kind === 'agent') {
-      // the wiring gives every driver this: a wave sent without it would send nothing new
       if (!this.#deps.setAgentVersion) throw new Error('this rollout driver cannot set agent versions');
-      await this.#deps.setAgentVersion(origin.version, decision.nodes);
+      before = await this.#deps.setAgentVersion(
+        origin.version,
+        decision.nodes,
+        record.id,
+        versionsBeforeLimit,
+      );
+    }
+    if (origin.kind === 'agent-undo') {
+      if (!this.#deps.restoreAgentVersion)
+        throw new Error('this rollout driver cannot set agent versions back');
+      await this.#deps.restoreAgentVersion(origin.rollout, origin.version, decision.nodes);
     }
     const outcome = await this.#deps.wave(decision.nodes, record.id);
     const sent = new Map(outcome.flushed.map((f) => [f.node, f.revision]));
@@ -208,7 +243,10 @@ export class Rollouts {
     // own nodes of later waves this wave's sends took along: released with this wave
     const moved = [...held].filter(([, wave]) => wave > decision.wave).map(([node]) => node);
     await store.moveClaims(advanced.record, decision.wave, moved);
-    const next = waveSent(sending, decision.wave, sends, this.#deps.now().toISOString(), held);
+    const next = withVersionsBefore(
+      waveSent(sending, decision.wave, sends, this.#deps.now().toISOString(), held),
+      before,
+    );
     return { record: await store.write(next), decision };
   }
 
@@ -225,7 +263,8 @@ export class Rollouts {
     const at = this.#deps.now().toISOString();
     if ('claimed' in step) {
       const next = await store.write(claimedTo(record, step.claimed, at));
-      if (next.state === 'running' && next.origin.kind === 'undo') await this.#takenBack(next.origin.rollout);
+      if (next.state === 'running' && (next.origin.kind === 'undo' || next.origin.kind === 'agent-undo'))
+        await this.#takenBack(next.origin.rollout);
       return {
         record: next,
         decision:
@@ -356,7 +395,9 @@ export class Rollouts {
    */
   async undo(id: string, by: Actor): Promise<string> {
     const record = await this.read(id);
-    const { module, from } = undoTarget(record);
+    const target = undoTarget(record);
+    if (target.kind === 'agent') return this.#undoAgent(record, target.version, by);
+    const { module, from } = target;
     if (record.undoneBy) return record.undoneBy;
     if (!this.#deps.requestUndo) throw new RolloutUndoError('undo is not served here');
     const now = this.#deps.now();
@@ -380,6 +421,55 @@ export class Rollouts {
   }
 
   /**
+   * The undo of an agent upgrade, started here rather than on the queue: no version is set on
+   * nodes the rollout never sent, so there is nothing to set back before its waves. Each wave of
+   * the undo sets its nodes back to the versions they ran before, each node its own. The versions
+   * before are checked as published first (ReleaseNotPublishedError, nothing written). The undo is
+   * named on the record, then recorded and told to the driver; asked again, a named undo that
+   * was never recorded is recorded then.
+   */
+  async #undoAgent(record: RolloutRecord, version: string, by: Actor): Promise<string> {
+    let undoId = record.undoneBy;
+    if (undoId === undefined) {
+      if (record.current < 0)
+        throw new RolloutUndoError(
+          `rollout ${record.id} has sent no wave: no node has its version to take back; mesh rollout abort ${record.id} stops it`,
+        );
+      await this.#published(record.versionsBefore ?? [], `undo of rollout ${record.id}`);
+      const now = this.#deps.now();
+      undoId = newRolloutId(now);
+      try {
+        await this.#deps.store.write(undoAsked(record, undoId, now.toISOString()), {
+          by,
+          action: 'rollout.undo',
+        });
+      } catch (error) {
+        const again = error instanceof RolloutRaceError ? await this.read(record.id) : undefined;
+        if (!again?.undoneBy) throw error;
+        undoId = again.undoneBy;
+      }
+    }
+    const started = await this.#startUndo({
+      id: undoId,
+      undoes: record.id,
+      origin: { kind: 'agent-undo', rollout: record.id, version },
+      options: undoOptions(record.options),
+      by,
+    });
+    if (started?.created) await this.#deps.drive?.(started.record);
+    return undoId;
+  }
+
+  /** ReleaseNotPublishedError naming those of VERSIONS no release is published for, when releases are known here. */
+  async #published(versions: readonly string[], doing: string): Promise<void> {
+    const { published } = this.#deps;
+    if (!published || versions.length === 0) return;
+    const missing: string[] = [];
+    for (const version of versions) if (!(await published(version))) missing.push(version);
+    if (missing.length > 0) throw new ReleaseNotPublishedError(missing, doing);
+  }
+
+  /**
    * The undo rollout, started where its upgrade message is settled (the version set back): over
    * the nodes the rollout sent, in its waves. One that sent nothing is undone at once: setting the
    * version back was all there was to take back.
@@ -392,9 +482,25 @@ export class Rollouts {
     readonly options: RolloutOptions;
     readonly by: Actor;
   }): Promise<RolloutRecord | undefined> {
+    const { module, version, ...rest } = input;
+    const started = await this.#startUndo({
+      ...rest,
+      origin: { kind: 'undo', rollout: input.undoes, module, version },
+    });
+    return started?.record;
+  }
+
+  /** An undo's rollout over the nodes its rollout sent, in its waves; undefined when it sent none (then undone at once). */
+  async #startUndo(input: {
+    readonly id: string;
+    readonly undoes: string;
+    readonly origin: Extract<RolloutOrigin, { kind: 'undo' | 'agent-undo' }>;
+    readonly options: RolloutOptions;
+    readonly by: Actor;
+  }): Promise<{ readonly record: RolloutRecord; readonly created: boolean } | undefined> {
     const { store } = this.#deps;
     const known = await store.read(input.id);
-    if (known) return known;
+    if (known) return { record: known, created: false };
     let original = await this.read(input.undoes);
     if (original.undoneBy === undefined) {
       // the undo's message came before its request had named it on the record
@@ -419,21 +525,24 @@ export class Rollouts {
     const record = claiming(
       newRollout({
         id: input.id,
-        origin: { kind: 'undo', rollout: input.undoes, module: input.module, version: input.version },
+        origin: input.origin,
         nodes: [],
         waves,
         rollout: input.options,
         now: now.toISOString(),
       }),
     );
-    if (await store.create(record, input.by)) return record;
-    return (await store.read(record.id)) ?? record;
+    if (await store.create(record, input.by)) return { record, created: true };
+    return { record: (await store.read(record.id)) ?? record, created: false };
   }
 }
 
 /** A rollout that sets a version on its nodes as its waves send them: what it never sent does not have it. */
 const setsVersion = (origin: RolloutOrigin) =>
-  origin.kind === 'upgrade' || origin.kind === 'undo' || origin.kind === 'agent';
+  origin.kind === 'upgrade' ||
+  origin.kind === 'undo' ||
+  origin.kind === 'agent' ||
+  origin.kind === 'agent-undo';
 
 /**
  * An upgrade supersedes a halted upgrade of the same module, and an agent upgrade a halted agent
@@ -460,6 +569,8 @@ export function describeOrigin(origin: RolloutOrigin): string {
       return `agent upgrade ${origin.version}`;
     case 'undo':
       return `undo of rollout ${origin.rollout} (${origin.module} back to ${origin.version})`;
+    case 'agent-undo':
+      return `undo of rollout ${origin.rollout} (agent ${origin.version} back to what each host ran before)`;
   }
 }
 

@@ -20,16 +20,25 @@ export type UndoRequest = {
   readonly options: RolloutOptions;
 };
 
-/** The module and the version an undo sets back; RolloutUndoError when there is none to set. */
-export function undoTarget(record: RolloutRecord): { readonly module: string; readonly from: string } {
+/**
+ * What an undo sets back: a module's version (`from`), or, for an agent upgrade, each node's own
+ * version before it (kept per node, core/mesh/agent-before.ts); RolloutUndoError when there is
+ * none to set.
+ */
+export type UndoTarget =
+  | { readonly kind: 'upgrade'; readonly module: string; readonly from: string }
+  | { readonly kind: 'agent'; readonly version: string };
+
+export function undoTarget(record: RolloutRecord): UndoTarget {
   const { origin } = record;
-  if (origin.kind === 'agent')
-    throw new RolloutUndoError(
-      `rollout ${record.id} is an agent upgrade: the version each host ran before is its own, so set the one you want back with mesh agent upgrade VERSION --waves …, which takes over from this rollout once it is halted (abort it first otherwise)`,
-    );
+  if (origin.kind === 'agent') {
+    if (record.state === 'refused' || record.state === 'undone')
+      throw new RolloutStateError(record.id, record.state, 'undone');
+    return { kind: 'agent', version: origin.version };
+  }
   if (origin.kind !== 'upgrade')
     throw new RolloutUndoError(
-      `rollout ${record.id} is a push in waves: it sent what the mesh declares, which only a change of the mesh takes back (then push in waves); undo sets back an upgrade's version`,
+      `rollout ${record.id} is ${origin.kind === 'undo' || origin.kind === 'agent-undo' ? 'an undo: it set back what another rollout changed; upgrade again to go forward' : "a push in waves: it sent what the mesh declares, which only a change of the mesh takes back (then push in waves); undo sets back an upgrade's version"}`,
     );
   if (origin.from === undefined || origin.from === null || origin.from === origin.version)
     throw new RolloutUndoError(
@@ -37,7 +46,7 @@ export function undoTarget(record: RolloutRecord): { readonly module: string; re
     );
   if (record.state === 'refused' || record.state === 'undone')
     throw new RolloutStateError(record.id, record.state, 'undone');
-  return { module: origin.module, from: origin.from };
+  return { kind: 'upgrade', module: origin.module, from: origin.from };
 }
 
 /** The undo asked for: named on the record; a running rollout sends no further wave meanwhile. */

@@ -16,6 +16,9 @@ function rolloutWhat(origin) {
   if (origin.kind === 'upgrade') return `upgrade ${origin.module} ${origin.version}`;
   if (origin.kind === 'push') return `push ${origin.node}`;
   if (origin.kind === 'on') return `push --on ${origin.selector}`;
+  if (origin.kind === 'agent') return `agent upgrade ${origin.version}`;
+  if (origin.kind === 'undo') return `undo of ${origin.rollout} (${origin.module} back to ${origin.version})`;
+  if (origin.kind === 'agent-undo') return `undo of ${origin.rollout} (agent ${origin.version} taken back)`;
   return 'push --behind';
 }
 

@@ -1,0 +1,83 @@
+/**
+ * What an agent upgrade takes back (`mesh rollout undo` of `mesh agent upgrade`): each host's
+ * version before it is its own, so each node keeps it, by the rollout that set the new one, as its
+ * wave sets it (docs/host-agent.md, "Releases"). A node keeps the last few: an undo of an older
+ * upgrade still finds its own once a later one was taken back.
+ */
+
+/** A node's versions before the agent upgrades that set it one, by rollout id; null: none was known. */
+export type VersionsBefore = Readonly<Record<string, string | null>>;
+
+/** The agent fields of a node: the version its host is asked to run, and its versions before. */
+export type AgentFields = { readonly agentVersion?: string; readonly agentBefore?: VersionsBefore };
+
+/** How many upgrades a node remembers the version before of: the newest, by rollout id (ids sort by time). */
+export const upgradesRemembered = 4;
+
+/**
+ * What the host ran before a wave sets it a version: what it last reported running, else the
+ * version the mesh asked of it before, else none known (a host that never reported its facts).
+ */
+const versionBefore = (reported: string | undefined, asked: string | undefined): string | null =>
+  reported ?? asked ?? null;
+
+function remembering(
+  kept: VersionsBefore | undefined,
+  rollout: string,
+  before: string | null,
+): VersionsBefore {
+  const entries = Object.entries({ ...kept, [rollout]: before }).sort(([a], [b]) =>
+    a < b ? -1 : a > b ? 1 : 0,
+  );
+  return Object.fromEntries(entries.slice(-upgradesRemembered));
+}
+
+/**
+ * ROLLOUT's wave asks VERSION of a node: the fields to write (none when it is asked for VERSION
+ * already), and the version it ran before as this rollout knows it (also when an earlier try of
+ * the same wave wrote it; none when another rollout did).
+ */
+export function settingVersion(
+  fields: AgentFields,
+  reported: string | undefined,
+  version: string,
+  rollout: string,
+): { readonly write?: AgentFields; readonly before?: string | null } {
+  if (fields.agentVersion === version) {
+    const kept = fields.agentBefore?.[rollout];
+    return kept === undefined ? {} : { before: kept };
+  }
+  const before = versionBefore(reported, fields.agentVersion);
+  return {
+    write: { agentVersion: version, agentBefore: remembering(fields.agentBefore, rollout, before) },
+    before,
+  };
+}
+
+/**
+ * The undo of ROLLOUT (which set VERSION) on a node: its fields set back to the version it had,
+ * or without a version when none was known; undefined (left as it is) when the rollout never set
+ * it one, or another version has been asked of it since: an earlier upgrade's undo does not undo
+ * a later one.
+ */
+export function restoringVersion(
+  fields: AgentFields,
+  rollout: string,
+  version: string,
+): AgentFields | undefined {
+  if (fields.agentVersion !== version) return undefined;
+  const { [rollout]: before, ...rest } = fields.agentBefore ?? {};
+  if (before === undefined) return undefined;
+  return {
+    ...(before === null ? {} : { agentVersion: before }),
+    ...(Object.keys(rest).length > 0 ? { agentBefore: rest } : {}),
+  };
+}
+
+/** The distinct versions an undo would set back, at most `limit` of them: what it checks are published. */
+export function distinctVersions(found: Iterable<string | null | undefined>, limit: number): string[] {
+  const versions = new Set<string>();
+  for (const version of found)
+    if (typeof version === 'string' && versions.size < limit) versions.add(version);
+  return [...versions].sort();
+}
