@@ -20,6 +20,8 @@ describe('an agent upgrade in waves', () => {
     const versions = new MemoryAgentVersions(nodes);
     const calls = versions.calls;
     const driven: string[] = [];
+    /** Nodes a freeze holds back: a wave's push leaves them alone. */
+    const frozen = new Set<string>();
     const reports = new Map<string, NodeFacts>();
     let revision = 1;
     const store = new MemoryRolloutStore();
@@ -32,7 +34,8 @@ describe('an agent upgrade in waves', () => {
           ),
         revisions: async () => new Map(),
       },
-      wave: async (sent) => {
+      wave: async (asked) => {
+        const sent = asked.filter((node) => !frozen.has(node));
         calls.push(`push ${sent.join(' ')}`);
         revision += 1;
         return {
@@ -40,6 +43,7 @@ describe('an agent upgrade in waves', () => {
           flushed: sent.map((node) => ({ node, revision, round: 1 })),
           rounds: 1,
           behind: [],
+          heldBack: asked.filter((node) => frozen.has(node)).map((node) => ({ node, by: 'freeze:all' })),
         };
       },
       setAgentVersion: (version, sent, rollout, limit) =>
@@ -60,7 +64,7 @@ describe('an agent upgrade in waves', () => {
         nodes,
         options: rolloutOptions({ waves: '1,100%' }),
       });
-    return { rollouts, calls, reports, start, versions, driven, store };
+    return { rollouts, calls, reports, start, versions, driven, store, frozen };
   }
 
   it('sets the version on each wave’s nodes just before it pushes them, wave after wave', async () => {
@@ -183,6 +187,23 @@ describe('an agent upgrade in waves', () => {
     const undoId = await rollouts.undo(id, localActor());
     expect((await stepToEnd(rollouts, reports, undoId)).state).toBe('done');
     expect(Object.fromEntries(versions.items)).toEqual({ a: { agentVersion: '0.1.0' }, b: {}, c: {} });
+  });
+
+  it('sets back, in its undo, a node a freeze held back from its wave: it would be sent the version once the freeze lifts', async () => {
+    const { rollouts, reports, start, versions, frozen } = over(['a', 'b']);
+    for (const node of ['a', 'b']) versions.reported.set(node, '0.1.0');
+    frozen.add('b');
+    const { id } = await start();
+    await stepToEnd(rollouts, reports, id);
+    const sent = await rollouts.page(id, { wave: 1 }, 100_000);
+    expect(sent.page.waves[1]?.nodes).toEqual([expect.objectContaining({ node: 'b', state: 'held' })]);
+    expect(versions.items.get('b')?.agentVersion).toBe('0.2.0');
+    const undoId = await rollouts.undo(id, localActor());
+    await stepToEnd(rollouts, reports, undoId);
+    expect(Object.fromEntries(versions.items)).toEqual({
+      a: { agentVersion: '0.1.0' },
+      b: { agentVersion: '0.1.0' },
+    });
   });
 
   it('is refused, writing nothing, when a version it would set back is not published', async () => {

@@ -84,6 +84,15 @@ describe('the events told where their change commits', () => {
       time: at,
       detail: { rollout: record.id, undo: undo.id, module: 'nginx', version: '1.0', waves: 3 },
     });
+    const agentUndo = {
+      ...undo,
+      origin: { kind: 'agent-undo', rollout: record.id, version: '2.0.0' },
+    } as unknown as Advanced['record'];
+    expect(rolloutEvent({ record: agentUndo, decision: { kind: 'done' } }, at)).toEqual({
+      type: 'rollout.undone',
+      time: at,
+      detail: { rollout: record.id, undo: undo.id, agent: '2.0.0', waves: 3 },
+    });
   });
 
   it('tells node.unhealthy once the report that turned the node unhealthy is recorded, and not when it is refused', async () => {

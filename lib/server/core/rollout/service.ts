@@ -516,7 +516,7 @@ export class Rollouts {
       throw new RolloutUndoError(
         `rollout ${input.undoes} is being undone by rollout ${original.undoneBy ?? '?'}, not ${input.id}`,
       );
-    const waves = await sentWaves(store, original);
+    const waves = await sentWaves(store, original, { held: input.origin.kind === 'agent-undo' });
     if (waves.flat().length === 0) {
       await this.#takenBack(original.id);
       return undefined;

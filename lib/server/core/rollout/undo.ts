@@ -59,14 +59,27 @@ export const undoAsked = (record: RolloutRecord, undoId: string, at: string): Ro
   updatedAt: at,
 });
 
-/** The nodes the rollout sent (its own and those paired with them), wave by wave: the undo's waves. */
-export async function sentWaves(store: RolloutStore, record: RolloutRecord): Promise<string[][]> {
+/**
+ * The nodes the rollout sent (its own and those paired with them), wave by wave: the undo's
+ * waves. With `held`, also its own nodes its waves held back: an agent upgrade set its version on
+ * them all the same (sent once the hold lifts), and nothing but its undo's wave sets it back; a
+ * module upgrade's undo sets the version back on every carrier before its waves.
+ */
+export async function sentWaves(
+  store: RolloutStore,
+  record: RolloutRecord,
+  options: { readonly held: boolean } = { held: false },
+): Promise<string[][]> {
   const sent = record.waves.map((_, index) => index).filter((index) => index <= record.current);
   if (sent.length === 0) return [];
   const read = await store.withNodes(record, sent);
   return sent.map((index) =>
     (read.waves[index]?.nodes ?? [])
-      .filter((n) => n.state !== 'held' && n.revision !== undefined)
+      .filter(
+        (n) =>
+          (n.state !== 'held' && n.revision !== undefined) ||
+          (options.held && n.state === 'held' && !n.paired),
+      )
       .map((n) => n.node),
   );
 }
