@@ -125,16 +125,23 @@ it(
         const back = sorted([...agents.timelines.values()].map((t) => after(t.reconnectedAt)));
         const at = (values: number[], share: number) =>
           values[Math.min(values.length - 1, Math.floor(share * values.length))] as number;
-        const tenths = Array.from(
-          { length: 10 },
-          (_, i) =>
-            attempts.filter(
-              (ms) => ms >= (i * reconnectWindowMs) / 10 && ms < ((i + 1) * reconnectWindowMs) / 10,
-            ).length,
-        );
+        const tenthsOf = (values: readonly number[]) =>
+          Array.from(
+            { length: 10 },
+            (_, i) =>
+              values.filter(
+                (ms) => ms >= (i * reconnectWindowMs) / 10 && ms < ((i + 1) * reconnectWindowMs) / 10,
+              ).length,
+          );
+        const tenths = tenthsOf(attempts);
+        // what each agent drew from the window when it lost the broker: the agents' own spread,
+        // whatever this machine's timers then do with it
+        const draws = sorted([...agents.timelines.values()].map((t) => t.reconnectDrawsMs.at(-1) ?? -1));
         const spread = {
           brokerAwayMs: backAt - lostAt,
           windowMs: reconnectWindowMs,
+          drawnMs: { p10: at(draws, 0.1), p50: at(draws, 0.5), p90: at(draws, 0.9) },
+          drawsPerTenthOfWindow: tenthsOf(draws),
           attemptMs: {
             first: at(attempts, 0),
             p10: at(attempts, 0.1),
@@ -149,13 +156,20 @@ it(
         process.stdout.write(
           `fleet-behind-one-address: ${JSON.stringify({ enrolSeconds, throttled, ...spread })}\n`,
         );
-        // Spread over the window (a uniform draw puts 20 in each tenth), with room for 200 agents
-        // in one process on two cores, whose timers fire late and in bursts when the loop is busy
-        // (shifting or squeezing the spread): the middle
-        // 80% of the reconnects take a fifth of the window at least, and no tenth holds half the
-        // fleet. Without jitter they all came within half a second.
-        expect(spread.attemptMs.p90 - spread.attemptMs.p10).toBeGreaterThan(reconnectWindowMs * 0.2);
-        expect(Math.max(...tenths)).toBeLessThan(fleet / 2);
+        // Every agent drew its reconnect from the window, and the draws spread over it (a uniform
+        // draw puts 20 in each tenth, and its middle 80% over 80% of the window): without jitter
+        // every draw is 0. Held strictly, as they are the agents' own doing.
+        expect(draws.filter((ms) => ms < 0)).toEqual([]);
+        expect(spread.drawnMs.p90 - spread.drawnMs.p10).toBeGreaterThan(reconnectWindowMs * 0.5);
+        expect(Math.max(...spread.drawsPerTenthOfWindow)).toBeLessThan(fleet / 4);
+        // The attempts are the draws as this machine fired them, counted from when the bed heard
+        // of the stop (the control plane's line, a second or two after the agents lost it, so a
+        // draw that came before is seen as its retry): 200 agents in one process on two cores,
+        // beside the rest of a suite, fire late and in bursts (a clean CI run once saw the middle
+        // 80% within 777 ms, most in two tenths). Held loosely: not one burst; without jitter
+        // they all came within half a second.
+        expect(Math.max(...tenths)).toBeLessThan(fleet * 0.75);
+        expect(spread.attemptMs.p90 - spread.attemptMs.p10).toBeGreaterThan(reconnectWindowMs * 0.1);
       } finally {
         await agents.stop();
       }

@@ -292,7 +292,7 @@ describe('runHostAgent on the signal', () => {
       },
     });
 
-    expect(lines).toContain('lost the broker (ECONNRESET); polling every 30 s until it is back');
+    expect(lines).toContain("lost the broker (ECONNRESET); reconnecting in 15.0 s (a fleet's reconnects spread over a window), polling every 30 s until it is back");
     expect(lines).toContain(
       'the broker at mqtt://127.0.0.1:4601 cannot be reached (ECONNREFUSED); polling every 30 s until it is back',
     );
@@ -325,7 +325,7 @@ describe('runHostAgent on the signal', () => {
     });
 
     expect(lines).toContain(
-      'lost the broker (the broker closed the connection); polling every 30 s until it is back',
+      "lost the broker (the broker closed the connection); reconnecting in 15.0 s (a fleet's reconnects spread over a window), polling every 30 s until it is back",
     );
     expect(controlPlane.reports.map((report) => report.state)).toEqual(['applying', 'applied']);
     expect(waits[1]).toBeLessThanOrEqual(30_000);

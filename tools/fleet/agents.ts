@@ -28,6 +28,8 @@ export type AgentTimeline = {
   readonly reconnectedAt: number[];
   /** When it began each connect to the broker (the agent's own timing, before the broker's). */
   readonly connectAttemptsAt: number[];
+  /** Each time it lost the broker, the moment of the reconnect window it drew (`host.signal.lost`'s `reconnectInMs`). */
+  readonly reconnectDrawsMs: number[];
 };
 
 /** The agent's memory, kept in the bench's process. */
@@ -95,6 +97,7 @@ export function startAgents(options: {
       failedAt: new Map(),
       reconnectedAt: [],
       connectAttemptsAt: [],
+      reconnectDrawsMs: [],
     };
     timelines.set(node, timeline);
     const key = signingKeyOf(node, keys);
@@ -146,6 +149,8 @@ export function startAgents(options: {
         log: (said) => {
           if (fieldsOf(said, agentLines.onSignal)) timeline.connectedAt ??= Date.now();
           if (fieldsOf(said, agentLines.brokerBack)) timeline.reconnectedAt.push(Date.now());
+          const lost = fieldsOf(said, agentLines.brokerLost);
+          if (lost) timeline.reconnectDrawsMs.push(lost.reconnectInMs);
           const signalled = fieldsOf(said, agentLines.signalled);
           if (signalled) timeline.signalledAt.set(signalled.revision, Date.now());
         },

@@ -188,11 +188,15 @@ export const agentLines = {
     ({ url, reason, pollSeconds }) =>
       `the broker at ${url} cannot be reached (${reason}); polling every ${pollSeconds} s until it is back`,
   ),
-  brokerLost: codedLine<{ readonly reason: string; readonly pollSeconds: number }>(
+  brokerLost: codedLine<{
+    readonly reason: string;
+    readonly pollSeconds: number;
+    readonly reconnectInMs: number;
+  }>(
     'host.signal.lost',
     'warn',
-    ({ reason, pollSeconds }) =>
-      `lost the broker (${reason}); polling every ${pollSeconds} s until it is back`,
+    ({ reason, pollSeconds, reconnectInMs }) =>
+      `lost the broker (${reason}); reconnecting in ${(reconnectInMs / 1000).toFixed(1)} s (a fleet's reconnects spread over a window), polling every ${pollSeconds} s until it is back`,
   ),
   brokerNamed: codedLine<{ readonly url: string; readonly moved: boolean }>(
     'host.signal.named',

@@ -153,10 +153,11 @@ export class SignalWatch {
     this.#owed = true;
     this.#news += 1;
     // The fetch owed is made at once; only the reconnect is spread over the window.
-    this.#nextAttemptAt =
-      this.#options.now() +
-      Math.round(this.#options.random() * (this.#options.reconnectWindowMs ?? defaultReconnectWindowMs));
-    this.#say(agentLines.brokerLost, { reason, pollSeconds: this.#options.pollSeconds });
+    const reconnectInMs = Math.round(
+      this.#options.random() * (this.#options.reconnectWindowMs ?? defaultReconnectWindowMs),
+    );
+    this.#nextAttemptAt = this.#options.now() + reconnectInMs;
+    this.#say(agentLines.brokerLost, { reason, pollSeconds: this.#options.pollSeconds, reconnectInMs });
     this.#wake.abort();
   }
 
