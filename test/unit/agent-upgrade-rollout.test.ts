@@ -3,10 +3,12 @@ import { localActor } from '../../lib/server/core/audit/record.ts';
 import { compose } from '../../lib/server/core/mesh/declaration.ts';
 import type { NodeSnapshot } from '../../lib/server/core/mesh/model.ts';
 import type { NodeFacts } from '../../lib/server/core/rollout/advance.ts';
+import { advanceForFlow } from '../../lib/server/core/rollout/drive.ts';
 import { ReleaseNotPublishedError, RolloutUndoError } from '../../lib/server/core/rollout/errors.ts';
 import { originOf, rolloutRequest } from '../../lib/server/core/rollout/requests.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
+import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryAgentVersions } from '../support/memory-agent-versions.ts';
 import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
 
@@ -22,6 +24,8 @@ describe('an agent upgrade in waves', () => {
     const driven: string[] = [];
     /** Nodes a freeze holds back: a wave's push leaves them alone. */
     const frozen = new Set<string>();
+    /** Each node's revision as the last wave sent it. */
+    const lastSent = new Map<string, number>();
     const reports = new Map<string, NodeFacts>();
     let revision = 1;
     const store = new MemoryRolloutStore();
@@ -38,6 +42,7 @@ describe('an agent upgrade in waves', () => {
         const sent = asked.filter((node) => !frozen.has(node));
         calls.push(`push ${sent.join(' ')}`);
         revision += 1;
+        for (const node of sent) lastSent.set(node, revision);
         return {
           pushed: null,
           flushed: sent.map((node) => ({ node, revision, round: 1 })),
@@ -64,7 +69,18 @@ describe('an agent upgrade in waves', () => {
         nodes,
         options: rolloutOptions({ waves: '1,100%' }),
       });
-    return { rollouts, calls, reports, start, versions, driven, store, frozen };
+    /** Every host answers the revision it was sent last: applied, or failed where `fails` says. */
+    const answer = (fails: (node: string, revision: number) => boolean) => {
+      for (const [node, sentRevision] of lastSent)
+        reports.set(node, {
+          report: fails(node, sentRevision)
+            ? { revision: sentRevision, state: 'failed', step: 'agent: rolled back' }
+            : { revision: sentRevision, state: 'applied' },
+          online: true,
+          enrolled: true,
+        });
+    };
+    return { rollouts, calls, reports, start, versions, driven, store, frozen, answer };
   }
 
   it('sets the version on each wave’s nodes just before it pushes them, wave after wave', async () => {
@@ -203,6 +219,54 @@ describe('an agent upgrade in waves', () => {
     expect(Object.fromEntries(versions.items)).toEqual({
       a: { agentVersion: '0.1.0' },
       b: { agentVersion: '0.1.0' },
+    });
+  });
+
+  describe('with --auto-undo, stepped by its flow', () => {
+    async function haltingOnA(published?: readonly string[]) {
+      const parts = over(['a', 'b', 'c'], published);
+      for (const node of ['a', 'b', 'c']) parts.versions.reported.set(node, '0.1.0');
+      const { id } = await parts.rollouts.start({
+        by: localActor(),
+        origin: { kind: 'agent', version: '0.2.0' },
+        nodes: ['a', 'b', 'c'],
+        options: rolloutOptions({ waves: '1,100%', autoUndo: true }),
+      });
+      const flow = () =>
+        advanceForFlow({ rollouts: parts.rollouts, log: new RecordingLog(), now: () => new Date() }, { id });
+      let ended: Awaited<ReturnType<typeof flow>> | undefined;
+      // a's host rolls 0.2.0 back (the upgrade's first revision for it, 2); everything after applies
+      for (let turn = 0; turn < 30 && !ended?.finished; turn += 1) {
+        ended = await flow();
+        parts.answer((node, revision) => node === 'a' && revision === 2);
+      }
+      return { ...parts, id, ended };
+    }
+
+    it('is undone when it halts, its own flow stepping the undo to its end', async () => {
+      const { rollouts, versions, id, ended, calls, driven } = await haltingOnA();
+      expect(ended).toEqual({ id, finished: true, waitSeconds: 0 });
+      const upgrade = await rollouts.read(id);
+      expect(upgrade.state).toBe('undone');
+      const undo = await rollouts.read(upgrade.undoneBy ?? '');
+      expect(undo).toMatchObject({ state: 'done', origin: { kind: 'agent-undo', rollout: id } });
+      expect(driven).toEqual([undo.id]);
+      expect(calls).toEqual(['set 0.2.0 on a', 'push a', 'restore 0.2.0 on a', 'push a']);
+      expect(Object.fromEntries(versions.items)).toEqual({ a: { agentVersion: '0.1.0' }, b: {}, c: {} });
+    });
+
+    it('stays halted, saying why, when its undo is refused, and is not asked again', async () => {
+      const { rollouts, versions, id, ended, calls } = await haltingOnA(['0.2.0']);
+      expect(ended?.finished).toBe(true);
+      const upgrade = await rollouts.read(id);
+      expect(upgrade).toMatchObject({
+        state: 'halted',
+        options: expect.objectContaining({ autoUndo: false }),
+        reason: expect.stringContaining('its --auto-undo was refused: undo of rollout'),
+      });
+      expect(upgrade.undoneBy).toBeUndefined();
+      expect(calls).toEqual(['set 0.2.0 on a', 'push a']);
+      expect(versions.items.get('a')?.agentVersion).toBe('0.2.0');
     });
   });
 

@@ -292,7 +292,9 @@ describe('runHostAgent on the signal', () => {
       },
     });
 
-    expect(lines).toContain("lost the broker (ECONNRESET); reconnecting in 15.0 s (a fleet's reconnects spread over a window), polling every 30 s until it is back");
+    expect(lines).toContain(
+      "lost the broker (ECONNRESET); reconnecting in 15.0 s (a fleet's reconnects spread over a window), polling every 30 s until it is back",
+    );
     expect(lines).toContain(
       'the broker at mqtt://127.0.0.1:4601 cannot be reached (ECONNREFUSED); polling every 30 s until it is back',
     );

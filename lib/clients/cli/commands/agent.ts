@@ -112,9 +112,14 @@ export function registerAgentCommands(program: Command): void {
     .option('--max-failures <n>', 'halt when more nodes fail than this (N or P%)')
     .option('--wave-timeout <d>', 'how long a wave waits for its nodes (90s, 10m, 1h)')
     .option('--pause', 'stop after each wave until mesh rollout resume', false)
+    .option(
+      '--auto-undo',
+      'when it halts, take it back at once (mesh rollout undo): each host to the version it ran before',
+      false,
+    )
     .option('--no-wait', 'answer the rollout id once its nodes are claimed')
     .action(
-      action(async (context, version: string, options: Omit<WaveOptions, 'autoUndo'>) => {
+      action(async (context, version: string, options: WaveOptions) => {
         const checked = labelValue.safeParse(version);
         if (!checked.success) {
           context.output.say(cliLines.usage, {
@@ -143,7 +148,7 @@ export function registerAgentCommands(program: Command): void {
         const body = {
           agent: version,
           nodes,
-          ...waveBody({ ...options, waves: options.waves ?? '100%', autoUndo: false }),
+          ...waveBody({ ...options, waves: options.waves ?? '100%' }),
         };
         return startRollout(context.api, context.output, body, options.wait);
       }),

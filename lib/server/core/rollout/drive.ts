@@ -6,6 +6,7 @@ import type { Decision } from './advance.ts';
 import { isDriven } from './claims.ts';
 import { RolloutNotFoundError, RolloutRaceError } from './errors.ts';
 import type { RolloutStore } from './ports.ts';
+import type { RolloutRecord } from './record.ts';
 import type { Rollouts } from './service.ts';
 
 /** A step that claimed or let go of claims and has more to do: the driver goes on at once, not after its tick. */
@@ -96,10 +97,16 @@ export async function advanceForFlow(
 ): Promise<{ readonly id: string; readonly finished: boolean; readonly waitSeconds: number }> {
   const id = String((input as { id?: unknown } | null)?.id ?? '');
   const began = deps.now().getTime();
+  let stepping = id;
   for (let steps = 0; steps < 3; ) {
     try {
-      const { record, decision } = await deps.rollouts.step(id);
-      if (!isDriven(record)) return { id, finished: true, waitSeconds: 0 };
+      const { record, decision } = await deps.rollouts.step(stepping);
+      if (!isDriven(record)) {
+        const undo = stepping === id ? undoFollowed(record) : undefined;
+        if (undo === undefined) return { id, finished: true, waitSeconds: 0 };
+        stepping = undo;
+        continue;
+      }
       if (hasMore(decision)) {
         if (deps.now().getTime() - began < flowClaimMs) continue;
         return { id, finished: false, waitSeconds: 1 };
@@ -115,9 +122,21 @@ export async function advanceForFlow(
     } catch (error) {
       if (error instanceof RolloutNotFoundError) return { id, finished: true, waitSeconds: 0 };
       if (!(error instanceof RolloutRaceError))
-        logLine(deps.log, say(pushLines.rolloutStepFailed, { rollout: id, reason: describeCause(error) }));
+        logLine(
+          deps.log,
+          say(pushLines.rolloutStepFailed, { rollout: stepping, reason: describeCause(error) }),
+        );
       return { id, finished: false, waitSeconds: flowPollSeconds };
     }
   }
   return { id, finished: false, waitSeconds: 1 };
 }
+
+/**
+ * The undo an agent upgrade's `--auto-undo` asked for on its halt: recorded by the upgrade's own
+ * step (service.ts, `undo`), where no queue message starts a flow for it as one does for a
+ * module upgrade's, and the rollout flow cannot start itself. So the upgrade's flow goes on
+ * stepping its undo, its input still naming the upgrade, until the undo is no longer driven.
+ */
+const undoFollowed = (record: RolloutRecord): string | undefined =>
+  record.origin.kind === 'agent' && record.options.autoUndo === true ? record.undoneBy : undefined;

@@ -51,17 +51,13 @@ export function originOf(request: RolloutRequest): RolloutOrigin {
 export const optionsOf = (request: WaveRequest): RolloutOptions => rolloutOptions(request);
 
 /**
- * `--auto-undo` takes back a module upgrade's version; a push in waves sends what the mesh
- * declares, which only the operator can change back. An agent upgrade halted is undone by asking
- * (`mesh rollout undo`): its undo is started by the API, which the rollout's own flow cannot do.
+ * `--auto-undo` takes back an upgrade's version (a module's, or the agent's, each host to the one
+ * it ran before); a push in waves sends what the mesh declares, which only the operator can
+ * change back.
  */
 export function checkAutoUndo(options: RolloutOptions, origin: RolloutOrigin): void {
-  if (options.autoUndo && origin.kind === 'agent')
+  if (options.autoUndo && origin.kind !== 'upgrade' && origin.kind !== 'agent')
     throw new RolloutUsageError(
-      '--auto-undo takes back a module upgrade; an agent upgrade that halts is taken back with mesh rollout undo ID, each host to the version it ran before',
-    );
-  if (options.autoUndo && origin.kind !== 'upgrade')
-    throw new RolloutUsageError(
-      "--auto-undo takes back an upgrade's version (mesh upgrade MODULE VERSION --waves … --auto-undo); a push in waves sends what the mesh declares: change the mesh back to take it back",
+      "--auto-undo takes back an upgrade's version (mesh upgrade MODULE VERSION --waves … --auto-undo, mesh agent upgrade VERSION --waves … --auto-undo); a push in waves sends what the mesh declares: change the mesh back to take it back",
     );
 }

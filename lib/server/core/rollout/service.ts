@@ -18,6 +18,7 @@ import {
 import {
   EmptyRolloutError,
   ReleaseNotPublishedError,
+  RolloutError,
   RolloutMovedError,
   RolloutNotFoundError,
   RolloutRaceError,
@@ -184,8 +185,22 @@ export class Rollouts {
     const { store } = this.#deps;
     let record = await this.read(id);
     if (awaitsAutoUndo(record)) {
-      const undoId = await this.undo(id, autoUndoActor(record));
-      return { record: await this.read(id), decision: { kind: 'undoing', rollout: undoId } };
+      try {
+        const undoId = await this.undo(id, autoUndoActor(record));
+        return { record: await this.read(id), decision: { kind: 'undoing', rollout: undoId } };
+      } catch (error) {
+        if (!(error instanceof RolloutError)) throw error;
+        // refused (a version before not published): asked again on every step it would be
+        // refused again, so the halt stands with the refusal as its reason, for an operator
+        const reason = `${record.reason ?? 'halted'}; its --auto-undo was refused: ${error.message}`;
+        const kept = await store.write({
+          ...record,
+          options: { ...record.options, autoUndo: false },
+          reason,
+          updatedAt: this.#deps.now().toISOString(),
+        });
+        return { record: kept, decision: { kind: 'halted', reason } };
+      }
     }
     if (record.state === 'claiming') return this.#claim(record);
     if (isReleasing(record)) return this.#release(record);
