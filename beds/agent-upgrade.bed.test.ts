@@ -54,13 +54,14 @@ const slotsOf = (bed: Bed, node: string) =>
  * Issue 40's Done-when: three hosts run the agent from source under `mesh-host supervise` (the
  * path the packaged unit takes), on version A. `mesh agent upgrade B --waves 1,100%` brings all
  * three to B, a wrapper that runs the agent from source reporting B; a release that crashes at
- * start is rolled back on the first host and halts its rollout; a release whose signature no host
+ * start is rolled back on the first host and halts its rollout (its --auto-undo then asks that
+ * host for B again); a release whose signature no host
  * trusts is refused by the first host before anything is replaced, and halts its rollout too; one
  * that starts and never reaches the control plane is rolled back at the trial's bound. Then undone
  * as rollouts are: the halted upgrade's undo asks its host for B again, and the upgrade to B's
  * undo, refused until A is published, brings all three back to A.
  */
-it('an agent upgrade in waves reaches every host; a crashing, a forged and a silent release each halt it; undo takes it back', () =>
+it('an agent upgrade in waves reaches every host; a crashing, a forged and a silent release each halt it; undo and --auto-undo take it back', () =>
   inBed('agent-upgrade', async (bed) => {
     const a = buildInfo().version;
     await bed.startControlPlane({
@@ -122,7 +123,8 @@ it('an agent upgrade in waves reaches every host; a crashing, a forged and a sil
     await appliedAsSent(bed, hosts);
     expect(hosts.map((node) => slotsOf(bed, node).current)).toEqual(hosts.map(() => '9.0.0-b'));
 
-    const crashing = await bed.mesh('agent', 'upgrade', '9.0.0-crash', '--waves', '1,100%');
+    // with --auto-undo, the halt takes it back at once: agent-1 is asked for B again
+    const crashing = await bed.mesh('agent', 'upgrade', '9.0.0-crash', '--waves', '1,100%', '--auto-undo');
     expect(crashing.code, crashing.output).toBe(ExitCode.rolloutHalted);
     const halted = crashing.json as RolloutRecord;
     expect(halted.waves[0]?.nodes).toEqual([
@@ -137,6 +139,19 @@ it('an agent upgrade in waves reaches every host; a crashing, a forged and a sil
       outcome: { version: '9.0.0-crash', outcome: 'rolled-back' },
     });
     expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
+    const undoneByItself = await eventually('the crashing upgrade undone by its --auto-undo', async () => {
+      const shown = await bed.mesh('rollout', 'show', halted.id);
+      return (shown.json as RolloutRecord).state === 'undone' ? (shown.json as RolloutRecord) : undefined;
+    });
+    const autoUndo = await bed.mesh('rollout', 'show', undoneByItself.undoneBy ?? '');
+    expect(autoUndo.json as RolloutRecord).toMatchObject({
+      origin: { kind: 'agent-undo', rollout: halted.id, version: '9.0.0-crash' },
+    });
+    await eventually('the undo done', async () => {
+      const shown = await bed.mesh('rollout', 'show', undoneByItself.undoneBy ?? '');
+      return (shown.json as RolloutRecord).state === 'done' ? true : undefined;
+    });
+    await appliedAsSent(bed, hosts);
 
     const forged = await bed.mesh('agent', 'upgrade', '9.0.0-forged', '--waves', '1,100%');
     expect(forged.code, forged.output).toBe(ExitCode.rolloutHalted);
