@@ -103,6 +103,8 @@ export const rolloutFunctions = [
     },
     // rolloutFlow:start for an agent upgrade's undo, which no queue message starts
     access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send', 'rolloutFlow:start'],
+    // an agent upgrade's undo reads the nodes it sent and records its rollout in the request
+    timeoutSeconds: 29,
     handler: rolloutUndoHandler,
   },
   {

@@ -1,3 +1,4 @@
+import { mapLimit } from '../../core/map-limit.ts';
 import {
   type AgentFields,
   distinctVersions,
@@ -7,10 +8,22 @@ import {
 import type { AgentVersions } from '../../core/mesh/ports.ts';
 import { factsItemKey } from '../dynamodb/keys.ts';
 import { markUpdates, nodeKey } from '../dynamodb/mesh-items.ts';
-import { getItems, type Item, itemPresent, TableStore, transact } from '../dynamodb/requests.ts';
+import {
+  getItems,
+  type Item,
+  itemPresent,
+  TableStore,
+  type TransactItem,
+  transact,
+} from '../dynamodb/requests.ts';
 
-/** Nodes set at once, each in its own transaction (its node item, its mark, `mesh#marked`), as carriers are moved. */
-const nodesInFlight = 8;
+/**
+ * Nodes written in one transaction (3 items each: the node, its mark, its marked entry; 100 at
+ * most), and transactions in flight: DynamoDB Local takes about 180 transactions a second however
+ * many are in flight, so a wave of 50,000 nodes costs transactions of many nodes, not more of them.
+ */
+const nodesPerTransaction = 25;
+const transactionsInFlight = 4;
 /** Nodes whose items are read in one go before they are set: 2 items a node, a few BatchGets. */
 const nodesPerRead = 200;
 
@@ -31,56 +44,83 @@ export class DynamoAgentVersions extends TableStore implements AgentVersions {
     limit: number,
   ): Promise<readonly string[]> {
     const before: Array<string | null | undefined> = [];
-    await this.#inChunks(nodes, true, async (node, item, facts) => {
-      if (!item) return;
+    await this.#inChunks(nodes, true, (node, item, facts) => {
+      if (!item) return undefined;
       const reported = typeof facts?.agent === 'string' ? facts.agent : undefined;
       const setting = settingVersion(item as AgentFields, reported, version, rollout);
-      if (!setting.write || (await this.#write(node, item as AgentFields, setting.write)))
+      if (!setting.write) {
         before.push(setting.before);
+        return undefined;
+      }
+      return {
+        node,
+        read: item as AgentFields,
+        fields: setting.write,
+        written: () => before.push(setting.before),
+      };
     });
     return distinctVersions(before, limit);
   }
 
   async restoreAgentVersion(rollout: string, version: string, nodes: readonly string[]): Promise<void> {
-    await this.#inChunks(nodes, false, async (node, item) => {
+    await this.#inChunks(nodes, false, (node, item) => {
       const back = item && restoringVersion(item as AgentFields, rollout, version);
-      if (back) await this.#write(node, item as AgentFields, back);
+      return back ? { node, read: item as AgentFields, fields: back } : undefined;
     });
   }
 
-  /** The nodes' items (and facts, when asked), read a chunk at a time, then each node's write, a few at once. */
+  /**
+   * The nodes' items (and facts, when asked), read a chunk at a time; the writes `plan` makes of
+   * them go in transactions of many nodes, a few at once. A transaction one node's condition
+   * failed (its item changed since it was read) is written again a node at a time, so only that
+   * node is left as it is.
+   */
   async #inChunks(
     nodes: readonly string[],
     withFacts: boolean,
-    each: (node: string, item: Item | undefined, facts: Item | undefined) => Promise<void>,
+    plan: (node: string, item: Item | undefined, facts: Item | undefined) => NodeWrite | undefined,
   ): Promise<void> {
     for (let start = 0; start < nodes.length; start += nodesPerRead) {
       const chunk = nodes.slice(start, start + nodesPerRead);
       const keys = chunk.flatMap((node) => [nodeKey(node), ...(withFacts ? [factsItemKey(node)] : [])]);
       const items = await getItems(this.client, store, this.tableName, keys);
       const itemOf = (key: { pk: string; sk: string }) => items.get(`${key.pk}|${key.sk}`);
-      for (let at = 0; at < chunk.length; at += nodesInFlight)
-        await Promise.all(
-          chunk
-            .slice(at, at + nodesInFlight)
-            .map((node) =>
-              each(node, itemOf(nodeKey(node)), withFacts ? itemOf(factsItemKey(node)) : undefined),
-            ),
-        );
+      const writes = chunk.flatMap((node) => {
+        const write = plan(node, itemOf(nodeKey(node)), withFacts ? itemOf(factsItemKey(node)) : undefined);
+        return write ? [write] : [];
+      });
+      const groups: NodeWrite[][] = [];
+      for (let at = 0; at < writes.length; at += nodesPerTransaction)
+        groups.push(writes.slice(at, at + nodesPerTransaction));
+      await mapLimit(groups, transactionsInFlight, async (group) => {
+        if (await this.#written(group)) return;
+        for (const one of group) await this.#written([one]);
+      });
     }
+  }
+
+  /** The group's writes in one transaction; true (each told) when it held. */
+  async #written(group: readonly NodeWrite[]): Promise<boolean> {
+    const failed = await transact(
+      this.client,
+      store,
+      group.flatMap((write) => this.#items(write)),
+    );
+    if (failed !== undefined) return false;
+    for (const write of group) write.written?.();
+    return true;
   }
 
   /**
    * One node's agent fields written as given (a field absent is removed), with its stale mark,
-   * only while its item asks for the version read; false when it changed since (another
-   * writer's word stands; nothing of this one is written).
+   * only while its item asks for the version read: a node changed since is another writer's.
    */
-  async #write(node: string, read: AgentFields, fields: AgentFields): Promise<boolean> {
+  #items({ node, read, fields }: NodeWrite): TransactItem[] {
     const names = ['agentVersion', 'agentBefore'] as const;
     const sets = names.filter((name) => fields[name] !== undefined);
     const removes = names.filter((name) => fields[name] === undefined);
     const asked = read.agentVersion;
-    const failed = await transact(this.client, store, [
+    return [
       {
         Update: {
           TableName: this.tableName,
@@ -99,7 +139,14 @@ export class DynamoAgentVersions extends TableStore implements AgentVersions {
         },
       },
       ...markUpdates(this.tableName, node, this.now()),
-    ]);
-    return failed === undefined;
+    ];
   }
 }
+
+/** One node's planned write: its fields as read, as to be written, and what to do once written. */
+type NodeWrite = {
+  readonly node: string;
+  readonly read: AgentFields;
+  readonly fields: AgentFields;
+  readonly written?: () => void;
+};
