@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
@@ -34,6 +35,10 @@ const program = new Command('package')
     '--release-keys <keys>',
     'the release keys built into mesh-host, base64 SPKI of Ed25519 public keys separated by commas (default: MESH_RELEASE_KEYS)',
   )
+  .option(
+    '--sign-key <file>',
+    'write each mesh-host as a release mesh agent publish takes: compressed (.br) and its manifest signed with this Ed25519 private key, PEM (default: the file MESH_RELEASE_SIGNING_KEY_FILE names)',
+  )
   .option('--json', 'print one JSON document instead of lines for people', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage))
   .action(
@@ -45,6 +50,7 @@ const program = new Command('package')
       packages: boolean;
       xzLevel: string;
       releaseKeys?: string;
+      signKey?: string;
       json: boolean;
     }) => {
       const chosenTargets = (options.target ?? targets.map((target) => target.name)).map(
@@ -68,6 +74,20 @@ const program = new Command('package')
       const say = (line: string) => {
         if (!options.json) process.stdout.write(`${line}\n`);
       };
+      // the key is read from a file a path names: never on the command line, never printed
+      const signKeyFile = options.signKey ?? process.env.MESH_RELEASE_SIGNING_KEY_FILE;
+      let signingKeyPem: string | undefined;
+      if (signKeyFile) {
+        try {
+          signingKeyPem = readFileSync(signKeyFile, 'utf8');
+        } catch (error) {
+          process.stderr.write(
+            `package: the signing key ${signKeyFile} cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})\n`,
+          );
+          process.exitCode = ExitCode.usage;
+          return;
+        }
+      }
       try {
         const result = await packageMesh({
           outDir: options.out,
@@ -82,6 +102,7 @@ const program = new Command('package')
             .split(',')
             .map((key) => key.trim())
             .filter((key) => key.length > 0),
+          ...(signingKeyPem ? { signingKeyPem } : {}),
           log: say,
         });
         const inProject = relative(projectRoot, result.outDir);

@@ -4,7 +4,7 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { ReleaseFiles, Transfer } from '../server/core/agent-release/ports.ts';
-import type { ReleaseManifest } from '../server/core/agent-release/release.ts';
+import { type ReleaseManifest, transferOf } from '../server/core/agent-release/release.ts';
 
 /** Where the local runtime serves executables: `/local/releases/<sha256>?…`, its own path, never a route of the API's table. */
 export const releaseFilesPath = '/local/releases/';
@@ -47,11 +47,12 @@ export class LocalReleaseFiles implements ReleaseFiles {
   }
 
   async uploadTo(manifest: ReleaseManifest): Promise<Transfer> {
+    const transfer = transferOf(manifest);
     const expires = this.#expiry();
     return {
       method: 'PUT',
-      url: this.#url('PUT', manifest.sha256, manifest.bytes, expires),
-      headers: { 'content-type': 'application/octet-stream', 'content-length': String(manifest.bytes) },
+      url: this.#url('PUT', transfer.sha256, transfer.bytes, expires),
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(transfer.bytes) },
       expiresAt: new Date(expires * 1000).toISOString(),
     };
   }
@@ -60,7 +61,7 @@ export class LocalReleaseFiles implements ReleaseFiles {
     const expires = this.#expiry();
     return {
       method: 'GET',
-      url: this.#url('GET', manifest.sha256, manifest.bytes, expires),
+      url: this.#url('GET', transferOf(manifest).sha256, transferOf(manifest).bytes, expires),
       headers: {},
       expiresAt: new Date(expires * 1000).toISOString(),
     };

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { hostApiClient } from '../../lib/clients/host/host-api-client.ts';
 import { signingKeyOf } from '../../lib/clients/host/keys.ts';
-import { downloadFile, uploadFile } from '../../lib/clients/http/release-transfer.ts';
+import { installRelease, releasePath } from '../../lib/clients/host/release-slots.ts';
+import { downloadFile, downloadStream, uploadFile } from '../../lib/clients/http/release-transfer.ts';
 import { type RunningApi, startLocalApi } from '../../lib/local/http-server.ts';
 import { type LocalParts, localPartsFor } from '../../lib/local/parts.ts';
 import type { StoredRelease, Transfer } from '../../lib/server/core/agent-release/ports.ts';
@@ -146,6 +148,52 @@ describe('a host', () => {
       error: { code: 'release_not_found' },
     });
     expect((await fetch(`${api.url}/hosts/web-1/releases/1.1.0/x64`)).status).toBe(401);
+  });
+
+  it('takes a compressed release: mesh agent publish uploads the .br its manifest names, the host installs the executable', async () => {
+    const executable = Buffer.from(
+      `#!/bin/sh\nexit 0\n# ${'an executable compresses well '.repeat(20_000)}\n`,
+    );
+    const packed = brotliCompressSync(executable);
+    const file = join(work, 'mesh-host-1.4.0');
+    const manifest: ReleaseManifest = {
+      version: '1.4.0',
+      arch: 'x64',
+      bytes: executable.length,
+      sha256: createHash('sha256').update(executable).digest('hex'),
+      transfer: {
+        encoding: 'br',
+        bytes: packed.length,
+        sha256: createHash('sha256').update(packed).digest('hex'),
+      },
+    };
+    await writeFile(file, executable);
+    await writeFile(`${file}.release.json`, JSON.stringify(signRelease(manifest, releaseKey.privateKeyPem)));
+    // the compressed file the manifest names is missing: refused before anything is asked
+    const missing = await runMesh(api.url, ['agent', 'publish', file]);
+    expect(missing.code, missing.output).toBe(ExitCode.usage);
+    expect(missing.output).toContain(`${file}.br cannot be read`);
+    await writeFile(`${file}.br`, packed);
+    const published = await runMesh(api.url, ['agent', 'publish', file]);
+    expect(published.code, published.output).toBe(ExitCode.ok);
+    expect(published.output).toMatch(
+      /uploading .*mesh-host-1\.4\.0\.br \(0\.0 MiB, the 0\.6 MiB executable compressed\)/,
+    );
+
+    await parts.meshService.addNode('web-2', {}, localActor());
+    const host = hostApiClient(api.url, signingKeyOf('web-2', await enrolNode(parts, 'web-2')));
+    const answer = await host.send('GET', '/hosts/web-2/releases/1.4.0/x64');
+    expect(answer.status).toBe(200);
+    const { release, download } = answer.body as { release: StoredRelease; download: Transfer };
+    const dir = await mkdtemp(join(tmpdir(), 'mesh-host-dir-'));
+    expect(
+      await installRelease(dir, release, () => downloadStream(download), {
+        builtInKeys: [releaseKey.publicKey],
+        arch: 'x64',
+        now: () => new Date(),
+      }),
+    ).toEqual({ installed: true, version: '1.4.0' });
+    expect(await readFile(releasePath(dir, '1.4.0'))).toEqual(executable);
   });
 });
 

@@ -1,5 +1,14 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +17,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../lib/clients/common/exit-codes.ts';
 import { releaseKeyFingerprint } from '../../lib/clients/host/release-keys.ts';
+import { installRelease, releasePath } from '../../lib/clients/host/release-slots.ts';
+import { signedByTrusted, signedRelease } from '../../lib/server/core/agent-release/release.ts';
 import { developmentReleaseKey } from '../../tools/packaging/development-release-key.ts';
 import { elfMachines, hasInjectedApplication, readElfHeader } from '../../tools/packaging/elf.ts';
 import type { PackageResult } from '../../tools/packaging/package.ts';
@@ -43,15 +54,25 @@ const packageFiles: readonly string[] = canBuildPackages ? packageNames : [];
 const packageGoalBytes = 45 * 1024 * 1024;
 
 let out: string;
+let keyFolder: string;
 let result: PackageResult;
+/** What `--sign-key` writes beside each mesh-host: the compressed executable and the signed manifest. */
+const releaseFiles = ['mesh-host-linux-x64', 'mesh-host-linux-arm64'].flatMap((name) => [
+  `${name}.br`,
+  `${name}.release.json`,
+]);
 
 /** `npm run package` as an operator runs it, into a folder of its own. */
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'mesh-package-'));
+  keyFolder = mkdtempSync(join(tmpdir(), 'mesh-release-key-'));
+  const signKey = join(keyFolder, 'release.pem');
+  writeFileSync(signKey, developmentReleaseKey.privateKeyPem, { mode: 0o600 });
   // Exit 1 when systemd-analyze refuses the unit: the JSON still says what was built, and the
   // verify test below shows what systemd-analyze said. xz's fastest preset: the packages are
-  // looked into, and their size at it bounds the size at the default.
-  const args = ['bin/package.ts', '--out', out, '--json', '--xz-level', '0'];
+  // looked into, and their size at it bounds the size at the default. Signed with the
+  // development key, so each mesh-host is also written as a release.
+  const args = ['bin/package.ts', '--out', out, '--json', '--xz-level', '0', '--sign-key', signKey];
   const { stdout, stderr } = await exec(process.execPath, args, {
     cwd: root,
     // mesh-host is built with the development key the beds sign their releases with
@@ -67,6 +88,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   if (out) rmSync(out, { recursive: true, force: true });
+  if (keyFolder) rmSync(keyFolder, { recursive: true, force: true });
 });
 
 describe('npm run package', () => {
@@ -77,6 +99,7 @@ describe('npm run package', () => {
         ...artifacts.map((name) => `${name}.sha256`),
         'mesh-host.service',
         ...packageFiles,
+        ...releaseFiles,
       ].sort(),
     );
     for (const name of artifacts) {
@@ -162,6 +185,50 @@ describe('npm run package', () => {
       }
     },
   );
+
+  it('writes each mesh-host as a signed, compressed release a host installs as the executable itself', async () => {
+    expect(result.releases.map((r) => r.executable).sort()).toEqual([
+      'mesh-host-linux-arm64',
+      'mesh-host-linux-x64',
+    ]);
+    for (const name of ['mesh-host-linux-x64', 'mesh-host-linux-arm64']) {
+      const release = signedRelease.parse(
+        JSON.parse(readFileSync(join(out, `${name}.release.json`), 'utf8')),
+      );
+      const built = result.executables.find((e) => e.name === name);
+      expect(release.manifest).toMatchObject({
+        version,
+        arch: name.endsWith('x64') ? 'x64' : 'arm64',
+        sha256: built?.sha256,
+        bytes: built?.bytes,
+        transfer: { encoding: 'br', bytes: statSync(join(out, `${name}.br`)).size },
+      });
+      expect(signedByTrusted(release, [developmentReleaseKey.publicKey])).toBe(true);
+      // what each host downloads on an upgrade, against the bare executable
+      expect(release.manifest.transfer?.bytes).toBeLessThan(packageGoalBytes);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-host-dir-'));
+    try {
+      const x64 = signedRelease.parse(
+        JSON.parse(readFileSync(join(out, 'mesh-host-linux-x64.release.json'), 'utf8')),
+      );
+      const installed = await installRelease(
+        dir,
+        x64,
+        () => Promise.resolve(createReadStream(join(out, 'mesh-host-linux-x64.br'))),
+        {
+          builtInKeys: [developmentReleaseKey.publicKey],
+          arch: 'x64',
+          now: () => new Date(),
+        },
+      );
+      expect(installed).toEqual({ installed: true, version });
+      const sum = (await exec('sha256sum', [releasePath(dir, version)])).stdout.split(' ')[0];
+      expect(sum).toBe(x64.manifest.sha256);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('refuses to build mesh-host without a release key to build in, saying what to give it', async () => {
     const { MESH_RELEASE_KEYS: _none, ...env } = process.env;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ReleaseUpgrader } from '../../lib/clients/host/agent/agent-upgrade.ts';
 import { installRelease, readSlots, releasePath, writeSlots } from '../../lib/clients/host/release-slots.ts';
@@ -139,6 +140,83 @@ describe('a release streamed in', () => {
     expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
     expect(leftovers(dir)).toEqual([]);
     expect(await readSlots(dir)).toMatchObject({ current: '1.0.0', outcome: { outcome: 'refused' } });
+    expect((await readSlots(dir)).trial).toBeUndefined();
+  });
+});
+
+describe('a compressed release', () => {
+  /** A release whose manifest names its executable compressed with Brotli, as `npm run package --sign-key` writes it. */
+  function compressed(version: string, script: string, body?: (packed: Buffer) => Buffer) {
+    const executable = Buffer.from(`#!/bin/sh\n${script}\n# ${'padding that compresses '.repeat(400)}\n`);
+    const packed = brotliCompressSync(executable);
+    const sent = body ? body(packed) : packed;
+    const manifest: ReleaseManifest = {
+      version,
+      arch: process.arch as 'x64' | 'arm64',
+      sha256: createHash('sha256').update(executable).digest('hex'),
+      bytes: executable.length,
+      transfer: {
+        encoding: 'br',
+        sha256: createHash('sha256').update(packed).digest('hex'),
+        bytes: packed.length,
+      },
+    };
+    return { signed: signRelease(manifest, keyA.privateKeyPem), executable, packed: sent };
+  }
+  const leftovers = (dir: string) =>
+    readdirSync(join(dir, 'agent')).filter((name) => name.startsWith('incoming'));
+
+  it('is downloaded compressed, checked, and installed as the executable its manifest names', async () => {
+    const dir = folder();
+    const good = compressed('2.0.0', 'exit 0');
+    expect(good.packed.length).toBeLessThan(good.executable.length / 10);
+    expect(await installRelease(dir, good.signed, good.packed, host())).toEqual({
+      installed: true,
+      version: '2.0.0',
+    });
+    expect(readFileSync(releasePath(dir, '2.0.0'))).toEqual(good.executable);
+    expect(statSync(releasePath(dir, '2.0.0')).mode & 0o777).toBe(0o755);
+    expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('is refused, leaving nothing, when its download is not the one signed, or a signed download is not the executable', async () => {
+    const dir = folder();
+    await writeSlots(dir, { current: '1.0.0' });
+    const swapped = compressed('2.0.0', 'exit 0', () =>
+      brotliCompressSync(Buffer.from('#!/bin/sh\nexit 1\n')),
+    );
+    expect(await installRelease(dir, swapped.signed, swapped.packed, host())).toMatchObject({
+      refusal: expect.stringMatching(/^wrong-(size|digest)$/),
+      reason: expect.stringContaining('the download'),
+    });
+    // signed as it is, yet not the executable the manifest names: the key vouched for a wrong pair
+    const good = compressed('2.0.0', 'exit 0');
+    const mispaired = signRelease(
+      { ...good.signed.manifest, sha256: createHash('sha256').update('another').digest('hex') },
+      keyA.privateKeyPem,
+    );
+    expect(await installRelease(dir, mispaired, good.packed, host())).toMatchObject({
+      refusal: 'wrong-digest',
+      reason: expect.stringContaining("the executable's SHA-256"),
+    });
+    const garbage = Buffer.from('not brotli at all, but signed as the download');
+    const undecodable = signRelease(
+      {
+        ...good.signed.manifest,
+        transfer: {
+          encoding: 'br',
+          sha256: createHash('sha256').update(garbage).digest('hex'),
+          bytes: garbage.length,
+        },
+      },
+      keyA.privateKeyPem,
+    );
+    expect(await installRelease(dir, undecodable, garbage, host())).toMatchObject({
+      refusal: 'wrong-digest',
+      reason: expect.stringContaining('does not decompress'),
+    });
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
+    expect(leftovers(dir)).toEqual([]);
     expect((await readSlots(dir)).trial).toBeUndefined();
   });
 });

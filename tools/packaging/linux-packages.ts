@@ -243,9 +243,9 @@ async function described(
   };
 }
 
-/** `built  mesh-host_0.1.0_amd64.deb  38.2 MB  (the executable 121.9 MB, 31%)`: the download beside the bare executable. */
+/** `built  mesh-host_0.1.0_amd64.deb  28.4 MiB  (the executable 121.9 MiB, 23%)`: the download beside the bare executable. */
 export function describePackage(pkg: LinuxPackage): string {
-  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
   const share = Math.round((pkg.bytes / pkg.executableBytes) * 100);
   return `built  ${pkg.name}  ${mb(pkg.bytes)}  (the executable ${mb(pkg.executableBytes)}, ${share}%)  (${pkg.seconds.toFixed(1)} s)`;
 }

@@ -1,9 +1,16 @@
 import { basename, join, resolve } from 'node:path';
-import { releaseKeyText } from '../../lib/server/core/agent-release/release.ts';
+import { publicKeyText, releaseKeyText } from '../../lib/server/core/agent-release/release.ts';
 import { developmentReleaseKey } from './development-release-key.ts';
-import { type BuiltExecutable, type Bundle, buildExecutable, bundleEntry } from './executable.ts';
+import {
+  type BuiltExecutable,
+  type Bundle,
+  buildExecutable,
+  buildInfoHere,
+  bundleEntry,
+} from './executable.ts';
 import { buildDeb, buildRpm, describePackage, type LinuxPackage, packageTools } from './linux-packages.ts';
 import { nodeBinaryFor, pinnedNode } from './node-binaries.ts';
+import { type ReleaseArtifact, releaseSigningKey, writeRelease } from './release-artifacts.ts';
 import { type UnitVerification, verifyHostUnit, writeHostUnit } from './systemd-unit.ts';
 import {
   type ExecutableSpec,
@@ -31,6 +38,11 @@ export type PackageOptions = {
    * those signed by one of them. Required to build mesh-host (PackagingError without).
    */
   readonly releaseKeys?: readonly string[];
+  /**
+   * A release key's private half (PEM): each mesh-host built is also written as a release
+   * `mesh agent publish` takes (release-artifacts.ts), compressed and signed. Absent, none is.
+   */
+  readonly signingKeyPem?: string;
   readonly log?: (line: string) => void;
 };
 
@@ -49,6 +61,8 @@ export type PackageResult = {
   readonly packages: readonly LinuxPackage[];
   /** Formats not made for want of their tool on this machine, saying which. */
   readonly packagesSkipped: readonly string[];
+  /** The releases of mesh-host written, with a signing key. */
+  readonly releases: readonly ReleaseArtifact[];
   readonly seconds: number;
 };
 
@@ -113,6 +127,26 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
     }
   }
 
+  const releases: ReleaseArtifact[] = [];
+  if (options.signingKeyPem) {
+    const signing = releaseSigningKey(options.signingKeyPem);
+    if (signing instanceof Error) throw new PackagingError(`--sign-key: ${signing.message}`);
+    const signer = publicKeyText(signing);
+    if (!releaseKeys.includes(signer))
+      log(
+        `WARNING: the signing key is not among the release keys built into mesh-host (${signer.slice(0, 16)}…): hosts built here refuse its releases`,
+      );
+    const info = await buildInfoHere();
+    // One target's Brotli runs while the other's does.
+    const written = await Promise.all(
+      built
+        .filter((entry) => entry.executable === 'mesh-host')
+        .map((executable) => writeRelease(executable, info, signing)),
+    );
+    for (const release of written) log(describeRelease(release));
+    releases.push(...written);
+  }
+
   let unit: PackageResult['unit'];
   if (options.unit ?? true) {
     const path = await writeHostUnit(outDir);
@@ -132,6 +166,7 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
     ...(unit ? { unit } : {}),
     packages,
     packagesSkipped,
+    releases,
     seconds: (performance.now() - started) / 1000,
   };
 }
@@ -158,9 +193,14 @@ export async function ensureExecutable(
   return result.executables[0] as BuiltExecutable;
 }
 
+function describeRelease(release: ReleaseArtifact): string {
+  const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `release ${basename(release.transferPath)}: ${mib(release.transferBytes)} to download (${((release.transferBytes / release.bytes) * 100).toFixed(0)}% of ${mib(release.bytes)}), signed in ${basename(release.manifestPath)} (${release.seconds.toFixed(1)} s)`;
+}
+
 export function describeBuilt(executable: BuiltExecutable): string {
   const megabytes = (executable.bytes / 1024 / 1024).toFixed(1);
-  return `${executable.reused ? 'reused' : 'built '} ${executable.name}  ${megabytes} MB  sha256 ${executable.sha256.slice(0, 16)}…  (${executable.seconds.toFixed(1)} s)`;
+  return `${executable.reused ? 'reused' : 'built '} ${executable.name}  ${megabytes} MiB  sha256 ${executable.sha256.slice(0, 16)}…  (${executable.seconds.toFixed(1)} s)`;
 }
 
 function describeUnit(file: string, verification: UnitVerification): string {

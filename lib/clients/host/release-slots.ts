@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createBrotliDecompress } from 'node:zlib';
 import {
   type ReleaseRefusal,
+  type ReleaseVerdict,
   type SignedRelease,
+  transferOf,
   verifyExecutable,
   verifyManifest,
+  verifyTransfer,
 } from '../../server/core/agent-release/release.ts';
 
 /**
@@ -105,6 +110,9 @@ export async function installRelease(
   if (!signed.ok) return refused(signed);
   await mkdir(agentFolder(dir), { recursive: true, mode: 0o700 });
   const incoming = join(agentFolder(dir), `incoming-${process.pid}`);
+  const transfer = transferOf(manifest);
+  // a compressed release is kept as it came until its digest is checked, then decompressed beside
+  const downloaded = transfer.encoding ? `${incoming}.${transfer.encoding}` : incoming;
   try {
     const source =
       typeof executable === 'function'
@@ -112,8 +120,14 @@ export async function installRelease(
         : Buffer.isBuffer(executable)
           ? [executable]
           : executable;
-    const counted = await streamTo(incoming, source, manifest.bytes);
-    const wrong = verifyExecutable(manifest, counted.bytes, counted.sha256);
+    const counted = await streamTo(downloaded, source, transfer.bytes);
+    let wrong = transfer.encoding
+      ? verifyTransfer(manifest, counted.bytes, counted.sha256)
+      : verifyExecutable(manifest, counted.bytes, counted.sha256);
+    if (transfer.encoding) {
+      wrong ??= await decompressed(downloaded, incoming, manifest);
+      await rm(downloaded, { force: true });
+    }
     if (wrong) {
       await rm(incoming, { force: true });
       return refused(wrong);
@@ -123,11 +137,35 @@ export async function installRelease(
     await rename(incoming, path);
   } catch (error) {
     await rm(incoming, { force: true });
+    await rm(downloaded, { force: true });
     throw error;
   }
   if (manifest.releaseKeys) await atomicWrite(keysPath(dir), JSON.stringify(signed.trusted), 0o600);
   await writeSlots(dir, { ...(await readSlots(dir)), trial: { version: manifest.version } });
   return { installed: true, version: manifest.version };
+}
+
+/**
+ * The executable of a compressed download whose digest held, written to PATH: its size and
+ * digest checked as for a download that is the executable (verifyExecutable); one that does not
+ * decompress is refused, as its signed digest says it is what the release key vouched for.
+ */
+async function decompressed(
+  download: string,
+  path: string,
+  manifest: SignedRelease['manifest'],
+): Promise<Extract<ReleaseVerdict, { ok: false }> | undefined> {
+  let counted: { readonly bytes: number; readonly sha256: string };
+  try {
+    counted = await streamTo(path, createReadStream(download).pipe(createBrotliDecompress()), manifest.bytes);
+  } catch (error) {
+    return {
+      ok: false,
+      refusal: 'wrong-digest',
+      reason: `release ${manifest.version}: its download does not decompress (${(error as Error).message})`,
+    };
+  }
+  return verifyExecutable(manifest, counted.bytes, counted.sha256);
 }
 
 /**

@@ -1,7 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { StoredRelease, Transfer } from '../../../server/core/agent-release/ports.ts';
-import { type SignedRelease, signedRelease } from '../../../server/core/agent-release/release.ts';
+import {
+  manifestFileOf,
+  type SignedRelease,
+  signedRelease,
+  transferFileOf,
+} from '../../../server/core/agent-release/release.ts';
 import { labelValue } from '../../../server/core/mesh/labels.ts';
 import type { NodeStatus } from '../../../server/core/views/ports.ts';
 import { ExitCode } from '../../common/exit-codes.ts';
@@ -10,9 +15,6 @@ import { digestOfFile, TransferError, uploadFile } from '../../http/release-tran
 import { action, type CommandContext } from '../command-context.ts';
 import { cliLines } from '../output-lines.ts';
 import { startRollout, type WaveOptions, waveBody } from './rollout.ts';
-
-/** Where a release's signed manifest is kept beside its executable: what `mesh agent publish FILE` reads. */
-export const manifestFileOf = (file: string) => `${file}.release.json`;
 
 type PublishAnswer =
   | { readonly state: 'upload'; readonly upload: Transfer }
@@ -41,6 +43,14 @@ async function releaseOf(file: string): Promise<SignedRelease | string> {
   const { manifest } = parsed.data;
   if (found.bytes !== manifest.bytes || found.sha256 !== manifest.sha256)
     return `${file} is not the executable its manifest names (${found.bytes} bytes, SHA-256 ${found.sha256}; the manifest says ${manifest.bytes} bytes, ${manifest.sha256})`;
+  if (manifest.transfer) {
+    const compressed = transferFileOf(file, manifest.transfer.encoding);
+    const sent = await digestOfFile(compressed).catch(() => undefined);
+    if (!sent)
+      return `${compressed} cannot be read: the manifest names the executable compressed beside it, which is what is uploaded`;
+    if (sent.bytes !== manifest.transfer.bytes || sent.sha256 !== manifest.transfer.sha256)
+      return `${compressed} is not the compressed executable its manifest names (${sent.bytes} bytes, SHA-256 ${sent.sha256}; the manifest says ${manifest.transfer.bytes} bytes, ${manifest.transfer.sha256})`;
+  }
   return parsed.data;
 }
 
@@ -50,15 +60,19 @@ async function publishOne(context: CommandContext, file: string): Promise<Stored
   const name = `${release.manifest.version} (${release.manifest.arch})`;
   let answer = await context.api.call<PublishAnswer>('POST', '/agent/releases', release);
   if (answer.state === 'upload') {
-    context.output.line(`uploading ${file} (${mib(release.manifest.bytes)}) for release ${name}`);
-    await uploadFile(answer.upload, file);
+    const { transfer } = release.manifest;
+    const sent = transfer ? transferFileOf(file, transfer.encoding) : file;
+    context.output.line(
+      `uploading ${sent} (${mib(transfer?.bytes ?? release.manifest.bytes)}${transfer ? `, the ${mib(release.manifest.bytes)} executable compressed` : ''}) for release ${name}`,
+    );
+    await uploadFile(answer.upload, sent);
     answer = await context.api.call<PublishAnswer>('POST', '/agent/releases', release);
   }
   if (answer.state !== 'published')
     return `release ${name}: the executable was uploaded, but the control plane does not find it`;
   context.output.line(
     answer.stored
-      ? `published release ${name}: ${mib(release.manifest.bytes)}, SHA-256 ${release.manifest.sha256}`
+      ? `published release ${name}: ${mib(release.manifest.bytes)}${release.manifest.transfer ? ` (${mib(release.manifest.transfer.bytes)} to download)` : ''}, SHA-256 ${release.manifest.sha256}`
       : `release ${name} was published already (${answer.release.publishedAt}, by ${answer.release.publishedBy}): nothing changed`,
   );
   return answer.release;

@@ -1,7 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ReleaseFiles, Transfer } from '../../core/agent-release/ports.ts';
-import type { ReleaseManifest } from '../../core/agent-release/release.ts';
+import { type ReleaseManifest, transferOf } from '../../core/agent-release/release.ts';
 import { askStore } from '../../core/unavailable.ts';
 
 /** How long a granted upload or download may start: a 120 MB executable over a slow link, not a standing door. */
@@ -50,13 +50,14 @@ export class S3ReleaseFiles implements ReleaseFiles {
   }
 
   async uploadTo(manifest: ReleaseManifest): Promise<Transfer> {
-    const checksum = base64Of(manifest.sha256);
+    const transfer = transferOf(manifest);
+    const checksum = base64Of(transfer.sha256);
     const url = await getSignedUrl(
       this.#client,
       new PutObjectCommand({
         Bucket: this.#bucket,
-        Key: executableKey(manifest.sha256),
-        ContentLength: manifest.bytes,
+        Key: executableKey(transfer.sha256),
+        ContentLength: transfer.bytes,
         ChecksumSHA256: checksum,
         ContentType: 'application/octet-stream',
       }),
@@ -70,7 +71,7 @@ export class S3ReleaseFiles implements ReleaseFiles {
       method: 'PUT',
       url,
       headers: {
-        'content-length': String(manifest.bytes),
+        'content-length': String(transfer.bytes),
         'content-type': 'application/octet-stream',
         'x-amz-checksum-sha256': checksum,
       },
@@ -81,7 +82,7 @@ export class S3ReleaseFiles implements ReleaseFiles {
   async downloadFrom(manifest: ReleaseManifest): Promise<Transfer> {
     const url = await getSignedUrl(
       this.#client,
-      new GetObjectCommand({ Bucket: this.#bucket, Key: executableKey(manifest.sha256) }),
+      new GetObjectCommand({ Bucket: this.#bucket, Key: executableKey(transferOf(manifest).sha256) }),
       { expiresIn: transferSeconds },
     );
     return { method: 'GET', url, headers: {}, expiresAt: this.#expiry() };

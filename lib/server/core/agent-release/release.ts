@@ -32,8 +32,35 @@ export const releaseManifest = z.strictObject({
     .max(512 * 1024 * 1024),
   /** The keys the host trusts from this release on, in place of those it trusted (1 to 4). */
   releaseKeys: z.array(releaseKeyText).min(1).max(4).optional(),
+  /**
+   * What is kept and fetched, when not the executable itself: the executable compressed with
+   * Brotli (Node's own zlib, so the agent needs nothing more to read it), its size and SHA-256.
+   * A host checks both: the download as it comes, the executable as it is decompressed.
+   */
+  transfer: z
+    .strictObject({
+      encoding: z.literal('br'),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      bytes: z
+        .number()
+        .int()
+        .min(1)
+        .max(512 * 1024 * 1024),
+    })
+    .optional(),
 });
 export type ReleaseManifest = z.infer<typeof releaseManifest>;
+
+/** The file a release store keeps, and a host downloads: the compressed executable when the manifest names one. */
+export type TransferFile = { readonly sha256: string; readonly bytes: number; readonly encoding?: 'br' };
+
+export const transferOf = (manifest: ReleaseManifest): TransferFile =>
+  manifest.transfer ?? { sha256: manifest.sha256, bytes: manifest.bytes };
+
+/** Where a release's signed manifest is kept beside its executable: what `mesh agent publish FILE` reads. */
+export const manifestFileOf = (file: string) => `${file}.release.json`;
+/** Where a compressed release keeps what is uploaded beside its executable (its manifest's `transfer`). */
+export const transferFileOf = (file: string, encoding: 'br') => `${file}.${encoding}`;
 
 export const signedRelease = z.strictObject({
   manifest: releaseManifest,
@@ -134,6 +161,32 @@ export function verifyExecutable(
     };
   return undefined;
 }
+
+/** The download's size and SHA-256 as counted: undefined when they are the transfer's the manifest names. */
+export function verifyTransfer(
+  manifest: ReleaseManifest,
+  bytes: number,
+  sha256: string,
+): Extract<ReleaseVerdict, { ok: false }> | undefined {
+  const transfer = transferOf(manifest);
+  if (bytes !== transfer.bytes)
+    return {
+      ok: false,
+      refusal: 'wrong-size',
+      reason: `release ${manifest.version}: the download is ${bytes} bytes, the manifest says ${transfer.bytes}`,
+    };
+  if (sha256 !== transfer.sha256)
+    return {
+      ok: false,
+      refusal: 'wrong-digest',
+      reason: `release ${manifest.version}: the download's SHA-256 is not the manifest's`,
+    };
+  return undefined;
+}
+
+/** The public half, as a host trusts it, of a release key's private half (PEM). */
+export const publicKeyText = (privateKeyPem: string): string =>
+  createPublicKey(privateKeyPem).export({ format: 'der', type: 'spki' }).toString('base64');
 
 /** A new release key pair: the public half as a host trusts it, the private half in PEM. */
 export function newReleaseKey(): { readonly publicKey: string; readonly privateKeyPem: string } {

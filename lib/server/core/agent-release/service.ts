@@ -8,7 +8,7 @@ import {
   ReleaseSignatureError,
 } from './errors.ts';
 import type { ReleaseFiles, ReleaseRecords, StoredRelease, Transfer } from './ports.ts';
-import { type SignedRelease, signedByTrusted } from './release.ts';
+import { type SignedRelease, signedByTrusted, transferOf } from './release.ts';
 
 /**
  * What `POST /agent/releases` answers: the upload to make first (the executable is not kept
@@ -51,11 +51,13 @@ export class AgentReleases {
       throw new ReleaseSignatureError(`${name}: no release key the control plane trusts signed its manifest`);
     const kept = await this.#deps.records.read(manifest.version, manifest.arch);
     if (kept) return { state: 'published', stored: false, release: sameOrRefused(kept, release, name) };
-    const executable = await this.#deps.files.executable(manifest.sha256);
+    // what is kept is the transfer: the executable, or the executable compressed
+    const transfer = transferOf(manifest);
+    const executable = await this.#deps.files.executable(transfer.sha256);
     if (!executable) return { state: 'upload', upload: await this.#deps.files.uploadTo(manifest) };
-    if (executable.bytes !== manifest.bytes || executable.sha256 !== manifest.sha256)
+    if (executable.bytes !== transfer.bytes || executable.sha256 !== transfer.sha256)
       throw new ReleaseDigestError(
-        `${name}: the executable kept is ${executable.bytes} bytes with SHA-256 ${executable.sha256}, the manifest says ${manifest.bytes} bytes with ${manifest.sha256}`,
+        `${name}: the file kept is ${executable.bytes} bytes with SHA-256 ${executable.sha256}, the manifest says ${transfer.bytes} bytes with ${transfer.sha256}`,
       );
     const stored: StoredRelease = {
       ...release,
