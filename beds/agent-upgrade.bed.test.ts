@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
 import { expect, it } from 'vitest';
 import { buildInfo } from '../lib/clients/common/build-info.ts';
 import { ExitCode } from '../lib/clients/common/exit-codes.ts';
@@ -8,6 +9,7 @@ import {
   newReleaseKey,
   type ReleaseManifest,
   signRelease,
+  transferFileOf,
 } from '../lib/server/core/agent-release/release.ts';
 import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import { developmentReleaseKey } from '../tools/packaging/development-release-key.ts';
@@ -27,15 +29,28 @@ function release(
   version: string,
   script: string,
   key: { privateKeyPem: string } = developmentReleaseKey,
+  options: { readonly compressed?: boolean } = {},
 ) {
   const file = join(bed.hostDir('releases'), `mesh-host-${version}`);
   const executable = Buffer.from(`#!/bin/sh\n${script}\n`);
   writeFileSync(file, executable, { mode: 0o755 });
+  // compressed as npm run package --sign-key writes it: the .br is what is uploaded and downloaded
+  const packed = options.compressed ? brotliCompressSync(executable) : undefined;
+  if (packed) writeFileSync(transferFileOf(file, 'br'), packed);
   const manifest: ReleaseManifest = {
     version,
     arch: process.arch as 'x64' | 'arm64',
     sha256: createHash('sha256').update(executable).digest('hex'),
     bytes: executable.length,
+    ...(packed
+      ? {
+          transfer: {
+            encoding: 'br' as const,
+            sha256: createHash('sha256').update(packed).digest('hex'),
+            bytes: packed.length,
+          },
+        }
+      : {}),
   };
   writeFileSync(`${file}.release.json`, JSON.stringify(signRelease(manifest, key.privateKeyPem)));
   return file;
@@ -53,7 +68,7 @@ const slotsOf = (bed: Bed, node: string) =>
 /**
  * Issue 40's Done-when: three hosts run the agent from source under `mesh-host supervise` (the
  * path the packaged unit takes), on version A. `mesh agent upgrade B --waves 1,100%` brings all
- * three to B, a wrapper that runs the agent from source reporting B; a release that crashes at
+ * three to B (a compressed release, as npm run package --sign-key writes one), a wrapper that runs the agent from source reporting B; a release that crashes at
  * start is rolled back on the first host and halts its rollout (its --auto-undo then asks that
  * host for B again); a release whose signature no host
  * trusts is refused by the first host before anything is replaced, and halts its rollout too; one
@@ -106,7 +121,7 @@ it('an agent upgrade in waves reaches every host; a crashing, a forged and a sil
     const published = await bed.mesh(
       'agent',
       'publish',
-      release(bed, '9.0.0-b', asSource('9.0.0-b')),
+      release(bed, '9.0.0-b', asSource('9.0.0-b'), developmentReleaseKey, { compressed: true }),
       release(bed, '9.0.0-crash', 'echo "crashing at start" >&2; exit 3'),
       release(bed, '9.0.0-forged', asSource('9.0.0-forged'), strangerKey),
       release(bed, '9.0.0-silent', 'exec sleep 600'),
