@@ -18,18 +18,22 @@ export const releaseKeyText = z
 
 export const releaseArches = ['x64', 'arm64'] as const;
 
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+/** A file's size: at most 512 MiB. */
+const fileBytes = z
+  .number()
+  .int()
+  .min(1)
+  .max(512 * 1024 * 1024);
+
 export const releaseManifest = z.strictObject({
   /** As `mesh-host --version` prints it, and a selector matches it (`--on agent=…`). */
   version: labelValue,
   build: z.string().min(1).max(64).optional(),
   arch: z.enum(releaseArches),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
-  /** The executable's size: at most 512 MiB. */
-  bytes: z
-    .number()
-    .int()
-    .min(1)
-    .max(512 * 1024 * 1024),
+  sha256: sha256Hex,
+  /** The executable's size. */
+  bytes: fileBytes,
   /** The keys the host trusts from this release on, in place of those it trusted (1 to 4). */
   releaseKeys: z.array(releaseKeyText).min(1).max(4).optional(),
   /**
@@ -37,17 +41,7 @@ export const releaseManifest = z.strictObject({
    * Brotli (Node's own zlib, so the agent needs nothing more to read it), its size and SHA-256.
    * A host checks both: the download as it comes, the executable as it is decompressed.
    */
-  transfer: z
-    .strictObject({
-      encoding: z.literal('br'),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/),
-      bytes: z
-        .number()
-        .int()
-        .min(1)
-        .max(512 * 1024 * 1024),
-    })
-    .optional(),
+  transfer: z.strictObject({ encoding: z.literal('br'), sha256: sha256Hex, bytes: fileBytes }).optional(),
 });
 export type ReleaseManifest = z.infer<typeof releaseManifest>;
 
@@ -142,44 +136,30 @@ export function verifyManifest(
 }
 
 /** The other half, on the executable's size and SHA-256 (hex) as they were counted: undefined when they are the manifest's. */
-export function verifyExecutable(
-  manifest: ReleaseManifest,
-  bytes: number,
-  sha256: string,
-): Extract<ReleaseVerdict, { ok: false }> | undefined {
-  if (bytes !== manifest.bytes)
-    return {
-      ok: false,
-      refusal: 'wrong-size',
-      reason: `release ${manifest.version}: the executable is ${bytes} bytes, the manifest says ${manifest.bytes}`,
-    };
-  if (sha256 !== manifest.sha256)
-    return {
-      ok: false,
-      refusal: 'wrong-digest',
-      reason: `release ${manifest.version}: the executable's SHA-256 is not the manifest's`,
-    };
-  return undefined;
-}
+export const verifyExecutable = (manifest: ReleaseManifest, bytes: number, sha256: string) =>
+  verifyCounted(manifest.version, 'executable', manifest, { bytes, sha256 });
 
 /** The download's size and SHA-256 as counted: undefined when they are the transfer's the manifest names. */
-export function verifyTransfer(
-  manifest: ReleaseManifest,
-  bytes: number,
-  sha256: string,
+export const verifyTransfer = (manifest: ReleaseManifest, bytes: number, sha256: string) =>
+  verifyCounted(manifest.version, 'download', transferOf(manifest), { bytes, sha256 });
+
+function verifyCounted(
+  version: string,
+  what: 'executable' | 'download',
+  signed: { readonly bytes: number; readonly sha256: string },
+  counted: { readonly bytes: number; readonly sha256: string },
 ): Extract<ReleaseVerdict, { ok: false }> | undefined {
-  const transfer = transferOf(manifest);
-  if (bytes !== transfer.bytes)
+  if (counted.bytes !== signed.bytes)
     return {
       ok: false,
       refusal: 'wrong-size',
-      reason: `release ${manifest.version}: the download is ${bytes} bytes, the manifest says ${transfer.bytes}`,
+      reason: `release ${version}: the ${what} is ${counted.bytes} bytes, the manifest says ${signed.bytes}`,
     };
-  if (sha256 !== transfer.sha256)
+  if (counted.sha256 !== signed.sha256)
     return {
       ok: false,
       refusal: 'wrong-digest',
-      reason: `release ${manifest.version}: the download's SHA-256 is not the manifest's`,
+      reason: `release ${version}: the ${what}'s SHA-256 is not the manifest's`,
     };
   return undefined;
 }

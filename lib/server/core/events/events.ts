@@ -114,30 +114,23 @@ export function rolloutEvent({ record, decision }: Advanced, time: string): Mesh
       };
     case 'done':
       // an undo's last wave applied: every node it changed is back to what it had before
-      if (record.origin.kind === 'undo')
+      // an undo's last wave applied; an agent upgrade's set each host back to its own version,
+      // so `agent` names the one taken back in place of a module and the version set back
+      if (record.origin.kind === 'undo' || record.origin.kind === 'agent-undo') {
+        const { origin } = record;
         return {
           type: 'rollout.undone',
           time,
           detail: {
-            rollout: record.origin.rollout,
+            rollout: origin.rollout,
             undo: record.id,
-            module: record.origin.module,
-            version: record.origin.version,
+            ...(origin.kind === 'undo'
+              ? { module: origin.module, version: origin.version }
+              : { agent: origin.version }),
             waves: record.waves.length,
           },
         };
-      // an agent upgrade's undo set each host back to its own version: `agent` names the one taken back
-      if (record.origin.kind === 'agent-undo')
-        return {
-          type: 'rollout.undone',
-          time,
-          detail: {
-            rollout: record.origin.rollout,
-            undo: record.id,
-            agent: record.origin.version,
-            waves: record.waves.length,
-          },
-        };
+      }
       return { type: 'rollout.done', time, detail: common };
     default:
       return undefined;
