@@ -13,7 +13,7 @@ describe('a node’s agent versions before', () => {
 
   it('takes what the host reports running over what the mesh asked of it before', () => {
     expect(settingVersion({ agentVersion: '1.1' }, '1.0', '1.2', r1)).toEqual({
-      write: { agentVersion: '1.2', agentBefore: { [r1]: '1.0' } },
+      write: { agentVersion: '1.2', agentBefore: { [r1]: { before: '1.0', set: '1.2' } } },
       before: '1.0',
     });
     expect(settingVersion({ agentVersion: '1.1' }, undefined, '1.2', r1).before).toBe('1.1');
@@ -31,8 +31,17 @@ describe('a node’s agent versions before', () => {
     const second = settingVersion(first, '1.1', '1.2', r2).write ?? {};
     expect(restoringVersion(second, r1, '1.1')).toBeUndefined();
     const back = restoringVersion(second, r2, '1.2');
-    expect(back).toEqual({ agentVersion: '1.1', agentBefore: { [r1]: '1.0' } });
+    expect(back).toEqual({ agentVersion: '1.1', agentBefore: { [r1]: { before: '1.0', set: '1.1' } } });
     expect(restoringVersion(back ?? {}, r1, '1.1')).toEqual({ agentVersion: '1.0' });
+  });
+
+  it('is not set back by an earlier upgrade’s undo once a later one set the same version again (A→B, B→A, A→B)', () => {
+    const r3 = '20261206T070000000Z-000003';
+    const toB = settingVersion({}, 'A', 'B', r1).write ?? {};
+    const toA = settingVersion(toB, 'B', 'A', r2).write ?? {};
+    const toBAgain = settingVersion(toA, 'A', 'B', r3).write ?? {};
+    expect(restoringVersion(toBAgain, r1, 'B')).toBeUndefined();
+    expect(restoringVersion(toBAgain, r3, 'B')).toMatchObject({ agentVersion: 'A' });
   });
 
   it('takes the version away when none was known before, so the host is asked nothing', () => {

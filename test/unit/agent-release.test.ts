@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync } from 'node:zlib';
@@ -168,6 +178,10 @@ describe('a compressed release', () => {
 
   it('is downloaded compressed, checked, and installed as the executable its manifest names', async () => {
     const dir = folder();
+    // what an install killed midway left behind is cleared first
+    mkdirSync(join(dir, 'agent'), { recursive: true });
+    writeFileSync(join(dir, 'agent', 'incoming-99999.br'), 'left by a killed install');
+    writeFileSync(join(dir, 'agent', 'incoming-99999'), 'left by a killed install');
     const good = compressed('2.0.0', 'exit 0');
     expect(good.packed.length).toBeLessThan(good.executable.length / 10);
     expect(await installRelease(dir, good.signed, good.packed, host())).toEqual({
@@ -177,6 +191,20 @@ describe('a compressed release', () => {
     expect(readFileSync(releasePath(dir, '2.0.0'))).toEqual(good.executable);
     expect(statSync(releasePath(dir, '2.0.0')).mode & 0o777).toBe(0o755);
     expect(leftovers(dir)).toEqual([]);
+  });
+
+  it('is tried again, not refused, when this machine cannot write the executable as it decompresses', async () => {
+    const dir = folder();
+    await writeSlots(dir, { current: '1.0.0' });
+    const good = compressed('2.0.0', 'exit 0');
+    // where the executable is decompressed to is a full disk: /dev/full answers ENOSPC
+    const fullDisk = async () => {
+      symlinkSync('/dev/full', join(dir, 'agent', `incoming-${process.pid}`));
+      return [good.packed];
+    };
+    await expect(installRelease(dir, good.signed, fullDisk, host())).rejects.toThrow(/ENOSPC/);
+    expect((await readSlots(dir)).outcome).toBeUndefined();
+    expect(existsSync(releasePath(dir, '2.0.0'))).toBe(false);
   });
 
   it('is refused, leaving nothing, when its download is not the one signed, or a signed download is not the executable', async () => {

@@ -7,6 +7,7 @@ import { advanceForFlow } from '../../lib/server/core/rollout/drive.ts';
 import { ReleaseNotPublishedError, RolloutUndoError } from '../../lib/server/core/rollout/errors.ts';
 import { originOf, rolloutRequest } from '../../lib/server/core/rollout/requests.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
+import { undoAsked } from '../../lib/server/core/rollout/undo.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
 import { RecordingLog } from '../support/control-fakes.ts';
 import { MemoryAgentVersions } from '../support/memory-agent-versions.ts';
@@ -22,6 +23,8 @@ describe('an agent upgrade in waves', () => {
     const versions = new MemoryAgentVersions(nodes);
     const calls = versions.calls;
     const driven: string[] = [];
+    /** What happens while a wave's versions are set, before its push and its record: one a wave. */
+    const whileSetting: Array<() => Promise<unknown>> = [];
     /** Nodes a freeze holds back: a wave's push leaves them alone. */
     const frozen = new Set<string>();
     /** Each node's revision as the last wave sent it. */
@@ -51,8 +54,11 @@ describe('an agent upgrade in waves', () => {
           heldBack: asked.filter((node) => frozen.has(node)).map((node) => ({ node, by: 'freeze:all' })),
         };
       },
-      setAgentVersion: (version, sent, rollout, limit) =>
-        versions.setAgentVersion(version, sent, rollout, limit),
+      setAgentVersion: async (version, sent, rollout, limit) => {
+        const before = await versions.setAgentVersion(version, sent, rollout, limit);
+        await whileSetting.shift()?.();
+        return before;
+      },
       restoreAgentVersion: (rollout, version, sent) => versions.restoreAgentVersion(rollout, version, sent),
       published: async (version) => published.includes(version),
       drive: async (record) => {
@@ -80,7 +86,7 @@ describe('an agent upgrade in waves', () => {
           enrolled: true,
         });
     };
-    return { rollouts, calls, reports, start, versions, driven, store, frozen, answer };
+    return { rollouts, calls, reports, start, versions, driven, store, frozen, answer, whileSetting };
   }
 
   it('sets the version on each wave’s nodes just before it pushes them, wave after wave', async () => {
@@ -222,6 +228,28 @@ describe('an agent upgrade in waves', () => {
     });
   });
 
+  it('takes back the wave a step was sending as the undo was asked: its record failed, its versions were set', async () => {
+    const { rollouts, reports, start, versions, whileSetting } = over(['a', 'b', 'c']);
+    for (const node of ['a', 'b', 'c']) versions.reported.set(node, '0.1.0');
+    const { id } = await start();
+    let undoId = '';
+    whileSetting.push(async () => undefined); // wave 1 goes as usual
+    whileSetting.push(async () => {
+      undoId = await rollouts.undo(id, localActor());
+    });
+    await stepToEnd(rollouts, reports, id).catch(() => undefined);
+    expect(undoId).not.toBe('');
+    // wave 2's step lost its write to the undo: its record says only wave 1 was sent
+    expect((await rollouts.read(id)).current).toBe(0);
+    expect(versions.items.get('b')?.agentVersion).toBe('0.2.0');
+    expect((await stepToEnd(rollouts, reports, undoId)).state).toBe('done');
+    expect(Object.fromEntries(versions.items)).toEqual({
+      a: { agentVersion: '0.1.0' },
+      b: { agentVersion: '0.1.0' },
+      c: { agentVersion: '0.1.0' },
+    });
+  });
+
   describe('with --auto-undo, stepped by its flow', () => {
     async function haltingOnA(published?: readonly string[]) {
       const parts = over(['a', 'b', 'c'], published);
@@ -253,6 +281,36 @@ describe('an agent upgrade in waves', () => {
       expect(driven).toEqual([undo.id]);
       expect(calls).toEqual(['set 0.2.0 on a', 'push a', 'restore 0.2.0 on a', 'push a']);
       expect(Object.fromEntries(versions.items)).toEqual({ a: { agentVersion: '0.1.0' }, b: {}, c: {} });
+    });
+
+    it('records its undo when the step that named it died before recording it', async () => {
+      const parts = over(['a', 'b', 'c']);
+      for (const node of ['a', 'b', 'c']) parts.versions.reported.set(node, '0.1.0');
+      const { id } = await parts.rollouts.start({
+        by: localActor(),
+        origin: { kind: 'agent', version: '0.2.0' },
+        nodes: ['a', 'b', 'c'],
+        options: rolloutOptions({ waves: '1,100%', autoUndo: true, maxFailures: '0' }),
+      });
+      const flow = () =>
+        advanceForFlow({ rollouts: parts.rollouts, log: new RecordingLog(), now: () => new Date() }, { id });
+      for (let turn = 0; turn < 10 && (await parts.rollouts.read(id)).state !== 'halted'; turn += 1) {
+        await parts.rollouts.step(id);
+        parts.answer((node, revision) => node === 'a' && revision === 2);
+      }
+      // the step that asked for the undo wrote its name, then died before the undo was recorded
+      const halted = await parts.rollouts.read(id);
+      await parts.store.write(undoAsked(halted, '20261206T000000000Z-dead01', new Date().toISOString()));
+      let ended: Awaited<ReturnType<typeof flow>> | undefined;
+      for (let turn = 0; turn < 30 && !ended?.finished; turn += 1) {
+        ended = await flow();
+        parts.answer(() => false);
+      }
+      expect(await parts.rollouts.read('20261206T000000000Z-dead01')).toMatchObject({
+        state: 'done',
+        origin: { kind: 'agent-undo', rollout: id },
+      });
+      expect(parts.versions.items.get('a')?.agentVersion).toBe('0.1.0');
     });
 
     it('stays halted, saying why, when its undo is refused, and is not asked again', async () => {

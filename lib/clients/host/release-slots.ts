@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createBrotliDecompress } from 'node:zlib';
 import {
@@ -109,6 +109,10 @@ export async function installRelease(
   const signed = verifyManifest(release, { trusted, arch: host.arch });
   if (!signed.ok) return refused(signed);
   await mkdir(agentFolder(dir), { recursive: true, mode: 0o700 });
+  // what an install killed midway left (named by its process's id): one install runs at a time
+  for (const name of await readdir(agentFolder(dir)))
+    if (name.startsWith('incoming-'))
+      await rm(join(agentFolder(dir), name), { force: true, recursive: true });
   const incoming = join(agentFolder(dir), `incoming-${process.pid}`);
   const transfer = transferOf(manifest);
   // a compressed release is kept as it came until its digest is checked, then decompressed beside
@@ -159,6 +163,9 @@ async function decompressed(
   try {
     counted = await streamTo(path, createReadStream(download).pipe(createBrotliDecompress()), manifest.bytes);
   } catch (error) {
+    // zlib's own errors say the data is not what was signed; a file system's (ENOSPC, EMFILE)
+    // are this machine's, thrown to be tried again as a broken download is, never a refusal
+    if (!isZlibError(error)) throw error;
     return {
       ok: false,
       refusal: 'wrong-digest',
@@ -167,6 +174,12 @@ async function decompressed(
   }
   return verifyExecutable(manifest, counted.bytes, counted.sha256);
 }
+
+/** An error of zlib's decompressing (`Z_BUF_ERROR`, Brotli's `ERR__ERROR_FORMAT_…`): a negative errno and no syscall. */
+const isZlibError = (error: unknown): boolean => {
+  const { errno, syscall, path } = error as { errno?: unknown; syscall?: unknown; path?: unknown };
+  return typeof errno === 'number' && errno < 0 && syscall === undefined && path === undefined;
+};
 
 /**
  * Writes SOURCE to PATH (mode 0755, flushed), counting and hashing it; stops reading once it

@@ -5,8 +5,13 @@
  * upgrade still finds its own once a later one was taken back.
  */
 
-/** A node's versions before the agent upgrades that set it one, by rollout id; null: none was known. */
-export type VersionsBefore = Readonly<Record<string, string | null>>;
+/**
+ * A node's agent upgrades, by rollout id: the version each set (`set`) and what the host ran
+ * before it (`before`; null: none was known).
+ */
+export type VersionsBefore = Readonly<
+  Record<string, { readonly before: string | null; readonly set: string }>
+>;
 
 /** The agent fields of a node: the version its host is asked to run, and its versions before. */
 export type AgentFields = { readonly agentVersion?: string; readonly agentBefore?: VersionsBefore };
@@ -21,14 +26,14 @@ export const upgradesRemembered = 4;
 const versionBefore = (reported: string | undefined, asked: string | undefined): string | null =>
   reported ?? asked ?? null;
 
+const byId = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+
 function remembering(
   kept: VersionsBefore | undefined,
   rollout: string,
-  before: string | null,
+  entry: VersionsBefore[string],
 ): VersionsBefore {
-  const entries = Object.entries({ ...kept, [rollout]: before }).sort(([a], [b]) =>
-    a < b ? -1 : a > b ? 1 : 0,
-  );
+  const entries = Object.entries({ ...kept, [rollout]: entry }).sort(byId);
   return Object.fromEntries(entries.slice(-upgradesRemembered));
 }
 
@@ -45,11 +50,14 @@ export function settingVersion(
 ): { readonly write?: AgentFields; readonly before?: string | null } {
   if (fields.agentVersion === version) {
     const kept = fields.agentBefore?.[rollout];
-    return kept === undefined ? {} : { before: kept };
+    return kept === undefined ? {} : { before: kept.before };
   }
   const before = versionBefore(reported, fields.agentVersion);
   return {
-    write: { agentVersion: version, agentBefore: remembering(fields.agentBefore, rollout, before) },
+    write: {
+      agentVersion: version,
+      agentBefore: remembering(fields.agentBefore, rollout, { before, set: version }),
+    },
     before,
   };
 }
@@ -57,8 +65,9 @@ export function settingVersion(
 /**
  * The undo of ROLLOUT (which set VERSION) on a node: its fields set back to the version it had,
  * or without a version when none was known; undefined (left as it is) when the rollout never set
- * it one, or another version has been asked of it since: an earlier upgrade's undo does not undo
- * a later one.
+ * it one, another version has been asked of it since, or a later upgrade set the one it asks now
+ * (A→B, B→A, A→B again: the first one's undo is not the last one's). An earlier upgrade's undo
+ * does not undo a later one.
  */
 export function restoringVersion(
   fields: AgentFields,
@@ -66,10 +75,15 @@ export function restoringVersion(
   version: string,
 ): AgentFields | undefined {
   if (fields.agentVersion !== version) return undefined;
-  const { [rollout]: before, ...rest } = fields.agentBefore ?? {};
-  if (before === undefined) return undefined;
+  const { [rollout]: entry, ...rest } = fields.agentBefore ?? {};
+  if (entry === undefined) return undefined;
+  const settingNow = Object.entries(fields.agentBefore ?? {})
+    .filter(([, kept]) => kept.set === version)
+    .sort(byId)
+    .at(-1)?.[0];
+  if (settingNow !== rollout) return undefined;
   return {
-    ...(before === null ? {} : { agentVersion: before }),
+    ...(entry.before === null ? {} : { agentVersion: entry.before }),
     ...(Object.keys(rest).length > 0 ? { agentBefore: rest } : {}),
   };
 }

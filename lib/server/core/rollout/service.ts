@@ -184,7 +184,7 @@ export class Rollouts {
   async step(id: string): Promise<Advanced> {
     const { store } = this.#deps;
     let record = await this.read(id);
-    if (awaitsAutoUndo(record)) {
+    if (awaitsAutoUndo(record) || (await this.#autoUndoUnrecorded(record))) {
       try {
         const undoId = await this.undo(id, autoUndoActor(record));
         return { record: await this.read(id), decision: { kind: 'undoing', rollout: undoId } };
@@ -446,9 +446,9 @@ export class Rollouts {
   async #undoAgent(record: RolloutRecord, version: string, by: Actor): Promise<string> {
     let undoId = record.undoneBy;
     if (undoId === undefined) {
-      if (record.current < 0)
+      if (record.state === 'claiming')
         throw new RolloutUndoError(
-          `rollout ${record.id} has sent no wave: no node has its version to take back; mesh rollout abort ${record.id} stops it`,
+          `rollout ${record.id} is claiming its nodes and has sent no wave: no node has its version to take back; mesh rollout abort ${record.id} stops it`,
         );
       await this.#published(record.versionsBefore ?? [], `undo of rollout ${record.id}`);
       const now = this.#deps.now();
@@ -471,8 +471,25 @@ export class Rollouts {
       options: undoOptions(record.options),
       by,
     });
-    if (started?.created) await this.#deps.drive?.(started.record);
+    // told once recorded; asked again, told again when nothing steps it (the first telling lost)
+    if (
+      started &&
+      (started.created ||
+        (isDriven(started.record) && this.#deps.driving && !(await this.#deps.driving(undoId))))
+    )
+      await this.#deps.drive?.(started.record);
     return undoId;
+  }
+
+  /**
+   * An agent upgrade's `--auto-undo` named on its record whose rollout was never recorded (the
+   * step that asked for it died between the two writes): asked again, it is recorded then.
+   */
+  async #autoUndoUnrecorded(record: RolloutRecord): Promise<boolean> {
+    if (record.origin.kind !== 'agent' || !record.options.autoUndo || record.undoneBy === undefined)
+      return false;
+    if (record.state !== 'halted' && record.state !== 'paused') return false;
+    return (await this.#deps.store.read(record.undoneBy)) === undefined;
   }
 
   /** ReleaseNotPublishedError naming those of VERSIONS no release is published for, when releases are known here. */
@@ -531,7 +548,7 @@ export class Rollouts {
       throw new RolloutUndoError(
         `rollout ${input.undoes} is being undone by rollout ${original.undoneBy ?? '?'}, not ${input.id}`,
       );
-    const waves = await sentWaves(store, original, { held: input.origin.kind === 'agent-undo' });
+    const waves = await sentWaves(store, original, { agent: input.origin.kind === 'agent-undo' });
     if (waves.flat().length === 0) {
       await this.#takenBack(original.id);
       return undefined;

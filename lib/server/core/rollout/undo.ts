@@ -49,37 +49,49 @@ export function undoTarget(record: RolloutRecord): UndoTarget {
   return { kind: 'upgrade', module: origin.module, from: origin.from };
 }
 
+const beingUndone = (undoId: string) => `being undone by rollout ${undoId}`;
+
 /** The undo asked for: named on the record; a running rollout sends no further wave meanwhile. */
 export const undoAsked = (record: RolloutRecord, undoId: string, at: string): RolloutRecord => ({
   ...record,
   undoneBy: undoId,
-  ...(record.state === 'running'
-    ? { state: 'paused' as const, reason: `being undone by rollout ${undoId}` }
-    : {}),
+  ...(record.state === 'running' ? { state: 'paused' as const, reason: beingUndone(undoId) } : {}),
   updatedAt: at,
 });
 
+/** Whether the rollout was running when its undo was asked: a step may have been sending its next wave. */
+export const runningWhenUndone = (record: RolloutRecord): boolean =>
+  record.state === 'running' ||
+  (record.state === 'paused' &&
+    record.undoneBy !== undefined &&
+    record.reason === beingUndone(record.undoneBy));
+
 /**
  * The nodes the rollout sent (its own and those paired with them), wave by wave: the undo's
- * waves. With `held`, also its own nodes its waves held back: an agent upgrade set its version on
- * them all the same (sent once the hold lifts), and nothing but its undo's wave sets it back; a
- * module upgrade's undo sets the version back on every carrier before its waves.
+ * waves. A module upgrade's undo sets the version back on every carrier before its waves; an
+ * agent upgrade's sets it back only in its waves, so `agent` takes more: its own nodes its waves
+ * held back (their version was set all the same, to be sent once the hold lifts), and, when it
+ * was running, the own nodes of the wave after the last recorded, which a step may be sending as
+ * the undo is asked (it sets their version first and records the wave last, and an undo's write
+ * makes that record fail). A node whose version the rollout never set is left as it is by the
+ * undo's wave.
  */
 export async function sentWaves(
   store: RolloutStore,
   record: RolloutRecord,
-  options: { readonly held: boolean } = { held: false },
+  options: { readonly agent: boolean } = { agent: false },
 ): Promise<string[][]> {
-  const sent = record.waves.map((_, index) => index).filter((index) => index <= record.current);
+  const inFlight = options.agent && runningWhenUndone(record);
+  const last = inFlight ? Math.min(record.current + 1, record.waves.length - 1) : record.current;
+  const sent = record.waves.map((_, index) => index).filter((index) => index <= last);
   if (sent.length === 0) return [];
   const read = await store.withNodes(record, sent);
   return sent.map((index) =>
     (read.waves[index]?.nodes ?? [])
-      .filter(
-        (n) =>
-          (n.state !== 'held' && n.revision !== undefined) ||
-          (options.held && n.state === 'held' && !n.paired),
-      )
+      .filter((n) => {
+        if (n.state !== 'held' && n.revision !== undefined) return true;
+        return options.agent && !n.paired && (n.state === 'held' || index > record.current);
+      })
       .map((n) => n.node),
   );
 }
