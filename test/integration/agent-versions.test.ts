@@ -55,7 +55,10 @@ describe('agent versions set on a wave’s nodes', () => {
     const set = [...items.values()];
     expect(set).toHaveLength(nodes.length - 1);
     for (const item of set)
-      expect(item).toMatchObject({ agentVersion: '2.0.0', agentBefore: { [rollout]: { before: null, set: '2.0.0' } } });
+      expect(item).toMatchObject({
+        agentVersion: '2.0.0',
+        agentBefore: { [rollout]: { before: null, set: '2.0.0' } },
+      });
 
     await versions.restoreAgentVersion(rollout, '2.0.0', nodes);
     const back = [
