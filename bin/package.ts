@@ -39,6 +39,11 @@ const program = new Command('package')
     '--sign-key <file>',
     'write each mesh-host as a release mesh agent publish takes: compressed (.br) and its manifest signed with this Ed25519 private key, PEM (default: the file MESH_RELEASE_SIGNING_KEY_FILE names)',
   )
+  .option(
+    '--uncompressed-release',
+    'with --sign-key: releases hosts download uncompressed, for agents from before compressed releases',
+    false,
+  )
   .option('--json', 'print one JSON document instead of lines for people', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? ExitCode.ok : ExitCode.usage))
   .action(
@@ -51,6 +56,7 @@ const program = new Command('package')
       xzLevel: string;
       releaseKeys?: string;
       signKey?: string;
+      uncompressedRelease: boolean;
       json: boolean;
     }) => {
       const chosenTargets = (options.target ?? targets.map((target) => target.name)).map(
@@ -102,7 +108,7 @@ const program = new Command('package')
             .split(',')
             .map((key) => key.trim())
             .filter((key) => key.length > 0),
-          ...(signingKeyPem ? { signingKeyPem } : {}),
+          ...(signingKeyPem ? { signingKeyPem, uncompressedRelease: options.uncompressedRelease } : {}),
           log: say,
         });
         const inProject = relative(projectRoot, result.outDir);

@@ -43,6 +43,8 @@ export type PackageOptions = {
    * `mesh agent publish` takes (release-artifacts.ts), compressed and signed. Absent, none is.
    */
   readonly signingKeyPem?: string;
+  /** With a signing key: write releases hosts download uncompressed (for agents from before compressed ones). @default false */
+  readonly uncompressedRelease?: boolean;
   readonly log?: (line: string) => void;
 };
 
@@ -141,7 +143,9 @@ export async function packageMesh(options: PackageOptions = {}): Promise<Package
     const written = await Promise.all(
       built
         .filter((entry) => entry.executable === 'mesh-host')
-        .map((executable) => writeRelease(executable, info, signing)),
+        .map((executable) =>
+          writeRelease(executable, info, signing, { compress: options.uncompressedRelease !== true }),
+        ),
     );
     for (const release of written) log(describeRelease(release));
     releases.push(...written);

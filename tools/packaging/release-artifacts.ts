@@ -44,14 +44,35 @@ export function releaseSigningKey(pem: string): string | Error {
   }
 }
 
-/** Compresses EXECUTABLE beside itself, then writes its manifest signed with the key. */
+/**
+ * Compresses EXECUTABLE beside itself, then writes its manifest signed with the key. With
+ * `compress: false` the manifest names no transfer, and hosts download the executable itself:
+ * what agents from before compressed releases take (their manifest schema has no `transfer`).
+ */
 export async function writeRelease(
   executable: BuiltExecutable,
   info: { readonly version: string; readonly build: string },
   signingKeyPem: string,
-  quality = defaultBrotliQuality,
+  options: { readonly compress?: boolean; readonly quality?: number } = {},
 ): Promise<ReleaseArtifact> {
   const started = performance.now();
+  const base = { version: info.version, build: info.build, arch: executable.target.arch } as const;
+  const manifestPath = manifestFileOf(executable.path);
+  if (options.compress === false) {
+    const manifest: ReleaseManifest = { ...base, sha256: executable.sha256, bytes: executable.bytes };
+    await writeFile(manifestPath, `${JSON.stringify(signRelease(manifest, signingKeyPem), null, 2)}\n`, {
+      mode: 0o644,
+    });
+    return {
+      executable: executable.name,
+      manifestPath,
+      transferPath: executable.path,
+      bytes: executable.bytes,
+      transferBytes: executable.bytes,
+      seconds: (performance.now() - started) / 1000,
+    };
+  }
+  const quality = options.quality ?? defaultBrotliQuality;
   const transferPath = transferFileOf(executable.path, 'br');
   const hash = createHash('sha256');
   let transferBytes = 0;
@@ -74,14 +95,11 @@ export async function writeRelease(
     createWriteStream(transferPath, { mode: 0o644 }),
   );
   const manifest: ReleaseManifest = {
-    version: info.version,
-    build: info.build,
-    arch: executable.target.arch,
+    ...base,
     sha256: executable.sha256,
     bytes: executable.bytes,
     transfer: { encoding: 'br', sha256: hash.digest('hex'), bytes: transferBytes },
   };
-  const manifestPath = manifestFileOf(executable.path);
   await writeFile(manifestPath, `${JSON.stringify(signRelease(manifest, signingKeyPem), null, 2)}\n`, {
     mode: 0o644,
   });
