@@ -212,6 +212,33 @@ describe('mesh agent upgrade', () => {
     expect(printedJson(refused.stdout)).toMatchObject({ error: { code: 'release_not_found' } });
   });
 
+  it('refuses a version not published for an architecture its hosts report, naming them', async () => {
+    // 1.1.0 is published for x64 alone; arm-1's host reports arm64
+    await parts.meshService.addNode('arm-1', {}, localActor());
+    const heardAt = new Date().toISOString();
+    const facts = {
+      os: 'debian-12',
+      kernel: '6.1.0',
+      arch: 'arm64',
+      agent: '1.0.0',
+      cpus: 2,
+      memoryBytes: 2 ** 30,
+      bootedAt: '2026-12-01T00:00:00.000Z',
+    };
+    await parts.reports.recordReport(
+      { node: 'arm-1', sentAt: heardAt, sequence: 1, state: 'heartbeat', revision: 0, facts },
+      { heardAt, queuedAt: heardAt },
+    );
+    const refused = await runMesh(api.url, ['agent', 'upgrade', '1.1.0', '--json']);
+    expect(refused.code, refused.output).toBe(ExitCode.notFound);
+    expect(printedJson(refused.stdout)).toMatchObject({
+      error: { code: 'release_not_found', details: { version: '1.1.0', arches: ['arm64'] } },
+    });
+    expect(refused.output).toContain('1 node report arm64 (arm-1)');
+    expect((await hostCalls(api.url).operator('GET', '/rollouts')).body.rollouts).toEqual([]);
+    await parts.meshService.removeNode('arm-1', true, localActor());
+  });
+
   it('sets the version a wave at a time on the nodes it sends, holds a frozen node as any send, and is audited', async () => {
     const { operator } = hostCalls(api.url);
     const keys = new Map<string, Awaited<ReturnType<typeof enrolNode>>>();

@@ -150,7 +150,27 @@ export function registerAgentCommands(program: Command): void {
           context.output.result({ error: { code: 'release_not_found', message } });
           return ExitCode.notFound;
         }
-        const nodes = await everyNode(context.api);
+        const statuses = await everyNode(context.api);
+        const missing = withoutRelease(statuses, arches);
+        if (missing.size > 0) {
+          const named = [...missing]
+            .map(
+              ([arch, on]) =>
+                `${on.length} node${on.length === 1 ? '' : 's'} report ${arch} (${on.slice(0, 5).join(', ')}${on.length > 5 ? ', …' : ''})`,
+            )
+            .join('; ');
+          const message = `release ${version} of mesh-host is published for ${arches.sort().join(', ')} only: ${named}, whose hosts could only fail; mesh agent publish FILE adds it for them`;
+          context.output.line(message);
+          context.output.result({
+            error: {
+              code: 'release_not_found',
+              message,
+              details: { version, arches: [...missing.keys()].sort() },
+            },
+          });
+          return ExitCode.notFound;
+        }
+        const nodes = statuses.map((status) => status.node);
         if (nodes.length === 0) {
           context.output.line('the mesh has no node: nothing to upgrade');
           context.output.result({ version, nodes: [] });
@@ -186,14 +206,29 @@ export function registerAgentCommands(program: Command): void {
 }
 
 /** Every node of the mesh, by name, the control plane paging them (`GET /status`). */
-async function everyNode(api: ApiClient): Promise<string[]> {
-  const nodes: string[] = [];
+async function everyNode(api: ApiClient): Promise<NodeStatus[]> {
+  const nodes: NodeStatus[] = [];
   let cursor: string | undefined;
   do {
     const query = new URLSearchParams({ limit: '1000', ...(cursor ? { cursor } : {}) });
     const page = await api.call<{ nodes: NodeStatus[]; next?: string }>('GET', `/status?${query}`);
-    nodes.push(...page.nodes.map((node) => node.node));
+    nodes.push(...page.nodes);
     cursor = page.next;
   } while (cursor);
   return nodes;
+}
+
+/**
+ * The nodes whose hosts report an architecture no release of the version is published for, by
+ * architecture: each would fail its revision (`not published for arm64`) and halt the rollout.
+ * A host that reported no facts is not known, and not counted.
+ */
+function withoutRelease(nodes: readonly NodeStatus[], arches: readonly string[]): Map<string, string[]> {
+  const missing = new Map<string, string[]>();
+  for (const node of nodes) {
+    const arch = node.facts?.arch;
+    if (arch === undefined || arches.includes(arch)) continue;
+    missing.set(arch, [...(missing.get(arch) ?? []), node.node]);
+  }
+  return missing;
 }
