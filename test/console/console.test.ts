@@ -265,7 +265,9 @@ describe('a thousand nodes, grouped', () => {
     expect(await page.locator('[data-box]').count()).toBe(1);
     await page.click('[data-node="edge-007"]');
     await page.waitForSelector('#node-title:has-text("edge-007")');
-  });
+    // the adding takes 49 s in a clean CI run and passed the 60 s default in another: this test
+    // holds the grouping, so its bound is the adding's on a loaded machine, not a speed
+  }, 240_000);
 });
 
 describe('mesh console', () => {

@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoDBAuditTrail } from '../../lib/server/adapters/audit/audit-trail.ts';
 import { makeDynamoDBClient } from '../../lib/server/adapters/aws-clients.ts';
@@ -439,4 +439,32 @@ describe('a start that died between its parts and its header', () => {
     },
     patience,
   );
+});
+
+describe('a page read while a step replaces its parts', () => {
+  it('is read again from the newer record, never answered with a part that is gone', async () => {
+    const store = rolloutStore(client(), config.inventoryTable);
+    const { rollouts } = service(store);
+    const nodes = names(30, 'page-race');
+    const started = await rollouts.start({
+      origin: upgrade('9.0'),
+      nodes,
+      options: options('100%'),
+      by: localActor(),
+    });
+    await settled(rollouts, started.id);
+    // the header as a reader holds it, then a part it names deleted (as a newer write's clean-up does)
+    const read = await store.read(started.id);
+    const kept = read?.waves[0]?.kept as { parts: Array<{ sk: string }> } | undefined;
+    const sk = kept?.parts[0]?.sk as string;
+    const docs = client();
+    const partKey = { pk: nodesPartition(started.id), sk };
+    const [part] = [...(await getItems(docs, 'test', config.inventoryTable, [partKey])).values()];
+    await docs.send(new DeleteCommand({ TableName: config.inventoryTable, Key: partKey }));
+    await expect(store.nodesFrom(read as RolloutRecord, 0, pageBytes)).rejects.toThrow(RolloutRaceError);
+    // what the newer write left: the part back under its name, so the next read finds it
+    await docs.send(new PutCommand({ TableName: config.inventoryTable, Item: part }));
+    const { page } = await rollouts.page(started.id, {}, pageBytes);
+    expect(page.waves[0]?.nodes).toHaveLength(30);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { localActor } from '../../lib/server/core/audit/record.ts';
 import { advanceForFlow, driveRunning } from '../../lib/server/core/rollout/drive.ts';
+import { RolloutRaceError } from '../../lib/server/core/rollout/errors.ts';
 import type { RolloutStore } from '../../lib/server/core/rollout/ports.ts';
 import { Rollouts } from '../../lib/server/core/rollout/service.ts';
 import { rolloutOptions } from '../../lib/server/core/rollout/waves.ts';
@@ -179,5 +180,42 @@ describe('resume of a rollout nothing steps', () => {
     await expect(rollouts.resume(before.id, localActor())).rejects.toThrow(
       /is running: it cannot be resumed/,
     );
+  });
+});
+
+describe('a rollout’s page read while a step writes', () => {
+  /** A store whose parts a step replaces under the first reads: they answer that the record changed. */
+  class RacedStore extends MemoryRolloutStore {
+    races = 2;
+    override async nodesFrom(record: Parameters<MemoryRolloutStore['nodesFrom']>[0], at: number) {
+      if (this.races > 0) {
+        this.races -= 1;
+        throw new RolloutRaceError(record.id);
+      }
+      return super.nodesFrom(record, at);
+    }
+  }
+
+  it('is read again from a fresh record, not answered with the race', async () => {
+    const store = new RacedStore();
+    const rollouts = new Rollouts({
+      store,
+      facts: { of: async () => new Map(), revisions: async () => new Map() },
+      wave: async () => ({ pushed: null, flushed: [], rounds: 1, behind: [] }),
+      behind: async () => [],
+      exists: async () => true,
+      now: () => new Date('2026-01-01T00:00:00Z'),
+    });
+    const { id } = await rollouts.start({
+      by: localActor(),
+      origin: { kind: 'on', selector: 'role=web' },
+      nodes: ['a', 'b'],
+      options: rolloutOptions({ waves: '100%' }),
+    });
+    const { page } = await rollouts.page(id, {}, 1_000_000);
+    expect(page.waves[0]?.nodes?.map((n) => n.node)).toEqual(['a', 'b']);
+    expect(store.races).toBe(0);
+    store.races = 10;
+    await expect(rollouts.page(id, {}, 1_000_000)).rejects.toThrow(RolloutRaceError);
   });
 });

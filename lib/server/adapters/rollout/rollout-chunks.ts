@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { RolloutRaceError } from '../../core/rollout/errors.ts';
 import type { NodeRun } from '../../core/rollout/pages.ts';
 import type { NodeOutcome, RolloutRecord, Wave } from '../../core/rollout/record.ts';
 import { getItems, type Item, queryAll, writeItems } from '../dynamodb/requests.ts';
@@ -119,7 +120,12 @@ export class RolloutParts {
     const nodes = new Map<string, NodeOutcome[]>();
     for (const sk of sks) {
       const item = items.get(`${nodesPartition(id)}|${sk}`);
-      if (!item) throw new Error(`rollout ${id}: its part ${sk} is missing`);
+      // a part the header read names is gone only once a newer header holds (a write deletes
+      // the parts it replaced after): the record changed meanwhile, to be read again
+      if (!item)
+        throw new RolloutRaceError(id, {
+          cause: new Error(`its part ${sk} is gone: a newer record replaced it`),
+        });
       nodes.set(sk, JSON.parse(gunzipSync(item.body as Uint8Array).toString('utf8')) as NodeOutcome[]);
     }
     return nodes;

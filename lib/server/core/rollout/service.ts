@@ -105,6 +105,9 @@ const autoUndoActor = (record: RolloutRecord): Actor => ({
  */
 export const claimStep: StepBudget = { nodes: claimsPerStep, ms: 10_000 };
 
+/** How many times a page is read while steps keep replacing its parts (each read a fresh header). */
+const pageReads = 5;
+
 /** `20260722T101500123Z-4f2a9c`, as a push's id: the start time, then six random hex digits; ids sort by time. */
 export const newRolloutId = (at: Date) =>
   `${at.toISOString().replace(/[-:.]/g, '')}-${randomBytes(3).toString('hex')}`;
@@ -349,14 +352,25 @@ export class Rollouts {
     readonly layout: string;
     readonly summary: RolloutSummary;
   }> {
-    const record = await this.read(id);
-    const layout = String(record.current);
-    if (asked.layout !== undefined && asked.layout !== layout) throw new RolloutMovedError(id);
-    const { start, end } = spanOf(record, asked.wave);
-    const at = asked.at ?? start;
-    if (at < start || (at >= end && at > start)) throw new RolloutMovedError(id);
-    const runs = at < end ? await this.#deps.store.nodesFrom(record, at, bytes) : [];
-    return { ...rolloutPage(record, runs, at, end, bytes, asked.limit), layout, summary: summaryOf(record) };
+    // a step writing as the page is read replaces the parts the header read named: read again
+    for (let attempt = 1; ; attempt += 1) {
+      const record = await this.read(id);
+      const layout = String(record.current);
+      if (asked.layout !== undefined && asked.layout !== layout) throw new RolloutMovedError(id);
+      const { start, end } = spanOf(record, asked.wave);
+      const at = asked.at ?? start;
+      if (at < start || (at >= end && at > start)) throw new RolloutMovedError(id);
+      try {
+        const runs = at < end ? await this.#deps.store.nodesFrom(record, at, bytes) : [];
+        return {
+          ...rolloutPage(record, runs, at, end, bytes, asked.limit),
+          layout,
+          summary: summaryOf(record),
+        };
+      } catch (error) {
+        if (!(error instanceof RolloutRaceError) || attempt === pageReads) throw error;
+      }
+    }
   }
 
   /** A paused or halted rollout goes on; `by` is recorded on the audit trail with it. */
