@@ -13,7 +13,16 @@ import {
 } from '../lib/server/core/agent-release/release.ts';
 import type { RolloutRecord } from '../lib/server/core/rollout/record.ts';
 import { developmentReleaseKey } from '../tools/packaging/development-release-key.ts';
-import { addAndEnrol, appliedAsSent, type Bed, eventually, expectOk, inBed, status } from './support/bed.ts';
+import {
+  addAndEnrol,
+  appliedAsSent,
+  type Bed,
+  type CommandResult,
+  eventually,
+  expectOk,
+  inBed,
+  status,
+} from './support/bed.ts';
 
 const hosts = ['agent-1', 'agent-2', 'agent-3'];
 const root = join(import.meta.dirname, '..');
@@ -64,6 +73,33 @@ const agents = async (bed: Bed) => {
 
 const slotsOf = (bed: Bed, node: string) =>
   JSON.parse(readFileSync(join(bed.hostDir(node), 'agent', 'slots.json'), 'utf8')) as Record<string, unknown>;
+
+/**
+ * An upgrade of VERSION halted at its first wave: agent-1 failed with STEP, its supervisor still
+ * on B with VERSION's OUTCOME kept.
+ */
+async function haltedOnFirstHost(
+  bed: Bed,
+  upgraded: CommandResult,
+  version: string,
+  step: string,
+  outcome: 'rolled-back' | 'refused',
+): Promise<RolloutRecord> {
+  expect(upgraded.code, upgraded.output).toBe(ExitCode.rolloutHalted);
+  const halted = upgraded.json as RolloutRecord;
+  expect(halted.waves[0]?.nodes).toEqual([
+    expect.objectContaining({ node: 'agent-1', state: 'failed', step: expect.stringContaining(step) }),
+  ]);
+  expect(slotsOf(bed, 'agent-1')).toMatchObject({ current: '9.0.0-b', outcome: { version, outcome } });
+  return halted;
+}
+
+/** The rollout once `mesh rollout show` says it is in STATE. */
+const rolloutOnceIn = (bed: Bed, id: string, state: RolloutRecord['state']) =>
+  eventually(`rollout ${id} ${state}`, async () => {
+    const shown = (await bed.mesh('rollout', 'show', id)).json as RolloutRecord;
+    return shown.state === state ? shown : undefined;
+  });
 
 /**
  * Issue 40's Done-when: three hosts run the agent from source under `mesh-host supervise` (the
@@ -139,66 +175,39 @@ it('an agent upgrade in waves reaches every host; a crashing, a forged and a sil
     expect(hosts.map((node) => slotsOf(bed, node).current)).toEqual(hosts.map(() => '9.0.0-b'));
 
     // with --auto-undo, the halt takes it back at once: agent-1 is asked for B again
-    const crashing = await bed.mesh('agent', 'upgrade', '9.0.0-crash', '--waves', '1,100%', '--auto-undo');
-    expect(crashing.code, crashing.output).toBe(ExitCode.rolloutHalted);
-    const halted = crashing.json as RolloutRecord;
-    expect(halted.waves[0]?.nodes).toEqual([
-      expect.objectContaining({
-        node: 'agent-1',
-        state: 'failed',
-        step: expect.stringContaining('agent 9.0.0-crash was rolled back: it exited 3 before it reported'),
-      }),
-    ]);
-    expect(slotsOf(bed, 'agent-1')).toMatchObject({
-      current: '9.0.0-b',
-      outcome: { version: '9.0.0-crash', outcome: 'rolled-back' },
-    });
+    const halted = await haltedOnFirstHost(
+      bed,
+      await bed.mesh('agent', 'upgrade', '9.0.0-crash', '--waves', '1,100%', '--auto-undo'),
+      '9.0.0-crash',
+      'agent 9.0.0-crash was rolled back: it exited 3 before it reported',
+      'rolled-back',
+    );
     expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
-    const undoneByItself = await eventually('the crashing upgrade undone by its --auto-undo', async () => {
-      const shown = await bed.mesh('rollout', 'show', halted.id);
-      return (shown.json as RolloutRecord).state === 'undone' ? (shown.json as RolloutRecord) : undefined;
-    });
-    const autoUndo = await bed.mesh('rollout', 'show', undoneByItself.undoneBy ?? '');
-    expect(autoUndo.json as RolloutRecord).toMatchObject({
+    const undoneByItself = await rolloutOnceIn(bed, halted.id, 'undone');
+    const autoUndo = await rolloutOnceIn(bed, undoneByItself.undoneBy ?? '', 'done');
+    expect(autoUndo).toMatchObject({
       origin: { kind: 'agent-undo', rollout: halted.id, version: '9.0.0-crash' },
-    });
-    await eventually('the undo done', async () => {
-      const shown = await bed.mesh('rollout', 'show', undoneByItself.undoneBy ?? '');
-      return (shown.json as RolloutRecord).state === 'done' ? true : undefined;
     });
     await appliedAsSent(bed, hosts);
 
-    const forged = await bed.mesh('agent', 'upgrade', '9.0.0-forged', '--waves', '1,100%');
-    expect(forged.code, forged.output).toBe(ExitCode.rolloutHalted);
-    expect((forged.json as RolloutRecord).waves[0]?.nodes).toEqual([
-      expect.objectContaining({
-        node: 'agent-1',
-        state: 'failed',
-        step: expect.stringContaining('no key this host trusts signed it'),
-      }),
-    ]);
+    await haltedOnFirstHost(
+      bed,
+      await bed.mesh('agent', 'upgrade', '9.0.0-forged', '--waves', '1,100%'),
+      '9.0.0-forged',
+      'no key this host trusts signed it',
+      'refused',
+    );
     expect(existsSync(join(bed.hostDir('agent-1'), 'agent', 'releases', '9.0.0-forged'))).toBe(false);
-    expect(slotsOf(bed, 'agent-1')).toMatchObject({
-      current: '9.0.0-b',
-      outcome: { version: '9.0.0-forged', outcome: 'refused' },
-    });
     expect(await agents(bed)).toEqual(hosts.map(() => '9.0.0-b'));
 
     // a release that starts and never reaches the control plane is rolled back at the bound
-    const silent = await bed.mesh('agent', 'upgrade', '9.0.0-silent', '--waves', '1,100%');
-    expect(silent.code, silent.output).toBe(ExitCode.rolloutHalted);
-    const silentId = (silent.json as RolloutRecord).id;
-    expect((silent.json as RolloutRecord).waves[0]?.nodes).toEqual([
-      expect.objectContaining({
-        node: 'agent-1',
-        state: 'failed',
-        step: expect.stringContaining('agent 9.0.0-silent was rolled back: it did not report within 60 s'),
-      }),
-    ]);
-    expect(slotsOf(bed, 'agent-1')).toMatchObject({
-      current: '9.0.0-b',
-      outcome: { version: '9.0.0-silent', outcome: 'rolled-back' },
-    });
+    const { id: silentId } = await haltedOnFirstHost(
+      bed,
+      await bed.mesh('agent', 'upgrade', '9.0.0-silent', '--waves', '1,100%'),
+      '9.0.0-silent',
+      'agent 9.0.0-silent was rolled back: it did not report within 60 s',
+      'rolled-back',
+    );
 
     // undone as rollouts are: the halted upgrade's node is asked for what its host ran before (B)
     const undoSilent = await bed.mesh('rollout', 'undo', silentId);
