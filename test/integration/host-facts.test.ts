@@ -83,6 +83,7 @@ describe('facts a host reports', () => {
     const summary = await client.call<Summary>('POST', '/summary/rebuild');
     expect(summary.agents).toContainEqual({ value: '1.4.0', nodes: 2 });
     expect(summary.systems).toContainEqual({ value: 'rhel-9.4', nodes: 1 });
+    expect(summary.architectures).toContainEqual({ value: 'arm64', nodes: 1 });
     expect(summary.agents?.map((a) => a.value)).not.toContain('1.3.0');
 
     const [status, show, counts] = await Promise.all([
@@ -100,5 +101,6 @@ describe('facts a host reports', () => {
     );
     expect(show.stdout).toContain('mesh-host 1.4.0 (build abc123)');
     expect(counts.stdout).toMatch(/agent +nodes\n1\.4\.0 +2\n/);
+    expect(counts.stdout).toMatch(/arch +nodes\n(x64 +1\narm64 +1|arm64 +1\nx64 +1)\n/);
   });
 });

@@ -19,7 +19,15 @@ import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
  * rolled the release back reports the revision failed, which halts the rollout as any failure.
  */
 describe('an agent upgrade in waves', () => {
-  function over(nodes: readonly string[], published: readonly string[] = ['0.1.0', '0.2.0']) {
+  /**
+   * `published`: each release as `VERSION` (for x64) or `VERSION/ARCH`; `fleet`: hosts by the
+   * architecture they report, as the summary counts them.
+   */
+  function over(
+    nodes: readonly string[],
+    published: readonly string[] = ['0.1.0', '0.2.0'],
+    fleet: ReadonlyMap<string, number> = new Map([['x64', nodes.length]]),
+  ) {
     const versions = new MemoryAgentVersions(nodes);
     const calls = versions.calls;
     const driven: string[] = [];
@@ -60,7 +68,12 @@ describe('an agent upgrade in waves', () => {
         return before;
       },
       restoreAgentVersion: (rollout, version, sent) => versions.restoreAgentVersion(rollout, version, sent),
-      published: async (version) => published.includes(version),
+      published: async (version) =>
+        published.flatMap((release) => {
+          const [named, arch = 'x64'] = release.split('/');
+          return named === version ? [arch] : [];
+        }),
+      architectures: async () => fleet,
       drive: async (record) => {
         driven.push(record.id);
       },
@@ -347,6 +360,51 @@ describe('an agent upgrade in waves', () => {
     const { start, store } = over(['a'], ['0.1.0']);
     await expect(start()).rejects.toThrow(ReleaseNotPublishedError);
     expect(store.headers.size).toBe(0);
+  });
+
+  it('is not started for a version not published for an architecture some host runs, naming it and how many', async () => {
+    const fleet = new Map([
+      ['x64', 2],
+      ['arm64', 3],
+    ]);
+    const { start, store } = over(['a', 'b', 'c', 'd', 'e'], ['0.2.0'], fleet);
+    const refusal = await start().catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
+    expect((refusal as ReleaseNotPublishedError).gaps).toEqual([
+      { version: '0.2.0', arch: 'arm64', hosts: 3 },
+    ]);
+    expect((refusal as Error).message).toContain(
+      'mesh-host 0.2.0 is not published for arm64 (3 hosts run it)',
+    );
+    expect(store.headers.size).toBe(0);
+    // published for both, it starts
+    await expect(over(['a', 'b'], ['0.2.0', '0.2.0/arm64'], fleet).start()).resolves.toMatchObject({
+      state: 'claiming',
+    });
+  });
+
+  it('refuses the undo while a version before is published for some architectures and not all the fleet runs', async () => {
+    const fleet = new Map([
+      ['x64', 1],
+      ['arm64', 1],
+    ]);
+    const { rollouts, reports, start, versions, store } = over(
+      ['a', 'b'],
+      ['0.2.0', '0.2.0/arm64', '0.1.0'],
+      fleet,
+    );
+    versions.reported.set('a', '0.1.0');
+    versions.reported.set('b', '0.1.0');
+    const { id } = await start();
+    await stepToEnd(rollouts, reports, id);
+    const before = await rollouts.read(id);
+    const refusal = await rollouts.undo(id, localActor()).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
+    expect((refusal as ReleaseNotPublishedError).gaps).toEqual([
+      { version: '0.1.0', arch: 'arm64', hosts: 1 },
+    ]);
+    expect(await rollouts.read(id)).toEqual(before);
+    expect(store.headers.size).toBe(1);
   });
 
   it('refuses the undo of one that sent no wave yet: abort takes it back', async () => {

@@ -137,7 +137,7 @@ describe('deltasOf', () => {
           }
           expect(Math.abs(delta)).toBe(1);
           expect(name).toMatch(
-            /^(nodes|enrolled|online|offline|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+|label#[a-z]+#[^#]+)$/,
+            /^(nodes|enrolled|online|offline|behind|waiting-nodes|applied#\d+|failed#\d+|(applied-|failed-)?version#[a-z]+#[^#]+|agent#[^#]+|os#[^#]+|arch#[^#]+|label#[a-z]+#[^#]+)$/,
           );
         }
       }),
@@ -350,16 +350,20 @@ describe('health', () => {
 });
 
 describe('facts', () => {
-  const facts = (n: string, agent: string, os: string) => ({
+  const facts = (n: string, agent: string, os: string, arch = 'x64') => ({
     pk: `node#${n}`,
     sk: 'facts',
     agent,
     os,
-    arch: 'x64',
+    arch,
   });
 
-  it('count each node once by the agent and the OS its host last said, and move it when they change', () => {
-    expect(contributionOf(facts('a', '1.4.0', 'debian-12'))).toEqual(['agent#1.4.0', 'os#debian-12']);
+  it('count each node once by the agent, the OS and the architecture its host last said, and move it when they change', () => {
+    expect(contributionOf(facts('a', '1.4.0', 'debian-12'))).toEqual([
+      'agent#1.4.0',
+      'os#debian-12',
+      'arch#x64',
+    ]);
     expect(asObject(deltasOf(facts('a', '1.4.0', 'debian-12'), facts('a', '1.5.0', 'debian-12')))).toEqual({
       'agent#1.4.0': -1,
       'agent#1.5.0': 1,
@@ -370,9 +374,13 @@ describe('facts', () => {
     const counters = countersOf([
       facts('a', '1.4.0', 'debian-12'),
       facts('b', '1.5.0', 'debian-12'),
-      facts('c', '1.5.0', 'rhel-9.4'),
+      facts('c', '1.5.0', 'rhel-9.4', 'arm64'),
     ]);
     const summary = summaryOf(counters, true);
+    expect(summary.architectures).toEqual([
+      { value: 'x64', nodes: 2 },
+      { value: 'arm64', nodes: 1 },
+    ]);
     expect(summary.agents).toEqual([
       { value: '1.5.0', nodes: 2 },
       { value: '1.4.0', nodes: 1 },

@@ -27,8 +27,9 @@ export const rolloutFunctions = [
       role: 'operator',
       request: { body: rolloutRequest },
     },
-    // inventory:read for the marked nodes a --behind or named rollout takes; write for its record
-    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start'],
+    // inventory:read for the marked nodes a --behind or named rollout takes; write for its record;
+    // summary:read for an agent upgrade's hosts by architecture, each needing a release
+    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'rolloutFlow:start', 'summary:read'],
     timeoutSeconds: 29,
     handler: rolloutStartHandler,
   },
@@ -101,8 +102,16 @@ export const rolloutFunctions = [
       role: 'operator',
       request: { path: idPath },
     },
-    // rolloutFlow:start for an agent upgrade's undo, which no queue message starts
-    access: ['inventory:read', 'inventory:write', 'rollouts:parts', 'control:send', 'rolloutFlow:start'],
+    // rolloutFlow:start for an agent upgrade's undo, which no queue message starts; summary:read
+    // for its hosts by architecture, each needing a release of each version before
+    access: [
+      'inventory:read',
+      'inventory:write',
+      'rollouts:parts',
+      'control:send',
+      'rolloutFlow:start',
+      'summary:read',
+    ],
     // an agent upgrade's undo reads the nodes it sent and records its rollout in the request
     timeoutSeconds: 29,
     handler: rolloutUndoHandler,
@@ -114,7 +123,8 @@ export const rolloutFunctions = [
     trigger: 'rollout-flow',
     // a wave is a run of the push flow; its record is read and written, its nodes' reports read,
     // and the unhealthy list (gsi2) for its nodes that turned unhealthy after their wave; a halt
-    // with --auto-undo asks for its undo on the control queue
+    // with --auto-undo asks for its undo on the control queue, an agent upgrade's checked as
+    // rollout-undo checks it (summary:read)
     access: [
       'inventory:read',
       'inventory:write',
@@ -124,6 +134,7 @@ export const rolloutFunctions = [
       'events:put',
       'pushWork:keep',
       'control:send',
+      'summary:read',
     ],
     // a wave's push flow (Express) runs five minutes at most
     timeoutSeconds: 330,

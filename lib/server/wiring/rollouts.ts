@@ -22,6 +22,7 @@ import {
 } from '../core/rollout/ports.ts';
 import type { Rollouts } from '../core/rollout/service.ts';
 import { type RolloutOptions, shareText } from '../core/rollout/waves.ts';
+import type { SummaryReader } from '../core/summary/ports.ts';
 import type { MeshConfig } from '../setup/config.ts';
 
 /** The options as a message carries them (the text waves.ts reads back). */
@@ -49,6 +50,8 @@ type Needs = {
   readonly now: () => Date;
   readonly events: EventSink;
   readonly releaseRecords: ReleaseRecords;
+  /** Its counts by architecture: what an agent version must be published for. */
+  readonly summary: SummaryReader;
 };
 
 export function rolloutBuilders(
@@ -87,7 +90,16 @@ export function rolloutBuilders(
           restoreAgentVersion: (rollout, version, nodes) =>
             agentVersions.restoreAgentVersion(rollout, version, nodes),
           published: async (version) =>
-            (await parts.releaseRecords.list()).some((release) => release.manifest.version === version),
+            (await parts.releaseRecords.list())
+              .filter((release) => release.manifest.version === version)
+              .map((release) => release.manifest.arch),
+          architectures: async () =>
+            new Map(
+              ((await parts.summary.summary()).architectures ?? []).map((count) => [
+                count.value,
+                count.nodes,
+              ]),
+            ),
           drive: (record) => parts.rolloutDriver.started(record),
           requestUndo: async (undo, by) => {
             const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };

@@ -46,6 +46,7 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
   // Hosts before facts say none: a summary from such a control plane has no lists.
   const agents = summary.agents ?? [];
   const systems = summary.systems ?? [];
+  const architectures = summary.architectures ?? [];
   if (agents.length > 0)
     output.line(
       table(
@@ -58,6 +59,13 @@ export async function printSummary(api: ApiClient, output: Output, rebuild: bool
       table(
         ['os', 'nodes'],
         systems.map((system) => [system.value, system.nodes]),
+      ),
+    );
+  if (architectures.length > 0)
+    output.line(
+      table(
+        ['arch', 'nodes'],
+        architectures.map((arch) => [arch.value, arch.nodes]),
       ),
     );
   if (summary.waiting)

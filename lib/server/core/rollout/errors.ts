@@ -115,20 +115,41 @@ export class RolloutUndoError extends RolloutError {
 }
 
 /**
- * An agent upgrade of a version no release is published for, or an undo of one that would set
- * hosts back to such a version: a host asked for it could only fail (`mesh agent publish FILE`).
+ * A version no release is published for (no `arch`), or none for an architecture `hosts` hosts
+ * report running.
+ */
+export type ReleaseGap = { readonly version: string; readonly arch?: string; readonly hosts?: number };
+
+/**
+ * An agent upgrade of a version no release is published for, or none for an architecture some
+ * host runs, or an undo that would set hosts back to such a version: a host asked for it could
+ * only fail its revision (`mesh agent publish FILE`).
  */
 export class ReleaseNotPublishedError extends RolloutError {
   override name = 'ReleaseNotPublishedError';
+  /** The versions refused, each once. */
   readonly versions: readonly string[];
+  readonly gaps: readonly ReleaseGap[];
 
-  constructor(versions: readonly string[], doing: string, options?: ErrorOptions) {
-    const named = versions.join(', ');
+  constructor(gaps: readonly ReleaseGap[], doing: string, options?: ErrorOptions) {
+    const versions = [...new Set(gaps.map((gap) => gap.version))];
+    const unpublished = gaps.filter((gap) => gap.arch === undefined).map((gap) => gap.version);
+    const said = [
+      ...(unpublished.length > 0 ? [`no release of mesh-host ${unpublished.join(', ')} is published`] : []),
+      ...gaps.flatMap((gap) =>
+        gap.arch === undefined
+          ? []
+          : [
+              `mesh-host ${gap.version} is not published for ${gap.arch} (${gap.hosts} ${gap.hosts === 1 ? 'host runs' : 'hosts run'} it)`,
+            ],
+      ),
+    ];
     super(
-      `${doing}: no release of mesh-host ${named} is published, so a host asked for ${versions.length === 1 ? 'it' : 'them'} could only fail; mesh agent publish FILE adds one`,
+      `${doing}: ${said.join('; ')}, so a host asked for ${versions.length === 1 ? 'it' : 'them'} could only fail; mesh agent publish FILE adds a release`,
       options,
     );
     this.versions = versions;
+    this.gaps = gaps;
   }
 }
 
@@ -162,6 +183,6 @@ export const rolloutErrors = new ErrorTable({
   }),
   RolloutUndoError: refused(RolloutUndoError, 409, 'rollout_undo_refused'),
   ReleaseNotPublishedError: refused(ReleaseNotPublishedError, 404, 'release_not_found', {
-    details: (error: ReleaseNotPublishedError) => ({ versions: error.versions }),
+    details: (error: ReleaseNotPublishedError) => ({ versions: error.versions, gaps: error.gaps }),
   }),
 });

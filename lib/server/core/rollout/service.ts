@@ -17,6 +17,7 @@ import {
 } from './claims.ts';
 import {
   EmptyRolloutError,
+  type ReleaseGap,
   ReleaseNotPublishedError,
   RolloutError,
   RolloutMovedError,
@@ -81,8 +82,16 @@ export type RolloutDeps = {
     version: string,
     nodes: readonly string[],
   ) => Promise<void>;
-  /** Whether a release of this agent version is published; absent, agent versions are not checked. */
-  readonly published?: (version: string) => Promise<boolean>;
+  /**
+   * The architectures a release of this agent version is published for, none when no release
+   * is; absent, agent versions are not checked.
+   */
+  readonly published?: (version: string) => Promise<readonly string[]>;
+  /**
+   * Hosts by the architecture they last said they run (the summary's counts): an agent version
+   * must be published for each. Absent, or a fleet whose hosts said none, asks only for some release.
+   */
+  readonly architectures?: () => Promise<ReadonlyMap<string, number>>;
   /** Tells the driver of a rollout recorded here (an agent upgrade's undo, started without the queue). */
   readonly drive?: (record: RolloutRecord) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
@@ -506,13 +515,25 @@ export class Rollouts {
     return (await this.#deps.store.read(record.undoneBy)) === undefined;
   }
 
-  /** ReleaseNotPublishedError naming those of VERSIONS no release is published for, when releases are known here. */
+  /**
+   * ReleaseNotPublishedError naming those of VERSIONS no release is published for, or none for an
+   * architecture some host reports, when releases are known here: such a host could only fail
+   * its revision, which halts the rollout. Agent upgrades are fleet-wide, so the fleet's counts
+   * by architecture are the hosts the rollout will ask.
+   */
   async #published(versions: readonly string[], doing: string): Promise<void> {
-    const { published } = this.#deps;
+    const { published, architectures } = this.#deps;
     if (!published || versions.length === 0) return;
-    const missing: string[] = [];
-    for (const version of versions) if (!(await published(version))) missing.push(version);
-    if (missing.length > 0) throw new ReleaseNotPublishedError(missing, doing);
+    const reported = architectures ? await architectures() : new Map<string, number>();
+    const gaps: ReleaseGap[] = [];
+    for (const version of versions) {
+      const arches = await published(version);
+      if (arches.length === 0) gaps.push({ version });
+      else
+        for (const [arch, hosts] of reported)
+          if (hosts > 0 && !arches.includes(arch)) gaps.push({ version, arch, hosts });
+    }
+    if (gaps.length > 0) throw new ReleaseNotPublishedError(gaps, doing);
   }
 
   /**

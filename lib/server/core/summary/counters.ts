@@ -20,7 +20,7 @@
  * | `delivery`    | `waiting-nodes`             | waitingRelations is over 0 (relations wait for an enrolment, as last sent) |
  * | `delivery`    | `waiting-relations`         | adds waitingRelations, not 1 |
  * | `health`      | `health#<state>`            | state is `healthy`, `unhealthy` or `unknown` (the host's last report of its health) |
- * | `facts`       | `agent#<version>`, `os#<os>` | agent and os are texts (what the host last said of its machine) |
+ * | `facts`       | `agent#<version>`, `os#<os>`, `arch#<arch>` | each a text (what the host last said of its machine) |
  * | `node`        | `label#<key>#<value>`       | each of its labels (keys and values never hold `#`) |
  *
  * Every other item, and every item outside a node's partition (the counters themselves among
@@ -60,6 +60,7 @@ export function contributionOf(item: Item | undefined): CounterName[] {
       return [
         ...(typeof item.agent === 'string' ? [`agent#${item.agent}`] : []),
         ...(typeof item.os === 'string' ? [`os#${item.os}`] : []),
+        ...(typeof item.arch === 'string' ? [`arch#${item.arch}`] : []),
       ];
     case 'report':
       return [

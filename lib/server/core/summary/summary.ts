@@ -49,11 +49,14 @@ export type Summary = {
    */
   readonly health: { readonly healthy: number; readonly unhealthy: number; readonly unknown: number };
   /**
-   * Nodes by the agent version and by the OS their hosts last said they run (host-facts.ts), most
-   * first; a node whose host has said neither is in none. Present only when some host said them.
+   * Nodes by the agent version, the OS and the architecture their hosts last said they run
+   * (host-facts.ts), most first; a node whose host has said none is in none. Present only when
+   * some host said them. An agent upgrade is checked against the architectures: a release must be
+   * published for each (lib/server/core/rollout/service.ts).
    */
   readonly agents?: readonly FactCount[];
   readonly systems?: readonly FactCount[];
+  readonly architectures?: readonly FactCount[];
   /**
    * Nodes by each label key and value (docs/mesh-file.md), keys in order, values most nodes first:
    * at most `labelValuesShown` values a key, the rest summed in `otherValues` and `otherNodes`.
@@ -119,6 +122,7 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
   };
   const agents = new Map<string, number>();
   const systems = new Map<string, number>();
+  const architectures = new Map<string, number>();
   const labels = new Map<string, Map<string, number>>();
   for (const [name, count] of counters) {
     if (count === 0) continue;
@@ -128,8 +132,8 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
       const values = labels.get(key) ?? new Map<string, number>();
       values.set(value, (values.get(value) ?? 0) + count);
       labels.set(key, values);
-    } else if ((kind === 'agent' || kind === 'os') && rest.length === 1) {
-      const byValue = kind === 'agent' ? agents : systems;
+    } else if ((kind === 'agent' || kind === 'os' || kind === 'arch') && rest.length === 1) {
+      const byValue = kind === 'agent' ? agents : kind === 'os' ? systems : architectures;
       const value = rest[0] as string;
       byValue.set(value, (byValue.get(value) ?? 0) + count);
     } else if (kind === 'applied' || kind === 'failed') {
@@ -160,6 +164,7 @@ export function summaryOf(counters: Deltas, exact: boolean, catchingUp = false):
     health: healthCounts(counters),
     ...factCounts('agents', agents),
     ...factCounts('systems', systems),
+    ...factCounts('architectures', architectures),
     ...labelCounts(labels),
     exact: exact && !catchingUp,
     ...(catchingUp ? { catchingUp: true as const } : {}),
@@ -201,6 +206,7 @@ export function summaryFromFullRead(
     if (status.facts) {
       add(`agent#${status.facts.agent}`);
       add(`os#${status.facts.os}`);
+      add(`arch#${status.facts.arch}`);
     }
     if (status.appliedRevision !== null) add(`applied#${status.appliedRevision}`);
     const failed = status.reportState === 'failed' ? failedRevision(status.node) : null;
@@ -218,7 +224,7 @@ export function summaryFromFullRead(
 }
 
 /** Most nodes first, then by value: what a fleet mostly runs leads; left out when no host said it. */
-function factCounts<Name extends 'agents' | 'systems'>(
+function factCounts<Name extends 'agents' | 'systems' | 'architectures'>(
   name: Name,
   byValue: ReadonlyMap<string, number>,
 ): Partial<Record<Name, FactCount[]>> {
