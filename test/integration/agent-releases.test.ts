@@ -236,24 +236,25 @@ describe('mesh agent upgrade', () => {
     });
     expect(refused.output).toContain('1 node report arm64 (arm-1)');
 
-    // The control plane checks it too, from the summary's counts by architecture: a client that
+    // The control plane checks it too, from the facts of the rollout's own nodes: a client that
     // asks POST /rollouts itself is refused as the CLI is, and nothing is recorded.
     const { operator } = hostCalls(api.url);
-    await operator('POST', '/summary/rebuild', {});
     const asked = await operator('POST', '/rollouts', { agent: '1.1.0', nodes: ['arm-1'], waves: '100%' });
     expect(asked.status, JSON.stringify(asked.body)).toBe(404);
     expect(asked.body).toMatchObject({
       error: {
         code: 'release_not_found',
-        details: { versions: ['1.1.0'], gaps: [{ version: '1.1.0', arch: 'arm64', hosts: 1 }] },
+        details: {
+          versions: ['1.1.0'],
+          gaps: [{ version: '1.1.0', arch: 'arm64', hosts: 1, nodes: ['arm-1'] }],
+        },
       },
     });
     expect((asked.body.error as { message: string }).message).toContain(
-      'mesh-host 1.1.0 is not published for arm64 (1 host runs it)',
+      'mesh-host 1.1.0 is not published for arm64 (1 host runs it: arm-1)',
     );
     expect((await operator('GET', '/rollouts')).body.rollouts).toEqual([]);
     await parts.meshService.removeNode('arm-1', true, localActor());
-    await operator('POST', '/summary/rebuild', {});
   });
 
   it('sets the version a wave at a time on the nodes it sends, holds a frozen node as any send, and is audited', async () => {

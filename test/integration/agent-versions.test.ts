@@ -16,13 +16,14 @@ import { provisionTestResources } from '../support/resources.ts';
  * left as it is, and only it: its transaction is written again a node at a time.
  */
 let config: MeshConfig;
+let parts: ReturnType<typeof localPartsFor>;
 const nodes = Array.from({ length: 30 }, (_, i) => `av-${String(i).padStart(2, '0')}`);
 const removed = 'av-07';
 const rollout = '20261206T070000000Z-a0a0a0';
 
 beforeAll(async () => {
   config = await provisionTestResources('agent-versions');
-  const parts = localPartsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
+  parts = localPartsFor(config, { overrides: { log: new RecordingLog() }, flowRetryIntervalMs: 0 });
   for (const node of nodes) await parts.meshService.addNode(node, {}, localActor());
 });
 
@@ -70,5 +71,47 @@ describe('agent versions set on a wave’s nodes', () => {
       expect(item).not.toHaveProperty('agentBefore');
     }
     raw.destroy();
+  });
+
+  it('says what each host would be asked, by version and by the architecture it reports, writing nothing', async () => {
+    // ask-x runs 1.0.0 on x64, ask-a 1.1.0 on arm64, ask-n has said nothing
+    const hosts = { 'ask-x': ['x64', '1.0.0'], 'ask-a': ['arm64', '1.1.0'] } as const;
+    const asking = ['ask-x', 'ask-a', 'ask-n'];
+    for (const node of asking) await parts.meshService.addNode(node, {}, localActor());
+    for (const [node, [arch, agent]] of Object.entries(hosts)) {
+      const heardAt = new Date().toISOString();
+      const facts = {
+        os: 'debian-12',
+        kernel: '6.1.0',
+        arch,
+        agent,
+        cpus: 2,
+        memoryBytes: 2 ** 30,
+        bootedAt: heardAt,
+      };
+      await parts.reports.recordReport(
+        { node, sentAt: heardAt, sequence: 1, state: 'heartbeat', revision: 0, facts },
+        { heardAt, queuedAt: heardAt },
+      );
+    }
+    const client = documentClient(makeDynamoDBClient(config));
+    const versions = new DynamoAgentVersions({ client, tableName: config.inventoryTable });
+    const upgrade = '20261206T080000000Z-b0b0b0';
+    const nested = (asked: ReadonlyMap<string, ReadonlyMap<string | null, readonly string[]>>) =>
+      Object.fromEntries([...asked].map(([version, byArch]) => [version, Object.fromEntries(byArch)]));
+    expect(nested(await versions.askedOf(asking, { kind: 'set', version: '2.0.0' }))).toEqual({
+      '2.0.0': { x64: ['ask-x'], arm64: ['ask-a'], null: ['ask-n'] },
+    });
+    const unset = await getItems(client, 'test', config.inventoryTable, asking.map(nodeItemKey));
+    for (const item of unset.values()) expect(item).not.toHaveProperty('agentVersion');
+
+    await versions.setAgentVersion('2.0.0', asking, upgrade, 20);
+    // the undo sets each back to its own version; ask-n's is taken away: it is asked nothing
+    expect(
+      nested(await versions.askedOf(asking, { kind: 'restore', rollout: upgrade, version: '2.0.0' })),
+    ).toEqual({
+      '1.0.0': { x64: ['ask-x'] },
+      '1.1.0': { arm64: ['ask-a'] },
+    });
   });
 });

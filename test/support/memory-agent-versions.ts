@@ -1,10 +1,12 @@
 import {
   type AgentFields,
+  addAsked,
   distinctVersions,
   restoringVersion,
   settingVersion,
+  versionAsked,
 } from '../../lib/server/core/mesh/agent-before.ts';
-import type { AgentVersions } from '../../lib/server/core/mesh/ports.ts';
+import type { AgentAsking, AgentVersions, HostsAsked } from '../../lib/server/core/mesh/ports.ts';
 
 /**
  * The agent versions asked of each node, in memory, by the rule the DynamoDB adapter keeps
@@ -13,6 +15,8 @@ import type { AgentVersions } from '../../lib/server/core/mesh/ports.ts';
 export class MemoryAgentVersions implements AgentVersions {
   readonly items = new Map<string, AgentFields>();
   readonly reported = new Map<string, string>();
+  /** The architecture each host last said it runs; a host absent said none. */
+  readonly arches = new Map<string, string>();
   /** Every call, as `set V on a b` or `restore V on a b`. */
   readonly calls: string[] = [];
 
@@ -44,5 +48,12 @@ export class MemoryAgentVersions implements AgentVersions {
       const back = item && restoringVersion(item, rollout, version);
       if (back) this.items.set(node, back);
     }
+  }
+
+  async askedOf(nodes: readonly string[], asking: AgentAsking): Promise<HostsAsked> {
+    const asked = new Map<string, Map<string | null, string[]>>();
+    for (const node of nodes)
+      addAsked(asked, node, versionAsked(this.items.get(node), asking), this.arches.get(node) ?? null);
+    return asked;
   }
 }

@@ -20,15 +20,16 @@ import { MemoryRolloutStore } from '../support/memory-rollout-store.ts';
  */
 describe('an agent upgrade in waves', () => {
   /**
-   * `published`: each release as `VERSION` (for x64) or `VERSION/ARCH`; `fleet`: hosts by the
-   * architecture they report, as the summary counts them.
+   * `published`: each release as `VERSION` (for x64) or `VERSION/ARCH`; `arches`: the
+   * architecture each node's host reports, x64 for a node not named.
    */
   function over(
     nodes: readonly string[],
     published: readonly string[] = ['0.1.0', '0.2.0'],
-    fleet: ReadonlyMap<string, number> = new Map([['x64', nodes.length]]),
+    arches: Readonly<Record<string, string>> = {},
   ) {
     const versions = new MemoryAgentVersions(nodes);
+    for (const node of nodes) versions.arches.set(node, arches[node] ?? 'x64');
     const calls = versions.calls;
     const driven: string[] = [];
     /** What happens while a wave's versions are set, before its push and its record: one a wave. */
@@ -73,7 +74,7 @@ describe('an agent upgrade in waves', () => {
           const [named, arch = 'x64'] = release.split('/');
           return named === version ? [arch] : [];
         }),
-      architectures: async () => fleet,
+      askedOf: (asked, asking) => versions.askedOf(asked, asking),
       drive: async (record) => {
         driven.push(record.id);
       },
@@ -362,49 +363,49 @@ describe('an agent upgrade in waves', () => {
     expect(store.headers.size).toBe(0);
   });
 
-  it('is not started for a version not published for an architecture some host runs, naming it and how many', async () => {
-    const fleet = new Map([
-      ['x64', 2],
-      ['arm64', 3],
-    ]);
-    const { start, store } = over(['a', 'b', 'c', 'd', 'e'], ['0.2.0'], fleet);
+  it('is not started for a version not published for an architecture its hosts run, naming them', async () => {
+    const arches = { c: 'arm64', d: 'arm64', e: 'arm64' };
+    const { start, store } = over(['a', 'b', 'c', 'd', 'e'], ['0.2.0'], arches);
     const refusal = await start().catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
     expect((refusal as ReleaseNotPublishedError).gaps).toEqual([
-      { version: '0.2.0', arch: 'arm64', hosts: 3 },
+      { version: '0.2.0', arch: 'arm64', hosts: 3, nodes: ['c', 'd', 'e'] },
     ]);
     expect((refusal as Error).message).toContain(
-      'mesh-host 0.2.0 is not published for arm64 (3 hosts run it)',
+      'mesh-host 0.2.0 is not published for arm64 (3 hosts run it: c, d, e)',
     );
     expect(store.headers.size).toBe(0);
-    // published for both, it starts
-    await expect(over(['a', 'b'], ['0.2.0', '0.2.0/arm64'], fleet).start()).resolves.toMatchObject({
+    // published for both, it starts; and a rollout of the x64 hosts alone needs no arm64 release
+    await expect(over(['a', 'c'], ['0.2.0', '0.2.0/arm64'], arches).start()).resolves.toMatchObject({
       state: 'claiming',
     });
+    await expect(over(['a', 'b'], ['0.2.0'], arches).start()).resolves.toMatchObject({ state: 'claiming' });
   });
 
-  it('refuses the undo while a version before is published for some architectures and not all the fleet runs', async () => {
-    const fleet = new Map([
-      ['x64', 1],
-      ['arm64', 1],
-    ]);
-    const { rollouts, reports, start, versions, store } = over(
-      ['a', 'b'],
-      ['0.2.0', '0.2.0/arm64', '0.1.0'],
-      fleet,
-    );
+  it('refuses the undo while a host would go back to a version not published for its architecture, and only then', async () => {
+    // a ran 0.1.0 (published for x64 alone) on x64; b ran 0.1.1 on arm64, not published for arm64
+    const published = ['0.2.0', '0.2.0/arm64', '0.1.0', '0.1.1'];
+    const { rollouts, reports, start, versions, store } = over(['a', 'b'], published, { b: 'arm64' });
     versions.reported.set('a', '0.1.0');
-    versions.reported.set('b', '0.1.0');
+    versions.reported.set('b', '0.1.1');
     const { id } = await start();
     await stepToEnd(rollouts, reports, id);
     const before = await rollouts.read(id);
     const refusal = await rollouts.undo(id, localActor()).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
+    // 0.1.0 has no arm64 release, but no arm64 host goes back to it: only b's gap is named
     expect((refusal as ReleaseNotPublishedError).gaps).toEqual([
-      { version: '0.1.0', arch: 'arm64', hosts: 1 },
+      { version: '0.1.1', arch: 'arm64', hosts: 1, nodes: ['b'] },
     ]);
     expect(await rollouts.read(id)).toEqual(before);
     expect(store.headers.size).toBe(1);
+
+    const mended = over(['a', 'b'], [...published, '0.1.1/arm64'], { b: 'arm64' });
+    mended.versions.reported.set('a', '0.1.0');
+    mended.versions.reported.set('b', '0.1.1');
+    const upgrade = await mended.start();
+    await stepToEnd(mended.rollouts, mended.reports, upgrade.id);
+    await expect(mended.rollouts.undo(upgrade.id, localActor())).resolves.toBeDefined();
   });
 
   it('refuses the undo of one that sent no wave yet: abort takes it back', async () => {

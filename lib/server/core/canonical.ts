@@ -26,3 +26,6 @@ function sortKeys(value: unknown): unknown {
 export function digestOf(canonical: string): string {
   return createHash('sha256').update(canonical).digest('hex');
 }
+
+/** Orders texts by their code units, as `Array.prototype.sort` does: the same on every machine and locale. */
+export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

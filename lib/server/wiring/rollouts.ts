@@ -22,7 +22,6 @@ import {
 } from '../core/rollout/ports.ts';
 import type { Rollouts } from '../core/rollout/service.ts';
 import { type RolloutOptions, shareText } from '../core/rollout/waves.ts';
-import type { SummaryReader } from '../core/summary/ports.ts';
 import type { MeshConfig } from '../setup/config.ts';
 
 /** The options as a message carries them (the text waves.ts reads back). */
@@ -50,8 +49,6 @@ type Needs = {
   readonly now: () => Date;
   readonly events: EventSink;
   readonly releaseRecords: ReleaseRecords;
-  /** Its counts by architecture: what an agent version must be published for. */
-  readonly summary: SummaryReader;
 };
 
 export function rolloutBuilders(
@@ -93,13 +90,7 @@ export function rolloutBuilders(
             (await parts.releaseRecords.list())
               .filter((release) => release.manifest.version === version)
               .map((release) => release.manifest.arch),
-          architectures: async () =>
-            new Map(
-              ((await parts.summary.summary()).architectures ?? []).map((count) => [
-                count.value,
-                count.nodes,
-              ]),
-            ),
+          askedOf: (nodes, asking) => agentVersions.askedOf(nodes, asking),
           drive: (record) => parts.rolloutDriver.started(record),
           requestUndo: async (undo, by) => {
             const { id: _id, ...waves } = { id: undo.rollout, ...wavesOf(undo.options) };

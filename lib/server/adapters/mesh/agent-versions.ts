@@ -1,11 +1,13 @@
 import { mapLimit } from '../../core/map-limit.ts';
 import {
   type AgentFields,
+  addAsked,
   distinctVersions,
   restoringVersion,
   settingVersion,
+  versionAsked,
 } from '../../core/mesh/agent-before.ts';
-import type { AgentVersions } from '../../core/mesh/ports.ts';
+import type { AgentAsking, AgentVersions, HostsAsked } from '../../core/mesh/ports.ts';
 import { factsItemKey } from '../dynamodb/keys.ts';
 import { markUpdates, nodeKey } from '../dynamodb/mesh-items.ts';
 import {
@@ -26,6 +28,8 @@ const nodesPerTransaction = 25;
 const transactionsInFlight = 4;
 /** Nodes whose items are read in one go before they are set: 2 items a node, a few BatchGets. */
 const nodesPerRead = 200;
+/** Nodes whose items are read in one go by askedOf, which writes nothing: BatchGets in flight at once. */
+const nodesPerAsk = 2_000;
 
 const store = 'the inventory table';
 
@@ -67,6 +71,34 @@ export class DynamoAgentVersions extends TableStore implements AgentVersions {
       const back = item && restoringVersion(item as AgentFields, rollout, version);
       return back ? { node, read: item as AgentFields, fields: back } : undefined;
     });
+  }
+
+  /**
+   * Reads only: the facts of every node, and its item when an undo is asked (what it would be
+   * set back to is the node's own), in BatchGets of 100 keys, a few at once (getItems).
+   */
+  async askedOf(nodes: readonly string[], asking: AgentAsking): Promise<HostsAsked> {
+    const asked = new Map<string, Map<string | null, string[]>>();
+    for (let start = 0; start < nodes.length; start += nodesPerAsk) {
+      const chunk = nodes.slice(start, start + nodesPerAsk);
+      const keys = chunk.flatMap((node) => [
+        factsItemKey(node),
+        ...(asking.kind === 'restore' ? [nodeKey(node)] : []),
+      ]);
+      const items = await getItems(this.client, store, this.tableName, keys);
+      const itemOf = (key: { pk: string; sk: string }) => items.get(`${key.pk}|${key.sk}`);
+      for (const node of chunk) {
+        const item = asking.kind === 'restore' ? itemOf(nodeKey(node)) : {};
+        const arch = itemOf(factsItemKey(node))?.arch;
+        addAsked(
+          asked,
+          node,
+          versionAsked(item as AgentFields | undefined, asking),
+          typeof arch === 'string' ? arch : null,
+        );
+      }
+    }
+    return asked;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { compareText as compare } from '../canonical.ts';
 import { nodeName } from '../names.ts';
 
 /**
@@ -57,5 +58,3 @@ export function requestTarget(path: string, query: Iterable<readonly [string, st
   if (pairs.length === 0) return path;
   return `${path}?${new URLSearchParams(pairs.map(([name, value]): [string, string] => [name, value])).toString()}`;
 }
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

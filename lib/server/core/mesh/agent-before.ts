@@ -1,3 +1,5 @@
+import type { AgentAsking } from './ports.ts';
+
 /**
  * What an agent upgrade takes back (`mesh rollout undo` of `mesh agent upgrade`): each host's
  * version before it is its own, so each node keeps it, by the rollout that set the new one, as its
@@ -94,4 +96,29 @@ export function distinctVersions(found: Iterable<string | null | undefined>, lim
   for (const version of found)
     if (typeof version === 'string' && versions.size < limit) versions.add(version);
   return [...versions].sort();
+}
+
+/**
+ * The version a node's host is asked to run by an agent upgrade setting VERSION, or by the undo
+ * of ROLLOUT (restoringVersion); undefined when it is asked none (left as it is, or taken away).
+ */
+export function versionAsked(fields: AgentFields | undefined, asking: AgentAsking): string | undefined {
+  if (!fields) return undefined;
+  if (asking.kind === 'set') return asking.version;
+  return restoringVersion(fields, asking.rollout, asking.version)?.agentVersion;
+}
+
+/** Adds a node to what HostsAsked holds: under its version, then its host's architecture. */
+export function addAsked(
+  asked: Map<string, Map<string | null, string[]>>,
+  node: string,
+  version: string | undefined,
+  arch: string | null,
+): void {
+  if (version === undefined) return;
+  const byArch = asked.get(version) ?? new Map<string | null, string[]>();
+  asked.set(version, byArch);
+  const nodes = byArch.get(arch) ?? [];
+  byArch.set(arch, nodes);
+  nodes.push(node);
 }

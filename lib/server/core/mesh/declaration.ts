@@ -1,4 +1,4 @@
-import { canonicalJson, digestOf } from '../canonical.ts';
+import { canonicalJson, compareText as compare, digestOf } from '../canonical.ts';
 import { grantHeldFor, keysOf, type MintDetails, type Minted, mintProvision, mintsDue } from './mint.ts';
 
 export type { MintDetails, Minted } from './mint.ts';
@@ -219,8 +219,6 @@ const toRelation = (p: { module: string; provider: { node: string; module: strin
   providerNode: p.provider.node,
   providerModule: p.provider.module,
 });
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Behind: the declaration differs from what was last sent (or nothing was ever sent), or a mint is due. */
 export const isBehind = (snapshot: NodeSnapshot, composed: Composed) =>

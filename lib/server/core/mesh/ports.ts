@@ -75,4 +75,19 @@ export interface AgentVersions {
    * version it remembers from before ROLLOUT (restoreOf), with its stale mark; others are left.
    */
   restoreAgentVersion(rollout: string, version: string, nodes: readonly string[]): Promise<void>;
+  /**
+   * What the nodes' hosts would be asked to run, by version then by the architecture each host
+   * last reported (null: its host said none), writing nothing: VERSION on every node (`set`), or
+   * what the undo of ROLLOUT would set each back to (`restore`, as restoreAgentVersion would;
+   * a node left as it is, or with the version taken away, is asked nothing).
+   */
+  askedOf(nodes: readonly string[], asking: AgentAsking): Promise<HostsAsked>;
 }
+
+/** What an agent upgrade asks (`set`), or its undo (`restore`): AgentVersions.askedOf. */
+export type AgentAsking =
+  | { readonly kind: 'set'; readonly version: string }
+  | { readonly kind: 'restore'; readonly rollout: string; readonly version: string };
+
+/** Nodes by the agent version asked of them, then by their hosts' architecture (null: not said). */
+export type HostsAsked = ReadonlyMap<string, ReadonlyMap<string | null, readonly string[]>>;

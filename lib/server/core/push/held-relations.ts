@@ -1,4 +1,4 @@
-import { canonicalJson, digestOf } from '../canonical.ts';
+import { canonicalJson, compareText as compare, digestOf } from '../canonical.ts';
 import type { HeldBack } from '../hold/held-back.ts';
 import type { Composed, Declaration } from '../mesh/declaration.ts';
 import { provisionKey } from '../mesh/model.ts';
@@ -36,7 +36,6 @@ const provisionKeyOf = (p: Pick<Provision, 'module' | 'provider'>) =>
     providerNode: p.provider.node,
     providerModule: p.provider.module,
   });
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The nodes whose holds decide what `composed` may carry: providers of changed provisions, consumers of changed grants. */
 export function heldRelationCounterparts(

@@ -115,10 +115,15 @@ export class RolloutUndoError extends RolloutError {
 }
 
 /**
- * A version no release is published for (no `arch`), or none for an architecture `hosts` hosts
- * report running.
+ * A version no release is published for (no `arch`), or none for an architecture that `hosts`
+ * hosts of the rollout run; `nodes` names the first few of them.
  */
-export type ReleaseGap = { readonly version: string; readonly arch?: string; readonly hosts?: number };
+export type ReleaseGap = {
+  readonly version: string;
+  readonly arch?: string;
+  readonly hosts?: number;
+  readonly nodes?: readonly string[];
+};
 
 /**
  * An agent upgrade of a version no release is published for, or none for an architecture some
@@ -139,9 +144,7 @@ export class ReleaseNotPublishedError extends RolloutError {
       ...gaps.flatMap((gap) =>
         gap.arch === undefined
           ? []
-          : [
-              `mesh-host ${gap.version} is not published for ${gap.arch} (${gap.hosts} ${gap.hosts === 1 ? 'host runs' : 'hosts run'} it)`,
-            ],
+          : [`mesh-host ${gap.version} is not published for ${gap.arch} (${hostsNamed(gap)})`],
       ),
     ];
     super(
@@ -151,6 +154,13 @@ export class ReleaseNotPublishedError extends RolloutError {
     this.versions = versions;
     this.gaps = gaps;
   }
+}
+
+/** `2 hosts run it: arm-1, arm-2`, with an ellipsis past the nodes named. */
+function hostsNamed(gap: ReleaseGap): string {
+  const hosts = gap.hosts ?? 0;
+  const named = gap.nodes ?? [];
+  return `${hosts} ${hosts === 1 ? 'host runs' : 'hosts run'} it: ${named.join(', ')}${hosts > named.length ? ', …' : ''}`;
 }
 
 export const rolloutErrors = new ErrorTable({

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../audit/record.ts';
+import { compareText } from '../canonical.ts';
 import { NodeNotFoundError } from '../mesh/errors.ts';
+import type { AgentAsking, HostsAsked } from '../mesh/ports.ts';
 import type { PushOutcome } from '../push/ports.ts';
 import { type Advanced, advance } from './advance.ts';
 import {
@@ -88,10 +90,11 @@ export type RolloutDeps = {
    */
   readonly published?: (version: string) => Promise<readonly string[]>;
   /**
-   * Hosts by the architecture they last said they run (the summary's counts): an agent version
-   * must be published for each. Absent, or a fleet whose hosts said none, asks only for some release.
+   * What an agent upgrade or its undo would ask of each node's host, by version and by the
+   * architecture the host reports (AgentVersions.askedOf): each must have a release. Absent,
+   * only that each version has some release is checked.
    */
-  readonly architectures?: () => Promise<ReadonlyMap<string, number>>;
+  readonly askedOf?: (nodes: readonly string[], asking: AgentAsking) => Promise<HostsAsked>;
   /** Tells the driver of a rollout recorded here (an agent upgrade's undo, started without the queue). */
   readonly drive?: (record: RolloutRecord) => Promise<void>;
   /** Asks for an undo where upgrades go (the control queue); absent, undo is refused. */
@@ -101,6 +104,9 @@ export type RolloutDeps = {
 };
 
 /** Who asks for an undo a rollout's `--auto-undo` asked for: the control plane, on the rollout's behalf. */
+/** Nodes a release gap names: enough to find them, `hosts` says how many there are. */
+const gapNodesNamed = 5;
+
 const autoUndoActor = (record: RolloutRecord): Actor => ({
   principal: `rollout ${record.id} (--auto-undo)`,
   source: 'control-plane',
@@ -160,8 +166,10 @@ export class Rollouts {
     const nodes = await this.#nodesOf(input.origin, input.nodes ?? []);
     if (nodes.length === 0)
       throw new EmptyRolloutError(`nothing to roll out: ${describeOrigin(input.origin)} names no node`);
-    if (input.origin.kind === 'agent')
-      await this.#published([input.origin.version], describeOrigin(input.origin));
+    if (input.origin.kind === 'agent') {
+      const { version } = input.origin;
+      await this.#releasedFor(nodes, { kind: 'set', version }, [version], describeOrigin(input.origin));
+    }
     const record = claiming(
       newRollout({
         id: input.id ?? newRolloutId(now),
@@ -473,7 +481,13 @@ export class Rollouts {
         throw new RolloutUndoError(
           `rollout ${record.id} is claiming its nodes and has sent no wave: no node has its version to take back; mesh rollout abort ${record.id} stops it`,
         );
-      await this.#published(record.versionsBefore ?? [], `undo of rollout ${record.id}`);
+      const sent = (await sentWaves(this.#deps.store, record, { agent: true })).flat();
+      await this.#releasedFor(
+        sent,
+        { kind: 'restore', rollout: record.id, version },
+        record.versionsBefore ?? [],
+        `undo of rollout ${record.id}`,
+      );
       const now = this.#deps.now();
       undoId = newRolloutId(now);
       try {
@@ -516,24 +530,42 @@ export class Rollouts {
   }
 
   /**
-   * ReleaseNotPublishedError naming those of VERSIONS no release is published for, or none for an
-   * architecture some host reports, when releases are known here: such a host could only fail
-   * its revision, which halts the rollout. Agent upgrades are fleet-wide, so the fleet's counts
-   * by architecture are the hosts the rollout will ask.
+   * ReleaseNotPublishedError, writing nothing, when a host of NODES would be asked for a version
+   * no release is published for, or none for the architecture it reports, when releases are
+   * known here: it could only fail its revision, which halts the rollout. Each node is checked
+   * for what it would be asked (an undo sets each back to its own version before); a host that
+   * reported no architecture is checked only for some release. `versions` (an upgrade's one, or
+   * an undo's versions before) are what is checked without `askedOf`.
    */
-  async #published(versions: readonly string[], doing: string): Promise<void> {
-    const { published, architectures } = this.#deps;
-    if (!published || versions.length === 0) return;
-    const reported = architectures ? await architectures() : new Map<string, number>();
+  async #releasedFor(
+    nodes: readonly string[],
+    asking: AgentAsking,
+    versions: readonly string[],
+    doing: string,
+  ): Promise<void> {
+    const { published, askedOf } = this.#deps;
+    if (!published) return;
+    const asked = new Map<string, ReadonlyMap<string | null, readonly string[]>>(
+      askedOf
+        ? await askedOf(nodes, asking)
+        : versions.map((version) => [version, new Map<string | null, readonly string[]>()]),
+    );
+    if (asking.kind === 'set' && !asked.has(asking.version)) asked.set(asking.version, new Map());
     const gaps: ReleaseGap[] = [];
-    for (const version of versions) {
+    for (const [version, byArch] of asked) {
       const arches = await published(version);
-      if (arches.length === 0) gaps.push({ version });
+      const hostsOf = (hosts: readonly string[]) =>
+        hosts.length > 0 ? { hosts: hosts.length, nodes: hosts.slice(0, gapNodesNamed) } : {};
+      if (arches.length === 0) gaps.push({ version, ...hostsOf([...byArch.values()].flat()) });
       else
-        for (const [arch, hosts] of reported)
-          if (hosts > 0 && !arches.includes(arch)) gaps.push({ version, arch, hosts });
+        for (const [arch, hosts] of byArch)
+          if (arch !== null && !arches.includes(arch)) gaps.push({ version, arch, ...hostsOf(hosts) });
     }
-    if (gaps.length > 0) throw new ReleaseNotPublishedError(gaps, doing);
+    if (gaps.length > 0)
+      throw new ReleaseNotPublishedError(
+        gaps.sort((a, b) => compareText(a.version, b.version) || compareText(a.arch ?? '', b.arch ?? '')),
+        doing,
+      );
   }
 
   /**

@@ -1,3 +1,4 @@
+import { compareText as compare } from '../canonical.ts';
 import type { NodeStatus } from '../views/ports.ts';
 import type { MeshNode } from '../views/views.ts';
 import { type CounterName, type Deltas, noVersion, waitingNodes, waitingRelations } from './counters.ts';
@@ -51,8 +52,7 @@ export type Summary = {
   /**
    * Nodes by the agent version, the OS and the architecture their hosts last said they run
    * (host-facts.ts), most first; a node whose host has said none is in none. Present only when
-   * some host said them. An agent upgrade is checked against the architectures: a release must be
-   * published for each (lib/server/core/rollout/service.ts).
+   * some host said them.
    */
   readonly agents?: readonly FactCount[];
   readonly systems?: readonly FactCount[];
@@ -266,5 +266,3 @@ function healthCounts(counters: Deltas) {
 /** Left out at zero, so a mesh with nothing waiting is summed as before waiting was counted. */
 const waitingCounted = (nodes: number, relations: number) =>
   nodes > 0 || relations > 0 ? { waiting: { nodes, relations } } : {};
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
