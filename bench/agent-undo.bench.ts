@@ -89,7 +89,7 @@ export async function run(): Promise<BenchTable[]> {
         setAgentVersion: (version, sent, rollout, limit) =>
           versions.setAgentVersion(version, sent, rollout, limit),
         restoreAgentVersion: (rollout, version, sent) => versions.restoreAgentVersion(rollout, version, sent),
-        published: async () => ['x64'],
+        published: async (versions) => new Map(versions.map((version) => [version, ['x64']])),
         askedOf: (asked, asking) => versions.askedOf(asked, asking),
       });
       /** Steps the rollout, each step as rollout-advance takes it, until it sends: every step's time, and the send's. */

@@ -69,11 +69,16 @@ describe('an agent upgrade in waves', () => {
         return before;
       },
       restoreAgentVersion: (rollout, version, sent) => versions.restoreAgentVersion(rollout, version, sent),
-      published: async (version) =>
-        published.flatMap((release) => {
-          const [named, arch = 'x64'] = release.split('/');
-          return named === version ? [arch] : [];
-        }),
+      published: async (versions) =>
+        new Map(
+          versions.map((version) => [
+            version,
+            published.flatMap((release) => {
+              const [named, arch = 'x64'] = release.split('/');
+              return named === version ? [arch] : [];
+            }),
+          ]),
+        ),
       askedOf: (asked, asking) => versions.askedOf(asked, asking),
       drive: async (record) => {
         driven.push(record.id);

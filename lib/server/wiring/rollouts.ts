@@ -86,10 +86,13 @@ export function rolloutBuilders(
             agentVersions.setAgentVersion(version, nodes, rollout, limit),
           restoreAgentVersion: (rollout, version, nodes) =>
             agentVersions.restoreAgentVersion(rollout, version, nodes),
-          published: async (version) =>
-            (await parts.releaseRecords.list())
-              .filter((release) => release.manifest.version === version)
-              .map((release) => release.manifest.arch),
+          published: async (versions) => {
+            const arches = new Map<string, string[]>();
+            for (const { manifest } of await parts.releaseRecords.list())
+              if (versions.includes(manifest.version))
+                arches.set(manifest.version, [...(arches.get(manifest.version) ?? []), manifest.arch]);
+            return arches;
+          },
           askedOf: (nodes, asking) => agentVersions.askedOf(nodes, asking),
           drive: (record) => parts.rolloutDriver.started(record),
           requestUndo: async (undo, by) => {

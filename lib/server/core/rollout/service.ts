@@ -85,10 +85,11 @@ export type RolloutDeps = {
     nodes: readonly string[],
   ) => Promise<void>;
   /**
-   * The architectures a release of this agent version is published for, none when no release
-   * is; absent, agent versions are not checked.
+   * Of these agent versions, the architectures a release of each is published for (a version
+   * with no release is absent, or has none), asked once for a check; absent, agent versions are
+   * not checked.
    */
-  readonly published?: (version: string) => Promise<readonly string[]>;
+  readonly published?: (versions: readonly string[]) => Promise<ReadonlyMap<string, readonly string[]>>;
   /**
    * What an agent upgrade or its undo would ask of each node's host, by version and by the
    * architecture the host reports (AgentVersions.askedOf): each must have a release. Absent,
@@ -476,14 +477,16 @@ export class Rollouts {
    */
   async #undoAgent(record: RolloutRecord, version: string, by: Actor): Promise<string> {
     let undoId = record.undoneBy;
+    /** The waves the undo takes, as read for its check: kept when this request named the undo. */
+    let waves: string[][] | undefined;
     if (undoId === undefined) {
       if (record.state === 'claiming')
         throw new RolloutUndoError(
           `rollout ${record.id} is claiming its nodes and has sent no wave: no node has its version to take back; mesh rollout abort ${record.id} stops it`,
         );
-      const sent = (await sentWaves(this.#deps.store, record, { agent: true })).flat();
+      const sent = await sentWaves(this.#deps.store, record, { agent: true });
       await this.#releasedFor(
-        sent,
+        sent.flat(),
         { kind: 'restore', rollout: record.id, version },
         record.versionsBefore ?? [],
         `undo of rollout ${record.id}`,
@@ -495,6 +498,8 @@ export class Rollouts {
           by,
           action: 'rollout.undo',
         });
+        // the record written is the one read, so its sent waves are the ones read
+        waves = sent;
       } catch (error) {
         const again = error instanceof RolloutRaceError ? await this.read(record.id) : undefined;
         if (!again?.undoneBy) throw error;
@@ -507,6 +512,7 @@ export class Rollouts {
       origin: { kind: 'agent-undo', rollout: record.id, version },
       options: undoOptions(record.options),
       by,
+      ...(waves ? { waves } : {}),
     });
     // told once recorded; asked again, told again when nothing steps it (the first telling lost)
     if (
@@ -551,9 +557,10 @@ export class Rollouts {
         : versions.map((version) => [version, new Map<string | null, readonly string[]>()]),
     );
     if (asking.kind === 'set' && !asked.has(asking.version)) asked.set(asking.version, new Map());
+    const releases = await published([...asked.keys()]);
     const gaps: ReleaseGap[] = [];
     for (const [version, byArch] of asked) {
-      const arches = await published(version);
+      const arches = releases.get(version) ?? [];
       const hostsOf = (hosts: readonly string[]) =>
         hosts.length > 0 ? { hosts: hosts.length, nodes: hosts.slice(0, gapNodesNamed) } : {};
       if (arches.length === 0) gaps.push({ version, ...hostsOf([...byArch.values()].flat()) });
@@ -596,6 +603,8 @@ export class Rollouts {
     readonly origin: Extract<RolloutOrigin, { kind: 'undo' | 'agent-undo' }>;
     readonly options: RolloutOptions;
     readonly by: Actor;
+    /** The rollout's sent waves, when the caller read them from the record it named the undo on. */
+    readonly waves?: string[][];
   }): Promise<{ readonly record: RolloutRecord; readonly created: boolean } | undefined> {
     const { store } = this.#deps;
     const known = await store.read(input.id);
@@ -615,7 +624,8 @@ export class Rollouts {
       throw new RolloutUndoError(
         `rollout ${input.undoes} is being undone by rollout ${original.undoneBy ?? '?'}, not ${input.id}`,
       );
-    const waves = await sentWaves(store, original, { agent: input.origin.kind === 'agent-undo' });
+    const waves =
+      input.waves ?? (await sentWaves(store, original, { agent: input.origin.kind === 'agent-undo' }));
     if (waves.flat().length === 0) {
       await this.#takenBack(original.id);
       return undefined;
