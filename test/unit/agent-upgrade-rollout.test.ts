@@ -413,6 +413,22 @@ describe('an agent upgrade in waves', () => {
     await expect(mended.rollouts.undo(upgrade.id, localActor())).resolves.toBeDefined();
   });
 
+  it('names at most 20 gaps in its refusal, and counts the rest, however many versions the hosts ran', async () => {
+    const nodes = Array.from({ length: 30 }, (_, i) => `n${String(i).padStart(2, '0')}`);
+    const { rollouts, reports, start, versions } = over(nodes, ['0.2.0']);
+    for (const [i, node] of nodes.entries()) versions.reported.set(node, `0.0.${i}`);
+    const { id } = await start();
+    await stepToEnd(rollouts, reports, id);
+    const refusal = (await rollouts
+      .undo(id, localActor())
+      .catch((error: unknown) => error)) as ReleaseNotPublishedError;
+    expect(refusal).toBeInstanceOf(ReleaseNotPublishedError);
+    expect(refusal.gaps).toHaveLength(20);
+    expect(refusal.versions).toHaveLength(20);
+    expect(refusal.more).toBe(10);
+    expect(refusal.message).toContain('; 10 more, so a host');
+  });
+
   it('refuses the undo of one that sent no wave yet: abort takes it back', async () => {
     const { rollouts, start } = over(['a']);
     const { id } = await start();

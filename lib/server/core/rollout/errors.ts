@@ -132,11 +132,16 @@ export type ReleaseGap = {
  */
 export class ReleaseNotPublishedError extends RolloutError {
   override name = 'ReleaseNotPublishedError';
-  /** The versions refused, each once. */
+  /** The versions of the gaps named, each once. */
   readonly versions: readonly string[];
+  /** The first `gapsNamed` gaps, in the order given. */
   readonly gaps: readonly ReleaseGap[];
+  /** Gaps past those named: hosts report what versions they ran, so an undo's can be many. */
+  readonly more: number;
 
-  constructor(gaps: readonly ReleaseGap[], doing: string, options?: ErrorOptions) {
+  constructor(found: readonly ReleaseGap[], doing: string, options?: ErrorOptions) {
+    const gaps = found.slice(0, gapsNamed);
+    const more = found.length - gaps.length;
     const versions = [...new Set(gaps.map((gap) => gap.version))];
     const unpublished = gaps.filter((gap) => gap.arch === undefined).map((gap) => gap.version);
     const said = [
@@ -146,6 +151,7 @@ export class ReleaseNotPublishedError extends RolloutError {
           ? []
           : [`mesh-host ${gap.version} is not published for ${gap.arch} (${hostsNamed(gap)})`],
       ),
+      ...(more > 0 ? [`${more} more`] : []),
     ];
     super(
       `${doing}: ${said.join('; ')}, so a host asked for ${versions.length === 1 ? 'it' : 'them'} could only fail; mesh agent publish FILE adds a release`,
@@ -153,8 +159,12 @@ export class ReleaseNotPublishedError extends RolloutError {
     );
     this.versions = versions;
     this.gaps = gaps;
+    this.more = more;
   }
 }
+
+/** Gaps a refusal names: its answer stays small however many versions the hosts ran. */
+const gapsNamed = 20;
 
 /** `2 hosts run it: arm-1, arm-2`, with an ellipsis past the nodes named. */
 function hostsNamed(gap: ReleaseGap): string {
@@ -193,6 +203,10 @@ export const rolloutErrors = new ErrorTable({
   }),
   RolloutUndoError: refused(RolloutUndoError, 409, 'rollout_undo_refused'),
   ReleaseNotPublishedError: refused(ReleaseNotPublishedError, 404, 'release_not_found', {
-    details: (error: ReleaseNotPublishedError) => ({ versions: error.versions, gaps: error.gaps }),
+    details: (error: ReleaseNotPublishedError) => ({
+      versions: error.versions,
+      gaps: error.gaps,
+      ...(error.more > 0 ? { more: error.more } : {}),
+    }),
   }),
 });
